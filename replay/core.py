@@ -1,0 +1,185 @@
+"""The surface every game implements, and the errors the rules core raises.
+
+A game is a module-level object satisfying `Game`: it is found by name through
+`replay.registry` and driven by `replay.fold`. Moves, options, views and results are the
+protobuf messages of `proto/tablelog/v1/`, so the wire, the store and the fold share one
+schema; the state is the game's own immutable value.
+
+Purity: nothing under `replay/` does network, storage, clock or randomness (a test enforces
+it). A game may read its own package's data files, and only to offer default components.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, TypeVar
+
+from google.protobuf.message import Message
+
+from tablelog.v1 import game_pb2
+
+# Who decides next (`Game.to_move`): a seat index >= 0, or one of these.
+CHANCE: Final = -1
+"""The table must reveal, draw or deal something: a chance move is expected."""
+TERMINAL: Final = -4
+"""The game is over: no move is accepted."""
+
+# Who looks at a state (`Game.view`): a seat index >= 0, or one of these.
+SPECTATOR: Final = -1
+"""Public information only."""
+FULL: Final = None
+"""Everything, hidden information included (admins, the audit, tests)."""
+
+Viewer = int | None
+
+TABLE: Final = game_pb2.MODE_TABLE
+DEALT: Final = game_pb2.MODE_DEALT
+
+
+class RulesError(Exception):
+    """Base class of everything the rules core refuses."""
+
+    code: str
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class IllegalMove(RulesError):
+    """A well-formed move that the rules forbid in this state.
+
+    `code` is a stable, rule-specific reason (``TAKE_TWO_NEEDS_FOUR``); `message` says the
+    rule in a player's words ("Take 2 needs at least 4 red tokens in the bank; there are 3.").
+    """
+
+
+class NotYourTurn(IllegalMove):
+    """The move names a seat whose decision it is not."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("NOT_YOUR_TURN", message)
+
+
+class GameOver(IllegalMove):
+    """The game has ended; nothing more can be recorded."""
+
+    def __init__(self, message: str = "The game is over: no more moves can be recorded.") -> None:
+        super().__init__("GAME_OVER", message)
+
+
+class NotationError(RulesError):
+    """Text that does not read as a move of this game (before any rule is checked)."""
+
+    def __init__(self, message: str, text: str = "") -> None:
+        super().__init__("INVALID_NOTATION", message)
+        self.text = text
+
+
+class AmbiguousNotation(NotationError):
+    """Text that reads as more than one legal move; `candidates` lists them canonically."""
+
+    def __init__(self, message: str, text: str, candidates: Sequence[str]) -> None:
+        super().__init__(message, text)
+        self.code = "AMBIGUOUS_NOTATION"
+        self.candidates = tuple(candidates)
+
+
+class InvalidSetup(RulesError):
+    """Players, options or component files that a game cannot be created with."""
+
+
+class HistoryError(RulesError):
+    """An undo or redo that the move history does not allow, or an event log that is not a
+    well-formed history (a gap in sequence numbers, an undo with nothing to undo)."""
+
+
+StateT = TypeVar("StateT")
+MoveT = TypeVar("MoveT", bound=Message)
+
+
+@dataclass(frozen=True, slots=True)
+class OptionDoc:
+    """One option of a game as a client sees it."""
+
+    name: str
+    description: str
+    default: str
+
+
+class Game(Protocol[StateT, MoveT]):
+    """The rules of one game. Every method is pure and never mutates its arguments.
+
+    `oneof_field` names the game's field in the `Move`, `GameOptions` and `GameView` oneofs
+    of game.proto ("splendor"); `move_type`, `options_type` and `view_type` are its messages.
+    """
+
+    name: str
+    title: str
+    min_players: int
+    max_players: int
+    rules_version: str
+    modes: tuple[int, ...]
+    oneof_field: str
+    move_type: type[MoveT]
+    options_type: type[Message]
+    view_type: type[Message]
+    option_docs: tuple[OptionDoc, ...]
+    notation_doc: str
+
+    def default_components(self) -> Sequence[game_pb2.ComponentFile]:
+        """The component files a new game uses unless the creator supplies others."""
+        ...
+
+    def setup(
+        self,
+        players: Sequence[str],
+        options: Any,
+        mode: int,
+        components: Mapping[str, game_pb2.ComponentFile],
+    ) -> StateT:
+        """The state before the first move; deterministic. Raises `InvalidSetup`."""
+        ...
+
+    def apply(self, state: StateT, move: MoveT) -> StateT:
+        """The state after `move`; raises `IllegalMove` naming the rule broken."""
+        ...
+
+    def legal_moves(self, state: StateT) -> Sequence[MoveT]:
+        """Every legal move (chance outcomes included when it is CHANCE's decision)."""
+        ...
+
+    def chance_outcomes(self, state: StateT) -> Sequence[tuple[MoveT, int]]:
+        """When `to_move` is CHANCE: each possible outcome with its weight (how many unseen
+        components produce it). Dealt mode draws from these; table mode checks against them."""
+        ...
+
+    def is_chance(self, move: MoveT) -> bool:
+        """True for a move made by the table (a reveal, draw or deal), not by a player."""
+        ...
+
+    def to_move(self, state: StateT) -> int:
+        """A seat index, CHANCE or TERMINAL."""
+        ...
+
+    def result(self, state: StateT) -> game_pb2.GameResult:
+        """Scores with their breakdown, winners and tie-break (ONGOING while playing)."""
+        ...
+
+    def view(self, state: StateT, viewer: Viewer) -> Message:
+        """What `viewer` may see: a seat, SPECTATOR, or FULL (None)."""
+        ...
+
+    def render(self, view: Message) -> str:
+        """A readable text rendering of a view, for a terminal."""
+        ...
+
+    def parse(self, text: str, state: StateT) -> MoveT:
+        """Read a move typed by a recorder; raises `NotationError` or `AmbiguousNotation`."""
+        ...
+
+    def format(self, move: MoveT, state: StateT) -> str:
+        """The canonical text of `move` in `state`: `parse(format(m), s) == m`."""
+        ...

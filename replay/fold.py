@@ -1,0 +1,331 @@
+"""The fold: a game's events in, its position at any revision out.
+
+A `Position` is everything the move history determines at one revision: the table (which
+game, who plays, how chance is recorded), the game state, the moves in effect and the moves
+that can be redone. It is immutable; `record`, `undo` and `redo` return new positions, and
+`advance` applies one stored event. The same functions validate a request in the service
+before it is appended and rebuild a game from its stream, so the two can never disagree.
+
+Undo and redo (stated once, here): undo takes back the last move in effect; redo re-applies
+the most recently undone move while nothing new was recorded; recording a move clears redo.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
+
+from google.protobuf.message import Message
+
+from replay.core import (
+    CHANCE,
+    TERMINAL,
+    Game,
+    GameOver,
+    HistoryError,
+    IllegalMove,
+    InvalidSetup,
+    NotYourTurn,
+)
+from replay.registry import find_game
+from tablelog.v1 import events_pb2, game_pb2
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Link(Generic[T]):
+    """A persistent stack: pushing shares the tail, so a position costs O(1) per move."""
+
+    head: T
+    tail: Link[T] | None = None
+
+    def __iter__(self) -> Iterator[T]:
+        node: Link[T] | None = self
+        while node is not None:
+            yield node.head
+            node = node.tail
+
+
+class Status(enum.Enum):
+    IN_PROGRESS = "in progress"
+    ENDED = "ended"
+    ABANDONED = "abandoned"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A game as it was created: the rules, the players, the mode, the options and the
+    component data, all taken from the GameCreated event."""
+
+    game: Game[Any, Any]
+    created: events_pb2.GameCreated
+    players: tuple[str, ...]
+    options: Message
+    components: Mapping[str, game_pb2.ComponentFile]
+
+    @classmethod
+    def from_created(cls, created: events_pb2.GameCreated) -> Table:
+        game = find_game(created.game)
+        players = tuple(p.name for p in created.players)
+        if not game.min_players <= len(players) <= game.max_players:
+            raise InvalidSetup(
+                "PLAYER_COUNT",
+                f"{game.title} is for {game.min_players} to {game.max_players} players, "
+                f"not {len(players)}.",
+            )
+        if created.mode not in game.modes:
+            raise InvalidSetup("MODE", f"{game.title} cannot be recorded in that mode.")
+        chosen = created.options.WhichOneof("game")
+        if chosen not in (None, game.oneof_field):
+            raise InvalidSetup("OPTIONS", f"Those are options of {chosen}, not of {game.name}.")
+        options = getattr(created.options, game.oneof_field)
+        components = {c.name: c for c in created.components}
+        return cls(game, created, players, options, components)
+
+    @property
+    def mode(self) -> int:
+        return self.created.mode
+
+    def unwrap(self, move: game_pb2.Move) -> Message:
+        """The game's own move inside the envelope; refuses another game's move."""
+        chosen = move.WhichOneof("game")
+        if chosen != self.game.oneof_field:
+            raise IllegalMove(
+                "WRONG_GAME",
+                f"This is a game of {self.game.title}; that is not one of its moves.",
+            )
+        inner: Message = getattr(move, self.game.oneof_field)
+        return inner
+
+    def wrap(self, inner: Message, seat: int | None = None) -> game_pb2.Move:
+        move = game_pb2.Move(seat=seat)
+        getattr(move, self.game.oneof_field).CopyFrom(inner)
+        return move
+
+    def wrap_view(self, view: Message) -> game_pb2.GameView:
+        wrapped = game_pb2.GameView()
+        getattr(wrapped, self.game.oneof_field).CopyFrom(view)
+        return wrapped
+
+    def seat_name(self, seat: int) -> str:
+        return self.players[seat] if 0 <= seat < len(self.players) else f"seat {seat}"
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """A move in effect (or, on the redo stack, one that was undone)."""
+
+    revision: int
+    """The revision of the MoveRecorded event that first recorded it."""
+    move: game_pb2.Move
+    notation: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    table: Table
+    state: Any
+    revision: int
+    sequence: int
+    status: Status = Status.IN_PROGRESS
+    applied: Link[Applied] | None = None
+    undone: Link[Applied] | None = None
+    move_count: int = 0
+    result: game_pb2.GameResult | None = field(default=None)
+
+    @property
+    def game(self) -> Game[Any, Any]:
+        return self.table.game
+
+    def to_move(self) -> int:
+        if self.status is not Status.IN_PROGRESS:
+            return TERMINAL
+        return self.table.game.to_move(self.state)
+
+    def moves(self) -> list[Applied]:
+        """The moves in effect, first to last."""
+        return list(reversed(list(self.applied))) if self.applied else []
+
+    @property
+    def can_undo(self) -> bool:
+        return self.applied is not None and self.status is Status.IN_PROGRESS
+
+    @property
+    def can_redo(self) -> bool:
+        return self.undone is not None and self.status is Status.IN_PROGRESS
+
+
+def start(created: events_pb2.GameCreated, revision: int = 1, sequence: int = 1) -> Position:
+    """The position right after a game is created."""
+    table = Table.from_created(created)
+    state = table.game.setup(table.players, table.options, table.mode, table.components)
+    return Position(table=table, state=state, revision=revision, sequence=sequence)
+
+
+def check_move(position: Position, move: game_pb2.Move) -> Any:
+    """Validate `move` against whose decision it is and the rules; the state after it."""
+    table = position.table
+    game = table.game
+    who = position.to_move()
+    if who == TERMINAL:
+        raise GameOver()
+    inner = table.unwrap(move)
+    if move.HasField("seat") and move.seat != who:
+        if who == CHANCE:
+            raise NotYourTurn(
+                f"It is not {table.seat_name(move.seat)}'s turn: the table must reveal first."
+            )
+        raise NotYourTurn(
+            f"It is {table.seat_name(who)}'s turn, not {table.seat_name(move.seat)}'s."
+        )
+    chance = game.is_chance(inner)
+    if who == CHANCE and not chance:
+        raise IllegalMove(
+            "REVEAL_PENDING",
+            "The table must first record what was revealed before anyone plays.",
+        )
+    if who != CHANCE and chance:
+        raise IllegalMove(
+            "NO_REVEAL_PENDING",
+            f"Nothing is waiting to be revealed: it is {table.seat_name(who)}'s turn.",
+        )
+    return game.apply(position.state, inner)
+
+
+def record(position: Position, move: game_pb2.Move, notation: str) -> Position:
+    """The position after recording `move` (validated); clears the redo stack."""
+    after = check_move(position, move)
+    revision = position.revision + 1
+    applied = Applied(revision, move, notation, position.state, after)
+    return replace(
+        position,
+        state=after,
+        revision=revision,
+        applied=Link(applied, position.applied),
+        undone=None,
+        move_count=position.move_count + 1,
+    )
+
+
+def undo(position: Position) -> Position:
+    """The position with the last move in effect taken back."""
+    if position.status is not Status.IN_PROGRESS:
+        raise GameOver("The game is over: its moves can no longer be taken back.")
+    if position.applied is None:
+        raise HistoryError("NOTHING_TO_UNDO", "There is no move to take back.")
+    last = position.applied.head
+    return replace(
+        position,
+        state=last.before,
+        revision=position.revision + 1,
+        applied=position.applied.tail,
+        undone=Link(last, position.undone),
+        move_count=position.move_count - 1,
+    )
+
+
+def redo(position: Position) -> Position:
+    """The position with the most recently undone move re-applied."""
+    if position.status is not Status.IN_PROGRESS:
+        raise GameOver("The game is over: nothing can be redone.")
+    if position.undone is None:
+        raise HistoryError(
+            "NOTHING_TO_REDO", "There is no undone move to redo (a new move clears redo)."
+        )
+    again = position.undone.head
+    return replace(
+        position,
+        state=again.after,
+        revision=position.revision + 1,
+        applied=Link(again, position.applied),
+        undone=position.undone.tail,
+        move_count=position.move_count + 1,
+    )
+
+
+def end(position: Position, result: game_pb2.GameResult, abandoned: bool = False) -> Position:
+    return replace(
+        position,
+        revision=position.revision + 1,
+        status=Status.ABANDONED if abandoned else Status.ENDED,
+        result=result,
+    )
+
+
+HISTORY_BODIES = frozenset(
+    {"game_created", "move_recorded", "move_undone", "move_redone", "game_ended", "game_abandoned"}
+)
+
+
+def advance(position: Position, event: events_pb2.Event) -> Position:
+    """Apply one stored event after `position` (its sequence and revision must follow on)."""
+    body = event.WhichOneof("body")
+    if event.sequence != position.sequence + 1:
+        raise HistoryError(
+            "SEQUENCE_GAP",
+            f"Event {event.sequence} does not follow event {position.sequence}.",
+        )
+    if body not in HISTORY_BODIES:
+        if event.revision != position.revision:
+            raise HistoryError(
+                "REVISION_MISMATCH",
+                f"Event {event.sequence} claims revision {event.revision}, "
+                f"the history is at {position.revision}.",
+            )
+        return replace(position, sequence=event.sequence)
+    if event.revision != position.revision + 1:
+        raise HistoryError(
+            "REVISION_GAP",
+            f"Event {event.sequence} has revision {event.revision}; "
+            f"expected {position.revision + 1}.",
+        )
+    if body == "move_recorded":
+        recorded = event.move_recorded
+        after = record(position, recorded.move, recorded.notation)
+    elif body == "move_undone":
+        after = undo(position)
+    elif body == "move_redone":
+        after = redo(position)
+    elif body == "game_ended":
+        after = end(position, event.game_ended.result)
+    elif body == "game_abandoned":
+        after = end(position, position.game.result(position.state), abandoned=True)
+    else:
+        raise HistoryError("DUPLICATE_CREATION", f"Event {event.sequence} creates the game again.")
+    return replace(after, sequence=event.sequence)
+
+
+def fold(events: Iterable[events_pb2.Event], until_revision: int | None = None) -> Position:
+    """The position at `until_revision` (default: the last event), rebuilt from the events.
+
+    Events after that revision are not read, so time travel costs only the prefix.
+    """
+    iterator = iter(events)
+    first = next(iterator, None)
+    if first is None or first.WhichOneof("body") != "game_created":
+        raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
+    if first.sequence != 1 or first.revision != 1:
+        raise HistoryError("SEQUENCE_GAP", "A game's first event must be sequence 1, revision 1.")
+    position = start(first.game_created)
+    for event in iterator:
+        if until_revision is not None and event.revision > until_revision:
+            break
+        position = advance(position, event)
+    return position
+
+
+def pick_outcome(outcomes: Sequence[tuple[Message, int]], ticket: int) -> Message:
+    """The chance outcome that `ticket` (0 <= ticket < total weight) falls on.
+
+    Dealt mode draws a uniform ticket from its seeded PRNG; weights are counts of unseen
+    components, so the draw matches a shuffled deck or a bag."""
+    for outcome, weight in outcomes:
+        if ticket < weight:
+            return outcome
+        ticket -= weight
+    raise ValueError("ticket is beyond the total weight of the outcomes")

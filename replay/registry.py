@@ -1,0 +1,53 @@
+"""Find a game by name. Every package under `replay/games/` that exposes `GAME` is a game."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from typing import Any
+
+from replay import games
+from replay.core import Game, InvalidSetup
+from tablelog.v1 import game_pb2
+
+
+@cache
+def all_games() -> dict[str, Game[Any, Any]]:
+    """Every registered game, by registry name, in name order."""
+    found: dict[str, Game[Any, Any]] = {}
+    for module in pkgutil.iter_modules(games.__path__):
+        package = importlib.import_module(f"{games.__name__}.{module.name}")
+        game: Game[Any, Any] | None = getattr(package, "GAME", None)
+        if game is not None:
+            found[game.name] = game
+    return dict(sorted(found.items()))
+
+
+def find_game(name: str) -> Game[Any, Any]:
+    """The game registered as `name` (case and `_`/`-` are forgiven)."""
+    key = name.strip().lower().replace("_", "-")
+    known = all_games()
+    if key not in known:
+        raise InvalidSetup(
+            "UNKNOWN_GAME",
+            f"There is no game called {name!r}; known games: {', '.join(known)}.",
+        )
+    return known[key]
+
+
+def describe(game: Game[Any, Any]) -> game_pb2.GameInfo:
+    """The game's metadata as clients see it (`ListGameTypes`)."""
+    return game_pb2.GameInfo(
+        name=game.name,
+        title=game.title,
+        min_players=game.min_players,
+        max_players=game.max_players,
+        modes=list(game.modes),
+        options=[
+            game_pb2.OptionInfo(name=o.name, description=o.description, default_value=o.default)
+            for o in game.option_docs
+        ],
+        rules_version=game.rules_version,
+        notation_doc=game.notation_doc,
+    )
