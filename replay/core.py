@@ -121,7 +121,7 @@ class Game(Protocol[StateT, MoveT]):
     min_players: int
     max_players: int
     rules_version: str
-    modes: tuple[int, ...]
+    modes: tuple[game_pb2.Mode.ValueType, ...]
     oneof_field: str
     move_type: type[MoveT]
     options_type: type[Message]
@@ -137,7 +137,7 @@ class Game(Protocol[StateT, MoveT]):
         self,
         players: Sequence[str],
         options: Any,
-        mode: int,
+        mode: game_pb2.Mode.ValueType,
         components: Mapping[str, game_pb2.ComponentFile],
     ) -> StateT:
         """The state before the first move; deterministic. Raises `InvalidSetup`."""

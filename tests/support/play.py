@@ -1,0 +1,149 @@
+"""Drive any registered game through the rules core: build creation events, play seeded
+random games, fold event lists. Used by every game's tests and by the benchmarks."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+
+from replay import fold as folding
+from replay.core import CHANCE, TABLE, TERMINAL, Game
+from replay.registry import find_game
+from tablelog.v1 import events_pb2, game_pb2
+
+
+def created(
+    game: str,
+    players: int | Sequence[str],
+    options: Message | None = None,
+    mode: game_pb2.Mode.ValueType = TABLE,
+    components: Sequence[game_pb2.ComponentFile] | None = None,
+) -> events_pb2.GameCreated:
+    """A GameCreated body for `game` with default components unless others are given."""
+    rules = find_game(game)
+    names = [f"p{i + 1}" for i in range(players)] if isinstance(players, int) else list(players)
+    event = events_pb2.GameCreated(
+        game_id="test",
+        game=rules.name,
+        players=[events_pb2.Player(name=n) for n in names],
+        mode=mode,
+        components=list(components if components is not None else rules.default_components()),
+    )
+    if options is not None:
+        getattr(event.options, rules.oneof_field).CopyFrom(options)
+    return event
+
+
+def new_position(
+    game: str,
+    players: int | Sequence[str],
+    options: Message | None = None,
+    mode: game_pb2.Mode.ValueType = TABLE,
+    components: Sequence[game_pb2.ComponentFile] | None = None,
+) -> folding.Position:
+    return folding.start(created(game, players, options, mode, components))
+
+
+def play(position: folding.Position, text: str) -> folding.Position:
+    """Record one move typed in notation (as a recorder would)."""
+    game = position.game
+    move = game.parse(text, position.state)
+    return folding.record(position, position.table.wrap(move), game.format(move, position.state))
+
+
+def play_all(position: folding.Position, lines: Sequence[str]) -> folding.Position:
+    """Record each non-blank, non-comment (`#`) line in order."""
+    for line in lines:
+        text = line.split("#", 1)[0].strip()
+        if text:
+            position = play(position, text)
+    return position
+
+
+def choose(game: Game[Any, Any], state: Any, rng: random.Random) -> Message:
+    """A random legal move: chance outcomes by their weights, players' moves uniformly."""
+    if game.to_move(state) == CHANCE:
+        outcomes: Sequence[tuple[Message, int]] = game.chance_outcomes(state)
+        total = sum(weight for _, weight in outcomes)
+        return folding.pick_outcome(outcomes, rng.randrange(total))
+    moves: Sequence[Message] = game.legal_moves(state)
+    return moves[rng.randrange(len(moves))]
+
+
+@dataclass
+class PlayedGame:
+    position: folding.Position
+    moves: list[game_pb2.Move]
+    notations: list[str]
+    states: list[Any]
+
+
+Check = Callable[[Any, Any], None]
+"""An invariant: called as check(state_before, state_after) after every move."""
+
+
+def random_game(
+    game_name: str,
+    players: int,
+    seed: int,
+    options: Message | None = None,
+    mode: game_pb2.Mode.ValueType = TABLE,
+    check: Check | None = None,
+    max_moves: int = 5_000,
+    keep_states: bool = False,
+) -> PlayedGame:
+    """Play one seeded random game to its end through `replay.fold.record`."""
+    rng = random.Random(seed)
+    position = new_position(game_name, players, options, mode)
+    game = position.game
+    moves: list[game_pb2.Move] = []
+    notations: list[str] = []
+    states: list[Any] = [position.state] if keep_states else []
+    while game.to_move(position.state) != TERMINAL:
+        if len(moves) >= max_moves:
+            raise AssertionError(f"{game_name} seed {seed}: no end after {max_moves} moves")
+        inner = choose(game, position.state, rng)
+        before = position.state
+        notation = game.format(inner, before)
+        envelope = position.table.wrap(inner)
+        position = folding.record(position, envelope, notation)
+        if check is not None:
+            check(before, position.state)
+        moves.append(envelope)
+        notations.append(notation)
+        if keep_states:
+            states.append(position.state)
+    return PlayedGame(position, moves, notations, states)
+
+
+def events_of(
+    created_body: events_pb2.GameCreated,
+    moves: Sequence[game_pb2.Move],
+    notations: Sequence[str] | None = None,
+) -> list[events_pb2.Event]:
+    """A well-formed event list (no hashes, no times) recording `moves` after creation."""
+    events = [events_pb2.Event(sequence=1, revision=1, game_created=created_body)]
+    for i, move in enumerate(moves):
+        events.append(
+            events_pb2.Event(
+                sequence=i + 2,
+                revision=i + 2,
+                move_recorded=events_pb2.MoveRecorded(
+                    move=move, notation=notations[i] if notations else ""
+                ),
+            )
+        )
+    return events
+
+
+def assert_round_trip(game: Game[Any, Any], state: Any) -> None:
+    """parse(format(m)) == m, and format is canonical, for every legal move of `state`."""
+    for move in game.legal_moves(state):
+        text = game.format(move, state)
+        again = game.parse(text, state)
+        assert again == move, f"{text!r} parsed as {again} instead of {move}"
+        assert game.format(again, state) == text
