@@ -22,38 +22,42 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from tablelog.v1 import castello_methoni_pb2 as tablelog_dot_v1_dot_castello__methoni__pb2
+from tablelog.v1 import medici_pb2 as tablelog_dot_v1_dot_medici__pb2
+from tablelog.v1 import medici_card_game_pb2 as tablelog_dot_v1_dot_medici__card__game__pb2
+from tablelog.v1 import mercado_de_lisboa_pb2 as tablelog_dot_v1_dot_mercado__de__lisboa__pb2
 from tablelog.v1 import splendor_pb2 as tablelog_dot_v1_dot_splendor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16tablelog/v1/game.proto\x12\x0btablelog.v1\x1a\x1atablelog/v1/splendor.proto\"Y\n\x04Move\x12-\n\x08splendor\x18\x01 \x01(\x0b\x32\x19.tablelog.v1.SplendorMoveH\x00\x12\x11\n\x04seat\x18\x0f \x01(\rH\x01\x88\x01\x01\x42\x06\n\x04gameB\x07\n\x05_seat\"G\n\x0bGameOptions\x12\x30\n\x08splendor\x18\x01 \x01(\x0b\x32\x1c.tablelog.v1.SplendorOptionsH\x00\x42\x06\n\x04game\"A\n\x08GameView\x12-\n\x08splendor\x18\x01 \x01(\x0b\x32\x19.tablelog.v1.SplendorViewH\x00\x42\x06\n\x04game\"E\n\x06ToMove\x12\x0e\n\x04seat\x18\x01 \x01(\rH\x00\x12\x10\n\x06\x63hance\x18\x02 \x01(\x08H\x00\x12\x12\n\x08terminal\x18\x03 \x01(\x08H\x00\x42\x05\n\x03who\")\n\tScoreItem\x12\r\n\x05label\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03\"O\n\tSeatScore\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05total\x18\x02 \x01(\x03\x12%\n\x05items\x18\x03 \x03(\x0b\x32\x16.tablelog.v1.ScoreItem\"\x86\x01\n\nGameResult\x12-\n\x0btermination\x18\x01 \x01(\x0e\x32\x18.tablelog.v1.Termination\x12&\n\x06scores\x18\x02 \x03(\x0b\x32\x16.tablelog.v1.SeatScore\x12\x0f\n\x07winners\x18\x03 \x03(\r\x12\x10\n\x08tiebreak\x18\x04 \x01(\t\"q\n\rComponentFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\x0c\x12\x13\n\x0b\x61pproximate\x18\x04 \x01(\x08\x12\x18\n\x10\x61pproximate_note\x18\x05 \x01(\t\"F\n\nOptionInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x15\n\rdefault_value\x18\x03 \x01(\t\"\xca\x01\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bmin_players\x18\x03 \x01(\r\x12\x13\n\x0bmax_players\x18\x04 \x01(\r\x12 \n\x05modes\x18\x05 \x03(\x0e\x32\x11.tablelog.v1.Mode\x12(\n\x07options\x18\x06 \x03(\x0b\x32\x17.tablelog.v1.OptionInfo\x12\x15\n\rrules_version\x18\x07 \x01(\t\x12\x14\n\x0cnotation_doc\x18\x08 \x01(\t*<\n\x04Mode\x12\x14\n\x10MODE_UNSPECIFIED\x10\x00\x12\x0e\n\nMODE_TABLE\x10\x01\x12\x0e\n\nMODE_DEALT\x10\x02*\x93\x01\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x17\n\x13TERMINATION_ONGOING\x10\x01\x12\x19\n\x15TERMINATION_COMPLETED\x10\x02\x12\x18\n\x14TERMINATION_DEADLOCK\x10\x03\x12\x19\n\x15TERMINATION_ABANDONED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16tablelog/v1/game.proto\x12\x0btablelog.v1\x1a\"tablelog/v1/castello_methoni.proto\x1a\x18tablelog/v1/medici.proto\x1a\"tablelog/v1/medici_card_game.proto\x1a#tablelog/v1/mercado_de_lisboa.proto\x1a\x1atablelog/v1/splendor.proto\"\xbe\x02\n\x04Move\x12-\n\x08splendor\x18\x01 \x01(\x0b\x32\x19.tablelog.v1.SplendorMoveH\x00\x12;\n\x10medici_card_game\x18\x02 \x01(\x0b\x32\x1f.tablelog.v1.MediciCardGameMoveH\x00\x12)\n\x06medici\x18\x03 \x01(\x0b\x32\x17.tablelog.v1.MediciMoveH\x00\x12<\n\x10\x63\x61stello_methoni\x18\x04 \x01(\x0b\x32 .tablelog.v1.CastelloMethoniMoveH\x00\x12=\n\x11mercado_de_lisboa\x18\x05 \x01(\x0b\x32 .tablelog.v1.MercadoDeLisboaMoveH\x00\x12\x11\n\x04seat\x18\x0f \x01(\rH\x01\x88\x01\x01\x42\x06\n\x04gameB\x07\n\x05_seat\"\xb8\x02\n\x0bGameOptions\x12\x30\n\x08splendor\x18\x01 \x01(\x0b\x32\x1c.tablelog.v1.SplendorOptionsH\x00\x12>\n\x10medici_card_game\x18\x02 \x01(\x0b\x32\".tablelog.v1.MediciCardGameOptionsH\x00\x12,\n\x06medici\x18\x03 \x01(\x0b\x32\x1a.tablelog.v1.MediciOptionsH\x00\x12?\n\x10\x63\x61stello_methoni\x18\x04 \x01(\x0b\x32#.tablelog.v1.CastelloMethoniOptionsH\x00\x12@\n\x11mercado_de_lisboa\x18\x05 \x01(\x0b\x32#.tablelog.v1.MercadoDeLisboaOptionsH\x00\x42\x06\n\x04game\"\xa6\x02\n\x08GameView\x12-\n\x08splendor\x18\x01 \x01(\x0b\x32\x19.tablelog.v1.SplendorViewH\x00\x12;\n\x10medici_card_game\x18\x02 \x01(\x0b\x32\x1f.tablelog.v1.MediciCardGameViewH\x00\x12)\n\x06medici\x18\x03 \x01(\x0b\x32\x17.tablelog.v1.MediciViewH\x00\x12<\n\x10\x63\x61stello_methoni\x18\x04 \x01(\x0b\x32 .tablelog.v1.CastelloMethoniViewH\x00\x12=\n\x11mercado_de_lisboa\x18\x05 \x01(\x0b\x32 .tablelog.v1.MercadoDeLisboaViewH\x00\x42\x06\n\x04game\"E\n\x06ToMove\x12\x0e\n\x04seat\x18\x01 \x01(\rH\x00\x12\x10\n\x06\x63hance\x18\x02 \x01(\x08H\x00\x12\x12\n\x08terminal\x18\x03 \x01(\x08H\x00\x42\x05\n\x03who\")\n\tScoreItem\x12\r\n\x05label\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03\"O\n\tSeatScore\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05total\x18\x02 \x01(\x03\x12%\n\x05items\x18\x03 \x03(\x0b\x32\x16.tablelog.v1.ScoreItem\"\x86\x01\n\nGameResult\x12-\n\x0btermination\x18\x01 \x01(\x0e\x32\x18.tablelog.v1.Termination\x12&\n\x06scores\x18\x02 \x03(\x0b\x32\x16.tablelog.v1.SeatScore\x12\x0f\n\x07winners\x18\x03 \x03(\r\x12\x10\n\x08tiebreak\x18\x04 \x01(\t\"q\n\rComponentFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\x0c\x12\x13\n\x0b\x61pproximate\x18\x04 \x01(\x08\x12\x18\n\x10\x61pproximate_note\x18\x05 \x01(\t\"F\n\nOptionInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x15\n\rdefault_value\x18\x03 \x01(\t\"\xca\x01\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bmin_players\x18\x03 \x01(\r\x12\x13\n\x0bmax_players\x18\x04 \x01(\r\x12 \n\x05modes\x18\x05 \x03(\x0e\x32\x11.tablelog.v1.Mode\x12(\n\x07options\x18\x06 \x03(\x0b\x32\x17.tablelog.v1.OptionInfo\x12\x15\n\rrules_version\x18\x07 \x01(\t\x12\x14\n\x0cnotation_doc\x18\x08 \x01(\t*<\n\x04Mode\x12\x14\n\x10MODE_UNSPECIFIED\x10\x00\x12\x0e\n\nMODE_TABLE\x10\x01\x12\x0e\n\nMODE_DEALT\x10\x02*\x93\x01\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x17\n\x13TERMINATION_ONGOING\x10\x01\x12\x19\n\x15TERMINATION_COMPLETED\x10\x02\x12\x18\n\x14TERMINATION_DEADLOCK\x10\x03\x12\x19\n\x15TERMINATION_ABANDONED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tablelog.v1.game_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MODE']._serialized_start=1022
-  _globals['_MODE']._serialized_end=1082
-  _globals['_TERMINATION']._serialized_start=1085
-  _globals['_TERMINATION']._serialized_end=1232
-  _globals['_MOVE']._serialized_start=67
-  _globals['_MOVE']._serialized_end=156
-  _globals['_GAMEOPTIONS']._serialized_start=158
-  _globals['_GAMEOPTIONS']._serialized_end=229
-  _globals['_GAMEVIEW']._serialized_start=231
-  _globals['_GAMEVIEW']._serialized_end=296
-  _globals['_TOMOVE']._serialized_start=298
-  _globals['_TOMOVE']._serialized_end=367
-  _globals['_SCOREITEM']._serialized_start=369
-  _globals['_SCOREITEM']._serialized_end=410
-  _globals['_SEATSCORE']._serialized_start=412
-  _globals['_SEATSCORE']._serialized_end=491
-  _globals['_GAMERESULT']._serialized_start=494
-  _globals['_GAMERESULT']._serialized_end=628
-  _globals['_COMPONENTFILE']._serialized_start=630
-  _globals['_COMPONENTFILE']._serialized_end=743
-  _globals['_OPTIONINFO']._serialized_start=745
-  _globals['_OPTIONINFO']._serialized_end=815
-  _globals['_GAMEINFO']._serialized_start=818
-  _globals['_GAMEINFO']._serialized_end=1020
+  _globals['_MODE']._serialized_start=1859
+  _globals['_MODE']._serialized_end=1919
+  _globals['_TERMINATION']._serialized_start=1922
+  _globals['_TERMINATION']._serialized_end=2069
+  _globals['_MOVE']._serialized_start=203
+  _globals['_MOVE']._serialized_end=521
+  _globals['_GAMEOPTIONS']._serialized_start=524
+  _globals['_GAMEOPTIONS']._serialized_end=836
+  _globals['_GAMEVIEW']._serialized_start=839
+  _globals['_GAMEVIEW']._serialized_end=1133
+  _globals['_TOMOVE']._serialized_start=1135
+  _globals['_TOMOVE']._serialized_end=1204
+  _globals['_SCOREITEM']._serialized_start=1206
+  _globals['_SCOREITEM']._serialized_end=1247
+  _globals['_SEATSCORE']._serialized_start=1249
+  _globals['_SEATSCORE']._serialized_end=1328
+  _globals['_GAMERESULT']._serialized_start=1331
+  _globals['_GAMERESULT']._serialized_end=1465
+  _globals['_COMPONENTFILE']._serialized_start=1467
+  _globals['_COMPONENTFILE']._serialized_end=1580
+  _globals['_OPTIONINFO']._serialized_start=1582
+  _globals['_OPTIONINFO']._serialized_end=1652
+  _globals['_GAMEINFO']._serialized_start=1655
+  _globals['_GAMEINFO']._serialized_end=1857
 # @@protoc_insertion_point(module_scope)

@@ -8,6 +8,10 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from tablelog.v1 import castello_methoni_pb2 as _castello_methoni_pb2
+from tablelog.v1 import medici_card_game_pb2 as _medici_card_game_pb2
+from tablelog.v1 import medici_pb2 as _medici_pb2
+from tablelog.v1 import mercado_de_lisboa_pb2 as _mercado_de_lisboa_pb2
 from tablelog.v1 import splendor_pb2 as _splendor_pb2
 import builtins as _builtins
 import sys
@@ -86,6 +90,10 @@ class Move(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SPLENDOR_FIELD_NUMBER: _builtins.int
+    MEDICI_CARD_GAME_FIELD_NUMBER: _builtins.int
+    MEDICI_FIELD_NUMBER: _builtins.int
+    CASTELLO_METHONI_FIELD_NUMBER: _builtins.int
+    MERCADO_DE_LISBOA_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat (0-based) that the recorder says is moving. When set and it is not that seat's
@@ -93,19 +101,31 @@ class Move(_message.Message):
     """
     @_builtins.property
     def splendor(self) -> _splendor_pb2.SplendorMove: ...
+    @_builtins.property
+    def medici_card_game(self) -> _medici_card_game_pb2.MediciCardGameMove: ...
+    @_builtins.property
+    def medici(self) -> _medici_pb2.MediciMove: ...
+    @_builtins.property
+    def castello_methoni(self) -> _castello_methoni_pb2.CastelloMethoniMove: ...
+    @_builtins.property
+    def mercado_de_lisboa(self) -> _mercado_de_lisboa_pb2.MercadoDeLisboaMove: ...
     def __init__(
         self,
         *,
         splendor: _splendor_pb2.SplendorMove | None = ...,
+        medici_card_game: _medici_card_game_pb2.MediciCardGameMove | None = ...,
+        medici: _medici_pb2.MediciMove | None = ...,
+        castello_methoni: _castello_methoni_pb2.CastelloMethoniMove | None = ...,
+        mercado_de_lisboa: _mercado_de_lisboa_pb2.MercadoDeLisboaMove | None = ...,
         seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game", b"game", "seat", b"seat", "splendor", b"splendor"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "castello_methoni", b"castello_methoni", "game", b"game", "medici", b"medici", "medici_card_game", b"medici_card_game", "mercado_de_lisboa", b"mercado_de_lisboa", "seat", b"seat", "splendor", b"splendor"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game", b"game", "seat", b"seat", "splendor", b"splendor"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "castello_methoni", b"castello_methoni", "game", b"game", "medici", b"medici", "medici_card_game", b"medici_card_game", "mercado_de_lisboa", b"mercado_de_lisboa", "seat", b"seat", "splendor", b"splendor"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["splendor"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["splendor", "medici_card_game", "medici", "castello_methoni", "mercado_de_lisboa"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
@@ -121,18 +141,34 @@ class GameOptions(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SPLENDOR_FIELD_NUMBER: _builtins.int
+    MEDICI_CARD_GAME_FIELD_NUMBER: _builtins.int
+    MEDICI_FIELD_NUMBER: _builtins.int
+    CASTELLO_METHONI_FIELD_NUMBER: _builtins.int
+    MERCADO_DE_LISBOA_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def splendor(self) -> _splendor_pb2.SplendorOptions: ...
+    @_builtins.property
+    def medici_card_game(self) -> _medici_card_game_pb2.MediciCardGameOptions: ...
+    @_builtins.property
+    def medici(self) -> _medici_pb2.MediciOptions: ...
+    @_builtins.property
+    def castello_methoni(self) -> _castello_methoni_pb2.CastelloMethoniOptions: ...
+    @_builtins.property
+    def mercado_de_lisboa(self) -> _mercado_de_lisboa_pb2.MercadoDeLisboaOptions: ...
     def __init__(
         self,
         *,
         splendor: _splendor_pb2.SplendorOptions | None = ...,
+        medici_card_game: _medici_card_game_pb2.MediciCardGameOptions | None = ...,
+        medici: _medici_pb2.MediciOptions | None = ...,
+        castello_methoni: _castello_methoni_pb2.CastelloMethoniOptions | None = ...,
+        mercado_de_lisboa: _mercado_de_lisboa_pb2.MercadoDeLisboaOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "splendor", b"splendor"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["castello_methoni", b"castello_methoni", "game", b"game", "medici", b"medici", "medici_card_game", b"medici_card_game", "mercado_de_lisboa", b"mercado_de_lisboa", "splendor", b"splendor"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "splendor", b"splendor"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["castello_methoni", b"castello_methoni", "game", b"game", "medici", b"medici", "medici_card_game", b"medici_card_game", "mercado_de_lisboa", b"mercado_de_lisboa", "splendor", b"splendor"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["splendor"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["splendor", "medici_card_game", "medici", "castello_methoni", "mercado_de_lisboa"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -145,18 +181,34 @@ class GameView(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SPLENDOR_FIELD_NUMBER: _builtins.int
+    MEDICI_CARD_GAME_FIELD_NUMBER: _builtins.int
+    MEDICI_FIELD_NUMBER: _builtins.int
+    CASTELLO_METHONI_FIELD_NUMBER: _builtins.int
+    MERCADO_DE_LISBOA_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def splendor(self) -> _splendor_pb2.SplendorView: ...
+    @_builtins.property
+    def medici_card_game(self) -> _medici_card_game_pb2.MediciCardGameView: ...
+    @_builtins.property
+    def medici(self) -> _medici_pb2.MediciView: ...
+    @_builtins.property
+    def castello_methoni(self) -> _castello_methoni_pb2.CastelloMethoniView: ...
+    @_builtins.property
+    def mercado_de_lisboa(self) -> _mercado_de_lisboa_pb2.MercadoDeLisboaView: ...
     def __init__(
         self,
         *,
         splendor: _splendor_pb2.SplendorView | None = ...,
+        medici_card_game: _medici_card_game_pb2.MediciCardGameView | None = ...,
+        medici: _medici_pb2.MediciView | None = ...,
+        castello_methoni: _castello_methoni_pb2.CastelloMethoniView | None = ...,
+        mercado_de_lisboa: _mercado_de_lisboa_pb2.MercadoDeLisboaView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "splendor", b"splendor"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["castello_methoni", b"castello_methoni", "game", b"game", "medici", b"medici", "medici_card_game", b"medici_card_game", "mercado_de_lisboa", b"mercado_de_lisboa", "splendor", b"splendor"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "splendor", b"splendor"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["castello_methoni", b"castello_methoni", "game", b"game", "medici", b"medici", "medici_card_game", b"medici_card_game", "mercado_de_lisboa", b"mercado_de_lisboa", "splendor", b"splendor"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["splendor"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["splendor", "medici_card_game", "medici", "castello_methoni", "mercado_de_lisboa"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 

@@ -392,6 +392,7 @@ class RecordMoveRequest(_message.Message):
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    INCLUDE_STATE_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     notation: _builtins.str
     """The move in the game's notation; the server parses it in the current state."""
@@ -401,6 +402,10 @@ class RecordMoveRequest(_message.Message):
     """Idempotency key: a retry with the same id returns the original result."""
     seat: _builtins.int
     """With notation: the seat that the recorder says is moving (optional)."""
+    include_state: _builtins.bool
+    """Also return the state after the move (spectator view and its rendering). Off by
+    default: rendering a state costs more than recording a move.
+    """
     @_builtins.property
     def move(self) -> _game_pb2.Move: ...
     def __init__(
@@ -412,10 +417,11 @@ class RecordMoveRequest(_message.Message):
         expected_version: _builtins.int = ...,
         request_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
+        include_state: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "input", b"input", "move", b"move", "notation", b"notation", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "expected_version", b"expected_version", "game_id", b"game_id", "input", b"input", "move", b"move", "notation", b"notation", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "expected_version", b"expected_version", "game_id", b"game_id", "include_state", b"include_state", "input", b"input", "move", b"move", "notation", b"notation", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -443,7 +449,7 @@ class RecordMoveResponse(_message.Message):
 
     @_builtins.property
     def state(self) -> Global___StateSnapshot:
-        """The state after the move, for the recorder (spectator view)."""
+        """The state after the move (spectator view), when `include_state` was set."""
 
     def __init__(
         self,
@@ -1157,12 +1163,17 @@ class VerifyGameResponse(_message.Message):
     FIRST_BAD_SEQUENCE_FIELD_NUMBER: _builtins.int
     FIRST_BAD_REVISION_FIELD_NUMBER: _builtins.int
     PROBLEM_FIELD_NUMBER: _builtins.int
+    DEALT_MOVES_CHECKED_FIELD_NUMBER: _builtins.int
     ok: _builtins.bool
     events_checked: _builtins.int
     first_bad_sequence: _builtins.int
     """The first event whose hash, link or move does not hold (0 when ok)."""
     first_bad_revision: _builtins.int
     problem: _builtins.str
+    dealt_moves_checked: _builtins.int
+    """Dealt mode, once the seed is revealed: how many dealt chance outcomes were drawn again
+    from the seed and found equal to the recorded ones.
+    """
     def __init__(
         self,
         *,
@@ -1171,10 +1182,11 @@ class VerifyGameResponse(_message.Message):
         first_bad_sequence: _builtins.int = ...,
         first_bad_revision: _builtins.int = ...,
         problem: _builtins.str = ...,
+        dealt_moves_checked: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events_checked", b"events_checked", "first_bad_revision", b"first_bad_revision", "first_bad_sequence", b"first_bad_sequence", "ok", b"ok", "problem", b"problem"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt_moves_checked", b"dealt_moves_checked", "events_checked", b"events_checked", "first_bad_revision", b"first_bad_revision", "first_bad_sequence", b"first_bad_sequence", "ok", b"ok", "problem", b"problem"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

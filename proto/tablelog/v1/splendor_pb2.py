@@ -24,45 +24,49 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atablelog/v1/splendor.proto\x12\x0btablelog.v1\"f\n\x0eSplendorTokens\x12\r\n\x05white\x18\x01 \x01(\r\x12\x0c\n\x04\x62lue\x18\x02 \x01(\r\x12\r\n\x05green\x18\x03 \x01(\r\x12\x0b\n\x03red\x18\x04 \x01(\r\x12\r\n\x05\x62lack\x18\x05 \x01(\r\x12\x0c\n\x04gold\x18\x06 \x01(\r\"I\n\x0fSplendorOptions\x12 \n\x18\x61llow_take_fewer_anytime\x18\x01 \x01(\x08\x12\x14\n\x0c\x66irst_player\x18\x02 \x01(\r\"\xbf\x03\n\x0cSplendorMove\x12<\n\x0etake_different\x18\x01 \x01(\x0b\x32\".tablelog.v1.SplendorTakeDifferentH\x00\x12\x32\n\ttake_same\x18\x02 \x01(\x0b\x32\x1d.tablelog.v1.SplendorTakeSameH\x00\x12/\n\x07reserve\x18\x03 \x01(\x0b\x32\x1c.tablelog.v1.SplendorReserveH\x00\x12\'\n\x03\x62uy\x18\x04 \x01(\x0b\x32\x18.tablelog.v1.SplendorBuyH\x00\x12)\n\x04pass\x18\x05 \x01(\x0b\x32\x19.tablelog.v1.SplendorPassH\x00\x12\x36\n\x0breveal_card\x18\x06 \x01(\x0b\x32\x1f.tablelog.v1.SplendorRevealCardH\x00\x12\x38\n\x0creveal_noble\x18\x07 \x01(\x0b\x32 .tablelog.v1.SplendorRevealNobleH\x00\x12-\n\x08returned\x18\n \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\r\n\x05noble\x18\x0b \x01(\rB\x08\n\x06\x61\x63tion\"?\n\x15SplendorTakeDifferent\x12&\n\x04gems\x18\x01 \x03(\x0e\x32\x18.tablelog.v1.SplendorGem\"9\n\x10SplendorTakeSame\x12%\n\x03gem\x18\x01 \x01(\x0e\x32\x18.tablelog.v1.SplendorGem\".\n\x0fSplendorReserve\x12\r\n\x05level\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\"x\n\x0bSplendorBuy\x12\r\n\x05level\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x10\n\x08reserved\x18\x03 \x01(\r\x12,\n\x07payment\x18\x04 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\x0c\n\x04\x63\x61rd\x18\x05 \x01(\r\"\x0e\n\x0cSplendorPass\"?\n\x12SplendorRevealCard\x12\r\n\x05level\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x03 \x01(\r\"$\n\x13SplendorRevealNoble\x12\r\n\x05noble\x18\x01 \x01(\r\"\x9b\x01\n\x0cSplendorCard\x12\n\n\x02id\x18\x01 \x01(\r\x12\r\n\x05level\x18\x02 \x01(\r\x12\'\n\x05\x62onus\x18\x03 \x01(\x0e\x32\x18.tablelog.v1.SplendorGem\x12\x0e\n\x06points\x18\x04 \x01(\r\x12)\n\x04\x63ost\x18\x05 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\x0c\n\x04text\x18\x06 \x01(\t\"h\n\rSplendorNoble\x12\n\n\x02id\x18\x01 \x01(\r\x12\x0e\n\x06points\x18\x02 \x01(\r\x12-\n\x08requires\x18\x03 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\x0c\n\x04text\x18\x04 \x01(\t\"_\n\x11SplendorMarketRow\x12\r\n\x05level\x18\x01 \x01(\r\x12(\n\x05slots\x18\x02 \x03(\x0b\x32\x19.tablelog.v1.SplendorCard\x12\x11\n\tdeck_size\x18\x03 \x01(\r\"b\n\x14SplendorReservedCard\x12\'\n\x04\x63\x61rd\x18\x01 \x01(\x0b\x32\x19.tablelog.v1.SplendorCard\x12\x0e\n\x06hidden\x18\x02 \x01(\x08\x12\x11\n\tfrom_deck\x18\x03 \x01(\x08\"\x9e\x02\n\x12SplendorPlayerView\x12\x0c\n\x04name\x18\x01 \x01(\t\x12+\n\x06tokens\x18\x02 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12,\n\x07\x62onuses\x18\x03 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12,\n\tpurchased\x18\x04 \x03(\x0b\x32\x19.tablelog.v1.SplendorCard\x12\x33\n\x08reserved\x18\x05 \x03(\x0b\x32!.tablelog.v1.SplendorReservedCard\x12*\n\x06nobles\x18\x06 \x03(\x0b\x32\x1a.tablelog.v1.SplendorNoble\x12\x10\n\x08prestige\x18\x07 \x01(\r\"\x8a\x02\n\x0cSplendorView\x12)\n\x04\x62\x61nk\x18\x01 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12.\n\x06market\x18\x02 \x03(\x0b\x32\x1e.tablelog.v1.SplendorMarketRow\x12*\n\x06nobles\x18\x03 \x03(\x0b\x32\x1a.tablelog.v1.SplendorNoble\x12\x30\n\x07players\x18\x04 \x03(\x0b\x32\x1f.tablelog.v1.SplendorPlayerView\x12\x14\n\x0c\x66irst_player\x18\x05 \x01(\r\x12\x13\n\x0b\x66inal_round\x18\x06 \x01(\x08\x12\x16\n\x0epending_reveal\x18\x07 \x01(\t*\xb7\x01\n\x0bSplendorGem\x12\x1c\n\x18SPLENDOR_GEM_UNSPECIFIED\x10\x00\x12\x16\n\x12SPLENDOR_GEM_WHITE\x10\x01\x12\x15\n\x11SPLENDOR_GEM_BLUE\x10\x02\x12\x16\n\x12SPLENDOR_GEM_GREEN\x10\x03\x12\x14\n\x10SPLENDOR_GEM_RED\x10\x04\x12\x16\n\x12SPLENDOR_GEM_BLACK\x10\x05\x12\x15\n\x11SPLENDOR_GEM_GOLD\x10\x06\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atablelog/v1/splendor.proto\x12\x0btablelog.v1\"f\n\x0eSplendorTokens\x12\r\n\x05white\x18\x01 \x01(\r\x12\x0c\n\x04\x62lue\x18\x02 \x01(\r\x12\r\n\x05green\x18\x03 \x01(\r\x12\x0b\n\x03red\x18\x04 \x01(\r\x12\r\n\x05\x62lack\x18\x05 \x01(\r\x12\x0c\n\x04gold\x18\x06 \x01(\r\"I\n\x0fSplendorOptions\x12 \n\x18\x61llow_take_fewer_anytime\x18\x01 \x01(\x08\x12\x14\n\x0c\x66irst_player\x18\x02 \x01(\r\"\xaa\x04\n\x0cSplendorMove\x12<\n\x0etake_different\x18\x01 \x01(\x0b\x32\".tablelog.v1.SplendorTakeDifferentH\x00\x12\x32\n\ttake_same\x18\x02 \x01(\x0b\x32\x1d.tablelog.v1.SplendorTakeSameH\x00\x12/\n\x07reserve\x18\x03 \x01(\x0b\x32\x1c.tablelog.v1.SplendorReserveH\x00\x12\'\n\x03\x62uy\x18\x04 \x01(\x0b\x32\x18.tablelog.v1.SplendorBuyH\x00\x12)\n\x04pass\x18\x05 \x01(\x0b\x32\x19.tablelog.v1.SplendorPassH\x00\x12\x36\n\x0breveal_card\x18\x06 \x01(\x0b\x32\x1f.tablelog.v1.SplendorRevealCardH\x00\x12\x38\n\x0creveal_noble\x18\x07 \x01(\x0b\x32 .tablelog.v1.SplendorRevealNobleH\x00\x12/\n\x07\x64iscard\x18\x08 \x01(\x0b\x32\x1c.tablelog.v1.SplendorDiscardH\x00\x12\x38\n\x0c\x63hoose_noble\x18\t \x01(\x0b\x32 .tablelog.v1.SplendorNobleChoiceH\x00\x12-\n\x08returned\x18\n \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\r\n\x05noble\x18\x0b \x01(\rB\x08\n\x06\x61\x63tion\">\n\x0fSplendorDiscard\x12+\n\x06tokens\x18\x01 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\"$\n\x13SplendorNobleChoice\x12\r\n\x05noble\x18\x01 \x01(\r\"?\n\x15SplendorTakeDifferent\x12&\n\x04gems\x18\x01 \x03(\x0e\x32\x18.tablelog.v1.SplendorGem\"9\n\x10SplendorTakeSame\x12%\n\x03gem\x18\x01 \x01(\x0e\x32\x18.tablelog.v1.SplendorGem\".\n\x0fSplendorReserve\x12\r\n\x05level\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\"x\n\x0bSplendorBuy\x12\r\n\x05level\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x10\n\x08reserved\x18\x03 \x01(\r\x12,\n\x07payment\x18\x04 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\x0c\n\x04\x63\x61rd\x18\x05 \x01(\r\"\x0e\n\x0cSplendorPass\"?\n\x12SplendorRevealCard\x12\r\n\x05level\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x03 \x01(\r\"$\n\x13SplendorRevealNoble\x12\r\n\x05noble\x18\x01 \x01(\r\"\x9b\x01\n\x0cSplendorCard\x12\n\n\x02id\x18\x01 \x01(\r\x12\r\n\x05level\x18\x02 \x01(\r\x12\'\n\x05\x62onus\x18\x03 \x01(\x0e\x32\x18.tablelog.v1.SplendorGem\x12\x0e\n\x06points\x18\x04 \x01(\r\x12)\n\x04\x63ost\x18\x05 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\x0c\n\x04text\x18\x06 \x01(\t\"h\n\rSplendorNoble\x12\n\n\x02id\x18\x01 \x01(\r\x12\x0e\n\x06points\x18\x02 \x01(\r\x12-\n\x08requires\x18\x03 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12\x0c\n\x04text\x18\x04 \x01(\t\"_\n\x11SplendorMarketRow\x12\r\n\x05level\x18\x01 \x01(\r\x12(\n\x05slots\x18\x02 \x03(\x0b\x32\x19.tablelog.v1.SplendorCard\x12\x11\n\tdeck_size\x18\x03 \x01(\r\"\x82\x01\n\x14SplendorReservedCard\x12\'\n\x04\x63\x61rd\x18\x01 \x01(\x0b\x32\x19.tablelog.v1.SplendorCard\x12\x0e\n\x06hidden\x18\x02 \x01(\x08\x12\x11\n\tfrom_deck\x18\x03 \x01(\x08\x12\r\n\x05level\x18\x04 \x01(\r\x12\x0f\n\x07unknown\x18\x05 \x01(\x08\"\xc9\x02\n\x12SplendorPlayerView\x12\x0c\n\x04name\x18\x01 \x01(\t\x12+\n\x06tokens\x18\x02 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12,\n\x07\x62onuses\x18\x03 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12,\n\tpurchased\x18\x04 \x03(\x0b\x32\x19.tablelog.v1.SplendorCard\x12\x33\n\x08reserved\x18\x05 \x03(\x0b\x32!.tablelog.v1.SplendorReservedCard\x12*\n\x06nobles\x18\x06 \x03(\x0b\x32\x1a.tablelog.v1.SplendorNoble\x12\x10\n\x08prestige\x18\x07 \x01(\r\x12\x13\n\x0b\x63\x61rd_points\x18\x08 \x01(\r\x12\x14\n\x0cnoble_points\x18\t \x01(\r\"\xf1\x02\n\x0cSplendorView\x12)\n\x04\x62\x61nk\x18\x01 \x01(\x0b\x32\x1b.tablelog.v1.SplendorTokens\x12.\n\x06market\x18\x02 \x03(\x0b\x32\x1e.tablelog.v1.SplendorMarketRow\x12*\n\x06nobles\x18\x03 \x03(\x0b\x32\x1a.tablelog.v1.SplendorNoble\x12\x30\n\x07players\x18\x04 \x03(\x0b\x32\x1f.tablelog.v1.SplendorPlayerView\x12\x14\n\x0c\x66irst_player\x18\x05 \x01(\r\x12\x13\n\x0b\x66inal_round\x18\x06 \x01(\x08\x12\x16\n\x0epending_reveal\x18\x07 \x01(\t\x12\x16\n\x0e\x63urrent_player\x18\x08 \x01(\r\x12\x10\n\x08\x61waiting\x18\t \x01(\t\x12\x11\n\tgame_over\x18\n \x01(\x08\x12\x0e\n\x06passes\x18\x0b \x01(\r\x12\x18\n\x10nobles_to_reveal\x18\x0c \x01(\r*\xb7\x01\n\x0bSplendorGem\x12\x1c\n\x18SPLENDOR_GEM_UNSPECIFIED\x10\x00\x12\x16\n\x12SPLENDOR_GEM_WHITE\x10\x01\x12\x15\n\x11SPLENDOR_GEM_BLUE\x10\x02\x12\x16\n\x12SPLENDOR_GEM_GREEN\x10\x03\x12\x14\n\x10SPLENDOR_GEM_RED\x10\x04\x12\x16\n\x12SPLENDOR_GEM_BLACK\x10\x05\x12\x15\n\x11SPLENDOR_GEM_GOLD\x10\x06\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tablelog.v1.splendor_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SPLENDORGEM']._serialized_start=2105
-  _globals['_SPLENDORGEM']._serialized_end=2288
+  _globals['_SPLENDORGEM']._serialized_start=2493
+  _globals['_SPLENDORGEM']._serialized_end=2676
   _globals['_SPLENDORTOKENS']._serialized_start=43
   _globals['_SPLENDORTOKENS']._serialized_end=145
   _globals['_SPLENDOROPTIONS']._serialized_start=147
   _globals['_SPLENDOROPTIONS']._serialized_end=220
   _globals['_SPLENDORMOVE']._serialized_start=223
-  _globals['_SPLENDORMOVE']._serialized_end=670
-  _globals['_SPLENDORTAKEDIFFERENT']._serialized_start=672
-  _globals['_SPLENDORTAKEDIFFERENT']._serialized_end=735
-  _globals['_SPLENDORTAKESAME']._serialized_start=737
-  _globals['_SPLENDORTAKESAME']._serialized_end=794
-  _globals['_SPLENDORRESERVE']._serialized_start=796
-  _globals['_SPLENDORRESERVE']._serialized_end=842
-  _globals['_SPLENDORBUY']._serialized_start=844
-  _globals['_SPLENDORBUY']._serialized_end=964
-  _globals['_SPLENDORPASS']._serialized_start=966
-  _globals['_SPLENDORPASS']._serialized_end=980
-  _globals['_SPLENDORREVEALCARD']._serialized_start=982
-  _globals['_SPLENDORREVEALCARD']._serialized_end=1045
-  _globals['_SPLENDORREVEALNOBLE']._serialized_start=1047
-  _globals['_SPLENDORREVEALNOBLE']._serialized_end=1083
-  _globals['_SPLENDORCARD']._serialized_start=1086
-  _globals['_SPLENDORCARD']._serialized_end=1241
-  _globals['_SPLENDORNOBLE']._serialized_start=1243
-  _globals['_SPLENDORNOBLE']._serialized_end=1347
-  _globals['_SPLENDORMARKETROW']._serialized_start=1349
-  _globals['_SPLENDORMARKETROW']._serialized_end=1444
-  _globals['_SPLENDORRESERVEDCARD']._serialized_start=1446
-  _globals['_SPLENDORRESERVEDCARD']._serialized_end=1544
-  _globals['_SPLENDORPLAYERVIEW']._serialized_start=1547
-  _globals['_SPLENDORPLAYERVIEW']._serialized_end=1833
-  _globals['_SPLENDORVIEW']._serialized_start=1836
-  _globals['_SPLENDORVIEW']._serialized_end=2102
+  _globals['_SPLENDORMOVE']._serialized_end=777
+  _globals['_SPLENDORDISCARD']._serialized_start=779
+  _globals['_SPLENDORDISCARD']._serialized_end=841
+  _globals['_SPLENDORNOBLECHOICE']._serialized_start=843
+  _globals['_SPLENDORNOBLECHOICE']._serialized_end=879
+  _globals['_SPLENDORTAKEDIFFERENT']._serialized_start=881
+  _globals['_SPLENDORTAKEDIFFERENT']._serialized_end=944
+  _globals['_SPLENDORTAKESAME']._serialized_start=946
+  _globals['_SPLENDORTAKESAME']._serialized_end=1003
+  _globals['_SPLENDORRESERVE']._serialized_start=1005
+  _globals['_SPLENDORRESERVE']._serialized_end=1051
+  _globals['_SPLENDORBUY']._serialized_start=1053
+  _globals['_SPLENDORBUY']._serialized_end=1173
+  _globals['_SPLENDORPASS']._serialized_start=1175
+  _globals['_SPLENDORPASS']._serialized_end=1189
+  _globals['_SPLENDORREVEALCARD']._serialized_start=1191
+  _globals['_SPLENDORREVEALCARD']._serialized_end=1254
+  _globals['_SPLENDORREVEALNOBLE']._serialized_start=1256
+  _globals['_SPLENDORREVEALNOBLE']._serialized_end=1292
+  _globals['_SPLENDORCARD']._serialized_start=1295
+  _globals['_SPLENDORCARD']._serialized_end=1450
+  _globals['_SPLENDORNOBLE']._serialized_start=1452
+  _globals['_SPLENDORNOBLE']._serialized_end=1556
+  _globals['_SPLENDORMARKETROW']._serialized_start=1558
+  _globals['_SPLENDORMARKETROW']._serialized_end=1653
+  _globals['_SPLENDORRESERVEDCARD']._serialized_start=1656
+  _globals['_SPLENDORRESERVEDCARD']._serialized_end=1786
+  _globals['_SPLENDORPLAYERVIEW']._serialized_start=1789
+  _globals['_SPLENDORPLAYERVIEW']._serialized_end=2118
+  _globals['_SPLENDORVIEW']._serialized_start=2121
+  _globals['_SPLENDORVIEW']._serialized_end=2490
 # @@protoc_insertion_point(module_scope)

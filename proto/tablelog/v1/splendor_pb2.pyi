@@ -124,10 +124,15 @@ class SplendorMove(_message.Message):
     PASS_FIELD_NUMBER: _builtins.int
     REVEAL_CARD_FIELD_NUMBER: _builtins.int
     REVEAL_NOBLE_FIELD_NUMBER: _builtins.int
+    DISCARD_FIELD_NUMBER: _builtins.int
+    CHOOSE_NOBLE_FIELD_NUMBER: _builtins.int
     RETURNED_FIELD_NUMBER: _builtins.int
     NOBLE_FIELD_NUMBER: _builtins.int
     noble: _builtins.int
-    """The noble taken when several qualify at the end of the turn (section 7); 0 = none chosen."""
+    """Optional tail of an action: the noble taken at the end of the turn (section 7); 0 = none
+    named. One qualifying noble is taken without naming it; when several qualify and none is
+    named, the player records a `choose_noble` as the next move.
+    """
     @_builtins.property
     def take_different(self) -> Global___SplendorTakeDifferent: ...
     @_builtins.property
@@ -141,8 +146,14 @@ class SplendorMove(_message.Message):
     @_builtins.property
     def reveal_noble(self) -> Global___SplendorRevealNoble: ...
     @_builtins.property
+    def discard(self) -> Global___SplendorDiscard: ...
+    @_builtins.property
+    def choose_noble(self) -> Global___SplendorNobleChoice: ...
+    @_builtins.property
     def returned(self) -> Global___SplendorTokens:
-        """Tokens returned to the bank at the end of the turn to get down to 10 (section 3.2)."""
+        """Optional tail of an action: the tokens returned at the end of the turn to get down to 10
+        (section 3.2). Without it, a player left above 10 records a `discard` as the next move.
+        """
 
     def __init__(
         self,
@@ -153,18 +164,63 @@ class SplendorMove(_message.Message):
         buy: Global___SplendorBuy | None = ...,
         reveal_card: Global___SplendorRevealCard | None = ...,
         reveal_noble: Global___SplendorRevealNoble | None = ...,
+        discard: Global___SplendorDiscard | None = ...,
+        choose_noble: Global___SplendorNobleChoice | None = ...,
         returned: Global___SplendorTokens | None = ...,
         noble: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "buy", b"buy", "pass", b"pass", "reserve", b"reserve", "returned", b"returned", "reveal_card", b"reveal_card", "reveal_noble", b"reveal_noble", "take_different", b"take_different", "take_same", b"take_same"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "buy", b"buy", "choose_noble", b"choose_noble", "discard", b"discard", "pass", b"pass", "reserve", b"reserve", "returned", b"returned", "reveal_card", b"reveal_card", "reveal_noble", b"reveal_noble", "take_different", b"take_different", "take_same", b"take_same"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "buy", b"buy", "noble", b"noble", "pass", b"pass", "reserve", b"reserve", "returned", b"returned", "reveal_card", b"reveal_card", "reveal_noble", b"reveal_noble", "take_different", b"take_different", "take_same", b"take_same"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "buy", b"buy", "choose_noble", b"choose_noble", "discard", b"discard", "noble", b"noble", "pass", b"pass", "reserve", b"reserve", "returned", b"returned", "reveal_card", b"reveal_card", "reveal_noble", b"reveal_noble", "take_different", b"take_different", "take_same", b"take_same"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["take_different", "take_same", "reserve", "buy", "pass", "reveal_card", "reveal_noble"]  # noqa: Y015
+    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["take_different", "take_same", "reserve", "buy", "pass", "reveal_card", "reveal_noble", "discard", "choose_noble"]  # noqa: Y015
     _WhichOneofArgType_action: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_action) -> _WhichOneofReturnType_action | None: ...
 
 Global___SplendorMove: _TypeAlias = SplendorMove  # noqa: Y015
+
+@_typing.final
+class SplendorDiscard(_message.Message):
+    """The end-of-turn return of tokens down to 10, recorded as a move of its own (section 3.2)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKENS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tokens(self) -> Global___SplendorTokens: ...
+    def __init__(
+        self,
+        *,
+        tokens: Global___SplendorTokens | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tokens", b"tokens"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tokens", b"tokens"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SplendorDiscard: _TypeAlias = SplendorDiscard  # noqa: Y015
+
+@_typing.final
+class SplendorNobleChoice(_message.Message):
+    """The end-of-turn choice among several qualifying nobles, as a move of its own (section 7)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NOBLE_FIELD_NUMBER: _builtins.int
+    noble: _builtins.int
+    def __init__(
+        self,
+        *,
+        noble: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["noble", b"noble"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SplendorNobleChoice: _TypeAlias = SplendorNobleChoice  # noqa: Y015
 
 @_typing.final
 class SplendorTakeDifferent(_message.Message):
@@ -252,7 +308,11 @@ class SplendorBuy(_message.Message):
     reserved: _builtins.int
     """1-3: the position of the card among the player's reserved cards (with level 0)."""
     card: _builtins.int
-    """The card's id, required when buying a blind reserve the recorder has not named yet."""
+    """The card's id: required when buying a blind reserve nobody has named yet (table mode);
+    otherwise optional, and checked against the card at that place. Given alone (no level,
+    no reserved), it names a card that is neither in the market nor in the player's hand,
+    which the rules refuse with the reason (for example another player's reserve).
+    """
     @_builtins.property
     def payment(self) -> Global___SplendorTokens:
         """An explicit payment; when empty the canonical one (coloured tokens first) is used."""
@@ -450,8 +510,15 @@ class SplendorReservedCard(_message.Message):
     CARD_FIELD_NUMBER: _builtins.int
     HIDDEN_FIELD_NUMBER: _builtins.int
     FROM_DECK_FIELD_NUMBER: _builtins.int
+    LEVEL_FIELD_NUMBER: _builtins.int
+    UNKNOWN_FIELD_NUMBER: _builtins.int
     hidden: _builtins.bool
+    """True when this viewer may not see which card it is (another player's blind reserve)."""
     from_deck: _builtins.bool
+    level: _builtins.int
+    """The level of the card (always public)."""
+    unknown: _builtins.bool
+    """True when nobody has named the card yet (table mode: a blind reserve not yet bought)."""
     @_builtins.property
     def card(self) -> Global___SplendorCard:
         """Unset (id 0) when hidden from this viewer or not yet named by the recorder."""
@@ -462,10 +529,12 @@ class SplendorReservedCard(_message.Message):
         card: Global___SplendorCard | None = ...,
         hidden: _builtins.bool = ...,
         from_deck: _builtins.bool = ...,
+        level: _builtins.int = ...,
+        unknown: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "from_deck", b"from_deck", "hidden", b"hidden"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "from_deck", b"from_deck", "hidden", b"hidden", "level", b"level", "unknown", b"unknown"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -484,8 +553,13 @@ class SplendorPlayerView(_message.Message):
     RESERVED_FIELD_NUMBER: _builtins.int
     NOBLES_FIELD_NUMBER: _builtins.int
     PRESTIGE_FIELD_NUMBER: _builtins.int
+    CARD_POINTS_FIELD_NUMBER: _builtins.int
+    NOBLE_POINTS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     prestige: _builtins.int
+    card_points: _builtins.int
+    """The prestige breakdown: points printed on purchased cards, and 3 per noble."""
+    noble_points: _builtins.int
     @_builtins.property
     def tokens(self) -> Global___SplendorTokens: ...
     @_builtins.property
@@ -506,10 +580,12 @@ class SplendorPlayerView(_message.Message):
         reserved: _abc.Iterable[Global___SplendorReservedCard] | None = ...,
         nobles: _abc.Iterable[Global___SplendorNoble] | None = ...,
         prestige: _builtins.int = ...,
+        card_points: _builtins.int = ...,
+        noble_points: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bonuses", b"bonuses", "tokens", b"tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bonuses", b"bonuses", "name", b"name", "nobles", b"nobles", "prestige", b"prestige", "purchased", b"purchased", "reserved", b"reserved", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bonuses", b"bonuses", "card_points", b"card_points", "name", b"name", "noble_points", b"noble_points", "nobles", b"nobles", "prestige", b"prestige", "purchased", b"purchased", "reserved", b"reserved", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -528,11 +604,25 @@ class SplendorView(_message.Message):
     FIRST_PLAYER_FIELD_NUMBER: _builtins.int
     FINAL_ROUND_FIELD_NUMBER: _builtins.int
     PENDING_REVEAL_FIELD_NUMBER: _builtins.int
+    CURRENT_PLAYER_FIELD_NUMBER: _builtins.int
+    AWAITING_FIELD_NUMBER: _builtins.int
+    GAME_OVER_FIELD_NUMBER: _builtins.int
+    PASSES_FIELD_NUMBER: _builtins.int
+    NOBLES_TO_REVEAL_FIELD_NUMBER: _builtins.int
     first_player: _builtins.int
     final_round: _builtins.bool
     """Set once a player has reached 15: the round is being played out."""
     pending_reveal: _builtins.str
     """What the table must reveal next, in words, when it is a chance decision."""
+    current_player: _builtins.int
+    """The seat whose decision it is (meaningless when `pending_reveal` is set or the game is over)."""
+    awaiting: _builtins.str
+    """What that seat must decide: "action", "discard" or "noble"; "" when not a seat's decision."""
+    game_over: _builtins.bool
+    passes: _builtins.int
+    """Consecutive passes so far (E7: a full round of passes ends the game)."""
+    nobles_to_reveal: _builtins.int
+    """The number of nobles still to be revealed at setup."""
     @_builtins.property
     def bank(self) -> Global___SplendorTokens: ...
     @_builtins.property
@@ -551,10 +641,15 @@ class SplendorView(_message.Message):
         first_player: _builtins.int = ...,
         final_round: _builtins.bool = ...,
         pending_reveal: _builtins.str = ...,
+        current_player: _builtins.int = ...,
+        awaiting: _builtins.str = ...,
+        game_over: _builtins.bool = ...,
+        passes: _builtins.int = ...,
+        nobles_to_reveal: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "final_round", b"final_round", "first_player", b"first_player", "market", b"market", "nobles", b"nobles", "pending_reveal", b"pending_reveal", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting", b"awaiting", "bank", b"bank", "current_player", b"current_player", "final_round", b"final_round", "first_player", b"first_player", "game_over", b"game_over", "market", b"market", "nobles", b"nobles", "nobles_to_reveal", b"nobles_to_reveal", "passes", b"passes", "pending_reveal", b"pending_reveal", "players", b"players"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

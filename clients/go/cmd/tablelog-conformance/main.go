@@ -1,0 +1,81 @@
+// Command tablelog-conformance runs the conformance scenario
+// (clients/conformance/scenario.json) against a live server through the Go wrapper:
+//
+//	go run ./cmd/tablelog-conformance --address 127.0.0.1:50051
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/tablelog/tablelog/clients/go/conformance"
+	"github.com/tablelog/tablelog/clients/go/tablelog"
+)
+
+func main() {
+	address := flag.String("address", envOr("TABLELOG_ADDRESS", tablelog.DefaultAddress), "host:port of the server")
+	path := flag.String("scenario", defaultScenario(), "the scenario file")
+	flag.Parse()
+	os.Exit(run(*address, *path))
+}
+
+func run(address, path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	var scenario conformance.Scenario
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&scenario); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", path, err)
+		return 2
+	}
+	clients := map[string]*tablelog.Client{}
+	for _, name := range []string{"a", "b"} {
+		client, err := tablelog.Dial(address,
+			tablelog.WithUser("conformance-"+name),
+			tablelog.WithClientName("tablelog-go-conformance/0.1.0"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer client.Close()
+		clients[name] = client
+	}
+	runner := conformance.NewRunner(clients, &scenario, func(line string) { fmt.Println(line) })
+	passed, failed := runner.Run(context.Background())
+	fmt.Printf("conformance: %d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+func envOr(name, fallback string) string {
+	if value := os.Getenv(name); value != "" {
+		return value
+	}
+	return fallback
+}
+
+// defaultScenario is clients/conformance/scenario.json beside this module.
+func defaultScenario() string {
+	candidates := []string{filepath.Join("..", "conformance", "scenario.json")}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		candidates = append(candidates, filepath.Join(filepath.Dir(file), "..", "..", "..", "conformance", "scenario.json"))
+	}
+	for _, candidate := range candidates {
+		if _, err := os.Stat(candidate); err == nil {
+			return candidate
+		}
+	}
+	return candidates[0]
+}

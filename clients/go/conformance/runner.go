@@ -1,0 +1,704 @@
+// Package conformance runs the conformance scenario (clients/conformance/scenario.json)
+// through the Go wrapper. The scenario's format is described in clients/conformance/README.md.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	tablelogv1 "github.com/tablelog/tablelog/clients/go/gen/tablelog/v1"
+	"github.com/tablelog/tablelog/clients/go/tablelog"
+)
+
+// Scenario is the whole file.
+type Scenario struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Create      CreateSpec      `json:"create"`
+	Steps       []Step          `json:"steps"`
+	Reflection  json.RawMessage `json:"reflection"`
+}
+
+// CreateSpec is the game every run creates.
+type CreateSpec struct {
+	Game    string   `json:"game"`
+	Players []string `json:"players"`
+	Mode    string   `json:"mode"`
+	Title   string   `json:"title"`
+}
+
+// Step is one call and the outcome it must have.
+type Step struct {
+	ID               string          `json:"id"`
+	Op               string          `json:"op"`
+	Comment          string          `json:"comment"`
+	Note             string          `json:"note"`
+	Client           string          `json:"client"`
+	Notation         *string         `json:"notation"`
+	Move             json.RawMessage `json:"move"`
+	Version          json.RawMessage `json:"version"`
+	RequestID        string          `json:"request_id"`
+	RetryOf          string          `json:"retry_of"`
+	IncludeState     bool            `json:"include_state"`
+	Reason           string          `json:"reason"`
+	Revision         uint64          `json:"revision"`
+	Viewer           json.RawMessage `json:"viewer"`
+	Glyph            string          `json:"glyph"`
+	From             json.RawMessage `json:"from"`
+	To               uint64          `json:"to"`
+	HeartbeatSeconds *uint32         `json:"heartbeat_seconds"`
+	TimeoutSeconds   float64         `json:"timeout_seconds"`
+	During           *Step           `json:"during"`
+	Expect           Expect          `json:"expect"`
+}
+
+// Expect lists what a step's outcome must show; absent keys are not checked.
+type Expect struct {
+	Error          *ExpectedError `json:"error"`
+	Version        *uint64        `json:"version"`
+	MoveCount      *uint32        `json:"move_count"`
+	ToMove         *string        `json:"to_move"`
+	Status         *string        `json:"status"`
+	Notation       *string        `json:"notation"`
+	Events         *int           `json:"events"`
+	StateRevision  *uint64        `json:"state_revision"`
+	SameAsOriginal bool           `json:"same_as_original"`
+	Revision       *uint64        `json:"revision"`
+	Moves          *[]string      `json:"moves"`
+	MovesCount     *int           `json:"moves_count"`
+	TextContains   []string       `json:"text_contains"`
+	Contains       []string       `json:"contains"`
+	Excludes       []string       `json:"excludes"`
+	TotalSize      *uint32        `json:"total_size"`
+	Comment        *string        `json:"comment"`
+	Glyph          *string        `json:"glyph"`
+	Count          *int           `json:"count"`
+	Comments       *[]string      `json:"comments"`
+	FirstRevision  *uint64        `json:"first_revision"`
+	LastRevision   *uint64        `json:"last_revision"`
+	CompareStates  bool           `json:"compare_states"`
+	Undone         *int           `json:"undone"`
+	OK             *bool          `json:"ok"`
+	EventsChecked  *uint64        `json:"events_checked"`
+}
+
+// ExpectedError is a refusal: the status code's name, the ErrorInfo reason and metadata.
+type ExpectedError struct {
+	Code     string            `json:"code"`
+	Reason   string            `json:"reason"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+type recorded struct {
+	request  *tablelogv1.RecordMoveRequest
+	response *tablelogv1.RecordMoveResponse
+}
+
+// Runner runs the steps in order against one server, tracking the game id and version.
+type Runner struct {
+	clients  map[string]*tablelog.Client
+	scenario *Scenario
+	log      func(string)
+	gameID   string
+	version  uint64
+	records  map[string]recorded
+}
+
+// NewRunner prepares a run; clients holds "a" and "b", two connections as different users.
+func NewRunner(clients map[string]*tablelog.Client, scenario *Scenario, log func(string)) *Runner {
+	return &Runner{clients: clients, scenario: scenario, log: log, records: map[string]recorded{}}
+}
+
+// Run runs every step and stops at the first failure (later steps depend on earlier ones).
+func (r *Runner) Run(ctx context.Context) (passed, failed int) {
+	for i := range r.scenario.Steps {
+		step := &r.scenario.Steps[i]
+		if err := r.step(ctx, step); err != nil {
+			r.log(fmt.Sprintf("FAIL %s (%s): %v", step.ID, step.Op, err))
+			return passed, 1
+		}
+		passed++
+		r.log(fmt.Sprintf("ok   %s (%s)", step.ID, step.Op))
+	}
+	return passed, 0
+}
+
+func (r *Runner) client(step *Step) *tablelog.Client {
+	if step.Client == "" {
+		return r.clients["a"]
+	}
+	return r.clients[step.Client]
+}
+
+func (r *Runner) step(ctx context.Context, step *Step) error {
+	if r.client(step) == nil {
+		return fmt.Errorf("unknown client %q", step.Client)
+	}
+	var err error
+	switch step.Op {
+	case "create":
+		err = r.create(ctx, step)
+	case "record":
+		err = r.record(ctx, step)
+	case "undo":
+		err = r.undo(ctx, step)
+	case "redo":
+		err = r.redo(ctx, step)
+	case "game":
+		err = r.game(ctx, step)
+	case "state":
+		err = r.state(ctx, step)
+	case "legal_moves":
+		err = r.legalMoves(ctx, step)
+	case "annotate":
+		err = r.annotate(ctx, step)
+	case "annotations":
+		err = r.annotations(ctx, step)
+	case "replay":
+		err = r.replay(ctx, step)
+	case "watch":
+		err = r.watch(ctx, step)
+	case "audit":
+		err = r.audit(ctx, step)
+	case "verify":
+		err = r.verify(ctx, step)
+	default:
+		return fmt.Errorf("unknown op %q", step.Op)
+	}
+	expected := step.Expect.Error
+	var refused *tablelog.Error
+	switch {
+	case expected == nil:
+		return err
+	case err == nil:
+		return fmt.Errorf("expected %s, but the call succeeded", expected.Reason)
+	case !errors.As(err, &refused):
+		return err
+	}
+	return r.expectError(refused, expected)
+}
+
+func (r *Runner) expectError(err *tablelog.Error, expected *ExpectedError) error {
+	if err.Code.String() != codeString(expected.Code) {
+		return fmt.Errorf("status code: expected %s, got %s (%v)", expected.Code, err.Code, err)
+	}
+	if err.Reason != expected.Reason {
+		return fmt.Errorf("reason: expected %s, got %q (%v)", expected.Reason, err.Reason, err)
+	}
+	for key, value := range expected.Metadata {
+		actual, ok := err.Metadata[key]
+		if !ok {
+			return fmt.Errorf("error metadata has no %q: %v", key, err.Metadata)
+		}
+		if value == "$version" {
+			value = strconv.FormatUint(r.version, 10)
+		}
+		if value != "*" && actual != value {
+			return fmt.Errorf("error metadata %s: expected %q, got %q", key, value, actual)
+		}
+	}
+	return nil
+}
+
+// codeString turns "FAILED_PRECONDITION" into grpc-go's "FailedPrecondition".
+func codeString(name string) string {
+	var b strings.Builder
+	for _, word := range strings.Split(strings.ToLower(name), "_") {
+		if word != "" {
+			b.WriteString(strings.ToUpper(word[:1]) + word[1:])
+		}
+	}
+	if b.String() == "Ok" {
+		return "OK"
+	}
+	return b.String()
+}
+
+func (r *Runner) expectedVersion(step *Step) (uint64, error) {
+	if len(step.Version) == 0 {
+		return r.version, nil
+	}
+	var text string
+	if json.Unmarshal(step.Version, &text) == nil {
+		switch text {
+		case "current":
+			return r.version, nil
+		case "stale":
+			return r.version - 1, nil
+		}
+		return 0, fmt.Errorf("unknown version %q", text)
+	}
+	var number uint64
+	if err := json.Unmarshal(step.Version, &number); err != nil {
+		return 0, fmt.Errorf("version: %w", err)
+	}
+	return number, nil
+}
+
+func viewerOf(raw json.RawMessage) (*tablelogv1.Viewer, error) {
+	if len(raw) == 0 {
+		return tablelog.Spectator, nil
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		switch text {
+		case "spectator":
+			return tablelog.Spectator, nil
+		case "full":
+			return tablelog.Full, nil
+		}
+		return nil, fmt.Errorf("unknown viewer %q", text)
+	}
+	var seat struct {
+		Seat *uint32 `json:"seat"`
+	}
+	if err := json.Unmarshal(raw, &seat); err != nil || seat.Seat == nil {
+		return nil, fmt.Errorf("unknown viewer %s", raw)
+	}
+	return tablelog.Seat(*seat.Seat), nil
+}
+
+func check(label string, actual, expected any) error {
+	if !reflect.DeepEqual(actual, expected) {
+		return fmt.Errorf("%s: expected %v, got %v", label, expected, actual)
+	}
+	return nil
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Runner) expectGame(game *tablelogv1.GameSummary, expect *Expect) error {
+	if game == nil {
+		return errors.New("the response has no game")
+	}
+	var errs []error
+	if expect.Version != nil {
+		errs = append(errs, check("version", game.GetVersion(), *expect.Version))
+	}
+	if expect.MoveCount != nil {
+		errs = append(errs, check("move_count", game.GetMoveCount(), *expect.MoveCount))
+	}
+	if expect.ToMove != nil {
+		errs = append(errs, check("to_move", tablelog.DescribeToMove(game.GetToMove()), *expect.ToMove))
+	}
+	if expect.Status != nil {
+		errs = append(errs, check("status", game.GetStatus().String(), *expect.Status))
+	}
+	return firstError(errs...)
+}
+
+func (r *Runner) create(ctx context.Context, step *Step) error {
+	spec := r.scenario.Create
+	game, err := r.client(step).CreateGame(ctx, tablelog.NewGame{
+		Game: spec.Game, Players: spec.Players, Dealt: spec.Mode == "dealt", Title: spec.Title,
+		RequestID: step.RequestID,
+	})
+	if err != nil {
+		return err
+	}
+	r.gameID, r.version = game.GetGameId(), game.GetVersion()
+	return r.expectGame(game, &step.Expect)
+}
+
+func (r *Runner) record(ctx context.Context, step *Step) error {
+	var request *tablelogv1.RecordMoveRequest
+	if step.RetryOf != "" {
+		original, ok := r.records[step.RetryOf]
+		if !ok {
+			return fmt.Errorf("no record step %q", step.RetryOf)
+		}
+		request = original.request
+	} else {
+		version, err := r.expectedVersion(step)
+		if err != nil {
+			return err
+		}
+		request = &tablelogv1.RecordMoveRequest{GameId: r.gameID, ExpectedVersion: version, RequestId: step.RequestID, IncludeState: step.IncludeState}
+		if request.RequestId == "" {
+			request.RequestId = tablelog.NewRequestID()
+		}
+		if step.Notation != nil {
+			request.Input = &tablelogv1.RecordMoveRequest_Notation{Notation: *step.Notation}
+		} else {
+			move := &tablelogv1.Move{}
+			if err := protojson.Unmarshal(step.Move, move); err != nil {
+				return fmt.Errorf("move: %w", err)
+			}
+			request.Input = &tablelogv1.RecordMoveRequest_Move{Move: move}
+		}
+	}
+	write := tablelog.Write{ExpectedVersion: request.GetExpectedVersion(), RequestID: request.GetRequestId(), IncludeState: request.GetIncludeState()}
+	var response *tablelogv1.RecordMoveResponse
+	var err error
+	if notation, ok := request.GetInput().(*tablelogv1.RecordMoveRequest_Notation); ok {
+		response, err = r.client(step).RecordNotation(ctx, r.gameID, notation.Notation, write)
+	} else {
+		response, err = r.client(step).RecordMove(ctx, r.gameID, request.GetMove(), write)
+	}
+	if err != nil {
+		return err
+	}
+	r.records[step.ID] = recorded{request, response}
+	r.version = response.GetGame().GetVersion()
+	expect := &step.Expect
+	errs := []error{r.expectGame(response.GetGame(), expect)}
+	if expect.Notation != nil {
+		if len(response.GetEvents()) == 0 {
+			return errors.New("the response has no event")
+		}
+		notation := response.GetEvents()[0].GetMoveRecorded().GetNotation()
+		errs = append(errs, check("notation", notation, *expect.Notation))
+	}
+	if expect.Events != nil {
+		errs = append(errs, check("events", len(response.GetEvents()), *expect.Events))
+	}
+	if expect.StateRevision != nil {
+		errs = append(errs, check("state revision", response.GetState().GetRevision(), *expect.StateRevision))
+		if expect.ToMove != nil {
+			errs = append(errs, check("state to_move", tablelog.DescribeToMove(response.GetState().GetToMove()), *expect.ToMove))
+		}
+	}
+	if expect.SameAsOriginal {
+		original := r.records[step.RetryOf].response
+		errs = append(errs,
+			check("version of the retry", response.GetGame().GetVersion(), original.GetGame().GetVersion()),
+			check("events of the retry", eventIDs(response.GetEvents()), eventIDs(original.GetEvents())))
+	}
+	return firstError(errs...)
+}
+
+func eventIDs(events []*tablelogv1.Event) []string {
+	ids := make([]string, len(events))
+	for i, event := range events {
+		ids[i] = fmt.Sprintf("%d:%x", event.GetSequence(), event.GetHash())
+	}
+	return ids
+}
+
+func (r *Runner) undo(ctx context.Context, step *Step) error {
+	version, err := r.expectedVersion(step)
+	if err != nil {
+		return err
+	}
+	response, err := r.client(step).Undo(ctx, r.gameID, tablelog.Write{ExpectedVersion: version, RequestID: step.RequestID}, step.Reason)
+	if err != nil {
+		return err
+	}
+	r.version = response.GetGame().GetVersion()
+	return r.expectGame(response.GetGame(), &step.Expect)
+}
+
+func (r *Runner) redo(ctx context.Context, step *Step) error {
+	version, err := r.expectedVersion(step)
+	if err != nil {
+		return err
+	}
+	response, err := r.client(step).Redo(ctx, r.gameID, tablelog.Write{ExpectedVersion: version, RequestID: step.RequestID})
+	if err != nil {
+		return err
+	}
+	r.version = response.GetGame().GetVersion()
+	return r.expectGame(response.GetGame(), &step.Expect)
+}
+
+func (r *Runner) game(ctx context.Context, step *Step) error {
+	game, err := r.client(step).GetGame(ctx, r.gameID)
+	if err != nil {
+		return err
+	}
+	return r.expectGame(game, &step.Expect)
+}
+
+func (r *Runner) state(ctx context.Context, step *Step) error {
+	viewer, err := viewerOf(step.Viewer)
+	if err != nil {
+		return err
+	}
+	state, err := r.client(step).State(ctx, r.gameID, step.Revision, viewer)
+	if err != nil {
+		return err
+	}
+	expect := &step.Expect
+	var errs []error
+	if expect.Revision != nil {
+		errs = append(errs, check("revision", state.GetRevision(), *expect.Revision))
+	}
+	if expect.ToMove != nil {
+		errs = append(errs, check("to_move", tablelog.DescribeToMove(state.GetToMove()), *expect.ToMove))
+	}
+	if expect.Moves != nil {
+		errs = append(errs, check("moves", nonNil(state.GetMoves()), nonNil(*expect.Moves)))
+	}
+	if expect.MovesCount != nil {
+		errs = append(errs, check("moves_count", len(state.GetMoves()), *expect.MovesCount))
+	}
+	for _, text := range expect.TextContains {
+		if !strings.Contains(state.GetText(), text) {
+			errs = append(errs, fmt.Errorf("state text lacks %q:\n%s", text, state.GetText()))
+		}
+	}
+	return firstError(errs...)
+}
+
+func nonNil(values []string) []string {
+	if values == nil {
+		return []string{}
+	}
+	return values
+}
+
+func (r *Runner) legalMoves(ctx context.Context, step *Step) error {
+	legal, err := r.client(step).LegalMoves(ctx, r.gameID, step.Revision)
+	if err != nil {
+		return err
+	}
+	notations := make([]string, len(legal.Moves))
+	for i, move := range legal.Moves {
+		notations[i] = move.GetNotation()
+	}
+	expect := &step.Expect
+	for _, text := range expect.Contains {
+		if !slices.Contains(notations, text) {
+			return fmt.Errorf("legal moves lack %q: %v", text, notations)
+		}
+	}
+	for _, text := range expect.Excludes {
+		if slices.Contains(notations, text) {
+			return fmt.Errorf("legal moves include %q", text)
+		}
+	}
+	var errs []error
+	if expect.TotalSize != nil {
+		errs = append(errs,
+			check("total_size", legal.TotalSize, *expect.TotalSize),
+			check("moves listed", uint32(len(notations)), *expect.TotalSize))
+	}
+	if expect.ToMove != nil {
+		errs = append(errs, check("to_move", tablelog.DescribeToMove(legal.ToMove), *expect.ToMove))
+	}
+	return firstError(errs...)
+}
+
+func (r *Runner) annotate(ctx context.Context, step *Step) error {
+	annotation, err := r.client(step).Annotate(ctx, r.gameID, tablelog.NewAnnotation{
+		Revision: step.Revision, Comment: step.Comment, Glyph: step.Glyph, RequestID: step.RequestID,
+	})
+	if err != nil {
+		return err
+	}
+	expect := &step.Expect
+	var errs []error
+	if expect.Revision != nil {
+		errs = append(errs, check("revision", annotation.GetRevision(), *expect.Revision))
+	}
+	if expect.Comment != nil {
+		errs = append(errs, check("comment", annotation.GetComment(), *expect.Comment))
+	}
+	if expect.Glyph != nil {
+		errs = append(errs, check("glyph", annotation.GetGlyph(), *expect.Glyph))
+	}
+	if annotation.GetAnnotationId() == "" {
+		errs = append(errs, errors.New("the annotation has no id"))
+	}
+	game, err := r.client(step).GetGame(ctx, r.gameID)
+	if err != nil {
+		return err
+	}
+	errs = append(errs, check("version after annotating", game.GetVersion(), r.version))
+	return firstError(errs...)
+}
+
+func (r *Runner) annotations(ctx context.Context, step *Step) error {
+	annotations, err := r.client(step).Annotations(ctx, r.gameID)
+	if err != nil {
+		return err
+	}
+	comments := []string{}
+	for _, annotation := range annotations {
+		comments = append(comments, annotation.GetComment())
+	}
+	expect := &step.Expect
+	var errs []error
+	if expect.Count != nil {
+		errs = append(errs, check("annotations", len(comments), *expect.Count))
+	}
+	if expect.Comments != nil {
+		errs = append(errs, check("comments", comments, nonNil(*expect.Comments)))
+	}
+	return firstError(errs...)
+}
+
+func (r *Runner) replay(ctx context.Context, step *Step) error {
+	viewer, err := viewerOf(step.Viewer)
+	if err != nil {
+		return err
+	}
+	var from uint64
+	if len(step.From) > 0 {
+		if err := json.Unmarshal(step.From, &from); err != nil {
+			return fmt.Errorf("from: %w", err)
+		}
+	}
+	var items []*tablelogv1.ReplayGameResponse
+	for item, err := range r.client(step).Replay(ctx, r.gameID, from, step.To, viewer) {
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+	}
+	expect := &step.Expect
+	if expect.Count != nil {
+		if err := check("replayed items", len(items), *expect.Count); err != nil {
+			return err
+		}
+	}
+	if len(items) == 0 {
+		return errors.New("the replay streamed nothing")
+	}
+	var errs []error
+	if expect.FirstRevision != nil {
+		errs = append(errs, check("first revision", items[0].GetEvent().GetRevision(), *expect.FirstRevision))
+	}
+	if expect.LastRevision != nil {
+		errs = append(errs, check("last revision", items[len(items)-1].GetEvent().GetRevision(), *expect.LastRevision))
+	}
+	if err := firstError(errs...); err != nil {
+		return err
+	}
+	if expect.CompareStates {
+		for _, item := range items {
+			revision := item.GetState().GetRevision()
+			if err := check("state revision", revision, item.GetEvent().GetRevision()); err != nil {
+				return err
+			}
+			state, err := r.client(step).State(ctx, r.gameID, revision, viewer)
+			if err != nil {
+				return err
+			}
+			if !proto.Equal(state, item.GetState()) {
+				return fmt.Errorf("replayed state at revision %d differs from GetState", revision)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Runner) watch(ctx context.Context, step *Step) error {
+	from := r.version
+	if len(step.From) > 0 {
+		var text string
+		if json.Unmarshal(step.From, &text) != nil || text != "current" {
+			if err := json.Unmarshal(step.From, &from); err != nil {
+				return fmt.Errorf("from: %w", err)
+			}
+		}
+	}
+	viewer, err := viewerOf(step.Viewer)
+	if err != nil {
+		return err
+	}
+	if step.During == nil || step.Expect.Notation == nil {
+		return errors.New("a watch step needs `during` and an expected notation")
+	}
+	timeout := 15 * time.Second
+	if step.TimeoutSeconds > 0 {
+		timeout = time.Duration(step.TimeoutSeconds * float64(time.Second))
+	}
+	heartbeat := uint32(1)
+	if step.HeartbeatSeconds != nil {
+		heartbeat = *step.HeartbeatSeconds
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	opened := false
+	items := r.client(step).Watch(ctx, r.gameID, tablelog.WatchOptions{From: from, Viewer: viewer, HeartbeatSeconds: heartbeat})
+	for item, err := range items {
+		if err != nil {
+			return err
+		}
+		if !opened {
+			// The stream is open once anything (a replayed event or a heartbeat) arrives.
+			opened = true
+			if err := r.step(ctx, step.During); err != nil {
+				return fmt.Errorf("%s (during the watch): %w", step.During.ID, err)
+			}
+			r.log(fmt.Sprintf("ok   %s (%s, during the watch)", step.During.ID, step.During.Op))
+			continue
+		}
+		if item.IsHeartbeat() || item.Event.GetMoveRecorded() == nil {
+			continue
+		}
+		if item.Event.GetMoveRecorded().GetNotation() != *step.Expect.Notation {
+			continue
+		}
+		if step.Expect.Revision != nil {
+			if err := check("watched revision", item.Event.GetRevision(), *step.Expect.Revision); err != nil {
+				return err
+			}
+		}
+		return check("watched state revision", item.State.GetRevision(), item.Event.GetRevision())
+	}
+	if !opened {
+		return errors.New("the watch sent nothing within the timeout")
+	}
+	return errors.New("the watch missed the move within the timeout")
+}
+
+func (r *Runner) audit(ctx context.Context, step *Step) error {
+	entries, err := r.client(step).Audit(ctx, r.gameID)
+	if err != nil {
+		return err
+	}
+	undone := 0
+	sequences, wanted := make([]uint64, len(entries)), make([]uint64, len(entries))
+	for i, entry := range entries {
+		if entry.GetUndone() {
+			undone++
+		}
+		sequences[i], wanted[i] = entry.GetEvent().GetSequence(), uint64(i+1)
+	}
+	expect := &step.Expect
+	errs := []error{check("audit sequences", sequences, wanted)}
+	if expect.Count != nil {
+		errs = append(errs, check("audit entries", len(entries), *expect.Count))
+	}
+	if expect.Undone != nil {
+		errs = append(errs, check("undone entries", undone, *expect.Undone))
+	}
+	return firstError(errs...)
+}
+
+func (r *Runner) verify(ctx context.Context, step *Step) error {
+	result, err := r.client(step).Verify(ctx, r.gameID)
+	if err != nil {
+		return err
+	}
+	ok := true
+	if step.Expect.OK != nil {
+		ok = *step.Expect.OK
+	}
+	if result.GetOk() != ok {
+		return fmt.Errorf("verify ok: expected %v, got %v (%q at revision %d)", ok, result.GetOk(), result.GetProblem(), result.GetFirstBadRevision())
+	}
+	if step.Expect.EventsChecked != nil {
+		return check("events checked", result.GetEventsChecked(), *step.Expect.EventsChecked)
+	}
+	return nil
+}

@@ -1,0 +1,485 @@
+// Package tablelog is a thin Go client of the tablelog gRPC API (tablelog.v1).
+//
+// It carries messages and nothing else: the server parses notation, lists legal moves and
+// renders states. Every failed call returns an *Error carrying the server's ErrorInfo reason
+// (match it with errors.Is(err, tablelog.ErrStaleVersion) or tablelog.Reason(err)).
+package tablelog
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	tablelogv1 "github.com/tablelog/tablelog/clients/go/gen/tablelog/v1"
+)
+
+// ClientName is recorded in every event this client appends (actor.client).
+const ClientName = "tablelog-go/0.1.0"
+
+// DefaultAddress is where every tablelog client looks when nothing else is said.
+const DefaultAddress = "127.0.0.1:50051"
+
+// Client calls one tablelog server. It is safe for concurrent use.
+type Client struct {
+	// Raw is the generated client, for anything the wrapper does not cover.
+	Raw     tablelogv1.TablelogServiceClient
+	conn    *grpc.ClientConn
+	headers metadata.MD
+	timeout time.Duration
+}
+
+type settings struct {
+	user, club, client string
+	timeout            time.Duration
+	dialOptions        []grpc.DialOption
+}
+
+// Option configures a Client.
+type Option func(*settings)
+
+// WithUser names who is recording (the events' actor.user).
+func WithUser(user string) Option { return func(s *settings) { s.user = user } }
+
+// WithClub names the recorder's club (actor.club).
+func WithClub(club string) Option { return func(s *settings) { s.club = club } }
+
+// WithClientName replaces "tablelog-go/<version>" as actor.client.
+func WithClientName(name string) Option { return func(s *settings) { s.client = name } }
+
+// WithTimeout sets the deadline of each unary call whose context has none (default 30 s).
+func WithTimeout(timeout time.Duration) Option { return func(s *settings) { s.timeout = timeout } }
+
+// WithDialOptions adds gRPC dial options (TLS credentials, interceptors, ...) for Dial.
+func WithDialOptions(options ...grpc.DialOption) Option {
+	return func(s *settings) { s.dialOptions = append(s.dialOptions, options...) }
+}
+
+// Dial connects to a server at address ("" means $TABLELOG_ADDRESS or 127.0.0.1:50051).
+// Without WithDialOptions credentials the connection is plaintext.
+func Dial(address string, options ...Option) (*Client, error) {
+	if address == "" {
+		address = os.Getenv("TABLELOG_ADDRESS")
+	}
+	if address == "" {
+		address = DefaultAddress
+	}
+	s := configure(options)
+	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, s.dialOptions...)
+	conn, err := grpc.NewClient(address, dial...)
+	if err != nil {
+		return nil, fmt.Errorf("tablelog: connect to %s: %w", address, err)
+	}
+	c := newClient(conn, s)
+	c.conn = conn
+	return c, nil
+}
+
+// New wraps an existing connection (which the caller closes).
+func New(conn grpc.ClientConnInterface, options ...Option) *Client {
+	return newClient(conn, configure(options))
+}
+
+func configure(options []Option) *settings {
+	s := &settings{client: ClientName, timeout: 30 * time.Second}
+	for _, option := range options {
+		option(s)
+	}
+	return s
+}
+
+func newClient(conn grpc.ClientConnInterface, s *settings) *Client {
+	headers := metadata.Pairs("x-tablelog-client", s.client)
+	if s.user != "" {
+		headers.Set("x-tablelog-user", s.user)
+	}
+	if s.club != "" {
+		headers.Set("x-tablelog-club", s.club)
+	}
+	return &Client{Raw: tablelogv1.NewTablelogServiceClient(conn), headers: headers, timeout: s.timeout}
+}
+
+// Close closes a connection opened by Dial.
+func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
+}
+
+// unaryContext adds the identity headers and the default deadline.
+func (c *Client) unaryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx = metadata.NewOutgoingContext(ctx, metadata.Join(c.headers, outgoing(ctx)))
+	if _, ok := ctx.Deadline(); ok || c.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.timeout)
+}
+
+func (c *Client) streamContext(ctx context.Context) context.Context {
+	return metadata.NewOutgoingContext(ctx, metadata.Join(c.headers, outgoing(ctx)))
+}
+
+func outgoing(ctx context.Context) metadata.MD {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	return md
+}
+
+func unary[Req, Resp any](c *Client, ctx context.Context, call func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	ctx, cancel := c.unaryContext(ctx)
+	defer cancel()
+	resp, err := call(ctx, req)
+	return resp, wrap(err)
+}
+
+// Viewers of a state.
+var (
+	// Spectator sees public information only.
+	Spectator = &tablelogv1.Viewer{Kind: &tablelogv1.Viewer_Spectator{Spectator: true}}
+	// Full sees everything, hidden information included (admins, audit).
+	Full = &tablelogv1.Viewer{Kind: &tablelogv1.Viewer_Full{Full: true}}
+)
+
+// Seat is the viewer of a player's seat (0-based): their own hidden information is shown.
+func Seat(seat uint32) *tablelogv1.Viewer {
+	return &tablelogv1.Viewer{Kind: &tablelogv1.Viewer_Seat{Seat: seat}}
+}
+
+// NewRequestID returns a random idempotency key (a UUID v4).
+func NewRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func requestID(id string) string {
+	if id == "" {
+		return NewRequestID()
+	}
+	return id
+}
+
+// ListGameTypes lists the game types the server knows.
+func (c *Client) ListGameTypes(ctx context.Context) ([]*tablelogv1.GameInfo, error) {
+	resp, err := unary(c, ctx, c.Raw.ListGameTypes, &tablelogv1.ListGameTypesRequest{})
+	return resp.GetGames(), err
+}
+
+// NewGame describes a game to create.
+type NewGame struct {
+	Game    string   // registry name, e.g. "splendor"
+	Players []string // names in seat order
+	Dealt   bool     // the server deals chance outcomes; default: table mode
+	Title   string
+	Options *tablelogv1.GameOptions
+	// RequestID makes creation idempotent; empty means a fresh one.
+	RequestID string
+}
+
+// CreateGame creates a game and returns its summary (version 1 and the game id).
+func (c *Client) CreateGame(ctx context.Context, game NewGame) (*tablelogv1.GameSummary, error) {
+	players := make([]*tablelogv1.Player, len(game.Players))
+	for i, name := range game.Players {
+		players[i] = &tablelogv1.Player{Name: name}
+	}
+	mode := tablelogv1.Mode_MODE_TABLE
+	if game.Dealt {
+		mode = tablelogv1.Mode_MODE_DEALT
+	}
+	resp, err := unary(c, ctx, c.Raw.CreateGame, &tablelogv1.CreateGameRequest{
+		Game: game.Game, Players: players, Options: game.Options, Mode: mode, Title: game.Title,
+		RequestId: requestID(game.RequestID),
+	})
+	return resp.GetGame(), err
+}
+
+// GetGame returns a game's summary.
+func (c *Client) GetGame(ctx context.Context, gameID string) (*tablelogv1.GameSummary, error) {
+	resp, err := unary(c, ctx, c.Raw.GetGame, &tablelogv1.GetGameRequest{GameId: gameID})
+	return resp.GetGame(), err
+}
+
+// ListGames yields every game of a type ("" for all) and status (unspecified for all),
+// page after page.
+func (c *Client) ListGames(ctx context.Context, game string, gameStatus tablelogv1.GameStatus) iter.Seq2[*tablelogv1.GameSummary, error] {
+	return func(yield func(*tablelogv1.GameSummary, error) bool) {
+		token := ""
+		for {
+			resp, err := unary(c, ctx, c.Raw.ListGames, &tablelogv1.ListGamesRequest{Game: game, Status: gameStatus, PageToken: token})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, summary := range resp.GetGames() {
+				if !yield(summary, nil) {
+					return
+				}
+			}
+			if token = resp.GetNextPageToken(); token == "" {
+				return
+			}
+		}
+	}
+}
+
+// Write carries what every change to a game's history needs.
+type Write struct {
+	// ExpectedVersion is the version the caller saw; another current version fails with
+	// STALE_VERSION (the error's CurrentVersion says which).
+	ExpectedVersion uint64
+	// RequestID is the idempotency key: the same id twice is stored once. Empty: a fresh one.
+	RequestID string
+	// Seat is, with notation, the seat the recorder says is moving (nil: whoever is to move).
+	Seat *uint32
+	// IncludeState asks RecordNotation and RecordMove to return the state after the move.
+	IncludeState bool
+}
+
+// RecordNotation records a move typed in the game's notation; the server parses it.
+func (c *Client) RecordNotation(ctx context.Context, gameID, notation string, w Write) (*tablelogv1.RecordMoveResponse, error) {
+	return unary(c, ctx, c.Raw.RecordMove, &tablelogv1.RecordMoveRequest{
+		GameId: gameID, Input: &tablelogv1.RecordMoveRequest_Notation{Notation: notation},
+		ExpectedVersion: w.ExpectedVersion, RequestId: requestID(w.RequestID), Seat: w.Seat,
+		IncludeState: w.IncludeState,
+	})
+}
+
+// RecordMove records a typed move.
+func (c *Client) RecordMove(ctx context.Context, gameID string, move *tablelogv1.Move, w Write) (*tablelogv1.RecordMoveResponse, error) {
+	return unary(c, ctx, c.Raw.RecordMove, &tablelogv1.RecordMoveRequest{
+		GameId: gameID, Input: &tablelogv1.RecordMoveRequest_Move{Move: move},
+		ExpectedVersion: w.ExpectedVersion, RequestId: requestID(w.RequestID), IncludeState: w.IncludeState,
+	})
+}
+
+// Undo takes back the last move in effect (a MoveUndone event; nothing is deleted).
+func (c *Client) Undo(ctx context.Context, gameID string, w Write, reason string) (*tablelogv1.UndoMoveResponse, error) {
+	return unary(c, ctx, c.Raw.UndoMove, &tablelogv1.UndoMoveRequest{
+		GameId: gameID, ExpectedVersion: w.ExpectedVersion, RequestId: requestID(w.RequestID), Reason: reason,
+	})
+}
+
+// Redo re-applies the most recently undone move.
+func (c *Client) Redo(ctx context.Context, gameID string, w Write) (*tablelogv1.RedoMoveResponse, error) {
+	return unary(c, ctx, c.Raw.RedoMove, &tablelogv1.RedoMoveRequest{
+		GameId: gameID, ExpectedVersion: w.ExpectedVersion, RequestId: requestID(w.RequestID),
+	})
+}
+
+// Abandon stops a game before its end.
+func (c *Client) Abandon(ctx context.Context, gameID string, w Write, reason string) (*tablelogv1.GameSummary, error) {
+	resp, err := unary(c, ctx, c.Raw.AbandonGame, &tablelogv1.AbandonGameRequest{
+		GameId: gameID, ExpectedVersion: w.ExpectedVersion, RequestId: requestID(w.RequestID), Reason: reason,
+	})
+	return resp.GetGame(), err
+}
+
+// State returns the state at a revision (0: the head) as viewer sees it (nil: spectator).
+func (c *Client) State(ctx context.Context, gameID string, revision uint64, viewer *tablelogv1.Viewer) (*tablelogv1.StateSnapshot, error) {
+	if viewer == nil {
+		viewer = Spectator
+	}
+	resp, err := unary(c, ctx, c.Raw.GetState, &tablelogv1.GetStateRequest{GameId: gameID, Revision: revision, Viewer: viewer})
+	return resp.GetState(), err
+}
+
+// LegalMoves is every legal move at a revision, every page collected.
+type LegalMoves struct {
+	Moves     []*tablelogv1.LegalMove
+	TotalSize uint32
+	ToMove    *tablelogv1.ToMove
+}
+
+// LegalMoves lists the legal moves at a revision (0: the head), typed and as notation.
+func (c *Client) LegalMoves(ctx context.Context, gameID string, revision uint64) (*LegalMoves, error) {
+	out := &LegalMoves{}
+	token := ""
+	for {
+		resp, err := unary(c, ctx, c.Raw.ListLegalMoves, &tablelogv1.ListLegalMovesRequest{GameId: gameID, Revision: revision, PageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		out.Moves = append(out.Moves, resp.GetMoves()...)
+		out.TotalSize, out.ToMove = resp.GetTotalSize(), resp.GetToMove()
+		if token = resp.GetNextPageToken(); token == "" {
+			return out, nil
+		}
+	}
+}
+
+// Replay yields each event between two revisions (to 0: the head) with the state after it.
+func (c *Client) Replay(ctx context.Context, gameID string, from, to uint64, viewer *tablelogv1.Viewer) iter.Seq2[*tablelogv1.ReplayGameResponse, error] {
+	if viewer == nil {
+		viewer = Spectator
+	}
+	return func(yield func(*tablelogv1.ReplayGameResponse, error) bool) {
+		ctx, cancel := context.WithCancel(c.streamContext(ctx))
+		defer cancel()
+		stream, err := c.Raw.ReplayGame(ctx, &tablelogv1.ReplayGameRequest{GameId: gameID, FromRevision: from, ToRevision: to, Viewer: viewer})
+		if err != nil {
+			yield(nil, wrap(err))
+			return
+		}
+		for {
+			resp, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, wrap(err))
+				return
+			}
+			if !yield(resp, nil) {
+				return
+			}
+		}
+	}
+}
+
+// WatchItem is one item of a watch: an update (Event and State set) or a heartbeat
+// (HeadRevision and Time set, Event nil).
+type WatchItem struct {
+	Event        *tablelogv1.Event
+	State        *tablelogv1.StateSnapshot
+	HeadRevision uint64
+	Time         *timestamppb.Timestamp
+}
+
+// IsHeartbeat tells a heartbeat from an update.
+func (w WatchItem) IsHeartbeat() bool { return w.Event == nil }
+
+// WatchOptions says where a watch starts and what it shows.
+type WatchOptions struct {
+	// From replays from this revision; 0: only what happens from now on.
+	From   uint64
+	Viewer *tablelogv1.Viewer // nil: spectator
+	// HeartbeatSeconds between heartbeats while nothing happens (0: the server's default).
+	HeartbeatSeconds uint32
+}
+
+// Watch replays from a revision, then follows the game live until ctx ends or the loop
+// stops; the end of ctx ends the sequence without an error.
+func (c *Client) Watch(ctx context.Context, gameID string, options WatchOptions) iter.Seq2[WatchItem, error] {
+	viewer := options.Viewer
+	if viewer == nil {
+		viewer = Spectator
+	}
+	return func(yield func(WatchItem, error) bool) {
+		ctx, cancel := context.WithCancel(c.streamContext(ctx))
+		defer cancel()
+		stream, err := c.Raw.WatchGame(ctx, &tablelogv1.WatchGameRequest{
+			GameId: gameID, FromRevision: options.From, Viewer: viewer, HeartbeatSeconds: options.HeartbeatSeconds,
+		})
+		if err != nil {
+			yield(WatchItem{}, wrap(err))
+			return
+		}
+		for {
+			resp, err := stream.Recv()
+			if err != nil {
+				if errors.Is(err, io.EOF) || ctx.Err() != nil {
+					return
+				}
+				yield(WatchItem{}, wrap(err))
+				return
+			}
+			var item WatchItem
+			if update := resp.GetUpdate(); update != nil {
+				item = WatchItem{Event: update.GetEvent(), State: update.GetState()}
+			} else if beat := resp.GetHeartbeat(); beat != nil {
+				item = WatchItem{HeadRevision: beat.GetHeadRevision(), Time: beat.GetTime()}
+			} else {
+				continue
+			}
+			if !yield(item, nil) {
+				return
+			}
+		}
+	}
+}
+
+// NewAnnotation is a comment and/or glyph ("!", "?", "!?", ...) anchored to a revision.
+type NewAnnotation struct {
+	Revision  uint64
+	Comment   string
+	Glyph     string
+	RequestID string
+}
+
+// Annotate adds an annotation; the move history's version does not change.
+func (c *Client) Annotate(ctx context.Context, gameID string, a NewAnnotation) (*tablelogv1.Annotation, error) {
+	resp, err := unary(c, ctx, c.Raw.AddAnnotation, &tablelogv1.AddAnnotationRequest{
+		GameId: gameID, Revision: a.Revision, Comment: a.Comment, Glyph: a.Glyph, RequestId: requestID(a.RequestID),
+	})
+	return resp.GetAnnotation(), err
+}
+
+// RemoveAnnotation withdraws an annotation (it stays in the audit log).
+func (c *Client) RemoveAnnotation(ctx context.Context, gameID, annotationID string) error {
+	_, err := unary(c, ctx, c.Raw.RemoveAnnotation, &tablelogv1.RemoveAnnotationRequest{
+		GameId: gameID, AnnotationId: annotationID, RequestId: NewRequestID(),
+	})
+	return err
+}
+
+// Annotations lists a game's annotations in effect, every page collected.
+func (c *Client) Annotations(ctx context.Context, gameID string) ([]*tablelogv1.Annotation, error) {
+	var out []*tablelogv1.Annotation
+	token := ""
+	for {
+		resp, err := unary(c, ctx, c.Raw.ListAnnotations, &tablelogv1.ListAnnotationsRequest{GameId: gameID, PageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.GetAnnotations()...)
+		if token = resp.GetNextPageToken(); token == "" {
+			return out, nil
+		}
+	}
+}
+
+// Audit returns every event of a game, undone moves included, every page collected.
+func (c *Client) Audit(ctx context.Context, gameID string) ([]*tablelogv1.AuditEntry, error) {
+	var out []*tablelogv1.AuditEntry
+	token := ""
+	for {
+		resp, err := unary(c, ctx, c.Raw.GetAuditLog, &tablelogv1.GetAuditLogRequest{GameId: gameID, PageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.GetEntries()...)
+		if token = resp.GetNextPageToken(); token == "" {
+			return out, nil
+		}
+	}
+}
+
+// Verify recomputes the hash chain and re-folds every move on the server.
+func (c *Client) Verify(ctx context.Context, gameID string) (*tablelogv1.VerifyGameResponse, error) {
+	return unary(c, ctx, c.Raw.VerifyGame, &tablelogv1.VerifyGameRequest{GameId: gameID})
+}
+
+// DescribeToMove renders whose decision it is as "seat:N", "chance" or "terminal".
+func DescribeToMove(toMove *tablelogv1.ToMove) string {
+	switch who := toMove.GetWho().(type) {
+	case *tablelogv1.ToMove_Seat:
+		return fmt.Sprintf("seat:%d", who.Seat)
+	case *tablelogv1.ToMove_Chance:
+		return "chance"
+	case *tablelogv1.ToMove_Terminal:
+		return "terminal"
+	default:
+		return "unspecified"
+	}
+}

@@ -1,0 +1,286 @@
+package tablelog_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+
+	tablelogv1 "github.com/tablelog/tablelog/clients/go/gen/tablelog/v1"
+	"github.com/tablelog/tablelog/clients/go/tablelog"
+)
+
+// fakeServer answers just enough of the API to exercise the wrapper; it has no rules.
+type fakeServer struct {
+	tablelogv1.UnimplementedTablelogServiceServer
+	headers      metadata.MD
+	lastRecord   *tablelogv1.RecordMoveRequest
+	watchStopped chan struct{}
+}
+
+func refusal(code codes.Code, reason string, md map[string]string) error {
+	st, err := status.New(code, "refused by the rules").WithDetails(&errdetails.ErrorInfo{
+		Reason: reason, Domain: "tablelog.v1", Metadata: md,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return st.Err()
+}
+
+func (f *fakeServer) CreateGame(ctx context.Context, req *tablelogv1.CreateGameRequest) (*tablelogv1.CreateGameResponse, error) {
+	f.headers, _ = metadata.FromIncomingContext(ctx)
+	if req.GetRequestId() == "" || req.GetMode() != tablelogv1.Mode_MODE_TABLE || len(req.GetPlayers()) != 2 {
+		return nil, status.Error(codes.InvalidArgument, "bad create request")
+	}
+	return &tablelogv1.CreateGameResponse{Game: &tablelogv1.GameSummary{GameId: "g1", Version: 1}}, nil
+}
+
+func (f *fakeServer) RecordMove(_ context.Context, req *tablelogv1.RecordMoveRequest) (*tablelogv1.RecordMoveResponse, error) {
+	f.lastRecord = req
+	if req.GetExpectedVersion() != 16 {
+		return nil, refusal(codes.FailedPrecondition, tablelog.ReasonStaleVersion, map[string]string{"current_version": "16"})
+	}
+	if req.GetNotation() == "take u u" {
+		return nil, refusal(codes.FailedPrecondition, tablelog.ReasonIllegalMove, map[string]string{"rule": "TAKE_TWO_NEEDS_FOUR"})
+	}
+	return &tablelogv1.RecordMoveResponse{Game: &tablelogv1.GameSummary{Version: 17}}, nil
+}
+
+func (f *fakeServer) ListLegalMoves(_ context.Context, req *tablelogv1.ListLegalMovesRequest) (*tablelogv1.ListLegalMovesResponse, error) {
+	if req.GetPageToken() == "" {
+		return &tablelogv1.ListLegalMovesResponse{Moves: []*tablelogv1.LegalMove{{Notation: "take w u g"}}, NextPageToken: "p2", TotalSize: 2}, nil
+	}
+	return &tablelogv1.ListLegalMovesResponse{Moves: []*tablelogv1.LegalMove{{Notation: "buy 1.1"}}, TotalSize: 2,
+		ToMove: &tablelogv1.ToMove{Who: &tablelogv1.ToMove_Seat{Seat: 0}}}, nil
+}
+
+func (f *fakeServer) ReplayGame(req *tablelogv1.ReplayGameRequest, stream grpc.ServerStreamingServer[tablelogv1.ReplayGameResponse]) error {
+	if req.GetViewer().GetSpectator() != true {
+		return status.Error(codes.InvalidArgument, "expected the spectator by default")
+	}
+	for revision := req.GetFromRevision(); revision <= req.GetToRevision(); revision++ {
+		if err := stream.Send(&tablelogv1.ReplayGameResponse{
+			Event: &tablelogv1.Event{Revision: revision},
+			State: &tablelogv1.StateSnapshot{Revision: revision},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fakeServer) WatchGame(req *tablelogv1.WatchGameRequest, stream grpc.ServerStreamingServer[tablelogv1.WatchGameResponse]) error {
+	defer close(f.watchStopped)
+	_ = stream.Send(&tablelogv1.WatchGameResponse{Item: &tablelogv1.WatchGameResponse_Heartbeat{
+		Heartbeat: &tablelogv1.Heartbeat{HeadRevision: req.GetFromRevision()}}})
+	_ = stream.Send(&tablelogv1.WatchGameResponse{Item: &tablelogv1.WatchGameResponse_Update{Update: &tablelogv1.ReplayGameResponse{
+		Event: &tablelogv1.Event{Revision: 9, Body: &tablelogv1.Event_MoveRecorded{MoveRecorded: &tablelogv1.MoveRecorded{Notation: "take w u g"}}},
+		State: &tablelogv1.StateSnapshot{Revision: 9},
+	}}})
+	<-stream.Context().Done() // follows the game until the client goes away
+	return nil
+}
+
+func (f *fakeServer) GetAuditLog(_ context.Context, req *tablelogv1.GetAuditLogRequest) (*tablelogv1.GetAuditLogResponse, error) {
+	if req.GetPageToken() == "" {
+		return &tablelogv1.GetAuditLogResponse{Entries: []*tablelogv1.AuditEntry{{Summary: "created"}}, NextPageToken: "x"}, nil
+	}
+	return &tablelogv1.GetAuditLogResponse{Entries: []*tablelogv1.AuditEntry{{Summary: "recorded", Undone: true}}}, nil
+}
+
+func (f *fakeServer) GetGame(context.Context, *tablelogv1.GetGameRequest) (*tablelogv1.GetGameResponse, error) {
+	return nil, status.Error(codes.NotFound, "no such game")
+}
+
+func start(t *testing.T) (*tablelog.Client, *fakeServer) {
+	t.Helper()
+	listener := bufconn.Listen(1 << 20)
+	server := grpc.NewServer()
+	fake := &fakeServer{watchStopped: make(chan struct{})}
+	tablelogv1.RegisterTablelogServiceServer(server, fake)
+	go func() { _ = server.Serve(listener) }()
+	t.Cleanup(server.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return listener.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return tablelog.New(conn, tablelog.WithUser("ada"), tablelog.WithClub("the club")), fake
+}
+
+func TestCreateGameSendsIdentityAndTableMode(t *testing.T) {
+	client, fake := start(t)
+	game, err := client.CreateGame(context.Background(), tablelog.NewGame{Game: "splendor", Players: []string{"ada", "bo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if game.GetVersion() != 1 {
+		t.Errorf("version %d", game.GetVersion())
+	}
+	if got := fake.headers.Get("x-tablelog-user"); !slices.Equal(got, []string{"ada"}) {
+		t.Errorf("user header %v", got)
+	}
+	if got := fake.headers.Get("x-tablelog-client"); len(got) != 1 || got[0] != tablelog.ClientName {
+		t.Errorf("client header %v", got)
+	}
+}
+
+func TestErrorsCarryTheReason(t *testing.T) {
+	client, fake := start(t)
+	ctx := context.Background()
+
+	_, err := client.RecordNotation(ctx, "g1", "take w r k", tablelog.Write{ExpectedVersion: 15})
+	if !errors.Is(err, tablelog.ErrStaleVersion) || errors.Is(err, tablelog.ErrIllegalMove) {
+		t.Fatalf("want STALE_VERSION, got %v", err)
+	}
+	var refused *tablelog.Error
+	if !errors.As(err, &refused) {
+		t.Fatalf("not a *tablelog.Error: %T", err)
+	}
+	if current, ok := refused.CurrentVersion(); !ok || current != 16 {
+		t.Errorf("current version %d %v", current, ok)
+	}
+	if refused.Code != codes.FailedPrecondition || status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("code %v", refused.Code)
+	}
+	if refused.Domain != "tablelog.v1" || refused.Message != "refused by the rules" {
+		t.Errorf("domain %q message %q", refused.Domain, refused.Message)
+	}
+	if fake.lastRecord.GetRequestId() == "" {
+		t.Error("no request id was sent")
+	}
+
+	_, err = client.RecordNotation(ctx, "g1", "take u u", tablelog.Write{ExpectedVersion: 16, RequestID: "r-1"})
+	if tablelog.Reason(err) != tablelog.ReasonIllegalMove || !errors.As(err, &refused) || refused.Rule() != "TAKE_TWO_NEEDS_FOUR" {
+		t.Fatalf("want ILLEGAL_MOVE TAKE_TWO_NEEDS_FOUR, got %v", err)
+	}
+	if fake.lastRecord.GetRequestId() != "r-1" {
+		t.Errorf("request id %q", fake.lastRecord.GetRequestId())
+	}
+
+	_, err = client.GetGame(ctx, "nope")
+	if tablelog.Reason(err) != "" || status.Code(err) != codes.NotFound {
+		t.Fatalf("want a bare NOT_FOUND, got %v", err)
+	}
+}
+
+func TestRecordTypedMove(t *testing.T) {
+	client, fake := start(t)
+	move := &tablelogv1.Move{Game: &tablelogv1.Move_Splendor{Splendor: &tablelogv1.SplendorMove{
+		Action: &tablelogv1.SplendorMove_TakeSame{TakeSame: &tablelogv1.SplendorTakeSame{Gem: tablelogv1.SplendorGem_SPLENDOR_GEM_RED}}},
+	}}
+	resp, err := client.RecordMove(context.Background(), "g1", move, tablelog.Write{ExpectedVersion: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetGame().GetVersion() != 17 || fake.lastRecord.GetMove().GetSplendor().GetTakeSame().GetGem() != tablelogv1.SplendorGem_SPLENDOR_GEM_RED {
+		t.Errorf("typed move not carried: %v", fake.lastRecord)
+	}
+}
+
+func TestPagesAreCollected(t *testing.T) {
+	client, _ := start(t)
+	legal, err := client.LegalMoves(context.Background(), "g1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notations []string
+	for _, move := range legal.Moves {
+		notations = append(notations, move.GetNotation())
+	}
+	if !slices.Equal(notations, []string{"take w u g", "buy 1.1"}) || legal.TotalSize != 2 || tablelog.DescribeToMove(legal.ToMove) != "seat:0" {
+		t.Errorf("legal moves %v %d %v", notations, legal.TotalSize, legal.ToMove)
+	}
+	entries, err := client.Audit(context.Background(), "g1")
+	if err != nil || len(entries) != 2 || !entries[1].GetUndone() {
+		t.Errorf("audit %v %v", entries, err)
+	}
+}
+
+func TestReplayIsARangeOverFunc(t *testing.T) {
+	client, _ := start(t)
+	var revisions []uint64
+	for item, err := range client.Replay(context.Background(), "g1", 2, 4, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		revisions = append(revisions, item.GetState().GetRevision())
+	}
+	if !slices.Equal(revisions, []uint64{2, 3, 4}) {
+		t.Errorf("revisions %v", revisions)
+	}
+}
+
+func TestWatchStopsWhenTheLoopDoes(t *testing.T) {
+	client, fake := start(t)
+	var seen []string
+	for item, err := range client.Watch(context.Background(), "g1", tablelog.WatchOptions{From: 8}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if item.IsHeartbeat() {
+			seen = append(seen, "heartbeat")
+			continue
+		}
+		seen = append(seen, item.Event.GetMoveRecorded().GetNotation())
+		break
+	}
+	if !slices.Equal(seen, []string{"heartbeat", "take w u g"}) {
+		t.Errorf("seen %v", seen)
+	}
+	select {
+	case <-fake.watchStopped:
+	case <-time.After(5 * time.Second):
+		t.Error("the server's stream was not cancelled")
+	}
+}
+
+func TestWatchEndsQuietlyWithItsContext(t *testing.T) {
+	client, _ := start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	items := 0
+	for _, err := range client.Watch(ctx, "g1", tablelog.WatchOptions{}) {
+		if err != nil {
+			t.Fatalf("a cancelled watch reported %v", err)
+		}
+		items++
+		cancel()
+	}
+	if items == 0 {
+		t.Error("nothing was watched")
+	}
+}
+
+func TestDescribeToMoveAndViewers(t *testing.T) {
+	cases := map[string]*tablelogv1.ToMove{
+		"seat:2":      {Who: &tablelogv1.ToMove_Seat{Seat: 2}},
+		"chance":      {Who: &tablelogv1.ToMove_Chance{Chance: true}},
+		"terminal":    {Who: &tablelogv1.ToMove_Terminal{Terminal: true}},
+		"unspecified": nil,
+	}
+	for want, toMove := range cases {
+		if got := tablelog.DescribeToMove(toMove); got != want {
+			t.Errorf("%v: got %q, want %q", toMove, got, want)
+		}
+	}
+	if tablelog.Seat(1).GetSeat() != 1 || !tablelog.Full.GetFull() || !tablelog.Spectator.GetSpectator() {
+		t.Error("viewers")
+	}
+	if a, b := tablelog.NewRequestID(), tablelog.NewRequestID(); a == b || len(a) != 36 {
+		t.Errorf("request ids %q %q", a, b)
+	}
+}

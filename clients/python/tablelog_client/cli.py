@@ -1,0 +1,540 @@
+"""`tablelog`: record, replay, watch and check games from a terminal.
+
+A thin client: it sends text and prints what the server answers. Subcommands contributed by
+other installed packages (`tablelog serve`, from the service) are found through the entry
+point group "tablelog.commands": each entry is a function that adds its subparser."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from importlib.metadata import entry_points
+from typing import Any, TextIO
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from tablelog.v1 import events_pb2, game_pb2, service_pb2
+from tablelog_client.sdk import DEFAULT_ADDRESS, MODES, STATUSES, Client, TablelogError
+
+Handler = Callable[[argparse.Namespace, Client], int]
+PLUGIN_GROUP = "tablelog.commands"
+
+
+def to_json(message: Message) -> str:
+    return json.dumps(json_format.MessageToDict(message), separators=(",", ":"))
+
+
+def print_json(message: Message, out: TextIO | None = None) -> None:
+    print(json.dumps(json_format.MessageToDict(message), indent=2), file=out or sys.stdout)
+
+
+def who_moves(to_move: game_pb2.ToMove, players: Sequence[str]) -> str:
+    kind = to_move.WhichOneof("who")
+    if kind == "seat":
+        seat = to_move.seat
+        return players[seat] if seat < len(players) else f"seat {seat}"
+    if kind == "chance":
+        return "the table (a reveal)"
+    return "nobody (game over)"
+
+
+def describe_game(game: service_pb2.GameSummary) -> str:
+    players = [p.name for p in game.players]
+    status = service_pb2.GameStatus.Name(game.status).removeprefix("GAME_STATUS_").lower()
+    mode = game_pb2.Mode.Name(game.mode).removeprefix("MODE_").lower()
+    line = (
+        f"{game.game_id}  {game.game}  {', '.join(players)}  [{mode}]  {status.replace('_', ' ')}"
+        f"  version {game.version}  moves {game.move_count}"
+    )
+    if game.status == service_pb2.GAME_STATUS_IN_PROGRESS:
+        line += f"  to move: {who_moves(game.to_move, players)}"
+    if game.title:
+        line += f"  “{game.title}”"
+    return line
+
+
+def describe_event(event: events_pb2.Event) -> str:
+    body = event.WhichOneof("body") or "?"
+    if body == "move_recorded":
+        dealt = " (dealt)" if event.move_recorded.dealt else ""
+        return f"{event.move_recorded.notation}{dealt}"
+    if body == "move_undone":
+        return f"undo of revision {event.move_undone.undone_revision}"
+    if body == "move_redone":
+        return f"redo of revision {event.move_redone.redone_revision}"
+    if body == "annotation_added":
+        note = event.annotation_added
+        return f"annotation on {note.revision}: {note.glyph} {note.comment}".rstrip()
+    if body == "game_ended":
+        winners = ", ".join(str(w) for w in event.game_ended.result.winners)
+        return f"game over (winning seats: {winners or 'none'})"
+    return body.replace("_", " ")
+
+
+def show_snapshot(state: service_pb2.StateSnapshot, players: Sequence[str]) -> str:
+    header = f"revision {state.revision} · to move: {who_moves(state.to_move, players)}"
+    return f"{header}\n{state.text.rstrip()}"
+
+
+# ------------------------------------------------------------------ commands
+
+
+def cmd_games(args: argparse.Namespace, client: Client) -> int:
+    types = client.game_types()
+    if args.json:
+        print_json(service_pb2.ListGameTypesResponse(games=types))
+        return 0
+    for info in types:
+        modes = "/".join(game_pb2.Mode.Name(m).removeprefix("MODE_").lower() for m in info.modes)
+        print(
+            f"{info.name:20} {info.title} ({info.min_players}-{info.max_players} players; {modes})"
+        )
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, client: Client) -> int:
+    games = list(client.list_games(args.game or "", args.status or ""))
+    if args.json:
+        print_json(service_pb2.ListGamesResponse(games=games))
+        return 0
+    for game in games:
+        print(describe_game(game))
+    if not games:
+        print("no games yet: tablelog new splendor Ann Bob")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace, client: Client) -> int:
+    game = client.get_game(args.game_id)
+    if args.json:
+        print_json(game)
+    else:
+        print(describe_game(game))
+    return 0
+
+
+def _options(game: str, pairs: Sequence[str]) -> game_pb2.GameOptions | None:
+    if not pairs:
+        return None
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        values[key.strip()] = (
+            json.loads(value)
+            if value.strip()[:1] in '0123456789tf[{"' and value.strip() not in ("",)
+            else value
+        )
+    options = game_pb2.GameOptions()
+    field = game.replace("-", "_")
+    json_format.ParseDict({field: values}, options)
+    return options
+
+
+def cmd_new(args: argparse.Namespace, client: Client) -> int:
+    try:
+        options = _options(args.game, args.option or [])
+    except (json_format.ParseError, ValueError) as exc:
+        print(f"error: bad --option: {exc}", file=sys.stderr)
+        return 2
+    game = client.create_game(
+        args.game, args.players, mode=args.mode, title=args.title or "", options=options
+    )
+    if args.json:
+        print_json(game)
+    else:
+        print(describe_game(game))
+        print(
+            f"record with: tablelog move {game.game_id} '<move>'   (tablelog legal {game.game_id})"
+        )
+    return 0
+
+
+def _print_change(args: argparse.Namespace, response: Any, verb: str) -> int:
+    if args.json:
+        print_json(response)
+        return 0
+    for event in response.events:
+        dealt = event.WhichOneof("body") == "move_recorded" and event.move_recorded.dealt
+        label = "dealt" if dealt else verb
+        print(f"{label}: {describe_event(event)}  (revision {event.revision})")
+    print(describe_game(response.game))
+    return 0
+
+
+def cmd_move(args: argparse.Namespace, client: Client) -> int:
+    notation = " ".join(args.notation)
+    response = client.record(
+        args.game_id, notation, expected_version=args.expect_version, seat=args.seat
+    )
+    return _print_change(args, response, "recorded")
+
+
+def cmd_undo(args: argparse.Namespace, client: Client) -> int:
+    response = client.undo(args.game_id, expected_version=args.expect_version, reason=args.reason)
+    return _print_change(args, response, "undone")
+
+
+def cmd_redo(args: argparse.Namespace, client: Client) -> int:
+    response = client.redo(args.game_id, expected_version=args.expect_version)
+    return _print_change(args, response, "redone")
+
+
+def cmd_show(args: argparse.Namespace, client: Client) -> int:
+    state = client.state(args.game_id, args.revision, seat=args.seat, full=args.full)
+    if args.json:
+        print_json(state)
+        return 0
+    players = [p.name for p in client.get_game(args.game_id).players]
+    print(show_snapshot(state, players))
+    return 0
+
+
+def cmd_legal(args: argparse.Namespace, client: Client) -> int:
+    to_move, moves = client.legal_moves(args.game_id, args.revision)
+    if args.json:
+        print_json(
+            service_pb2.ListLegalMovesResponse(moves=moves, to_move=to_move, total_size=len(moves))
+        )
+        return 0
+    players = [p.name for p in client.get_game(args.game_id).players]
+    print(f"to move: {who_moves(to_move, players)}; {len(moves)} legal moves")
+    for move in moves:
+        print(f"  {move.notation}")
+    return 0
+
+
+def _replay_frames(
+    client: Client, args: argparse.Namespace
+) -> list[service_pb2.ReplayGameResponse]:
+    return list(
+        client.replay(
+            args.game_id, args.from_revision, args.to_revision, seat=args.seat, full=args.full
+        )
+    )
+
+
+def cmd_replay(args: argparse.Namespace, client: Client) -> int:
+    frames = list(
+        client.replay(
+            args.game_id, args.from_revision, args.to_revision, seat=args.seat, full=args.full
+        )
+    )
+    players = [p.name for p in client.get_game(args.game_id).players]
+    if args.json:
+        for frame in frames:
+            print(to_json(frame))
+        return 0
+    interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
+    if not interactive:
+        for frame in frames:
+            print(f"== event {frame.event.sequence}: {describe_event(frame.event)}")
+            print(show_snapshot(frame.state, players))
+            print()
+        return 0
+    return _step_through(frames, players)
+
+
+def _step_through(frames: list[service_pb2.ReplayGameResponse], players: Sequence[str]) -> int:
+    index = 0
+    help_line = "[enter/n] next  [p] back  [<revision>] jump  [f]irst  [l]ast  [q]uit"
+    while frames:
+        frame = frames[index]
+        print("\033[2J\033[H", end="")
+        last = frames[-1].event.sequence
+        print(f"event {frame.event.sequence}/{last}: {describe_event(frame.event)}")
+        print(show_snapshot(frame.state, players))
+        print(help_line)
+        try:
+            key = input("> ").strip().lower()
+        except EOFError:
+            return 0
+        if key in ("", "n"):
+            index = min(index + 1, len(frames) - 1)
+        elif key == "p":
+            index = max(index - 1, 0)
+        elif key == "f":
+            index = 0
+        elif key == "l":
+            index = len(frames) - 1
+        elif key == "q":
+            return 0
+        elif key.isdigit():
+            wanted = int(key)
+            matches = [i for i, f in enumerate(frames) if f.state.revision == wanted]
+            index = matches[-1] if matches else index
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace, client: Client) -> int:
+    game = client.get_game(args.game_id)
+    players = [p.name for p in game.players]
+    if not args.json:
+        print(describe_game(game), flush=True)
+    for item in client.watch(
+        args.game_id, args.from_revision, heartbeat_seconds=args.heartbeat, timeout=args.timeout
+    ):
+        if args.json:
+            print(to_json(item), flush=True)
+        elif item.WhichOneof("item") == "heartbeat":
+            if args.verbose:
+                print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
+        else:
+            update = item.update
+            print(f"revision {update.event.revision}: {describe_event(update.event)}", flush=True)
+            if args.show:
+                print(show_snapshot(update.state, players), flush=True)
+        if (
+            item.WhichOneof("item") == "update"
+            and item.update.event.WhichOneof("body") in ("game_ended", "game_abandoned")
+            and not args.follow
+        ):
+            return 0
+    return 0
+
+
+def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
+    note = client.annotate(
+        args.game_id, " ".join(args.comment), glyph=args.glyph, revision=args.revision
+    )
+    if args.json:
+        print_json(note)
+    else:
+        print(f"annotation {note.annotation_id} on revision {note.revision}")
+    return 0
+
+
+def cmd_annotations(args: argparse.Namespace, client: Client) -> int:
+    notes = client.annotations(args.game_id)
+    if args.json:
+        print_json(service_pb2.ListAnnotationsResponse(annotations=notes))
+        return 0
+    for note in notes:
+        by = f"— {note.actor.user} [{note.annotation_id}]"
+        print(f"revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace, client: Client) -> int:
+    entries = client.audit(args.game_id)
+    if args.json:
+        print_json(service_pb2.GetAuditLogResponse(entries=entries))
+        return 0
+    for entry in entries:
+        event = entry.event
+        when = event.time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S")
+        flag = "  [undone]" if entry.undone else ""
+        client_name = f" via {event.actor.client}" if event.actor.client else ""
+        where = f"{event.sequence:>5} r{event.revision:<4} {when}"
+        print(f"{where}  {entry.summary}{flag}{client_name}  #{event.hash.hex()[:12]}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, client: Client) -> int:
+    result = client.verify(args.game_id)
+    if args.json:
+        print_json(result)
+    elif result.ok:
+        dealt = (
+            f"; {result.dealt_moves_checked} dealt outcomes re-drawn from the seed"
+            if result.dealt_moves_checked
+            else ""
+        )
+        checked = f"{result.events_checked} events"
+        print(f"ok: {checked}, hash chain intact, every move re-validated{dealt}")
+    else:
+        where = f"event {result.first_bad_sequence} (revision {result.first_bad_revision})"
+        print(f"NOT OK at {where}: {result.problem}")
+    return 0 if result.ok else 1
+
+
+def cmd_export(args: argparse.Namespace, client: Client) -> int:
+    lines = [to_json(event) + "\n" for event in client.export(args.game_id)]
+    if args.output in (None, "-"):
+        sys.stdout.writelines(lines)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.writelines(lines)
+    return 0
+
+
+def _read_events(lines: Iterable[str]) -> list[events_pb2.Event]:
+    events = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        event = events_pb2.Event()
+        try:
+            json_format.Parse(line, event)
+        except json_format.ParseError as exc:
+            raise ValueError(f"line {number}: {exc}") from exc
+        events.append(event)
+    return events
+
+
+def cmd_import(args: argparse.Namespace, client: Client) -> int:
+    try:
+        if args.file == "-":
+            events = _read_events(sys.stdin)
+        else:
+            with open(args.file, encoding="utf-8") as handle:
+                events = _read_events(handle)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    game = client.import_events(events)
+    if args.json:
+        print_json(game)
+    else:
+        print(f"imported as {game.game_id}")
+        print(describe_game(game))
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--address",
+        default=None,
+        help=f"server address (default: $TABLELOG_ADDRESS or {DEFAULT_ADDRESS})",
+    )
+    common.add_argument(
+        "--user", default=None, help="who you are (default: $TABLELOG_USER or your login)"
+    )
+    common.add_argument("--json", action="store_true", help="print the server's answer as JSON")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tablelog", description="Record tabletop games move by move (a tablelog client)."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = _common()
+
+    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        command.set_defaults(handler=handler)
+        return command
+
+    add("games", cmd_games, "the game types the server knows")
+    command = add("list", cmd_list, "the games recorded on the server, newest first")
+    command.add_argument("--game", help="only this game type")
+    command.add_argument("--status", choices=sorted(STATUSES))
+    command = add("info", cmd_info, "one game's summary (players, version, whose turn)")
+    command.add_argument("game_id")
+    command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
+    command.add_argument("game")
+    command.add_argument("players", nargs="+")
+    command.add_argument(
+        "--mode",
+        choices=sorted(MODES),
+        default="table",
+        help="table: you type what was revealed; dealt: the server deals",
+    )
+    command.add_argument("--title")
+    command.add_argument(
+        "--option", action="append", metavar="NAME=VALUE", help="a game option (repeatable)"
+    )
+    for name, handler, text in (
+        ("move", cmd_move, "record a move in the game's notation"),
+        ("undo", cmd_undo, "take back the last move"),
+        ("redo", cmd_redo, "re-apply the last undone move"),
+    ):
+        command = add(name, handler, text)
+        command.add_argument("game_id")
+        if name == "move":
+            command.add_argument("notation", nargs="+")
+            command.add_argument("--seat", type=int, help="the seat you say is moving")
+        if name == "undo":
+            command.add_argument("--reason", default="")
+        command.add_argument(
+            "--expect-version",
+            type=int,
+            default=None,
+            help="the version you saw (default: fetch the current one)",
+        )
+    command = add("show", cmd_show, "the state as the server renders it")
+    command.add_argument("game_id")
+    command.add_argument("--revision", type=int, default=0, help="default: the head")
+    command.add_argument("--seat", type=int, help="show as this seat sees it")
+    command.add_argument("--full", action="store_true", help="everything, hidden info too")
+    command = add("legal", cmd_legal, "the legal moves, in notation")
+    command.add_argument("game_id")
+    command.add_argument("--revision", type=int, default=0)
+    command = add("replay", cmd_replay, "step through a game, forward and back")
+    command.add_argument("game_id")
+    command.add_argument("--all", action="store_true", help="print every revision and exit")
+    command.add_argument(
+        "--step", action="store_true", help="step with keys read from stdin, even from a pipe"
+    )
+    command.add_argument("--from", dest="from_revision", type=int, default=0)
+    command.add_argument("--to", dest="to_revision", type=int, default=0)
+    command.add_argument("--seat", type=int)
+    command.add_argument("--full", action="store_true")
+    command = add("watch", cmd_watch, "follow a game live")
+    command.add_argument("game_id")
+    command.add_argument(
+        "--from", dest="from_revision", type=int, default=0, help="replay from this revision first"
+    )
+    command.add_argument("--show", action="store_true", help="print the state after each event")
+    command.add_argument("--follow", action="store_true", help="keep watching after the end")
+    command.add_argument("--heartbeat", type=int, default=15)
+    command.add_argument("--timeout", type=float, default=None, help="stop after N seconds")
+    command.add_argument("--verbose", action="store_true", help="print heartbeats")
+    command = add("annotate", cmd_annotate, "comment on a revision")
+    command.add_argument("game_id")
+    command.add_argument("comment", nargs="*")
+    command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
+    command.add_argument("--revision", type=int, default=0, help="default: the head")
+    command = add("annotations", cmd_annotations, "a game's annotations")
+    command.add_argument("game_id")
+    command = add("audit", cmd_audit, "every event, undone moves included")
+    command.add_argument("game_id")
+    command = add("verify", cmd_verify, "re-check the hash chain and re-validate every move")
+    command.add_argument("game_id")
+    command = add("export", cmd_export, "the events as JSON lines")
+    command.add_argument("game_id")
+    command.add_argument("-o", "--output", help="file (default: stdout)")
+    command = add("import", cmd_import, "import exported JSON lines as a new game")
+    command.add_argument("file", help="a file of JSON lines, or - for stdin")
+
+    for plugin in entry_points(group=PLUGIN_GROUP):
+        try:
+            register = plugin.load()
+        except ImportError as exc:  # a broken plugin must not take the client down
+            print(f"warning: tablelog command {plugin.name!r} unavailable: {exc}", file=sys.stderr)
+            continue
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is not None:  # a plugin command runs itself
+        code: int = args.run(args)
+        return code
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        with Client(args.address, user=args.user, client_name="tablelog-cli/0.1") as client:
+            return handler(args, client)
+    except TablelogError as error:
+        print(f"error: {error}", file=sys.stderr)
+        details = [error.reason] + [f"{k}={v}" for k, v in sorted(error.metadata.items())]
+        print(f"  ({error.code.name}: {' '.join(d for d in details if d)})", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,412 @@
+"""The SDK: one `Client` per server address, one method per RPC, errors as `TablelogError`
+with the server's stable reason and details.
+
+Every change carries a fresh request id (an idempotency key); the client retries a change
+that failed with UNAVAILABLE using the same id, so it is never stored twice."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import grpc
+
+# googleapis-common-protos publishes no type stubs.
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status
+
+from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+CLIENT_NAME = "tablelog-python/0.1"
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+T = TypeVar("T")
+
+MODES = {"table": game_pb2.MODE_TABLE, "dealt": game_pb2.MODE_DEALT}
+STATUSES = {
+    "in-progress": service_pb2.GAME_STATUS_IN_PROGRESS,
+    "ended": service_pb2.GAME_STATUS_ENDED,
+    "abandoned": service_pb2.GAME_STATUS_ABANDONED,
+}
+
+
+class TablelogError(Exception):
+    """A refusal from the server: gRPC code, stable reason (ILLEGAL_MOVE, STALE_VERSION, ...),
+    metadata (rule, current_version, candidates ...) and field violations."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        reason: str = "",
+        metadata: dict[str, str] | None = None,
+        violations: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reason = reason
+        self.metadata = dict(metadata or {})
+        self.violations = list(violations)
+
+    @classmethod
+    def from_rpc_error(cls, error: grpc.RpcError) -> TablelogError:
+        call: Any = error
+        code = call.code() if hasattr(call, "code") else grpc.StatusCode.UNKNOWN
+        message = call.details() if hasattr(call, "details") else str(error)
+        reason, metadata, violations = "", {}, []
+        try:
+            status = rpc_status.from_call(call)
+        except (ValueError, AttributeError):
+            status = None
+        if status is not None:
+            message = status.message or message
+            for detail in status.details:
+                if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                    info = error_details_pb2.ErrorInfo()
+                    detail.Unpack(info)
+                    reason, metadata = info.reason, dict(info.metadata)
+                elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                    bad = error_details_pb2.BadRequest()
+                    detail.Unpack(bad)
+                    violations += [(v.field, v.description) for v in bad.field_violations]
+        return cls(code, message or code.name, reason, metadata, violations)
+
+    def __str__(self) -> str:
+        return self.message
+
+    @property
+    def current_version(self) -> int | None:
+        value = self.metadata.get("current_version")
+        return int(value) if value else None
+
+
+def resolve_address(address: str | None = None) -> str:
+    return address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
+
+
+class Client:
+    """A connection to one tablelog server."""
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        user: str | None = None,
+        club: str | None = None,
+        timeout: float = 30.0,
+        client_name: str = CLIENT_NAME,
+    ) -> None:
+        self.address = resolve_address(address)
+        self.timeout = timeout
+        self._channel = grpc.insecure_channel(
+            self.address,
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ],
+        )
+        self.stub = service_pb2_grpc.TablelogServiceStub(self._channel)
+        who = user or os.environ.get("TABLELOG_USER") or _login()
+        self.metadata: tuple[tuple[str, str], ...] = (
+            ("x-tablelog-user", who),
+            ("x-tablelog-club", club or os.environ.get("TABLELOG_CLUB", "")),
+            ("x-tablelog-client", client_name),
+        )
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- plumbing
+
+    def _call(self, method: Callable[..., T], request: Any, *, retry: bool = False) -> T:
+        attempts = 3 if retry else 1
+        for attempt in range(attempts):
+            try:
+                return method(request, timeout=self.timeout, metadata=self.metadata)
+            except grpc.RpcError as exc:
+                code = exc.code() if hasattr(exc, "code") else None
+                if code == grpc.StatusCode.UNAVAILABLE and attempt + 1 < attempts:
+                    time.sleep(0.2 * (attempt + 1))
+                    continue
+                raise TablelogError.from_rpc_error(exc) from None
+        raise AssertionError("unreachable")
+
+    def _stream(self, method: Callable[..., Any], request: Any, timeout: float | None) -> Any:
+        try:
+            yield from method(request, timeout=timeout, metadata=self.metadata)
+        except grpc.RpcError as exc:
+            raise TablelogError.from_rpc_error(exc) from None
+
+    @staticmethod
+    def request_id() -> str:
+        return uuid.uuid4().hex
+
+    def _version(self, game_id: str, expected_version: int | None) -> int:
+        """The version to expect: the caller's, else the game's current one (GetGame)."""
+        if expected_version is not None:
+            return expected_version
+        return int(self.get_game(game_id).version)
+
+    # -------------------------------------------------------------- games
+
+    def game_types(self) -> list[game_pb2.GameInfo]:
+        response = self._call(self.stub.ListGameTypes, service_pb2.ListGameTypesRequest())
+        return list(response.games)
+
+    def create_game(
+        self,
+        game: str,
+        players: Sequence[str],
+        *,
+        mode: str = "table",
+        title: str = "",
+        options: game_pb2.GameOptions | None = None,
+        request_id: str | None = None,
+    ) -> service_pb2.GameSummary:
+        request = service_pb2.CreateGameRequest(
+            game=game,
+            players=[events_pb2.Player(name=p) for p in players],
+            mode=MODES[mode],
+            title=title,
+            options=options,
+            request_id=request_id or self.request_id(),
+        )
+        return self._call(self.stub.CreateGame, request, retry=True).game
+
+    def get_game(self, game_id: str) -> service_pb2.GameSummary:
+        return self._call(self.stub.GetGame, service_pb2.GetGameRequest(game_id=game_id)).game
+
+    def list_games(
+        self, game: str = "", status: str = "", page_size: int = 100
+    ) -> Iterator[service_pb2.GameSummary]:
+        token = ""
+        while True:
+            response = self._call(
+                self.stub.ListGames,
+                service_pb2.ListGamesRequest(
+                    game=game,
+                    status=STATUSES.get(status, service_pb2.GAME_STATUS_UNSPECIFIED),
+                    page_size=page_size,
+                    page_token=token,
+                ),
+            )
+            yield from response.games
+            token = response.next_page_token
+            if not token:
+                return
+
+    # -------------------------------------------------------------- changes
+
+    def record(
+        self,
+        game_id: str,
+        notation: str | None = None,
+        *,
+        move: game_pb2.Move | None = None,
+        expected_version: int | None = None,
+        seat: int | None = None,
+        request_id: str | None = None,
+    ) -> service_pb2.RecordMoveResponse:
+        """Record a move by notation (or typed). Without `expected_version` the current
+        version is fetched first (GetGame)."""
+        request = service_pb2.RecordMoveRequest(
+            game_id=game_id,
+            expected_version=self._version(game_id, expected_version),
+            request_id=request_id or self.request_id(),
+            seat=seat,
+        )
+        if move is not None:
+            request.move.CopyFrom(move)
+        else:
+            request.notation = notation or ""
+        return self._call(self.stub.RecordMove, request, retry=True)
+
+    def undo(
+        self,
+        game_id: str,
+        *,
+        expected_version: int | None = None,
+        reason: str = "",
+        request_id: str | None = None,
+    ) -> service_pb2.UndoMoveResponse:
+        request = service_pb2.UndoMoveRequest(
+            game_id=game_id,
+            expected_version=self._version(game_id, expected_version),
+            request_id=request_id or self.request_id(),
+            reason=reason,
+        )
+        return self._call(self.stub.UndoMove, request, retry=True)
+
+    def redo(
+        self, game_id: str, *, expected_version: int | None = None, request_id: str | None = None
+    ) -> service_pb2.RedoMoveResponse:
+        request = service_pb2.RedoMoveRequest(
+            game_id=game_id,
+            expected_version=self._version(game_id, expected_version),
+            request_id=request_id or self.request_id(),
+        )
+        return self._call(self.stub.RedoMove, request, retry=True)
+
+    def abandon(
+        self, game_id: str, *, expected_version: int | None = None, reason: str = ""
+    ) -> service_pb2.GameSummary:
+        request = service_pb2.AbandonGameRequest(
+            game_id=game_id,
+            expected_version=self._version(game_id, expected_version),
+            request_id=self.request_id(),
+            reason=reason,
+        )
+        return self._call(self.stub.AbandonGame, request, retry=True).game
+
+    def annotate(
+        self, game_id: str, comment: str = "", *, glyph: str = "", revision: int = 0
+    ) -> service_pb2.Annotation:
+        request = service_pb2.AddAnnotationRequest(
+            game_id=game_id,
+            revision=revision,
+            comment=comment,
+            glyph=glyph,
+            request_id=self.request_id(),
+        )
+        return self._call(self.stub.AddAnnotation, request, retry=True).annotation
+
+    def remove_annotation(self, game_id: str, annotation_id: str) -> None:
+        request = service_pb2.RemoveAnnotationRequest(
+            game_id=game_id, annotation_id=annotation_id, request_id=self.request_id()
+        )
+        self._call(self.stub.RemoveAnnotation, request, retry=True)
+
+    def import_events(
+        self, events: Sequence[events_pb2.Event], request_id: str | None = None
+    ) -> service_pb2.GameSummary:
+        request = service_pb2.ImportGameRequest(
+            events=list(events), request_id=request_id or self.request_id()
+        )
+        return self._call(self.stub.ImportGame, request, retry=True).game
+
+    # -------------------------------------------------------------- reads
+
+    @staticmethod
+    def viewer(seat: int | None = None, full: bool = False) -> service_pb2.Viewer:
+        if full:
+            return service_pb2.Viewer(full=True)
+        if seat is not None:
+            return service_pb2.Viewer(seat=seat)
+        return service_pb2.Viewer(spectator=True)
+
+    def state(
+        self, game_id: str, revision: int = 0, *, seat: int | None = None, full: bool = False
+    ) -> service_pb2.StateSnapshot:
+        request = service_pb2.GetStateRequest(
+            game_id=game_id, revision=revision, viewer=self.viewer(seat, full)
+        )
+        return self._call(self.stub.GetState, request).state
+
+    def legal_moves(
+        self, game_id: str, revision: int = 0
+    ) -> tuple[game_pb2.ToMove, list[service_pb2.LegalMove]]:
+        moves: list[service_pb2.LegalMove] = []
+        token = ""
+        while True:
+            response = self._call(
+                self.stub.ListLegalMoves,
+                service_pb2.ListLegalMovesRequest(
+                    game_id=game_id, revision=revision, page_size=1000, page_token=token
+                ),
+            )
+            moves += response.moves
+            token = response.next_page_token
+            if not token:
+                return response.to_move, moves
+
+    def replay(
+        self,
+        game_id: str,
+        from_revision: int = 0,
+        to_revision: int = 0,
+        *,
+        seat: int | None = None,
+        full: bool = False,
+    ) -> Iterator[service_pb2.ReplayGameResponse]:
+        request = service_pb2.ReplayGameRequest(
+            game_id=game_id,
+            from_revision=from_revision,
+            to_revision=to_revision,
+            viewer=self.viewer(seat, full),
+        )
+        stream: Iterator[service_pb2.ReplayGameResponse] = self._stream(
+            self.stub.ReplayGame, request, self.timeout * 10
+        )
+        return stream
+
+    def watch(
+        self,
+        game_id: str,
+        from_revision: int = 0,
+        *,
+        heartbeat_seconds: int = 15,
+        seat: int | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[service_pb2.WatchGameResponse]:
+        request = service_pb2.WatchGameRequest(
+            game_id=game_id,
+            from_revision=from_revision,
+            heartbeat_seconds=heartbeat_seconds,
+            viewer=self.viewer(seat),
+        )
+        stream: Iterator[service_pb2.WatchGameResponse] = self._stream(
+            self.stub.WatchGame, request, timeout
+        )
+        return stream
+
+    def annotations(self, game_id: str) -> list[service_pb2.Annotation]:
+        found: list[service_pb2.Annotation] = []
+        token = ""
+        while True:
+            response = self._call(
+                self.stub.ListAnnotations,
+                service_pb2.ListAnnotationsRequest(
+                    game_id=game_id, page_size=1000, page_token=token
+                ),
+            )
+            found += response.annotations
+            token = response.next_page_token
+            if not token:
+                return found
+
+    def audit(self, game_id: str) -> list[service_pb2.AuditEntry]:
+        entries: list[service_pb2.AuditEntry] = []
+        token = ""
+        while True:
+            response = self._call(
+                self.stub.GetAuditLog,
+                service_pb2.GetAuditLogRequest(game_id=game_id, page_size=1000, page_token=token),
+            )
+            entries += response.entries
+            token = response.next_page_token
+            if not token:
+                return entries
+
+    def export(self, game_id: str) -> list[events_pb2.Event]:
+        return [entry.event for entry in self.audit(game_id)]
+
+    def verify(self, game_id: str) -> service_pb2.VerifyGameResponse:
+        return self._call(self.stub.VerifyGame, service_pb2.VerifyGameRequest(game_id=game_id))
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "anonymous"

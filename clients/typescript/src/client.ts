@@ -1,0 +1,479 @@
+import { randomUUID } from "node:crypto";
+
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+
+import { TablelogError } from "./errors.js";
+import type { Event } from "./gen/tablelog/v1/events_pb.js";
+import {
+  Mode,
+  MoveSchema,
+  type GameInfo,
+  type GameOptionsSchema,
+  type Move,
+  type ToMove,
+} from "./gen/tablelog/v1/game_pb.js";
+import {
+  GameStatus,
+  TablelogService,
+  ViewerSchema,
+  type Annotation,
+  type AuditEntry,
+  type GameSummary,
+  type LegalMove,
+  type RecordMoveResponse,
+  type RedoMoveResponse,
+  type ReplayGameResponse,
+  type StateSnapshot,
+  type UndoMoveResponse,
+  type VerifyGameResponse,
+  type Viewer,
+} from "./gen/tablelog/v1/service_pb.js";
+
+/** The client name and version recorded in every event this client appends. */
+export const CLIENT_NAME = "tablelog-ts/0.1.0";
+
+/** The default server address, as for every tablelog client. */
+export const DEFAULT_ADDRESS = "127.0.0.1:50051";
+
+/** A move-history version; numbers are accepted, bigints are returned. */
+export type Version = bigint | number;
+
+/** Who looks at a state: a seat (0-based), a spectator, or everything (admins, audit). */
+export type ViewerSpec = "spectator" | "full" | { seat: number };
+
+/** A typed move: a tablelog.v1.Move, or its initializer. */
+export type MoveInput = Move | MessageInitShape<typeof MoveSchema>;
+
+export interface ClientOptions {
+  /** host:port; default $TABLELOG_ADDRESS or 127.0.0.1:50051. */
+  address?: string;
+  /** Who is recording (the event's actor.user). */
+  user?: string;
+  /** The club the recorder belongs to (actor.club). */
+  club?: string;
+  /** The client program recorded in events; default "tablelog-ts/<version>". */
+  client?: string;
+  /** Deadline of each unary call in milliseconds (default 30 s). */
+  timeoutMs?: number;
+  /** A Connect transport to use instead of a gRPC connection to `address` (tests). */
+  transport?: Transport;
+}
+
+export interface CreateGameOptions {
+  /** The game's registry name ("splendor"). */
+  game: string;
+  /** Player names in seat order. */
+  players: string[];
+  /** "table" (the recorder types every reveal; default) or "dealt" (the server deals). */
+  mode?: "table" | "dealt";
+  title?: string;
+  options?: MessageInitShape<typeof GameOptionsSchema>;
+  requestId?: string;
+}
+
+export interface WriteOptions {
+  /** The version the caller saw; another current version fails with STALE_VERSION. */
+  expectedVersion: Version;
+  /** Idempotency key: the same id twice is stored once. Default: a fresh UUID. */
+  requestId?: string;
+}
+
+export interface RecordOptions extends WriteOptions {
+  /** With notation: the seat the recorder says is moving. */
+  seat?: number;
+  /** Also return the state after the move (spectator view and its rendering). */
+  includeState?: boolean;
+}
+
+export interface ListGamesFilter {
+  game?: string;
+  status?: GameStatus;
+  pageSize?: number;
+}
+
+/** One item of a watch: an event with the state after it, or a heartbeat with the head. */
+export type WatchItem =
+  | { kind: "update"; event: Event; state: StateSnapshot }
+  | { kind: "heartbeat"; headRevision: bigint; time: Timestamp | undefined };
+
+/** The legal moves at a revision, every page collected. */
+export interface LegalMoves {
+  moves: LegalMove[];
+  totalSize: number;
+  toMove: ToMove | undefined;
+}
+
+/**
+ * A thin client of tablelog.v1.TablelogService. It carries messages and nothing else: the
+ * server parses notation, lists legal moves and renders states. Every failed call throws a
+ * TablelogError carrying the server's ErrorInfo reason.
+ */
+export class TablelogClient {
+  /** The generated Connect client, for anything the wrapper does not cover. */
+  readonly raw: Client<typeof TablelogService>;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+
+  constructor(options: ClientOptions = {}) {
+    const address = options.address ?? process.env["TABLELOG_ADDRESS"] ?? DEFAULT_ADDRESS;
+    const transport =
+      options.transport ??
+      createGrpcTransport({
+        baseUrl: address.includes("://") ? address : `http://${address}`,
+      });
+    this.raw = createClient(TablelogService, transport);
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.headers = { "x-tablelog-client": options.client ?? CLIENT_NAME };
+    if (options.user !== undefined) {
+      this.headers["x-tablelog-user"] = options.user;
+    }
+    if (options.club !== undefined) {
+      this.headers["x-tablelog-club"] = options.club;
+    }
+  }
+
+  /** The game types the server knows. */
+  async listGameTypes(): Promise<GameInfo[]> {
+    const response = await this.unary((o) => this.raw.listGameTypes({}, o));
+    return response.games;
+  }
+
+  async createGame(options: CreateGameOptions): Promise<GameSummary> {
+    const response = await this.unary((o) =>
+      this.raw.createGame(
+        {
+          game: options.game,
+          players: options.players.map((name) => ({ name })),
+          mode: options.mode === "dealt" ? Mode.DEALT : Mode.TABLE,
+          title: options.title ?? "",
+          options: options.options,
+          requestId: options.requestId ?? randomUUID(),
+        },
+        o,
+      ),
+    );
+    return required(response.game, "CreateGame returned no game");
+  }
+
+  async getGame(gameId: string): Promise<GameSummary> {
+    const response = await this.unary((o) => this.raw.getGame({ gameId }, o));
+    return required(response.game, "GetGame returned no game");
+  }
+
+  /** Every game matching the filter, page after page. */
+  async *listGames(filter: ListGamesFilter = {}): AsyncGenerator<GameSummary> {
+    let pageToken = "";
+    do {
+      const response = await this.unary((o) =>
+        this.raw.listGames(
+          {
+            game: filter.game ?? "",
+            status: filter.status ?? GameStatus.UNSPECIFIED,
+            pageSize: filter.pageSize ?? 0,
+            pageToken,
+          },
+          o,
+        ),
+      );
+      yield* response.games;
+      pageToken = response.nextPageToken;
+    } while (pageToken !== "");
+  }
+
+  /** Records a move, as notation text (parsed by the server) or typed. */
+  async record(
+    gameId: string,
+    move: string | MoveInput,
+    options: RecordOptions,
+  ): Promise<RecordMoveResponse> {
+    const input =
+      typeof move === "string"
+        ? { case: "notation" as const, value: move }
+        : { case: "move" as const, value: create(MoveSchema, move) };
+    return this.unary((o) =>
+      this.raw.recordMove(
+        {
+          gameId,
+          input,
+          expectedVersion: BigInt(options.expectedVersion),
+          requestId: options.requestId ?? randomUUID(),
+          seat: options.seat,
+          includeState: options.includeState ?? false,
+        },
+        o,
+      ),
+    );
+  }
+
+  /** Takes back the last move in effect (appends MoveUndone; nothing is deleted). */
+  async undo(
+    gameId: string,
+    options: WriteOptions & { reason?: string },
+  ): Promise<UndoMoveResponse> {
+    return this.unary((o) =>
+      this.raw.undoMove(
+        {
+          gameId,
+          expectedVersion: BigInt(options.expectedVersion),
+          requestId: options.requestId ?? randomUUID(),
+          reason: options.reason ?? "",
+        },
+        o,
+      ),
+    );
+  }
+
+  /** Re-applies the most recently undone move. */
+  async redo(gameId: string, options: WriteOptions): Promise<RedoMoveResponse> {
+    return this.unary((o) =>
+      this.raw.redoMove(
+        {
+          gameId,
+          expectedVersion: BigInt(options.expectedVersion),
+          requestId: options.requestId ?? randomUUID(),
+        },
+        o,
+      ),
+    );
+  }
+
+  async abandon(
+    gameId: string,
+    options: WriteOptions & { reason?: string },
+  ): Promise<GameSummary> {
+    const response = await this.unary((o) =>
+      this.raw.abandonGame(
+        {
+          gameId,
+          expectedVersion: BigInt(options.expectedVersion),
+          requestId: options.requestId ?? randomUUID(),
+          reason: options.reason ?? "",
+        },
+        o,
+      ),
+    );
+    return required(response.game, "AbandonGame returned no game");
+  }
+
+  /** The state at a revision (default: the head) as one viewer sees it. */
+  async state(
+    gameId: string,
+    options: { revision?: Version; viewer?: ViewerSpec } = {},
+  ): Promise<StateSnapshot> {
+    const response = await this.unary((o) =>
+      this.raw.getState(
+        {
+          gameId,
+          revision: BigInt(options.revision ?? 0),
+          viewer: viewer(options.viewer),
+        },
+        o,
+      ),
+    );
+    return required(response.state, "GetState returned no state");
+  }
+
+  /** Every legal move at a revision (default: the head), typed and as notation. */
+  async legalMoves(gameId: string, options: { revision?: Version } = {}): Promise<LegalMoves> {
+    const moves: LegalMove[] = [];
+    let pageToken = "";
+    let totalSize = 0;
+    let toMove: ToMove | undefined;
+    do {
+      const response = await this.unary((o) =>
+        this.raw.listLegalMoves(
+          { gameId, revision: BigInt(options.revision ?? 0), pageToken },
+          o,
+        ),
+      );
+      moves.push(...response.moves);
+      totalSize = response.totalSize;
+      toMove = response.toMove;
+      pageToken = response.nextPageToken;
+    } while (pageToken !== "");
+    return { moves, totalSize, toMove };
+  }
+
+  /** Each event between two revisions with the state after it (`to` 0: the head). */
+  async *replay(
+    gameId: string,
+    options: { from?: Version; to?: Version; viewer?: ViewerSpec; signal?: AbortSignal } = {},
+  ): AsyncGenerator<ReplayGameResponse> {
+    const stream = this.raw.replayGame(
+      {
+        gameId,
+        fromRevision: BigInt(options.from ?? 0),
+        toRevision: BigInt(options.to ?? 0),
+        viewer: viewer(options.viewer),
+      },
+      { headers: this.headers, signal: options.signal },
+    );
+    try {
+      yield* stream;
+    } catch (error) {
+      throw TablelogError.from(error);
+    }
+  }
+
+  /**
+   * Replays from a revision (0: only what happens from now on), then follows the game live.
+   * Stop by leaving the `for await` loop or aborting `signal`.
+   */
+  async *watch(
+    gameId: string,
+    options: {
+      from?: Version;
+      viewer?: ViewerSpec;
+      heartbeatSeconds?: number;
+      signal?: AbortSignal;
+    } = {},
+  ): AsyncGenerator<WatchItem> {
+    const abort = new AbortController();
+    const onAbort = (): void => abort.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const stream = this.raw.watchGame(
+      {
+        gameId,
+        fromRevision: BigInt(options.from ?? 0),
+        viewer: viewer(options.viewer),
+        heartbeatSeconds: options.heartbeatSeconds ?? 0,
+      },
+      { headers: this.headers, signal: abort.signal },
+    );
+    try {
+      for await (const response of stream) {
+        const item = response.item;
+        if (item.case === "update") {
+          yield {
+            kind: "update",
+            event: required(item.value.event, "watch update without event"),
+            state: required(item.value.state, "watch update without state"),
+          };
+        } else if (item.case === "heartbeat") {
+          yield {
+            kind: "heartbeat",
+            headRevision: item.value.headRevision,
+            time: item.value.time,
+          };
+        }
+      }
+    } catch (error) {
+      if (abort.signal.aborted) {
+        return;
+      }
+      throw TablelogError.from(error);
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+      abort.abort();
+    }
+  }
+
+  /** Anchors a comment and/or glyph to a revision; the move history's version is unchanged. */
+  async annotate(
+    gameId: string,
+    options: { revision: Version; comment?: string; glyph?: string; requestId?: string },
+  ): Promise<Annotation> {
+    const response = await this.unary((o) =>
+      this.raw.addAnnotation(
+        {
+          gameId,
+          revision: BigInt(options.revision),
+          comment: options.comment ?? "",
+          glyph: options.glyph ?? "",
+          requestId: options.requestId ?? randomUUID(),
+        },
+        o,
+      ),
+    );
+    return required(response.annotation, "AddAnnotation returned no annotation");
+  }
+
+  async removeAnnotation(
+    gameId: string,
+    annotationId: string,
+    options: { requestId?: string } = {},
+  ): Promise<void> {
+    await this.unary((o) =>
+      this.raw.removeAnnotation(
+        { gameId, annotationId, requestId: options.requestId ?? randomUUID() },
+        o,
+      ),
+    );
+  }
+
+  /** Every annotation of a game in effect, every page collected. */
+  async annotations(gameId: string): Promise<Annotation[]> {
+    const annotations: Annotation[] = [];
+    let pageToken = "";
+    do {
+      const response = await this.unary((o) =>
+        this.raw.listAnnotations({ gameId, pageToken }, o),
+      );
+      annotations.push(...response.annotations);
+      pageToken = response.nextPageToken;
+    } while (pageToken !== "");
+    return annotations;
+  }
+
+  /** Every event of a game, undone moves included, every page collected. */
+  async audit(gameId: string): Promise<AuditEntry[]> {
+    const entries: AuditEntry[] = [];
+    let pageToken = "";
+    do {
+      const response = await this.unary((o) => this.raw.getAuditLog({ gameId, pageToken }, o));
+      entries.push(...response.entries);
+      pageToken = response.nextPageToken;
+    } while (pageToken !== "");
+    return entries;
+  }
+
+  /** Recomputes the hash chain and re-folds every move on the server. */
+  async verify(gameId: string): Promise<VerifyGameResponse> {
+    return this.unary((o) => this.raw.verifyGame({ gameId }, o));
+  }
+
+  private async unary<T>(
+    call: (options: { headers: Record<string, string>; timeoutMs: number }) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await call({ headers: this.headers, timeoutMs: this.timeoutMs });
+    } catch (error) {
+      throw TablelogError.from(error);
+    }
+  }
+}
+
+/** The protobuf Viewer of a ViewerSpec (default: spectator). */
+export function viewer(spec: ViewerSpec | undefined): Viewer {
+  if (spec === undefined || spec === "spectator") {
+    return create(ViewerSchema, { kind: { case: "spectator", value: true } });
+  }
+  if (spec === "full") {
+    return create(ViewerSchema, { kind: { case: "full", value: true } });
+  }
+  return create(ViewerSchema, { kind: { case: "seat", value: spec.seat } });
+}
+
+/** "seat:N", "chance" or "terminal": a ToMove as one short string. */
+export function describeToMove(toMove: ToMove | undefined): string {
+  switch (toMove?.who.case) {
+    case "seat":
+      return `seat:${toMove.who.value}`;
+    case "chance":
+      return "chance";
+    case "terminal":
+      return "terminal";
+    default:
+      return "unspecified";
+  }
+}
+
+function required<T>(value: T | undefined, message: string): T {
+  if (value === undefined) {
+    throw new Error(message);
+  }
+  return value;
+}

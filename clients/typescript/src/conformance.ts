@@ -1,0 +1,400 @@
+#!/usr/bin/env node
+/**
+ * The TypeScript runner of the conformance scenario (clients/conformance/scenario.json),
+ * through the wrapper: `node dist/src/conformance.js --address 127.0.0.1:50051`.
+ */
+import { readFileSync, realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+import { equals, fromJson, type JsonValue } from "@bufbuild/protobuf";
+
+import { TablelogClient, describeToMove, type ViewerSpec } from "./client.js";
+import { TablelogError } from "./errors.js";
+import type { Event } from "./gen/tablelog/v1/events_pb.js";
+import { MoveSchema } from "./gen/tablelog/v1/game_pb.js";
+import {
+  GameStatus,
+  StateSnapshotSchema,
+  type GameSummary,
+  type RecordMoveResponse,
+} from "./gen/tablelog/v1/service_pb.js";
+
+type Json = { [key: string]: any };
+
+export const DEFAULT_SCENARIO = fileURLToPath(
+  new URL("../../../conformance/scenario.json", import.meta.url),
+);
+
+class ScenarioFailure extends Error {}
+
+function check(label: string, actual: unknown, expected: unknown): void {
+  const a = JSON.stringify(actual, bigintReplacer);
+  const e = JSON.stringify(expected, bigintReplacer);
+  if (a !== e) {
+    throw new ScenarioFailure(`${label}: expected ${e}, got ${a}`);
+  }
+}
+
+function bigintReplacer(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? Number(value) : value;
+}
+
+interface RecordedCall {
+  includeState?: boolean;
+  notation?: string;
+  move?: Json;
+  expectedVersion: bigint;
+  requestId: string;
+  response: RecordMoveResponse;
+}
+
+export class ConformanceRunner {
+  private gameId = "";
+  private version = 0n;
+  private readonly records = new Map<string, RecordedCall>();
+
+  constructor(
+    private readonly clients: Record<string, TablelogClient>,
+    private readonly scenario: Json,
+    private readonly log: (line: string) => void = console.log,
+  ) {}
+
+  async run(): Promise<{ passed: number; failed: number }> {
+    let passed = 0;
+    for (const step of this.scenario["steps"] as Json[]) {
+      try {
+        await this.step(step);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        this.log(`FAIL ${step["id"]} (${step["op"]}): ${message}`);
+        return { passed, failed: 1 };
+      }
+      passed += 1;
+      this.log(`ok   ${step["id"]} (${step["op"]})`);
+    }
+    return { passed, failed: 0 };
+  }
+
+  private client(step: Json): TablelogClient {
+    const client = this.clients[step["client"] ?? "a"];
+    if (client === undefined) {
+      throw new ScenarioFailure(`unknown client ${step["client"]}`);
+    }
+    return client;
+  }
+
+  private async step(step: Json): Promise<void> {
+    const expect: Json = step["expect"] ?? {};
+    const handler = (this as unknown as Record<string, unknown>)[`op_${step["op"]}`];
+    if (typeof handler !== "function") {
+      throw new ScenarioFailure(`unknown op ${step["op"]}`);
+    }
+    try {
+      await handler.call(this, step, expect);
+    } catch (error) {
+      if (expect["error"] === undefined || !(error instanceof TablelogError)) {
+        throw error;
+      }
+      this.expectError(error, expect["error"]);
+      return;
+    }
+    if (expect["error"] !== undefined) {
+      throw new ScenarioFailure(`expected ${expect["error"]["reason"]}, but the call succeeded`);
+    }
+  }
+
+  private expectError(error: TablelogError, expected: Json): void {
+    check("status code", error.codeName, expected["code"]);
+    check("reason", error.reason, expected["reason"]);
+    for (const [key, value] of Object.entries((expected["metadata"] ?? {}) as Json)) {
+      const actual = error.metadata[key];
+      if (actual === undefined) {
+        throw new ScenarioFailure(`error metadata has no ${key}: ${JSON.stringify(error.metadata)}`);
+      }
+      const wanted = value === "$version" ? this.version.toString() : value;
+      if (wanted !== "*") {
+        check(`error metadata ${key}`, actual, wanted);
+      }
+    }
+  }
+
+  private expectedVersion(step: Json): bigint {
+    const spec = step["version"] ?? "current";
+    if (spec === "current") {
+      return this.version;
+    }
+    if (spec === "stale") {
+      return this.version - 1n;
+    }
+    return BigInt(spec);
+  }
+
+  private expectGame(game: GameSummary | undefined, expect: Json): void {
+    if (game === undefined) {
+      throw new ScenarioFailure("the response has no game");
+    }
+    if ("version" in expect) check("version", game.version, expect["version"]);
+    if ("move_count" in expect) check("move_count", game.moveCount, expect["move_count"]);
+    if ("to_move" in expect) check("to_move", describeToMove(game.toMove), expect["to_move"]);
+    if ("status" in expect) {
+      check("status", `GAME_STATUS_${GameStatus[game.status]}`, expect["status"]);
+    }
+  }
+
+  // -- ops --------------------------------------------------------------------------------
+
+  async op_create(step: Json, expect: Json): Promise<void> {
+    const spec = this.scenario["create"] as Json;
+    const game = await this.client(step).createGame({
+      game: spec["game"],
+      players: spec["players"],
+      mode: spec["mode"] === "dealt" ? "dealt" : "table",
+      title: spec["title"] ?? "",
+      requestId: step["request_id"],
+    });
+    this.gameId = game.gameId;
+    this.version = game.version;
+    this.expectGame(game, expect);
+  }
+
+  async op_record(step: Json, expect: Json): Promise<void> {
+    let call: Omit<RecordedCall, "response">;
+    if (step["retry_of"] !== undefined) {
+      const original = this.records.get(step["retry_of"]);
+      if (original === undefined) throw new ScenarioFailure(`no step ${step["retry_of"]}`);
+      call = original;
+    } else {
+      call = {
+        notation: step["notation"],
+        move: step["move"],
+        expectedVersion: this.expectedVersion(step),
+        requestId: step["request_id"] ?? crypto.randomUUID(),
+        includeState: step["include_state"] ?? false,
+      };
+    }
+    const move =
+      call.notation !== undefined ? call.notation : fromJson(MoveSchema, call.move as JsonValue);
+    const response = await this.client(step).record(this.gameId, move, {
+      expectedVersion: call.expectedVersion,
+      requestId: call.requestId,
+      includeState: call.includeState ?? false,
+    });
+    this.records.set(step["id"], { ...call, response });
+    this.version = response.game?.version ?? this.version;
+    this.expectGame(response.game, expect);
+    if ("notation" in expect) {
+      const body = response.events[0]?.body;
+      check("notation", body?.case === "moveRecorded" ? body.value.notation : undefined, expect["notation"]);
+    }
+    if ("events" in expect) check("events", response.events.length, expect["events"]);
+    if ("state_revision" in expect) {
+      check("state revision", response.state?.revision, expect["state_revision"]);
+      check("state to_move", describeToMove(response.state?.toMove), expect["to_move"]);
+    }
+    if (expect["same_as_original"]) {
+      const original = this.records.get(step["retry_of"]);
+      check("version of the retry", response.game?.version, original?.response.game?.version);
+      check("events of the retry", eventIds(response.events), eventIds(original?.response.events ?? []));
+    }
+  }
+
+  async op_undo(step: Json, expect: Json): Promise<void> {
+    const response = await this.client(step).undo(this.gameId, {
+      expectedVersion: this.expectedVersion(step),
+      requestId: step["request_id"],
+      reason: step["reason"],
+    });
+    this.version = response.game?.version ?? this.version;
+    this.expectGame(response.game, expect);
+  }
+
+  async op_redo(step: Json, expect: Json): Promise<void> {
+    const response = await this.client(step).redo(this.gameId, {
+      expectedVersion: this.expectedVersion(step),
+      requestId: step["request_id"],
+    });
+    this.version = response.game?.version ?? this.version;
+    this.expectGame(response.game, expect);
+  }
+
+  async op_game(step: Json, expect: Json): Promise<void> {
+    this.expectGame(await this.client(step).getGame(this.gameId), expect);
+  }
+
+  async op_state(step: Json, expect: Json): Promise<void> {
+    const state = await this.client(step).state(this.gameId, {
+      revision: step["revision"] ?? 0,
+      viewer: step["viewer"] as ViewerSpec | undefined,
+    });
+    if ("revision" in expect) check("revision", state.revision, expect["revision"]);
+    if ("to_move" in expect) check("to_move", describeToMove(state.toMove), expect["to_move"]);
+    if ("moves" in expect) check("moves", state.moves, expect["moves"]);
+    if ("moves_count" in expect) check("moves_count", state.moves.length, expect["moves_count"]);
+    for (const text of (expect["text_contains"] ?? []) as string[]) {
+      if (!state.text.includes(text)) {
+        throw new ScenarioFailure(`state text lacks ${JSON.stringify(text)}:\n${state.text}`);
+      }
+    }
+  }
+
+  async op_legal_moves(step: Json, expect: Json): Promise<void> {
+    const legal = await this.client(step).legalMoves(this.gameId, {
+      revision: step["revision"] ?? 0,
+    });
+    const notations = legal.moves.map((move) => move.notation);
+    for (const text of (expect["contains"] ?? []) as string[]) {
+      if (!notations.includes(text)) {
+        throw new ScenarioFailure(`legal moves lack ${JSON.stringify(text)}: ${notations.join(", ")}`);
+      }
+    }
+    for (const text of (expect["excludes"] ?? []) as string[]) {
+      if (notations.includes(text)) {
+        throw new ScenarioFailure(`legal moves include ${JSON.stringify(text)}`);
+      }
+    }
+    if ("total_size" in expect) {
+      check("total_size", legal.totalSize, expect["total_size"]);
+      check("moves listed", notations.length, expect["total_size"]);
+    }
+    if ("to_move" in expect) check("to_move", describeToMove(legal.toMove), expect["to_move"]);
+  }
+
+  async op_annotate(step: Json, expect: Json): Promise<void> {
+    const annotation = await this.client(step).annotate(this.gameId, {
+      revision: step["revision"],
+      comment: step["comment"],
+      glyph: step["glyph"],
+      requestId: step["request_id"],
+    });
+    if ("revision" in expect) check("revision", annotation.revision, expect["revision"]);
+    if ("comment" in expect) check("comment", annotation.comment, expect["comment"]);
+    if ("glyph" in expect) check("glyph", annotation.glyph, expect["glyph"]);
+    if (annotation.annotationId === "") throw new ScenarioFailure("the annotation has no id");
+    const game = await this.client(step).getGame(this.gameId);
+    check("version after annotating", game.version, this.version);
+  }
+
+  async op_annotations(step: Json, expect: Json): Promise<void> {
+    const annotations = await this.client(step).annotations(this.gameId);
+    if ("count" in expect) check("annotations", annotations.length, expect["count"]);
+    if ("comments" in expect) {
+      check("comments", annotations.map((a) => a.comment), expect["comments"]);
+    }
+  }
+
+  async op_replay(step: Json, expect: Json): Promise<void> {
+    const viewer = step["viewer"] as ViewerSpec | undefined;
+    const items = [];
+    for await (const item of this.client(step).replay(this.gameId, {
+      from: step["from"] ?? 0,
+      to: step["to"] ?? 0,
+      viewer,
+    })) {
+      items.push(item);
+    }
+    if ("count" in expect) check("replayed items", items.length, expect["count"]);
+    const first = items[0];
+    const last = items[items.length - 1];
+    if (first === undefined || last === undefined) throw new ScenarioFailure("the replay streamed nothing");
+    if ("first_revision" in expect) check("first revision", first.event?.revision, expect["first_revision"]);
+    if ("last_revision" in expect) check("last revision", last.event?.revision, expect["last_revision"]);
+    if (expect["compare_states"]) {
+      for (const item of items) {
+        const revision = item.state?.revision ?? 0n;
+        check("state revision", revision, item.event?.revision);
+        const state = await this.client(step).state(this.gameId, { revision, viewer });
+        if (item.state === undefined || !equals(StateSnapshotSchema, state, item.state)) {
+          throw new ScenarioFailure(`replayed state at revision ${revision} differs from GetState`);
+        }
+      }
+    }
+  }
+
+  async op_watch(step: Json, expect: Json): Promise<void> {
+    const from = (step["from"] ?? "current") === "current" ? this.version : BigInt(step["from"]);
+    const timeoutMs = (step["timeout_seconds"] ?? 15) * 1000;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    const during: Json = step["during"];
+    let opened = false;
+    try {
+      for await (const item of this.client(step).watch(this.gameId, {
+        from,
+        viewer: step["viewer"] as ViewerSpec | undefined,
+        heartbeatSeconds: step["heartbeat_seconds"] ?? 1,
+        signal: abort.signal,
+      })) {
+        if (!opened) {
+          // The stream is open once anything (a replayed event or a heartbeat) arrives.
+          opened = true;
+          await this.step(during);
+          this.log(`ok   ${during["id"]} (${during["op"]}, during the watch)`);
+          continue;
+        }
+        if (item.kind !== "update" || item.event.body.case !== "moveRecorded") continue;
+        if (item.event.body.value.notation !== expect["notation"]) continue;
+        if ("revision" in expect) check("watched revision", item.event.revision, expect["revision"]);
+        check("watched state revision", item.state.revision, item.event.revision);
+        return;
+      }
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+    }
+    throw new ScenarioFailure(
+      opened ? "the watch missed the move within the timeout" : "the watch sent nothing",
+    );
+  }
+
+  async op_audit(step: Json, expect: Json): Promise<void> {
+    const entries = await this.client(step).audit(this.gameId);
+    if ("count" in expect) check("audit entries", entries.length, expect["count"]);
+    if ("undone" in expect) check("undone entries", entries.filter((e) => e.undone).length, expect["undone"]);
+    check(
+      "audit sequences",
+      entries.map((e) => Number(e.event?.sequence ?? 0)),
+      entries.map((_, i) => i + 1),
+    );
+  }
+
+  async op_verify(step: Json, expect: Json): Promise<void> {
+    const result = await this.client(step).verify(this.gameId);
+    check("verify ok", result.ok, expect["ok"] ?? true);
+    if ("events_checked" in expect) check("events checked", result.eventsChecked, expect["events_checked"]);
+  }
+}
+
+function eventIds(events: Event[]): string[] {
+  return events.map((e) => `${e.sequence}:${Buffer.from(e.hash).toString("hex")}`);
+}
+
+export async function runScenario(
+  address: string,
+  scenario: Json,
+  log: (line: string) => void = console.log,
+): Promise<{ passed: number; failed: number }> {
+  const clients = {
+    a: new TablelogClient({ address, user: "conformance-a", client: "tablelog-ts-conformance/0.1.0" }),
+    b: new TablelogClient({ address, user: "conformance-b", client: "tablelog-ts-conformance/0.1.0" }),
+  };
+  const result = await new ConformanceRunner(clients, scenario, log).run();
+  log(`conformance: ${result.passed} passed, ${result.failed} failed`);
+  return result;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      address: { type: "string", default: process.env["TABLELOG_ADDRESS"] ?? "127.0.0.1:50051" },
+      scenario: { type: "string", default: DEFAULT_SCENARIO },
+    },
+  });
+  const scenario = JSON.parse(readFileSync(values.scenario, "utf-8")) as Json;
+  const { failed } = await runScenario(values.address, scenario);
+  return failed === 0 ? 0 : 1;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  process.exitCode = await main();
+}

@@ -1,0 +1,21 @@
+export {
+  CLIENT_NAME,
+  DEFAULT_ADDRESS,
+  TablelogClient,
+  describeToMove,
+  viewer,
+  type ClientOptions,
+  type CreateGameOptions,
+  type LegalMoves,
+  type ListGamesFilter,
+  type MoveInput,
+  type RecordOptions,
+  type Version,
+  type ViewerSpec,
+  type WatchItem,
+  type WriteOptions,
+} from "./client.js";
+export { TablelogError, codeName } from "./errors.js";
+export * from "./gen/tablelog/v1/service_pb.js";
+export * from "./gen/tablelog/v1/events_pb.js";
+export * from "./gen/tablelog/v1/game_pb.js";

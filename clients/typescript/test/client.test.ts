@@ -1,0 +1,272 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
+
+import { TablelogClient, TablelogError, describeToMove, viewer } from "../src/index.js";
+import { ErrorInfoSchema } from "../src/gen/google/rpc/error_details_pb.js";
+import { EventSchema } from "../src/gen/tablelog/v1/events_pb.js";
+import { Mode, ToMoveSchema } from "../src/gen/tablelog/v1/game_pb.js";
+import {
+  GameSummarySchema,
+  StateSnapshotSchema,
+  TablelogService,
+} from "../src/gen/tablelog/v1/service_pb.js";
+import { SplendorGem } from "../src/gen/tablelog/v1/splendor_pb.js";
+
+type Impl = Partial<ServiceImpl<typeof TablelogService>>;
+
+function clientFor(impl: Impl, user = "ada"): TablelogClient {
+  const transport = createRouterTransport(({ service }) => {
+    service(TablelogService, impl);
+  });
+  return new TablelogClient({ transport, user, club: "the club" });
+}
+
+function refusal(code: Code, reason: string, metadata: Record<string, string>): ConnectError {
+  return new ConnectError("refused by the rules", code, undefined, [
+    { desc: ErrorInfoSchema, value: { reason, domain: "tablelog.v1", metadata } },
+  ]);
+}
+
+const summary = (version: bigint) =>
+  create(GameSummarySchema, { gameId: "g1", game: "splendor", version });
+
+describe("TablelogClient", () => {
+  it("creates a game in table mode with the caller's identity", async () => {
+    let seen: { mode?: Mode; players?: string[]; user?: string | null; client?: string | null } = {};
+    const client = clientFor({
+      createGame(request, context) {
+        seen = {
+          mode: request.mode,
+          players: request.players.map((p) => p.name),
+          user: context.requestHeader.get("x-tablelog-user"),
+          client: context.requestHeader.get("x-tablelog-client"),
+        };
+        assert.notEqual(request.requestId, "", "a request id is always sent");
+        return { game: summary(1n) };
+      },
+    });
+    const game = await client.createGame({ game: "splendor", players: ["ada", "bo"] });
+    assert.equal(game.version, 1n);
+    assert.deepEqual(seen.players, ["ada", "bo"]);
+    assert.equal(seen.mode, Mode.TABLE);
+    assert.equal(seen.user, "ada");
+    assert.match(seen.client ?? "", /^tablelog-ts\//);
+  });
+
+  it("records notation as text and typed moves as messages", async () => {
+    const inputs: string[] = [];
+    const client = clientFor({
+      recordMove(request) {
+        if (request.input.case === "notation") {
+          inputs.push(`text:${request.input.value}`);
+        } else if (request.input.case === "move") {
+          const game = request.input.value.game;
+          inputs.push(`typed:${game.case}`);
+        }
+        assert.equal(request.expectedVersion, 16n);
+        assert.equal(request.requestId, "r-1");
+        return { game: summary(17n) };
+      },
+    });
+    await client.record("g1", "take w u g", { expectedVersion: 16, requestId: "r-1" });
+    await client.record(
+      "g1",
+      {
+        game: {
+          case: "splendor",
+          value: {
+            action: {
+              case: "takeDifferent",
+              value: { gems: [SplendorGem.WHITE, SplendorGem.BLUE, SplendorGem.GREEN] },
+            },
+          },
+        },
+      },
+      { expectedVersion: 16n, requestId: "r-1" },
+    );
+    assert.deepEqual(inputs, ["text:take w u g", "typed:splendor"]);
+  });
+
+  it("throws TablelogError carrying the ErrorInfo reason and metadata", async () => {
+    const client = clientFor({
+      recordMove() {
+        throw refusal(Code.FailedPrecondition, "STALE_VERSION", { current_version: "18" });
+      },
+      undoMove() {
+        throw refusal(Code.FailedPrecondition, "ILLEGAL_MOVE", { rule: "TAKE_TWO_NEEDS_FOUR" });
+      },
+    });
+    await assert.rejects(
+      client.record("g1", "take w r k", { expectedVersion: 17 }),
+      (error: unknown) => {
+        assert.ok(error instanceof TablelogError);
+        assert.equal(error.reason, "STALE_VERSION");
+        assert.equal(error.codeName, "FAILED_PRECONDITION");
+        assert.equal(error.code, Code.FailedPrecondition);
+        assert.equal(error.domain, "tablelog.v1");
+        assert.equal(error.currentVersion, 18n);
+        assert.equal(error.detail, "refused by the rules");
+        return true;
+      },
+    );
+    await assert.rejects(client.undo("g1", { expectedVersion: 1 }), (error: unknown) => {
+      assert.ok(error instanceof TablelogError);
+      assert.equal(error.rule, "TAKE_TWO_NEEDS_FOUR");
+      assert.equal(error.currentVersion, undefined);
+      return true;
+    });
+  });
+
+  it("reports a failure without details with an empty reason", async () => {
+    const client = clientFor({
+      getGame() {
+        throw new ConnectError("no such game", Code.NotFound);
+      },
+    });
+    await assert.rejects(client.getGame("nope"), (error: unknown) => {
+      assert.ok(error instanceof TablelogError);
+      assert.equal(error.codeName, "NOT_FOUND");
+      assert.equal(error.reason, "");
+      return true;
+    });
+  });
+
+  it("collects every page of legal moves, annotations and the audit log", async () => {
+    const client = clientFor({
+      listLegalMoves(request) {
+        const second = request.pageToken === "p2";
+        return {
+          moves: [{ notation: second ? "buy 1.1" : "take w u g" }],
+          nextPageToken: second ? "" : "p2",
+          totalSize: 2,
+          toMove: { who: { case: "seat", value: 0 } },
+        };
+      },
+      listAnnotations(request) {
+        return request.pageToken === ""
+          ? { annotations: [{ comment: "a" }], nextPageToken: "x" }
+          : { annotations: [{ comment: "b" }], nextPageToken: "" };
+      },
+      getAuditLog(request) {
+        return request.pageToken === ""
+          ? { entries: [{ summary: "created" }], nextPageToken: "x" }
+          : { entries: [{ summary: "recorded", undone: true }], nextPageToken: "" };
+      },
+    });
+    const legal = await client.legalMoves("g1");
+    assert.deepEqual(
+      legal.moves.map((m) => m.notation),
+      ["take w u g", "buy 1.1"],
+    );
+    assert.equal(legal.totalSize, 2);
+    assert.equal(describeToMove(legal.toMove), "seat:0");
+    assert.deepEqual(
+      (await client.annotations("g1")).map((a) => a.comment),
+      ["a", "b"],
+    );
+    assert.deepEqual(
+      (await client.audit("g1")).map((e) => e.undone),
+      [false, true],
+    );
+  });
+
+  it("replays as an async iterable, with the viewer it was given", async () => {
+    const client = clientFor({
+      async *replayGame(request) {
+        assert.equal(request.viewer?.kind.case, "seat");
+        for (let revision = request.fromRevision; revision <= request.toRevision; revision++) {
+          yield {
+            event: create(EventSchema, { revision }),
+            state: create(StateSnapshotSchema, { revision }),
+          };
+        }
+      },
+    });
+    const revisions: bigint[] = [];
+    for await (const item of client.replay("g1", { from: 2, to: 4, viewer: { seat: 1 } })) {
+      revisions.push(item.state?.revision ?? 0n);
+    }
+    assert.deepEqual(revisions, [2n, 3n, 4n]);
+  });
+
+  it("watches updates and heartbeats until the loop is left", async () => {
+    let cancelled = false;
+    const client = clientFor({
+      async *watchGame(request, context) {
+        context.signal.addEventListener("abort", () => {
+          cancelled = true;
+        });
+        yield { item: { case: "heartbeat", value: { headRevision: request.fromRevision } } };
+        yield {
+          item: {
+            case: "update",
+            value: {
+              event: create(EventSchema, {
+                revision: 9n,
+                body: { case: "moveRecorded", value: { notation: "take w u g" } },
+              }),
+              state: create(StateSnapshotSchema, { revision: 9n }),
+            },
+          },
+        };
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 5_000);
+          context.signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        yield { item: { case: "heartbeat", value: { headRevision: 9n } } };
+      },
+    });
+    const seen: string[] = [];
+    for await (const item of client.watch("g1", { from: 8 })) {
+      if (item.kind === "heartbeat") {
+        seen.push(`heartbeat ${item.headRevision}`);
+      } else {
+        const body = item.event.body;
+        seen.push(`update ${body.case === "moveRecorded" ? body.value.notation : "?"}`);
+        break;
+      }
+    }
+    assert.deepEqual(seen, ["heartbeat 8", "update take w u g"]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(cancelled, "leaving the loop cancels the call");
+  });
+
+  it("ends a watch quietly when its signal is aborted", async () => {
+    const client = clientFor({
+      async *watchGame(_request, context) {
+        yield { item: { case: "heartbeat", value: { headRevision: 1n } } };
+        await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
+      },
+    });
+    const abort = new AbortController();
+    let items = 0;
+    for await (const _item of client.watch("g1", { signal: abort.signal })) {
+      items += 1;
+      abort.abort();
+    }
+    assert.equal(items, 1);
+  });
+});
+
+describe("helpers", () => {
+  it("builds viewers", () => {
+    assert.equal(viewer(undefined).kind.case, "spectator");
+    assert.equal(viewer("full").kind.case, "full");
+    const seat = viewer({ seat: 2 }).kind;
+    assert.equal(seat.case, "seat");
+    assert.equal(seat.value, 2);
+  });
+
+  it("describes whose decision it is", () => {
+    assert.equal(describeToMove(create(ToMoveSchema, { who: { case: "chance", value: true } })), "chance");
+    assert.equal(describeToMove(create(ToMoveSchema, { who: { case: "seat", value: 0 } })), "seat:0");
+    assert.equal(describeToMove(create(ToMoveSchema, { who: { case: "terminal", value: true } })), "terminal");
+    assert.equal(describeToMove(undefined), "unspecified");
+  });
+});

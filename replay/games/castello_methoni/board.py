@@ -1,0 +1,373 @@
+"""The board as data: a graph of cells (terrain, market flag) and edges (two cells, or a cell
+and the sea), loaded from a JSON component file and validated (RULES.md §3.3).
+
+Only the graph matters to the rules (RULES.md §3.3: "an engine can treat the board as a planar
+graph"), so any map, the real one once a club transcribes it, can be dropped in. The sea is
+one place: every sea edge of a cell links that cell to the same sea, so the sea edges of one
+cell are interchangeable and are counted rather than named.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from replay.core import InvalidSetup
+from tablelog.v1 import game_pb2
+
+BOARD_COMPONENT = "board"
+BOARD_FILE = "methoni_board.json"
+MEDIA_TYPE = "application/json"
+APPROXIMATE_NOTE = (
+    "Approximate board: the published Castello Methoni map is not available; this 54-cell "
+    "hexagon respects every count that could be checked (RULES.md §3.4), but its outline and "
+    "the terrain and market positions are invented."
+)
+SEA = "sea"
+"""The name of the Market/Sea card, and of the far side of a sea edge."""
+
+DEFAULT_MISSIONS: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("m1", (0, 1, 3)),
+    ("m2", (1, 2, 4)),
+    ("m3", (2, 3, 5)),
+    ("m4", (3, 4, 0)),
+    ("m5", (4, 5, 1)),
+    ("m6", (5, 0, 2)),
+)
+"""RULES.md §9: the balanced assumption M1 {T1,T2,T4} ... M6 {T6,T1,T3}, by terrain index."""
+
+DEFAULT_WALLS = {3: 30, 4: 33, 5: 36}
+"""RULES.md §2: walls in the supply by player count."""
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _fail(code: str, message: str) -> InvalidSetup:
+    return InvalidSetup(f"BOARD_{code}", f"Board file: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Mission:
+    name: str
+    terrains: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Board:
+    """A validated board. Cells are numbered 0..n-1 in file order; internal edges 0..m-1."""
+
+    name: str
+    approximate: bool
+    note: str
+    terrains: tuple[str, ...]
+    cell_ids: tuple[str, ...]
+    names: tuple[str, ...]
+    """The notation name of each cell: its `label` if the file gives one, else its id."""
+    lookup: dict[str, int]
+    terrain: tuple[int, ...]
+    market: tuple[bool, ...]
+    market_ducats: tuple[int, ...]
+    sea_edges: tuple[int, ...]
+    """How many sea edges each cell has."""
+    edges: tuple[tuple[int, int], ...]
+    """Internal edges as (low cell, high cell)."""
+    edge_index: dict[tuple[int, int], int]
+    neighbours: tuple[tuple[tuple[int, int], ...], ...]
+    """Per cell: (other cell, edge index) for each internal edge."""
+    missions: tuple[Mission, ...]
+    deck: tuple[int, ...]
+    """Copies of each card: one entry per terrain, then the Market/Sea card."""
+    walls_by_players: dict[int, int]
+
+    @property
+    def sea_card(self) -> int:
+        return len(self.terrains)
+
+    def card_name(self, card: int) -> str:
+        return SEA if card == len(self.terrains) else self.terrains[card]
+
+    def edge_between(self, a: int, b: int) -> int | None:
+        return self.edge_index.get((a, b) if a < b else (b, a))
+
+
+def default_component() -> game_pb2.ComponentFile:
+    """The shipped approximate board (RULES.md §3.4), marked approximate."""
+    content = resources.files(__package__).joinpath(BOARD_FILE).read_bytes()
+    return game_pb2.ComponentFile(
+        name=BOARD_COMPONENT,
+        media_type=MEDIA_TYPE,
+        content=content,
+        approximate=True,
+        approximate_note=APPROXIMATE_NOTE,
+    )
+
+
+def load_board(component: game_pb2.ComponentFile) -> Board:
+    """Parse and validate a board component file; raises InvalidSetup with a clear reason."""
+    try:
+        data = json.loads(component.content.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _fail("NOT_JSON", f"not valid JSON ({error}).") from None
+    note = component.approximate_note or (APPROXIMATE_NOTE if component.approximate else "")
+    return parse_board(data, component.name or BOARD_COMPONENT, component.approximate, note)
+
+
+def _list(data: dict[str, Any], key: str, required: bool = True) -> list[Any]:
+    value = data.get(key)
+    if value is None and not required:
+        return []
+    if not isinstance(value, list):
+        raise _fail("MISSING_" + key.upper(), f"'{key}' must be a list.")
+    return value
+
+
+def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
+    """RULES.md §3.3: validate the engine-facing board format and build the graph."""
+    if not isinstance(data, dict):
+        raise _fail("NOT_AN_OBJECT", "the top level must be a JSON object.")
+    terrains_raw = _list(data, "terrain_types")
+    if not terrains_raw:
+        raise _fail("NO_TERRAINS", "'terrain_types' is empty.")
+    terrains: list[str] = []
+    for raw in terrains_raw:
+        if not isinstance(raw, str) or not _NAME.match(raw.lower()) or raw.lower() == SEA:
+            raise _fail(
+                "BAD_TERRAIN_NAME",
+                f"terrain name {raw!r} must be a word of letters and digits, and not 'sea'.",
+            )
+        if raw.lower() in terrains:
+            raise _fail("DUPLICATE_TERRAIN", f"terrain {raw!r} is listed twice.")
+        terrains.append(raw.lower())
+    terrain_index = {t: i for i, t in enumerate(terrains)}
+
+    cells_raw = _list(data, "cells")
+    if not cells_raw:
+        raise _fail("NO_CELLS", "'cells' is empty.")
+    cell_ids: list[str] = []
+    names: list[str] = []
+    lookup: dict[str, int] = {}
+    terrain: list[int] = []
+    market: list[bool] = []
+    for position, cell in enumerate(cells_raw):
+        if not isinstance(cell, dict) or not isinstance(cell.get("id"), str) or not cell["id"]:
+            raise _fail("BAD_CELL", f"cell #{position + 1} has no string 'id'.")
+        cell_id = cell["id"]
+        keys = {cell_id.lower()}
+        label = cell.get("label")
+        if label is not None:
+            if not isinstance(label, str) or not label or not _NAME.match(label.lower()):
+                raise _fail("BAD_LABEL", f"cell {cell_id!r} has an invalid label {label!r}.")
+            keys.add(label.lower())
+        for key in keys:
+            if key == SEA or "|" in key or " " in key:
+                raise _fail("BAD_CELL", f"cell name {key!r} is reserved or has '|' or a space.")
+            if key in lookup:
+                raise _fail("DUPLICATE_CELL", f"cell name {key!r} is used twice.")
+            lookup[key] = len(cell_ids)
+        kind = cell.get("terrain")
+        if not isinstance(kind, str) or kind.lower() not in terrain_index:
+            raise _fail(
+                "UNKNOWN_TERRAIN",
+                f"cell {cell_id!r} has terrain {kind!r}, which is not one of "
+                f"{', '.join(terrains)}.",
+            )
+        is_market = cell.get("market", False)
+        if not isinstance(is_market, bool):
+            raise _fail("BAD_CELL", f"cell {cell_id!r}: 'market' must be true or false.")
+        cell_ids.append(cell_id)
+        names.append(label.lower() if isinstance(label, str) else cell_id.lower())
+        terrain.append(terrain_index[kind.lower()])
+        market.append(is_market)
+    count = len(cell_ids)
+
+    def cell_of(raw: Any, where: str) -> int:
+        if not isinstance(raw, str) or raw.lower() not in lookup:
+            raise _fail("UNKNOWN_CELL", f"{where} names an unknown cell {raw!r}.")
+        return lookup[raw.lower()]
+
+    market_ducats = [0] * count
+    markets_raw = _list(data, "markets", required=False)
+    listed: set[int] = set()
+    for entry in markets_raw:
+        if not isinstance(entry, dict):
+            raise _fail("BAD_MARKET", "each entry of 'markets' must be an object.")
+        cell = cell_of(entry.get("cell"), "a market")
+        if not market[cell]:
+            raise _fail("MARKET_MISMATCH", f"market {cell_ids[cell]!r} is not flagged 'market'.")
+        if cell in listed:
+            raise _fail("DUPLICATE_MARKET", f"market {cell_ids[cell]!r} is listed twice.")
+        listed.add(cell)
+        kind = entry.get("terrain")
+        if kind is not None and (
+            not isinstance(kind, str) or kind.lower() != terrains[terrain[cell]]
+        ):
+            raise _fail(
+                "MARKET_MISMATCH",
+                f"market {cell_ids[cell]!r} says terrain {kind!r} but the cell is "
+                f"{terrains[terrain[cell]]}.",
+            )
+        ducats = entry.get("starting_ducats", 1)
+        if not isinstance(ducats, int) or isinstance(ducats, bool) or ducats < 0:
+            raise _fail("BAD_MARKET", f"market {cell_ids[cell]!r}: bad 'starting_ducats'.")
+        market_ducats[cell] = ducats
+    for cell in range(count):
+        if market[cell] and cell not in listed:
+            if markets_raw:
+                raise _fail(
+                    "MARKET_MISMATCH",
+                    f"cell {cell_ids[cell]!r} is flagged 'market' but missing from 'markets'.",
+                )
+            market_ducats[cell] = 1
+
+    sea_edges = [0] * count
+    edges: list[tuple[int, int]] = []
+    edge_index: dict[tuple[int, int], int] = {}
+    edge_ids: set[str] = set()
+    for position, edge in enumerate(_list(data, "edges")):
+        where = f"edge #{position + 1}"
+        if not isinstance(edge, dict) or not isinstance(edge.get("cells"), list):
+            raise _fail("BAD_EDGE", f"{where} has no 'cells' list.")
+        edge_id = edge.get("id")
+        if edge_id is not None:
+            if not isinstance(edge_id, str):
+                raise _fail("BAD_EDGE", f"{where}: 'id' must be a string.")
+            if edge_id in edge_ids:
+                raise _fail("DUPLICATE_EDGE", f"edge {edge_id!r} is listed twice.")
+            edge_ids.add(edge_id)
+            where = f"edge {edge_id!r}"
+        sides = edge["cells"]
+        sea_sides = [s for s in sides if isinstance(s, str) and s.lower() == SEA]
+        if len(sides) != 2 or len(sea_sides) == 2:
+            raise _fail("BAD_EDGE", f"{where} must join two cells, or a cell and 'SEA'.")
+        if sea_sides:
+            land = next(s for s in sides if not (isinstance(s, str) and s.lower() == SEA))
+            sea_edges[cell_of(land, where)] += 1
+            continue
+        if edge.get("sea") is True:
+            raise _fail("BAD_EDGE", f"{where} is marked 'sea' but joins two cells.")
+        a, b = cell_of(sides[0], where), cell_of(sides[1], where)
+        if a == b:
+            raise _fail("BAD_EDGE", f"{where} joins cell {cell_ids[a]!r} to itself.")
+        pair = (a, b) if a < b else (b, a)
+        if pair in edge_index:
+            raise _fail(
+                "DUPLICATE_EDGE",
+                f"the edge between {cell_ids[a]!r} and {cell_ids[b]!r} is listed twice.",
+            )
+        edge_index[pair] = len(edges)
+        edges.append(pair)
+
+    neighbours: list[list[tuple[int, int]]] = [[] for _ in range(count)]
+    for index, (a, b) in enumerate(edges):
+        neighbours[a].append((b, index))
+        neighbours[b].append((a, index))
+    for cell in range(count):
+        if not neighbours[cell] and not sea_edges[cell]:
+            raise _fail("CELL_WITHOUT_EDGES", f"cell {cell_ids[cell]!r} has no edges.")
+    _check_sea_reachable(cell_ids, neighbours, sea_edges)
+
+    missions = _missions(data, terrains, terrain_index)
+    deck = _deck(data, len(terrains))
+    walls = _walls(data)
+    return Board(
+        name=name,
+        approximate=approximate,
+        note=note,
+        terrains=tuple(terrains),
+        cell_ids=tuple(cell_ids),
+        names=tuple(names),
+        lookup=lookup,
+        terrain=tuple(terrain),
+        market=tuple(market),
+        market_ducats=tuple(market_ducats),
+        sea_edges=tuple(sea_edges),
+        edges=tuple(edges),
+        edge_index=edge_index,
+        neighbours=tuple(tuple(n) for n in neighbours),
+        missions=missions,
+        deck=deck,
+        walls_by_players=walls,
+    )
+
+
+def _check_sea_reachable(
+    cell_ids: list[str], neighbours: list[list[tuple[int, int]]], sea_edges: list[int]
+) -> None:
+    """RULES.md §5.1.c: a region with no way to the sea would be enclosed before play."""
+    reached = [bool(s) for s in sea_edges]
+    frontier = [c for c, s in enumerate(sea_edges) if s]
+    while frontier:
+        cell = frontier.pop()
+        for other, _ in neighbours[cell]:
+            if not reached[other]:
+                reached[other] = True
+                frontier.append(other)
+    for cell, ok in enumerate(reached):
+        if not ok:
+            raise _fail(
+                "LANDLOCKED",
+                f"cell {cell_ids[cell]!r} cannot reach the sea: its region would be "
+                "enclosed before anyone builds.",
+            )
+
+
+def _missions(
+    data: dict[str, Any], terrains: list[str], terrain_index: dict[str, int]
+) -> tuple[Mission, ...]:
+    """RULES.md §9: mission cards from the file, or the balanced assumption."""
+    raw = data.get("mission_cards")
+    if raw is None:
+        if len(terrains) < 6:
+            raise _fail("NO_MISSIONS", "'mission_cards' is required with fewer than 6 terrains.")
+        return tuple(Mission(n, frozenset(t)) for n, t in DEFAULT_MISSIONS)
+    if not isinstance(raw, list) or not raw:
+        raise _fail("BAD_MISSION", "'mission_cards' must be a non-empty list.")
+    missions: list[Mission] = []
+    for entry in raw:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise _fail("BAD_MISSION", "each mission card needs a string 'id'.")
+        mission_name = entry["id"].lower()
+        if not _NAME.match(mission_name) or any(m.name == mission_name for m in missions):
+            raise _fail("BAD_MISSION", f"mission id {entry['id']!r} is invalid or repeated.")
+        kinds = entry.get("terrains")
+        if not isinstance(kinds, list) or not kinds:
+            raise _fail("BAD_MISSION", f"mission {mission_name!r} needs a list of terrains.")
+        indices: set[int] = set()
+        for kind in kinds:
+            if not isinstance(kind, str) or kind.lower() not in terrain_index:
+                raise _fail(
+                    "UNKNOWN_TERRAIN", f"mission {mission_name!r} names unknown terrain {kind!r}."
+                )
+            indices.add(terrain_index[kind.lower()])
+        missions.append(Mission(mission_name, frozenset(indices)))
+    return tuple(missions)
+
+
+def _deck(data: dict[str, Any], terrain_count: int) -> tuple[int, ...]:
+    """RULES.md §1: 9 land cards per terrain and 6 Market/Sea cards unless the file says."""
+    raw = data.get("land_deck", {})
+    if not isinstance(raw, dict):
+        raise _fail("BAD_DECK", "'land_deck' must be an object.")
+    per_terrain = raw.get("per_terrain", 9)
+    market_sea = raw.get("market_sea", 6)
+    for value in (per_terrain, market_sea):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise _fail("BAD_DECK", "'land_deck' counts must be whole numbers.")
+    return (per_terrain,) * terrain_count + (market_sea,)
+
+
+def _walls(data: dict[str, Any]) -> dict[int, int]:
+    raw = data.get("walls_by_player_count")
+    if raw is None:
+        return dict(DEFAULT_WALLS)
+    if not isinstance(raw, dict):
+        raise _fail("BAD_WALLS", "'walls_by_player_count' must map player counts to walls.")
+    walls = dict(DEFAULT_WALLS)
+    for key, value in raw.items():
+        if not str(key).isdigit() or not isinstance(value, int) or value < 1:
+            raise _fail("BAD_WALLS", f"'walls_by_player_count' has a bad entry {key!r}: {value!r}.")
+        walls[int(key)] = value
+    return walls

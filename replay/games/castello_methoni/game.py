@@ -1,0 +1,148 @@
+"""Castello Methoni as a `replay.core.Game`: metadata, setup from the board component, and
+the dispatch of moves to the rule functions of `rules.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from replay.core import DEALT, TABLE, IllegalMove, InvalidSetup, OptionDoc, Viewer
+from replay.games.castello_methoni import notation, rules, view
+from replay.games.castello_methoni.board import (
+    BOARD_COMPONENT,
+    Board,
+    default_component,
+    load_board,
+)
+from replay.games.castello_methoni.rules import Context, State
+from tablelog.v1 import castello_methoni_pb2 as pb
+from tablelog.v1 import game_pb2
+
+
+@lru_cache(maxsize=16)
+def _board(content: bytes, name: str, approximate: bool, note: str) -> Board:
+    component = game_pb2.ComponentFile(
+        name=name, content=content, approximate=approximate, approximate_note=note
+    )
+    return load_board(component)
+
+
+class CastelloMethoni:
+    name = "castello-methoni"
+    title = "Castello Methoni"
+    min_players = 3
+    max_players = 5
+    rules_version = "1"
+    modes = (TABLE, DEALT)
+    oneof_field = "castello_methoni"
+    move_type = pb.CastelloMethoniMove
+    options_type = pb.CastelloMethoniOptions
+    view_type = pb.CastelloMethoniView
+    option_docs = (
+        OptionDoc(
+            "first_player",
+            "The seat (0-based) that plays first; unset: recorded as the first chance move.",
+            "unset",
+        ),
+        OptionDoc(
+            "second_place_after_tie",
+            "After a tie for the largest castle, still award 5 to the next size (§10 #13).",
+            "false",
+        ),
+        OptionDoc(
+            "sea_edges_need_sea_card",
+            "Only the Market/Sea card may wall a sea edge (§10 #9 alternative reading).",
+            "false",
+        ),
+    )
+    notation_doc = "docs/notation/castello-methoni.md"
+
+    def default_components(self) -> Sequence[game_pb2.ComponentFile]:
+        return [default_component()]
+
+    def setup(
+        self,
+        players: Sequence[str],
+        options: Any,
+        mode: int,
+        components: Mapping[str, game_pb2.ComponentFile],
+    ) -> State:
+        unknown = sorted(set(components) - {BOARD_COMPONENT})
+        if unknown:
+            raise InvalidSetup(
+                "UNKNOWN_COMPONENT",
+                f"Castello Methoni takes one component file, 'board', not {', '.join(unknown)}.",
+            )
+        if BOARD_COMPONENT not in components:
+            raise InvalidSetup(
+                "MISSING_COMPONENT", "Castello Methoni needs a 'board' component file."
+            )
+        component = components[BOARD_COMPONENT]
+        board = _board(
+            component.content,
+            component.name,
+            component.approximate,
+            component.approximate_note,
+        )
+        opts = options if isinstance(options, pb.CastelloMethoniOptions) else None
+        ctx = Context(
+            board=board,
+            players=tuple(players),
+            dealt=mode == DEALT,
+            second_place_after_tie=bool(opts and opts.second_place_after_tie),
+            sea_edges_need_sea_card=bool(opts and opts.sea_edges_need_sea_card),
+        )
+        first = opts.first_player if opts is not None and opts.HasField("first_player") else None
+        return rules.setup(ctx, first)
+
+    def apply(self, state: State, move: pb.CastelloMethoniMove) -> State:
+        kind = move.WhichOneof("action")
+        if kind == "build":
+            return rules.build(state, move.build)
+        if kind == "trade":
+            return rules.trade(state, move.trade)
+        if kind == "merge":
+            return rules.merge(state, move.merge)
+        if kind == "stop_merging":
+            return rules.stop_merging(state)
+        if kind == "end_turn":
+            return rules.end_turn(state)
+        if kind == "redraw":
+            return rules.redraw(state, move.redraw)
+        if kind == "first_player":
+            return rules.choose_first(state, move.first_player)
+        if kind == "mission":
+            return rules.record_mission(state, move.mission)
+        if kind == "draw":
+            return rules.record_draw(state, move.draw)
+        raise IllegalMove("EMPTY_MOVE", "The move names no action.")
+
+    def legal_moves(self, state: State) -> Sequence[pb.CastelloMethoniMove]:
+        return rules.legal_moves(state)
+
+    def chance_outcomes(self, state: State) -> Sequence[tuple[pb.CastelloMethoniMove, int]]:
+        return rules.chance_outcomes(state)
+
+    def is_chance(self, move: pb.CastelloMethoniMove) -> bool:
+        return move.WhichOneof("action") in ("first_player", "mission", "draw")
+
+    def to_move(self, state: State) -> int:
+        return rules.to_move(state)
+
+    def result(self, state: State) -> game_pb2.GameResult:
+        return view.result(state)
+
+    def view(self, state: State, viewer: Viewer) -> pb.CastelloMethoniView:
+        return view.view(state, viewer)
+
+    def render(self, v: Any) -> str:
+        if not isinstance(v, pb.CastelloMethoniView):
+            raise TypeError("render expects a CastelloMethoniView")
+        return view.render(v)
+
+    def parse(self, text: str, state: State) -> pb.CastelloMethoniMove:
+        return notation.parse(text, state)
+
+    def format(self, move: pb.CastelloMethoniMove, state: State) -> str:
+        return notation.format_move(move, state)

@@ -1,0 +1,221 @@
+"""Move notation (docs/notation/castello-methoni.md).
+
+    build mountain c3|c4 own c3 left c4    wall on c3|c4, own house on c3, left neighbour's on c4
+    build sea a1|sea own a1                a sea edge: only the builder's house
+    trade forest                           merge c20       stop       end
+    redraw forest hill hill sea marsh      (table mode: the revealed hand; dealt mode: redraw)
+    first p2       mission p2 m3       draw forest       (chance moves)
+
+Seats are `own`, `left` (the next seat clockwise, seat + 1) and `right` (seat - 1) in a build,
+`p1`..`p5` elsewhere; player names are accepted too. Canonical text is lowercase.
+"""
+
+from __future__ import annotations
+
+from replay.core import AmbiguousNotation, IllegalMove, NotationError
+from replay.games.castello_methoni.board import SEA
+from replay.games.castello_methoni.rules import (
+    NO_CELL,
+    PLAY,
+    State,
+    build_items,
+    card_index,
+    cell_index,
+    resolve_edge,
+)
+from tablelog.v1 import castello_methoni_pb2 as pb
+
+CARD_SYNONYMS = {"market": SEA, "market/sea": SEA, "marketsea": SEA, "market-sea": SEA}
+STOP_WORDS = {("stop",), ("stop", "merging"), ("done",), ("no", "merge"), ("nomerge",)}
+END_WORDS = {("end",), ("end", "turn"), ("pass",)}
+
+
+def _tokens(text: str) -> list[str]:
+    return text.replace("|", " | ").replace(",", " ").lower().split()
+
+
+def _card(state: State, token: str, text: str) -> str:
+    token = CARD_SYNONYMS.get(token, token)
+    try:
+        return state.board.card_name(card_index(state.board, token))
+    except IllegalMove as error:
+        raise NotationError(error.message, text) from None
+
+
+def _cell(state: State, token: str, text: str) -> int:
+    try:
+        return cell_index(state.board, token)
+    except IllegalMove as error:
+        raise NotationError(error.message, text) from None
+
+
+def _seat(state: State, token: str, text: str, builder: bool = False) -> int:
+    n, seat = state.ctx.n, state.current
+    if builder:
+        if token in ("own", "me", "self"):
+            return seat
+        if token == "left":
+            return (seat + 1) % n
+        if token == "right":
+            return (seat - 1) % n
+    if len(token) >= 2 and token[0] == "p" and token[1:].isdigit() and 1 <= int(token[1:]) <= n:
+        return int(token[1:]) - 1
+    matches = [i for i, name in enumerate(state.ctx.players) if name.strip().lower() == token]
+    if len(matches) == 1:
+        return matches[0]
+    raise NotationError(f"{token!r} is not a seat (p1..p{n} or a player's name).", text)
+
+
+def _who(state: State, seat: int) -> str:
+    n, me = state.ctx.n, state.current
+    if seat == me:
+        return "own"
+    if seat == (me + 1) % n:
+        return "left"
+    if seat == (me - 1) % n:
+        return "right"
+    return f"p{seat + 1}"
+
+
+def parse(text: str, state: State) -> pb.CastelloMethoniMove:
+    if not isinstance(text, str):
+        raise NotationError("A move is text.", str(text))
+    words = _tokens(text)
+    if not words:
+        raise NotationError("Empty move.", text)
+    head, rest = words[0], words[1:]
+    if tuple(words) in STOP_WORDS:
+        return pb.CastelloMethoniMove(stop_merging=pb.CastelloMethoniStopMerging())
+    if tuple(words) in END_WORDS:
+        return pb.CastelloMethoniMove(end_turn=pb.CastelloMethoniEndTurn())
+    if head == "build":
+        return _parse_build(rest, state, text)
+    if head == "trade" and len(rest) == 1:
+        return pb.CastelloMethoniMove(
+            trade=pb.CastelloMethoniTrade(card=_card(state, rest[0], text))
+        )
+    if head == "merge" and len(rest) == 1:
+        cell = state.board.names[_cell(state, rest[0], text)]
+        return pb.CastelloMethoniMove(merge=pb.CastelloMethoniMerge(cell=cell))
+    if head == "redraw":
+        cards = sorted((_card(state, t, text) for t in rest), key=lambda c: _card_order(state, c))
+        return pb.CastelloMethoniMove(redraw=pb.CastelloMethoniRedraw(revealed=cards))
+    if head == "first" and len(rest) == 1:
+        seat = _seat(state, rest[0], text)
+        return pb.CastelloMethoniMove(first_player=pb.CastelloMethoniFirstPlayer(seat=seat))
+    if head == "mission" and len(rest) == 2:
+        seat = _seat(state, rest[0], text)
+        names = [m.name for m in state.board.missions]
+        if rest[1] not in names:
+            raise NotationError(
+                f"There is no mission {rest[1]!r}; they are {', '.join(names)}.", text
+            )
+        return pb.CastelloMethoniMove(mission=pb.CastelloMethoniMission(seat=seat, mission=rest[1]))
+    if head == "draw" and len(rest) == 1:
+        return pb.CastelloMethoniMove(draw=pb.CastelloMethoniDraw(card=_card(state, rest[0], text)))
+    raise NotationError(
+        "Not a Castello Methoni move: try 'build <card> <cell>|<cell> own <cell> left <cell>', "
+        "'trade <card>', 'merge <cell>', 'stop', 'end' or 'redraw'.",
+        text,
+    )
+
+
+def _card_order(state: State, name: str) -> int:
+    return card_index(state.board, name)
+
+
+def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethoniMove:
+    """`build <card> <a>|<b> [<who> <cell>]... [other <who>]`; missing houses are completed
+    when only one legal placement fits, otherwise the candidates are listed."""
+    if len(words) < 4 or words[2] != "|":
+        raise NotationError("A build reads 'build <card> <cell>|<cell or sea> ...'.", text)
+    board = state.board
+    card = _card(state, words[0], text)
+    try:
+        a, b, key = resolve_edge(state, words[1], words[3])
+    except IllegalMove as error:
+        raise NotationError(error.message, text) from None
+    sides = (a,) if b == NO_CELL else (a, b)
+    placements: list[tuple[int, int]] = []
+    rest = words[4:]
+    if len(rest) % 2:
+        raise NotationError("Houses are written as pairs: '<own|left|right> <cell>'.", text)
+    for who, where in zip(rest[::2], rest[1::2], strict=True):
+        if who == "other":
+            seat = _seat(state, where, text, builder=True)
+            used = {c for _, c in placements}
+            free = [c for c in sides if c not in used]
+            if len(free) != 1:
+                raise NotationError("'other' needs exactly one house placed before it.", text)
+            placements.append((seat, free[0]))
+            continue
+        seat = _seat(state, who, text, builder=True)
+        cell = _cell(state, where, text)
+        placements.append((seat, cell))
+    given = {(s, board.names[c]) for s, c in placements}
+    literal = pb.CastelloMethoniMove(
+        build=pb.CastelloMethoniBuild(
+            card=card,
+            cell=board.names[a],
+            other=SEA if b == NO_CELL else board.names[b],
+            houses=[pb.CastelloMethoniHouse(seat=s, cell=board.names[c]) for s, c in placements],
+        )
+    )
+    if state.phase != PLAY or state.cards_played >= 2:
+        return literal
+    candidates = [
+        item
+        for item in build_items(state, [card_index(board, card)], only_edge=key)
+        if isinstance(item[4], tuple) and given <= set(item[4])
+    ]
+    exact = [item for item in candidates if isinstance(item[4], tuple) and set(item[4]) == given]
+    chosen = exact or candidates
+    if len(chosen) == 1:
+        near, far, houses = chosen[0][2], chosen[0][3], chosen[0][4]
+        assert isinstance(houses, tuple)
+        return pb.CastelloMethoniMove(
+            build=pb.CastelloMethoniBuild(
+                card=card,
+                cell=str(near),
+                other=str(far),
+                houses=[pb.CastelloMethoniHouse(seat=s, cell=c) for s, c in houses],
+            )
+        )
+    if len(chosen) > 1:
+        texts = [_format_build_item(state, item) for item in chosen]
+        raise AmbiguousNotation(
+            f"{text!r} fits {len(chosen)} legal builds: say where the houses go.", text, texts
+        )
+    return literal
+
+
+def _format_build_item(state: State, item: tuple[object, ...]) -> str:
+    _, card, cell, other, houses = item
+    assert isinstance(houses, tuple)
+    placed = " ".join(f"{_who(state, s)} {c}" for s, c in houses)
+    return f"build {card} {cell}|{other} {placed}".strip()
+
+
+def format_move(move: pb.CastelloMethoniMove, state: State) -> str:
+    kind = move.WhichOneof("action")
+    if kind == "build":
+        m = move.build
+        placed = " ".join(f"{_who(state, h.seat)} {h.cell.lower()}" for h in m.houses)
+        return f"build {m.card.lower()} {m.cell.lower()}|{m.other.lower()} {placed}".strip()
+    if kind == "trade":
+        return f"trade {move.trade.card.lower()}"
+    if kind == "merge":
+        return f"merge {move.merge.cell.lower()}"
+    if kind == "stop_merging":
+        return "stop"
+    if kind == "end_turn":
+        return "end"
+    if kind == "redraw":
+        return " ".join(["redraw", *(c.lower() for c in move.redraw.revealed)])
+    if kind == "first_player":
+        return f"first p{move.first_player.seat + 1}"
+    if kind == "mission":
+        return f"mission p{move.mission.seat + 1} {move.mission.mission.lower()}"
+    if kind == "draw":
+        return f"draw {move.draw.card.lower()}"
+    return "?"

@@ -1,0 +1,129 @@
+"""Move notation of Medici (docs/notation/medici.md).
+
+draw              the drawer draws one more tile into the lot
+auction           the drawer stops drawing: the lot goes to auction
+draw cloth3       the table records the tile drawn (chance); `cloth3`, `gold` also read
+bid 7 / pass      a bid, or a pass
+remove cloth3     dealt mode: a tile removed unseen at the day's setup (chance)
+start 2           the table picks seat 2 to start the day (a tie for fewest florins)
+"""
+
+from __future__ import annotations
+
+from replay.core import NotationError
+from replay.games.medici import rules
+from replay.games.medici_common.world import GOOD_SYNONYMS, compact, seat_from_text, words
+from tablelog.v1.medici_pb2 import (
+    MediciBid,
+    MediciCloseLot,
+    MediciDraw,
+    MediciDrawMore,
+    MediciMove,
+    MediciPass,
+    MediciRemove,
+    MediciStartPlayer,
+)
+
+DRAW_WORDS = frozenset({"draw", "d", "drawn", "draws"})
+AUCTION_WORDS = frozenset({"auction", "a", "stop", "close", "done"})
+BID_WORDS = frozenset({"bid", "b", "bids"})
+PASS_WORDS = frozenset({"pass", "p", "passes", "no"})
+REMOVE_WORDS = frozenset({"remove", "removed", "r"})
+START_WORDS = frozenset({"start", "starts", "first"})
+MAX_BID_DIGITS = 6
+
+
+def draw_more_move() -> MediciMove:
+    return MediciMove(draw_more=MediciDrawMore())
+
+
+def close_move() -> MediciMove:
+    return MediciMove(close_lot=MediciCloseLot())
+
+
+def draw_move(tile: str) -> MediciMove:
+    return MediciMove(draw=MediciDraw(tile=tile))
+
+
+def remove_move(tile: str) -> MediciMove:
+    return MediciMove(remove=MediciRemove(tile=tile))
+
+
+def bid_move(florins: int) -> MediciMove:
+    return MediciMove(bid=MediciBid(florins=florins))
+
+
+def pass_move() -> MediciMove:
+    return MediciMove(pass_bid=MediciPass())
+
+
+def start_move(seat: int) -> MediciMove:
+    return MediciMove(start_player=MediciStartPlayer(seat=seat))
+
+
+def tile_name(tokens: list[str], state: rules.State) -> str | None:
+    """The tile kind named by `tokens` ("cloth 3", "Furs5", "gold")."""
+    if not tokens:
+        return None
+    head = GOOD_SYNONYMS.get(tokens[0], tokens[0])
+    name = head + "".join(tokens[1:])
+    if name in state.rules.tiles.by_name:
+        return name
+    if name == "gold10" and "gold" in state.rules.tiles.by_name:
+        return "gold"
+    return None
+
+
+def parse(text: str, state: rules.State) -> MediciMove:
+    tokens = words(text)
+    if not tokens:
+        raise NotationError("Empty move.", text)
+    head, rest = tokens[0], tokens[1:]
+    if head in BID_WORDS:
+        malformed = len(rest) != 1 or not rest[0].isdigit() or len(rest[0]) > MAX_BID_DIGITS
+        if malformed or "-" in text:
+            raise NotationError("A bid is `bid N` with N florins, e.g. `bid 7`.", text)
+        return bid_move(int(rest[0]))
+    if head in PASS_WORDS and not rest:
+        return pass_move()
+    if head in AUCTION_WORDS and not rest:
+        return close_move()
+    if head in DRAW_WORDS and not rest:
+        return draw_more_move()
+    if head in START_WORDS:
+        seat = seat_from_text(rest, state.rules.players)
+        if seat is None:
+            raise NotationError(f"`start` needs a seat 1-{len(state.rules.players)}.", text)
+        return start_move(seat)
+    if head in REMOVE_WORDS:
+        name = tile_name(rest, state)
+        if name is None:
+            raise NotationError(f"Not a tile: {' '.join(rest)!r}.", text)
+        return remove_move(name)
+    name = tile_name(rest if head in DRAW_WORDS else tokens, state)
+    if name is None:
+        if compact(text).isdigit():
+            raise NotationError("A bare number is not a move: write `bid 7`.", text)
+        raise NotationError(
+            f"Not a move or a tile: {text!r} (tiles look like cloth3, fur5, gold).", text
+        )
+    return draw_move(name)
+
+
+def format_move(move: MediciMove, state: rules.State) -> str:
+    action = move.WhichOneof("action")
+    if action == "draw_more":
+        return "draw"
+    if action == "close_lot":
+        return "auction"
+    if action == "draw":
+        return f"draw {move.draw.tile}"
+    if action == "bid":
+        return f"bid {move.bid.florins}"
+    if action == "pass_bid":
+        return "pass"
+    if action == "remove":
+        return f"remove {move.remove.tile}"
+    if action == "start_player":
+        return f"start {move.start_player.seat + 1}"
+    raise NotationError("The move names no action.")

@@ -1,0 +1,574 @@
+"""Medici (the auction board game), the rules (see RULES.md; sections cited as §B1-B9).
+
+A turn is recorded as the drawer's decisions (`draw`: one more tile; `auction`), the
+table's draws (chance), then one bid or pass per non-full player clockwise, the drawer last.
+In dealt mode the tiles removed unseen at each day's setup are chance moves too (hidden in
+every view but the full one); in table mode nobody knows them and they are never recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup
+from replay.games.medici.tiles import TILES_COMPONENT, Tiles, default_tiles_file, load_tiles
+from replay.games.medici_common.world import (
+    GOODS,
+    SHIP_REWARDS,
+    Payout,
+    poorest,
+    ranked_shares,
+)
+from tablelog.v1 import game_pb2
+from tablelog.v1.medici_pb2 import (
+    MEDICI_EDITION_2016,
+    MEDICI_EDITION_CLASSIC,
+    MEDICI_EDITION_UNSPECIFIED,
+    MediciEdition,
+    MediciMove,
+    MediciOptions,
+)
+
+DAYS: Final = 3
+MAX_LOT: Final = 3
+TOP_LEVEL: Final = 7
+BONUS: Final = (0, 0, 0, 0, 0, 5, 10, 20)
+"""§B5: the bonus for a marker on each level (top three levels: 5, 10, 20)."""
+TILES_USED: Final = {2: 18, 3: 18, 4: 24, 5: 30, 6: 36}
+START_FLORINS: Final = {2: 40, 3: 40, 4: 40, 5: 30, 6: 30}
+
+# Phases: whose decision it is.
+DRAW: Final = 0  # chance: the tile drawn into the lot
+DECIDE: Final = 1  # the drawer: draw another tile or auction the lot
+BID: Final = 2  # the current bidder: bid or pass
+FILL: Final = 3  # chance: a tile drawn free into the last ship (B4)
+REMOVE: Final = 4  # chance (dealt mode): a tile removed unseen at the day's setup
+START: Final = 5  # chance: the start player among those tied for fewest florins
+OVER: Final = 6
+
+NO_BID: Final = -1
+PASSED: Final = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    players: tuple[str, ...]
+    tiles: Tiles
+    edition: MediciEdition.ValueType
+    spaces: int
+    ship_rewards: tuple[int, ...]
+    pyramid_rewards: tuple[int, ...]
+    start_florins: int
+    removed_per_day: int
+    dealt: bool
+    limit_others_with_money: bool
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    rules: Rules
+    day: int
+    phase: int
+    start: int
+    drawer: int
+    current: int
+    unseen: tuple[int, ...]
+    """Per kind, the tiles nobody has seen today: the bag, plus (table mode) those removed."""
+    bag_size: int
+    removed: tuple[int, ...]
+    """Dealt mode: the tiles removed unseen today (full view only)."""
+    lot: tuple[int, ...]
+    discarded: tuple[int, ...]
+    ships: tuple[tuple[int, ...], ...]
+    florins: tuple[int, ...]
+    paid: tuple[int, ...]
+    levels: tuple[tuple[int, ...], ...]
+    bids: tuple[int, ...]
+    """The auction under way: per seat NO_BID (not yet), PASSED, or the amount bid."""
+    high_bid: int
+    high_bidder: int
+    payouts: tuple[tuple[Payout, ...], ...]
+    tied: tuple[int, ...] = ()
+
+
+def make_rules(
+    players: Sequence[str],
+    options: MediciOptions,
+    mode: int,
+    components: Mapping[str, game_pb2.ComponentFile],
+) -> Rules:
+    """Rules §B2, §B5, §B8, G-B2: setup numbers and tables by player count and edition."""
+    n = len(players)
+    edition = options.edition
+    if edition == MEDICI_EDITION_UNSPECIFIED:
+        # Unset: the classic edition, which has no 2-player game; 2 players mean 2016 (G-B2).
+        edition = MEDICI_EDITION_2016 if n == 2 else MEDICI_EDITION_CLASSIC
+    if n == 2 and edition != MEDICI_EDITION_2016:
+        raise InvalidSetup(
+            "PLAYER_COUNT", "The classic edition is for 3 to 6 players; 2 need the 2016 edition."
+        )
+    if not 2 <= n <= 6:
+        raise InvalidSetup("PLAYER_COUNT", f"Medici is for 3 to 6 players (2 in 2016), not {n}.")
+    if options.first_player >= n:
+        raise InvalidSetup(
+            "FIRST_PLAYER", f"There is no seat {options.first_player + 1} among {n} players."
+        )
+    tiles_file = components.get(TILES_COMPONENT) or default_tiles_file()
+    tiles = load_tiles(tiles_file.content)
+    return Rules(
+        players=tuple(players),
+        tiles=tiles,
+        edition=edition,
+        spaces=7 if n == 2 else 5,
+        ship_rewards=SHIP_REWARDS[n],
+        pyramid_rewards=(10, 0 if n == 2 else 5, *([0] * n)),
+        start_florins=START_FLORINS[n],
+        removed_per_day=max(0, tiles.total - TILES_USED[n]),
+        dealt=mode == DEALT,
+        limit_others_with_money=options.lot_limit_others_with_money,
+    )
+
+
+def setup(rules: Rules, first_player: int) -> State:
+    """Rules §B2: markers at the bottom of every pyramid, starting florins, day 1."""
+    n = len(rules.players)
+    state = State(
+        rules=rules,
+        day=1,
+        phase=DRAW,
+        start=first_player,
+        drawer=first_player,
+        current=first_player,
+        unseen=rules.tiles.counts,
+        bag_size=0,
+        removed=(),
+        lot=(),
+        discarded=(),
+        ships=((),) * n,
+        florins=(rules.start_florins,) * n,
+        paid=(0,) * n,
+        levels=((0,) * len(GOODS),) * n,
+        bids=(NO_BID,) * n,
+        high_bid=0,
+        high_bidder=-1,
+        payouts=((),) * n,
+    )
+    return _begin_day(state, first_player)
+
+
+def free_space(state: State, seat: int) -> int:
+    """Rules §B1-B2: a ship has 5 spaces (7 in the 2-player 2016 game)."""
+    return state.rules.spaces - len(state.ships[seat])
+
+
+def ship_value(state: State, seat: int) -> int:
+    """Rules §B5 step 1: the sum of face values on the ship (gold counts 10)."""
+    kinds = state.rules.tiles.kinds
+    return sum(kinds[k].value for k in state.ships[seat])
+
+
+def lot_limit(state: State) -> int:
+    """Rules §B3 step 1, G-B3: a lot may not outgrow the largest free space among the
+    non-full players, the drawer included (option: only other players who have money; the
+    drawer's own space when nobody else qualifies)."""
+    n = len(state.rules.players)
+    if state.rules.limit_others_with_money:
+        spaces = [
+            free_space(state, s)
+            for s in range(n)
+            if s != state.drawer and state.florins[s] > 0 and free_space(state, s) > 0
+        ]
+        if spaces:
+            return max(spaces)
+        return free_space(state, state.drawer)
+    return max(free_space(state, s) for s in range(n))
+
+
+# --- day flow ---------------------------------------------------------------------------------
+
+
+def _begin_day(state: State, start: int) -> State:
+    """Rules §B2: every day all pieces go back in the bag and the listed number is removed
+    unseen (recorded in dealt mode only); the start player draws first."""
+    rules = state.rules
+    n = len(rules.players)
+    fresh = replace(
+        state,
+        start=start,
+        unseen=rules.tiles.counts,
+        bag_size=rules.tiles.total - rules.removed_per_day,
+        removed=(),
+        lot=(),
+        discarded=(),
+        ships=((),) * n,
+        bids=(NO_BID,) * n,
+        high_bid=0,
+        high_bidder=-1,
+        tied=(),
+    )
+    if rules.dealt and rules.removed_per_day:
+        return replace(fresh, phase=REMOVE, drawer=start, current=start)
+    return _begin_turn(fresh, start)
+
+
+def _begin_turn(state: State, drawer: int) -> State:
+    """Rules §B3 step 1, §B4: the drawer must draw at least one tile; an empty bag ends the day."""
+    if state.bag_size == 0:
+        return _end_day(state)
+    return replace(state, phase=DRAW, drawer=drawer, current=drawer, lot=())
+
+
+def _after_draw(state: State, **changes: Any) -> State:
+    """Rules §B3 step 1: after each tile the drawer may stop; at 3 tiles, with an empty bag,
+    or when one more tile would make a lot nobody could load, the auction starts.
+
+    `changes` (the drawn tile's effect) are applied together with the next phase: one new
+    state per move, because folding speed counts."""
+    size = len(changes["lot"])
+    bag_size = changes["bag_size"]
+    if size >= MAX_LOT or bag_size == 0 or size + 1 > lot_limit(state):
+        return _start_auction(state, **changes)
+    return replace(state, phase=DECIDE, current=state.drawer, **changes)
+
+
+def _start_auction(state: State, **changes: Any) -> State:
+    """Rules §B3 step 2: once around clockwise from the drawer's left, the drawer last;
+    full ships take no part."""
+    n = len(state.rules.players)
+    return _auction_step(state, (NO_BID,) * n, 0, -1, None, **changes)
+
+
+def _auction_step(
+    state: State,
+    bids: tuple[int, ...],
+    high_bid: int,
+    high_bidder: int,
+    after: int | None,
+    **changes: Any,
+) -> State:
+    """Rules §B3 step 2: the auction goes on with the next player after `after` (None: from
+    the start), in
+    the order that ends with the drawer, whose ship is not full and who has not yet bid or
+    passed; the lot is resolved when there is none."""
+    n = len(state.rules.players)
+    drawer = state.drawer
+    # Places in the bidding order: 1 (the drawer's left) .. n (the drawer).
+    place = 0 if after is None else (after - drawer) % n or n
+    spaces = state.rules.spaces
+    ships = state.ships
+    for step in range(place + 1, n + 1):
+        seat = (drawer + step) % n
+        if bids[seat] == NO_BID and len(ships[seat]) < spaces:
+            return replace(
+                state,
+                phase=BID,
+                current=seat,
+                bids=bids,
+                high_bid=high_bid,
+                high_bidder=high_bidder,
+                **changes,
+            )
+    return _resolve(
+        replace(state, bids=bids, high_bid=high_bid, high_bidder=high_bidder, **changes)
+    )
+
+
+def _resolve(state: State) -> State:
+    """Rules §B3 step 3, §B4: the high bidder pays and loads the lot; if all pass the lot is
+    discarded. Then the day ends when all ships but one are full (the last one is filled
+    free) or the bag is empty; otherwise the next non-full player to the left draws."""
+    winner = state.high_bidder
+    n = len(state.rules.players)
+    ships = state.ships
+    florins = state.florins
+    paid = state.paid
+    discarded = state.discarded
+    if winner >= 0:
+        price = state.high_bid
+        ships = (*ships[:winner], (*ships[winner], *state.lot), *ships[winner + 1 :])
+        florins = (*florins[:winner], florins[winner] - price, *florins[winner + 1 :])
+        paid = (*paid[:winner], paid[winner] + price, *paid[winner + 1 :])
+    else:
+        discarded = discarded + state.lot
+    spaces = state.rules.spaces
+    open_seats = [s for s in range(n) if len(ships[s]) < spaces]
+    phase, seat = DRAW, -1
+    if len(open_seats) <= 1:
+        if open_seats and state.bag_size > 0:
+            phase, seat = FILL, open_seats[0]
+    elif state.bag_size > 0:
+        seat = next(
+            (state.drawer + step) % n
+            for step in range(1, n + 1)
+            if len(ships[(state.drawer + step) % n]) < spaces
+        )
+    after = replace(
+        state,
+        ships=ships,
+        florins=florins,
+        paid=paid,
+        discarded=discarded,
+        lot=(),
+        bids=(NO_BID,) * n,
+        high_bid=0,
+        high_bidder=-1,
+        phase=phase,
+        current=max(seat, 0),
+        drawer=max(seat, 0) if seat >= 0 else state.drawer,
+    )
+    if seat < 0:
+        return _end_day(after)
+    return after
+
+
+def score_ships(rules: Rules, values: Sequence[int]) -> list[int]:
+    """Rules §B5 step 1, §B6: ship values ranked and paid by player count; tied places are
+    pooled and split in whole florins, rounded down; the lowest ship gets nothing."""
+    return ranked_shares(values, rules.ship_rewards, unit=1)
+
+
+def score_pyramids(
+    rules: Rules, levels: Sequence[Sequence[int]]
+) -> list[tuple[list[int], list[int]]]:
+    """Rules §B5 step 2, §B6, G-B5: per good, 10/5 (10/0 with 2 players) by pyramid position,
+    players without the good included, ties pooled and rounded down; and the bonus of the
+    marker's level (5/10/20 on the top three), never shared. Returns (awards, bonuses)."""
+    n = len(levels)
+    out: list[tuple[list[int], list[int]]] = []
+    for g in range(len(GOODS)):
+        heights = [levels[s][g] for s in range(n)]
+        out.append(
+            (ranked_shares(heights, rules.pyramid_rewards, unit=1), [BONUS[h] for h in heights])
+        )
+    return out
+
+
+def _end_day(state: State) -> State:
+    """Rules §B5 (ships, then each pyramid), §B7 (three days), §B2 (the poorest starts the
+    next day; a tie is a chance move)."""
+    rules = state.rules
+    kinds = rules.tiles.kinds
+    n = len(rules.players)
+    values = [ship_value(state, s) for s in range(n)]
+    ship_pay = score_ships(rules, values)
+    levels = [list(row) for row in state.levels]
+    for s in range(n):
+        for k in state.ships[s]:
+            good = kinds[k].good
+            if good >= 0 and levels[s][good] < TOP_LEVEL:
+                levels[s][good] += 1
+    florins = list(state.florins)
+    payouts = [list(p) for p in state.payouts]
+    d = state.day
+    for s in range(n):
+        payouts[s].append((d, "ship", ship_pay[s]))
+        florins[s] += ship_pay[s]
+    for g, (awards, bonuses) in enumerate(score_pyramids(rules, levels)):
+        for s in range(n):
+            if awards[s]:
+                payouts[s].append((d, f"{GOODS[g]} pyramid", awards[s]))
+                florins[s] += awards[s]
+            if bonuses[s]:
+                payouts[s].append((d, f"{GOODS[g]} bonus", bonuses[s]))
+                florins[s] += bonuses[s]
+    scored = replace(
+        state,
+        levels=tuple(tuple(row) for row in levels),
+        florins=tuple(florins),
+        payouts=tuple(tuple(p) for p in payouts),
+    )
+    if d == DAYS:
+        return replace(scored, phase=OVER)
+    scored = replace(scored, day=d + 1)
+    tied = poorest(scored.florins)
+    if len(tied) > 1:
+        return replace(scored, phase=START, tied=tied)
+    return _begin_day(scored, tied[0])
+
+
+# --- moves ------------------------------------------------------------------------------------
+
+
+def apply(state: State, move: MediciMove) -> State:
+    action = move.WhichOneof("action")
+    phase = state.phase
+    if phase == OVER:
+        raise GameOver()
+    if action == "bid":
+        _expect(state, BID)
+        return bid(state, move.bid.florins)
+    if action == "pass_bid":
+        _expect(state, BID)
+        return pass_bid(state)
+    if action == "draw":
+        if phase not in (DRAW, FILL):
+            _expect(state, DRAW)
+        return draw(state, move.draw.tile)
+    if action == "draw_more":
+        _expect(state, DECIDE)
+        return draw_more(state)
+    if action == "close_lot":
+        _expect(state, DECIDE)
+        return _start_auction(state)
+    if action == "remove":
+        _expect(state, REMOVE)
+        return remove(state, move.remove.tile)
+    if action == "start_player":
+        _expect(state, START)
+        return choose_start(state, move.start_player.seat)
+    raise IllegalMove("EMPTY_MOVE", "The move names no action.")
+
+
+_WAITING = {
+    DRAW: ("DRAW_PENDING", "The table must first record the tile drawn from the bag."),
+    FILL: ("DRAW_PENDING", "The table must first record the tile drawn for the last ship."),
+    DECIDE: ("DRAWER_DECIDING", "The drawer must first say `draw` (one more) or `auction`."),
+    BID: ("AUCTION_UNDER_WAY", "The lot is being auctioned: bid or pass."),
+    REMOVE: ("REMOVAL_PENDING", "The day's setup must first remove its tiles unseen."),
+    START: ("START_PENDING", "The table must first record who starts the day (a tie)."),
+}
+
+
+def _expect(state: State, phase: int) -> None:
+    if state.phase != phase:
+        code, message = _WAITING[state.phase]
+        raise IllegalMove(code, message)
+
+
+def _kind(state: State, name: str) -> int:
+    k = state.rules.tiles.by_name.get(name, -1)
+    if k < 0:
+        raise IllegalMove("UNKNOWN_TILE", f"There is no tile {name!r} in this game.")
+    return k
+
+
+def draw(state: State, name: str) -> State:
+    """Rules §B3 step 1 (into the lot) and §B4 (free fill of the last ship): a tile nobody
+    has seen today; the bag size bounds the draws."""
+    k = _kind(state, name)
+    left = state.unseen[k]
+    if left == 0:
+        raise IllegalMove(
+            "TILE_NOT_IN_BAG",
+            f"No {name} can be in the bag: all {state.rules.tiles.counts[k]} are out.",
+        )
+    unseen = (*state.unseen[:k], left - 1, *state.unseen[k + 1 :])
+    if state.phase == FILL:
+        seat = state.current
+        ships = state.ships
+        ship = (*ships[seat], k)
+        filled = replace(
+            state,
+            unseen=unseen,
+            bag_size=state.bag_size - 1,
+            ships=(*ships[:seat], ship, *ships[seat + 1 :]),
+        )
+        if len(ship) >= state.rules.spaces or filled.bag_size == 0:
+            return _end_day(filled)
+        return filled
+    return _after_draw(state, unseen=unseen, bag_size=state.bag_size - 1, lot=(*state.lot, k))
+
+
+def draw_more(state: State) -> State:
+    """Rules §B3 step 1, G-B3: at most 3 tiles, and never a lot nobody could load."""
+    size = len(state.lot)
+    if size >= MAX_LOT:
+        raise IllegalMove("LOT_LIMIT", f"A lot has at most {MAX_LOT} tiles.")
+    if state.bag_size == 0:
+        raise IllegalMove("BAG_EMPTY", "The bag is empty: auction the lot.")
+    limit = lot_limit(state)
+    if size + 1 > limit:
+        raise IllegalMove(
+            "LOT_TOO_BIG",
+            f"A lot of {size + 1} would fit no ship: the most free space is {limit}.",
+        )
+    return replace(state, phase=DRAW)
+
+
+def bid(state: State, florins: int) -> State:
+    """Rules §B3 step 2, G-B7: at least 1, above the high bid, no more than you have, and
+    only for a lot that fits your free spaces."""
+    seat = state.current
+    space = free_space(state, seat)
+    if len(state.lot) > space:
+        raise IllegalMove(
+            "LOT_DOES_NOT_FIT",
+            f"The lot has {len(state.lot)} tiles and your ship has {space} free space(s): pass.",
+        )
+    if florins < 1:
+        raise IllegalMove("BID_TOO_LOW", "The lowest bid is 1 florin.")
+    if florins <= state.high_bid:
+        raise IllegalMove(
+            "BID_NOT_HIGHER",
+            f"A bid must beat the high bid of {state.high_bid}; {florins} does not.",
+        )
+    have = state.florins[seat]
+    if florins > have:
+        raise IllegalMove("BID_OVER_MONEY", f"You have {have} florins and cannot bid {florins}.")
+    bids = state.bids
+    return _auction_step(state, (*bids[:seat], florins, *bids[seat + 1 :]), florins, seat, seat)
+
+
+def pass_bid(state: State) -> State:
+    """Rules §B3 step 2: each player bids once or passes."""
+    seat = state.current
+    bids = state.bids
+    return _auction_step(
+        state, (*bids[:seat], PASSED, *bids[seat + 1 :]), state.high_bid, state.high_bidder, seat
+    )
+
+
+def remove(state: State, name: str) -> State:
+    """Rules §B2 (dealt mode): one tile removed unseen at the day's setup."""
+    k = _kind(state, name)
+    left = state.unseen[k]
+    if left == 0:
+        raise IllegalMove(
+            "TILE_NOT_IN_BAG",
+            f"No {name} can be in the bag: all {state.rules.tiles.counts[k]} are out.",
+        )
+    after = replace(
+        state,
+        unseen=(*state.unseen[:k], left - 1, *state.unseen[k + 1 :]),
+        removed=(*state.removed, k),
+    )
+    if len(after.removed) >= state.rules.removed_per_day:
+        return _begin_turn(after, state.start)
+    return after
+
+
+def choose_start(state: State, seat: int) -> State:
+    """Rules §B2, §B6: the poorest player starts days 2 and 3; a tie is broken at random."""
+    if seat not in state.tied:
+        names = ", ".join(state.rules.players[s] for s in state.tied)
+        raise IllegalMove(
+            "START_NOT_POOREST",
+            f"The day is started by a player with the fewest florins: one of {names}.",
+        )
+    return _begin_day(state, seat)
+
+
+# --- enumerations -----------------------------------------------------------------------------
+
+
+def can_draw_more(state: State) -> bool:
+    size = len(state.lot)
+    return (
+        state.phase == DECIDE
+        and size < MAX_LOT
+        and state.bag_size > 0
+        and size + 1 <= lot_limit(state)
+    )
+
+
+def bid_range(state: State) -> range:
+    """The bids open to the current bidder (empty when they can only pass)."""
+    seat = state.current
+    if state.phase != BID or len(state.lot) > free_space(state, seat):
+        return range(0)
+    return range(state.high_bid + 1, state.florins[seat] + 1)
+
+
+def tile_weights(state: State) -> list[tuple[int, int]]:
+    return [(k, c) for k, c in enumerate(state.unseen) if c > 0]

@@ -1,0 +1,118 @@
+"""The goods deck as data (Rules §A1, G-A1): card kinds and their copy counts, read from a
+CSV component file. The shipped file's counts are placeholders (UNVERIFIED)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from importlib import resources
+from typing import Final
+
+from replay.core import InvalidSetup
+from replay.games.medici_common.world import GOOD_INDEX
+from tablelog.v1 import game_pb2
+
+DECK_COMPONENT: Final = "deck"
+DECK_FILE: Final = "medici_card_game_deck.csv"
+UNVERIFIED_NOTE: Final = (
+    "The per-card copy counts of the deck are UNVERIFIED placeholders (only the 95-card total "
+    "and the card kinds are sourced, Rules G-A1): table mode checks only that a revealed card "
+    "is a real kind; dealt mode deals from the placeholder deck."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CardKind:
+    """One kind of card (Rules §A1): its printed name, good (-1 for neutral), value, icons,
+    green flag (no hold space) and whether it goes to the warehouse."""
+
+    name: str
+    good: int
+    value: int
+    icons: int
+    green_flag: bool
+    takes_hold: bool
+    to_warehouse: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    kinds: tuple[CardKind, ...]
+    counts: tuple[int, ...]
+    by_name: dict[str, int]
+    verified: bool
+    total: int
+
+
+def _yes(text: str) -> bool:
+    return text.strip().lower().startswith("yes")
+
+
+def _kind_name(kind: str, good: str, value: int) -> str:
+    if kind == "goods":
+        return f"{good}{value}"
+    if kind == "goods_flag":
+        return f"{good}flag"
+    if kind == "neutral_flag":
+        return f"green{value}"
+    if kind == "neutral_black":
+        return f"black{value}"
+    raise InvalidSetup("DECK_FILE", f"Unknown card kind {kind!r} in the deck file.")
+
+
+def load_deck(content: bytes) -> Deck:
+    """Read and validate a deck file (the columns of medici_card_game_deck.csv). The deck is
+    verified when every row has a `count_confirmed`; otherwise `count_placeholder` is used."""
+    try:
+        rows = list(csv.DictReader(io.StringIO(content.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise InvalidSetup("DECK_FILE", f"The deck file is not readable CSV: {error}") from error
+    if not rows:
+        raise InvalidSetup("DECK_FILE", "The deck file lists no cards.")
+    kinds: list[CardKind] = []
+    confirmed: list[int | None] = []
+    placeholder: list[int] = []
+    try:
+        for row in rows:
+            good = (row.get("good") or "").strip().lower()
+            kind = (row.get("kind") or "").strip().lower()
+            value = int(row["value"])
+            icons = int(row["icons"])
+            if kind.startswith("goods") and good not in GOOD_INDEX:
+                raise InvalidSetup("DECK_FILE", f"Unknown good {good!r} in the deck file.")
+            kinds.append(
+                CardKind(
+                    name=_kind_name(kind, good, value),
+                    good=GOOD_INDEX[good] if kind.startswith("goods") else -1,
+                    value=value,
+                    icons=icons,
+                    green_flag=_yes(row["green_flag"]),
+                    takes_hold=_yes(row["takes_hold_space"]),
+                    to_warehouse=_yes(row["goes_to_warehouse"]),
+                )
+            )
+            sure = (row.get("count_confirmed") or "").strip()
+            confirmed.append(int(sure) if sure else None)
+            placeholder.append(int((row.get("count_placeholder") or "0").strip() or "0"))
+    except (KeyError, ValueError, TypeError) as error:
+        raise InvalidSetup("DECK_FILE", f"The deck file has a bad row: {error}") from error
+    verified = all(c is not None for c in confirmed)
+    counts = tuple(c or 0 for c in confirmed) if verified else tuple(placeholder)
+    by_name = {k.name: i for i, k in enumerate(kinds)}
+    if len(by_name) != len(kinds):
+        raise InvalidSetup("DECK_FILE", "The deck file lists a card kind twice.")
+    if any(c < 0 for c in counts) or sum(counts) == 0:
+        raise InvalidSetup("DECK_FILE", "The deck file's copy counts must be >= 0, not all 0.")
+    return Deck(tuple(kinds), counts, by_name, verified, sum(counts))
+
+
+def default_deck_file() -> game_pb2.ComponentFile:
+    content = resources.files(__package__).joinpath(DECK_FILE).read_bytes()
+    return game_pb2.ComponentFile(
+        name=DECK_COMPONENT,
+        media_type="text/csv",
+        content=content,
+        approximate=True,
+        approximate_note=UNVERIFIED_NOTE,
+    )

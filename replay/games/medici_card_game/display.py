@@ -1,0 +1,117 @@
+"""Views and the terminal rendering of Medici: The Card Game. Nothing is hidden but the order
+of the deck, so every viewer sees the same view."""
+
+from __future__ import annotations
+
+from replay.games.medici_card_game import rules
+from replay.games.medici_card_game.cards import UNVERIFIED_NOTE, CardKind
+from replay.games.medici_common.world import GOODS, table_lines
+from tablelog.v1.medici_card_game_pb2 import (
+    MediciCardGameCard,
+    MediciCardGameGoodCount,
+    MediciCardGamePayout,
+    MediciCardGameSeatView,
+    MediciCardGameUnseen,
+    MediciCardGameView,
+)
+
+
+def card_message(kind: CardKind) -> MediciCardGameCard:
+    return MediciCardGameCard(
+        name=kind.name,
+        good=GOODS[kind.good] if kind.good >= 0 else "",
+        value=kind.value,
+        icons=kind.icons,
+        green_flag=kind.green_flag,
+        takes_hold=kind.takes_hold,
+    )
+
+
+def view(state: rules.State) -> MediciCardGameView:
+    r = state.rules
+    kinds = r.deck.kinds
+    phase = state.phase
+    out = MediciCardGameView(
+        round=state.round,
+        market=[card_message(kinds[k]) for k in state.market],
+        deck_size=state.deck_size,
+        start_player=state.start,
+        current_player=state.current,
+        revealed_this_turn=state.revealed,
+        final_turn=state.final_turn,
+        game_over=phase == rules.OVER,
+        deck_unverified=not r.deck.verified,
+        deck_note="" if r.deck.verified else UNVERIFIED_NOTE,
+        unseen=[
+            MediciCardGameUnseen(card=k.name, count=c)
+            for k, c in zip(kinds, state.unseen, strict=True)
+        ],
+        boxed=state.boxed,
+    )
+    if phase == rules.REVEAL:
+        out.pending_reveal = f"the card {r.players[state.current]} turned over"
+    elif phase == rules.START:
+        names = ", ".join(r.players[s] for s in state.tied)
+        out.pending_reveal = f"who starts round {state.round} (tied for fewest florins: {names})"
+    elif phase == rules.PLAY:
+        out.awaiting = "flip or take" if rules.can_flip(state) else "take"
+    for seat, name in enumerate(r.players):
+        out.seats.append(
+            MediciCardGameSeatView(
+                name=name,
+                florins=state.florins[seat],
+                ship=[card_message(kinds[k]) for k in state.ships[seat]],
+                ship_value=rules.ship_value(state, seat),
+                hold_used=state.holds[seat],
+                hold_capacity=r.capacity,
+                full=rules.is_full(state, seat),
+                warehouse=[
+                    MediciCardGameGoodCount(good=g, icons=state.warehouse[seat][i])
+                    for i, g in enumerate(GOODS)
+                ],
+                payouts=[
+                    MediciCardGamePayout(round=w, label=label, florins=f)
+                    for w, label, f in state.payouts[seat]
+                ],
+            )
+        )
+    return out
+
+
+def render(v: MediciCardGameView) -> str:
+    lines = [
+        f"Medici: The Card Game - round {v.round} of 3" + (" - game over" if v.game_over else "")
+    ]
+    if v.deck_unverified:
+        lines.append("NOTE: deck copy counts are UNVERIFIED placeholders (approximate deck).")
+    market = " ".join(c.name for c in v.market) or "(empty)"
+    lines.append(f"Deck: {v.deck_size} cards   Boxed: {v.boxed}")
+    lines.append(f"Market (first .. last = position 1): {market}")
+    header = ["seat", "florins", "hold", "value", "ship", "warehouse icons"]
+    rows = []
+    for i, s in enumerate(v.seats):
+        marks = "*" if not v.game_over and not v.pending_reveal and i == v.current_player else " "
+        hold = f"{s.hold_used}/{s.hold_capacity}" + (" full" if s.full else "")
+        stock = " ".join(f"{g.good} {g.icons}" for g in s.warehouse if g.icons) or "-"
+        ship = " ".join(c.name for c in s.ship) or "-"
+        rows.append(
+            [f"{marks}{i + 1} {s.name}", str(s.florins), hold, str(s.ship_value), ship, stock]
+        )
+    lines.extend(table_lines(header, rows))
+    if v.game_over:
+        best = max(s.florins for s in v.seats)
+        winners = [s.name for s in v.seats if s.florins == best]
+        lines.append(f"Winner{'s' if len(winners) > 1 else ''}: {', '.join(winners)} ({best})")
+    elif v.pending_reveal:
+        lines.append(f"The table records {v.pending_reveal}.")
+    else:
+        who = v.seats[v.current_player].name
+        extra = " (final turn of the round)" if v.final_turn else ""
+        lines.append(f"{who} to {v.awaiting}{extra}; revealed this turn: {v.revealed_this_turn}")
+    paid = [s for s in v.seats if s.payouts]
+    if paid:
+        lines.append("Payouts:")
+        for s in paid:
+            items = ", ".join(f"r{p.round} {p.label} {p.florins}" for p in s.payouts)
+            lines.append(f"  {s.name}: {items}")
+    return "\n".join(lines)

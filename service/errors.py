@@ -1,0 +1,218 @@
+"""The one table from domain errors (the rules core's, the store's, the service's) to gRPC
+status codes with google.rpc details.
+
+Every refusal carries an ErrorInfo (domain "tablelog.v1", a stable reason, metadata), and
+where it helps a BadRequest (which field, why) or a PreconditionFailure (what must hold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import grpc
+from google.protobuf import any_pb2
+
+# googleapis-common-protos publishes no type stubs.
+from google.rpc import (  # type: ignore[import-untyped]
+    code_pb2,
+    error_details_pb2,
+    status_pb2,
+)
+from grpc_status import rpc_status
+
+from replay.core import (
+    AmbiguousNotation,
+    GameOver,
+    HistoryError,
+    IllegalMove,
+    InvalidSetup,
+    NotationError,
+    NotYourTurn,
+    RulesError,
+)
+from service.store import (
+    ChainMismatch,
+    CorruptEvent,
+    GameExists,
+    GameNotFound,
+    StaleVersion,
+    StoreError,
+    StoreUnavailable,
+)
+
+DOMAIN = "tablelog.v1"
+
+
+class ServiceError(Exception):
+    """A refusal decided by the service itself (not the rules core, not the store)."""
+
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        *,
+        field_name: str = "",
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.field_name = field_name
+        self.metadata = dict(metadata or {})
+
+
+class InvalidRequest(ServiceError):
+    """A request field out of bounds (too long, negative, malformed)."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__("INVALID_REQUEST", message, field_name=field_name)
+
+
+class NotFound(ServiceError):
+    """Something inside a game that does not exist (an annotation, a revision)."""
+
+
+class OutOfRange(ServiceError):
+    """A revision beyond the head of the game."""
+
+
+class Unverifiable(ServiceError):
+    """A check that needs something the game does not have yet (the dealt seed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    code: grpc.StatusCode
+    reason: str
+    message: str
+    metadata: dict[str, str] = field(default_factory=dict)
+    bad_field: str = ""
+    precondition: tuple[str, str, str] | None = None  # (type, subject, description)
+    candidates: Sequence[str] = ()
+
+
+C = grpc.StatusCode
+
+# The table: (error class, rules code or None for any) -> (status code, reason).
+# The first row that matches an error (in order) applies; subclasses come first.
+TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
+    (AmbiguousNotation, None, C.INVALID_ARGUMENT, "INVALID_NOTATION"),
+    (NotationError, None, C.INVALID_ARGUMENT, "INVALID_NOTATION"),
+    (NotYourTurn, None, C.FAILED_PRECONDITION, "NOT_YOUR_TURN"),
+    (GameOver, None, C.FAILED_PRECONDITION, "GAME_OVER"),
+    (IllegalMove, None, C.FAILED_PRECONDITION, "ILLEGAL_MOVE"),
+    (HistoryError, "NOTHING_TO_UNDO", C.FAILED_PRECONDITION, "NOTHING_TO_UNDO"),
+    (HistoryError, "NOTHING_TO_REDO", C.FAILED_PRECONDITION, "NOTHING_TO_REDO"),
+    (HistoryError, None, C.INVALID_ARGUMENT, "INVALID_HISTORY"),
+    (InvalidSetup, "UNKNOWN_GAME", C.INVALID_ARGUMENT, "UNKNOWN_GAME"),
+    (InvalidSetup, None, C.INVALID_ARGUMENT, "INVALID_SETUP"),
+    (RulesError, None, C.INVALID_ARGUMENT, "RULES_ERROR"),
+    (StaleVersion, None, C.FAILED_PRECONDITION, "STALE_VERSION"),
+    (GameNotFound, None, C.NOT_FOUND, "GAME_NOT_FOUND"),
+    (GameExists, None, C.ALREADY_EXISTS, "GAME_EXISTS"),
+    (CorruptEvent, None, C.DATA_LOSS, "CORRUPT_HISTORY"),
+    (ChainMismatch, None, C.ABORTED, "CONCURRENT_APPEND"),
+    (StoreUnavailable, None, C.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    (StoreError, None, C.INTERNAL, "STORE_ERROR"),
+    (InvalidRequest, None, C.INVALID_ARGUMENT, "INVALID_REQUEST"),
+    (NotFound, None, C.NOT_FOUND, ""),
+    (OutOfRange, None, C.OUT_OF_RANGE, ""),
+    (Unverifiable, None, C.FAILED_PRECONDITION, ""),
+    (ServiceError, None, C.INVALID_ARGUMENT, ""),
+)
+
+MAPPED: tuple[type[Exception], ...] = (RulesError, StoreError, ServiceError)
+
+
+def refusal(error: Exception) -> Refusal:
+    """How `error` is told to a client."""
+    for cls, rules_code, code, reason in TABLE:
+        if not isinstance(error, cls):
+            continue
+        if rules_code is not None and getattr(error, "code", None) != rules_code:
+            continue
+        return _details(error, code, reason)
+    raise TypeError(f"no status for {type(error).__name__}") from error
+
+
+def _details(error: Exception, code: grpc.StatusCode, reason: str) -> Refusal:
+    message = getattr(error, "message", None) or str(error)
+    metadata: dict[str, str] = {}
+    if isinstance(error, ServiceError):
+        reason = reason or error.reason
+        metadata.update(error.metadata)
+        return Refusal(code, reason, message, metadata, bad_field=error.field_name)
+    if isinstance(error, AmbiguousNotation):
+        metadata.update(ambiguous="true", candidates=" | ".join(error.candidates))
+        return Refusal(code, reason, message, metadata, "notation", candidates=error.candidates)
+    if isinstance(error, NotationError):
+        return Refusal(code, reason, message, metadata, "notation")
+    if isinstance(error, RulesError):
+        metadata["rule"] = error.code
+        return Refusal(code, reason, message, metadata)
+    if isinstance(error, StaleVersion):
+        metadata.update(current_version=str(error.current), expected_version=str(error.expected))
+        return Refusal(
+            code,
+            reason,
+            message,
+            metadata,
+            precondition=(
+                "VERSION",
+                f"games/{error.game_id}",
+                f"expected_version must be the current version {error.current}",
+            ),
+        )
+    if isinstance(error, (GameNotFound, GameExists)):
+        metadata["game_id"] = error.game_id
+    if isinstance(error, CorruptEvent):
+        metadata["sequence"] = str(error.sequence)
+    return Refusal(code, reason, message, metadata)
+
+
+def _pack(message: object) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)  # type: ignore[arg-type]
+    return packed
+
+
+def to_status(found: Refusal) -> grpc.Status:
+    """The rich status (google.rpc.Status in the trailing metadata) for a refusal."""
+    details = [
+        _pack(
+            error_details_pb2.ErrorInfo(
+                reason=found.reason, domain=DOMAIN, metadata=dict(found.metadata)
+            )
+        )
+    ]
+    if found.bad_field:
+        violations = [
+            error_details_pb2.BadRequest.FieldViolation(
+                field=found.bad_field, description=found.message
+            )
+        ]
+        violations += [
+            error_details_pb2.BadRequest.FieldViolation(
+                field=found.bad_field, description=f"did you mean: {c}"
+            )
+            for c in found.candidates
+        ]
+        details.append(_pack(error_details_pb2.BadRequest(field_violations=violations)))
+    if found.precondition is not None:
+        kind, subject, description = found.precondition
+        details.append(
+            _pack(
+                error_details_pb2.PreconditionFailure(
+                    violations=[
+                        error_details_pb2.PreconditionFailure.Violation(
+                            type=kind, subject=subject, description=description
+                        )
+                    ]
+                )
+            )
+        )
+    status = status_pb2.Status(
+        code=getattr(code_pb2, found.code.name), message=found.message, details=details
+    )
+    return rpc_status.to_status(status)

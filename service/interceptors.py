@@ -1,0 +1,157 @@
+"""A server interceptor that writes one structured log line per RPC: method, game id,
+revision, request id, duration and status. Servicers add the game id and revision they
+learn through `note()`."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from grpc import aio
+
+from service.logs import get_logger
+
+_rpc: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "tablelog_rpc", default=None
+)
+log = get_logger("tablelog.rpc")
+
+
+def note(**fields: Any) -> None:
+    """Add fields (game_id, revision, ...) to the current RPC's log line."""
+    current = _rpc.get()
+    if current is not None:
+        current.update({k: v for k, v in fields.items() if v not in (None, "")})
+
+
+def _status(context: aio.ServicerContext[Any, Any], error: BaseException | None) -> str:
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    if error is None:
+        return "OK"
+    if isinstance(error, (TimeoutError, _cancelled())):
+        return "CANCELLED"
+    return "UNKNOWN"
+
+
+def _cancelled() -> type[BaseException]:
+    import asyncio
+
+    return asyncio.CancelledError
+
+
+def _start(method: str, request: Any, context: aio.ServicerContext[Any, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {"method": method.rsplit("/", 1)[-1]}
+    game_id = getattr(request, "game_id", "")
+    if game_id:
+        fields["game_id"] = game_id
+    request_id = getattr(request, "request_id", "")
+    if not request_id:
+        for key, value in context.invocation_metadata() or ():
+            if key == "x-request-id":
+                request_id = value
+    if request_id:
+        fields["request_id"] = request_id
+    return fields
+
+
+def _finish(fields: dict[str, Any], started: float, status: str) -> None:
+    fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    fields["status"] = status
+    if status in ("OK", "CANCELLED"):
+        log.info("rpc", **fields)
+    elif status in ("UNKNOWN", "INTERNAL", "DATA_LOSS", "UNAVAILABLE"):
+        log.error("rpc", **fields)
+    else:
+        log.warning("rpc", **fields)
+
+
+class LoggingInterceptor(aio.ServerInterceptor):
+    """Wraps each tablelog method's handler once (cached by method), so a call costs one
+    dictionary look-up here besides the log line itself."""
+
+    def __init__(self) -> None:
+        self._wrapped: dict[str, grpc.RpcMethodHandler[Any, Any] | None] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        method: str = handler_call_details.method
+        if method in self._wrapped:
+            return self._wrapped[method]
+        handler = await continuation(handler_call_details)
+        wrapped = self._wrap(method, handler)
+        if method.startswith("/tablelog."):
+            self._wrapped[method] = wrapped
+        return wrapped
+
+    @staticmethod
+    def _wrap(
+        method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        if handler is None or not method.startswith("/tablelog."):
+            return handler
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                _wrap_unary(method, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                _wrap_stream(method, handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+def _wrap_unary(method: str, inner: Any) -> Any:
+    async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+        started = time.perf_counter()
+        fields = _start(method, request, context)
+        token = _rpc.set(fields)
+        error: BaseException | None = None
+        try:
+            return await inner(request, context)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            _rpc.reset(token)
+            _finish(fields, started, _status(context, error))
+
+    return unary
+
+
+def _wrap_stream(method: str, inner: Any) -> Any:
+    async def stream(request: Any, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+        started = time.perf_counter()
+        fields = _start(method, request, context)
+        token = _rpc.set(fields)
+        error: BaseException | None = None
+        sent = 0
+        try:
+            async for item in inner(request, context):
+                sent += 1
+                yield item
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            fields["messages"] = sent
+            # A cancelled generator may be closed from another context.
+            with contextlib.suppress(ValueError):
+                _rpc.reset(token)
+            _finish(fields, started, _status(context, error))
+
+    return stream

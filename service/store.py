@@ -1,0 +1,402 @@
+"""The event store: one Redis stream per game, appended to by compare-and-append.
+
+Layout (every key of a game carries the hash tag ``{<game_id>}``, so a game lives in one
+Redis Cluster slot and the append script may touch all of them):
+
+    tl:{<game_id>}:events    stream; entry id ``<sequence>-0``, one field ``e`` = Event bytes
+    tl:{<game_id>}:head      hash: sequence, revision, last_hash, summary (GameSummary bytes)
+    tl:{<game_id>}:requests  hash: request id -> "first:last" sequences it appended
+    tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
+    tl:games                 sorted set of game ids by creation order (the ListGames index)
+    tl:games:counter         the creation counter that orders that set
+
+The stream is the truth; the head hash is a summary the script keeps in step with it, and
+everything in it can be rebuilt from the stream. Streams are never trimmed.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis import exceptions as redis_errors
+
+from tablelog.v1 import events_pb2
+
+GENESIS_HASH = bytes(32)
+"""The `prev_hash` of a game's first event."""
+
+
+class StoreError(Exception):
+    """Base class of what the store refuses or cannot do."""
+
+
+class GameNotFound(StoreError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"There is no game {game_id!r}.")
+        self.game_id = game_id
+
+
+class GameExists(StoreError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"A game {game_id!r} exists already.")
+        self.game_id = game_id
+
+
+class StaleVersion(StoreError):
+    """The client's expected revision is not the game's current revision."""
+
+    def __init__(self, game_id: str, expected: int, current: int) -> None:
+        super().__init__(
+            f"The game has moved on: you saw version {expected}, it is now at version "
+            f"{current}. Fetch the game again and retry."
+        )
+        self.game_id = game_id
+        self.expected = expected
+        self.current = current
+
+
+class SequenceMoved(StoreError):
+    """The revision matched but other events (annotations, another instance) came first:
+    the caller rebuilds its events on the new head and tries again."""
+
+    def __init__(self, game_id: str, sequence: int, revision: int) -> None:
+        super().__init__(f"Game {game_id!r} is now at event {sequence}.")
+        self.sequence = sequence
+        self.revision = revision
+
+
+class ChainMismatch(StoreError):
+    """The caller's previous hash is not the stored one: its cached head is not the truth."""
+
+
+class CorruptEvent(StoreError):
+    """A stored entry that does not read as an Event."""
+
+    def __init__(self, game_id: str, sequence: int, why: str) -> None:
+        super().__init__(f"Event {sequence} of game {game_id!r} is unreadable: {why}")
+        self.sequence = sequence
+
+
+class StoreUnavailable(StoreError):
+    """Redis cannot be reached (or timed out)."""
+
+
+class SeedOp(enum.Enum):
+    KEEP = ""
+    SET = "set"
+    DELETE = "del"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHead:
+    sequence: int
+    revision: int
+    last_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    events: tuple[events_pb2.Event, ...]
+    """The events as stored, hashes included (for a duplicate: the ones first stored)."""
+    duplicate: bool
+
+
+def event_hash(event: events_pb2.Event) -> bytes:
+    """SHA-256 of the event serialized deterministically with `hash` left empty."""
+    unhashed = events_pb2.Event()
+    unhashed.CopyFrom(event)
+    unhashed.ClearField("hash")
+    return hashlib.sha256(unhashed.SerializeToString(deterministic=True)).digest()
+
+
+HASH_FIELD_TAG = b"\x42\x20"  # field 8 (`hash`), length-delimited, 32 bytes
+
+
+def seal(
+    events: Sequence[events_pb2.Event], prev_hash: bytes
+) -> list[tuple[events_pb2.Event, bytes]]:
+    """Copies of `events` chained after `prev_hash` (each gets prev_hash and its own hash),
+    with the bytes to store: the deterministic serialization without `hash` (which is what
+    the hash covers) followed by the `hash` field. A parser reads fields in any order, and
+    re-serializing what it read gives back the hashed bytes (`event_hash`)."""
+    sealed: list[tuple[events_pb2.Event, bytes]] = []
+    for event in events:
+        copy = events_pb2.Event()
+        copy.CopyFrom(event)
+        copy.prev_hash = prev_hash
+        copy.ClearField("hash")
+        unhashed = copy.SerializeToString(deterministic=True)
+        copy.hash = prev_hash = hashlib.sha256(unhashed).digest()
+        sealed.append((copy, unhashed + HASH_FIELD_TAG + copy.hash))
+    return sealed
+
+
+class EventStore(abc.ABC):
+    """What the service needs from storage. Every backend passes tests/service/
+    test_store_contract.py; the only backend is Redis (embedded, standalone or cluster)."""
+
+    @abc.abstractmethod
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[events_pb2.Event],
+        *,
+        expected_sequence: int,
+        prev_hash: bytes,
+        expected_revision: int | None,
+        request_id: str = "",
+        summary: bytes = b"",
+        seed_op: SeedOp = SeedOp.KEEP,
+        seed: bytes = b"",
+    ) -> AppendResult:
+        """Seal `events` (sequences expected_sequence+1, ...) after `prev_hash` and append
+        them atomically, if the game is at `expected_sequence` (0: create it) and, unless
+        None, at `expected_revision`. A request id seen before returns the original events.
+
+        Raises StaleVersion, SequenceMoved, GameNotFound, GameExists, ChainMismatch."""
+
+    @abc.abstractmethod
+    async def lookup_request(
+        self, game_id: str, request_id: str
+    ) -> tuple[events_pb2.Event, ...] | None:
+        """The events a request id appended, if it appended any to this game."""
+
+    @abc.abstractmethod
+    async def head(self, game_id: str) -> StoredHead:
+        """The last sequence, revision and hash; GameNotFound when there is no game."""
+
+    @abc.abstractmethod
+    async def read(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[events_pb2.Event]:
+        """Events after `after_sequence`, in order (at most `count`)."""
+
+    @abc.abstractmethod
+    async def read_raw(self, game_id: str) -> list[tuple[int, bytes]]:
+        """Every entry as stored: (sequence from the entry id, the bytes). For verification."""
+
+    @abc.abstractmethod
+    async def wait(
+        self, game_id: str, after_sequence: int, timeout_seconds: float
+    ) -> list[events_pb2.Event]:
+        """Events after `after_sequence`, blocking up to `timeout_seconds` for the first one
+        to arrive (an empty list on time-out). Works across service instances."""
+
+    @abc.abstractmethod
+    async def summary(self, game_id: str) -> bytes | None:
+        """The GameSummary stored with the last append (None when there is no game)."""
+
+    @abc.abstractmethod
+    async def summaries(self, game_ids: Sequence[str]) -> list[bytes | None]: ...
+
+    @abc.abstractmethod
+    async def seed(self, game_id: str) -> bytes | None:
+        """Dealt mode's seed while it is secret."""
+
+    @abc.abstractmethod
+    async def index_game(self, game_id: str) -> None:
+        """Add a game to the listing index (idempotent; done before its creation append)."""
+
+    @abc.abstractmethod
+    async def list_game_ids(self, before: int | None, count: int) -> list[tuple[str, int]]:
+        """Game ids newest first with their creation rank, ranks below `before` if given."""
+
+    @abc.abstractmethod
+    async def ping(self) -> bool: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+
+def _split_range(text: bytes) -> tuple[int, int]:
+    first, last = text.decode().split(":")
+    return int(first), int(last)
+
+
+class RedisEventStore(EventStore):
+    """The store on Redis Streams (redis-py's asyncio client)."""
+
+    def __init__(self, client: aioredis.Redis, prefix: str = "tl") -> None:
+        self._redis = client
+        self._prefix = prefix
+        script = resources.files("service").joinpath("append.lua").read_text(encoding="utf-8")
+        # redis-py runs it with EVALSHA and loads it again after a NOSCRIPT (a restart).
+        self._append_script = client.register_script(script)
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "tl") -> RedisEventStore:
+        client = aioredis.Redis.from_url(url, decode_responses=False, health_check_interval=30)
+        return cls(client, prefix)
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        return self._redis
+
+    def key(self, game_id: str, part: str) -> str:
+        return f"{self._prefix}:{{{game_id}}}:{part}"
+
+    def _keys(self, game_id: str) -> list[str]:
+        return [self.key(game_id, p) for p in ("events", "head", "requests", "seed")]
+
+    async def _call(self, coroutine: Any) -> Any:
+        try:
+            return await coroutine
+        except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
+            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[events_pb2.Event],
+        *,
+        expected_sequence: int,
+        prev_hash: bytes,
+        expected_revision: int | None,
+        request_id: str = "",
+        summary: bytes = b"",
+        seed_op: SeedOp = SeedOp.KEEP,
+        seed: bytes = b"",
+    ) -> AppendResult:
+        if not events:
+            raise ValueError("nothing to append")
+        for offset, event in enumerate(events, start=1):
+            if event.sequence != expected_sequence + offset:
+                raise ValueError(
+                    f"event {offset} has sequence {event.sequence}, "
+                    f"expected {expected_sequence + offset}"
+                )
+        sealed = seal(events, prev_hash if expected_sequence else GENESIS_HASH)
+        last = sealed[-1][0]
+        args: list[Any] = [
+            expected_sequence,
+            "" if expected_revision is None else expected_revision,
+            request_id,
+            prev_hash if expected_sequence else b"",
+            last.revision,
+            last.hash,
+            seed_op.value,
+            seed,
+            summary,
+            len(sealed),
+            *(data for _, data in sealed),
+        ]
+        reply = await self._call(self._append_script(keys=self._keys(game_id), args=args))
+        status = reply[0].decode()
+        if status == "ok":
+            return AppendResult(tuple(e for e, _ in sealed), duplicate=False)
+        if status == "duplicate":
+            first, last = _split_range(reply[1])
+            original = await self.read(game_id, first - 1, last - first + 1)
+            return AppendResult(tuple(original), duplicate=True)
+        if status == "missing":
+            raise GameNotFound(game_id)
+        sequence, revision = int(reply[1]), int(reply[2])
+        if status == "stale":
+            raise StaleVersion(game_id, expected_revision or 0, revision)
+        if status == "moved":
+            raise SequenceMoved(game_id, sequence, revision)
+        if status == "exists":
+            raise GameExists(game_id)
+        raise ChainMismatch(
+            f"Game {game_id!r}: the previous hash given does not match event {sequence}."
+        )
+
+    async def lookup_request(
+        self, game_id: str, request_id: str
+    ) -> tuple[events_pb2.Event, ...] | None:
+        if not request_id:
+            return None
+        found = await self._call(self._redis.hget(self.key(game_id, "requests"), request_id))
+        if found is None:
+            return None
+        first, last = _split_range(found)
+        return tuple(await self.read(game_id, first - 1, last - first + 1))
+
+    async def head(self, game_id: str) -> StoredHead:
+        sequence, revision, last_hash = await self._call(
+            self._redis.hmget(self.key(game_id, "head"), ["sequence", "revision", "last_hash"])
+        )
+        if sequence is None:
+            raise GameNotFound(game_id)
+        return StoredHead(int(sequence), int(revision), bytes(last_hash or b""))
+
+    def _parse(self, game_id: str, entry_id: bytes, fields: dict[bytes, bytes]) -> events_pb2.Event:
+        sequence = int(entry_id.split(b"-")[0])
+        event = events_pb2.Event()
+        try:
+            event.ParseFromString(fields[b"e"])
+        except Exception as exc:  # DecodeError, a missing field: both mean damage
+            raise CorruptEvent(game_id, sequence, str(exc) or type(exc).__name__) from exc
+        return event
+
+    async def read(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[events_pb2.Event]:
+        entries = await self._call(
+            self._redis.xrange(
+                self.key(game_id, "events"), min=f"{after_sequence + 1}-0", max="+", count=count
+            )
+        )
+        return [self._parse(game_id, entry_id, fields) for entry_id, fields in entries]
+
+    async def read_raw(self, game_id: str) -> list[tuple[int, bytes]]:
+        entries = await self._call(self._redis.xrange(self.key(game_id, "events")))
+        return [(int(i.split(b"-")[0]), bytes(f.get(b"e", b""))) for i, f in entries]
+
+    async def wait(
+        self, game_id: str, after_sequence: int, timeout_seconds: float
+    ) -> list[events_pb2.Event]:
+        key = self.key(game_id, "events")
+        block = max(1, int(timeout_seconds * 1000))
+        reply = await self._call(
+            self._redis.xread({key: f"{after_sequence}-0"}, block=block, count=1000)
+        )
+        events: list[events_pb2.Event] = []
+        for _stream, entries in reply or []:
+            events.extend(self._parse(game_id, entry_id, fields) for entry_id, fields in entries)
+        return events
+
+    async def summary(self, game_id: str) -> bytes | None:
+        value = await self._call(self._redis.hget(self.key(game_id, "head"), "summary"))
+        return None if value is None else bytes(value)
+
+    async def summaries(self, game_ids: Sequence[str]) -> list[bytes | None]:
+        # One round trip; in a cluster a pipeline of single-key commands is split by slot.
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for game_id in game_ids:
+                pipe.hget(self.key(game_id, "head"), "summary")
+            values = await self._call(pipe.execute())
+        return [None if v is None else bytes(v) for v in values]
+
+    async def seed(self, game_id: str) -> bytes | None:
+        value = await self._call(self._redis.get(self.key(game_id, "seed")))
+        return None if value is None else bytes(value)
+
+    async def index_game(self, game_id: str) -> None:
+        index = f"{self._prefix}:games"
+        if await self._call(self._redis.zscore(index, game_id)) is not None:
+            return
+        rank = await self._call(self._redis.incr(f"{self._prefix}:games:counter"))
+        await self._call(self._redis.zadd(index, {game_id: rank}, nx=True))
+
+    async def list_game_ids(self, before: int | None, count: int) -> list[tuple[str, int]]:
+        top: str | int = "+inf" if before is None else f"({before}"
+        rows = await self._call(
+            self._redis.zrevrangebyscore(
+                f"{self._prefix}:games", top, "-inf", start=0, num=count, withscores=True
+            )
+        )
+        return [(member.decode(), int(score)) for member, score in rows]
+
+    async def ping(self) -> bool:
+        return bool(await self._call(self._redis.ping()))
+
+    async def close(self) -> None:
+        await self._redis.aclose()

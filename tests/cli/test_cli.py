@@ -1,0 +1,180 @@
+"""The `tablelog` console script, run as a subprocess against a live server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from service.server import BackgroundServer
+from tablelog_client import Client
+from tests.service.helpers import splendor_line
+from tests.service.support import tablelog_command
+
+pytestmark = pytest.mark.slow
+
+
+def tablelog(
+    server: BackgroundServer, *args: str, ok: bool = True, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_USER="cli-tester")
+    done = subprocess.run(
+        [*tablelog_command(), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=60,
+        check=False,
+    )
+    if ok:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def new_game(server: BackgroundServer, *extra: str) -> str:
+    made = json.loads(tablelog(server, "new", "splendor", "Ann", "Bob", "--json", *extra).stdout)
+    game_id: str = made["gameId"]
+    return game_id
+
+
+def test_help_lists_every_command_including_serve_from_the_service() -> None:
+    done = subprocess.run(
+        [*tablelog_command(), "--help"], capture_output=True, text=True, check=True
+    )
+    for command in (
+        "serve",
+        "games",
+        "new",
+        "move",
+        "undo",
+        "redo",
+        "show",
+        "legal",
+        "replay",
+        "watch",
+        "annotate",
+        "annotations",
+        "audit",
+        "verify",
+        "export",
+        "import",
+    ):
+        assert command in done.stdout
+
+
+def test_games_lists_the_game_types(server: BackgroundServer) -> None:
+    assert "splendor" in tablelog(server, "games").stdout
+    names = {g["name"] for g in json.loads(tablelog(server, "games", "--json").stdout)["games"]}
+    assert "splendor" in names
+
+
+def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -> None:
+    game_id = new_game(server)
+    line = splendor_line(seed=31)
+    for notation in line[:10]:
+        assert f"recorded: {notation}" in tablelog(server, "move", game_id, notation).stdout
+    info = json.loads(tablelog(server, "info", game_id, "--json").stdout)
+    assert info["version"] == "11"
+    assert info["moveCount"] == 10
+    shown = tablelog(server, "show", game_id).stdout
+    assert shown.startswith("revision 11")
+    assert "Ann" in shown
+    state = json.loads(tablelog(server, "show", game_id, "--revision", "3", "--json").stdout)
+    assert state["revision"] == "3"
+    assert len(state["moves"]) == 2
+    legal = tablelog(server, "legal", game_id).stdout
+    assert "legal moves" in legal
+    legal_json = json.loads(tablelog(server, "legal", game_id, "--json").stdout)
+    assert legal_json["totalSize"] == len(legal_json["moves"]) > 0
+    assert "undone:" in tablelog(server, "undo", game_id, "--reason", "typo").stdout
+    assert "redone:" in tablelog(server, "redo", game_id).stdout
+    tablelog(server, "undo", game_id)
+    tablelog(server, "annotate", game_id, "a", "fine", "move", "--glyph", "!", "--revision", "5")
+    notes = json.loads(tablelog(server, "annotations", game_id, "--json").stdout)
+    assert [(n["revision"], n["comment"], n["glyph"]) for n in notes["annotations"]] == [
+        ("5", "a fine move", "!")
+    ]
+    audit = tablelog(server, "audit", game_id).stdout
+    assert "[undone]" in audit
+    assert "cli-tester" in audit
+    assert "tablelog-cli" in audit
+    audit_json = json.loads(tablelog(server, "audit", game_id, "--json").stdout)
+    assert sum(1 for e in audit_json["entries"] if e.get("undone")) == 1
+    assert tablelog(server, "verify", game_id).stdout.startswith("ok:")
+    assert json.loads(tablelog(server, "verify", game_id, "--json").stdout)["ok"] is True
+
+
+def test_refusals_exit_1_with_the_reason(server: BackgroundServer) -> None:
+    game_id = new_game(server, "--mode", "dealt")
+    bad = tablelog(server, "move", game_id, "no such move", ok=False)
+    assert bad.returncode == 1
+    assert "INVALID_NOTATION" in bad.stderr
+    stale = tablelog(server, "move", game_id, "take w u g", "--expect-version", "1", ok=False)
+    assert stale.returncode == 1
+    assert "STALE_VERSION" in stale.stderr
+    assert "current_version=" in stale.stderr
+    missing = tablelog(server, "show", "nosuchgame", ok=False)
+    assert missing.returncode == 1
+    assert "GAME_NOT_FOUND" in missing.stderr
+
+
+def test_replay_prints_every_revision(server: BackgroundServer) -> None:
+    game_id = new_game(server)
+    for notation in splendor_line(seed=32)[:6]:
+        tablelog(server, "move", game_id, notation)
+    frames = tablelog(server, "replay", game_id, "--json").stdout.splitlines()
+    assert [json.loads(f)["state"]["revision"] for f in frames] == [str(r) for r in range(1, 8)]
+    text = tablelog(server, "replay", game_id, "--all").stdout
+    assert text.count("== event") == 7
+    assert "revision 7" in text
+    # Stepping forward and back with the interactive keys, typed on stdin.
+    keys = "n\nn\np\n6\nl\nq\n"
+    stepped = tablelog(server, "replay", game_id, "--step", stdin=keys).stdout
+    shown = [int(line.split()[1]) for line in stepped.splitlines() if line.startswith("revision ")]
+    assert shown == [1, 2, 3, 2, 6, 7]
+
+
+def test_watch_prints_moves_recorded_elsewhere(server: BackgroundServer, client: Client) -> None:
+    game_id = new_game(server, "--mode", "dealt")
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target)
+    watcher = subprocess.Popen(
+        [*tablelog_command(), "watch", game_id, "--timeout", "20"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert watcher.stdout is not None
+        assert game_id in watcher.stdout.readline()  # the header: watching has begun
+        time.sleep(0.5)
+        _to_move, legal = client.legal_moves(game_id)
+        client.record(game_id, legal[0].notation)
+        line = watcher.stdout.readline()
+        assert legal[0].notation in line
+        assert line.startswith("revision")
+    finally:
+        watcher.terminate()
+        watcher.communicate(timeout=20)
+
+
+def test_export_then_import(server: BackgroundServer, tmp_path: Path) -> None:
+    game_id = new_game(server)
+    for notation in splendor_line(seed=33)[:9]:
+        tablelog(server, "move", game_id, notation)
+    exported = tablelog(server, "export", game_id).stdout
+    lines = exported.splitlines()
+    assert len(lines) == 10
+    assert json.loads(lines[0])["gameCreated"]["game"] == "splendor"
+    path = tmp_path / "game.jsonl"
+    tablelog(server, "export", game_id, "-o", str(path))
+    assert path.read_text() == exported
+    imported = json.loads(tablelog(server, "import", str(path), "--json").stdout)
+    assert imported["gameId"] != game_id
+    assert imported["version"] == "10"
+    from_stdin = tablelog(server, "import", "-", stdin=exported).stdout
+    assert from_stdin.startswith("imported as ")
+    listed = tablelog(server, "list", "--json").stdout
+    assert imported["gameId"] in listed

@@ -1,0 +1,482 @@
+"""The Python runner of the conformance scenario (clients/conformance/scenario.json).
+
+A client like any other: it speaks to a live server through the generated `tablelog.v1` gRPC
+stubs and reads google.rpc error details; it imports nothing from replay/ or service/.
+
+    PYTHONPATH=proto .venv/bin/python tests/clients/conformance.py --address 127.0.0.1:50051
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import grpc
+from google.protobuf import json_format
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status
+
+from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "clients" / "conformance" / "scenario.json"
+CLIENT_NAME = "tablelog-python-conformance/0.1.0"
+TIMEOUT = 30.0
+
+Json = dict[str, Any]
+
+
+class ScenarioFailure(AssertionError):
+    """A step whose outcome differs from the scenario's expectation."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallError:
+    """A refused call: the status code's name and the ErrorInfo of its details."""
+
+    code: str
+    reason: str
+    metadata: Mapping[str, str]
+    message: str
+
+
+def call_error(error: grpc.RpcError) -> CallError:
+    """Reads the google.rpc.Status details of a failed call."""
+    call = cast(grpc.Call, error)
+    code = call.code().name
+    message = call.details() or ""
+    status = rpc_status.from_call(call)
+    if status is not None:
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):
+                return CallError(code, info.reason, dict(info.metadata), message)
+    return CallError(code, "", {}, message)
+
+
+def viewer(spec: object) -> service_pb2.Viewer:
+    if spec is None or spec == "spectator":
+        return service_pb2.Viewer(spectator=True)
+    if spec == "full":
+        return service_pb2.Viewer(full=True)
+    if isinstance(spec, dict) and "seat" in spec:
+        return service_pb2.Viewer(seat=int(spec["seat"]))
+    raise ScenarioFailure(f"unknown viewer {spec!r}")
+
+
+def describe_to_move(to_move: game_pb2.ToMove) -> str:
+    kind = to_move.WhichOneof("who")
+    if kind == "seat":
+        return f"seat:{to_move.seat}"
+    return kind or "unspecified"
+
+
+def check(label: str, actual: object, expected: object) -> None:
+    if actual != expected:
+        raise ScenarioFailure(f"{label}: expected {expected!r}, got {actual!r}")
+
+
+@dataclass
+class Runner:
+    """Runs the steps in order against one server, tracking the game id and version."""
+
+    channels: Mapping[str, grpc.Channel]
+    scenario: Json
+    log: Callable[[str], None] = print
+    game_id: str = ""
+    version: int = 0
+    records: dict[str, tuple[service_pb2.RecordMoveRequest, service_pb2.RecordMoveResponse]] = (
+        field(default_factory=dict)
+    )
+
+    def stub(self, step: Json) -> service_pb2_grpc.TablelogServiceStub:
+        return service_pb2_grpc.TablelogServiceStub(self.channels[step.get("client", "a")])
+
+    def metadata(self, step: Json) -> tuple[tuple[str, str], ...]:
+        user = f"conformance-{step.get('client', 'a')}"
+        return (("x-tablelog-client", CLIENT_NAME), ("x-tablelog-user", user))
+
+    def run(self, steps: Sequence[Json]) -> tuple[int, int]:
+        passed = 0
+        for step in steps:
+            try:
+                self.step(step)
+            except (ScenarioFailure, grpc.RpcError) as error:
+                if isinstance(error, grpc.RpcError):
+                    error = ScenarioFailure(f"unexpected error {call_error(error)}")
+                self.log(f"FAIL {step['id']} ({step['op']}): {error}")
+                return passed, 1
+            passed += 1
+            self.log(f"ok   {step['id']} ({step['op']})")
+        return passed, 0
+
+    def step(self, step: Json) -> None:
+        handler = getattr(self, "op_" + step["op"], None)
+        if handler is None:
+            raise ScenarioFailure(f"unknown op {step['op']!r}")
+        expect: Json = step.get("expect", {})
+        error = expect.get("error")
+        try:
+            handler(step, expect)
+        except grpc.RpcError as failure:
+            if error is None:
+                raise
+            self.expect_error(call_error(failure), error)
+            return
+        if error is not None:
+            raise ScenarioFailure(f"expected {error['reason']}, but the call succeeded")
+
+    def expect_error(self, actual: CallError, expected: Json) -> None:
+        check("status code", actual.code, expected["code"])
+        check("reason", actual.reason, expected["reason"])
+        for key, value in expected.get("metadata", {}).items():
+            if key not in actual.metadata:
+                raise ScenarioFailure(f"error metadata has no {key!r}: {dict(actual.metadata)}")
+            wanted = str(self.version) if value == "$version" else value
+            if wanted != "*":
+                check(f"error metadata {key}", actual.metadata[key], wanted)
+
+    def expected_version(self, step: Json) -> int:
+        spec = step.get("version", "current")
+        if spec == "current":
+            return self.version
+        if spec == "stale":
+            return self.version - 1
+        return int(spec)
+
+    def expect_game(self, game: service_pb2.GameSummary, expect: Json) -> None:
+        if "version" in expect:
+            check("version", game.version, expect["version"])
+        if "move_count" in expect:
+            check("move_count", game.move_count, expect["move_count"])
+        if "to_move" in expect:
+            check("to_move", describe_to_move(game.to_move), expect["to_move"])
+        if "status" in expect:
+            check("status", service_pb2.GameStatus.Name(game.status), expect["status"])
+
+    # -- ops ------------------------------------------------------------------------------
+
+    def op_create(self, step: Json, expect: Json) -> None:
+        spec = self.scenario["create"]
+        mode = game_pb2.MODE_DEALT if spec.get("mode") == "dealt" else game_pb2.MODE_TABLE
+        request = service_pb2.CreateGameRequest(
+            game=spec["game"],
+            players=[events_pb2.Player(name=name) for name in spec["players"]],
+            mode=mode,
+            title=spec.get("title", ""),
+            request_id=step.get("request_id", ""),
+        )
+        game = self.stub(step).CreateGame(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        self.game_id, self.version = game.game.game_id, game.game.version
+        self.expect_game(game.game, expect)
+
+    def op_record(self, step: Json, expect: Json) -> None:
+        if "retry_of" in step:
+            request = self.records[step["retry_of"]][0]
+        else:
+            request = service_pb2.RecordMoveRequest(
+                game_id=self.game_id,
+                expected_version=self.expected_version(step),
+                request_id=step.get("request_id", ""),
+                include_state=bool(step.get("include_state", False)),
+            )
+            if "notation" in step:
+                request.notation = step["notation"]
+            else:
+                json_format.ParseDict(step["move"], request.move)
+        response = self.stub(step).RecordMove(
+            request, timeout=TIMEOUT, metadata=self.metadata(step)
+        )
+        self.records[step["id"]] = (request, response)
+        self.version = response.game.version
+        self.expect_game(response.game, expect)
+        if "notation" in expect:
+            check("notation", response.events[0].move_recorded.notation, expect["notation"])
+        if "events" in expect:
+            check("events", len(response.events), expect["events"])
+        if "state_revision" in expect:
+            check("state revision", response.state.revision, expect["state_revision"])
+            check("state to_move", describe_to_move(response.state.to_move), expect["to_move"])
+        if expect.get("same_as_original"):
+            original = self.records[step["retry_of"]][1]
+            check("version of the retry", response.game.version, original.game.version)
+            check("events of the retry", _event_ids(response.events), _event_ids(original.events))
+
+    def op_undo(self, step: Json, expect: Json) -> None:
+        request = service_pb2.UndoMoveRequest(
+            game_id=self.game_id,
+            expected_version=self.expected_version(step),
+            request_id=step.get("request_id", ""),
+            reason=step.get("reason", ""),
+        )
+        response = self.stub(step).UndoMove(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        self.version = response.game.version
+        self.expect_game(response.game, expect)
+
+    def op_redo(self, step: Json, expect: Json) -> None:
+        request = service_pb2.RedoMoveRequest(
+            game_id=self.game_id,
+            expected_version=self.expected_version(step),
+            request_id=step.get("request_id", ""),
+        )
+        response = self.stub(step).RedoMove(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        self.version = response.game.version
+        self.expect_game(response.game, expect)
+
+    def op_game(self, step: Json, expect: Json) -> None:
+        response = self.stub(step).GetGame(
+            service_pb2.GetGameRequest(game_id=self.game_id),
+            timeout=TIMEOUT,
+            metadata=self.metadata(step),
+        )
+        self.expect_game(response.game, expect)
+
+    def get_state(self, step: Json, revision: int, spec: object) -> service_pb2.StateSnapshot:
+        request = service_pb2.GetStateRequest(
+            game_id=self.game_id, revision=revision, viewer=viewer(spec)
+        )
+        response = self.stub(step).GetState(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        return response.state
+
+    def op_state(self, step: Json, expect: Json) -> None:
+        state = self.get_state(step, int(step.get("revision", 0)), step.get("viewer"))
+        if "revision" in expect:
+            check("revision", state.revision, expect["revision"])
+        if "to_move" in expect:
+            check("to_move", describe_to_move(state.to_move), expect["to_move"])
+        if "moves" in expect:
+            check("moves", list(state.moves), expect["moves"])
+        if "moves_count" in expect:
+            check("moves_count", len(state.moves), expect["moves_count"])
+        for text in expect.get("text_contains", []):
+            if text not in state.text:
+                raise ScenarioFailure(f"state text lacks {text!r}:\n{state.text}")
+
+    def op_legal_moves(self, step: Json, expect: Json) -> None:
+        notations: list[str] = []
+        token = ""
+        while True:
+            request = service_pb2.ListLegalMovesRequest(
+                game_id=self.game_id, revision=int(step.get("revision", 0)), page_token=token
+            )
+            response = self.stub(step).ListLegalMoves(
+                request, timeout=TIMEOUT, metadata=self.metadata(step)
+            )
+            notations.extend(move.notation for move in response.moves)
+            token = response.next_page_token
+            if not token:
+                break
+        for text in expect.get("contains", []):
+            if text not in notations:
+                raise ScenarioFailure(f"legal moves lack {text!r}: {notations}")
+        for text in expect.get("excludes", []):
+            if text in notations:
+                raise ScenarioFailure(f"legal moves include {text!r}")
+        if "total_size" in expect:
+            check("total_size", response.total_size, expect["total_size"])
+            check("moves listed", len(notations), expect["total_size"])
+        if "to_move" in expect:
+            check("to_move", describe_to_move(response.to_move), expect["to_move"])
+
+    def op_annotate(self, step: Json, expect: Json) -> None:
+        request = service_pb2.AddAnnotationRequest(
+            game_id=self.game_id,
+            revision=int(step["revision"]),
+            comment=step.get("comment", ""),
+            glyph=step.get("glyph", ""),
+            request_id=step.get("request_id", ""),
+        )
+        response = self.stub(step).AddAnnotation(
+            request, timeout=TIMEOUT, metadata=self.metadata(step)
+        )
+        for key in ("revision", "comment", "glyph"):
+            if key in expect:
+                check(key, getattr(response.annotation, key), expect[key])
+        if not response.annotation.annotation_id:
+            raise ScenarioFailure("the annotation has no id")
+        game = self.stub(step).GetGame(
+            service_pb2.GetGameRequest(game_id=self.game_id),
+            timeout=TIMEOUT,
+            metadata=self.metadata(step),
+        )
+        check("version after annotating", game.game.version, self.version)
+
+    def op_annotations(self, step: Json, expect: Json) -> None:
+        comments: list[str] = []
+        token = ""
+        while True:
+            request = service_pb2.ListAnnotationsRequest(game_id=self.game_id, page_token=token)
+            response = self.stub(step).ListAnnotations(
+                request, timeout=TIMEOUT, metadata=self.metadata(step)
+            )
+            comments.extend(a.comment for a in response.annotations)
+            token = response.next_page_token
+            if not token:
+                break
+        if "count" in expect:
+            check("annotations", len(comments), expect["count"])
+        if "comments" in expect:
+            check("comments", comments, expect["comments"])
+
+    def op_replay(self, step: Json, expect: Json) -> None:
+        request = service_pb2.ReplayGameRequest(
+            game_id=self.game_id,
+            from_revision=int(step.get("from", 0)),
+            to_revision=int(step.get("to", 0)),
+            viewer=viewer(step.get("viewer")),
+        )
+        items = list(
+            self.stub(step).ReplayGame(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        )
+        if "count" in expect:
+            check("replayed items", len(items), expect["count"])
+        if not items:
+            raise ScenarioFailure("the replay streamed nothing")
+        if "first_revision" in expect:
+            check("first revision", items[0].event.revision, expect["first_revision"])
+        if "last_revision" in expect:
+            check("last revision", items[-1].event.revision, expect["last_revision"])
+        if expect.get("compare_states"):
+            for item in items:
+                check("state revision", item.state.revision, item.event.revision)
+                state = self.get_state(step, item.state.revision, step.get("viewer"))
+                if state != item.state:
+                    raise ScenarioFailure(
+                        f"replayed state at revision {item.state.revision} differs from GetState"
+                    )
+
+    def op_watch(self, step: Json, expect: Json) -> None:
+        start = self.version if step.get("from", "current") == "current" else int(step["from"])
+        timeout = float(step.get("timeout_seconds", 15))
+        request = service_pb2.WatchGameRequest(
+            game_id=self.game_id,
+            from_revision=start,
+            viewer=viewer(step.get("viewer")),
+            heartbeat_seconds=int(step.get("heartbeat_seconds", 1)),
+        )
+        stream = self.stub(step).WatchGame(request, metadata=self.metadata(step))
+        items: queue.Queue[service_pb2.WatchGameResponse | BaseException | None] = queue.Queue()
+        reader = threading.Thread(target=_drain, args=(stream, items), daemon=True)
+        reader.start()
+        try:
+            # The stream is open once anything (a replayed event or a heartbeat) arrives.
+            _next(items, timeout, "the watch sent nothing")
+            self.step(step["during"])
+            self.log(f"ok   {step['during']['id']} ({step['during']['op']}, during the watch)")
+            deadline = time.monotonic() + timeout
+            while True:
+                item = _next(items, deadline - time.monotonic(), "the watch missed the move")
+                if item.WhichOneof("item") != "update":
+                    continue
+                event = item.update.event
+                if event.WhichOneof("body") != "move_recorded":
+                    continue
+                if event.move_recorded.notation != expect["notation"]:
+                    continue
+                if "revision" in expect:
+                    check("watched revision", event.revision, expect["revision"])
+                check("watched state revision", item.update.state.revision, event.revision)
+                return
+        finally:
+            stream.cancel()
+            reader.join(5)
+
+    def op_audit(self, step: Json, expect: Json) -> None:
+        entries: list[service_pb2.AuditEntry] = []
+        token = ""
+        while True:
+            request = service_pb2.GetAuditLogRequest(game_id=self.game_id, page_token=token)
+            response = self.stub(step).GetAuditLog(
+                request, timeout=TIMEOUT, metadata=self.metadata(step)
+            )
+            entries.extend(response.entries)
+            token = response.next_page_token
+            if not token:
+                break
+        if "count" in expect:
+            check("audit entries", len(entries), expect["count"])
+        if "undone" in expect:
+            check("undone entries", sum(entry.undone for entry in entries), expect["undone"])
+        sequences = [entry.event.sequence for entry in entries]
+        check("audit sequences", sequences, list(range(1, len(entries) + 1)))
+
+    def op_verify(self, step: Json, expect: Json) -> None:
+        response = self.stub(step).VerifyGame(
+            service_pb2.VerifyGameRequest(game_id=self.game_id),
+            timeout=TIMEOUT,
+            metadata=self.metadata(step),
+        )
+        check("verify ok", response.ok, expect.get("ok", True))
+        if "events_checked" in expect:
+            check("events checked", response.events_checked, expect["events_checked"])
+
+
+def _drain(
+    stream: Iterator[service_pb2.WatchGameResponse],
+    items: queue.Queue[service_pb2.WatchGameResponse | BaseException | None],
+) -> None:
+    try:
+        for item in stream:
+            items.put(item)
+    except grpc.RpcError as error:
+        if cast(grpc.Call, error).code() != grpc.StatusCode.CANCELLED:
+            items.put(error)
+    items.put(None)
+
+
+def _next(
+    items: queue.Queue[service_pb2.WatchGameResponse | BaseException | None],
+    timeout: float,
+    message: str,
+) -> service_pb2.WatchGameResponse:
+    try:
+        item = items.get(timeout=max(timeout, 0.0))
+    except queue.Empty:
+        raise ScenarioFailure(f"{message} within the timeout") from None
+    if item is None:
+        raise ScenarioFailure(f"{message}: the stream ended")
+    if isinstance(item, BaseException):
+        raise ScenarioFailure(f"{message}: {item}")
+    return item
+
+
+def _event_ids(events: Sequence[events_pb2.Event]) -> list[tuple[int, bytes]]:
+    return [(event.sequence, event.hash) for event in events]
+
+
+def load_scenario(path: Path = SCENARIO) -> Json:
+    return cast(Json, json.loads(path.read_text(encoding="utf-8")))
+
+
+def run(address: str, scenario: Json, log: Callable[[str], None] = print) -> tuple[int, int]:
+    """Runs the whole scenario; returns (passed, failed) step counts."""
+    channels = {name: grpc.insecure_channel(address) for name in ("a", "b")}
+    try:
+        runner = Runner(channels, scenario, log)
+        passed, failed = runner.run(scenario["steps"])
+    finally:
+        for channel in channels.values():
+            channel.close()
+    log(f"conformance: {passed} passed, {failed} failed")
+    return passed, failed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--address", default="127.0.0.1:50051")
+    parser.add_argument("--scenario", type=Path, default=SCENARIO)
+    args = parser.parse_args(argv)
+    _passed, failed = run(args.address, load_scenario(args.scenario))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""Every client holds to the one conformance scenario against a live server.
+
+A `tablelog serve` is started on a free port with its embedded Redis; the Python runner
+(generated stubs only), the reflection check (no .proto files), the TypeScript client and the
+Go client each run clients/conformance/scenario.json against it. The TypeScript and Go
+clients are built here and their unit tests run too. Without node/npm or go the matching
+tests are skipped, unless CI is set: there a missing toolchain is a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import grpc
+import pytest
+
+from tests.clients import conformance
+
+ROOT = Path(__file__).resolve().parents[2]
+TYPESCRIPT = ROOT / "clients" / "typescript"
+GO = ROOT / "clients" / "go"
+BIN = Path(sys.executable).parent
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _python_env() -> dict[str, str]:
+    path = os.pathsep.join(str(ROOT / p) for p in (".", "proto", "clients/python"))
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def _server_command(address: str, data_dir: Path) -> list[str]:
+    script = shutil.which("tablelog", path=str(BIN))
+    start = (
+        [script]
+        if script
+        else [
+            sys.executable,
+            "-c",
+            "import sys; from tablelog_client.cli import main; sys.exit(main())",
+        ]
+    )
+    return [*start, "serve", "--address", address, "--data-dir", str(data_dir)]
+
+
+@pytest.fixture(scope="module")
+def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A live `tablelog serve` (embedded Redis) on a free port, stopped at the end."""
+    address = f"127.0.0.1:{_free_port()}"
+    data = tmp_path_factory.mktemp("tablelog-data")
+    log = (data / "serve.log").open("wb")
+    server = subprocess.Popen(
+        _server_command(address, data),
+        cwd=ROOT,
+        env=_python_env(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        _wait_until_serving(address, server, data / "serve.log")
+        yield address
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(10)
+        log.close()
+
+
+def _wait_until_serving(address: str, server: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"tablelog serve exited with {server.returncode}:\n{log.read_text()}")
+        with grpc.insecure_channel(address) as channel:
+            try:
+                grpc.channel_ready_future(channel).result(timeout=1)
+                return
+            except grpc.FutureTimeoutError:
+                continue
+    pytest.fail(f"tablelog serve did not listen on {address} within 60 s:\n{log.read_text()}")
+
+
+def _toolchain(*names: str) -> dict[str, str]:
+    """The paths of the named tools; skip (fail under CI) when one is missing."""
+    found = {name: shutil.which(name) for name in names}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        message = f"{', '.join(missing)} not installed (see clients/ci-setup.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {message}")
+        pytest.skip(message)
+    return {name: path for name, path in found.items() if path is not None}
+
+
+def _run(command: Sequence[str], cwd: Path, timeout: float = 600) -> str:
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    output = f"$ {' '.join(command)}\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, output
+    return output
+
+
+def _assert_all_passed(output: str, closing: str = "conformance:") -> None:
+    lines = [line for line in output.splitlines() if line.startswith(closing)]
+    assert lines, output
+    assert lines[-1].endswith(" 0 failed"), output
+
+
+def test_python_client_passes_the_scenario(address: str) -> None:
+    lines: list[str] = []
+    passed, failed = conformance.run(address, conformance.load_scenario(), lines.append)
+    assert failed == 0, "\n".join(lines)
+    assert passed == len(conformance.load_scenario()["steps"])
+
+
+def test_reflection_check_needs_no_proto_files(address: str) -> None:
+    # A process that cannot import the generated modules: no PYTHONPATH, run from /.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    script = ROOT / "tests" / "clients" / "reflection_check.py"
+    done = subprocess.run(
+        [sys.executable, "-P", str(script), "--address", address],
+        cwd="/",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    _assert_all_passed(output, "reflection:")
+
+
+@contextlib.contextmanager
+def _build_lock(name: str) -> Iterator[None]:
+    """One build at a time across pytest-xdist workers (they share the work tree)."""
+    path = Path(tempfile.gettempdir()) / f"tablelog-{name}.lock"
+    with path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _typescript_fingerprint() -> str:
+    digest = hashlib.sha256()
+    sources = [TYPESCRIPT / "package-lock.json", TYPESCRIPT / "tsconfig.json"]
+    for folder in ("src", "test"):
+        sources.extend(sorted((TYPESCRIPT / folder).rglob("*.ts")))
+    for source in sources:
+        digest.update(str(source.relative_to(TYPESCRIPT)).encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def _typescript_built() -> None:
+    """`npm ci` when node_modules is missing, then `tsc` unless dist/ is already current."""
+    tools = _toolchain("node", "npm")
+    with _build_lock("typescript-build"):
+        if not (TYPESCRIPT / "node_modules" / ".bin" / "tsc").exists():
+            _run([tools["npm"], "ci", "--no-audit", "--no-fund"], TYPESCRIPT)
+        stamp = TYPESCRIPT / "dist" / ".fingerprint"
+        fingerprint = _typescript_fingerprint()
+        if stamp.exists() and stamp.read_text() == fingerprint:
+            return
+        _run([tools["npm"], "run", "build"], TYPESCRIPT)
+        stamp.write_text(fingerprint)
+
+
+def test_typescript_client_unit_tests() -> None:
+    _typescript_built()
+    tests = sorted(str(p.relative_to(TYPESCRIPT)) for p in TYPESCRIPT.glob("dist/test/*.test.js"))
+    assert tests, "no compiled TypeScript tests"
+    output = _run([_toolchain("node")["node"], "--test", *tests], TYPESCRIPT)
+    assert "# fail 0" in output, output
+
+
+def test_typescript_client_passes_the_scenario(address: str) -> None:
+    _typescript_built()
+    node = _toolchain("node")["node"]
+    output = _run([node, "dist/src/conformance.js", "--address", address], TYPESCRIPT, 180)
+    _assert_all_passed(output)
+
+
+def test_go_client_builds_vets_and_passes_its_unit_tests() -> None:
+    go = _toolchain("go")["go"]
+    _run([go, "build", "./..."], GO)
+    _run([go, "vet", "./..."], GO)
+    _run([go, "test", "./..."], GO)
+    gofmt = str(Path(go).resolve().parent / "gofmt")
+    unformatted = _run([gofmt, "-l", "."], GO).split("\n", 1)[1].strip()
+    assert unformatted == "", f"gofmt would change: {unformatted}"
+
+
+def test_go_client_passes_the_scenario(address: str, tmp_path: Path) -> None:
+    go = _toolchain("go")["go"]
+    binary = tmp_path / "tablelog-conformance"
+    _run([go, "build", "-o", str(binary), "./cmd/tablelog-conformance"], GO)
+    output = _run([str(binary), "--address", address], GO, 180)
+    _assert_all_passed(output)
+
+
+def test_generated_client_code_is_fresh() -> None:
+    _toolchain("node", "npm", "go")
+    _typescript_built()
+    _run(["bash", "scripts/generate_clients.sh", "--check"], ROOT)

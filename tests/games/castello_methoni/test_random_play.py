@@ -1,0 +1,96 @@
+"""Seeded random play on the shipped board with invariants after every move (RULES.md §1,
+§6): ducats conserved, walls + supply constant, pieces conserved, castles = enclosed
+regions, one tower per castle; and the notation round trip on every visited state of a subset
+of games. Also: every move that `apply` accepts is listed by `legal_moves` (brute force)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from replay.core import DEALT, TABLE, IllegalMove
+from replay.games.castello_methoni.rules import PLAY, State, available_cards, open_edges
+from replay.registry import find_game
+from tablelog.v1 import castello_methoni_pb2 as pb
+from tablelog.v1 import game_pb2
+from tests.games.castello_methoni.invariants import check
+from tests.support import play
+
+GAMES_PER_COUNT = 300
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_random_games_keep_the_invariants(players: int) -> None:
+    ended = 0
+    for seed in range(GAMES_PER_COUNT):
+        mode = DEALT if seed % 3 == 0 else TABLE
+        played = play.random_game("castello-methoni", players, seed, mode=mode, check=check)
+        result = played.position.game.result(played.position.state)
+        assert result.winners
+        for score in result.scores:
+            assert score.total == sum(item.value for item in score.items)
+            assert len(score.items) == 6
+        ended += 1
+    assert ended == GAMES_PER_COUNT
+
+
+@pytest.mark.parametrize("mode", [TABLE, DEALT])
+def test_notation_round_trip_on_every_visited_state(mode: game_pb2.Mode.ValueType) -> None:
+    game = find_game("castello-methoni")
+    for seed in range(3):
+        played = play.random_game(
+            "castello-methoni", 3 + seed, 1000 + seed, mode=mode, keep_states=True
+        )
+        for state in played.states:
+            play.assert_round_trip(game, state)
+
+
+def _every_build(state: State) -> list[pb.CastelloMethoniMove]:
+    """All builds a recorder could type on open edges (any card, any two placements)."""
+    board = state.board
+    n = state.ctx.n
+    found = []
+    for a, b, _ in open_edges(state):
+        other = "sea" if b < 0 else board.names[b]
+        sides = [board.names[a]] + ([] if b < 0 else [board.names[b]])
+        spots = [(s, c) for s in range(n) for c in sides]
+        combos = [()] + [(p,) for p in spots] + list(itertools.combinations(spots, 2))
+        for card in range(len(board.deck)):
+            for combo in combos:
+                found.append(
+                    pb.CastelloMethoniMove(
+                        build=pb.CastelloMethoniBuild(
+                            card=board.card_name(card),
+                            cell=board.names[a],
+                            other=other,
+                            houses=[pb.CastelloMethoniHouse(seat=s, cell=c) for s, c in combo],
+                        )
+                    )
+                )
+    return found
+
+
+def _key(move: pb.CastelloMethoniMove) -> tuple[object, ...]:
+    """A build up to the order of its houses (apply accepts them in any order)."""
+    m = move.build
+    return (m.card, m.cell, m.other, frozenset((h.seat, h.cell) for h in m.houses))
+
+
+def test_apply_accepts_exactly_the_listed_builds() -> None:
+    game = find_game("castello-methoni")
+    for seed, mode in ((7, TABLE), (8, DEALT)):
+        played = play.random_game("castello-methoni", 3, seed, mode=mode, keep_states=True)
+        for index, state in enumerate(played.states):
+            if index % 9 or state.phase != PLAY or state.cards_played >= 2:
+                continue
+            listed = {_key(m) for m in game.legal_moves(state) if m.WhichOneof("action") == "build"}
+            accepted = set()
+            for move in _every_build(state):
+                try:
+                    game.apply(state, move)
+                except IllegalMove:
+                    continue
+                accepted.add(_key(move))
+            assert accepted == listed, (seed, index)
+            assert available_cards(state)

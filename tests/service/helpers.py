@@ -1,0 +1,65 @@
+"""Helpers shared by the service and CLI tests: reading refusals, playing Splendor through
+a client, folding exported events locally."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status
+
+from tablelog_client import Client, TablelogError
+from tests.support.play import random_game
+
+T = TypeVar("T")
+
+
+def refused(call: Callable[[], object]) -> TablelogError:
+    """The TablelogError that `call` raises (it must raise one)."""
+    with pytest.raises(TablelogError) as info:
+        call()
+    return info.value
+
+
+def rpc_refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, list[object]]:
+    """The raw gRPC code and unpacked google.rpc details of a refused call."""
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    failed: Any = info.value  # a grpc.Call as well as an RpcError
+    status = rpc_status.from_call(failed)
+    assert status is not None
+    details: list[object] = []
+    for any_detail in status.details:
+        for kind in (
+            error_details_pb2.ErrorInfo,
+            error_details_pb2.BadRequest,
+            error_details_pb2.PreconditionFailure,
+        ):
+            if any_detail.Is(kind.DESCRIPTOR):
+                unpacked = kind()
+                any_detail.Unpack(unpacked)
+                details.append(unpacked)
+    code: grpc.StatusCode = failed.code()
+    return code, details
+
+
+def splendor_line(seed: int, players: int = 2) -> list[str]:
+    """The notation of a whole seeded random Splendor game (table mode, reveals included)."""
+    return random_game("splendor", players, seed).notations
+
+
+def play_random(client: Client, game_id: str, moves: int, seed: int = 0) -> int:
+    """Record `moves` random legal moves (chosen from ListLegalMoves); the last version."""
+    rng = random.Random(seed)
+    version = client.get_game(game_id).version
+    for _ in range(moves):
+        _to_move, legal = client.legal_moves(game_id)
+        if not legal:
+            break
+        choice = legal[rng.randrange(len(legal))]
+        version = client.record(game_id, choice.notation, expected_version=version).game.version
+    return version

