@@ -226,9 +226,11 @@ class RedisEventStore(EventStore):
     def __init__(self, client: aioredis.Redis, prefix: str = "tl") -> None:
         self._redis = client
         self._prefix = prefix
-        script = resources.files("service").joinpath("append.lua").read_text(encoding="utf-8")
+        self._script = resources.files("service").joinpath("append.lua").read_text(
+            encoding="utf-8"
+        )
         # redis-py runs it with EVALSHA and loads it again after a NOSCRIPT (a restart).
-        self._append_script = client.register_script(script)
+        self._append_script = client.register_script(self._script)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "tl") -> RedisEventStore:

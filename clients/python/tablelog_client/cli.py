@@ -139,8 +139,12 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
     except (json_format.ParseError, ValueError) as exc:
         print(f"error: bad --option: {exc}", file=sys.stderr)
         return 2
+    players = [*args.players, *(args.players_option or [])]
+    if not players:
+        print("error: name the players: tablelog new splendor Ann Bob", file=sys.stderr)
+        return 2
     game = client.create_game(
-        args.game, args.players, mode=args.mode, title=args.title or "", options=options
+        args.game, players, mode=args.mode, title=args.title or "", options=options
     )
     if args.json:
         print_json(game)
@@ -430,7 +434,14 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("game_id")
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
     command.add_argument("game")
-    command.add_argument("players", nargs="+")
+    command.add_argument("players", nargs="*", help="the players in seat order")
+    command.add_argument(
+        "--players",
+        dest="players_option",
+        nargs="+",
+        metavar="NAME",
+        help="the players in seat order (instead of positionally)",
+    )
     command.add_argument(
         "--mode",
         choices=sorted(MODES),
@@ -514,9 +525,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Free text that may follow options ("annotate G --glyph ! a fine move"): argparse leaves
+# such words over, and they belong to the command's trailing text argument.
+TRAILING_TEXT = {"annotate": "comment", "move": "notation", "new": "players"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    trailing = TRAILING_TEXT.get(getattr(args, "command", "") or "")
+    if extra:
+        if trailing is None or any(word.startswith("-") for word in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        setattr(args, trailing, [*getattr(args, trailing), *extra])
     if getattr(args, "run", None) is not None:  # a plugin command runs itself
         code: int = args.run(args)
         return code

@@ -256,19 +256,30 @@ def enclosed_region(
 ) -> frozenset[int] | None:
     """The region of non-castle cell `start` if it is enclosed (no unwalled edge leads to an
     unwalled sea edge), else None. Stops at the first opening it finds (RULES.md §5.1.c)."""
-    if cell_castle[start] or sea_walls[start] < board.sea_edges[start]:
+    if cell_castle[start]:
         return None
+    is_open, seen = _search(board, walls, sea_walls, start)
+    return None if is_open else frozenset(seen)
+
+
+def _search(
+    board: Board, walls: int, sea_walls: Sequence[int], start: int
+) -> tuple[bool, set[int]]:
+    """Breadth-first search of the region of `start` that stops at the first unwalled sea
+    edge: (True, the cells seen so far) if one was found, else (False, the whole region)."""
     sea_edges, neighbours = board.sea_edges, board.neighbours
     seen = {start}
+    if sea_walls[start] < sea_edges[start]:
+        return True, seen
     queue = [start]
-    for cell in queue:  # the list grows while it is walked: a breadth-first search
+    for cell in queue:  # the list grows while it is walked
         for other, edge in neighbours[cell]:
             if other not in seen and not (walls >> edge) & 1:
-                if sea_walls[other] < sea_edges[other]:
-                    return None
                 seen.add(other)
+                if sea_walls[other] < sea_edges[other]:
+                    return True, seen
                 queue.append(other)
-    return frozenset(seen)
+    return False, seen
 
 
 def closing_edges(state: State) -> dict[int, frozenset[int]]:
@@ -573,9 +584,16 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
     for who, cell in placements:
         houses = (*houses[:cell], _add(houses[cell], who, 1), *houses[cell + 1 :])
         houses_left = _add(houses_left, who, -1)
-    region = enclosed_region(board, walls, sea_walls, state.cell_castle, a)
-    if region is None and b != NO_CELL:
-        region = enclosed_region(board, walls, sea_walls, state.cell_castle, b)
+    # The side of `a` first; the side of `b` only when that search did not pass through b
+    # (then both sides are one region and the first answer holds for both).
+    region: frozenset[int] | None = None
+    is_open, seen = _search(board, walls, sea_walls, a)
+    if not is_open:
+        region = frozenset(seen)
+    elif b != NO_CELL and b not in seen:
+        is_open, seen = _search(board, walls, sea_walls, b)
+        if not is_open:
+            region = frozenset(seen)
     if region is not None:
         check_castle(state, region, placements)
     state = _play_card(state, card)

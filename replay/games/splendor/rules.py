@@ -200,14 +200,6 @@ def pass_move() -> SplendorMove:
     return move
 
 
-def gem_name(index: int) -> str:
-    return COLOURS[index]
-
-
-def card_of(state: State, card_id: int) -> Card:
-    return state.rules.components.card(card_id)
-
-
 def tokens_tuple(tokens: SplendorTokens) -> tuple[int, int, int, int, int, int]:
     return (tokens.white, tokens.blue, tokens.green, tokens.red, tokens.black, tokens.gold)
 
@@ -235,9 +227,9 @@ def whereabouts(state: State, card_id: int) -> str:
             return f"it is in the market (level {lv + 1}, slot {row.index(card_id) + 1})"
     for seat, player in enumerate(state.players):
         if card_id in player.purchased:
-            return f"seat {seat + 1} bought it"
+            return f"{state.rules.names[seat]} bought it"
         if any(entry[0] == card_id for entry in player.reserved):
-            return f"seat {seat + 1} has it reserved"
+            return f"{state.rules.names[seat]} has it reserved"
     return "it has already been seen"
 
 
@@ -311,7 +303,7 @@ def apply(state: State, move: SplendorMove) -> State:
     if kind in ("reveal_card", "reveal_noble"):
         raise IllegalMove(
             "NO_REVEAL_PENDING",
-            f"Nothing is waiting to be revealed: it is seat {state.current + 1}'s turn.",
+            f"Nothing is waiting to be revealed: it is {state.rules.names[state.current]}'s turn.",
         )
     phase = state.phase
     if phase == DISCARD:
@@ -575,8 +567,8 @@ def _buy(
             if seat != state.current and any(e[0] == card_id for e in other.reserved):
                 raise IllegalMove(
                     "BUY_OTHERS_RESERVE",
-                    f"{comps.card(card_id).text} is reserved by seat {seat + 1}; only the "
-                    "player who reserved a card can buy it.",
+                    f"{comps.card(card_id).text} is reserved by {state.rules.names[seat]}; "
+                    "only the player who reserved a card can buy it.",
                 )
         raise IllegalMove(
             "BUY_CARD_NOT_AVAILABLE",
@@ -1264,10 +1256,6 @@ def payments(card: Card, me: Player) -> list[SplendorTokens | None]:
 
     walk(0, spare, ())
     return found
-
-
-def has_actions(state: State) -> bool:
-    return any(True for _ in _actions(state))
 
 
 # ----------------------------------------------------------------------------------------

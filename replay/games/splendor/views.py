@@ -55,7 +55,7 @@ def pending_reveal(state: State) -> str:
         return ""
     if state.deal:
         level = state.players[state.deal - 1].reserved[-1][1]
-        return f"deal the level-{level} card seat {state.deal} drew blind"
+        return f"deal the level-{level} card {state.rules.names[state.deal - 1]} drew blind"
     if state.refill[0]:
         return f"reveal a level-{state.refill[0]} card into slot {state.refill[1]}"
     for lv in range(3):

@@ -175,7 +175,7 @@ CASES = [
         "BUY_OTHERS_RESERVE",
         lambda: apply_text(apply_text(start(), "reserve 1.1"), "reveal 1.1 1w0:r2k1"),
         msg("buy 1w0:u1g1r1k1"),
-        "reserved by seat 1",
+        "reserved by p1",
     ),
     Case("NO_SUCH_RESERVE", start, msg("buy h2"), "no reserved card 2"),
     Case(
@@ -376,7 +376,7 @@ def test_a_card_already_seen_cannot_be_revealed() -> None:
     assert "in the market (level 1, slot 2)" in refused.value.message
     with pytest.raises(IllegalMove) as reserved:
         apply_text(state, "reveal 1.1 1w0:u1g1r1k1")
-    assert "seat 1 has it reserved" in reserved.value.message
+    assert "p1 has it reserved" in reserved.value.message
 
 
 def test_moving_out_of_turn_is_refused_by_the_fold() -> None:

@@ -340,3 +340,15 @@ def test_pass_only_when_nothing_else_and_a_round_of_passes_ends() -> None:
     assert ended.over == DEADLOCK
     assert GAME.to_move(ended) == TERMINAL
     assert GAME.result(ended).termination == game_pb2.TERMINATION_DEADLOCK
+
+
+def test_seed_example_bonuses_reduce_the_cost() -> None:
+    """Seed 003 §5: a card costing 2 blue and 1 green, bought with 2 blue bonuses, costs
+    only 1 green token."""
+    state = tweak(start(), market=((29, 2, 3, 4), *start().market[1:]))
+    state = tweak_player(state, 0, bonuses=(0, 2, 0, 0, 0), purchased=(9, 10))
+    state = give(state, 0, (0, 0, 1, 0, 0, 0))
+    assert GAME.format(GAME.parse("buy 1r0:u2g1", state), state) == "buy 1.1"
+    after = apply_text(state, "buy 1.1")
+    assert after.players[0].tokens == (0,) * 6
+    assert after.bank == (4, 4, 4, 4, 4, 5)
