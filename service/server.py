@@ -4,6 +4,7 @@ running it: in the foreground for `tablelog serve`, or in a background thread fo
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +15,8 @@ from grpc import aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from service.interceptors import LoggingInterceptor
+from replay.registry import all_games
+from service.interceptors import add_logged_servicer
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import EventStore, RedisEventStore
@@ -38,7 +40,6 @@ def build_server(
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs)."""
     server = aio.server(
-        interceptors=[LoggingInterceptor()] if log_rpcs else [],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -48,7 +49,13 @@ def build_server(
         ],
     )
     recorder = Recorder(store)
-    service_pb2_grpc.add_TablelogServiceServicer_to_server(TablelogServicer(recorder), server)
+    servicer = TablelogServicer(recorder)
+    if log_rpcs:
+        add_logged_servicer(
+            service_pb2_grpc.add_TablelogServiceServicer_to_server, servicer, server
+        )
+    else:
+        service_pb2_grpc.add_TablelogServiceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -57,7 +64,19 @@ def build_server(
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot listen on {address}")
+    all_games()  # import every game now, not in the first CreateGame
+    tune_gc()
     return Built(server, port, recorder, health_servicer)
+
+
+def tune_gc() -> None:
+    """Cached positions keep every state of a game's history alive (undo needs them), so
+    the cyclic collector's full passes walk a large, long-lived heap over and over while
+    it finds little garbage. Move what exists at start-up out of its sight and collect the
+    young generation less often (measured: about 8% of a busy server's CPU otherwise)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 100)
 
 
 async def mark_serving(built: Built) -> None:

@@ -226,9 +226,7 @@ class RedisEventStore(EventStore):
     def __init__(self, client: aioredis.Redis, prefix: str = "tl") -> None:
         self._redis = client
         self._prefix = prefix
-        self._script = resources.files("service").joinpath("append.lua").read_text(
-            encoding="utf-8"
-        )
+        self._script = resources.files("service").joinpath("append.lua").read_text(encoding="utf-8")
         # redis-py runs it with EVALSHA and loads it again after a NOSCRIPT (a restart).
         self._append_script = client.register_script(self._script)
 
@@ -275,14 +273,14 @@ class RedisEventStore(EventStore):
                     f"expected {expected_sequence + offset}"
                 )
         sealed = seal(events, prev_hash if expected_sequence else GENESIS_HASH)
-        last = sealed[-1][0]
+        final = sealed[-1][0]
         args: list[Any] = [
             expected_sequence,
             "" if expected_revision is None else expected_revision,
             request_id,
             prev_hash if expected_sequence else b"",
-            last.revision,
-            last.hash,
+            final.revision,
+            final.hash,
             seed_op.value,
             seed,
             summary,

@@ -55,7 +55,7 @@ class Mission:
     terrains: frozenset[int]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class Board:
     """A validated board. Cells are numbered 0..n-1 in file order; internal edges 0..m-1."""
 
@@ -112,7 +112,10 @@ def load_board(component: game_pb2.ComponentFile) -> Board:
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise _fail("NOT_JSON", f"not valid JSON ({error}).") from None
     note = component.approximate_note or (APPROXIMATE_NOTE if component.approximate else "")
-    return parse_board(data, component.name or BOARD_COMPONENT, component.approximate, note)
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name.strip():
+        name = component.name or BOARD_COMPONENT
+    return parse_board(data, name.strip(), component.approximate, note)
 
 
 def _list(data: dict[str, Any], key: str, required: bool = True) -> list[Any]:

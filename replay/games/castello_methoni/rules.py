@@ -49,7 +49,7 @@ NO_CELL: Final = -1
 """The far side of a sea edge."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True)
 class Context:
     """What never changes during a game: board, seats, mode and options."""
 
@@ -217,6 +217,7 @@ def setup(ctx: Context, first_player: int | None) -> State:
 
 
 def _after_first_player(state: State, seat: int) -> State:
+    """RULES.md §2 steps 3-6: dealt mode deals missions and hands next; table mode starts."""
     state = replace(state, first=seat, current=seat)
     if state.ctx.dealt:
         return replace(state, phase=DEAL)
@@ -240,6 +241,7 @@ def _begin_turn(state: State, seat: int) -> State:
 
 
 def to_move(state: State) -> int:
+    """RULES.md §4: the player whose turn it is (also while merging, §6.2), or the table."""
     if state.phase in (PLAY, MERGE):
         return state.current
     if state.phase == OVER:
@@ -518,6 +520,7 @@ def resolve_edge(state: State, cell: str, other: str) -> tuple[int, int, int]:
 
 
 def cell_index(board: Board, name: str) -> int:
+    """RULES.md §3.3: a cell by its id or label in the board file (case-insensitive)."""
     index = board.lookup.get(name)
     if index is not None:
         return index
@@ -528,6 +531,7 @@ def cell_index(board: Board, name: str) -> int:
 
 
 def card_index(board: Board, name: str) -> int:
+    """RULES.md §1: a land card by its terrain name, or "sea" for the Market/Sea card."""
     key = name.strip().lower()
     if key == SEA:
         return board.sea_card
@@ -1236,6 +1240,8 @@ def _make_move(item: tuple[object, ...]) -> pb.CastelloMethoniMove:
 
 
 def available_cards(state: State) -> list[int]:
+    """The cards the player to move may hold: the hand (dealt mode), or any card not on the
+    discard pile (table mode, where hands are not recorded)."""
     board, seat = state.board, state.current
     if state.hand_sizes[seat] < 1:
         return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from replay.core import Viewer
@@ -248,7 +249,9 @@ def render(v: pb.CastelloMethoniView) -> str:
     if v.castles:
         lines.append("castles:")
     for c in v.castles:
-        pieces = _pieces(c.houses, initials, "h") + _pieces(c.villas, initials, "V")
+        pieces = " ".join(
+            p for p in (_pieces(c.houses, initials, "h"), _pieces(c.villas, initials, "V")) if p
+        )
         market = f" markets {' '.join(c.markets)}" if c.markets else ""
         lines.append(
             f"  #{c.id} tower [{initials[c.owner]}] {names[c.owner]}: {len(c.cells)} cells "
@@ -260,7 +263,7 @@ def render(v: pb.CastelloMethoniView) -> str:
         if w.other != "sea":
             walls.setdefault(w.other, []).append(w.cell)
     lines.append("cells (id terrain [M market] #castle houses, walls):")
-    for cell in v.cells:
+    for cell in sorted(v.cells, key=lambda c: _natural(c.id)):
         market = f" M{cell.market_ducats}d" if cell.market else ""
         castle = f" #{cell.castle}" if cell.castle else ""
         houses = _pieces(cell.houses, initials, "h")
@@ -271,6 +274,12 @@ def render(v: pb.CastelloMethoniView) -> str:
             f"  {cell.id:<6} {cell.terrain}{market}{castle} {houses}{wall_text}{sea}".rstrip()
         )
     return "\n".join(lines)
+
+
+def _natural(name: str) -> tuple[object, ...]:
+    """Sort key putting c2 before c10."""
+    parts = re.split(r"(\d+)", name)
+    return tuple(int(p) if p.isdigit() else p for p in parts)
 
 
 def _initials(names: list[str]) -> list[str]:

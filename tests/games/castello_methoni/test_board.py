@@ -23,6 +23,7 @@ def shipped() -> dict[str, Any]:
 def test_shipped_board_counts() -> None:
     board = load_board(default_component())
     assert board.approximate
+    assert board.name == "approximate 54-cell hexagon"
     assert "Approximate" in board.note
     assert len(board.cell_ids) == 54
     assert len(board.edges) == 72

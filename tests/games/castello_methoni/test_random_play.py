@@ -94,3 +94,27 @@ def test_apply_accepts_exactly_the_listed_builds() -> None:
                 accepted.add(_key(move))
             assert accepted == listed, (seed, index)
             assert available_cards(state)
+
+
+def test_redraw_is_listed_exactly_when_apply_accepts_it() -> None:
+    """The stuck-hand rule (§4) judged two ways: from the listed moves and by `apply`."""
+    game = find_game("castello-methoni")
+    redraw = pb.CastelloMethoniMove(redraw=pb.CastelloMethoniRedraw())
+    checked = stuck = 0
+    for seed in range(12):
+        played = play.random_game(
+            "castello-methoni", 3 + seed % 3, seed, mode=DEALT, keep_states=True
+        )
+        for state in played.states:
+            if state.phase != PLAY or state.cards_played or state.redrawn:
+                continue
+            listed = any(m.WhichOneof("action") == "redraw" for m in game.legal_moves(state))
+            try:
+                game.apply(state, redraw)
+                accepted = True
+            except IllegalMove:
+                accepted = False
+            assert listed == accepted
+            checked += 1
+            stuck += accepted
+    assert checked > 100

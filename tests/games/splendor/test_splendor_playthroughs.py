@@ -11,6 +11,7 @@ from replay.core import DEALT, FULL, TABLE, TERMINAL
 from replay.games.splendor import GAME
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorOptions
+from tests.games.splendor.support import fresh
 from tests.support.play import new_position, play
 
 HERE = Path(__file__).parent / "playthroughs"
@@ -67,3 +68,39 @@ def test_playthrough_replays_to_its_recorded_result(path: Path) -> None:
         printed = sum(int(card.text[2]) for card in player.purchased)
         nobles = sum(noble.points for noble in player.nobles)
         assert result.scores[seat].total == printed + nobles
+
+
+# Like perft files in chess engines: the number of legal moves summed over every position
+# of each playthrough (the initial one included). A change in move generation shows here.
+LEGAL_MOVE_TOTALS = {
+    "2p-table-noble-choice": 4060,
+    "3p-dealt-pass": 4228,
+    "4p-table-take-fewer": 6310,
+}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_legal_move_counts_along_the_playthrough_are_pinned(path: Path) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    meta = headers(lines)
+    options = SplendorOptions(
+        first_player=int(meta["first_player"]),
+        allow_take_fewer_anytime=meta["allow_take_fewer_anytime"] == "true",
+    )
+    mode = TABLE if meta["mode"] == "table" else DEALT
+    position = new_position("splendor", int(meta["players"]), options, mode)
+    total = len(GAME.legal_moves(position.state))
+    for line in lines:
+        text = line.split("#", 1)[0].strip()
+        if text:
+            position = play(position, text)
+            total += len(GAME.legal_moves(position.state))
+    assert total == LEGAL_MOVE_TOTALS[path.stem]
+
+
+def test_legal_moves_at_the_fixed_start() -> None:
+    state = fresh(2).state
+    # 10 ways to take 3 colours, 5 to take 2, 12 face-up cards and 3 decks to reserve.
+    # Before setup: any unseen card of its level into each of the 12 slots, or a noble.
+    assert len(GAME.legal_moves(state)) == 30
+    assert len(GAME.legal_moves(new_position("splendor", 2).state)) == 4 * (40 + 30 + 20) + 10
