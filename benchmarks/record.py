@@ -39,7 +39,7 @@ from replay import fold as folding  # noqa: E402  (the path is set up just above
 from replay.core import CHANCE, TERMINAL  # noqa: E402
 from replay.registry import find_game  # noqa: E402
 from service.embedded import EmbeddedRedis, free_port  # noqa: E402
-from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc  # noqa: E402
+from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
 FLOOR_METHOD = "/bench.Floor/Append"
 
@@ -54,7 +54,7 @@ def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]
         game_id="bench",
         game="splendor",
         players=[events_pb2.Player(name=f"p{i}") for i in range(players)],
-        mode=1,
+        mode=game_pb2.MODE_TABLE,
         components=list(game.default_components()),
     )
     lines = []
@@ -151,7 +151,9 @@ def stop(process: subprocess.Popen[str]) -> None:
 # ----------------------------------------------------------------------------- load
 
 
-async def load(target: str, kind: str, clients: int, seconds: float, lines_file: str) -> dict[str, Any]:
+async def load(
+    target: str, kind: str, clients: int, seconds: float, lines_file: str
+) -> dict[str, Any]:
     from grpc import aio
 
     lines: list[list[str]] = json.loads(Path(lines_file).read_text())
@@ -163,7 +165,7 @@ async def load(target: str, kind: str, clients: int, seconds: float, lines_file:
     async def floor_client(index: int) -> None:
         nonlocal calls
         async with aio.insecure_channel(target) as channel:
-            append = channel.unary_unary(FLOOR_METHOD)
+            append: Any = channel.unary_unary(FLOOR_METHOD)
             request = service_pb2.RecordMoveRequest(
                 game_id=f"floor{index}", notation="take w u g", expected_version=1
             ).SerializeToString()
@@ -225,7 +227,9 @@ async def load(target: str, kind: str, clients: int, seconds: float, lines_file:
     }
 
 
-def run_load(target: str, kind: str, clients: int, seconds: float, lines_file: str) -> dict[str, Any]:
+def run_load(
+    target: str, kind: str, clients: int, seconds: float, lines_file: str
+) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "load", "--target", target, "--kind", kind,
          "--clients", str(clients), "--seconds", str(seconds), "--lines", lines_file],
@@ -318,8 +322,9 @@ def cold_rebuild_ms(target: str, game_id: str) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
-    parser.add_argument("role", nargs="?", default="bench",
-                        choices=("bench", "floor", "service", "load"))
+    parser.add_argument(
+        "role", nargs="?", default="bench", choices=("bench", "floor", "service", "load")
+    )
     parser.add_argument("--redis-url")
     parser.add_argument("--port", type=int)
     parser.add_argument("--target")
@@ -327,6 +332,7 @@ def main() -> int:
     parser.add_argument("--lines")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are shown")
     args = parser.parse_args()
     if args.role == "floor":
         asyncio.run(run_floor(args.redis_url, args.port))
@@ -348,18 +354,34 @@ def main() -> int:
         lines_file = Path(scratch) / "lines.json"
         lines_file.write_text(json.dumps(lines))
         with EmbeddedRedis(Path(scratch) / "redis") as redis:
-            rows = []
-            for clients in args.clients:
-                for kind in ("floor", "service"):
-                    process, target = start_server(kind, redis.url)
-                    try:
-                        cpu = cpu_seconds(process.pid)
-                        row = run_load(target, kind, clients, args.seconds, str(lines_file))
-                        # Warm-up calls are included: an upper bound of CPU per call.
-                        row["cpu_us"] = 1e6 * (cpu_seconds(process.pid) - cpu) / row["calls"]
-                        rows.append(row)
-                    finally:
-                        stop(process)
+            runs: list[dict[str, Any]] = []
+            for _round in range(args.repeat):  # floor and service alternate: same conditions
+                for clients in args.clients:
+                    for kind in ("floor", "service"):
+                        process, target = start_server(kind, redis.url)
+                        try:
+                            cpu = cpu_seconds(process.pid)
+                            row = run_load(target, kind, clients, args.seconds, str(lines_file))
+                            # Warm-up calls are included: an upper bound of CPU per call.
+                            spent = cpu_seconds(process.pid) - cpu
+                            row["cpu_us"] = 1e6 * spent / row["calls"]
+                            runs.append(row)
+                        finally:
+                            stop(process)
+            rows = [
+                {
+                    "clients": clients,
+                    "kind": kind,
+                    **{
+                        key: statistics.median(
+                            r[key] for r in runs if (r["clients"], r["kind"]) == (clients, kind)
+                        )
+                        for key in ("per_second", "p50_ms", "p99_ms", "cpu_us")
+                    },
+                }
+                for clients in args.clients
+                for kind in ("floor", "service")
+            ]
             process, target = start_server("service", redis.url)
             try:
                 state_p50, state_moves = get_state_p50(target, lines)
@@ -371,6 +393,7 @@ def main() -> int:
                 rebuild = cold_rebuild_ms(target, long_game)
             finally:
                 stop(process)
+    print(f"medians of {args.repeat} rounds of {args.seconds:g} s")
     print(
         f"{'clients':>7} {'server':>8} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'vs floor':>8} {'server CPU us/call':>18}"

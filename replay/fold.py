@@ -197,18 +197,27 @@ def check_move(position: Position, move: game_pb2.Move) -> Any:
     return game.apply(position.state, inner)
 
 
-def record(position: Position, move: game_pb2.Move, notation: str) -> Position:
-    """The position after recording `move` (validated); clears the redo stack."""
+def record(
+    position: Position, move: game_pb2.Move, notation: str, sequence: int | None = None
+) -> Position:
+    """The position after recording `move` (validated); clears the redo stack.
+
+    `sequence` is the stored event's, when folding; a position being checked before an
+    append keeps the sequence it had."""
     after = check_move(position, move)
     revision = position.revision + 1
     applied = Applied(revision, move, notation, position.state, after)
-    return replace(
-        position,
-        state=after,
-        revision=revision,
-        applied=Link(applied, position.applied),
-        undone=None,
-        move_count=position.move_count + 1,
+    # Built directly rather than with dataclasses.replace: this is the fold's hot path.
+    return Position(
+        position.table,
+        after,
+        revision,
+        position.sequence if sequence is None else sequence,
+        position.status,
+        Link(applied, position.applied),
+        None,
+        position.move_count + 1,
+        position.result,
     )
 
 
@@ -286,8 +295,8 @@ def advance(position: Position, event: events_pb2.Event) -> Position:
         )
     if body == "move_recorded":
         recorded = event.move_recorded
-        after = record(position, recorded.move, recorded.notation)
-    elif body == "move_undone":
+        return record(position, recorded.move, recorded.notation, event.sequence)
+    if body == "move_undone":
         after = undo(position)
     elif body == "move_redone":
         after = redo(position)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 from service.embedded import free_port
 
@@ -26,8 +27,9 @@ def tablelog_command() -> list[str]:
 class ServeProcess:
     """`tablelog serve` as a child process on a free port with its own data directory."""
 
-    def __init__(self, data_dir: Path, *extra: str) -> None:
+    def __init__(self, data_dir: Path, *extra: str, stderr: IO[str] | None = None) -> None:
         self.data_dir = data_dir
+        self.stderr = stderr
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.extra = extra
@@ -38,9 +40,9 @@ class ServeProcess:
         env = dict(os.environ, TABLELOG_REDIS_URL="")
         self.process = subprocess.Popen(
             [*tablelog_command(), "serve", "--address", self.address,
-             "--data-dir", str(self.data_dir), "--log-level", "warning", *self.extra],
+             "--data-dir", str(self.data_dir), *self.extra],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self.stderr or subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
             text=True,
             env=env,

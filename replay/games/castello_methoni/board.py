@@ -363,6 +363,7 @@ def _deck(data: dict[str, Any], terrain_count: int) -> tuple[int, ...]:
 
 
 def _walls(data: dict[str, Any]) -> dict[int, int]:
+    """RULES.md §2: walls in the supply by player count (30/33/36 unless the file says)."""
     raw = data.get("walls_by_player_count")
     if raw is None:
         return dict(DEFAULT_WALLS)

@@ -95,8 +95,11 @@ def parse(text: str, state: State) -> pb.CastelloMethoniMove:
             trade=pb.CastelloMethoniTrade(card=_card(state, rest[0], text))
         )
     if head == "merge" and len(rest) == 1:
-        cell = state.board.names[_cell(state, rest[0], text)]
-        return pb.CastelloMethoniMove(merge=pb.CastelloMethoniMerge(cell=cell))
+        index = _cell(state, rest[0], text)
+        castle = state.cell_castle[index]
+        if castle and state.castles[castle - 1] is not None:
+            index = min(state.castle(castle).cells)  # canonical: the castle's first cell
+        return pb.CastelloMethoniMove(merge=pb.CastelloMethoniMerge(cell=state.board.names[index]))
     if head == "redraw":
         cards = sorted((_card(state, t, text) for t in rest), key=lambda c: _card_order(state, c))
         return pb.CastelloMethoniMove(redraw=pb.CastelloMethoniRedraw(revealed=cards))
@@ -131,8 +134,9 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
         raise NotationError("A build reads 'build <card> <cell>|<cell or sea> ...'.", text)
     board = state.board
     card = _card(state, words[0], text)
+    first, second = (words[3], words[1]) if words[1] == SEA else (words[1], words[3])
     try:
-        a, b, key = resolve_edge(state, words[1], words[3])
+        a, b, key = resolve_edge(state, first, second)
     except IllegalMove as error:
         raise NotationError(error.message, text) from None
     sides = (a,) if b == NO_CELL else (a, b)

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, overload
 
-from replay.core import CHANCE, DEALT, TERMINAL, IllegalMove, InvalidSetup
+from replay.core import CHANCE, TERMINAL, IllegalMove, InvalidSetup
 from replay.games.castello_methoni.board import SEA, Board
 from tablelog.v1 import castello_methoni_pb2 as pb
 
@@ -378,6 +378,7 @@ def _check_card(state: State, card: int) -> None:
 
 
 def _play_card(state: State, card: int) -> State:
+    """RULES.md §4 step 2: a played card goes face up onto the discard pile."""
     seat = state.current
     hands = state.hands
     if hands is not None:
@@ -392,6 +393,7 @@ def _play_card(state: State, card: int) -> State:
 
 
 def _check_can_play(state: State) -> None:
+    """RULES.md §4 step 1 and §6.2: a card is played only between merges, two at most."""
     if state.phase != PLAY:
         raise IllegalMove("MERGE_PENDING", "Finish merging first: merge a castle or stop.")
     if state.cards_played >= 2:
@@ -621,6 +623,8 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
 def _placements(
     state: State, move: pb.CastelloMethoniBuild, a: int, b: int
 ) -> tuple[tuple[int, int], ...]:
+    """RULES.md §5.1.b: the houses of a build, checked to stand beside the wall, in the
+    canonical order (builder, left, right)."""
     board, n = state.board, state.ctx.n
     seat = state.current
     rank = {seat: 0, (seat + 1) % n: 1, (seat - 1) % n: 2}
@@ -932,6 +936,7 @@ def _draw_blind(state: State, seat: int, count: int) -> State:
 
 
 def _finish(state: State) -> State:
+    """RULES.md §7-8: the game is over; in table mode the missions are recorded first."""
     if not state.ctx.dealt and -1 in state.missions:
         return replace(state, phase=REVEAL)
     return replace(state, phase=OVER)
@@ -1047,6 +1052,7 @@ def draw_composition(state: State) -> tuple[int, ...]:
 
 
 def _reshuffle_if_needed(state: State) -> State:
+    """RULES.md §4 step 2: an empty draw pile is replaced by the shuffled discard pile."""
     if state.draw_pile == 0 and any(state.discard):
         return replace(state, draw_pile=sum(state.discard), discard=(0,) * len(state.discard))
     return state
@@ -1062,6 +1068,8 @@ def chance_seat(state: State) -> int:
 
 
 def chance_outcomes(state: State) -> list[tuple[pb.CastelloMethoniMove, int]]:
+    """RULES.md §2 and the engine decisions on hidden information: the first player, the
+    missions (one copy each) and the cards (weighted by the copies not yet seen)."""
     board, n = state.board, state.ctx.n
     if state.phase == FIRST:
         return [
@@ -1292,6 +1300,8 @@ def build_items(
 
 
 def legal_moves(state: State) -> LegalMoves:
+    """Every legal move: chance outcomes, merges (§6.2), builds (§5.1), trades (§5.2), end
+    (§4) and the stuck-hand redraw (§4)."""
     board = state.board
     if to_move(state) == CHANCE:
         return LegalMoves([("chance", m) for m, _ in chance_outcomes(state)], _make_move)
@@ -1343,10 +1353,3 @@ def _redraw_items(state: State, playable: set[object]) -> list[tuple[object, ...
 
     extend(0, size, [])
     return items
-
-
-def is_over(state: State) -> bool:
-    return state.phase == OVER
-
-
-DEALT_MODE = DEALT

@@ -32,12 +32,19 @@ def test_lenient_input_reads_to_the_canonical_text() -> None:
     )
     assert canonical(position, "build mountain m|f own f p2 m") == "build mountain m|f own f left m"
     assert canonical(position, "build market m|sea") == "build sea m|sea own m"
+    assert canonical(position, "build sea sea|m") == "build sea m|sea own m"
     assert canonical(position, "end turn") == "end"
     assert canonical(position, "no merge") == "stop"
     assert canonical(position, "first Evan") == "first p3"
     assert canonical(position, "redraw sea hill Mountain hill forest") == (
         "redraw mountain forest hill hill sea"
     )
+
+
+def test_merge_names_a_castle_by_any_of_its_cells() -> None:
+    position = moves(start(CHAIN), *CHAIN_SETUP, "build mountain a|sea own a")
+    assert canonical(position, "merge e2") == "merge e1"
+    assert canonical(position, "MERGE E1") == "merge e1"
 
 
 def test_ambiguous_build_lists_the_candidates() -> None:

@@ -23,6 +23,7 @@ from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 from tests.games.castello_methoni.boards import board_data, grid_data, moves, start
 from tests.games.castello_methoni.test_seed_examples import CHAIN, CHAIN_SETUP, PAIR
+from tests.support import play
 
 
 def at(position: fold.Position, state: State) -> fold.Position:
@@ -238,3 +239,31 @@ def test_dealt_mode_weights_are_the_unseen_copies() -> None:
     position = moves(position, "draw field")
     assert position.state.hands[0][2] == 1
     assert GAME.view(position.state, 1).seats[0].hand == []
+
+
+@pytest.mark.parametrize(("players", "walls", "ducats"), [(3, 30, 20), (4, 33, 15), (5, 36, 12)])
+def test_setup_by_player_count(players: int, walls: int, ducats: int) -> None:
+    """§2: walls 30/33/36, 60 ducats split evenly, 4 in the bank, 1 on each market, 15
+    houses, 5 villas, 4 towers and 5 cards each; 70 ducats in all on the shipped board."""
+    position = moves(play.new_position("castello-methoni", players), "first p1")
+    state: State = position.state
+    assert state.wall_supply == walls
+    assert state.ducats == (ducats,) * players
+    assert state.bank == 4
+    assert sum(state.market_ducats) == 6
+    assert sum(state.ducats) + state.bank + sum(state.market_ducats) == 70
+    assert state.houses_left == (15,) * players
+    assert state.villas_left == (5,) * players
+    assert state.towers_left == (4,) * players
+    assert state.hand_sizes == (5,) * players
+    assert state.draw_pile == 60 - 5 * players
+
+
+def test_option_sea_edges_need_the_sea_card() -> None:
+    opts = pb.CastelloMethoniOptions(sea_edges_need_sea_card=True)
+    position = start(PAIR, options=opts)
+    with pytest.raises(IllegalMove) as refused:
+        moves(position, "build mountain m|sea own m")
+    assert refused.value.code == "CARD_DOES_NOT_MATCH"
+    assert "only the Market/Sea card" in refused.value.message
+    assert moves(position, "build sea m|sea own m").state.sea_walls[0] == 1

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from tablelog_client import Client
+from tablelog_client import Client, TablelogError
 from tests.service.helpers import splendor_line
 from tests.service.support import ServeProcess
 
@@ -67,3 +68,28 @@ def test_demo_records_a_game_and_says_how_to_record(tmp_path: Path) -> None:
             assert client.annotations(game_id)
     finally:
         demo.stop()
+
+
+def test_one_json_log_line_per_rpc(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        serving = ServeProcess(tmp_path / "data", "--log-level", "info", stderr=stderr).start()
+        try:
+            with Client(serving.address) as client:
+                game = client.create_game("splendor", ["Ann", "Bob"], request_id="log-test")
+                client.record(game.game_id, splendor_line(seed=1)[0], request_id="move-1")
+                with pytest.raises(TablelogError):
+                    client.record(game.game_id, "nonsense")
+        finally:
+            serving.stop()
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    rpcs = [line for line in lines if line.get("event") == "rpc"]
+    record = next(r for r in rpcs if r.get("request_id") == "move-1")
+    assert record["method"] == "RecordMove"
+    assert record["game_id"] == game.game_id
+    assert record["revision"] == 2
+    assert record["status"] == "OK"
+    assert record["duration_ms"] >= 0
+    refused = [r for r in rpcs if r["method"] == "RecordMove" and r["status"] != "OK"]
+    assert refused[0]["status"] == "INVALID_ARGUMENT"
+    assert {r["method"] for r in rpcs} >= {"CreateGame", "GetGame", "RecordMove"}
