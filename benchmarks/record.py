@@ -120,16 +120,34 @@ async def run_service(redis_url: str, port: int) -> None:
 
 def start_server(kind: str, redis_url: str) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
+    if kind.startswith("workers"):  # `tablelog serve --workers N`, as deployed
+        command = [
+            sys.executable, "-m", "tablelog_client.cli", "serve", "--redis-url", redis_url,
+            "--address", f"127.0.0.1:{port}", "--workers", kind.removeprefix("workers"),
+            "--json-logs",
+        ]  # fmt: skip
+    else:
+        command = [sys.executable, __file__, kind, "--redis-url", redis_url, "--port", str(port)]
     process = subprocess.Popen(
-        [sys.executable, __file__, kind, "--redis-url", redis_url, "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     assert process.stdout is not None
-    if process.stdout.readline().strip() != "ready":
+    first = process.stdout.readline()
+    if "ready" not in first and "listening" not in first:
         raise RuntimeError(f"{kind} server did not start")
+    if kind.startswith("workers"):
+        time.sleep(1)  # the other workers
     return process, f"127.0.0.1:{port}"
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of a process and its descendants (the workers of `serve --workers`)."""
+    total = cpu_seconds(pid)
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return total + sum(tree_cpu_seconds(int(child)) for child in children)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -163,18 +181,32 @@ async def load(
     next_line = 0
 
     async def floor_client(index: int) -> None:
-        nonlocal calls
+        """The same requests as the service's clients (built the same way), to the floor."""
+        nonlocal calls, next_line
         async with aio.insecure_channel(target) as channel:
-            append: Any = channel.unary_unary(FLOOR_METHOD)
-            request = service_pb2.RecordMoveRequest(
-                game_id=f"floor{index}", notation="take w u g", expected_version=1
-            ).SerializeToString()
-            await append(request)
+            append: Any = channel.unary_unary(
+                FLOOR_METHOD,
+                request_serializer=service_pb2.RecordMoveRequest.SerializeToString,
+                response_deserializer=service_pb2.RecordMoveResponse.FromString,
+            )
             while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                await append(request)
-                latencies.append(time.perf_counter() - started)
-                calls += 1
+                line = lines[next_line % len(lines)]
+                next_line += 1
+                game_id = f"floor{index}-{next_line}"
+                for version, notation in enumerate(line, start=1):
+                    if time.perf_counter() >= deadline:
+                        return
+                    started = time.perf_counter()
+                    await append(
+                        service_pb2.RecordMoveRequest(
+                            game_id=game_id,
+                            notation=notation,
+                            expected_version=version,
+                            request_id=os.urandom(8).hex(),
+                        )
+                    )
+                    latencies.append(time.perf_counter() - started)
+                    calls += 1
 
     async def service_client(index: int) -> None:
         nonlocal calls, next_line
@@ -333,6 +365,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are shown")
+    parser.add_argument(
+        "--workers", type=int, nargs="*", default=[2],
+        help="also `tablelog serve --workers N` for each N (the service on N processes)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.role == "floor":
         asyncio.run(run_floor(args.redis_url, args.port))
@@ -355,15 +391,20 @@ def main() -> int:
         lines_file.write_text(json.dumps(lines))
         with EmbeddedRedis(Path(scratch) / "redis") as redis:
             runs: list[dict[str, Any]] = []
+            kinds = ["floor", "service", *(f"workers{n}" for n in args.workers)]
             for _round in range(args.repeat):  # floor and service alternate: same conditions
                 for clients in args.clients:
-                    for kind in ("floor", "service"):
+                    for kind in kinds:
                         process, target = start_server(kind, redis.url)
                         try:
-                            cpu = cpu_seconds(process.pid)
-                            row = run_load(target, kind, clients, args.seconds, str(lines_file))
+                            cpu = tree_cpu_seconds(process.pid)
+                            load_kind = "floor" if kind == "floor" else "service"
+                            row = run_load(
+                                target, load_kind, clients, args.seconds, str(lines_file)
+                            )
+                            row["kind"] = kind
                             # Warm-up calls are included: an upper bound of CPU per call.
-                            spent = cpu_seconds(process.pid) - cpu
+                            spent = tree_cpu_seconds(process.pid) - cpu
                             row["cpu_us"] = 1e6 * spent / row["calls"]
                             runs.append(row)
                         finally:
@@ -380,7 +421,7 @@ def main() -> int:
                     },
                 }
                 for clients in args.clients
-                for kind in ("floor", "service")
+                for kind in kinds
             ]
             process, target = start_server("service", redis.url)
             try:

@@ -12,6 +12,7 @@ import os
 import random
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,13 @@ def serve_command(subparsers: Any) -> None:
         help="the embedded Redis's appendfsync (default everysec: see docs/service.md)",
     )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the address (SO_REUSEPORT), one per core to use; "
+        "any process serves any game: appends are compare-and-append inside Redis",
+    )
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
     parser.add_argument(
         "--json-logs",
@@ -87,6 +95,8 @@ def run_serve(args: argparse.Namespace) -> int:
             return 1
         log.info("embedded redis started", data_dir=str(args.data_dir), url=url)
     try:
+        if args.workers > 1:
+            return _serve_workers(url, args)
         return asyncio.run(_serve(url, args))
     except KeyboardInterrupt:
         return 0
@@ -96,7 +106,58 @@ def run_serve(args: argparse.Namespace) -> int:
             log.info("embedded redis stopped")
 
 
-async def _serve(url: str, args: argparse.Namespace) -> int:
+def _serve_workers(url: str, args: argparse.Namespace) -> int:
+    """Several server processes on one address; this process only supervises them (and
+    owns the embedded Redis). Fresh interpreters (spawn): grpc must not cross a fork."""
+    import multiprocessing
+
+    if args.address.rsplit(":", 1)[-1] == "0":
+        print("error: --workers needs a fixed port in --address", file=sys.stderr)
+        return 2
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=_worker, args=(url, args, index), daemon=False)
+        for index in range(args.workers)
+    ]
+    stopping: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for worker in workers:
+            worker.start()
+        while not stopping and all(w.is_alive() for w in workers):
+            time.sleep(0.2)
+    finally:
+        for worker in workers:
+            if worker.is_alive() and worker.pid is not None:
+                os.kill(worker.pid, signal.SIGTERM)
+        for worker in workers:
+            worker.join(30)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return max((w.exitcode or 0) for w in workers)
+
+
+def _worker(url: str, args: argparse.Namespace, index: int) -> None:
+    from service.logs import configure_logging
+
+    configure_logging(args.log_level, args.json_logs)
+    args.demo = args.demo and index == 0
+    parent = os.getppid()
+    sys.exit(asyncio.run(_serve(url, args, reuse_port=True, quiet=index > 0, parent=parent)))
+
+
+async def _serve(
+    url: str,
+    args: argparse.Namespace,
+    *,
+    reuse_port: bool = False,
+    quiet: bool = False,
+    parent: int | None = None,
+) -> int:
     from service.errors import MAPPED
     from service.logs import get_logger
     from service.server import build_server, mark_serving
@@ -110,7 +171,7 @@ async def _serve(url: str, args: argparse.Namespace) -> int:
         print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
         return 1
     try:
-        built = build_server(store, args.address)
+        built = build_server(store, args.address, reuse_port=reuse_port)
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)
         await store.close()
@@ -118,19 +179,30 @@ async def _serve(url: str, args: argparse.Namespace) -> int:
     await built.server.start()
     await mark_serving(built)
     address = _shown_address(args.address, built.port)
-    log.info("listening", address=address)
-    print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
+    log.info("listening", address=address, pid=os.getpid())
+    if not quiet:
+        print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
     if args.demo:
         await record_demo(built.recorder, address)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    if parent is not None:  # a worker stops when its supervisor is gone
+        watchdog = asyncio.create_task(_watch_parent(parent, stop))
     await stop.wait()
+    if parent is not None:
+        watchdog.cancel()
     log.info("stopping")
     await built.server.stop(grace=5)
     await store.close()
     return 0
+
+
+async def _watch_parent(parent: int, stop: asyncio.Event) -> None:
+    while os.getppid() == parent:
+        await asyncio.sleep(1)
+    stop.set()
 
 
 def _shown_address(address: str, port: int) -> str:

@@ -89,6 +89,7 @@ class EmbeddedRedis:
                 f"Another tablelog server is using {self.data_dir}; stop it or pick another "
                 "--data-dir."
             ) from exc
+        self._stop_orphan()
         sock = self.data_dir / "redis.sock"
         args = [
             self.binary,
@@ -116,7 +117,24 @@ class EmbeddedRedis:
             args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         self._wait_ready(timeout)
+        (self.data_dir / "redis.url").write_text(self.url)
         return self.url
+
+    def _stop_orphan(self) -> None:
+        """A Redis left running on this data directory by a server that was killed (we
+        hold the directory's lock, so it is nobody's): shut it down, flushing its AOF,
+        before starting ours on the same files."""
+        recorded = self.data_dir / "redis.url"
+        if not recorded.exists():
+            return
+        try:
+            client = redis.Redis.from_url(recorded.read_text().strip(), socket_timeout=2)
+            try:
+                client.shutdown()
+            finally:
+                client.close()
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, ValueError):
+            pass  # nothing there (the usual case)
 
     def _wait_ready(self, timeout: float) -> None:
         assert self.process is not None

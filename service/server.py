@@ -35,15 +35,21 @@ class Built:
 
 
 def build_server(
-    store: EventStore, address: str = "127.0.0.1:0", *, log_rpcs: bool = True
+    store: EventStore,
+    address: str = "127.0.0.1:0",
+    *,
+    log_rpcs: bool = True,
+    reuse_port: bool = False,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
-    writes one structured line per RPC (off only to measure what logging costs)."""
+    writes one structured line per RPC (off only to measure what logging costs);
+    `reuse_port` lets several processes share the address (`tablelog serve --workers`)."""
     server = aio.server(
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.so_reuseport", 0),
+            # Off by default, so a second server on a taken port fails instead of sharing it.
+            ("grpc.so_reuseport", 1 if reuse_port else 0),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ],

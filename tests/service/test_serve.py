@@ -93,3 +93,35 @@ def test_one_json_log_line_per_rpc(tmp_path: Path) -> None:
     refused = [r for r in rpcs if r["method"] == "RecordMove" and r["status"] != "OK"]
     assert refused[0]["status"] == "INVALID_ARGUMENT"
     assert {r["method"] for r in rpcs} >= {"CreateGame", "GetGame", "RecordMove"}
+
+
+def test_workers_share_one_address_and_one_history(tmp_path: Path) -> None:
+    serving = ServeProcess(tmp_path / "data", "--workers", "2").start()
+    try:
+        line = splendor_line(seed=29)[:12]
+        with Client(serving.address) as first, Client(serving.address) as second:
+            game = first.create_game("splendor", ["Ann", "Bob"])
+            for index, notation in enumerate(line):
+                (first if index % 2 else second).record(game.game_id, notation)
+            assert second.get_game(game.game_id).version == len(line) + 1
+            assert first.verify(game.game_id).ok
+    finally:
+        assert serving.stop() == 0
+
+
+def test_a_redis_orphaned_by_a_killed_server_is_stopped_at_restart(tmp_path: Path) -> None:
+    first = ServeProcess(tmp_path / "data").start()
+    with Client(first.address) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"])
+    assert first.process is not None
+    first.process.kill()  # no clean-up: its Redis keeps running
+    first.process.wait(10)
+    assert first.process.stdout is not None
+    first.process.stdout.close()
+    first.process = None
+    second = ServeProcess(tmp_path / "data").start()
+    try:
+        with Client(second.address) as client:
+            assert client.get_game(game.game_id).version == game.version
+    finally:
+        assert second.stop() == 0
