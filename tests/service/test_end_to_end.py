@@ -18,7 +18,7 @@ from replay import fold as folding
 from replay.core import SPECTATOR
 from service.embedded import EmbeddedRedis
 from service.recorder import Head
-from service.server import BackgroundServer, channel
+from service.server import BackgroundServer, background_server, channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import play_random, refused, rpc_refused, splendor_line
@@ -183,11 +183,16 @@ def test_replay_streams_every_revision(client: Client) -> None:
 
 
 def test_watch_receives_moves_recorded_by_another_client(
-    client: Client, server: BackgroundServer
+    client: Client, server: BackgroundServer, embedded_redis: EmbeddedRedis
 ) -> None:
+    """The watcher is on this server; the moves are recorded through another instance."""
     game = new_game(client, mode="dealt")
     received: list[service_pb2.WatchGameResponse] = []
-    with Client(server.target, user="watcher") as watcher:
+    with (
+        background_server(embedded_redis.url) as elsewhere,
+        Client(elsewhere.target, user="recorder") as recorder,
+        Client(server.target, user="watcher") as watcher,
+    ):
         stream: Any = watcher.stub.WatchGame(
             service_pb2.WatchGameRequest(game_id=game.game_id, heartbeat_seconds=1),
             timeout=30,
@@ -204,8 +209,8 @@ def test_watch_receives_moves_recorded_by_another_client(
         reader = threading.Thread(target=consume)
         reader.start()
         time.sleep(1.5)  # at least one heartbeat while nothing happens
-        version = play_random(client, game.game_id, 3, seed=4)
-        client.annotate(game.game_id, "done")
+        version = play_random(recorder, game.game_id, 3, seed=4)
+        recorder.annotate(game.game_id, "done")
         reader.join(20)
         stream.cancel()
     heartbeats = [i.heartbeat for i in received if i.WhichOneof("item") == "heartbeat"]

@@ -15,7 +15,13 @@ from replay.core import (
     NotYourTurn,
 )
 from service.errors import InvalidRequest, OutOfRange, refusal, to_status
-from service.store import CorruptEvent, GameNotFound, StaleVersion, StoreUnavailable
+from service.store import (
+    CorruptEvent,
+    GameNotFound,
+    SequenceMoved,
+    StaleVersion,
+    StoreUnavailable,
+)
 
 C = grpc.StatusCode
 
@@ -37,6 +43,7 @@ C = grpc.StatusCode
         (GameNotFound("g1"), C.NOT_FOUND, "GAME_NOT_FOUND"),
         (CorruptEvent("g1", 4, "bad"), C.DATA_LOSS, "CORRUPT_HISTORY"),
         (StoreUnavailable("down"), C.UNAVAILABLE, "STORE_UNAVAILABLE"),
+        (SequenceMoved("g1", 9, 4), C.ABORTED, "CONCURRENT_APPEND"),
         (InvalidRequest("notation", "Too long."), C.INVALID_ARGUMENT, "INVALID_REQUEST"),
         (OutOfRange("REVISION_OUT_OF_RANGE", "Beyond."), C.OUT_OF_RANGE, "REVISION_OUT_OF_RANGE"),
     ],

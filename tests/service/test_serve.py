@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import grpc
 import pytest
 
+from service.embedded import EmbeddedRedis
+from service.server import background_server
+from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import splendor_line
+from tests.service.helpers import refused, splendor_line
 from tests.service.support import ServeProcess
 
 pytestmark = pytest.mark.slow
@@ -125,3 +129,42 @@ def test_a_redis_orphaned_by_a_killed_server_is_stopped_at_restart(tmp_path: Pat
             assert client.get_game(game.game_id).version == game.version
     finally:
         assert second.stop() == 0
+
+
+def test_redis_down_is_unavailable_and_a_retry_after_it_stores_once(tmp_path: Path) -> None:
+    redis = EmbeddedRedis(tmp_path / "redis")
+    redis.start()
+    try:
+        with background_server(redis.url) as serving, Client(serving.target) as client:
+            game = client.create_game("splendor", ["Ann", "Bob"])
+            first = splendor_line(seed=37)[0]
+            redis.stop()
+            error = refused(lambda: client.record(game.game_id, first, expected_version=1))
+            assert (error.code, error.reason) == (
+                grpc.StatusCode.UNAVAILABLE,
+                "STORE_UNAVAILABLE",
+            )
+            redis.start()  # same data directory: the game is back from the AOF
+            done = client.record(game.game_id, first, expected_version=1, request_id="again")
+            retry = client.record(game.game_id, first, expected_version=1, request_id="again")
+            assert retry.events == done.events
+            assert client.get_game(game.game_id).version == 2
+    finally:
+        redis.stop()
+
+
+def test_record_move_returns_the_state_only_when_asked(client: Client) -> None:
+    game = client.create_game("splendor", ["Ann", "Bob"])
+    line = splendor_line(seed=41)
+    plain = client.record(game.game_id, line[0])
+    assert not plain.HasField("state")
+    request = service_pb2.RecordMoveRequest(
+        game_id=game.game_id,
+        notation=line[1],
+        expected_version=plain.game.version,
+        include_state=True,
+    )
+    rich = client.stub.RecordMove(request)
+    assert rich.state.revision == rich.game.version
+    assert rich.state.text
+    assert list(rich.state.moves) == line[:2]
