@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
 import signal
 import sys
 import time
@@ -250,14 +251,25 @@ async def record_demo(recorder: Recorder, address: str, moves: int = 8) -> str:
     suggestion = (await recorder.legal_moves(game_id, 0, 1, "")).moves
     flag = "" if address == DEFAULT_ADDRESS else f" --address {address}"
     example = suggestion[0].notation if suggestion else "<move>"
+    tablelog = _program()
     print(
         f"Demo game {game_id} recorded: Splendor, Ada vs Ben, {moves} moves "
         f"({head.position.move_count} with the dealt reveals), version {head.revision}.\n"
         f"Record from a second terminal:\n"
-        f"  tablelog show {game_id}{flag}\n"
-        f"  tablelog legal {game_id}{flag}\n"
-        f"  tablelog move {game_id} '{example}'{flag}\n"
-        f"  tablelog replay {game_id} --all{flag}",
+        f"  {tablelog} show {game_id}{flag}\n"
+        f"  {tablelog} legal {game_id}{flag}\n"
+        f"  {tablelog} move {game_id} '{example}'{flag}\n"
+        f"  {tablelog} replay {game_id} --all{flag}",
         flush=True,
     )
     return game_id
+
+
+def _program() -> str:
+    """How to call this command again: `tablelog` when that is what PATH finds, otherwise
+    the path it was started by (for example `.venv/bin/tablelog` before activating)."""
+    invoked = sys.argv[0]
+    on_path = shutil.which("tablelog")
+    if on_path and Path(on_path).resolve() == Path(invoked).resolve():
+        return "tablelog"
+    return invoked if Path(invoked).name == "tablelog" else "tablelog"

@@ -160,6 +160,18 @@ class Outcome:
 Build = Callable[[Head], tuple[list[events_pb2.Event], folding.Position]]
 
 
+def with_defaults(
+    given: Sequence[game_pb2.ComponentFile], defaults: Sequence[game_pb2.ComponentFile]
+) -> list[game_pb2.ComponentFile]:
+    """The component files a new game records: each given file replaces the default of the
+    same name, and the other defaults are kept, so a stored game never depends on the data
+    files packaged with a later version of its rules. Unknown names are left for the game
+    to refuse."""
+    replacing = {component.name: component for component in given}
+    kept = [replacing.pop(default.name, default) for default in defaults]
+    return kept + list(replacing.values())
+
+
 def to_move_message(position: folding.Position) -> game_pb2.ToMove:
     who = position.to_move()
     if who == TERMINAL:
@@ -553,7 +565,7 @@ class Recorder:
             players=list(request.players),
             options=request.options,
             mode=mode,
-            components=list(request.components or game.default_components()),
+            components=with_defaults(request.components, game.default_components()),
             seed_commitment=hashlib.sha256(seed).digest() if seed else b"",
             title=request.title,
         )

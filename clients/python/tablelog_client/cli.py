@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import mimetypes
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, TextIO
 
 from google.protobuf import json_format
@@ -54,6 +57,14 @@ def describe_game(game: service_pb2.GameSummary) -> str:
     if game.title:
         line += f"  “{game.title}”"
     return line
+
+
+def approximate_lines(game: service_pb2.GameSummary) -> list[str]:
+    """The notes of the component data marked approximate or unverified, one per line."""
+    if not game.approximate_components:
+        return []
+    notes = list(game.approximate_notes) or ["some component data is approximate"]
+    return [f"approximate data: {note}" for note in notes]
 
 
 def describe_event(event: events_pb2.Event) -> str:
@@ -113,24 +124,90 @@ def cmd_info(args: argparse.Namespace, client: Client) -> int:
         print_json(game)
     else:
         print(describe_game(game))
+        for line in approximate_lines(game):
+            print(line)
     return 0
 
 
+def _enum_name(field: Any, text: str) -> str | None:
+    """An enum option given by the end of its value's name (`money=open` for
+    MERCADO_DE_LISBOA_MONEY_OPEN), when exactly one value ends so."""
+    if field is None or field.enum_type is None:
+        return None
+    wanted = text.strip().upper().replace("-", "_")
+    names = [v.name for v in field.enum_type.values]
+    if wanted in names:
+        return wanted
+    matches = [name for name in names if name.endswith("_" + wanted)]
+    return matches[0] if len(matches) == 1 else None
+
+
 def _options(game: str, pairs: Sequence[str]) -> game_pb2.GameOptions | None:
+    """`--option NAME=VALUE` pairs as the game's options: JSON values (numbers, true/false,
+    lists), enum values by name or by the end of their name, else text."""
     if not pairs:
         return None
+    field = game.strip().lower().replace("-", "_")
+    oneof = game_pb2.GameOptions.DESCRIPTOR.fields_by_name.get(field)
+    if oneof is None:
+        raise ValueError(f"{game!r} is not a game with options")
     values: dict[str, Any] = {}
     for pair in pairs:
-        key, _, value = pair.partition("=")
-        values[key.strip()] = (
-            json.loads(value)
-            if value.strip()[:1] in '0123456789tf[{"' and value.strip() not in ("",)
-            else value
-        )
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"{pair!r}: write NAME=VALUE")
+        enum_value = _enum_name(oneof.message_type.fields_by_name.get(key), value)
+        if enum_value is not None:
+            values[key] = enum_value
+            continue
+        try:
+            values[key] = json.loads(value)
+        except ValueError:
+            values[key] = value
     options = game_pb2.GameOptions()
-    field = game.replace("-", "_")
     json_format.ParseDict({field: values}, options)
     return options
+
+
+# Media types of the component files clients usually send; others are guessed by mimetypes.
+MEDIA_TYPES = {
+    ".json": "application/json",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".txt": "text/plain",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".toml": "application/toml",
+}
+
+
+def media_type(path: str) -> str:
+    """The media type of a component file, from its extension."""
+    known = MEDIA_TYPES.get(Path(path).suffix.lower())
+    return known or mimetypes.guess_type(path)[0] or "application/octet-stream"
+
+
+def _components(pairs: Sequence[str], approximate: bool, note: str) -> list[game_pb2.ComponentFile]:
+    """`--component NAME=FILE` pairs as component files (raises ValueError or OSError)."""
+    files: list[game_pb2.ComponentFile] = []
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        name = name.strip()
+        if not sep or not name or not path:
+            raise ValueError(f"{pair!r}: write NAME=FILE, e.g. board=my_board.json")
+        if any(f.name == name for f in files):
+            raise ValueError(f"component {name!r} is given twice")
+        files.append(
+            game_pb2.ComponentFile(
+                name=name,
+                media_type=media_type(path),
+                content=Path(path).expanduser().read_bytes(),
+                approximate=approximate or bool(note),
+                approximate_note=note,
+            )
+        )
+    return files
 
 
 def cmd_new(args: argparse.Namespace, client: Client) -> int:
@@ -139,17 +216,34 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
     except (json_format.ParseError, ValueError) as exc:
         print(f"error: bad --option: {exc}", file=sys.stderr)
         return 2
+    if (args.approximate or args.approximate_note) and not args.component:
+        print("error: --approximate applies to --component files", file=sys.stderr)
+        return 2
+    try:
+        components = _components(
+            args.component or [], args.approximate, args.approximate_note or ""
+        )
+    except (OSError, ValueError) as exc:
+        print(f"error: bad --component: {exc}", file=sys.stderr)
+        return 2
     players = [*args.players, *(args.players_option or [])]
     if not players:
         print("error: name the players: tablelog new splendor Ann Bob", file=sys.stderr)
         return 2
     game = client.create_game(
-        args.game, players, mode=args.mode, title=args.title or "", options=options
+        args.game,
+        players,
+        mode=args.mode,
+        title=args.title or "",
+        options=options,
+        components=components,
     )
     if args.json:
         print_json(game)
     else:
         print(describe_game(game))
+        for line in approximate_lines(game):
+            print(line)
         print(
             f"record with: tablelog move {game.game_id} '<move>'   (tablelog legal {game.game_id})"
         )
@@ -452,6 +546,23 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument(
         "--option", action="append", metavar="NAME=VALUE", help="a game option (repeatable)"
     )
+    command.add_argument(
+        "--component",
+        action="append",
+        metavar="NAME=FILE",
+        help="replace the game's component file NAME (e.g. board=my_board.json) with FILE; "
+        "the media type is guessed from the extension (repeatable)",
+    )
+    command.add_argument(
+        "--approximate",
+        action="store_true",
+        help="mark the --component files as approximate or unverified data",
+    )
+    command.add_argument(
+        "--approximate-note",
+        metavar="TEXT",
+        help="why the --component files are approximate (implies --approximate)",
+    )
     for name, handler, text in (
         ("move", cmd_move, "record a move in the game's notation"),
         ("undo", cmd_undo, "take back the last move"),
@@ -530,7 +641,36 @@ def build_parser() -> argparse.ArgumentParser:
 TRAILING_TEXT = {"annotate": "comment", "move": "notation", "new": "players"}
 
 
+BROKEN_PIPE = 128 + 13
+"""The exit status of a command whose reader went away (`tablelog legal G | head -1`), as
+a shell reports a process ended by SIGPIPE."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. A reader that closes the pipe early (`| head -1`) ends the command
+    quietly: Python ignores SIGPIPE, so the write raises BrokenPipeError, which is caught
+    here and not reported as a traceback."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # inside the try: a buffered tail may meet the closed pipe
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (an embedding, a test)
+        pass
+    finally:
+        os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     trailing = TRAILING_TEXT.get(getattr(args, "command", "") or "")

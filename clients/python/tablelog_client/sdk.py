@@ -172,14 +172,18 @@ class Client:
         mode: str = "table",
         title: str = "",
         options: game_pb2.GameOptions | None = None,
+        components: Sequence[game_pb2.ComponentFile] = (),
         request_id: str | None = None,
     ) -> service_pb2.GameSummary:
+        """Create a game; `components` replace the game's default component files of the
+        same names (a transcribed board, a corrected deck)."""
         request = service_pb2.CreateGameRequest(
             game=game,
             players=[events_pb2.Player(name=p) for p in players],
             mode=MODES[mode],
             title=title,
             options=options,
+            components=list(components),
             request_id=request_id or self.request_id(),
         )
         return self._call(self.stub.CreateGame, request, retry=True).game
