@@ -17,9 +17,10 @@ everything in it can be rebuilt from the stream. Streams are never trimmed.
 from __future__ import annotations
 
 import abc
+import asyncio
 import enum
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -220,20 +221,83 @@ def _split_range(text: bytes) -> tuple[int, int]:
     return int(first), int(last)
 
 
+STORE_TIMEOUT = 5.0
+"""Seconds a Redis command may take before the call fails with StoreUnavailable."""
+
+
+class Watchdog:
+    """Cancels store calls that have waited for Redis longer than their time limit.
+
+    redis-py's own `socket_timeout` wraps every command's write in `asyncio.wait_for`,
+    a task and a timer per command (about 15 us of CPU per call, a third of a round
+    trip). Here one timer per second, armed only while calls are in flight, checks the
+    calls' deadlines instead; a call past its deadline is cancelled (redis-py closes a
+    connection interrupted mid-command, so nothing half-read is reused) and fails with
+    StoreUnavailable. Limits are thus kept to within a second."""
+
+    def __init__(self) -> None:
+        self._deadlines: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def run(self, call: Awaitable[Any], limit: float) -> Any:
+        task = asyncio.current_task()
+        if task is None or task in self._deadlines:  # not a task, or a nested call
+            return await call
+        loop = asyncio.get_running_loop()
+        self._deadlines[task] = loop.time() + limit
+        if self._timer is None:
+            self._timer = loop.call_later(1.0, self._sweep, loop)
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise
+            self._expired.discard(task)
+            task.uncancel()
+            raise StoreUnavailable(f"Redis did not answer within {limit:g} s.") from None
+        finally:
+            del self._deadlines[task]
+            self._expired.discard(task)
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        now = loop.time()
+        for task, deadline in self._deadlines.items():
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        self._timer = loop.call_later(1.0, self._sweep, loop) if self._deadlines else None
+
+
 class RedisEventStore(EventStore):
     """The store on Redis Streams (redis-py's asyncio client)."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "tl") -> None:
+    def __init__(
+        self, client: aioredis.Redis, prefix: str = "tl", timeout: float = STORE_TIMEOUT
+    ) -> None:
         self._redis = client
         self._prefix = prefix
+        self._timeout = timeout
+        self._watchdog = Watchdog()
         self._script = resources.files("service").joinpath("append.lua").read_text(encoding="utf-8")
-        # redis-py runs it with EVALSHA and loads it again after a NOSCRIPT (a restart).
-        self._append_script = client.register_script(self._script)
+        self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
+        self._game_keys: dict[str, tuple[str, str, str, str]] = {}
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "tl") -> RedisEventStore:
-        client = aioredis.Redis.from_url(url, decode_responses=False, health_check_interval=30)
-        return cls(client, prefix)
+    def from_url(
+        cls, url: str, prefix: str = "tl", timeout: float = STORE_TIMEOUT
+    ) -> RedisEventStore:
+        """A store on a new client. The client has no socket timeout of its own: the
+        store's watchdog enforces `timeout` (see `Watchdog`); connecting is limited by
+        redis-py as usual."""
+        client = aioredis.Redis.from_url(
+            url,
+            decode_responses=False,
+            health_check_interval=30,
+            socket_timeout=None,
+            socket_connect_timeout=timeout,
+        )
+        return cls(client, prefix, timeout)
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -242,14 +306,32 @@ class RedisEventStore(EventStore):
     def key(self, game_id: str, part: str) -> str:
         return f"{self._prefix}:{{{game_id}}}:{part}"
 
-    def _keys(self, game_id: str) -> list[str]:
-        return [self.key(game_id, p) for p in ("events", "head", "requests", "seed")]
+    def _keys(self, game_id: str) -> tuple[str, str, str, str]:
+        keys = self._game_keys.get(game_id)
+        if keys is None:
+            if len(self._game_keys) >= 4096:
+                self._game_keys.clear()
+            keys = self._game_keys[game_id] = (
+                self.key(game_id, "events"),
+                self.key(game_id, "head"),
+                self.key(game_id, "requests"),
+                self.key(game_id, "seed"),
+            )
+        return keys
 
-    async def _call(self, coroutine: Any) -> Any:
+    async def _call(self, coroutine: Awaitable[Any], limit: float | None = None) -> Any:
         try:
-            return await coroutine
+            return await self._watchdog.run(coroutine, limit or self._timeout)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+
+    async def _run_append_script(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again."""
+        try:
+            return await self._redis.evalsha(self._script_sha, len(keys), *keys, *args)
+        except redis_errors.NoScriptError:
+            self._script_sha = await self._redis.script_load(self._script)
+            return await self._redis.evalsha(self._script_sha, len(keys), *keys, *args)
 
     async def append(
         self,
@@ -287,7 +369,7 @@ class RedisEventStore(EventStore):
             summary,
             *(data for _, data in sealed),
         ]
-        reply = (await self._call(self._append_script(keys=self._keys(game_id), args=args))).split()
+        reply = (await self._call(self._run_append_script(self._keys(game_id), args))).split()
         status = reply[0]
         if status == b"ok":
             return AppendResult(tuple(e for e, _ in sealed), duplicate=False)
@@ -356,7 +438,8 @@ class RedisEventStore(EventStore):
         key = self.key(game_id, "events")
         block = max(1, int(timeout_seconds * 1000))
         reply = await self._call(
-            self._redis.xread({key: f"{after_sequence}-0"}, block=block, count=1000)
+            self._redis.xread({key: f"{after_sequence}-0"}, block=block, count=1000),
+            limit=timeout_seconds + self._timeout,
         )
         events: list[events_pb2.Event] = []
         for _stream, entries in reply or []:

@@ -149,15 +149,16 @@ def _options(game: str, pairs: Sequence[str]) -> game_pb2.GameOptions | None:
         return None
     field = game.strip().lower().replace("-", "_")
     oneof = game_pb2.GameOptions.DESCRIPTOR.fields_by_name.get(field)
-    if oneof is None:
+    if oneof is None or oneof.message_type is None:
         raise ValueError(f"{game!r} is not a game with options")
+    known = oneof.message_type.fields_by_name
     values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key:
             raise ValueError(f"{pair!r}: write NAME=VALUE")
-        enum_value = _enum_name(oneof.message_type.fields_by_name.get(key), value)
+        enum_value = _enum_name(known.get(key), value)
         if enum_value is not None:
             values[key] = enum_value
             continue
