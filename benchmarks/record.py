@@ -48,7 +48,8 @@ from replay.registry import find_game  # noqa: E402
 from service.embedded import EmbeddedRedis, free_port  # noqa: E402
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
-FLOOR_METHOD = "/bench.Floor/Append"
+FLOOR_SERVICE = "bench.Floor"
+FLOOR_METHOD = f"/{FLOOR_SERVICE}/Append"
 
 
 # ----------------------------------------------------------------------------- games
@@ -89,9 +90,14 @@ def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]
 
 
 async def run_floor(redis_url: str, port: int) -> None:
+    """The floor server: the service's channel options and the same registered-method
+    path in grpc that generated code uses (`add_registered_method_handlers`), so that only
+    the handler differs."""
     import grpc
     import redis.asyncio as aioredis
     from grpc import aio
+
+    from service.server import server_options
 
     client = aioredis.Redis.from_url(redis_url)
     empty = service_pb2.RecordMoveResponse().SerializeToString()
@@ -101,11 +107,10 @@ async def run_floor(redis_url: str, port: int) -> None:
         await client.xadd(f"bench:{{{parsed.game_id}}}:events", {"e": request})
         return empty
 
-    server = aio.server()
-    handler = grpc.method_handlers_generic_handler(
-        "bench.Floor", {"Append": grpc.unary_unary_rpc_method_handler(append)}
+    server = aio.server(options=server_options())
+    server.add_registered_method_handlers(
+        FLOOR_SERVICE, {"Append": grpc.unary_unary_rpc_method_handler(append)}
     )
-    server.add_generic_rpc_handlers((handler,))
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
     print("ready", flush=True)
@@ -191,10 +196,13 @@ async def load(
         """The same requests as the service's clients (built the same way), to the floor."""
         nonlocal calls, next_line
         async with aio.insecure_channel(target) as channel:
-            append: Any = channel.unary_unary(
+            # `_registered_method` as the generated stubs call the service (grpc's stubs
+            # for mypy do not declare it).
+            append: Any = channel.unary_unary(  # type: ignore[call-arg]
                 FLOOR_METHOD,
                 request_serializer=service_pb2.RecordMoveRequest.SerializeToString,
                 response_deserializer=service_pb2.RecordMoveResponse.FromString,
+                _registered_method=True,
             )
             while time.perf_counter() < deadline:
                 line = lines[next_line % len(lines)]

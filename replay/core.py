@@ -160,6 +160,14 @@ class Game(Protocol[StateT, MoveT]):
         """True for a move made by the table (a reveal, draw or deal), not by a player."""
         ...
 
+    def visible_to(self, move: MoveT, state: StateT, viewer: Viewer) -> bool:
+        """Whether `viewer` may see what `move`, recorded in `state`, says. False only for a
+        move that deals hidden information (a blind-reserved card, a secret mission, a card
+        drawn into a hand, a tile removed unseen) to anyone but the seat it goes to; FULL
+        sees every move. Replays, live watching and move lists show such a move to other
+        viewers only as "hidden"."""
+        ...
+
     def to_move(self, state: StateT) -> int:
         """A seat index, CHANCE or TERMINAL."""
         ...

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 import grpc
@@ -31,7 +31,9 @@ def note(**fields: Any) -> None:
     """Add fields (game_id, revision, ...) to the current RPC's log line."""
     current = _rpc.get()
     if current is not None:
-        current.update({k: v for k, v in fields.items() if v not in (None, "")})
+        for key, value in fields.items():
+            if value is not None and value != "":
+                current[key] = value
 
 
 def _status(context: aio.ServicerContext[Any, Any], error: BaseException | None) -> str:
@@ -51,8 +53,8 @@ def _cancelled() -> type[BaseException]:
     return asyncio.CancelledError
 
 
-def _start(method: str, request: Any, context: aio.ServicerContext[Any, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {"method": method.rsplit("/", 1)[-1]}
+def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {"method": name}
     game_id = getattr(request, "game_id", "")
     if game_id:
         fields["game_id"] = game_id
@@ -129,9 +131,11 @@ class LoggingInterceptor(aio.ServerInterceptor):
 
 
 def _wrap_unary(method: str, inner: Any) -> Any:
+    name = method.rsplit("/", 1)[-1]
+
     async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
-        fields = _start(method, request, context)
+        fields = _start(name, request, context)
         token = _rpc.set(fields)
         error: BaseException | None = None
         try:
@@ -147,9 +151,11 @@ def _wrap_unary(method: str, inner: Any) -> Any:
 
 
 def _wrap_stream(method: str, inner: Any) -> Any:
+    name = method.rsplit("/", 1)[-1]
+
     async def stream(request: Any, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         started = time.perf_counter()
-        fields = _start(method, request, context)
+        fields = _start(name, request, context)
         token = _rpc.set(fields)
         error: BaseException | None = None
         sent = 0
@@ -185,28 +191,58 @@ class _LoggedGenericHandler(grpc.GenericRpcHandler):
         return self._wrapped[method]
 
 
-class _Registrar:
-    """Stands in for the server while generated code registers a servicer's handlers."""
+class Registrar:
+    """Stands in for the server while generated code registers a servicer's handlers:
+    wraps them with the logging interceptor (`log`), and passes to grpc as registered
+    methods only those named in `registered` (None: all).
 
-    def __init__(self, server: aio.Server) -> None:
+    Generated code registers every method twice: as a generic handler (looked up by
+    path on each call) and as a registered method (matched by grpc's core). grpc.aio
+    (1.85) keeps one pending request per registered method and, for every RPC the server
+    receives, waits on all of them (`asyncio.wait` over N tasks): with the service's
+    twenty-odd methods plus health and reflection that is 23 tasks, about 20 us of CPU per
+    call (measured with benchmarks/record.py), more than the generic look-up costs. So
+    only the calls a recorder makes on every move keep the registered path; the others
+    are served by the generic handler."""
+
+    def __init__(
+        self, server: aio.Server, *, log: bool = True, registered: Collection[str] | None = None
+    ) -> None:
         self._server = server
+        self._log = log
+        self._registered = registered
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
-        self._server.add_generic_rpc_handlers([_LoggedGenericHandler(h) for h in handlers])
+        self._server.add_generic_rpc_handlers(
+            [_LoggedGenericHandler(h) for h in handlers] if self._log else list(handlers)
+        )
 
     def add_registered_method_handlers(
         self, service: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
     ) -> None:
-        wrapped: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+        kept: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         for name, handler in handlers.items():
-            logged = LoggingInterceptor.wrap(f"/{service}/{name}", handler)
-            wrapped[name] = handler if logged is None else logged
-        self._server.add_registered_method_handlers(service, wrapped)
+            if self._registered is not None and name not in self._registered:
+                continue
+            logged = LoggingInterceptor.wrap(f"/{service}/{name}", handler) if self._log else None
+            kept[name] = handler if logged is None else logged
+        if kept:
+            self._server.add_registered_method_handlers(service, kept)
+
+
+def add_servicer(
+    add_to_server: Callable[[Any, Any], None], servicer: Any, registrar: Registrar
+) -> None:
+    """Register `servicer` with its generated `add_..._to_server` through `registrar`."""
+    add_to_server(servicer, registrar)
 
 
 def add_logged_servicer(
-    add_to_server: Callable[[Any, Any], None], servicer: Any, server: aio.Server
+    add_to_server: Callable[[Any, Any], None],
+    servicer: Any,
+    server: aio.Server,
+    registered: Collection[str] | None = None,
 ) -> None:
     """Register `servicer` (with its generated `add_..._to_server`) so that every one of
-    its RPCs goes through the logging interceptor."""
-    add_to_server(servicer, _Registrar(server))
+    its RPCs goes through the logging interceptor (see `Registrar` for `registered`)."""
+    add_servicer(add_to_server, servicer, Registrar(server, registered=registered))

@@ -13,16 +13,18 @@ from dataclasses import dataclass
 import grpc
 from grpc import aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from replay.registry import all_games
-from service.interceptors import add_logged_servicer
+from service.interceptors import Registrar, add_servicer
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import EventStore, RedisEventStore
 from tablelog.v1 import service_pb2, service_pb2_grpc
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+HOT_METHODS = frozenset({"RecordMove", "UndoMove", "RedoMove", "GetState"})
+"""The calls a recorder makes on every move: they keep grpc's registered-method path."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 
 
@@ -44,28 +46,25 @@ def build_server(
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
     `reuse_port` lets several processes share the address (`tablelog serve --workers`)."""
-    server = aio.server(
-        options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            # Off by default, so a second server on a taken port fails instead of sharing it.
-            ("grpc.so_reuseport", 1 if reuse_port else 0),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-        ],
-    )
+    server = aio.server(options=server_options(reuse_port))
     recorder = Recorder(store)
     servicer = TablelogServicer(recorder)
-    if log_rpcs:
-        add_logged_servicer(
-            service_pb2_grpc.add_TablelogServiceServicer_to_server, servicer, server
-        )
-    else:
-        service_pb2_grpc.add_TablelogServiceServicer_to_server(servicer, server)
+    # Only the per-move calls are grpc registered methods (see `Registrar`); health and
+    # reflection are served by their generic handlers.
+    add_servicer(
+        service_pb2_grpc.add_TablelogServiceServicer_to_server,
+        servicer,
+        Registrar(server, log=log_rpcs, registered=HOT_METHODS),
+    )
+    plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
+    add_servicer(
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
+        reflection.aio.ReflectionServicer(
+            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+        ),
+        plain,
     )
     port = server.add_insecure_port(address)
     if port == 0:
@@ -73,6 +72,18 @@ def build_server(
     all_games()  # import every game now, not in the first CreateGame
     tune_gc()
     return Built(server, port, recorder, health_servicer)
+
+
+def server_options(reuse_port: bool = False) -> list[tuple[str, int]]:
+    """The gRPC server's channel options (also used by the benchmark's floor server)."""
+    return [
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        # Off by default, so a second server on a taken port fails instead of sharing it.
+        ("grpc.so_reuseport", 1 if reuse_port else 0),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ]
 
 
 def tune_gc() -> None:
