@@ -21,6 +21,7 @@ from google.protobuf.message import Message
 
 from replay.core import (
     CHANCE,
+    DEALT,
     TERMINAL,
     Game,
     GameOver,
@@ -163,6 +164,15 @@ class Position:
 def start(created: events_pb2.GameCreated, revision: int = 1, sequence: int = 1) -> Position:
     """The position right after a game is created."""
     table = Table.from_created(created)
+    recorded_under = created.rules_version
+    if recorded_under and recorded_under != table.game.rules_version:
+        # A rules change that alters outcomes gets a new version; old games then need an
+        # upcaster here rather than being folded by rules they were not recorded under.
+        raise HistoryError(
+            "RULES_VERSION",
+            f"This game was recorded under rules {recorded_under}; this engine has "
+            f"{table.game.rules_version}.",
+        )
     state = table.game.setup(table.players, table.options, table.mode, table.components)
     return Position(table=table, state=state, revision=revision, sequence=sequence)
 
@@ -271,8 +281,14 @@ HISTORY_BODIES = frozenset(
 )
 
 
-def advance(position: Position, event: events_pb2.Event) -> Position:
-    """Apply one stored event after `position` (its sequence and revision must follow on)."""
+def advance(position: Position, event: events_pb2.Event, strict: bool = False) -> Position:
+    """Apply one stored event after `position` (its sequence and revision must follow on).
+
+    Every event is checked against the position it claims to follow: an undo or redo must
+    name the move it takes back or re-applies, a GameEnded must come at the end with the
+    engine's result, a dealt move only in dealt mode. `strict` adds the checks that cost a
+    formatting per move (the stored notation is the canonical text of the stored move), for
+    verification and imports rather than every read."""
     body = event.WhichOneof("body")
     if event.sequence != position.sequence + 1:
         raise HistoryError(
@@ -295,12 +311,22 @@ def advance(position: Position, event: events_pb2.Event) -> Position:
         )
     if body == "move_recorded":
         recorded = event.move_recorded
+        if recorded.dealt and position.table.mode != DEALT:
+            raise HistoryError(
+                "DEALT_IN_TABLE_MODE",
+                f"Event {event.sequence} claims a dealt move in a game recorded in table mode.",
+            )
+        if strict:
+            _check_notation(position, event)
         return record(position, recorded.move, recorded.notation, event.sequence)
     if body == "move_undone":
+        _check_names(event, "undone", position.applied, event.move_undone.undone_revision)
         after = undo(position)
     elif body == "move_redone":
+        _check_names(event, "redone", position.undone, event.move_redone.redone_revision)
         after = redo(position)
     elif body == "game_ended":
+        _check_ending(position, event)
         after = end(position, event.game_ended.result)
     elif body == "game_abandoned":
         after = end(position, position.game.result(position.state), abandoned=True)
@@ -309,10 +335,13 @@ def advance(position: Position, event: events_pb2.Event) -> Position:
     return replace(after, sequence=event.sequence)
 
 
-def fold(events: Iterable[events_pb2.Event], until_revision: int | None = None) -> Position:
+def fold(
+    events: Iterable[events_pb2.Event], until_revision: int | None = None, strict: bool = False
+) -> Position:
     """The position at `until_revision` (default: the last event), rebuilt from the events.
 
-    Events after that revision are not read, so time travel costs only the prefix.
+    Events after that revision are not read, so time travel costs only the prefix. `strict`
+    also checks each stored notation (see `advance`).
     """
     iterator = iter(events)
     first = next(iterator, None)
@@ -324,8 +353,45 @@ def fold(events: Iterable[events_pb2.Event], until_revision: int | None = None) 
     for event in iterator:
         if until_revision is not None and event.revision > until_revision:
             break
-        position = advance(position, event)
+        position = advance(position, event, strict)
     return position
+
+
+def _check_names(
+    event: events_pb2.Event, verb: str, stack: Link[Applied] | None, named: int
+) -> None:
+    """An undo or redo must name the revision of the move it actually takes back or redoes."""
+    actual = stack.head.revision if stack is not None else 0
+    if named != actual:
+        raise HistoryError(
+            "WRONG_REVISION_NAMED",
+            f"Event {event.sequence} says it {verb} revision {named}; "
+            f"the move it {verb} is revision {actual}.",
+        )
+
+
+def _check_ending(position: Position, event: events_pb2.Event) -> None:
+    """A GameEnded must come when the rules say the game is over, with their result."""
+    game = position.game
+    if position.status is not Status.IN_PROGRESS or game.to_move(position.state) != TERMINAL:
+        raise HistoryError("PREMATURE_END", f"Event {event.sequence} ends a game that is not over.")
+    if event.game_ended.result != game.result(position.state):
+        raise HistoryError(
+            "WRONG_RESULT",
+            f"Event {event.sequence} records a result the rules do not give.",
+        )
+
+
+def _check_notation(position: Position, event: events_pb2.Event) -> None:
+    """The stored notation is the canonical text of the stored move in its position."""
+    recorded = event.move_recorded
+    table = position.table
+    canonical = table.game.format(table.unwrap(recorded.move), position.state)
+    if recorded.notation != canonical:
+        raise HistoryError(
+            "WRONG_NOTATION",
+            f"Event {event.sequence} stores {recorded.notation!r} for the move {canonical!r}.",
+        )
 
 
 def pick_outcome(outcomes: Sequence[tuple[T, int]], ticket: int) -> T:

@@ -572,6 +572,7 @@ class CastelloMethoniView(_message.Message):
     FIRST_PLAYER_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
     DEALT_MODE_FIELD_NUMBER: _builtins.int
+    MISSIONS_ASSUMED_FIELD_NUMBER: _builtins.int
     board_name: _builtins.str
     board_approximate: _builtins.bool
     """True when the board is the approximate map (RULES.md §3.4), not the published one."""
@@ -594,6 +595,8 @@ class CastelloMethoniView(_message.Message):
     first_player: _builtins.int
     viewer: _builtins.int
     dealt_mode: _builtins.bool
+    missions_assumed: _builtins.bool
+    """True when the board file has no mission_cards and the assumed set of RULES.md §9 is used."""
     @_builtins.property
     def terrains(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -634,10 +637,11 @@ class CastelloMethoniView(_message.Message):
         first_player: _builtins.int = ...,
         viewer: _builtins.int = ...,
         dealt_mode: _builtins.bool = ...,
+        missions_assumed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "board_approximate", b"board_approximate", "board_name", b"board_name", "board_note", b"board_note", "cards_played", b"cards_played", "castles", b"castles", "cells", b"cells", "current_player", b"current_player", "dealt_mode", b"dealt_mode", "discard", b"discard", "draw_pile", b"draw_pile", "first_player", b"first_player", "game_over", b"game_over", "last_turn", b"last_turn", "merging_castle", b"merging_castle", "pending_chance", b"pending_chance", "phase", b"phase", "seats", b"seats", "terrains", b"terrains", "viewer", b"viewer", "wall_supply", b"wall_supply", "walls", b"walls", "walls_in_play", b"walls_in_play"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "board_approximate", b"board_approximate", "board_name", b"board_name", "board_note", b"board_note", "cards_played", b"cards_played", "castles", b"castles", "cells", b"cells", "current_player", b"current_player", "dealt_mode", b"dealt_mode", "discard", b"discard", "draw_pile", b"draw_pile", "first_player", b"first_player", "game_over", b"game_over", "last_turn", b"last_turn", "merging_castle", b"merging_castle", "missions_assumed", b"missions_assumed", "pending_chance", b"pending_chance", "phase", b"phase", "seats", b"seats", "terrains", b"terrains", "viewer", b"viewer", "wall_supply", b"wall_supply", "walls", b"walls", "walls_in_play", b"walls_in_play"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -174,6 +174,7 @@ class GameCreated(_message.Message):
     COMPONENTS_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
+    RULES_VERSION_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game: _builtins.str
     """The registry name of the game ("splendor")."""
@@ -181,6 +182,10 @@ class GameCreated(_message.Message):
     seed_commitment: _builtins.bytes
     """Dealt mode: SHA-256 of the secret seed, revealed in GameEnded."""
     title: _builtins.str
+    rules_version: _builtins.str
+    """The rules version of the engine the game was created with (Game.rules_version); a fold
+    by an engine with another version is refused rather than silently re-interpreted.
+    """
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___Player]: ...
     @_builtins.property
@@ -200,10 +205,11 @@ class GameCreated(_message.Message):
         components: _abc.Iterable[_game_pb2.ComponentFile] | None = ...,
         seed_commitment: _builtins.bytes = ...,
         title: _builtins.str = ...,
+        rules_version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "rules_version", b"rules_version", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

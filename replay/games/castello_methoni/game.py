@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from replay.core import DEALT, TABLE, IllegalMove, InvalidSetup, OptionDoc, Viewer
+from replay.core import DEALT, FULL, TABLE, IllegalMove, InvalidSetup, OptionDoc, Viewer
 from replay.games.castello_methoni import notation, rules, view
 from replay.games.castello_methoni.board import (
     BOARD_COMPONENT,
@@ -126,6 +126,17 @@ class CastelloMethoni:
 
     def is_chance(self, move: pb.CastelloMethoniMove) -> bool:
         return move.WhichOneof("action") in ("first_player", "mission", "draw")
+
+    def visible_to(self, move: pb.CastelloMethoniMove, state: State, viewer: Viewer) -> bool:
+        """RULES.md §2 steps 3-4, §4 step 2 and §9 (engine decisions on hidden information):
+        in dealt mode a mission dealt at setup and a card dealt or drawn into a hand are
+        seen only by the seat that receives them (and FULL). Everything else is public: the
+        first player, a card named when it is played, a redraw (the hand is revealed) and
+        the missions recorded at the final scoring (table mode, REVEAL phase)."""
+        if viewer is FULL:
+            return True
+        owner = rules.hidden_owner(state, move)
+        return owner is None or viewer == owner
 
     def to_move(self, state: State) -> int:
         return rules.to_move(state)

@@ -592,10 +592,18 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
         houses_left = _add(houses_left, who, -1)
     # The side of `a` first; the side of `b` only when that search did not pass through b
     # (then both sides are one region and the first answer holds for both).
+    # One wall never encloses two regions (so RULES.md §10 #10 cannot arise here): every
+    # cell reaches the sea (the board loader refuses a landlocked cell, §5.1.c), so before
+    # this wall the region holding a and b had an opening. The wall splits it into at most
+    # two parts and each opening stays in one of them: when a's part is enclosed, b's part
+    # holds every opening. The assert checks this argument on every enclosing build.
     region: frozenset[int] | None = None
     is_open, seen = _search(board, walls, sea_walls, a)
     if not is_open:
         region = frozenset(seen)
+        assert b == NO_CELL or b in seen or _search(board, walls, sea_walls, b)[0], (
+            "one wall enclosed two regions: a cell of this board cannot reach the sea"
+        )
     elif b != NO_CELL and b not in seen:
         is_open, seen = _search(board, walls, sea_walls, b)
         if not is_open:
@@ -974,8 +982,9 @@ def _castle_ok(state: State, region: frozenset[int], placements: Sequence[tuple[
 
 
 def open_edges(state: State) -> Iterator[tuple[int, int, int]]:
-    """Edges outside castles without a wall, as (a, b, key): internal edges by index, the sea
-    edges of a cell once, as (cell, NO_CELL, -1 - cell)."""
+    """RULES.md §5.1 conditions 1-2 and §3.1: the edges a Build may wall (outside castles, no
+    wall yet), as (a, b, key): internal edges by index, the sea edges of a cell once (the sea is
+    one place, §3.1), as (cell, NO_CELL, -1 - cell)."""
     board = state.board
     castle_of, walls = state.cell_castle, state.walls
     for index, (a, b) in enumerate(board.edges):
@@ -1101,6 +1110,24 @@ def chance_outcomes(state: State) -> list[tuple[pb.CastelloMethoniMove, int]]:
             if k
         ]
     return []
+
+
+def hidden_owner(state: State, move: pb.CastelloMethoniMove) -> int | None:
+    """RULES.md §2 steps 3-4 and §4 step 2, engine decisions on hidden information: the
+    only seat that may see `move` (recorded in `state`), or None when the move is public.
+    Dealt mode only: a mission dealt at setup goes to its seat; a card dealt or drawn goes
+    to the seat whose hand it joins. Table mode records no hand, and records the missions
+    only when they are revealed at the final scoring, so nothing it records is hidden."""
+    kind = move.WhichOneof("action")
+    if not state.ctx.dealt or state.phase not in (DEAL, DRAW):
+        return None
+    if kind == "mission":
+        return move.mission.seat
+    if kind == "draw":
+        if state.phase == DEAL and -1 in state.missions:
+            return -2  # not a legal draw now: nobody but FULL sees it
+        return chance_seat(state)
+    return None
 
 
 def choose_first(state: State, move: pb.CastelloMethoniFirstPlayer) -> State:
@@ -1248,8 +1275,9 @@ def _make_move(item: tuple[object, ...]) -> pb.CastelloMethoniMove:
 
 
 def available_cards(state: State) -> list[int]:
-    """The cards the player to move may hold: the hand (dealt mode), or any card not on the
-    discard pile (table mode, where hands are not recorded)."""
+    """RULES.md §4 and the engine decision "hands are secret": the cards the player to move
+    may hold: the hand (dealt mode), or any card not on the discard pile (table mode, where
+    hands are not recorded)."""
     board, seat = state.board, state.current
     if state.hand_sizes[seat] < 1:
         return []
@@ -1261,7 +1289,8 @@ def available_cards(state: State) -> list[int]:
 def build_items(
     state: State, cards: Sequence[int], only_edge: int | None = None
 ) -> list[tuple[object, ...]]:
-    """Every legal Build with one of `cards` (optionally on one edge key only)."""
+    """RULES.md §5.1 (with §6.1 when the wall encloses a castle): every legal Build with one
+    of `cards`, optionally on one edge key only."""
     board, ctx = state.board, state.ctx
     names = board.names
     items: list[tuple[object, ...]] = []

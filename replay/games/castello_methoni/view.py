@@ -27,6 +27,8 @@ TOWER_POINTS = (0, 1, 3, 6, 10)
 LAND_POINTS = 3
 LARGEST = 10
 SECOND = 5
+MISSIONS_LATER = "missions: revealed at the end"
+"""RULES.md §2 step 3, §8: the mission item while the game is in progress (value 0)."""
 
 
 def _rank_points(state: State) -> tuple[list[int], list[int]]:
@@ -50,8 +52,12 @@ def _rank_points(state: State) -> tuple[list[int], list[int]]:
 
 
 def result(state: State) -> game_pb2.GameResult:
-    """RULES.md §8: itemised scores; winner by total, then most valuable castle, then ducats."""
+    """RULES.md §8: itemised scores; winner by total, then most valuable castle, then ducats.
+    RULES.md §2 step 3 and §8: the secret mission bonus counts only once the game is over;
+    until then the item is 0 ("missions: revealed at the end"), so that the running result,
+    which every viewer receives, gives no mission away."""
     board, n = state.board, state.ctx.n
+    over = state.phase == OVER
     largest, second = _rank_points(state)
     scores = []
     keys: list[tuple[int, int, int]] = []
@@ -59,17 +65,20 @@ def result(state: State) -> game_pb2.GameResult:
         own = [c for c in state.live_castles() if c.owner == seat]
         cells = [cell for c in own for cell in c.cells]
         mission = state.missions[seat]
-        bonus = (
-            sum(1 for cell in cells if board.terrain[cell] in board.missions[mission].terrains)
-            if mission >= 0
-            else 0
-        )
+        if not over:
+            # §2 step 3: missions are secret until the final scoring; the running result goes to
+            # every viewer, so it says nothing about them.
+            mission_label, bonus = MISSIONS_LATER, 0
+        elif mission >= 0:
+            terrains = board.missions[mission].terrains
+            mission_label = "mission"
+            bonus = sum(1 for cell in cells if board.terrain[cell] in terrains)
+        else:
+            mission_label, bonus = "mission (not recorded)", 0
         items = [
             game_pb2.ScoreItem(label="land (3 per castle cell)", value=LAND_POINTS * len(cells)),
             game_pb2.ScoreItem(label="ducats", value=state.ducats[seat]),
-            game_pb2.ScoreItem(
-                label="mission" if mission >= 0 else "mission (not yet recorded)", value=bonus
-            ),
+            game_pb2.ScoreItem(label=mission_label, value=bonus),
             game_pb2.ScoreItem(label="largest castle", value=largest[seat]),
             game_pb2.ScoreItem(label="second-largest castle", value=second[seat]),
             game_pb2.ScoreItem(label="towers", value=TOWER_POINTS[min(len(own), 4)]),
@@ -77,7 +86,6 @@ def result(state: State) -> game_pb2.GameResult:
         total = sum(i.value for i in items)
         scores.append(game_pb2.SeatScore(seat=seat, total=total, items=items))
         keys.append((total, max((c.value for c in own), default=0), state.ducats[seat]))
-    over = state.phase == OVER
     termination = (
         game_pb2.TERMINATION_ONGOING
         if not over

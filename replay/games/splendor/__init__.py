@@ -97,6 +97,13 @@ class Splendor:
     def is_chance(self, move: SplendorMove) -> bool:
         return move.WhichOneof("action") in ("reveal_card", "reveal_noble")
 
+    def visible_to(self, move: SplendorMove, state: State, viewer: Viewer) -> bool:
+        """RULES.md §4C, E13: a card dealt to a blind reserve (dealt mode, `reveal L.deck`)
+        is seen only by the player who reserved it; every other move is public."""
+        if viewer is None or move.WhichOneof("action") != "reveal_card":
+            return True
+        return move.reveal_card.slot != 0 or viewer == state.deal - 1
+
     def to_move(self, state: State) -> int:
         return state.who
 

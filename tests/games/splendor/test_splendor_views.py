@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from google.protobuf import text_format
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE
+from replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL
 from replay.games.splendor import GAME
 from replay.games.splendor.rules import State, unseen_cards
 from tests.games.splendor.support import apply_text, fresh, moves
@@ -114,3 +114,21 @@ def test_market_reserves_and_tokens_are_public() -> None:
     text = GAME.render(view)
     assert "Level 2 [deck 25]" in text
     assert "h1 2w1:w2u3r3" in text
+
+
+def test_a_dealt_blind_card_is_visible_only_to_its_owner() -> None:
+    checked = 0
+    for seed in range(40):
+        played = random_game("splendor", 3, seed=seed, mode=DEALT, keep_states=True)
+        game = played.position.game
+        for envelope, before in zip(played.moves, played.states[:-1], strict=True):
+            move = envelope.splendor
+            blind = move.WhichOneof("action") == "reveal_card" and move.reveal_card.slot == 0
+            owner = before.deal - 1
+            assert game.visible_to(move, before, FULL)
+            assert game.visible_to(move, before, SPECTATOR) is not blind
+            for seat in range(3):
+                assert game.visible_to(move, before, seat) is (not blind or seat == owner)
+            checked += blind
+        assert game.to_move(played.position.state) == TERMINAL
+    assert checked > 0
