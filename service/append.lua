@@ -5,10 +5,11 @@
 -- KEYS[3] request ids     tl:{<game_id>}:requests (request id -> "first:last" sequences)
 -- KEYS[4] the deal seed   tl:{<game_id>}:seed     (dealt mode, until revealed)
 --
--- ARGV[1] a header of five words: the expected sequence (0: the game must not exist yet),
+-- ARGV[1] a header of six words: the expected sequence (0: the game must not exist yet),
 --         the expected revision or "-" when any revision will do (annotations), the
---         revision after the append, the seed operation ("-" keep, "set", "del") and n,
---         the number of events
+--         revision after the append, the seed operation ("-" keep, "set", "del"), n,
+--         the number of events, and the request's fingerprint (hex SHA-256 of what the
+--         request asks, "-" for none) stored with the request id
 -- ARGV[2] request id, or ""
 -- ARGV[3] hash of the event at the expected sequence ("" for a new game)
 -- ARGV[4] hash of the last appended event
@@ -18,22 +19,29 @@
 --
 -- Replies (one string; the status word first, one round of parsing for the caller):
 --   "ok <first> <last>"            appended as sequences first..last
---   "duplicate <first>:<last>"     this request id was appended before
+--   "duplicate <first>:<last>"     this request id was appended before, by this same request
+--   "reused <first>:<last>"        this request id was appended before, by another request
 --   "stale <sequence> <revision>"  the expected revision is not the current one
 --   "moved <sequence> <revision>"  right revision, but other events came first
 --   "missing"                      no such game
 --   "exists <sequence> <revision>" creating a game that exists
 --   "chain <sequence> <revision>"  the caller's previous hash is not the stored one
 
-local expected_sequence, expected_revision, new_revision, seed_op, count =
-  string.match(ARGV[1], "^(%d+) (%S+) (%d+) (%S+) (%d+)$")
+local expected_sequence, expected_revision, new_revision, seed_op, count, fingerprint =
+  string.match(ARGV[1], "^(%d+) (%S+) (%d+) (%S+) (%d+) (%S+)$")
 expected_sequence = tonumber(expected_sequence)
 count = tonumber(count)
 local request_id = ARGV[2]
 if request_id ~= "" then
   local prior = redis.call("HGET", KEYS[3], request_id)
   if prior then
-    return "duplicate " .. prior
+    -- "<first>:<last> <fingerprint>": a key reused for another request is refused
+    -- (an entry stored before fingerprints, "<first>:<last>", is taken as the same).
+    local range, stored = string.match(prior, "^(%S+) ?(%S*)$")
+    if stored ~= "" and stored ~= fingerprint then
+      return "reused " .. range
+    end
+    return "duplicate " .. range
   end
 end
 
@@ -78,6 +86,6 @@ elseif seed_op == "del" then
 end
 local result = tostring(sequence + 1) .. ":" .. tostring(last)
 if request_id ~= "" then
-  redis.call("HSET", KEYS[3], request_id, result)
+  redis.call("HSET", KEYS[3], request_id, result .. " " .. fingerprint)
 end
 return "ok " .. tostring(sequence + 1) .. " " .. tostring(last)

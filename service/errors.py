@@ -36,6 +36,7 @@ from service.store import (
     CorruptEvent,
     GameExists,
     GameNotFound,
+    IdempotencyKeyReused,
     SequenceMoved,
     StaleVersion,
     StoreError,
@@ -110,6 +111,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (InvalidSetup, None, C.INVALID_ARGUMENT, "INVALID_SETUP"),
     (RulesError, None, C.INVALID_ARGUMENT, "RULES_ERROR"),
     (StaleVersion, None, C.FAILED_PRECONDITION, "STALE_VERSION"),
+    (IdempotencyKeyReused, None, C.FAILED_PRECONDITION, "IDEMPOTENCY_KEY_REUSED"),
     (GameNotFound, None, C.NOT_FOUND, "GAME_NOT_FOUND"),
     (GameExists, None, C.ALREADY_EXISTS, "GAME_EXISTS"),
     (CorruptEvent, None, C.DATA_LOSS, "CORRUPT_HISTORY"),
@@ -166,11 +168,32 @@ def _details(error: Exception, code: grpc.StatusCode, reason: str) -> Refusal:
                 f"expected_version must be the current version {error.current}",
             ),
         )
+    if isinstance(error, IdempotencyKeyReused):
+        metadata.update(game_id=error.game_id, request_id=error.request_id)
+        return Refusal(
+            code,
+            reason,
+            message,
+            metadata,
+            precondition=(
+                "REQUEST_ID",
+                f"games/{error.game_id}",
+                "a request id names one request: repeat it exactly or use a new id",
+            ),
+        )
     if isinstance(error, (GameNotFound, GameExists)):
         metadata["game_id"] = error.game_id
     if isinstance(error, CorruptEvent):
         metadata["sequence"] = str(error.sequence)
     return Refusal(code, reason, message, metadata)
+
+
+INTERNAL = Refusal(
+    C.INTERNAL,
+    "INTERNAL",
+    "The server failed to handle this request; the fault has been logged.",
+)
+"""What a client is told about a fault of the server's own (no internals: they are logged)."""
 
 
 def _pack(message: object) -> any_pb2.Any:

@@ -83,6 +83,18 @@ def new_game_id(request_id: str = "") -> str:
     return base64.b32encode(raw[:10]).decode().lower()[:12]
 
 
+def fingerprint(*parts: str | bytes | int | None) -> str:
+    """What a request asks, as a hex SHA-256 stored with its request id: a retry has the
+    same fingerprint, another request reusing the id has not (IDEMPOTENCY_KEY_REUSED).
+    Each part is length-prefixed, so no two different part lists hash alike."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part if isinstance(part, bytes) else str(part).encode()
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
 def deal_ticket(seed: bytes, revision: int, total: int) -> int:
     """The ticket of the chance move recorded at `revision` in dealt mode: HMAC-SHA256 of
     the revision under the seed, reduced to the outcomes' total weight. Deterministic, so
@@ -400,11 +412,14 @@ class Recorder:
             event.request_id = request_id
             event.rules_version = rules_version
 
-    async def _previous(self, game_id: str, request_id: str) -> Outcome | None:
-        """The original result of a request id already appended (a retry)."""
+    async def _previous(
+        self, game_id: str, request_id: str, request_fingerprint: str
+    ) -> Outcome | None:
+        """The original result of a request id already appended (a retry); a request id
+        already used by another request is refused (IdempotencyKeyReused)."""
         if not request_id:
             return None
-        original = await self.store.lookup_request(game_id, request_id)
+        original = await self.store.lookup_request(game_id, request_id, request_fingerprint)
         if original is None:
             return None
         return Outcome(await self.load(game_id), tuple(original), duplicate=True)
@@ -417,8 +432,10 @@ class Recorder:
         expected_revision: int | None,
         request_id: str,
         actor: events_pb2.Actor,
+        request_fingerprint: str = "",
     ) -> Outcome:
-        """Build events on the head and compare-and-append them; rebuild on a moved head."""
+        """Build events on the head and compare-and-append them; rebuild on a moved head.
+        `request_fingerprint` (see `fingerprint`) is stored with a non-empty request id."""
         check_game_id(game_id)
         check_length("request_id", request_id, MAX_REQUEST_ID)
         if expected_revision is not None and expected_revision == 0:
@@ -434,7 +451,7 @@ class Recorder:
                         raise StaleVersion(game_id, expected_revision, head.revision)
                 events, after = build(head)
             except (StaleVersion, RulesError):
-                previous = await self._previous(game_id, request_id)
+                previous = await self._previous(game_id, request_id, request_fingerprint)
                 if previous is not None:
                     return previous
                 raise
@@ -442,7 +459,7 @@ class Recorder:
             ending = events[-1].WhichOneof("body") in ("game_ended", "game_abandoned")
             try:
                 result = await self._append(
-                    head, events, after, expected_revision, request_id, ending
+                    head, events, after, expected_revision, request_id, ending, request_fingerprint
                 )
             except SequenceMoved:
                 head = await self._catch_up(head)
@@ -465,6 +482,7 @@ class Recorder:
         expected_revision: int | None,
         request_id: str,
         ending: bool,
+        request_fingerprint: str = "",
     ) -> Outcome:
         # The summary stored for listing is computed on the head as it will be.
         provisional = Head(
@@ -485,6 +503,7 @@ class Recorder:
             request_id=request_id,
             summary=summary.SerializeToString(),
             seed_op=SeedOp.DELETE if ending else SeedOp.KEEP,
+            fingerprint=request_fingerprint,
         )
         if result.duplicate:
             self.forget(head.game_id)

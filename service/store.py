@@ -5,7 +5,8 @@ Redis Cluster slot and the append script may touch all of them):
 
     tl:{<game_id>}:events    stream; entry id ``<sequence>-0``, one field ``e`` = Event bytes
     tl:{<game_id>}:head      hash: sequence, revision, last_hash, summary (GameSummary bytes)
-    tl:{<game_id>}:requests  hash: request id -> "first:last" sequences it appended
+    tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint": the sequences
+                             it appended and the fingerprint of the request that did
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
     tl:games                 sorted set of game ids by creation order (the ListGames index)
     tl:games:counter         the creation counter that orders that set
@@ -77,6 +78,18 @@ class ChainMismatch(StoreError):
     """The caller's previous hash is not the stored one: its cached head is not the truth."""
 
 
+class IdempotencyKeyReused(StoreError):
+    """A request id already used for a different request (another fingerprint)."""
+
+    def __init__(self, game_id: str, request_id: str) -> None:
+        super().__init__(
+            "This request id was used before for a different request; a retry must repeat "
+            "the request exactly, and a new request needs a new request id."
+        )
+        self.game_id = game_id
+        self.request_id = request_id
+
+
 class CorruptEvent(StoreError):
     """A stored entry that does not read as an Event."""
 
@@ -110,7 +123,8 @@ class AppendResult:
 
 
 def event_hash(event: events_pb2.Event) -> bytes:
-    """SHA-256 of the event serialized deterministically with `hash` left empty."""
+    """SHA-256 of the event serialized deterministically with `hash` left empty (what
+    `seal` hashes when it stores an event)."""
     unhashed = events_pb2.Event()
     unhashed.CopyFrom(event)
     unhashed.ClearField("hash")
@@ -118,6 +132,16 @@ def event_hash(event: events_pb2.Event) -> bytes:
 
 
 HASH_FIELD_TAG = b"\x42\x20"  # field 8 (`hash`), length-delimited, 32 bytes
+SEAL_LENGTH = len(HASH_FIELD_TAG) + 32
+
+
+def stored_hash(data: bytes) -> tuple[bytes, bytes] | None:
+    """(the hash the stored bytes carry, the hash of the bytes it covers), from the stored
+    layout itself: body + HASH_FIELD_TAG + 32-byte hash. None when the bytes do not end in
+    a seal. Verification uses this, never a re-serialization, so any changed byte shows."""
+    if len(data) < SEAL_LENGTH or data[-SEAL_LENGTH:-32] != HASH_FIELD_TAG:
+        return None
+    return data[-32:], hashlib.sha256(data[:-SEAL_LENGTH]).digest()
 
 
 def seal(
@@ -156,18 +180,22 @@ class EventStore(abc.ABC):
         summary: bytes = b"",
         seed_op: SeedOp = SeedOp.KEEP,
         seed: bytes = b"",
+        fingerprint: str = "",
     ) -> AppendResult:
         """Seal `events` (sequences expected_sequence+1, ...) after `prev_hash` and append
         them atomically, if the game is at `expected_sequence` (0: create it) and, unless
-        None, at `expected_revision`. A request id seen before returns the original events.
+        None, at `expected_revision`. A request id seen before with the same `fingerprint`
+        (a short hex digest of what the request asks) returns the original events.
 
-        Raises StaleVersion, SequenceMoved, GameNotFound, GameExists, ChainMismatch."""
+        Raises StaleVersion, SequenceMoved, GameNotFound, GameExists, ChainMismatch,
+        IdempotencyKeyReused (the request id was used with another fingerprint)."""
 
     @abc.abstractmethod
     async def lookup_request(
-        self, game_id: str, request_id: str
+        self, game_id: str, request_id: str, fingerprint: str = ""
     ) -> tuple[events_pb2.Event, ...] | None:
-        """The events a request id appended, if it appended any to this game."""
+        """The events a request id appended, if it appended any to this game; raises
+        IdempotencyKeyReused when it did so for a request with another fingerprint."""
 
     @abc.abstractmethod
     async def head(self, game_id: str) -> StoredHead:
@@ -217,7 +245,7 @@ class EventStore(abc.ABC):
 
 
 def _split_range(text: bytes) -> tuple[int, int]:
-    first, last = text.decode().split(":")
+    first, last = text.decode().split(" ")[0].split(":")
     return int(first), int(last)
 
 
@@ -345,6 +373,7 @@ class RedisEventStore(EventStore):
         summary: bytes = b"",
         seed_op: SeedOp = SeedOp.KEEP,
         seed: bytes = b"",
+        fingerprint: str = "",
     ) -> AppendResult:
         if not events:
             raise ValueError("nothing to append")
@@ -358,7 +387,7 @@ class RedisEventStore(EventStore):
         final = sealed[-1][0]
         header = (
             f"{expected_sequence} {'-' if expected_revision is None else expected_revision} "
-            f"{final.revision} {seed_op.value} {len(sealed)}"
+            f"{final.revision} {seed_op.value} {len(sealed)} {fingerprint or '-'}"
         )
         args: list[Any] = [
             header,
@@ -377,6 +406,8 @@ class RedisEventStore(EventStore):
             first, last = _split_range(reply[1])
             original = await self.read(game_id, first - 1, last - first + 1)
             return AppendResult(tuple(original), duplicate=True)
+        if status == b"reused":
+            raise IdempotencyKeyReused(game_id, request_id)
         if status == b"missing":
             raise GameNotFound(game_id)
         sequence, revision = int(reply[1]), int(reply[2])
@@ -391,13 +422,16 @@ class RedisEventStore(EventStore):
         )
 
     async def lookup_request(
-        self, game_id: str, request_id: str
+        self, game_id: str, request_id: str, fingerprint: str = ""
     ) -> tuple[events_pb2.Event, ...] | None:
         if not request_id:
             return None
         found = await self._call(self._redis.hget(self.key(game_id, "requests"), request_id))
         if found is None:
             return None
+        _range, _, stored = bytes(found).partition(b" ")
+        if stored and stored.decode() != (fingerprint or "-"):
+            raise IdempotencyKeyReused(game_id, request_id)
         first, last = _split_range(found)
         return tuple(await self.read(game_id, first - 1, last - first + 1))
 

@@ -4,10 +4,13 @@ golden playthroughs for every game, random play over every registered game)."""
 from __future__ import annotations
 
 import contextlib
+import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,6 +104,19 @@ def test_random_games_end_and_fold_back(name: str, mode: game_pb2.Mode.ValueType
         _check_generic(game, end)
 
 
+def _check_every_legal_move_applies(game: Game[Any, Any], state: Any) -> None:
+    """Every listed move is accepted by `apply`, and `apply` never changes its input."""
+    before = copy.deepcopy(state)
+    moves: Sequence[Message] = (
+        [move for move, _ in game.chance_outcomes(state)]
+        if game.to_move(state) == CHANCE
+        else game.legal_moves(state)
+    )
+    for move in moves:
+        game.apply(state, move)
+    assert state == before, "apply changed the state it was given"
+
+
 @pytest.mark.parametrize("name", GAMES)
 def test_generic_properties_along_a_game(name: str) -> None:
     game = find_game(name)
@@ -108,6 +124,12 @@ def test_generic_properties_along_a_game(name: str) -> None:
     position = new_position(name, game.max_players)
     for move, notation in zip(played.moves, played.notations, strict=True):
         _check_generic(game, position)
+        _check_every_legal_move_applies(game, position.state)
+        inner = position.table.unwrap(move)
+        assert game.visible_to(inner, position.state, FULL)
+        if not game.is_chance(inner):  # players' decisions are made in front of everyone
+            players = range(game.max_players)
+            assert all(game.visible_to(inner, position.state, v) for v in (SPECTATOR, *players))
         position = folding.record(position, move, notation)
     assert position.state == played.position.state
 

@@ -26,6 +26,10 @@ APPROXIMATE_NOTE = (
     "hexagon respects every count that could be checked (RULES.md §3.4), but its outline and "
     "the terrain and market positions are invented."
 )
+MISSIONS_ASSUMED_NOTE = (
+    "missions assumed: the board file has no mission_cards, so the balanced set of RULES.md "
+    "§9 is used (the real mission cards are not known)"
+)
 SEA = "sea"
 """The name of the Market/Sea card, and of the far side of a sea edge."""
 
@@ -81,6 +85,8 @@ class Board:
     deck: tuple[int, ...]
     """Copies of each card: one entry per terrain, then the Market/Sea card."""
     walls_by_players: dict[int, int]
+    missions_assumed: bool = False
+    """True when the file has no `mission_cards`: the missions are the assumption of §9."""
 
     @property
     def sea_card(self) -> int:
@@ -293,6 +299,7 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         missions=missions,
         deck=deck,
         walls_by_players=walls,
+        missions_assumed=data.get("mission_cards") is None,
     )
 
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from replay.core import Viewer
+from replay.games.castello_methoni.board import MISSIONS_ASSUMED_NOTE
 from replay.games.castello_methoni.rules import (
     DEAL,
     DRAW,
@@ -128,7 +129,8 @@ def _castle_view(state: State, castle: Castle) -> pb.CastelloMethoniCastleView:
 
 
 def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
-    """What `viewer` may see: hands and missions of other seats are hidden until the end."""
+    """What `viewer` may see: hands and missions of other seats are hidden until the end.
+    The view says when the board or the missions are approximate (RULES.md §3.4, §9)."""
     board, ctx = state.board, state.ctx
     over = state.phase == OVER
     cells = []
@@ -213,6 +215,7 @@ def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
         first_player=state.first,
         viewer=-2 if viewer is None else viewer,
         dealt_mode=ctx.dealt,
+        missions_assumed=board.missions_assumed,
     )
 
 
@@ -226,6 +229,8 @@ def render(v: pb.CastelloMethoniView) -> str:
         lines.append(f"!! APPROXIMATE BOARD ({v.board_name}): {v.board_note}")
     else:
         lines.append(f"Board: {v.board_name}")
+    if v.missions_assumed:
+        lines.append(f"!! MISSIONS ASSUMED: {MISSIONS_ASSUMED_NOTE}")
     status = "game over" if v.game_over else f"phase {v.phase}"
     if v.current_player >= 0:
         status += f", {names[v.current_player]} to play ({v.cards_played} card(s) played)"
