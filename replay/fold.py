@@ -320,10 +320,10 @@ def advance(position: Position, event: events_pb2.Event, strict: bool = False) -
             _check_notation(position, event)
         return record(position, recorded.move, recorded.notation, event.sequence)
     if body == "move_undone":
-        _check_names(event, "undone", position.applied, event.move_undone.undone_revision)
+        _check_names(event, "takes back", position.applied, event.move_undone.undone_revision)
         after = undo(position)
     elif body == "move_redone":
-        _check_names(event, "redone", position.undone, event.move_redone.redone_revision)
+        _check_names(event, "re-applies", position.undone, event.move_redone.redone_revision)
         after = redo(position)
     elif body == "game_ended":
         _check_ending(position, event)
@@ -365,8 +365,8 @@ def _check_names(
     if named != actual:
         raise HistoryError(
             "WRONG_REVISION_NAMED",
-            f"Event {event.sequence} says it {verb} revision {named}; "
-            f"the move it {verb} is revision {actual}.",
+            f"Event {event.sequence} names revision {named} as the move it {verb}; "
+            f"that move is revision {actual}.",
         )
 
 

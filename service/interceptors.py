@@ -53,18 +53,27 @@ def _cancelled() -> type[BaseException]:
     return asyncio.CancelledError
 
 
+LOGGED_LENGTH = 80
+"""Client-supplied strings (game id, request id) are logged cut to this many characters:
+they are logged before the recorder validates them."""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= LOGGED_LENGTH else text[:LOGGED_LENGTH] + "..."
+
+
 def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {"method": name}
     game_id = getattr(request, "game_id", "")
     if game_id:
-        fields["game_id"] = game_id
+        fields["game_id"] = _clip(game_id)
     request_id = getattr(request, "request_id", "")
     if not request_id:
         for key, value in context.invocation_metadata() or ():
-            if key == "x-request-id":
+            if key == "x-request-id" and isinstance(value, str):
                 request_id = value
     if request_id:
-        fields["request_id"] = request_id
+        fields["request_id"] = _clip(request_id)
     return fields
 
 

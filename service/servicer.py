@@ -16,6 +16,7 @@ from replay import fold as folding
 from replay.core import SPECTATOR
 from service import errors
 from service.interceptors import note
+from service.logs import get_logger
 from service.recorder import (
     Outcome,
     Recorder,
@@ -34,6 +35,7 @@ Response = TypeVar("Response")
 Context = aio.ServicerContext[Any, Any]
 DEFAULT_HEARTBEAT = 15
 MAX_HEARTBEAT = 300
+log = get_logger("tablelog.service")
 
 
 def actor_of(context: Context) -> events_pb2.Actor:
@@ -55,6 +57,13 @@ def actor_of(context: Context) -> events_pb2.Actor:
 
 async def refuse(context: Context, error: Exception) -> None:
     await context.abort_with_status(errors.to_status(errors.refusal(error)))
+
+
+async def fault(context: Context, method: str) -> None:
+    """A fault of the server's own: the traceback goes to the log, the client gets INTERNAL
+    with reason INTERNAL and nothing of the internals."""
+    log.error("unexpected error", method=method, exc_info=True)
+    await context.abort_with_status(errors.to_status(errors.INTERNAL))
 
 
 def before_append(context: Context) -> None:
@@ -79,6 +88,10 @@ def unary(
             await refuse(context, exc)
         except DeadlineExceeded:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "The deadline has passed.")
+        except aio.AbortError:
+            raise
+        except Exception:
+            await fault(context, method.__name__)
         raise AssertionError("abort returned")  # pragma: no cover
 
     return wrapper
@@ -94,6 +107,10 @@ def streaming(
                 yield item
         except errors.MAPPED as exc:
             await refuse(context, exc)
+        except aio.AbortError:
+            raise
+        except Exception:
+            await fault(context, method.__name__)
 
     return wrapper
 
@@ -235,6 +252,13 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         heartbeat = float(request.heartbeat_seconds or DEFAULT_HEARTBEAT)
         heartbeat = min(heartbeat, MAX_HEARTBEAT)
         events = await self.recorder.events(request.game_id)
+        head_revision = max(event.revision for event in events)
+        if request.from_revision > head_revision + 1:
+            raise errors.InvalidRequest(
+                "from_revision",
+                f"from_revision {request.from_revision} is beyond the game's head, revision "
+                f"{head_revision}: watch from at most {head_revision + 1} (what comes next).",
+            )
         position = folding.start(events[0].game_created)
         viewer = viewer_of(
             request.viewer if request.HasField("viewer") else None, len(position.table.players)

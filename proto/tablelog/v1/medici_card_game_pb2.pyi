@@ -371,6 +371,9 @@ class MediciCardGameView(_message.Message):
     DECK_NOTE_FIELD_NUMBER: _builtins.int
     UNSEEN_FIELD_NUMBER: _builtins.int
     BOXED_FIELD_NUMBER: _builtins.int
+    SHIP_REWARDS_APPROXIMATE_FIELD_NUMBER: _builtins.int
+    SHIP_REWARDS_NOTE_FIELD_NUMBER: _builtins.int
+    SHIP_REWARDS_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     """1-3."""
     deck_size: _builtins.int
@@ -391,6 +394,11 @@ class MediciCardGameView(_message.Message):
     deck_note: _builtins.str
     boxed: _builtins.int
     """Cards returned to the box (neutral cards after scoring)."""
+    ship_rewards_approximate: _builtins.bool
+    """True when the ship-reward table in use is the unsourced default of a player count
+    other than 4 (G-A2); `ship_rewards_note` says so in words.
+    """
+    ship_rewards_note: _builtins.str
     @_builtins.property
     def market(self) -> _containers.RepeatedCompositeFieldContainer[Global___MediciCardGameCard]:
         """The market row, first placed to last placed (position 1 is the last one)."""
@@ -399,6 +407,10 @@ class MediciCardGameView(_message.Message):
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___MediciCardGameSeatView]: ...
     @_builtins.property
     def unseen(self) -> _containers.RepeatedCompositeFieldContainer[Global___MediciCardGameUnseen]: ...
+    @_builtins.property
+    def ship_rewards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The ship-reward table in use, best place first."""
+
     def __init__(
         self,
         *,
@@ -417,10 +429,13 @@ class MediciCardGameView(_message.Message):
         deck_note: _builtins.str = ...,
         unseen: _abc.Iterable[Global___MediciCardGameUnseen] | None = ...,
         boxed: _builtins.int = ...,
+        ship_rewards_approximate: _builtins.bool = ...,
+        ship_rewards_note: _builtins.str = ...,
+        ship_rewards: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting", b"awaiting", "boxed", b"boxed", "current_player", b"current_player", "deck_note", b"deck_note", "deck_size", b"deck_size", "deck_unverified", b"deck_unverified", "final_turn", b"final_turn", "game_over", b"game_over", "market", b"market", "pending_reveal", b"pending_reveal", "revealed_this_turn", b"revealed_this_turn", "round", b"round", "seats", b"seats", "start_player", b"start_player", "unseen", b"unseen"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting", b"awaiting", "boxed", b"boxed", "current_player", b"current_player", "deck_note", b"deck_note", "deck_size", b"deck_size", "deck_unverified", b"deck_unverified", "final_turn", b"final_turn", "game_over", b"game_over", "market", b"market", "pending_reveal", b"pending_reveal", "revealed_this_turn", b"revealed_this_turn", "round", b"round", "seats", b"seats", "ship_rewards", b"ship_rewards", "ship_rewards_approximate", b"ship_rewards_approximate", "ship_rewards_note", b"ship_rewards_note", "start_player", b"start_player", "unseen", b"unseen"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

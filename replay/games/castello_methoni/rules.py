@@ -13,7 +13,7 @@ graph (non-castle cells + the sea, unwalled edges), in linear time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, overload
 
@@ -284,7 +284,23 @@ def _search(
     return False, seen
 
 
-def closing_edges(state: State) -> dict[int, frozenset[int]]:
+_LAST_CLOSING: list[tuple[State | None, Mapping[int, frozenset[int]]]] = [(None, {})]
+"""The last state's closing edges: reading many moves in one state (notation, legal
+moves) asks for them once per move. One entry, replaced whole (safe across threads)."""
+
+
+def closing_edges(state: State) -> Mapping[int, frozenset[int]]:
+    """RULES.md §5.1.5: the closing edges of `state` (see `_closing_edges`), remembered for
+    the last state asked about."""
+    last, found = _LAST_CLOSING[0]
+    if last is state:
+        return found
+    found = _closing_edges(state)
+    _LAST_CLOSING[0] = (state, found)
+    return found
+
+
+def _closing_edges(state: State) -> dict[int, frozenset[int]]:
     """Every open edge whose wall would enclose a region, with the region it would enclose.
 
     Keys: internal edge index, or -1 - cell for the sea edges of a cell (only when exactly
@@ -995,6 +1011,20 @@ def open_edges(state: State) -> Iterator[tuple[int, int, int]]:
             yield cell, NO_CELL, -1 - cell
 
 
+def _open_edge(state: State, key: int) -> list[tuple[int, int, int]]:
+    """`open_edges` restricted to the edge `key`: [] or its one entry."""
+    castle_of = state.cell_castle
+    if key >= 0:
+        a, b = state.board.edges[key]
+        if (state.walls >> key) & 1 or castle_of[a] or castle_of[b]:
+            return []
+        return [(a, b, key)]
+    cell = -1 - key
+    if castle_of[cell] or state.sea_walls[cell] >= state.board.sea_edges[cell]:
+        return []
+    return [(cell, NO_CELL, key)]
+
+
 def redraw(state: State, move: pb.CastelloMethoniRedraw) -> State:
     """RULES.md §4, stuck hand: with no playable card, reveal the hand, discard it and draw 5."""
     if state.phase != PLAY or state.cards_played:
@@ -1302,9 +1332,8 @@ def build_items(
     inner = _house_templates(state, False)
     coast = _house_templates(state, True)
     append = items.append
-    for a, b, key in open_edges(state):
-        if only_edge is not None and key != only_edge:
-            continue
+    edges = open_edges(state) if only_edge is None else _open_edge(state, only_edge)
+    for a, b, key in edges:
         fits = ctx.edge_cards[key] if key >= 0 else ctx.sea_cards[a]
         matching = [c for c in fits if c in wanted]
         if not matching:

@@ -89,6 +89,9 @@ class Medici:
     def is_chance(self, move: MediciMove) -> bool:
         return move.WhichOneof("action") in ("draw", "remove", "start_player")
 
+    def visible_to(self, move: MediciMove, state: rules.State, viewer: Viewer) -> bool:
+        return rules.visible_to(move, viewer)
+
     def to_move(self, state: rules.State) -> int:
         phase = state.phase
         if phase in CHANCE_PHASES:

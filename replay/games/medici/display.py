@@ -6,7 +6,7 @@ from __future__ import annotations
 from replay.core import Viewer
 from replay.games.medici import rules
 from replay.games.medici.tiles import TileKind
-from replay.games.medici_common.world import GOODS, table_lines
+from replay.games.medici_common.world import GOODS, payout_lines, table_lines, winners_line
 from tablelog.v1.medici_pb2 import (
     MEDICI_EDITION_2016,
     MediciLevel,
@@ -122,17 +122,22 @@ def render(v: MediciView) -> str:
         )
     lines.extend(table_lines(header, rows))
     if v.game_over:
-        best = max(s.florins for s in v.seats)
-        winners = [s.name for s in v.seats if s.florins == best]
-        lines.append(f"Winner{'s' if len(winners) > 1 else ''}: {', '.join(winners)} ({best})")
+        lines.append(winners_line([s.name for s in v.seats], [s.florins for s in v.seats]))
     elif v.pending_draw:
         lines.append(f"The table records {v.pending_draw}.")
     else:
         lines.append(f"{v.seats[v.current_player].name} to {v.awaiting}.")
-    paid = [s for s in v.seats if s.payouts]
-    if paid:
-        lines.append("Payouts:")
-        for s in paid:
-            items = ", ".join(f"d{p.day} {p.label} {p.florins}" for p in s.payouts)
-            lines.append(f"  {s.name}: {items}; lots bought -{s.paid}")
+    lines.extend(
+        payout_lines(
+            [
+                (
+                    s.name,
+                    [(p.day, p.label, p.florins) for p in s.payouts],
+                    f"; lots bought -{s.paid}",
+                )
+                for s in v.seats
+            ],
+            "d",
+        )
+    )
     return "\n".join(lines)

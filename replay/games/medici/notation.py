@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from replay.core import NotationError
 from replay.games.medici import rules
-from replay.games.medici_common.world import GOOD_SYNONYMS, compact, seat_from_text, words
+from replay.games.medici_common.world import (
+    GOOD_SYNONYMS,
+    START_WORDS,
+    compact,
+    format_start,
+    parse_start,
+    words,
+)
 from tablelog.v1.medici_pb2 import (
     MediciBid,
     MediciCloseLot,
@@ -29,7 +36,6 @@ AUCTION_WORDS = frozenset({"auction", "a", "stop", "close", "done"})
 BID_WORDS = frozenset({"bid", "b", "bids"})
 PASS_WORDS = frozenset({"pass", "p", "passes", "no"})
 REMOVE_WORDS = frozenset({"remove", "removed", "r"})
-START_WORDS = frozenset({"start", "starts", "first"})
 MAX_BID_DIGITS = 6
 
 
@@ -91,10 +97,7 @@ def parse(text: str, state: rules.State) -> MediciMove:
     if head in DRAW_WORDS and not rest:
         return draw_more_move()
     if head in START_WORDS:
-        seat = seat_from_text(rest, state.rules.players)
-        if seat is None:
-            raise NotationError(f"`start` needs a seat 1-{len(state.rules.players)}.", text)
-        return start_move(seat)
+        return start_move(parse_start(rest, text, state.rules.players))
     if head in REMOVE_WORDS:
         name = tile_name(rest, state)
         if name is None:
@@ -125,5 +128,5 @@ def format_move(move: MediciMove, state: rules.State) -> str:
     if action == "remove":
         return f"remove {move.remove.tile}"
     if action == "start_player":
-        return f"start {move.start_player.seat + 1}"
+        return format_start(move.start_player.seat)
     raise NotationError("The move names no action.")

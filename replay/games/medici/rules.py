@@ -17,8 +17,11 @@ from replay.games.medici_common.world import (
     GOODS,
     SHIP_REWARDS,
     Payout,
-    poorest,
+    check_start,
+    pay_period,
     ranked_shares,
+    start_next_period,
+    start_pending,
 )
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import (
@@ -351,46 +354,35 @@ def _end_day(state: State) -> State:
     kinds = rules.tiles.kinds
     n = len(rules.players)
     values = [ship_value(state, s) for s in range(n)]
-    ship_pay = score_ships(rules, values)
     levels = [list(row) for row in state.levels]
     for s in range(n):
         for k in state.ships[s]:
             good = kinds[k].good
             if good >= 0 and levels[s][good] < TOP_LEVEL:
                 levels[s][good] += 1
-    florins = list(state.florins)
-    payouts = [list(p) for p in state.payouts]
     d = state.day
-    for s in range(n):
-        payouts[s].append((d, "ship", ship_pay[s]))
-        florins[s] += ship_pay[s]
-    for g, (awards, bonuses) in enumerate(score_pyramids(rules, levels)):
-        for s in range(n):
-            if awards[s]:
-                payouts[s].append((d, f"{GOODS[g]} pyramid", awards[s]))
-                florins[s] += awards[s]
-            if bonuses[s]:
-                payouts[s].append((d, f"{GOODS[g]} bonus", bonuses[s]))
-                florins[s] += bonuses[s]
-    scored = replace(
+    florins, payouts = pay_period(
         state,
-        levels=tuple(tuple(row) for row in levels),
-        florins=tuple(florins),
-        payouts=tuple(tuple(p) for p in payouts),
+        d,
+        score_ships(rules, values),
+        score_pyramids(rules, levels),
+        ("pyramid", "bonus"),
+    )
+    scored = replace(
+        state, levels=tuple(tuple(row) for row in levels), florins=florins, payouts=payouts
     )
     if d == DAYS:
         return replace(scored, phase=OVER)
-    scored = replace(scored, day=d + 1)
-    tied = poorest(scored.florins)
-    if len(tied) > 1:
-        return replace(scored, phase=START, tied=tied)
-    return _begin_day(scored, tied[0])
+    return start_next_period(replace(scored, day=d + 1), START, _begin_day)
 
 
 # --- moves ------------------------------------------------------------------------------------
 
 
 def apply(state: State, move: MediciMove) -> State:
+    """Rules §B2-B4 (and §B2, §B6 for the start player): dispatch `move` to its rule after
+    checking that the game is in the phase that move belongs to (a drawer's decision, a bid,
+    or one of the table's chance moves)."""
     action = move.WhichOneof("action")
     phase = state.phase
     if phase == OVER:
@@ -426,7 +418,7 @@ _WAITING = {
     DECIDE: ("DRAWER_DECIDING", "The drawer must first say `draw` (one more) or `auction`."),
     BID: ("AUCTION_UNDER_WAY", "The lot is being auctioned: bid or pass."),
     REMOVE: ("REMOVAL_PENDING", "The day's setup must first remove its tiles unseen."),
-    START: ("START_PENDING", "The table must first record who starts the day (a tie)."),
+    START: start_pending("day"),
 }
 
 
@@ -540,12 +532,7 @@ def remove(state: State, name: str) -> State:
 
 def choose_start(state: State, seat: int) -> State:
     """Rules §B2, §B6: the poorest player starts days 2 and 3; a tie is broken at random."""
-    if seat not in state.tied:
-        names = ", ".join(state.rules.players[s] for s in state.tied)
-        raise IllegalMove(
-            "START_NOT_POOREST",
-            f"The day is started by a player with the fewest florins: one of {names}.",
-        )
+    check_start(seat, state.tied, state.rules.players, "day")
     return _begin_day(state, seat)
 
 
@@ -553,6 +540,8 @@ def choose_start(state: State, seat: int) -> State:
 
 
 def can_draw_more(state: State) -> bool:
+    """Rules §B3 step 1, G-B3: whether the drawer may draw one more tile (the conditions of
+    `draw_more`: fewer than 3 tiles, a bag not empty, and a bigger lot some ship can load)."""
     size = len(state.lot)
     return (
         state.phase == DECIDE
@@ -563,7 +552,9 @@ def can_draw_more(state: State) -> bool:
 
 
 def bid_range(state: State) -> range:
-    """The bids open to the current bidder (empty when they can only pass)."""
+    """Rules §B3 step 2, G-B7: the bids open to the current bidder, from one above the high
+    bid up to their florins; empty when they can only pass (no money, or a lot that does not
+    fit their free spaces)."""
     seat = state.current
     if state.phase != BID or len(state.lot) > free_space(state, seat):
         return range(0)
@@ -571,4 +562,13 @@ def bid_range(state: State) -> range:
 
 
 def tile_weights(state: State) -> list[tuple[int, int]]:
+    """Rules §B2-B4: (kind, copies nobody has seen today) for the next tile drawn or removed
+    unseen; each piece in the bag is equally likely."""
     return [(k, c) for k, c in enumerate(state.unseen) if c > 0]
+
+
+def visible_to(move: MediciMove, viewer: int | None) -> bool:
+    """Rules §B2: the tiles removed at each day's setup are removed unseen, so a `remove`
+    (dealt mode) is seen by nobody but the full view (viewer None); every other move (draws
+    into the lot or the last ship, bids, passes, the start player) is public (§B3-B4)."""
+    return viewer is None or move.WhichOneof("action") != "remove"

@@ -3,14 +3,12 @@ Identical pieces (the two 5s of each good) form one kind, named as printed: "clo
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
 from replay.core import InvalidSetup
-from replay.games.medici_common.world import GOOD_INDEX
+from replay.games.medici_common.world import GOOD_INDEX, bad_rows, read_csv_rows
 from tablelog.v1 import game_pb2
 
 TILES_COMPONENT: Final = "tiles"
@@ -36,14 +34,11 @@ class Tiles:
 
 def load_tiles(content: bytes) -> Tiles:
     """Read and validate a tile file (the columns of medici_tiles.csv)."""
-    try:
-        rows = list(csv.DictReader(io.StringIO(content.decode("utf-8"))))
-    except (UnicodeDecodeError, csv.Error) as error:
-        raise InvalidSetup("TILE_FILE", f"The tile file is not readable CSV: {error}") from error
+    rows = read_csv_rows(content, "TILE_FILE", "tile file")
     kinds: list[TileKind] = []
     counts: list[int] = []
     by_name: dict[str, int] = {}
-    try:
+    with bad_rows("TILE_FILE", "tile file"):
         for row in rows:
             kind = (row.get("kind") or "").strip().lower()
             good = (row.get("good") or "").strip().lower()
@@ -62,8 +57,6 @@ def load_tiles(content: bytes) -> Tiles:
                 by_name[tile.name] = len(kinds)
                 kinds.append(tile)
                 counts.append(1)
-    except (KeyError, ValueError, TypeError) as error:
-        raise InvalidSetup("TILE_FILE", f"The tile file has a bad row: {error}") from error
     if not kinds:
         raise InvalidSetup("TILE_FILE", "The tile file lists no tiles.")
     return Tiles(tuple(kinds), tuple(counts), by_name, sum(counts))

@@ -104,6 +104,9 @@ class MediciCardGame:
     def is_chance(self, move: MediciCardGameMove) -> bool:
         return move.WhichOneof("action") in ("reveal", "start_player")
 
+    def visible_to(self, move: MediciCardGameMove, state: rules.State, viewer: Viewer) -> bool:
+        return rules.visible_to(move, viewer)
+
     def to_move(self, state: rules.State) -> int:
         phase = state.phase
         if phase == rules.PLAY:

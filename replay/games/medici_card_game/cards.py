@@ -3,18 +3,18 @@ CSV component file. The shipped file's counts are placeholders (UNVERIFIED)."""
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
 from replay.core import InvalidSetup
-from replay.games.medici_common.world import GOOD_INDEX
+from replay.games.medici_common.world import GOOD_INDEX, bad_rows, read_csv_rows
 from tablelog.v1 import game_pb2
 
 DECK_COMPONENT: Final = "deck"
 DECK_FILE: Final = "medici_card_game_deck.csv"
+DECK_TOTAL: Final = 95
+"""§A1: the goods deck has 95 cards (the one sourced count of the deck)."""
 UNVERIFIED_NOTE: Final = (
     "The per-card copy counts of the deck are UNVERIFIED placeholders (only the 95-card total "
     "and the card kinds are sourced, Rules G-A1): table mode checks only that a revealed card "
@@ -62,18 +62,17 @@ def _kind_name(kind: str, good: str, value: int) -> str:
 
 
 def load_deck(content: bytes) -> Deck:
-    """Read and validate a deck file (the columns of medici_card_game_deck.csv). The deck is
-    verified when every row has a `count_confirmed`; otherwise `count_placeholder` is used."""
-    try:
-        rows = list(csv.DictReader(io.StringIO(content.decode("utf-8"))))
-    except (UnicodeDecodeError, csv.Error) as error:
-        raise InvalidSetup("DECK_FILE", f"The deck file is not readable CSV: {error}") from error
+    """Rules §A1, G-A1: read and validate a deck file (the columns of
+    medici_card_game_deck.csv). The deck is verified when every row has a `count_confirmed`,
+    and then its copies must add up to the 95 cards of §A1; otherwise `count_placeholder` is
+    used (any total: a placeholder deck is marked unverified wherever it is shown)."""
+    rows = read_csv_rows(content, "DECK_FILE", "deck file")
     if not rows:
         raise InvalidSetup("DECK_FILE", "The deck file lists no cards.")
     kinds: list[CardKind] = []
     confirmed: list[int | None] = []
     placeholder: list[int] = []
-    try:
+    with bad_rows("DECK_FILE", "deck file"):
         for row in rows:
             good = (row.get("good") or "").strip().lower()
             kind = (row.get("kind") or "").strip().lower()
@@ -95,8 +94,6 @@ def load_deck(content: bytes) -> Deck:
             sure = (row.get("count_confirmed") or "").strip()
             confirmed.append(int(sure) if sure else None)
             placeholder.append(int((row.get("count_placeholder") or "0").strip() or "0"))
-    except (KeyError, ValueError, TypeError) as error:
-        raise InvalidSetup("DECK_FILE", f"The deck file has a bad row: {error}") from error
     verified = all(c is not None for c in confirmed)
     counts = tuple(c or 0 for c in confirmed) if verified else tuple(placeholder)
     by_name = {k.name: i for i, k in enumerate(kinds)}
@@ -104,6 +101,12 @@ def load_deck(content: bytes) -> Deck:
         raise InvalidSetup("DECK_FILE", "The deck file lists a card kind twice.")
     if any(c < 0 for c in counts) or sum(counts) == 0:
         raise InvalidSetup("DECK_FILE", "The deck file's copy counts must be >= 0, not all 0.")
+    if verified and sum(counts) != DECK_TOTAL:
+        raise InvalidSetup(
+            "DECK_FILE",
+            f"A verified deck file (every row has count_confirmed) must have the {DECK_TOTAL} "
+            f"cards of the goods deck (Rules §A1); its counts add up to {sum(counts)}.",
+        )
     return Deck(tuple(kinds), counts, by_name, verified, sum(counts))
 
 

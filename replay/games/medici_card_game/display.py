@@ -1,11 +1,13 @@
 """Views and the terminal rendering of Medici: The Card Game. Nothing is hidden but the order
-of the deck, so every viewer sees the same view."""
+of the deck, so every viewer sees the same view. Approximate data stays marked: the
+placeholder deck counts (G-A1) and the unsourced ship-reward tables of 2, 3, 5 and 6 players
+(G-A2)."""
 
 from __future__ import annotations
 
 from replay.games.medici_card_game import rules
 from replay.games.medici_card_game.cards import UNVERIFIED_NOTE, CardKind
-from replay.games.medici_common.world import GOODS, table_lines
+from replay.games.medici_common.world import GOODS, payout_lines, table_lines, winners_line
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameCard,
     MediciCardGameGoodCount,
@@ -47,6 +49,9 @@ def view(state: rules.State) -> MediciCardGameView:
             for k, c in zip(kinds, state.unseen, strict=True)
         ],
         boxed=state.boxed,
+        ship_rewards_approximate=r.ship_rewards_approximate,
+        ship_rewards_note=rules.ship_rewards_note(r),
+        ship_rewards=r.ship_rewards,
     )
     if phase == rules.REVEAL:
         out.pending_reveal = f"the card {r.players[state.current]} turned over"
@@ -84,6 +89,12 @@ def render(v: MediciCardGameView) -> str:
     ]
     if v.deck_unverified:
         lines.append("NOTE: deck copy counts are UNVERIFIED placeholders (approximate deck).")
+    rewards = "/".join(str(r) for r in v.ship_rewards)
+    if v.ship_rewards_approximate:
+        lines.append(
+            f"NOTE: ship rewards {rewards} are UNSOURCED for {len(v.seats)} players "
+            "(approximate, G-A2: only the 4-player table is sourced)."
+        )
     market = " ".join(c.name for c in v.market) or "(empty)"
     lines.append(f"Deck: {v.deck_size} cards   Boxed: {v.boxed}")
     lines.append(f"Market (first .. last = position 1): {market}")
@@ -99,19 +110,17 @@ def render(v: MediciCardGameView) -> str:
         )
     lines.extend(table_lines(header, rows))
     if v.game_over:
-        best = max(s.florins for s in v.seats)
-        winners = [s.name for s in v.seats if s.florins == best]
-        lines.append(f"Winner{'s' if len(winners) > 1 else ''}: {', '.join(winners)} ({best})")
+        lines.append(winners_line([s.name for s in v.seats], [s.florins for s in v.seats]))
     elif v.pending_reveal:
         lines.append(f"The table records {v.pending_reveal}.")
     else:
         who = v.seats[v.current_player].name
         extra = " (final turn of the round)" if v.final_turn else ""
         lines.append(f"{who} to {v.awaiting}{extra}; revealed this turn: {v.revealed_this_turn}")
-    paid = [s for s in v.seats if s.payouts]
-    if paid:
-        lines.append("Payouts:")
-        for s in paid:
-            items = ", ".join(f"r{p.round} {p.label} {p.florins}" for p in s.payouts)
-            lines.append(f"  {s.name}: {items}")
+    lines.extend(
+        payout_lines(
+            [(s.name, [(p.round, p.label, p.florins) for p in s.payouts], "") for s in v.seats],
+            "r",
+        )
+    )
     return "\n".join(lines)

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from replay.core import AmbiguousNotation, NotationError
 from replay.games.medici_card_game import rules
-from replay.games.medici_common.world import GOOD_SYNONYMS, compact, seat_from_text, words
+from replay.games.medici_common.world import (
+    GOOD_SYNONYMS,
+    START_WORDS,
+    compact,
+    format_start,
+    parse_start,
+    words,
+)
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameFlip,
     MediciCardGameMove,
@@ -22,7 +29,6 @@ from tablelog.v1.medici_card_game_pb2 import (
 FLIP_WORDS = frozenset({"flip", "f", "reveal", "turn", "draw"})
 REVEAL_WORDS = frozenset({"reveal", "flip", "r", "draw", "turn"})
 TAKE_WORDS = frozenset({"take", "t", "takes"})
-START_WORDS = frozenset({"start", "starts", "first"})
 
 
 def flip_move() -> MediciCardGameMove:
@@ -126,10 +132,7 @@ def parse(text: str, state: rules.State) -> MediciCardGameMove:
     if head in TAKE_WORDS:
         return _take_positions(rest, text, state)
     if head in START_WORDS:
-        seat = seat_from_text(rest, state.rules.players)
-        if seat is None:
-            raise NotationError(f"`start` needs a seat 1-{len(state.rules.players)}.", text)
-        return start_move(seat)
+        return start_move(parse_start(rest, text, state.rules.players))
     if head in FLIP_WORDS and not rest:
         return flip_move()
     card_tokens = rest if head in REVEAL_WORDS else tokens
@@ -153,5 +156,5 @@ def format_move(move: MediciCardGameMove, state: rules.State) -> str:
     if action == "take":
         return format_take(sorted(move.take.positions))
     if action == "start_player":
-        return f"start {move.start_player.seat + 1}"
+        return format_start(move.start_player.seat)
     raise NotationError("The move names no action.")

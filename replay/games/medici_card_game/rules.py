@@ -15,8 +15,11 @@ from replay.games.medici_common.world import (
     GOODS,
     SHIP_REWARDS,
     Payout,
-    poorest,
+    check_start,
+    pay_period,
     ranked_shares,
+    start_next_period,
+    start_pending,
 )
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
@@ -27,6 +30,13 @@ from tablelog.v1.medici_card_game_pb2 import (
 ROUNDS: Final = 3
 MAX_REVEALS: Final = 3
 TAKE_WINDOW: Final = 3
+SOURCED_SHIP_REWARDS: Final = frozenset({4})
+"""§A4 step 1, G-A2: only the 4-player ship-reward table is sourced (seed-KO example)."""
+SHIP_REWARDS_NOTE: Final = (
+    "The ship-reward table for {n} players is UNSOURCED (approximate, Rules G-A2): only the "
+    "4-player table (30/20/10/0) is sourced; this one is the board game's ({table}). Set the "
+    "`ship_rewards` option to use another."
+)
 
 # Phases: whose decision it is.
 PLAY: Final = 0  # the current player: flip or take
@@ -43,6 +53,8 @@ class Rules:
     deck: Deck
     capacity: int
     ship_rewards: tuple[int, ...]
+    ship_rewards_approximate: bool
+    """G-A2: the default table of a player count other than 4 (unsourced), not an option."""
     majority_rewards: tuple[int, ...]
     majority_needs_icon: bool
     volume_threshold: int
@@ -97,6 +109,7 @@ def make_rules(
             )
     else:
         rewards = SHIP_REWARDS[n]
+    approximate = not options.ship_rewards and n not in SOURCED_SHIP_REWARDS
     second = 0 if n == 2 and options.two_player_second_place_pays_nothing else 5
     big = options.big_volume_threshold or (10 if n == 2 else 8)
     return Rules(
@@ -104,6 +117,7 @@ def make_rules(
         deck=deck,
         capacity=7 if n == 2 else 5,
         ship_rewards=rewards + (0,) * (n - len(rewards)),
+        ship_rewards_approximate=approximate,
         majority_rewards=(10, second, *([0] * n)),
         majority_needs_icon=not options.majority_without_icons,
         volume_threshold=7 if n == 2 else 5,
@@ -111,6 +125,14 @@ def make_rules(
         strict=deck.verified or mode == DEALT,
         dealt=mode == DEALT,
     )
+
+
+def ship_rewards_note(rules: Rules) -> str:
+    """G-A2: the warning shown with an unsourced default ship-reward table ("" otherwise)."""
+    if not rules.ship_rewards_approximate:
+        return ""
+    table = "/".join(str(r) for r in rules.ship_rewards)
+    return SHIP_REWARDS_NOTE.format(n=len(rules.players), table=table)
 
 
 def setup(rules: Rules, first_player: int) -> State:
@@ -223,7 +245,6 @@ def _end_round(state: State) -> State:
     kinds = rules.deck.kinds
     n = len(rules.players)
     values = [ship_value(state, s) for s in range(n)]
-    ship_pay = score_ships(rules, values)
     warehouse = [list(w) for w in state.warehouse]
     stored = list(state.stored)
     boxed = state.boxed
@@ -235,20 +256,14 @@ def _end_round(state: State) -> State:
                 stored[s] += 1
             else:
                 boxed += 1
-    florins = list(state.florins)
-    payouts = [list(p) for p in state.payouts]
     r = state.round
-    for s in range(n):
-        payouts[s].append((r, "ship", ship_pay[s]))
-        florins[s] += ship_pay[s]
-    for g, (majority, volume) in enumerate(score_warehouses(rules, warehouse)):
-        for s in range(n):
-            if majority[s]:
-                payouts[s].append((r, f"{GOODS[g]} majority", majority[s]))
-                florins[s] += majority[s]
-            if volume[s]:
-                payouts[s].append((r, f"{GOODS[g]} volume", volume[s]))
-                florins[s] += volume[s]
+    florins, payouts = pay_period(
+        state,
+        r,
+        score_ships(rules, values),
+        score_warehouses(rules, warehouse),
+        ("majority", "volume"),
+    )
     scored = replace(
         state,
         ships=((),) * n,
@@ -256,8 +271,8 @@ def _end_round(state: State) -> State:
         warehouse=tuple(tuple(w) for w in warehouse),
         stored=tuple(stored),
         boxed=boxed,
-        florins=tuple(florins),
-        payouts=tuple(tuple(p) for p in payouts),
+        florins=florins,
+        payouts=payouts,
         final_turn=False,
         revealed=0,
     )
@@ -273,10 +288,7 @@ def _end_round(state: State) -> State:
         deck_size=state.deck_size + len(state.market),
         unseen=tuple(unseen),
     )
-    tied = poorest(scored.florins)
-    if len(tied) > 1:
-        return replace(scored, phase=START, tied=tied)
-    return _begin_round(scored, tied[0])
+    return start_next_period(scored, START, _begin_round)
 
 
 def _begin_round(state: State, seat: int) -> State:
@@ -288,6 +300,8 @@ def _begin_round(state: State, seat: int) -> State:
 
 
 def apply(state: State, move: MediciCardGameMove) -> State:
+    """Rules §A3 (flip, reveal, take) and §A5 (the start player after a tie): dispatch
+    `move` to its rule after checking that the game is in the phase that move belongs to."""
     action = move.WhichOneof("action")
     phase = state.phase
     if phase == OVER:
@@ -317,16 +331,12 @@ def _expect_player(state: State) -> None:
             "REVEAL_PENDING", "The table must first record the card that was turned over."
         )
     if state.phase == START:
-        raise IllegalMove(
-            "START_PENDING", "The table must first record who starts the round (a tie)."
-        )
+        raise IllegalMove(*start_pending("round"))
 
 
 def _no_reveal(state: State) -> None:
     if state.phase == START:
-        raise IllegalMove(
-            "START_PENDING", "The table must first record who starts the round (a tie)."
-        )
+        raise IllegalMove(*start_pending("round"))
     raise IllegalMove(
         "NO_REVEAL_PENDING",
         "No card is being turned over: the player must flip first or take from the market.",
@@ -426,12 +436,7 @@ def take(state: State, positions: Sequence[int]) -> State:
 
 def choose_start(state: State, seat: int) -> State:
     """Rules §A5: the poorest player starts rounds 2 and 3; a tie is broken at random."""
-    if seat not in state.tied:
-        names = ", ".join(state.rules.players[s] for s in state.tied)
-        raise IllegalMove(
-            "START_NOT_POOREST",
-            f"The round is started by a player with the fewest florins: one of {names}.",
-        )
+    check_start(seat, state.tied, state.rules.players, "round")
     return _begin_round(state, seat)
 
 
@@ -439,7 +444,9 @@ def choose_start(state: State, seat: int) -> State:
 
 
 def take_options(state: State) -> list[tuple[int, ...]]:
-    """Every legal `take` (ascending positions) of the current player."""
+    """Rules §A3 step 2, G-A5: every legal `take` (ascending positions) of the current
+    player: position 1 plus any of positions 2 and 3 the market has, as long as the cards
+    that use hold space fit the free hold."""
     size = len(state.market)
     if state.phase != PLAY or size == 0:
         return []
@@ -458,13 +465,23 @@ def take_options(state: State) -> list[tuple[int, ...]]:
 
 
 def can_flip(state: State) -> bool:
+    """Rules §A3 step 1: the current player may turn over one more card while fewer than 3
+    were revealed this turn and the deck is not empty."""
     return state.phase == PLAY and state.revealed < MAX_REVEALS and state.deck_size > 0
 
 
 def reveal_weights(state: State) -> list[tuple[int, int]]:
-    """(kind, unseen copies) for the next reveal; every kind once when a lenient table
-    recording has run past the placeholder counts."""
+    """Rules §A3 step 1, G-A1: (kind, unseen copies) for the next card turned over, each
+    card of the deck equally likely; every kind once when a lenient table recording (the
+    unverified deck) has run past the placeholder counts."""
     weights = [(k, c) for k, c in enumerate(state.unseen) if c > 0]
     if not weights:
         weights = [(k, 1) for k in range(len(state.unseen))]
     return weights
+
+
+def visible_to(move: MediciCardGameMove, viewer: int | None) -> bool:
+    """Rules §A3 step 1 and §A5: every card is turned over face up into the market, and the
+    start player after a tie is announced, so no move carries hidden information (only the
+    order of the face-down deck is secret, and no move records it): visible to every viewer."""
+    return True

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, ClassVar, Final, Protocol, TypeVar
 
+from replay.core import IllegalMove, InvalidSetup, NotationError
 from tablelog.v1 import game_pb2
 
 GOODS: Final = ("cloth", "fur", "grain", "dye", "spice")
@@ -41,6 +46,24 @@ Payout = tuple[int, str, int]
 """(round or day, label, florins): one line of a seat's itemised payouts."""
 
 _TOKEN = re.compile(r"[a-z]+|\d+")
+
+START_WORDS: Final = frozenset({"start", "starts", "first"})
+"""Notation: the words that open a `start N` move (both games)."""
+
+
+class PeriodState(Protocol):
+    """What the shared round/day helpers read of either game's frozen state dataclass."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def florins(self) -> tuple[int, ...]: ...
+
+    @property
+    def payouts(self) -> tuple[tuple[Payout, ...], ...]: ...
+
+
+S = TypeVar("S", bound=PeriodState)
 
 
 def ranked_shares(
@@ -79,6 +102,113 @@ def poorest(florins: Sequence[int]) -> tuple[int, ...]:
     a tie is broken at random, which the table records as a chance move)."""
     low = min(florins)
     return tuple(s for s, f in enumerate(florins) if f == low)
+
+
+def pay_period(
+    state: PeriodState,
+    period: int,
+    ship_pay: Sequence[int],
+    goods_pay: Sequence[tuple[Sequence[int], Sequence[int]]],
+    labels: tuple[str, str],
+) -> tuple[tuple[int, ...], tuple[tuple[Payout, ...], ...]]:
+    """Rules §A4 / §B5: pay each seat its ship share, then per good (in GOODS order) its two
+    awards: card game majority and volume, board game pyramid and bonus (`labels`).
+
+    Returns the new florins and itemised payouts; a zero award is not itemised, a zero ship
+    share is (every seat has one ship line per round or day)."""
+    n = len(state.florins)
+    florins = list(state.florins)
+    payouts = [list(p) for p in state.payouts]
+    for s in range(n):
+        payouts[s].append((period, "ship", ship_pay[s]))
+        florins[s] += ship_pay[s]
+    for g, (first, second) in enumerate(goods_pay):
+        for s in range(n):
+            if first[s]:
+                payouts[s].append((period, f"{GOODS[g]} {labels[0]}", first[s]))
+                florins[s] += first[s]
+            if second[s]:
+                payouts[s].append((period, f"{GOODS[g]} {labels[1]}", second[s]))
+                florins[s] += second[s]
+    return tuple(florins), tuple(tuple(p) for p in payouts)
+
+
+def start_next_period(state: S, start_phase: int, begin: Callable[[S, int], S]) -> S:
+    """Rules §A5 / §B2: the poorest player starts the next round or day (`begin(state,
+    seat)`); when several tie for fewest florins the table breaks the tie at random, which is
+    recorded as a chance move: the state waits in `start_phase` with the tied seats."""
+    tied = poorest(state.florins)
+    if len(tied) > 1:
+        return replace(state, phase=start_phase, tied=tied)
+    return begin(state, tied[0])
+
+
+def start_pending(period: str) -> tuple[str, str]:
+    """The (code, message) of a move made while the table must record who starts the
+    `period` ("round" or "day") after a tie (§A5 / §B2)."""
+    return "START_PENDING", f"The table must first record who starts the {period} (a tie)."
+
+
+def check_start(seat: int, tied: Sequence[int], players: Sequence[str], period: str) -> None:
+    """Rules §A5 / §B2: only a seat tied for fewest florins may start the `period`."""
+    if seat not in tied:
+        names = ", ".join(players[s] for s in tied)
+        raise IllegalMove(
+            "START_NOT_POOREST",
+            f"The {period} is started by a player with the fewest florins: one of {names}.",
+        )
+
+
+def read_csv_rows(content: bytes, code: str, what: str) -> list[dict[str, str]]:
+    """The rows of a component CSV file; `InvalidSetup(code)` naming `what` ("deck file")
+    when it is not UTF-8 CSV."""
+    try:
+        return list(csv.DictReader(io.StringIO(content.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise InvalidSetup(code, f"The {what} is not readable CSV: {error}") from error
+
+
+@contextmanager
+def bad_rows(code: str, what: str) -> Iterator[None]:
+    """Turn a missing column or a non-number in a component file's rows into
+    `InvalidSetup(code)` naming `what`."""
+    try:
+        yield
+    except (KeyError, ValueError, TypeError) as error:
+        raise InvalidSetup(code, f"The {what} has a bad row: {error}") from error
+
+
+def parse_start(tokens: Sequence[str], text: str, players: Sequence[str]) -> int:
+    """The seat of a `start N` move (tokens after the start word): "2", "p2" or a name."""
+    seat = seat_from_text(tokens, players)
+    if seat is None:
+        raise NotationError(f"`start` needs a seat 1-{len(players)}.", text)
+    return seat
+
+
+def format_start(seat: int) -> str:
+    """The canonical text of the start-player chance move: `start 2` for seat index 1."""
+    return f"start {seat + 1}"
+
+
+def winners_line(names: Sequence[str], florins: Sequence[int]) -> str:
+    """`render`: "Winner: Ann (75)" or "Winners: Ann, Bo (75)" (§A6 / §B7)."""
+    best = max(florins)
+    winners = [name for name, f in zip(names, florins, strict=True) if f == best]
+    return f"Winner{'s' if len(winners) > 1 else ''}: {', '.join(winners)} ({best})"
+
+
+def payout_lines(seats: Sequence[tuple[str, Sequence[Payout], str]], prefix: str) -> list[str]:
+    """`render`: each seat's itemised payouts ("r1 ship 30"; `prefix` "r" or "d"), followed
+    by the seat's `suffix`; nothing before the first payout."""
+    paid = [seat for seat in seats if seat[1]]
+    if not paid:
+        return []
+    lines = ["Payouts:"]
+    for name, payouts, suffix in paid:
+        items = ", ".join(f"{prefix}{when} {label} {florins}" for when, label, florins in payouts)
+        lines.append(f"  {name}: {items}{suffix}")
+    return lines
 
 
 def words(text: str) -> list[str]:

@@ -65,12 +65,32 @@ def _stage_result(state: rl.State, stage: rl.Stage) -> game_pb2.SeatScore:
     return game_pb2.SeatScore(seat=0, total=total, items=fame_items)
 
 
+def _hidden_result(state: rl.State, stage: rl.Stage | None) -> game_pb2.GameResult:
+    """Rules §2 step 8 (hidden money): while the game is in progress the result, which every
+    viewer receives, reports no money at all: no per-seat scores. A solo stage (§9) reports
+    only the fame of the earlier stages, which the campaign record makes public anyway."""
+    scores = []
+    if state.rules.solo and stage is not None:
+        fame = state.rules.campaign_fame
+        scores.append(
+            game_pb2.SeatScore(
+                seat=0,
+                total=fame,
+                items=[game_pb2.ScoreItem(label=FAME_EARLIER, value=fame)],
+            )
+        )
+    return game_pb2.GameResult(termination=ONGOING, scores=scores)
+
+
 def result(state: rl.State) -> game_pb2.GameResult:
     """Rules §7: money after the restaurant penalty, itemised; most money wins, then most
-    stands on the market, then a shared win. A solo stage (§9) scores the campaign's fame."""
+    stands on the market, then a shared win. A solo stage (§9) scores the campaign's fame.
+    With hidden money (§2 step 8) nothing about money is reported until the game is over."""
     rules = state.rules
     termination = COMPLETED if state.over else ONGOING
     stage = rl.stage_of(rules)
+    if rules.money_hidden and not state.over:
+        return _hidden_result(state, stage)
     if rules.solo and stage is not None:
         score = _stage_result(state, stage)
         return game_pb2.GameResult(
@@ -169,6 +189,17 @@ class MercadoDeLisboa:
 
     def is_chance(self, move: pb.MercadoDeLisboaMove) -> bool:
         return move.WhichOneof("action") in mv.CHANCE_ACTIONS
+
+    def visible_to(self, move: pb.MercadoDeLisboaMove, state: rl.State, viewer: Viewer) -> bool:
+        """Rules §2 steps 2-4, §4.1 step 1 and §4.3: no chance move of this game carries hidden
+        identity, so every move is visible to everyone. The restaurants are drawn onto the
+        marked spaces face down, but that draw is not recorded (engine decision: a face-down
+        restaurant's type is recorded only when it is turned over, `flip`, and turning it over
+        shows it to the whole table); stand tiles drawn into the display or in front of a
+        player are face up (public information, §2 step 3); customer tiles are revealed face
+        up. Hidden money (§2 step 8) hides no move: it is a matter of the views and of the
+        running result (`result`)."""
+        return True
 
     def to_move(self, state: rl.State) -> int:
         return mv.to_move(state)

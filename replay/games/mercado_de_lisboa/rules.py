@@ -255,10 +255,73 @@ def _good_name(good: int) -> str:
 
 
 def stage_of(rules: Rules) -> Stage | None:
+    """Rules §9: the solo campaign stage whose rules and fame thresholds apply, or None
+    (multiplayer, or the solo rules without a stage)."""
     return STAGES.get(rules.stage)
 
 
 # ---------------------------------------------------------------------------------- setup
+
+
+def _check_campaign(previous: Sequence[tuple[int, int, int, bool, str]], stage: int) -> int:
+    """Rules §9: the earlier stages of a campaign, as carried in the options, checked as far
+    as a record allows: stages in order, each once, before this one; every stage names the
+    game that recorded it (once); the fame agrees with the stage's thresholds for the
+    recorded money (stage 2 counts only the money from 4-customer tiles, which the record
+    does not hold, so only its range is checked; stage 5 scores 0 when fewer than three
+    4-customer tiles were placed); the master stroke at most once. Returns the number of
+    master strokes (0 or 1)."""
+    last = 0
+    strokes = 0
+    games: set[str] = set()
+    for number, fame, money, stroke, game_id in previous:
+        if not last < number < stage:
+            raise InvalidSetup(
+                "CAMPAIGN",
+                f"Campaign stages are played in order, each once: stage {number} cannot come "
+                f"after stage {last} and before stage {stage}.",
+            )
+        if fame > 3:
+            raise InvalidSetup(
+                "CAMPAIGN", f"Campaign stage {number}: a stage awards 0 to 3 fame, not {fame}."
+            )
+        if not game_id.strip():
+            raise InvalidSetup(
+                "CAMPAIGN",
+                f"Campaign stage {number} must name the game that recorded it (game_id).",
+            )
+        if game_id in games:
+            raise InvalidSetup(
+                "CAMPAIGN",
+                f"Campaign stage {number} names game {game_id!r}, already the record of an "
+                "earlier stage: each stage is a game of its own.",
+            )
+        games.add(game_id)
+        spec = STAGES[number]
+        earned = sum(1 for t in spec.thresholds if money >= t)
+        needs = "/".join(map(str, spec.thresholds))
+        if number == 5 and fame not in (0, earned):
+            raise InvalidSetup(
+                "CAMPAIGN",
+                f"Campaign stage 5 ({spec.name}) recorded {money} coins: that earns {earned} "
+                f"fame (thresholds {needs}), or 0 with fewer than three 4-customer tiles "
+                f"placed, not {fame}.",
+            )
+        if number not in (2, 5) and fame != earned:
+            raise InvalidSetup(
+                "CAMPAIGN",
+                f"Campaign stage {number} ({spec.name}) recorded {money} coins: that earns "
+                f"{earned} fame (thresholds {needs}), not {fame}.",
+            )
+        last = number
+        strokes += stroke
+    if strokes > 1:
+        raise InvalidSetup(
+            "CAMPAIGN",
+            f"The master-stroke bonus is awarded once per campaign; {strokes} earlier stages "
+            "claim it.",
+        )
+    return strokes
 
 
 def make_rules(players: int, options: pb.MercadoDeLisboaOptions, board: Board) -> Rules:
@@ -291,21 +354,7 @@ def make_rules(players: int, options: pb.MercadoDeLisboaOptions, board: Board) -
     ]
     if previous and not stage:
         raise InvalidSetup("CAMPAIGN", "A campaign's next game must name its stage (1..9).")
-    last = 0
-    strokes = 0
-    for number, fame, _money, stroke, _gid in previous:
-        if not last < number < stage:
-            raise InvalidSetup(
-                "CAMPAIGN",
-                f"Campaign stages are played in order, each once: stage {number} cannot come "
-                f"after stage {last} and before stage {stage}.",
-            )
-        if fame > 3:
-            raise InvalidSetup("CAMPAIGN", f"A stage awards 0 to 3 fame, not {fame}.")
-        last = number
-        strokes += stroke
-    if strokes > 1:
-        raise InvalidSetup("CAMPAIGN", "The master-stroke bonus is awarded once per campaign.")
+    strokes = _check_campaign(previous, stage)
     kinds = board.kinds
     kind_size = tuple(k[0] for k in kinds)
     kind_mask = tuple(sum(1 << g for g in set(k[1])) for k in kinds)
@@ -403,6 +452,10 @@ def stand_value(board: tuple[int, ...], space: int, good: int) -> int:
 
 
 def line_stands(board: tuple[int, ...], line: int) -> int:
+    """Rules §4.1 (a stand's cost counts the stands of every player in its row and column,
+    restaurants excluded) and §4.2 (a customer tile needs a line holding at least as many
+    stands, any owners, as it shows customers): the stands on `line` (rows 0..4, columns
+    5..9). Also §9 stages 3 and 7, which count the stands of a line."""
     count = 0
     for s in LINE_SPACES[line]:
         if board[s] >= STAND_BASE:
@@ -1132,7 +1185,10 @@ def _expect(state: State, kinds: tuple[int, ...], verb: str) -> tuple[int, ...]:
 
 
 def chance_outcomes(state: State) -> list[tuple[str, int, tuple[int, ...], int]]:
-    """Each possible outcome of the pending chance event with its weight (unseen copies)."""
+    """Rules §2 steps 2-4, §4.1 steps 1 and 4, §4.2 step 2, §4.3 and §4.5: each possible
+    outcome of the pending chance event (a stand tile drawn from the bag, a face-down
+    restaurant turned over, a customer tile revealed) with its weight, the copies still
+    unseen."""
     if not state.pending or state.over:
         return []
     item = state.pending[0]

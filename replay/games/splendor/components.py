@@ -97,7 +97,10 @@ def _rows(content: bytes, name: str, header: tuple[str, ...]) -> list[list[str]]
         text = content.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidSetup("COMPONENTS", f"{name} is not UTF-8 text.") from None
-    rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    except csv.Error as error:  # a field over the csv module's limit, a NUL byte, ...
+        raise InvalidSetup("COMPONENTS", f"{name} is not a readable CSV file: {error}.") from None
     if not rows or tuple(cell.strip() for cell in rows[0]) != header:
         raise InvalidSetup("COMPONENTS", f"{name} must start with the header {','.join(header)}.")
     for number, row in enumerate(rows[1:], start=2):
@@ -178,10 +181,14 @@ def default_components() -> list[game_pb2.ComponentFile]:
 
 
 def load(files: Mapping[str, game_pb2.ComponentFile]) -> Components:
-    """The components of a game from its recorded files (defaults for any file not given)."""
-    contents: dict[str, bytes] = {}
-    for name in (CARDS_FILE, NOBLES_FILE):
-        contents[name] = files[name].content if name in files else _packaged(name)
+    """The components of a game from the files recorded in its creation event: a replay
+    never depends on the packaged files, which may change after the game was recorded."""
+    missing = [name for name in (CARDS_FILE, NOBLES_FILE) if name not in files]
+    if missing:
+        raise InvalidSetup(
+            "COMPONENTS", f"A Splendor game must record its {' and '.join(missing)} file."
+        )
+    contents = {name: files[name].content for name in (CARDS_FILE, NOBLES_FILE)}
     unknown = set(files) - {CARDS_FILE, NOBLES_FILE}
     if unknown:
         raise InvalidSetup(

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from replay.core import DEALT, FULL, SPECTATOR, TERMINAL
+from replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL, IllegalMove
 from replay.games.medici import GAME, rules
 from replay.games.medici_common.world import poorest
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
 from tests.support.play import assert_round_trip, random_game
 
 GAMES_PER_COUNT = 500
+ROUND_TRIP_EVERY = 10
 
 
 def check(before: Any, after: Any) -> None:
@@ -69,6 +71,10 @@ def test_random_games_keep_the_invariants(players: int) -> None:
         # Every move played reads back from its canonical text.
         for move, text, state in zip(played.moves, played.notations, played.states, strict=False):
             assert GAME.parse(text, state) == getattr(move, GAME.oneof_field)
+        if seed % ROUND_TRIP_EVERY == 0:
+            # A sample of the games: every legal move of every state visited round-trips.
+            for state in played.states:
+                assert_round_trip(GAME, state)
         assert GAME.to_move(played.position.state) == TERMINAL
         assert played.position.state.day == rules.DAYS
 
@@ -89,6 +95,8 @@ def test_dealt_games_record_the_removed_tiles_and_hide_them(players: int) -> Non
         removals = sum(1 for n in played.notations if n.startswith("remove "))
         assert removals == 3 * played.position.state.rules.removed_per_day
         states.extend(played.states)
+    for state in states:
+        assert_round_trip(GAME, state)  # `remove` moves included
     checked = 0
     for state in states:
         if not state.removed:
@@ -109,21 +117,87 @@ def test_dealt_games_record_the_removed_tiles_and_hide_them(players: int) -> Non
     assert checked > 0 or players == 6
 
 
-def test_the_other_lot_limit_reading() -> None:
-    """G-B3 option: only the other non-full players with money bound the lot."""
+def _g_b3_position(others_with_money: bool, ships: tuple[int, ...], money: tuple[int, ...]) -> Any:
+    """Three players (classic: 5 spaces), seat 1 drawing, with `ships[s]` tiles already
+    loaded on seat s's ship and `money[s]` florins; one tile (fur3) in the lot, the drawer
+    deciding whether to draw another."""
+    options = MediciOptions(lot_limit_others_with_money=others_with_money)
+    state = GAME.setup(["Ann", "Bo", "Cy"], options, TABLE, {})
+    names = iter(["cloth1", "cloth2", "cloth3", "cloth4", "dye1", "dye2", "dye3", "dye4"])
+    loaded = tuple(tuple(state.rules.tiles.by_name[next(names)] for _ in range(n)) for n in ships)
+    return replace(
+        state,
+        ships=loaded,
+        florins=money,
+        lot=(state.rules.tiles.by_name["fur3"],),
+        bag_size=state.bag_size - sum(ships) - 1,
+        phase=rules.DECIDE,
+    )
+
+
+@pytest.mark.parametrize(
+    ("ships", "money"),
+    [
+        # Only the drawer has room for 2: the default counts the drawer, the option does not.
+        ((0, 4, 4), (40, 40, 40)),
+        # Only Cy, who has no money, has room for 2: counted by the default only.
+        ((4, 4, 0), (40, 40, 0)),
+    ],
+)
+def test_the_two_lot_limit_readings_differ(ships: tuple[int, ...], money: tuple[int, ...]) -> None:
+    """G-B3: Bo (1 free space, money) is the only other non-full player with money, so under
+    the option a lot of 2 fits nobody who counts; the default reading (all non-full players,
+    the drawer included) still has a ship with room for it."""
+    default = _g_b3_position(False, ships, money)
+    draw_more = GAME.parse("draw", default)
+    assert draw_more in GAME.legal_moves(default)
+    assert GAME.apply(default, draw_more).phase == rules.DRAW
+    other = _g_b3_position(True, ships, money)
+    assert draw_more not in GAME.legal_moves(other)
+    with pytest.raises(IllegalMove) as refused:
+        GAME.apply(other, draw_more)
+    assert refused.value.code == "LOT_TOO_BIG"
+    assert refused.value.message == "A lot of 2 would fit no ship: the most free space is 1."
+    # Played from the draw itself: the option sends the lot of 1 straight to auction.
+    drawing = replace(other, lot=(), phase=rules.DRAW)
+    after = GAME.apply(drawing, GAME.parse("draw fur3", drawing))
+    assert after.phase == rules.BID
+    drawing = replace(default, lot=(), phase=rules.DRAW)
+    assert GAME.apply(drawing, GAME.parse("draw fur3", drawing)).phase == rules.DECIDE
+
+
+def _others_with_money_limit(state: Any) -> int:
+    """G-B3, the option's reading, written out independently of `rules.lot_limit`."""
+    free = [state.rules.spaces - len(ship) for ship in state.ships]
+    others = [
+        free[s]
+        for s in range(len(free))
+        if s != state.drawer and state.florins[s] > 0 and free[s] > 0
+    ]
+    return max(others) if others else free[state.drawer]
+
+
+def test_the_other_lot_limit_reading_in_play() -> None:
+    """G-B3 option over random games: no lot outgrows the largest free space among the other
+    non-full players with money, and the option does refuse draws the default would allow."""
     options = MediciOptions(lot_limit_others_with_money=True)
+    differ = 0
     for seed in range(40):
-        random_game("medici", 4, seed, options=options, check=check)
-
-
-@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
-def test_notation_round_trip_for_every_legal_move_visited(players: int) -> None:
-    for seed in range(6):
-        played = random_game(
-            "medici", players, 1000 + seed, options=OPTIONS[players], keep_states=True
-        )
+        played = random_game("medici", 4, seed, options=options, check=check, keep_states=True)
         for state in played.states:
-            assert_round_trip(GAME, state)
+            if state.phase in (rules.DECIDE, rules.BID):
+                assert len(state.lot) <= _others_with_money_limit(state)
+        for move, before, after in zip(
+            played.moves, played.states, played.states[1:], strict=False
+        ):
+            if before.phase == rules.DRAW and after.phase == rules.BID:
+                # The draw closed the lot; would the default reading have let the drawer go on?
+                default = replace(
+                    before, rules=replace(before.rules, limit_others_with_money=False)
+                )
+                tile = getattr(move, GAME.oneof_field)
+                differ += GAME.apply(default, tile).phase == rules.DECIDE
+    assert differ > 0
 
 
 def test_tied_start_players_are_a_chance_move() -> None:

@@ -120,24 +120,52 @@ def test_a_reveal_needs_an_unseen_copy_when_counts_are_known() -> None:
     assert GAME.apply(lenient, GAME.parse("reveal fur3", lenient)).market == (k,)
 
 
-def test_a_verified_deck_file_counts_copies_in_table_mode() -> None:
+def _verified_deck(counts: dict[str, int]) -> game_pb2.ComponentFile:
+    """The shipped deck file with `count_confirmed` filled in: the placeholder count of each
+    kind unless `counts` (by card name) says otherwise."""
     content = default_deck_file().content.decode()
     rows = content.splitlines()
     header = rows[0].split(",")
     confirmed = header.index("count_confirmed")
+    placeholder = header.index("count_placeholder")
+    kind, good, value = header.index("kind"), header.index("good"), header.index("value")
+    names = {"goods": "{g}{v}", "goods_flag": "{g}flag", "neutral_flag": "green{v}"}
     fixed = [rows[0]]
     for row in rows[1:]:
         cells = row.split(",")
-        cells[confirmed] = "1"
+        name = names.get(cells[kind], "black{v}").format(g=cells[good], v=cells[value])
+        cells[confirmed] = str(counts.get(name, int(cells[placeholder])))
         fixed.append(",".join(cells))
-    deck = game_pb2.ComponentFile(name="deck", content="\n".join(fixed).encode())
+    return game_pb2.ComponentFile(name="deck", content="\n".join(fixed).encode())
+
+
+def test_a_verified_deck_file_counts_copies_in_table_mode() -> None:
+    # One fur3 and five fur2 (placeholder 3 + 3): still the 95 cards of §A1.
+    deck = _verified_deck({"fur3": 1, "fur2": 5})
     state = GAME.setup(["a", "b", "c"], None, TABLE, {"deck": deck})
     assert state.rules.deck.verified
-    assert state.rules.deck.total == 32
+    assert state.rules.deck.total == 95
+    assert state.rules.strict
     state = GAME.apply(state, GAME.parse("reveal fur3", state))
     state = GAME.apply(state, GAME.parse("flip", state))
     assert "all 1 are already out" in _refused(state, "reveal fur3", "CARD_NOT_IN_DECK")
     assert "UNVERIFIED" not in GAME.render(GAME.view(state, None))
+
+
+@pytest.mark.parametrize(
+    ("counts", "total"), [({"fur3": 1}, 93), ({"fur2": 4}, 96), ({"black7": 0}, 90)]
+)
+def test_a_verified_deck_file_must_have_95_cards(counts: dict[str, int], total: int) -> None:
+    """§A1: the goods deck has 95 cards; a deck file that claims confirmed counts adding up
+    to anything else is refused (a placeholder file is only marked unverified)."""
+    deck = _verified_deck(counts)
+    with pytest.raises(InvalidSetup) as refused:
+        GAME.setup(["a", "b", "c"], None, TABLE, {"deck": deck})
+    assert refused.value.code == "DECK_FILE"
+    assert (
+        f"must have the 95 cards of the goods deck (Rules §A1); its counts add up to {total}"
+        in (refused.value.message)
+    )
 
 
 def test_a_take_waits_for_the_pending_reveal() -> None:

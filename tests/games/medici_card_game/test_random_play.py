@@ -13,6 +13,7 @@ from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import assert_round_trip, random_game
 
 GAMES_PER_COUNT = 500
+ROUND_TRIP_EVERY = 10
 
 
 def check(before: Any, after: Any) -> None:
@@ -61,6 +62,10 @@ def test_random_games_keep_the_invariants(players: int) -> None:
         # Every move played reads back from its canonical text.
         for move, text, state in zip(played.moves, played.notations, played.states, strict=False):
             assert GAME.parse(text, state) == getattr(move, GAME.oneof_field)
+        if seed % ROUND_TRIP_EVERY == 0:
+            # A sample of the games: every legal move of every state visited round-trips.
+            for state in played.states:
+                assert_round_trip(GAME, state)
         assert GAME.to_move(played.position.state) == TERMINAL
         assert played.position.state.round == rules.ROUNDS
 
@@ -78,14 +83,6 @@ def test_dealt_games_and_options(players: int) -> None:
         random_game("medici-card-game", players, seed, mode=DEALT, check=check)
         played = random_game("medici-card-game", players, seed, options=options, check=check)
         assert played.notations[0].startswith("reveal")
-
-
-@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
-def test_notation_round_trip_for_every_legal_move_visited(players: int) -> None:
-    for seed in range(12):
-        played = random_game("medici-card-game", players, 1000 + seed, keep_states=True)
-        for state in played.states:
-            assert_round_trip(GAME, state)
 
 
 def test_tied_start_players_are_a_chance_move() -> None:

@@ -68,30 +68,34 @@ def test_scoring_example_1_ship_values() -> None:
 
 
 def test_scoring_example_1_at_a_round_end() -> None:
-    """The same ships, scored by a real round end (the last player's final turn)."""
+    """Ships 20, 16, 16, 13 (the seed's numbers), scored by a real round end: the fourth
+    player's final turn takes a green-flag dye (value 0), so the ships scored are exactly
+    20, 16, 16, 13 and pay 30, 15, 15, 0."""
     state = GAME.setup(["Juhee", "Minji", "Jeho", "Seunghyun"], None, TABLE, {})
     by_name = state.rules.deck.by_name
     ships = [
         ["black7", "fur5", "grain5", "grain3", "grain0"],
         ["black7", "spice5", "spice4", "dye0", "cloth0"],
         ["black7", "dye5", "cloth4", "fur0", "spice0"],
-        ["dye3", "cloth3", "fur3"],
+        ["dye3", "cloth3", "fur3", "spice4"],
     ]
     unseen = list(state.unseen)
-    for name in [n for ship in ships for n in ship] + ["spice4"]:
+    for name in [n for ship in ships for n in ship] + ["dyeflag"]:
         unseen[by_name[name]] -= 1
     state = replace(
         state,
         ships=tuple(tuple(by_name[n] for n in ship) for ship in ships),
-        holds=(5, 5, 5, 3),
-        market=(by_name["spice4"],),
-        deck_size=state.deck_size - 18,
+        holds=(5, 5, 5, 4),
+        market=(by_name["dyeflag"],),
+        deck_size=state.deck_size - 20,
         unseen=tuple(unseen),
         current=3,
         final_turn=True,
         phase=rules.PLAY,
     )
-    assert [rules.ship_value(state, s) for s in range(4)] == [20, 16, 16, 9]
+    assert [rules.ship_value(state, s) for s in range(4)] == [20, 16, 16, 13]
+    flag = state.rules.deck.kinds[by_name["dyeflag"]]
+    assert (flag.value, flag.takes_hold) == (0, False)
     after = GAME.apply(state, GAME.parse("take 1", state))
     assert after.round == 2
     ship_pay = [[f for r, label, f in p if label == "ship"] for p in after.payouts]

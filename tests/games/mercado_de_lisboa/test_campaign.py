@@ -16,11 +16,37 @@ from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from .positions import build, fame_parts
 
 
+def _money_for(stage: int, fame: int) -> int:
+    """The least money that earns `fame` in `stage` (§9's thresholds)."""
+    thresholds = rl.STAGES[stage].thresholds
+    return thresholds[fame - 1] if fame else thresholds[0] - 1
+
+
 def _options(stage: int, *records: tuple[int, int, bool]) -> pb.MercadoDeLisboaOptions:
     options = pb.MercadoDeLisboaOptions(stage=stage)
     options.campaign.name = "spring"
     for number, fame, stroke in records:
-        options.campaign.stages.add(stage=number, fame=fame, master_stroke=stroke)
+        options.campaign.stages.add(
+            stage=number,
+            fame=fame,
+            money=_money_for(number, min(fame, 3)),
+            master_stroke=stroke,
+            game_id=f"game-{number}",
+        )
+    return options
+
+
+def _record(
+    stage: int, fame: int, money: int, game_id: str = "g", stroke: bool = False
+) -> pb.MercadoDeLisboaStageRecord:
+    return pb.MercadoDeLisboaStageRecord(
+        stage=stage, fame=fame, money=money, master_stroke=stroke, game_id=game_id
+    )
+
+
+def _with(stage: int, *records: pb.MercadoDeLisboaStageRecord) -> pb.MercadoDeLisboaOptions:
+    options = pb.MercadoDeLisboaOptions(stage=stage)
+    options.campaign.stages.extend(records)
     return options
 
 
@@ -95,6 +121,51 @@ def test_invalid_campaign_options(options: pb.MercadoDeLisboaOptions, code: str)
     with pytest.raises(InvalidSetup) as error:
         GAME.setup(["solo"], options, 1, {})
     assert error.value.code == code
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # Fame must match the stage's thresholds for the recorded money.
+        (_with(2, _record(1, 2, 85)), "recorded 85 coins: that earns 1 fame (thresholds 80/90"),
+        (_with(2, _record(1, 0, 100)), "that earns 3 fame"),
+        (_with(9, _record(8, 3, 69)), "stage 8 (In search of the pub) recorded 69 coins"),
+        # Stage 5 scores its thresholds, or 0 with fewer than three 4-customer tiles.
+        (_with(6, _record(5, 1, 50)), "or 0 with fewer than three 4-customer tiles"),
+        # Every stage names its game, once.
+        (_with(3, _record(1, 1, 80, game_id=" ")), "must name the game that recorded it"),
+        (_with(3, _record(1, 1, 80, "x"), _record(2, 1, 0, "x")), "already the record of"),
+        # Order and the master stroke.
+        (_with(3, _record(2, 1, 55, "a"), _record(1, 1, 80, "b")), "played in order"),
+        (
+            _with(4, _record(1, 1, 80, "a", True), _record(2, 0, 0, "b", True)),
+            "once per campaign; 2 earlier stages",
+        ),
+    ],
+)
+def test_campaign_records_are_checked(options: pb.MercadoDeLisboaOptions, message: str) -> None:
+    with pytest.raises(InvalidSetup) as error:
+        GAME.setup(["solo"], options, 1, {})
+    assert error.value.code == "CAMPAIGN"
+    assert message in error.value.message
+
+
+def test_consistent_campaign_records_are_accepted() -> None:
+    """Stage 2's fame counts money the record does not hold (any fame goes); stage 5 may
+    score 0 whatever its money (fewer than three 4-customer tiles placed)."""
+    options = _with(
+        6,
+        _record(1, 3, 100, "a"),
+        _record(2, 3, 10, "b"),
+        _record(3, 0, 69, "c", True),
+        _record(4, 1, 89, "d"),
+        _record(5, 0, 50, "e"),
+    )
+    state = GAME.setup(["solo"], options, 1, {})
+    assert state.rules.campaign_fame == 3 + 3 + 0 + 1 + 0 + 2
+    assert state.rules.master_stroke_used
+    stage5 = _with(6, _record(5, 3, 50, "e"))
+    assert GAME.setup(["solo"], stage5, 1, {}).rules.campaign_fame == 3
 
 
 def test_stages_are_solo_only() -> None:

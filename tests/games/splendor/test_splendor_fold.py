@@ -70,9 +70,16 @@ def test_undo_and_redo_events_fold_like_the_moves_they_name() -> None:
     played, events = game(1)
     body = events[:20]
     more = [
-        events_pb2.Event(sequence=21, revision=21, move_undone=events_pb2.MoveUndone()),
-        events_pb2.Event(sequence=22, revision=22, move_undone=events_pb2.MoveUndone()),
-        events_pb2.Event(sequence=23, revision=23, move_redone=events_pb2.MoveRedone()),
+        # Each names the revision of the move it takes back or re-applies.
+        events_pb2.Event(
+            sequence=21, revision=21, move_undone=events_pb2.MoveUndone(undone_revision=20)
+        ),
+        events_pb2.Event(
+            sequence=22, revision=22, move_undone=events_pb2.MoveUndone(undone_revision=19)
+        ),
+        events_pb2.Event(
+            sequence=23, revision=23, move_redone=events_pb2.MoveRedone(redone_revision=19)
+        ),
     ]
     position = folding.fold(body + more)
     assert position.state == played.states[18]
