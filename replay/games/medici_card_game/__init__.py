@@ -35,7 +35,8 @@ class MediciCardGame:
         OptionDoc("first_player", "Seat (0-based) that starts round 1 (A2).", "0"),
         OptionDoc(
             "ship_rewards",
-            "G-A2: ship-value rewards by place, best first (default: the A4 table).",
+            "G-A2: ship-value rewards by place, best first (default: the A4 table; only "
+            "its 4-player row is sourced, the others are marked approximate).",
             "",
         ),
         OptionDoc(

@@ -15,6 +15,7 @@ from replay.games.castello_methoni.board import MISSIONS_ASSUMED_NOTE
 from replay.games.castello_methoni.rules import DEAL, DRAW, OVER, REVEAL, State, replace
 from replay.games.castello_methoni.view import MISSIONS_LATER
 from tablelog.v1 import castello_methoni_pb2 as pb
+from tablelog.v1 import game_pb2
 from tests.games.castello_methoni.boards import grid_data, start
 from tests.support import play
 
@@ -22,7 +23,7 @@ MISSION_ITEM = 2
 """The position of the mission item in a seat's score (land, ducats, mission, ...)."""
 
 
-def _played(players: int, seed: int, mode: int) -> play.PlayedGame:
+def _played(players: int, seed: int, mode: game_pb2.Mode.ValueType) -> play.PlayedGame:
     return play.random_game("castello-methoni", players, seed, mode=mode, keep_states=True)
 
 

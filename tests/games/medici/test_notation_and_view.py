@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -106,3 +107,27 @@ def test_views_never_show_the_removed_tiles_but_to_the_full_viewer() -> None:
         assert {u.tile: u.count for u in view.unseen}["gold"] == 1
         assert "gold" not in GAME.render(view)
     assert "fur3 gold cloth0" in GAME.render(full)
+
+
+def test_a_removed_tile_is_visible_to_nobody_but_the_full_viewer() -> None:
+    """§B2: the day's setup removes tiles unseen; every other move is public (§B3-B4)."""
+    state = GAME.setup(["a", "b", "c"], None, DEALT, {})
+    remove = GAME.parse("remove fur3", state)
+    assert GAME.is_chance(remove)
+    assert GAME.visible_to(remove, state, FULL)
+    for seat_or_spectator in (SPECTATOR, 0, 1, 2):
+        assert not GAME.visible_to(remove, state, seat_or_spectator)
+    while state.phase == rules.REMOVE:
+        state = GAME.apply(state, GAME.chance_outcomes(state)[-1][0])  # gold, spice, ...
+    played = [("draw cloth3", rules.DRAW), ("draw", rules.DECIDE), ("draw cloth4", rules.DRAW)]
+    played += [("auction", rules.DECIDE), ("bid 5", rules.BID), ("pass", rules.BID)]
+    viewers: tuple[int | None, ...] = (FULL, SPECTATOR, 0, 1, 2)
+    for text, phase in played:
+        assert state.phase == phase
+        move = GAME.parse(text, state)
+        for viewer in viewers:
+            assert GAME.visible_to(move, state, viewer), (text, viewer)
+        state = GAME.apply(state, move)
+    tied = replace(state, phase=rules.START, tied=(0, 1))
+    start = GAME.parse("start 2", tied)
+    assert all(GAME.visible_to(start, tied, viewer) for viewer in viewers)

@@ -166,7 +166,7 @@ def test_the_two_lot_limit_readings_differ(ships: tuple[int, ...], money: tuple[
     assert GAME.apply(drawing, GAME.parse("draw fur3", drawing)).phase == rules.DECIDE
 
 
-def _others_with_money_limit(state: Any) -> int:
+def _others_with_money_limit(state: rules.State) -> int:
     """G-B3, the option's reading, written out independently of `rules.lot_limit`."""
     free = [state.rules.spaces - len(ship) for ship in state.ships]
     others = [

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.core import AmbiguousNotation, IllegalMove, NotationError
+from replay.core import (
+    DEALT,
+    FULL,
+    SPECTATOR,
+    TABLE,
+    AmbiguousNotation,
+    IllegalMove,
+    NotationError,
+)
 from replay.games.medici_card_game import GAME, rules
-from tests.support.play import new_position, play_all
+from replay.games.medici_common.world import SHIP_REWARDS
+from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
+from tests.support.play import new_position, play, play_all
 
 
 def _state(lines: list[str], players: int = 3) -> rules.State:
@@ -103,3 +114,49 @@ def test_render_shows_the_table() -> None:
     assert view == GAME.view(state, None)  # nothing but the deck order is hidden
     assert view.seats[0].hold_used == 2
     assert view.seats[0].ship_value == 5
+
+
+def test_every_move_is_visible_to_every_viewer() -> None:
+    """§A3, §A5: cards are turned over face up and the start player is announced, so no
+    move carries hidden information: every viewer, the spectator included, sees them all."""
+    position = new_position("medici-card-game", 3, mode=DEALT)
+    lines = ["reveal fur3", "flip", "reveal dye2", "take 1 2", "reveal black7", "take 1"]
+    viewers = (FULL, SPECTATOR, 0, 1, 2)
+    for text in lines:
+        state = position.state
+        move = GAME.parse(text, state)
+        assert all(GAME.visible_to(move, state, viewer) for viewer in viewers), text
+        position = play(position, text)
+    tied = replace(position.state, phase=rules.START, tied=(0, 2), market=())
+    start = GAME.parse("start 3", tied)
+    assert GAME.is_chance(start)
+    assert all(GAME.visible_to(start, tied, viewer) for viewer in viewers)
+
+
+@pytest.mark.parametrize("players", [2, 3, 5, 6])
+def test_an_unsourced_ship_reward_table_is_marked_approximate(players: int) -> None:
+    """G-A2: only the 4-player ship rewards are sourced; the other default tables are the
+    board game's and stay marked approximate in the view and the render."""
+    state = _state([], players)
+    view = GAME.view(state, SPECTATOR)
+    assert view.ship_rewards_approximate
+    assert "UNSOURCED" in view.ship_rewards_note
+    assert f"for {players} players" in view.ship_rewards_note
+    assert list(view.ship_rewards) == list(SHIP_REWARDS[players])
+    table = "/".join(str(r) for r in SHIP_REWARDS[players])
+    assert f"NOTE: ship rewards {table} are UNSOURCED for {players} players" in GAME.render(view)
+
+
+@pytest.mark.parametrize(
+    ("players", "options"),
+    [(4, MediciCardGameOptions()), (3, MediciCardGameOptions(ship_rewards=[30, 10]))],
+)
+def test_a_sourced_or_chosen_ship_reward_table_is_not_marked(
+    players: int, options: MediciCardGameOptions
+) -> None:
+    state = GAME.setup([f"p{i + 1}" for i in range(players)], options, TABLE, {})
+    view = GAME.view(state, SPECTATOR)
+    assert not view.ship_rewards_approximate
+    assert not view.ship_rewards_note
+    assert list(view.ship_rewards) == list(state.rules.ship_rewards)
+    assert "UNSOURCED" not in GAME.render(view)

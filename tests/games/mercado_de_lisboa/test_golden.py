@@ -110,3 +110,13 @@ def test_solo_campaign_golden() -> None:
             game_id=f"golden-stage-{stage}",
         )
     assert len(campaign.stages) == 9
+
+
+def test_the_stage6_game_that_earns_fame() -> None:
+    """A stage-6 game that earns 1 fame (the CLI campaign test plays it as its stage 6)."""
+    path = GOLDEN / "campaign_stage6_fame.txt"
+    header = _header(path)
+    position = _replay(path, _options(header["options"]))
+    _, fame, stroke, _ = fame_parts(position.state)
+    assert f"solo {rl.final_money(position.state, 0)[0]}" == header["expect"]
+    assert (fame, stroke) == (int(header["fame"]), int(header["master_stroke"]))

@@ -22,7 +22,7 @@ OPEN = pb.MERCADO_DE_LISBOA_MONEY_OPEN
 def test_every_move_is_visible_to_everyone(players: int, mode: game_pb2.Mode.ValueType) -> None:
     """Stand tiles are face up (§2 step 3), customer tiles are revealed face up, and a
     face-down restaurant is recorded only when it is turned over in front of the table."""
-    kinds: set[str] = set()
+    kinds: set[str | None] = set()
     for seed in range(3):
         played = random_game("mercado-de-lisboa", players, seed, mode=mode, keep_states=True)
         for move, state in zip(played.moves, played.states[:-1], strict=True):
@@ -35,8 +35,10 @@ def test_every_move_is_visible_to_everyone(players: int, mode: game_pb2.Mode.Val
         assert "flip" in kinds
 
 
-def _game(players: int, money: int, seed: int, stage: int = 0) -> list[rl.State]:
-    options = pb.MercadoDeLisboaOptions(money=money, stage=stage)  # type: ignore[arg-type]
+def _game(
+    players: int, money: pb.MercadoDeLisboaMoney.ValueType, seed: int, stage: int = 0
+) -> list[rl.State]:
+    options = pb.MercadoDeLisboaOptions(money=money, stage=stage)
     played = random_game("mercado-de-lisboa", players, seed, options, keep_states=True)
     states: list[rl.State] = played.states
     return states

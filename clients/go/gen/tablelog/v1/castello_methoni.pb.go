@@ -1220,8 +1220,10 @@ type CastelloMethoniView struct {
 	FirstPlayer   int32  `protobuf:"varint,21,opt,name=first_player,json=firstPlayer,proto3" json:"first_player,omitempty"`
 	Viewer        int32  `protobuf:"varint,22,opt,name=viewer,proto3" json:"viewer,omitempty"`
 	DealtMode     bool   `protobuf:"varint,23,opt,name=dealt_mode,json=dealtMode,proto3" json:"dealt_mode,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// True when the board file has no mission_cards and the assumed set of RULES.md §9 is used.
+	MissionsAssumed bool `protobuf:"varint,24,opt,name=missions_assumed,json=missionsAssumed,proto3" json:"missions_assumed,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CastelloMethoniView) Reset() {
@@ -1415,6 +1417,13 @@ func (x *CastelloMethoniView) GetDealtMode() bool {
 	return false
 }
 
+func (x *CastelloMethoniView) GetMissionsAssumed() bool {
+	if x != nil {
+		return x.MissionsAssumed
+	}
+	return false
+}
+
 var File_tablelog_v1_castello_methoni_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
@@ -1498,7 +1507,7 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\amission\x18\t \x01(\tR\amission\x12)\n" +
 	"\x10mission_terrains\x18\n" +
 	" \x03(\tR\x0fmissionTerrains\x12%\n" +
-	"\x0emission_hidden\x18\v \x01(\bR\rmissionHidden\"\xe4\x06\n" +
+	"\x0emission_hidden\x18\v \x01(\bR\rmissionHidden\"\x8f\a\n" +
 	"\x13CastelloMethoniView\x12\x1d\n" +
 	"\n" +
 	"board_name\x18\x01 \x01(\tR\tboardName\x12+\n" +
@@ -1527,7 +1536,8 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\ffirst_player\x18\x15 \x01(\x05R\vfirstPlayer\x12\x16\n" +
 	"\x06viewer\x18\x16 \x01(\x05R\x06viewer\x12\x1d\n" +
 	"\n" +
-	"dealt_mode\x18\x17 \x01(\bR\tdealtModeb\x06proto3"
+	"dealt_mode\x18\x17 \x01(\bR\tdealtMode\x12)\n" +
+	"\x10missions_assumed\x18\x18 \x01(\bR\x0fmissionsAssumedb\x06proto3"
 
 var (
 	file_tablelog_v1_castello_methoni_proto_rawDescOnce sync.Once

@@ -397,8 +397,11 @@ type GameCreated struct {
 	// Dealt mode: SHA-256 of the secret seed, revealed in GameEnded.
 	SeedCommitment []byte `protobuf:"bytes,7,opt,name=seed_commitment,json=seedCommitment,proto3" json:"seed_commitment,omitempty"`
 	Title          string `protobuf:"bytes,8,opt,name=title,proto3" json:"title,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The rules version of the engine the game was created with (Game.rules_version); a fold
+	// by an engine with another version is refused rather than silently re-interpreted.
+	RulesVersion  string `protobuf:"bytes,9,opt,name=rules_version,json=rulesVersion,proto3" json:"rules_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GameCreated) Reset() {
@@ -483,6 +486,13 @@ func (x *GameCreated) GetSeedCommitment() []byte {
 func (x *GameCreated) GetTitle() string {
 	if x != nil {
 		return x.Title
+	}
+	return ""
+}
+
+func (x *GameCreated) GetRulesVersion() string {
+	if x != nil {
+		return x.RulesVersion
 	}
 	return ""
 }
@@ -905,7 +915,7 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x04club\x18\x02 \x01(\tR\x04club\x12\x16\n" +
 	"\x06client\x18\x03 \x01(\tR\x06client\"\x1c\n" +
 	"\x06Player\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\xbf\x02\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xe4\x02\n" +
 	"\vGameCreated\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12-\n" +
@@ -916,7 +926,8 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"components\x18\x06 \x03(\v2\x1a.tablelog.v1.ComponentFileR\n" +
 	"components\x12'\n" +
 	"\x0fseed_commitment\x18\a \x01(\fR\x0eseedCommitment\x12\x14\n" +
-	"\x05title\x18\b \x01(\tR\x05title\"g\n" +
+	"\x05title\x18\b \x01(\tR\x05title\x12#\n" +
+	"\rrules_version\x18\t \x01(\tR\frulesVersion\"g\n" +
 	"\fMoveRecorded\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x14\n" +

@@ -791,7 +791,13 @@ type MediciCardGameView struct {
 	DeckNote       string                  `protobuf:"bytes,13,opt,name=deck_note,json=deckNote,proto3" json:"deck_note,omitempty"`
 	Unseen         []*MediciCardGameUnseen `protobuf:"bytes,14,rep,name=unseen,proto3" json:"unseen,omitempty"`
 	// Cards returned to the box (neutral cards after scoring).
-	Boxed         uint32 `protobuf:"varint,15,opt,name=boxed,proto3" json:"boxed,omitempty"`
+	Boxed uint32 `protobuf:"varint,15,opt,name=boxed,proto3" json:"boxed,omitempty"`
+	// True when the ship-reward table in use is the unsourced default of a player count
+	// other than 4 (G-A2); `ship_rewards_note` says so in words.
+	ShipRewardsApproximate bool   `protobuf:"varint,16,opt,name=ship_rewards_approximate,json=shipRewardsApproximate,proto3" json:"ship_rewards_approximate,omitempty"`
+	ShipRewardsNote        string `protobuf:"bytes,17,opt,name=ship_rewards_note,json=shipRewardsNote,proto3" json:"ship_rewards_note,omitempty"`
+	// The ship-reward table in use, best place first.
+	ShipRewards   []uint32 `protobuf:"varint,18,rep,packed,name=ship_rewards,json=shipRewards,proto3" json:"ship_rewards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -931,6 +937,27 @@ func (x *MediciCardGameView) GetBoxed() uint32 {
 	return 0
 }
 
+func (x *MediciCardGameView) GetShipRewardsApproximate() bool {
+	if x != nil {
+		return x.ShipRewardsApproximate
+	}
+	return false
+}
+
+func (x *MediciCardGameView) GetShipRewardsNote() string {
+	if x != nil {
+		return x.ShipRewardsNote
+	}
+	return ""
+}
+
+func (x *MediciCardGameView) GetShipRewards() []uint32 {
+	if x != nil {
+		return x.ShipRewards
+	}
+	return nil
+}
+
 var File_tablelog_v1_medici_card_game_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_medici_card_game_proto_rawDesc = "" +
@@ -985,7 +1012,7 @@ const file_tablelog_v1_medici_card_game_proto_rawDesc = "" +
 	"\apayouts\x18\t \x03(\v2!.tablelog.v1.MediciCardGamePayoutR\apayouts\"@\n" +
 	"\x14MediciCardGameUnseen\x12\x12\n" +
 	"\x04card\x18\x01 \x01(\tR\x04card\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\rR\x05count\"\xc9\x04\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\"\xd2\x05\n" +
 	"\x12MediciCardGameView\x12\x14\n" +
 	"\x05round\x18\x01 \x01(\rR\x05round\x127\n" +
 	"\x06market\x18\x02 \x03(\v2\x1f.tablelog.v1.MediciCardGameCardR\x06market\x12\x1b\n" +
@@ -1003,7 +1030,10 @@ const file_tablelog_v1_medici_card_game_proto_rawDesc = "" +
 	"\x0fdeck_unverified\x18\f \x01(\bR\x0edeckUnverified\x12\x1b\n" +
 	"\tdeck_note\x18\r \x01(\tR\bdeckNote\x129\n" +
 	"\x06unseen\x18\x0e \x03(\v2!.tablelog.v1.MediciCardGameUnseenR\x06unseen\x12\x14\n" +
-	"\x05boxed\x18\x0f \x01(\rR\x05boxedb\x06proto3"
+	"\x05boxed\x18\x0f \x01(\rR\x05boxed\x128\n" +
+	"\x18ship_rewards_approximate\x18\x10 \x01(\bR\x16shipRewardsApproximate\x12*\n" +
+	"\x11ship_rewards_note\x18\x11 \x01(\tR\x0fshipRewardsNote\x12!\n" +
+	"\fship_rewards\x18\x12 \x03(\rR\vshipRewardsb\x06proto3"
 
 var (
 	file_tablelog_v1_medici_card_game_proto_rawDescOnce sync.Once
