@@ -191,3 +191,18 @@ class Game(Protocol[StateT, MoveT]):
     def format(self, move: MoveT, state: StateT) -> str:
         """The canonical text of `move` in `state`: `parse(format(m), s) == m`."""
         ...
+
+
+def recorded_component(
+    components: Mapping[str, game_pb2.ComponentFile], name: str, title: str
+) -> game_pb2.ComponentFile:
+    """The component file `name` as recorded in a game's creation event.
+
+    Setup never falls back to the files packaged with the engine: they may have changed
+    since the game was recorded, and a replay must not depend on them."""
+    found = components.get(name)
+    if found is None:
+        raise InvalidSetup(
+            "MISSING_COMPONENT", f"A game of {title} must record its {name!r} component file."
+        )
+    return found

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup
-from replay.games.medici.tiles import TILES_COMPONENT, Tiles, default_tiles_file, load_tiles
+from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
+from replay.games.medici.tiles import TILES_COMPONENT, Tiles, load_tiles
 from replay.games.medici_common.world import (
     GOODS,
     SHIP_REWARDS,
@@ -117,7 +117,7 @@ def make_rules(
         raise InvalidSetup(
             "FIRST_PLAYER", f"There is no seat {options.first_player + 1} among {n} players."
         )
-    tiles_file = components.get(TILES_COMPONENT) or default_tiles_file()
+    tiles_file = recorded_component(components, TILES_COMPONENT, "Medici")
     tiles = load_tiles(tiles_file.content)
     return Rules(
         players=tuple(players),

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup
-from replay.games.medici_card_game.cards import DECK_COMPONENT, Deck, default_deck_file, load_deck
+from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
+from replay.games.medici_card_game.cards import DECK_COMPONENT, Deck, load_deck
 from replay.games.medici_common.world import (
     GOODS,
     SHIP_REWARDS,
@@ -99,7 +99,7 @@ def make_rules(
         raise InvalidSetup(
             "FIRST_PLAYER", f"There is no seat {options.first_player + 1} among {n} players."
         )
-    deck_file = components.get(DECK_COMPONENT) or default_deck_file()
+    deck_file = recorded_component(components, DECK_COMPONENT, "Medici: The Card Game")
     deck = load_deck(deck_file.content)
     if options.ship_rewards:
         rewards = tuple(options.ship_rewards)

@@ -21,6 +21,9 @@ from tablelog.v1.medici_pb2 import (
 )
 from tests.support.play import new_position, play_all
 
+# The component files a game records at creation (setup never falls back to packaged data).
+RECORDED = {c.name: c for c in GAME.default_components()}
+
 
 def _state(
     lines: list[str], players: int = 4, mode: game_pb2.Mode.ValueType = TABLE
@@ -109,7 +112,7 @@ def test_no_tile_is_drawn_during_an_auction() -> None:
 
 
 def test_the_removal_comes_first_in_dealt_mode() -> None:
-    state = GAME.setup(["a", "b", "c", "d"], None, DEALT, {})
+    state = GAME.setup(["a", "b", "c", "d"], None, DEALT, RECORDED)
     assert state.phase == rules.REMOVE
     _refused(state, "draw fur3", "REMOVAL_PENDING")
 
@@ -151,7 +154,7 @@ def test_the_fold_refuses_a_seat_out_of_turn() -> None:
 )
 def test_invalid_setups(players: int, options: MediciOptions, code: str) -> None:
     with pytest.raises(InvalidSetup) as refused:
-        GAME.setup([f"p{i}" for i in range(players)], options, TABLE, {})
+        GAME.setup([f"p{i}" for i in range(players)], options, TABLE, RECORDED)
     assert refused.value.code == code
 
 

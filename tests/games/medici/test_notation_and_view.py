@@ -13,6 +13,9 @@ from replay.core import DEALT, FULL, SPECTATOR, IllegalMove, NotationError
 from replay.games.medici import GAME, rules
 from tests.support.play import new_position, play_all
 
+# The component files a game records at creation (setup never falls back to packaged data).
+RECORDED = {c.name: c for c in GAME.default_components()}
+
 
 def _state(lines: list[str], players: int = 4) -> rules.State:
     state: rules.State = play_all(
@@ -96,7 +99,7 @@ def test_render_shows_the_table() -> None:
 
 
 def test_views_never_show_the_removed_tiles_but_to_the_full_viewer() -> None:
-    state = GAME.setup(["a", "b", "c"], None, DEALT, {})
+    state = GAME.setup(["a", "b", "c"], None, DEALT, RECORDED)
     for text in ["remove fur3", "remove gold", *["remove cloth0"]]:
         state = GAME.apply(state, GAME.parse(text, state))
     full = GAME.view(state, FULL)
@@ -111,7 +114,7 @@ def test_views_never_show_the_removed_tiles_but_to_the_full_viewer() -> None:
 
 def test_a_removed_tile_is_visible_to_nobody_but_the_full_viewer() -> None:
     """§B2: the day's setup removes tiles unseen; every other move is public (§B3-B4)."""
-    state = GAME.setup(["a", "b", "c"], None, DEALT, {})
+    state = GAME.setup(["a", "b", "c"], None, DEALT, RECORDED)
     remove = GAME.parse("remove fur3", state)
     assert GAME.is_chance(remove)
     assert GAME.visible_to(remove, state, FULL)

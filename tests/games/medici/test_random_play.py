@@ -13,6 +13,9 @@ from replay.games.medici_common.world import poorest
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
 from tests.support.play import assert_round_trip, random_game
 
+# The component files a game records at creation (setup never falls back to packaged data).
+RECORDED = {c.name: c for c in GAME.default_components()}
+
 GAMES_PER_COUNT = 500
 ROUND_TRIP_EVERY = 10
 
@@ -122,7 +125,7 @@ def _g_b3_position(others_with_money: bool, ships: tuple[int, ...], money: tuple
     loaded on seat s's ship and `money[s]` florins; one tile (fur3) in the lot, the drawer
     deciding whether to draw another."""
     options = MediciOptions(lot_limit_others_with_money=others_with_money)
-    state = GAME.setup(["Ann", "Bo", "Cy"], options, TABLE, {})
+    state = GAME.setup(["Ann", "Bo", "Cy"], options, TABLE, RECORDED)
     names = iter(["cloth1", "cloth2", "cloth3", "cloth4", "dye1", "dye2", "dye3", "dye4"])
     loaded = tuple(tuple(state.rules.tiles.by_name[next(names)] for _ in range(n)) for n in ships)
     return replace(

@@ -12,6 +12,9 @@ from replay.games.medici import GAME, rules
 from replay.games.medici.tiles import default_tiles_file
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
 
+# The component files a game records at creation (setup never falls back to packaged data).
+RECORDED = {c.name: c for c in GAME.default_components()}
+
 NAMES = ["Adam", "Barbara", "Charles", "Diana"]
 
 
@@ -32,7 +35,7 @@ def _play(state: rules.State, *texts: str) -> rules.State:
 
 def _example_table() -> rules.State:
     """Adam has 2 tiles, Barbara 3, Charles 4, Diana 2; Adam is about to draw."""
-    state = GAME.setup(NAMES, None, TABLE, {})
+    state = GAME.setup(NAMES, None, TABLE, RECORDED)
     by_name = state.rules.tiles.by_name
     ships = [
         ["cloth0", "fur1"],

@@ -20,9 +20,12 @@ from tablelog.v1.medici_card_game_pb2 import (
 )
 from tests.support.play import new_position, play_all
 
+# The component files a game records at creation (setup never falls back to packaged data).
+RECORDED = {c.name: c for c in GAME.default_components()}
+
 
 def _start(players: int = 3) -> rules.State:
-    return GAME.setup([f"p{i + 1}" for i in range(players)], None, TABLE, {})
+    return GAME.setup([f"p{i + 1}" for i in range(players)], None, TABLE, RECORDED)
 
 
 def _after(lines: list[str], players: int = 3) -> rules.State:
@@ -111,7 +114,7 @@ def test_a_reveal_must_name_a_card_kind() -> None:
 def test_a_reveal_needs_an_unseen_copy_when_counts_are_known() -> None:
     """Dealt mode deals from the placeholder deck, so its counts hold; table mode with the
     unverified deck checks kinds only (engine decision on G-A1)."""
-    dealt = GAME.setup(["a", "b", "c"], None, DEALT, {})
+    dealt = GAME.setup(["a", "b", "c"], None, DEALT, RECORDED)
     by_name = dealt.rules.deck.by_name
     k = by_name["fur3"]
     dealt = replace(dealt, unseen=(*dealt.unseen[:k], 0, *dealt.unseen[k + 1 :]))
@@ -225,7 +228,7 @@ def test_the_fold_refuses_a_seat_out_of_turn() -> None:
 )
 def test_invalid_setups(players: int, options: MediciCardGameOptions, code: str) -> None:
     with pytest.raises(InvalidSetup) as refused:
-        GAME.setup([f"p{i}" for i in range(players)], options, TABLE, {})
+        GAME.setup([f"p{i}" for i in range(players)], options, TABLE, RECORDED)
     assert refused.value.code == code
 
 

@@ -23,6 +23,9 @@ from replay.games.medici_common.world import SHIP_REWARDS
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import new_position, play, play_all
 
+# The component files a game records at creation (setup never falls back to packaged data).
+RECORDED = {c.name: c for c in GAME.default_components()}
+
 
 def _state(lines: list[str], players: int = 3) -> rules.State:
     state: rules.State = play_all(new_position("medici-card-game", players), lines).state
@@ -154,7 +157,7 @@ def test_an_unsourced_ship_reward_table_is_marked_approximate(players: int) -> N
 def test_a_sourced_or_chosen_ship_reward_table_is_not_marked(
     players: int, options: MediciCardGameOptions
 ) -> None:
-    state = GAME.setup([f"p{i + 1}" for i in range(players)], options, TABLE, {})
+    state = GAME.setup([f"p{i + 1}" for i in range(players)], options, TABLE, RECORDED)
     view = GAME.view(state, SPECTATOR)
     assert not view.ship_rewards_approximate
     assert not view.ship_rewards_note

@@ -10,6 +10,9 @@ from replay.games.medici_card_game.cards import default_deck_file
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import new_position, play, play_all
 
+# The component files a game records at creation (setup never falls back to packaged data).
+RECORDED = {c.name: c for c in GAME.default_components()}
+
 NAMES = ["Juhee", "Minji", "Jeho"]
 
 
@@ -71,7 +74,7 @@ def test_scoring_example_1_at_a_round_end() -> None:
     """Ships 20, 16, 16, 13 (the seed's numbers), scored by a real round end: the fourth
     player's final turn takes a green-flag dye (value 0), so the ships scored are exactly
     20, 16, 16, 13 and pay 30, 15, 15, 0."""
-    state = GAME.setup(["Juhee", "Minji", "Jeho", "Seunghyun"], None, TABLE, {})
+    state = GAME.setup(["Juhee", "Minji", "Jeho", "Seunghyun"], None, TABLE, RECORDED)
     by_name = state.rules.deck.by_name
     ships = [
         ["black7", "fur5", "grain5", "grain3", "grain0"],
