@@ -267,6 +267,7 @@ class Watchdog:
         self._deadlines: dict[asyncio.Task[Any], float] = {}
         self._expired: set[asyncio.Task[Any]] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
 
     async def run(self, call: Awaitable[Any], limit: float) -> Any:
         task = asyncio.current_task()
@@ -274,8 +275,8 @@ class Watchdog:
             return await call
         loop = asyncio.get_running_loop()
         self._deadlines[task] = loop.time() + limit
-        if self._timer is None:
-            self._timer = loop.call_later(1.0, self._sweep, loop)
+        if self._timer is None or self._timer_loop is not loop:  # (a store reused on a new loop)
+            self._timer, self._timer_loop = loop.call_later(1.0, self._sweep, loop), loop
         try:
             return await call
         except asyncio.CancelledError:
@@ -289,9 +290,11 @@ class Watchdog:
             self._expired.discard(task)
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._timer_loop is not loop:
+            return  # superseded by the timer of the loop now in use
         now = loop.time()
         for task, deadline in self._deadlines.items():
-            if deadline <= now and task not in self._expired:
+            if deadline <= now and task not in self._expired and task.get_loop() is loop:
                 self._expired.add(task)
                 task.cancel()
         self._timer = loop.call_later(1.0, self._sweep, loop) if self._deadlines else None

@@ -336,13 +336,18 @@ def test_replay_refuses_an_empty_or_out_of_range_span(client: Client) -> None:
     replay = stub_of(client).ReplayGame
     code, details = rpc_refused(
         lambda: list(
-            replay(service_pb2.ReplayGameRequest(game_id=game_id, from_revision=3, to_revision=2))
+            replay(
+                service_pb2.ReplayGameRequest(game_id=game_id, from_revision=3, to_revision=2),
+                timeout=20,
+            )
         )
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     assert bad_fields(details) == ["from_revision"]
     code, details = rpc_refused(
-        lambda: list(replay(service_pb2.ReplayGameRequest(game_id=game_id, from_revision=9)))
+        lambda: list(
+            replay(service_pb2.ReplayGameRequest(game_id=game_id, from_revision=9), timeout=20)
+        )
     )
     assert code == grpc.StatusCode.OUT_OF_RANGE
     assert bad_fields(details) == ["from_revision"]
@@ -354,13 +359,16 @@ def test_watch_refuses_a_start_beyond_the_next_revision(client: Client) -> None:
     game_id, _line = table_game(client, 3)  # head: revision 4
     watch = stub_of(client).WatchGame
     code, details = rpc_refused(
-        lambda: list(watch(service_pb2.WatchGameRequest(game_id=game_id, from_revision=6)))
+        lambda: list(
+            watch(service_pb2.WatchGameRequest(game_id=game_id, from_revision=6), timeout=20)
+        )
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     assert bad_fields(details) == ["from_revision"]
     # The next revision is allowed: a client resumes after what it has seen.
     stream = watch(
-        service_pb2.WatchGameRequest(game_id=game_id, from_revision=5, heartbeat_seconds=1)
+        service_pb2.WatchGameRequest(game_id=game_id, from_revision=5, heartbeat_seconds=1),
+        timeout=20,
     )
     first = next(iter(stream))
     stream.cancel()

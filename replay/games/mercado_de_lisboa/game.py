@@ -8,7 +8,7 @@ from typing import Final
 
 from google.protobuf.message import Message
 
-from replay.core import DEALT, TABLE, InvalidSetup, OptionDoc, Viewer
+from replay.core import DEALT, TABLE, InvalidSetup, OptionDoc, Viewer, recorded_component
 from replay.games.mercado_de_lisboa import moves as mv
 from replay.games.mercado_de_lisboa import notation, views
 from replay.games.mercado_de_lisboa import rules as rl
@@ -164,14 +164,15 @@ class MercadoDeLisboa:
         mode: int,
         components: Mapping[str, game_pb2.ComponentFile],
     ) -> rl.State:
-        """Rules §2: validate players, options and the board file; all draws stay pending."""
+        """Rules §2: validate players, options and the board file recorded at creation (never
+        the packaged default: it may have changed since); all draws stay pending."""
         unknown = sorted(set(components) - {COMPONENT_NAME})
         if unknown:
             raise InvalidSetup(
                 "UNKNOWN_COMPONENT",
                 f"Mercado de Lisboa uses only {COMPONENT_NAME}, not {', '.join(unknown)}.",
             )
-        component = components.get(COMPONENT_NAME) or default_component()
+        component = recorded_component(components, COMPONENT_NAME, self.title)
         board = load_board(component)
         if options is None:
             options = pb.MercadoDeLisboaOptions()

@@ -7,9 +7,19 @@ from dataclasses import replace
 
 from replay.games.mercado_de_lisboa import GAME
 from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import ENTRANCE_NAMES, GOODS, SPACE_NAMES
+from replay.games.mercado_de_lisboa.components import (
+    COMPONENT_NAME,
+    ENTRANCE_NAMES,
+    GOODS,
+    SPACE_NAMES,
+    default_component,
+)
 from replay.games.mercado_de_lisboa.notation import RESTAURANT_SYNONYMS
+from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
+
+COMPONENTS: Mapping[str, game_pb2.ComponentFile] = {COMPONENT_NAME: default_component()}
+"""The shipped board file, as a game records it at creation (setup needs it)."""
 
 
 def good(name: str) -> int:
@@ -40,7 +50,7 @@ def build(
     options: pb.MercadoDeLisboaOptions | None = None,
 ) -> rl.State:
     """A position with exactly the given pieces (no pending draws, seat to move)."""
-    state = GAME.setup([f"p{i + 1}" for i in range(players)], options, 1, {})
+    state = GAME.setup([f"p{i + 1}" for i in range(players)], options, 1, COMPONENTS)
     board = [rl.EMPTY] * 25
     for name in face_down:
         board[SPACE_NAMES.index(name)] = rl.FACE_DOWN

@@ -13,7 +13,7 @@ from replay.games.mercado_de_lisboa import rules as rl
 from replay.games.mercado_de_lisboa.components import PUB
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
-from .positions import build, fame_parts
+from .positions import COMPONENTS, build, fame_parts
 
 
 def _money_for(stage: int, fame: int) -> int:
@@ -119,7 +119,7 @@ def test_stage2_counts_only_four_customer_money() -> None:
 )
 def test_invalid_campaign_options(options: pb.MercadoDeLisboaOptions, code: str) -> None:
     with pytest.raises(InvalidSetup) as error:
-        GAME.setup(["solo"], options, 1, {})
+        GAME.setup(["solo"], options, 1, COMPONENTS)
     assert error.value.code == code
 
 
@@ -145,7 +145,7 @@ def test_invalid_campaign_options(options: pb.MercadoDeLisboaOptions, code: str)
 )
 def test_campaign_records_are_checked(options: pb.MercadoDeLisboaOptions, message: str) -> None:
     with pytest.raises(InvalidSetup) as error:
-        GAME.setup(["solo"], options, 1, {})
+        GAME.setup(["solo"], options, 1, COMPONENTS)
     assert error.value.code == "CAMPAIGN"
     assert message in error.value.message
 
@@ -161,32 +161,32 @@ def test_consistent_campaign_records_are_accepted() -> None:
         _record(4, 1, 89, "d"),
         _record(5, 0, 50, "e"),
     )
-    state = GAME.setup(["solo"], options, 1, {})
+    state = GAME.setup(["solo"], options, 1, COMPONENTS)
     assert state.rules.campaign_fame == 3 + 3 + 0 + 1 + 0 + 2
     assert state.rules.master_stroke_used
     stage5 = _with(6, _record(5, 3, 50, "e"))
-    assert GAME.setup(["solo"], stage5, 1, {}).rules.campaign_fame == 3
+    assert GAME.setup(["solo"], stage5, 1, COMPONENTS).rules.campaign_fame == 3
 
 
 def test_stages_are_solo_only() -> None:
     with pytest.raises(InvalidSetup) as error:
-        GAME.setup(["a", "b"], pb.MercadoDeLisboaOptions(stage=3), 1, {})
+        GAME.setup(["a", "b"], pb.MercadoDeLisboaOptions(stage=3), 1, COMPONENTS)
     assert error.value.code == "SOLO_OPTIONS"
 
 
 def test_stage_setups() -> None:
-    s7 = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=7), 1, {})
+    s7 = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=7), 1, COMPONENTS)
     assert [item for item in s7.pending if item[0] == rl.REVEAL_ENTRANCE][:1] == [
         (rl.REVEAL_ENTRANCE, 0, 1)
     ]
     assert sum(1 for item in s7.pending if item[0] == rl.REVEAL_OFFER) == 0
-    s8 = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=8), 1, {})
+    s8 = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=8), 1, COMPONENTS)
     assert s8.held == ((PUB,),)
     s9 = GAME.setup(
         ["solo"],
         pb.MercadoDeLisboaOptions(stage=9, stage9_side=pb.MERCADO_DE_LISBOA_SIDE_NORTH),
         1,
-        {},
+        COMPONENTS,
     )
     assert [item[1] for item in s9.pending if item[0] == rl.REVEAL_ENTRANCE] == [0, 2, 4]
     assert s9.rules.stage9_closed == (1, 3)

@@ -108,3 +108,11 @@ def test_not_json_and_unknown_component_are_refused() -> None:
     with pytest.raises(InvalidSetup) as error:
         GAME.setup(["a", "b"], None, 1, {"other.json": _file({})})
     assert error.value.code == "UNKNOWN_COMPONENT"
+
+
+def test_setup_needs_the_recorded_board_file() -> None:
+    """The packaged board is only offered to new games: a replay must not depend on it."""
+    with pytest.raises(InvalidSetup) as error:
+        GAME.setup(["a", "b"], None, 1, {})
+    assert error.value.code == "MISSING_COMPONENT"
+    assert COMPONENT_NAME in error.value.message

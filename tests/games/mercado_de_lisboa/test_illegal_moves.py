@@ -13,7 +13,7 @@ from replay.games.mercado_de_lisboa import rules as rl
 from replay.games.mercado_de_lisboa.components import PUB
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
-from .positions import build, good, kind, play
+from .positions import COMPONENTS, build, good, kind, play
 
 
 def solo(stage: int, **kw: object) -> rl.State:
@@ -230,14 +230,14 @@ def test_stage3_at_most_two_stands_per_line() -> None:
 
 
 def test_stage4_only_three_customer_tiles() -> None:
-    fresh = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=4), 1, {})
+    fresh = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=4), 1, COMPONENTS)
     assert fresh.piles == (0, 0, 10, 0)
     assert fresh.ledger[0][rl.L_START] == 4
     assert {item[-1] for item in fresh.pending if item[0] == rl.REVEAL_OFFER} == {3}
 
 
 def test_stage5_seven_tiles_and_fame_needs_three_fours() -> None:
-    fresh = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=5), 1, {})
+    fresh = GAME.setup(["solo"], pb.MercadoDeLisboaOptions(stage=5), 1, COMPONENTS)
     assert fresh.piles == (1, 1, 1, 4)
     done = replace(solo(5, money=[60]), over=True, fours_placed=2)
     assert rl.stage_fame(done)[0] == 0

@@ -11,7 +11,7 @@ from replay.games.mercado_de_lisboa.components import PUB, SPACE_NAMES
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import new_position, play_all
 
-from .positions import build, good, play
+from .positions import COMPONENTS, build, good, play
 
 
 def _coins(state: rl.State, times: int) -> rl.State:
@@ -38,9 +38,11 @@ def test_another_action_breaks_the_coin_streak() -> None:
 
 
 def test_four_player_last_seat_gets_the_pub() -> None:
-    state = GAME.setup(["a", "b", "c", "d"], pb.MercadoDeLisboaOptions(first_player=1), 1, {})
+    state = GAME.setup(
+        ["a", "b", "c", "d"], pb.MercadoDeLisboaOptions(first_player=1), 1, COMPONENTS
+    )
     assert state.held == ((PUB,), (), (), ())
-    assert GAME.setup(["a", "b", "c"], None, 1, {}).held == ((), (), ())
+    assert GAME.setup(["a", "b", "c"], None, 1, COMPONENTS).held == ((), (), ())
 
 
 def test_setup_leaves_every_draw_to_the_table() -> None:
@@ -153,7 +155,9 @@ def test_restaurant_penalty_and_clamp() -> None:
     state = replace(build(2, held=[["pub", "sushi"], []], money=[1, 0]), over=True)
     result = GAME.result(state)
     assert result.scores[0].total == -1
-    clamped = GAME.setup(["a", "b"], pb.MercadoDeLisboaOptions(clamp_penalty_at_zero=True), 1, {})
+    clamped = GAME.setup(
+        ["a", "b"], pb.MercadoDeLisboaOptions(clamp_penalty_at_zero=True), 1, COMPONENTS
+    )
     state = replace(state, rules=clamped.rules)
     assert GAME.result(state).scores[0].total == 0
 
@@ -177,7 +181,10 @@ def test_hidden_money_shows_only_own_coins() -> None:
     assert "hidden" in GAME.render(GAME.view(state, -1))
     assert [p.money for p in GAME.view(state, None).players] == [4, 5, 6]
     opened = GAME.setup(
-        ["a", "b", "c"], pb.MercadoDeLisboaOptions(money=pb.MERCADO_DE_LISBOA_MONEY_OPEN), 1, {}
+        ["a", "b", "c"],
+        pb.MercadoDeLisboaOptions(money=pb.MERCADO_DE_LISBOA_MONEY_OPEN),
+        1,
+        COMPONENTS,
     )
     assert [p.money for p in GAME.view(replace(state, rules=opened.rules), -1).players] == [4, 5, 6]
 
