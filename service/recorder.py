@@ -90,13 +90,18 @@ def new_game_id(request_id: str = "") -> str:
 def fingerprint(*parts: str | bytes | int | None) -> str:
     """What a request asks, as a hex SHA-256 stored with its request id: a retry has the
     same fingerprint, another request reusing the id has not (IDEMPOTENCY_KEY_REUSED).
-    Each part is length-prefixed, so no two different part lists hash alike."""
-    digest = hashlib.sha256()
+    Each part is tagged with its type and length-prefixed, so no two different part lists
+    hash alike."""
+    chunks: list[bytes] = []
     for part in parts:
-        data = part if isinstance(part, bytes) else str(part).encode()
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    return digest.hexdigest()
+        if isinstance(part, bytes):
+            kind, data = b"b", part
+        elif part is None:
+            kind, data = b"n", b""
+        else:
+            kind, data = (b"s", part.encode()) if isinstance(part, str) else (b"i", b"%d" % part)
+        chunks += (kind, len(data).to_bytes(4, "big"), data)
+    return hashlib.sha256(b"".join(chunks)).hexdigest()
 
 
 def deal_ticket(seed: bytes, revision: int, total: int) -> int:
@@ -1066,14 +1071,6 @@ class Recorder:
                 copies[0].game_created.game
             ).rules_version
         created = copies[0].game_created
-        if created.mode == DEALT and created.seed_commitment:
-            # Refused before the fold if in progress: its seed is secret.
-            last_body = copies[-1].WhichOneof("body")
-            if last_body not in ("game_ended", "game_abandoned"):
-                raise InvalidSetup(
-                    "DEALT_IN_PROGRESS",
-                    "A dealt game can be imported only once it has ended: its seed is secret.",
-                )
         # Re-validates every move, the numbering, each stored notation, every undo/redo
         # and ending, and (dealt) the revealed seed and every outcome drawn from it.
         check = HistoryCheck()

@@ -3,6 +3,8 @@ byte changed in Redis, a buggy client): each check names the first event that is
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from replay import fold as folding
@@ -20,7 +22,7 @@ def _history(seed: int = 3) -> tuple[list[events_pb2.Event], folding.Position]:
     return events, played.position
 
 
-def _appended(events: list[events_pb2.Event], **body: object) -> list[events_pb2.Event]:
+def _appended(events: list[events_pb2.Event], **body: Any) -> list[events_pb2.Event]:
     last = events[-1]
     extra = events_pb2.Event(sequence=last.sequence + 1, revision=last.revision + 1, **body)
     return [*events, extra]
