@@ -284,18 +284,52 @@ def viewer_of(viewer: service_pb2.Viewer | None, players: int) -> Viewer:
     return int(viewer.seat)
 
 
+HIDDEN_MOVE = "(hidden)"
+"""What a viewer sees in place of a move that deals hidden information to someone else."""
+
+
+def _visible(table: folding.Table, move: game_pb2.Move, before: Any, viewer: Viewer) -> bool:
+    return viewer is None or table.game.visible_to(table.unwrap(move), before, viewer)
+
+
 def snapshot(position: folding.Position, viewer: Viewer) -> service_pb2.StateSnapshot:
     game = position.game
+    table = position.table
     view = game.view(position.state, viewer)
     result = position.result if position.result is not None else game.result(position.state)
     return service_pb2.StateSnapshot(
         revision=position.revision,
-        view=position.table.wrap_view(view),
+        view=table.wrap_view(view),
         text=game.render(view),
         to_move=to_move_message(position),
         result=result,
-        moves=[applied.notation for applied in position.moves()],
+        moves=[
+            applied.notation
+            if _visible(table, applied.move, applied.before, viewer)
+            else HIDDEN_MOVE
+            for applied in position.moves()
+        ],
     )
+
+
+def replay_item(
+    event: events_pb2.Event,
+    before: folding.Position,
+    after: folding.Position,
+    viewer: Viewer,
+) -> service_pb2.ReplayGameResponse:
+    """One step of a replay or a watch: the event as `viewer` may see it (a move that deals
+    hidden information to another seat keeps its place, revision and hashes, not its
+    content) and the state after it."""
+    body = event.move_recorded if event.WhichOneof("body") == "move_recorded" else None
+    if body is not None and not _visible(after.table, body.move, before.state, viewer):
+        shown = events_pb2.Event()
+        shown.CopyFrom(event)
+        shown.move_recorded.ClearField("move")
+        shown.move_recorded.notation = HIDDEN_MOVE
+        shown.move_recorded.hidden = True
+        event = shown
+    return service_pb2.ReplayGameResponse(event=event, state=snapshot(after, viewer))
 
 
 def _describe_event(event: events_pb2.Event, players: Sequence[str]) -> str:
@@ -1009,12 +1043,13 @@ class Recorder:
         position = folding.start(events[0].game_created)
         seen = viewer_of(viewer, len(position.table.players))
         for index, event in enumerate(events):
+            before = position
             if index:
                 position = folding.advance(position, event)
             if event.revision > last:
                 return
             if event.revision >= first:
-                yield service_pb2.ReplayGameResponse(event=event, state=snapshot(position, seen))
+                yield replay_item(event, before, position, seen)
 
     async def legal_moves(
         self, game_id: str, revision: int, page_size: int, token: str

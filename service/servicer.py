@@ -23,6 +23,7 @@ from service.recorder import (
     check_game_id,
     page_bounds,
     page_token,
+    replay_item,
     snapshot,
     summarize,
     viewer_of,
@@ -264,10 +265,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request.viewer if request.HasField("viewer") else None, len(position.table.players)
         )
         for index, event in enumerate(events):
+            before = position
             if index:
                 position = folding.advance(position, event)
             if request.from_revision and event.revision >= request.from_revision:
-                yield self._update(event, position, viewer)
+                yield self._update(event, before, position, viewer)
         note(revision=position.revision)
         while True:
             remaining = context.time_remaining()
@@ -284,16 +286,18 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 )
                 continue
             for event in newer:
+                before = position
                 position = folding.advance(position, event)
-                yield self._update(event, position, viewer)
+                yield self._update(event, before, position, viewer)
 
     @staticmethod
     def _update(
-        event: events_pb2.Event, position: folding.Position, viewer: Any
+        event: events_pb2.Event,
+        before: folding.Position,
+        after: folding.Position,
+        viewer: Any,
     ) -> service_pb2.WatchGameResponse:
-        return service_pb2.WatchGameResponse(
-            update=service_pb2.ReplayGameResponse(event=event, state=snapshot(position, viewer))
-        )
+        return service_pb2.WatchGameResponse(update=replay_item(event, before, after, viewer))
 
     @unary
     async def AddAnnotation(

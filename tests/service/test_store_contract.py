@@ -19,11 +19,13 @@ from service.store import (
     EventStore,
     GameExists,
     GameNotFound,
+    IdempotencyKeyReused,
     RedisEventStore,
     SeedOp,
     SequenceMoved,
     StaleVersion,
     event_hash,
+    stored_hash,
 )
 from tablelog.v1 import events_pb2
 
@@ -305,5 +307,44 @@ def test_streams_are_never_trimmed(run: Callable[[StoreTest], None]) -> None:
             )  # fmt: skip
             last = result.events[-1].hash
         assert len(await store.read(game_id)) == 501
+
+    run(body)
+
+
+def test_a_request_id_is_bound_to_its_requests_fingerprint(
+    run: Callable[[StoreTest], None],
+) -> None:
+    async def body(store: EventStore, game_id: str) -> None:
+        first = await create(store, game_id)
+
+        async def append(fingerprint: str) -> AppendResult:
+            return await store.append(
+                game_id,
+                [moved(2, 2)],
+                expected_sequence=1,
+                prev_hash=first,
+                expected_revision=1,
+                request_id="undo-1",
+                fingerprint=fingerprint,
+            )
+
+        original = await append("a" * 64)
+        retry = await append("a" * 64)
+        assert retry.duplicate
+        assert retry.events == original.events
+        with pytest.raises(IdempotencyKeyReused):
+            await append("b" * 64)
+        assert await store.lookup_request(game_id, "undo-1", "a" * 64) == original.events
+        with pytest.raises(IdempotencyKeyReused):
+            await store.lookup_request(game_id, "undo-1", "b" * 64)
+        assert (await store.head(game_id)).sequence == 2
+        # The stored bytes carry their own hash: any changed byte shows.
+        raw = (await store.read_raw(game_id))[1][1]
+        sealed = stored_hash(raw)
+        assert sealed is not None
+        assert sealed[0] == sealed[1] == original.events[0].hash
+        changed = stored_hash(raw[:3] + bytes([raw[3] ^ 1]) + raw[4:])
+        assert changed is not None
+        assert changed[0] != changed[1]
 
     run(body)

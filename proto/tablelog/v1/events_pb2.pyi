@@ -224,10 +224,16 @@ class MoveRecorded(_message.Message):
     MOVE_FIELD_NUMBER: _builtins.int
     NOTATION_FIELD_NUMBER: _builtins.int
     DEALT_FIELD_NUMBER: _builtins.int
+    HIDDEN_FIELD_NUMBER: _builtins.int
     notation: _builtins.str
     """The canonical notation of the move in the state it was applied to."""
     dealt: _builtins.bool
     """True when the server chose this chance outcome (dealt mode)."""
+    hidden: _builtins.bool
+    """Set only in a copy sent to a viewer who may not see this move (a card dealt to another
+    player's hand, a tile removed unseen): `move` and `notation` are then left out. Stored
+    events never have it.
+    """
     @_builtins.property
     def move(self) -> _game_pb2.Move: ...
     def __init__(
@@ -236,10 +242,11 @@ class MoveRecorded(_message.Message):
         move: _game_pb2.Move | None = ...,
         notation: _builtins.str = ...,
         dealt: _builtins.bool = ...,
+        hidden: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt", b"dealt", "move", b"move", "notation", b"notation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt", b"dealt", "hidden", b"hidden", "move", b"move", "notation", b"notation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
