@@ -504,7 +504,11 @@ type MoveRecorded struct {
 	// The canonical notation of the move in the state it was applied to.
 	Notation string `protobuf:"bytes,2,opt,name=notation,proto3" json:"notation,omitempty"`
 	// True when the server chose this chance outcome (dealt mode).
-	Dealt         bool `protobuf:"varint,3,opt,name=dealt,proto3" json:"dealt,omitempty"`
+	Dealt bool `protobuf:"varint,3,opt,name=dealt,proto3" json:"dealt,omitempty"`
+	// Set only in a copy sent to a viewer who may not see this move (a card dealt to another
+	// player's hand, a tile removed unseen): `move` and `notation` are then left out. Stored
+	// events never have it.
+	Hidden        bool `protobuf:"varint,4,opt,name=hidden,proto3" json:"hidden,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -556,6 +560,13 @@ func (x *MoveRecorded) GetNotation() string {
 func (x *MoveRecorded) GetDealt() bool {
 	if x != nil {
 		return x.Dealt
+	}
+	return false
+}
+
+func (x *MoveRecorded) GetHidden() bool {
+	if x != nil {
+		return x.Hidden
 	}
 	return false
 }
@@ -927,11 +938,12 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"components\x12'\n" +
 	"\x0fseed_commitment\x18\a \x01(\fR\x0eseedCommitment\x12\x14\n" +
 	"\x05title\x18\b \x01(\tR\x05title\x12#\n" +
-	"\rrules_version\x18\t \x01(\tR\frulesVersion\"g\n" +
+	"\rrules_version\x18\t \x01(\tR\frulesVersion\"\x7f\n" +
 	"\fMoveRecorded\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x14\n" +
-	"\x05dealt\x18\x03 \x01(\bR\x05dealt\"M\n" +
+	"\x05dealt\x18\x03 \x01(\bR\x05dealt\x12\x16\n" +
+	"\x06hidden\x18\x04 \x01(\bR\x06hidden\"M\n" +
 	"\n" +
 	"MoveUndone\x12'\n" +
 	"\x0fundone_revision\x18\x01 \x01(\x04R\x0eundoneRevision\x12\x16\n" +
