@@ -211,8 +211,8 @@ class Registrar:
     receives, waits on all of them (`asyncio.wait` over N tasks): with the service's
     twenty-odd methods plus health and reflection that is 23 tasks, about 20 us of CPU per
     call (measured with benchmarks/record.py), more than the generic look-up costs. So
-    only the calls a recorder makes on every move keep the registered path; the others
-    are served by the generic handler."""
+    only the call a recorder makes on every move keeps the registered path
+    (`service.server.HOT_METHODS`); the others are served by the generic handler."""
 
     def __init__(
         self, server: aio.Server, *, log: bool = True, registered: Collection[str] | None = None
