@@ -15,7 +15,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay import fold as folding
-from replay.core import CHANCE, DEALT, FULL, SPECTATOR, TABLE, TERMINAL, Game, NotationError
+from replay.core import (
+    CHANCE,
+    DEALT,
+    FULL,
+    SPECTATOR,
+    TABLE,
+    TERMINAL,
+    Game,
+    InvalidSetup,
+    NotationError,
+)
 from replay.registry import all_games, describe, find_game
 from tablelog.v1 import events_pb2, game_pb2
 from tests.support.play import created, events_of, new_position, random_game
@@ -142,3 +152,19 @@ def test_garbage_notation_only_raises_notation_error(name: str, text: str) -> No
     position = new_position(name, game.min_players)
     with contextlib.suppress(NotationError):
         game.parse(text, position.state)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_hostile_component_files_are_refused_as_invalid_setup(name: str) -> None:
+    """Whatever a creator uploads (deep nesting, a huge field, bytes that are not text), a
+    game refuses it with InvalidSetup, never another exception."""
+    game = find_game(name)
+    hostile = [b"[" * 200_000 + b"]" * 200_000, b'"' + b"x" * 200_000, b"\xff\xfe\x00"]
+    for component in game.default_components():
+        for content in hostile:
+            bad = game_pb2.ComponentFile()
+            bad.CopyFrom(component)
+            bad.content = content
+            files = {c.name: c for c in game.default_components()} | {bad.name: bad}
+            with pytest.raises(InvalidSetup):
+                game.setup([f"p{i}" for i in range(game.max_players)], None, TABLE, files)

@@ -117,6 +117,8 @@ def load_board(component: game_pb2.ComponentFile) -> Board:
         data = json.loads(component.content.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise _fail("NOT_JSON", f"not valid JSON ({error}).") from None
+    except RecursionError:  # nesting deeper than any board needs
+        raise _fail("NOT_JSON", "nested too deeply to be a board.") from None
     note = component.approximate_note or (APPROXIMATE_NOTE if component.approximate else "")
     name = data.get("name") if isinstance(data, dict) else None
     if not isinstance(name, str) or not name.strip():

@@ -163,6 +163,8 @@ def load_board(component: game_pb2.ComponentFile) -> Board:
         data = json.loads(component.content.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise _fail(f"not valid JSON ({error}).") from None
+    except RecursionError:  # nesting deeper than any board needs
+        raise _fail("nested too deeply to be a board.") from None
     if not isinstance(data, dict):
         raise _fail("must be a JSON object.")
     marks = _marks(data)
