@@ -154,7 +154,8 @@ class Position:
 
     @property
     def can_undo(self) -> bool:
-        return self.applied is not None and self.status is Status.IN_PROGRESS
+        reopenable = self.status is Status.ENDED and self.table.mode != DEALT
+        return self.applied is not None and (self.status is Status.IN_PROGRESS or reopenable)
 
     @property
     def can_redo(self) -> bool:
@@ -232,9 +233,18 @@ def record(
 
 
 def undo(position: Position) -> Position:
-    """The position with the last move in effect taken back."""
-    if position.status is not Status.IN_PROGRESS:
-        raise GameOver("The game is over: its moves can no longer be taken back.")
+    """The position with the last move in effect taken back.
+
+    A game that ended in table mode can still be corrected (a mistyped final move is as
+    likely as any other): taking back the move that ended it reopens the game. An abandoned
+    game, or a dealt game whose seed the end revealed, is closed for good."""
+    if position.status is Status.ABANDONED:
+        raise GameOver("The game was abandoned: its moves can no longer be taken back.")
+    if position.status is Status.ENDED and position.table.mode == DEALT:
+        raise GameOver(
+            "The game is over and its dealing seed is revealed: its moves can no longer be "
+            "taken back."
+        )
     if position.applied is None:
         raise HistoryError("NOTHING_TO_UNDO", "There is no move to take back.")
     last = position.applied.head
@@ -245,6 +255,8 @@ def undo(position: Position) -> Position:
         applied=position.applied.tail,
         undone=Link(last, position.undone),
         move_count=position.move_count - 1,
+        status=Status.IN_PROGRESS,
+        result=None,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from replay import fold as folding
-from replay.core import HistoryError
+from replay.core import DEALT, TERMINAL, GameOver, HistoryError
 from replay.registry import find_game
 from tablelog.v1 import events_pb2
 from tests.support.play import created, events_of, random_game
@@ -110,3 +110,28 @@ def test_sequences_and_revisions_have_no_gaps() -> None:
     renumbered = [events_pb2.Event.FromString(e.SerializeToString()) for e in events[:5]]
     renumbered[4].revision = 9
     assert _code(renumbered) == "REVISION_GAP"
+
+
+def test_a_table_game_reopens_when_its_final_move_is_taken_back() -> None:
+    events, end = _history()
+    ended = _appended(events, game_ended=events_pb2.GameEnded(result=end.game.result(end.state)))
+    last_move = events[-1].revision
+    reopened = _appended(ended, move_undone=events_pb2.MoveUndone(undone_revision=last_move))
+    position = folding.fold(reopened, strict=True)
+    assert position.status is folding.Status.IN_PROGRESS
+    assert position.result is None
+    assert position.state == folding.fold(events[:-1]).state
+    # Redone, the game is over again and must be ended again by its own event.
+    redone = _appended(reopened, move_redone=events_pb2.MoveRedone(redone_revision=last_move))
+    again = folding.fold(redone)
+    assert again.status is folding.Status.IN_PROGRESS
+    assert again.to_move() == TERMINAL
+
+
+def test_a_dealt_game_stays_closed_once_its_seed_is_revealed() -> None:
+    played = random_game(GAME, 2, seed=5, mode=DEALT)
+    events = events_of(created(GAME, 2, mode=DEALT), played.moves, played.notations)
+    end = played.position
+    ended = _appended(events, game_ended=events_pb2.GameEnded(result=end.game.result(end.state)))
+    with pytest.raises(GameOver):
+        folding.undo(folding.fold(ended))
