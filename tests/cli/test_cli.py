@@ -178,3 +178,29 @@ def test_export_then_import(server: BackgroundServer, tmp_path: Path) -> None:
     assert from_stdin.startswith("imported as ")
     listed = tablelog(server, "list", "--json").stdout
     assert imported["gameId"] in listed
+
+
+def test_a_move_typed_against_an_old_picture_of_the_table_is_refused(
+    server: BackgroundServer,
+) -> None:
+    """Two recorders at one table: the second terminal's move was typed before it saw the
+    first one's, so it is refused rather than recorded for the wrong player."""
+    game_id = new_game(server, "--mode", "dealt")
+    first = tablelog(server, "move", game_id, "take w u g")
+    assert "recorded: take w u g" in first.stdout
+    with Client(server.target) as other:
+        other.record(game_id, "take r k w")  # another recorder, another terminal
+        again = tablelog(server, "move", game_id, "take w u g", ok=False)
+        assert again.returncode == 1
+        assert "STALE_VERSION" in again.stderr
+        assert "moved on since this terminal last saw it" in again.stderr
+        assert other.get_game(game_id).move_count == first_count(first.stdout) + 1
+    # Having been told, the recorder looks and records again: now it goes through.
+    retried = tablelog(server, "move", game_id, "take w u g")
+    assert "recorded: take w u g" in retried.stdout
+
+
+def first_count(summary: str) -> int:
+    """The move count printed in a change's summary line ("... moves 16 ...")."""
+    words = summary.split()
+    return int(words[words.index("moves") + 1])

@@ -16,6 +16,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TextIO
 
+import platformdirs
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
@@ -120,6 +121,7 @@ def cmd_list(args: argparse.Namespace, client: Client) -> int:
 
 def cmd_info(args: argparse.Namespace, client: Client) -> int:
     game = client.get_game(args.game_id)
+    remember_version(args.address, game.game_id, game.version)
     if args.json:
         print_json(game)
     else:
@@ -239,6 +241,7 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
         options=options,
         components=components,
     )
+    remember_version(args.address, game.game_id, game.version)
     if args.json:
         print_json(game)
     else:
@@ -252,6 +255,7 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
 
 
 def _print_change(args: argparse.Namespace, response: Any, verb: str) -> int:
+    remember_version(args.address, response.game.game_id, response.game.version)
     if args.json:
         print_json(response)
         return 0
@@ -266,18 +270,18 @@ def _print_change(args: argparse.Namespace, response: Any, verb: str) -> int:
 def cmd_move(args: argparse.Namespace, client: Client) -> int:
     notation = " ".join(args.notation)
     response = client.record(
-        args.game_id, notation, expected_version=args.expect_version, seat=args.seat
+        args.game_id, notation, expected_version=_expected(args), seat=args.seat
     )
     return _print_change(args, response, "recorded")
 
 
 def cmd_undo(args: argparse.Namespace, client: Client) -> int:
-    response = client.undo(args.game_id, expected_version=args.expect_version, reason=args.reason)
+    response = client.undo(args.game_id, expected_version=_expected(args), reason=args.reason)
     return _print_change(args, response, "undone")
 
 
 def cmd_redo(args: argparse.Namespace, client: Client) -> int:
-    response = client.redo(args.game_id, expected_version=args.expect_version)
+    response = client.redo(args.game_id, expected_version=_expected(args))
     return _print_change(args, response, "redone")
 
 
@@ -647,6 +651,47 @@ BROKEN_PIPE = 128 + 13
 a shell reports a process ended by SIGPIPE."""
 
 
+# What this terminal last saw of each game. A move, undo or redo is sent with that version,
+# so when another recorder changed the game in between, the server refuses it (STALE_VERSION)
+# instead of recording it on top of a table the recorder has not seen.
+
+
+def _seen_file(address: str | None, game_id: str) -> Path:
+    """One small file per server and game, so terminals recording different games at once
+    never overwrite each other's memory."""
+    address = address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
+    base = os.environ.get("TABLELOG_STATE_DIR") or platformdirs.user_state_dir("tablelog")
+    server = "".join(c if c.isalnum() else "_" for c in address)
+    return Path(base) / "seen" / server / f"{Path(game_id).name}.version"
+
+
+def remember_version(address: str | None, game_id: str, version: int) -> None:
+    path = _seen_file(address, game_id)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(str(int(version)), encoding="utf-8")
+        temporary.replace(path)
+    except OSError:  # a read-only home: fall back to the server's current version
+        pass
+
+
+def _last_seen(address: str | None, game_id: str) -> int | None:
+    try:
+        text = _seen_file(address, game_id).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _expected(args: argparse.Namespace) -> int | None:
+    """--expect-version, else the version this terminal last saw, else None (the SDK then
+    asks the server for the current one: the first command on a game from this terminal)."""
+    if args.expect_version is not None:
+        return int(args.expect_version)
+    return _last_seen(args.address, args.game_id)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. A reader that closes the pipe early (`| head -1`) ends the command
     quietly: Python ignores SIGPIPE, so the write raises BrokenPipeError, which is caught
@@ -693,6 +738,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         details = [error.reason] + [f"{k}={v}" for k, v in sorted(error.metadata.items())]
         print(f"  ({error.code.name}: {' '.join(d for d in details if d)})", file=sys.stderr)
+        current = error.metadata.get("current_version", "")
+        game_id = getattr(args, "game_id", "")
+        if error.reason == "STALE_VERSION" and current.isdigit() and game_id:
+            remember_version(args.address, game_id, int(current))
+            print(
+                f"  The game moved on since this terminal last saw it: look with "
+                f"`tablelog show {game_id}`, then record again.",
+                file=sys.stderr,
+            )
         return 1
     except KeyboardInterrupt:
         return 130
