@@ -147,3 +147,44 @@ def assert_round_trip(game: Game[Any, Any], state: Any) -> None:
         again = game.parse(text, state)
         assert again == move, f"{text!r} parsed as {again} instead of {move}"
         assert game.format(again, state) == text
+
+
+def fenced_blocks(markdown: str) -> list[list[str]]:
+    """The lines of each fenced code block of a Markdown document, in order (the notation
+    docs' example games are replayed by the tests)."""
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current = []
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def directives(lines: Sequence[str]) -> dict[str, str]:
+    """A playthrough file's `#! key: value` lines (players, options, expected results)."""
+    found: dict[str, str] = {}
+    for line in lines:
+        if line.startswith("#!"):
+            key, _, value = line[2:].partition(":")
+            found[key.strip()] = value.strip()
+    return found
+
+
+def replay_golden(
+    game: str, players: Sequence[str], options: Message | None, lines: Sequence[str]
+) -> folding.Position:
+    """Record a golden playthrough; every line must be canonical notation and the recorded
+    moves, stored as events, must fold back to the same state."""
+    position = play_all(new_position(game, players, options), lines)
+    recorded = [applied.notation for applied in position.moves()]
+    typed = [line.split("#", 1)[0].strip() for line in lines]
+    assert recorded == [text for text in typed if text]
+    moves = [applied.move for applied in position.moves()]
+    assert folding.fold(events_of(created(game, players, options), moves)).state == position.state
+    return position

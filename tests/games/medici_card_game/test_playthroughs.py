@@ -11,22 +11,18 @@ from pathlib import Path
 import pytest
 from google.protobuf import text_format
 
-from replay import fold as folding
 from replay.core import TERMINAL
 from replay.games.medici_card_game import GAME
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
-from tests.support.play import created, events_of, new_position, play_all
+from tests.support.play import (
+    directives,
+    fenced_blocks,
+    new_position,
+    play_all,
+    replay_golden,
+)
 
 PLAYTHROUGHS = sorted((Path(__file__).parent / "playthroughs").glob("*.txt"))
-
-
-def _directives(lines: list[str]) -> dict[str, str]:
-    found = {}
-    for line in lines:
-        if line.startswith("#!"):
-            key, _, value = line[2:].partition(":")
-            found[key.strip()] = value.strip()
-    return found
 
 
 def test_there_are_golden_playthroughs() -> None:
@@ -36,10 +32,10 @@ def test_there_are_golden_playthroughs() -> None:
 @pytest.mark.parametrize("path", PLAYTHROUGHS, ids=lambda p: p.stem)
 def test_golden_playthrough(path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
-    meta = _directives(lines)
+    meta = directives(lines)
     players = meta["players"].split()
     options = text_format.Parse(meta.get("options", ""), MediciCardGameOptions())
-    position = play_all(new_position("medici-card-game", players, options), lines)
+    position = replay_golden("medici-card-game", players, options, lines)
     state = position.state
     assert GAME.to_move(state) == TERMINAL
     assert list(state.florins) == [int(f) for f in meta["final florins"].split()]
@@ -47,36 +43,13 @@ def test_golden_playthrough(path: Path) -> None:
     assert [players[w] for w in result.winners] == meta["winners"].split()
     for score in result.scores:
         assert score.total == sum(item.value for item in score.items)
-    # Each recorded line is canonical, and the events fold back to the same state.
-    recorded = [a.notation for a in position.moves()]
-    typed = [line.split("#", 1)[0].strip() for line in lines]
-    assert recorded == [t for t in typed if t]
-    events = events_of(
-        created("medici-card-game", players, options), [a.move for a in position.moves()]
-    )
-    assert folding.fold(events).state == state
 
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "notation" / "medici-card-game.md"
 
 
-def _blocks(text: str) -> list[list[str]]:
-    blocks: list[list[str]] = []
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if current is None:
-                current = []
-            else:
-                blocks.append(current)
-                current = None
-        elif current is not None:
-            current.append(line)
-    return blocks
-
-
 def test_the_documented_examples_play() -> None:
-    example, turn = _blocks(DOC.read_text(encoding="utf-8"))
+    example, turn = fenced_blocks(DOC.read_text(encoding="utf-8"))
     position = play_all(new_position("medici-card-game", ["Juhee", "Minji", "Jeho"]), example)
     assert position.state.round == 2
     assert position.state.florins == (15, 35, 55)
