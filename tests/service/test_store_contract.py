@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 import pytest
+from redis.exceptions import DataError
 
 from service.embedded import EmbeddedRedis
 from service.store import (
@@ -346,5 +347,30 @@ def test_a_request_id_is_bound_to_its_requests_fingerprint(
         changed = stored_hash(raw[:3] + bytes([raw[3] ^ 1]) + raw[4:])
         assert changed is not None
         assert changed[0] != changed[1]
+
+    run(body)
+
+
+def test_commands_are_packed_by_hiredis_as_by_redis_py(run: Callable[[StoreTest], None]) -> None:
+    """The store's connections pack with hiredis (see `pack_with_hiredis`): multi-word
+    commands, text, bytes and numbers arrive as redis-py's own packer sends them, and a
+    value Redis cannot take is refused as redis-py refuses it."""
+
+    async def body(store: EventStore, game_id: str) -> None:
+        assert isinstance(store, RedisEventStore)
+        pool = store.redis.connection_pool
+        assert pool.connection_class.__name__.startswith("Hiredis")
+        key = store.key(game_id, "probe")
+        await store.redis.hset(key, mapping={"text": "é b", "bytes": b"\x00\xff", "n": 7})
+        assert await store.redis.hgetall(key) == {
+            b"text": "é b".encode(),
+            b"bytes": b"\x00\xff",
+            b"n": b"7",
+        }
+        assert "maxmemory" in await store.redis.config_get("maxmemory")  # "CONFIG GET": two words
+        sha = await store.redis.script_load("return ARGV[1]")
+        assert await store.redis.evalsha(sha, 0, b"\x01 two") == b"\x01 two"
+        with pytest.raises(DataError):
+            await store.redis.set(key, None)  # type: ignore[arg-type]
 
     run(body)
