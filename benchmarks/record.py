@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -45,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,18 +122,19 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
     client = aioredis.Redis.from_url(redis_url)
     empty = service_pb2.RecordMoveResponse().SerializeToString()
     script = (ROOT / "service" / "append.lua").read_bytes()
-    script_sha = await client.script_load(script)
+    script_sha = await client.script_load(script) if "append" in work else ""
     run = os.urandom(4).hex()  # a fresh key space: servers of earlier rounds used this Redis
     heads: dict[str, tuple[int, bytes]] = {}  # game id -> (sequence, last hash)
     summary = bytes(120)  # about a GameSummary's size
     game = find_game("splendor")
     positions: dict[str, folding.Position] = {}
-    start = folding.start(bench_creation(game, players=2))
+    start = folding.start(bench_creation(game, players=2)) if "rules" in work else None
 
     async def append(request: bytes, context: Any) -> bytes:
         parsed = service_pb2.RecordMoveRequest.FromString(request)
         if "rules" in work:
             position = positions.get(parsed.game_id, start)
+            assert position is not None
             inner = game.parse(parsed.notation, position.state)
             text = game.format(inner, position.state)
             positions[parsed.game_id] = folding.record(position, position.table.wrap(inner), text)
@@ -256,15 +259,33 @@ async def load(
     games_each = int(seconds * 6_000 / clients / 30) + 2
     prepared: dict[int, list[tuple[str, int]]] = {}
 
-    def next_notation_line() -> list[str]:
-        nonlocal next_line
+    serials = itertools.count()  # floor games: ids unique over warm-up and timed window
+
+    async def record_line(
+        call: Callable[[service_pb2.RecordMoveRequest], Awaitable[int]], game_id: str, version: int
+    ) -> bool:
+        """Record the next notation line into `game_id` from `version`, timing each call
+        (`call` answers the game's next version); False once the deadline has passed."""
+        nonlocal calls, next_line
         line = lines[next_line % len(lines)]
         next_line += 1
-        return line
+        for notation in line:
+            if time.perf_counter() >= deadline:
+                return False
+            request = service_pb2.RecordMoveRequest(
+                game_id=game_id,
+                notation=notation,
+                expected_version=version,
+                request_id=os.urandom(8).hex(),
+            )
+            started = time.perf_counter()
+            version = await call(request)
+            latencies.append(time.perf_counter() - started)
+            calls += 1
+        return True
 
     async def floor_client(index: int, stub_channel: aio.Channel) -> None:
         """The same requests as the service's clients (built the same way), to the floor."""
-        nonlocal calls
         # `_registered_method` as the generated stubs call the service (grpc's stubs
         # for mypy do not declare it).
         append: Any = stub_channel.unary_unary(  # type: ignore[call-arg]
@@ -273,23 +294,14 @@ async def load(
             response_deserializer=service_pb2.RecordMoveResponse.FromString,
             _registered_method=True,
         )
+
+        async def call(request: service_pb2.RecordMoveRequest) -> int:
+            await append(request)
+            return request.expected_version + 1
+
         while time.perf_counter() < deadline:
-            line = next_notation_line()
-            game_id = f"floor{index}-{next_line}"
-            for version, notation in enumerate(line, start=1):
-                if time.perf_counter() >= deadline:
-                    return
-                started = time.perf_counter()
-                await append(
-                    service_pb2.RecordMoveRequest(
-                        game_id=game_id,
-                        notation=notation,
-                        expected_version=version,
-                        request_id=os.urandom(8).hex(),
-                    )
-                )
-                latencies.append(time.perf_counter() - started)
-                calls += 1
+            if not await record_line(call, f"floor{index}-{next(serials)}", 1):
+                return
 
     async def create(stub: service_pb2_grpc.TablelogServiceAsyncStub) -> tuple[str, int]:
         created = await stub.CreateGame(
@@ -301,29 +313,18 @@ async def load(
         return created.game.game_id, created.game.version
 
     async def service_client(index: int, stub_channel: aio.Channel) -> None:
-        nonlocal calls
         stub = service_pb2_grpc.TablelogServiceStub(stub_channel)
+
+        async def call(request: service_pb2.RecordMoveRequest) -> int:
+            return (await stub.RecordMove(request)).game.version
+
         games = prepared.setdefault(index, [])
         while len(games) < games_each:
             games.append(await create(stub))
         while time.perf_counter() < deadline:
-            line = next_notation_line()
             game_id, version = games.pop() if games else await create(stub)
-            for notation in line:
-                if time.perf_counter() >= deadline:
-                    return
-                started = time.perf_counter()
-                response = await stub.RecordMove(
-                    service_pb2.RecordMoveRequest(
-                        game_id=game_id,
-                        notation=notation,
-                        expected_version=version,
-                        request_id=os.urandom(8).hex(),
-                    )
-                )
-                latencies.append(time.perf_counter() - started)
-                calls += 1
-                version = response.game.version
+            if not await record_line(call, game_id, version):
+                return
 
     worker = floor_client if kind == "floor" else service_client
     channels = [aio.insecure_channel(target) for _ in range(clients)]
@@ -460,7 +461,7 @@ def cold_rebuild_ms(target: str, game_id: str) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
-    bounds = [f"floor+{'+'.join(w)}" for w in (("append",), ("rules",), ("rules", "append"))]
+    bounds = ("floor+append", "floor+rules", "floor+rules+append")
     parser.add_argument(
         "role", nargs="?", default="bench", choices=("bench", "floor", "service", "load", *bounds)
     )

@@ -6,8 +6,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from google.protobuf import text_format
 from google.protobuf.message import Message
 
 from replay import fold as folding
@@ -177,14 +179,26 @@ def directives(lines: Sequence[str]) -> dict[str, str]:
 
 
 def replay_golden(
-    game: str, players: Sequence[str], options: Message | None, lines: Sequence[str]
-) -> folding.Position:
-    """Record a golden playthrough; every line must be canonical notation and the recorded
-    moves, stored as events, must fold back to the same state."""
+    game: str, path: Path, options: Message
+) -> tuple[folding.Position, dict[str, str]]:
+    """Record the golden playthrough in `path` (its `#!` directives: players, options in
+    protobuf text format into `options`, winners): every line must be canonical notation,
+    the game must end with the named winners and itemised scores that add up, and the
+    recorded moves, stored as events, must fold back to the same state. Returns the final
+    position and the directives, for the game's own expectations."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    meta = directives(lines)
+    players = meta["players"].split()
+    text_format.Parse(meta.get("options", ""), options)
     position = play_all(new_position(game, players, options), lines)
     recorded = [applied.notation for applied in position.moves()]
     typed = [line.split("#", 1)[0].strip() for line in lines]
     assert recorded == [text for text in typed if text]
+    assert position.to_move() == TERMINAL
+    result = position.game.result(position.state)
+    assert [players[w] for w in result.winners] == meta["winners"].split()
+    for score in result.scores:
+        assert score.total == sum(item.value for item in score.items)
     moves = [applied.move for applied in position.moves()]
     assert folding.fold(events_of(created(game, players, options), moves)).state == position.state
-    return position
+    return position, meta
