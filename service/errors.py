@@ -185,6 +185,8 @@ def _details(error: Exception, code: grpc.StatusCode, reason: str) -> Refusal:
         metadata["game_id"] = error.game_id
     if isinstance(error, CorruptEvent):
         metadata["sequence"] = str(error.sequence)
+        if error.revision:
+            metadata["revision"] = str(error.revision)
     return Refusal(code, reason, message, metadata)
 
 

@@ -15,20 +15,13 @@ from grpc import aio
 from replay import fold as folding
 from replay.core import SPECTATOR
 from service import errors
+from service.appending import Outcome
 from service.interceptors import note
+from service.limits import check_game_id, page_bounds, page_token
 from service.logs import get_logger
-from service.recorder import (
-    Outcome,
-    Recorder,
-    check_game_id,
-    page_bounds,
-    page_token,
-    replay_item,
-    snapshot,
-    summarize,
-    viewer_of,
-)
+from service.recorder import Recorder
 from service.store import GameNotFound
+from service.views import replay_item, snapshot, summarize, viewer_of
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 
 Request = TypeVar("Request")
@@ -383,7 +376,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
 
 
 def _now() -> Any:
-    from service.recorder import now
+    from service.appending import now
 
     return now()
 

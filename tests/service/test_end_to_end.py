@@ -17,7 +17,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from replay import fold as folding
 from replay.core import SPECTATOR
 from service.embedded import EmbeddedRedis
-from service.recorder import Head
+from service.heads import Head
 from service.server import BackgroundServer, background_server, channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.recorder import HIDDEN_MOVE
+from service.views import HIDDEN_MOVE
 from tablelog_client import Client
 
 pytestmark = pytest.mark.slow

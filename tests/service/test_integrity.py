@@ -19,11 +19,12 @@ import structlog
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from replay.registry import find_game
+from service.chain import GENESIS_HASH, seal
 from service.embedded import EmbeddedRedis
 from service.errors import NotFound
 from service.recorder import Recorder
 from service.server import MAX_MESSAGE_BYTES, BackgroundServer, channel
-from service.store import GENESIS_HASH, RedisEventStore, seal
+from service.store import RedisEventStore
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
 from tests.service.helpers import refused, rpc_refused, splendor_line

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 from redis.exceptions import DataError
 
+from service.chain import GENESIS_HASH, event_hash, stored_hash
 from service.embedded import EmbeddedRedis
 from service.store import (
-    GENESIS_HASH,
     AppendResult,
     ChainMismatch,
     CorruptEvent,
@@ -25,8 +25,6 @@ from service.store import (
     SeedOp,
     SequenceMoved,
     StaleVersion,
-    event_hash,
-    stored_hash,
 )
 from tablelog.v1 import events_pb2
 

@@ -1,4 +1,5 @@
 -- Compare-and-append of one or more events to a game's stream, atomically.
+-- The caller side (these positions as typed values) is service/store/script.py: change both together.
 --
 -- KEYS[1] the stream      tl:{<game_id>}:events
 -- KEYS[2] the head hash   tl:{<game_id>}:head     (sequence, revision, last_hash, summary)

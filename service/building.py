@@ -1,0 +1,77 @@
+"""Building events on a game's position: numbering each new event, applying it through the
+fold (so a refused move changes nothing), and dealing chance moves from dealt mode's seed.
+Pure: nothing here reads or writes the store."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Sequence
+
+from google.protobuf.message import Message
+
+from replay import fold as folding
+from replay.core import CHANCE, DEALT, TERMINAL, HistoryError
+from tablelog.v1 import events_pb2, game_pb2
+
+ENDING_BODIES = frozenset({"game_ended", "game_abandoned"})
+"""The events after which a game is over (and dealt mode's seed revealed)."""
+
+
+def deal_ticket(seed: bytes, revision: int, total: int) -> int:
+    """The ticket of the chance move recorded at `revision` in dealt mode: HMAC-SHA256 of
+    the revision under the seed, reduced to the outcomes' total weight. Deterministic, so
+    VerifyGame re-draws every dealt outcome once the seed is revealed."""
+    digest = hmac.new(seed, b"tablelog/deal/" + revision.to_bytes(8, "big"), "sha256").digest()
+    return int.from_bytes(digest, "big") % total
+
+
+def with_defaults(
+    given: Sequence[game_pb2.ComponentFile], defaults: Sequence[game_pb2.ComponentFile]
+) -> list[game_pb2.ComponentFile]:
+    """The component files a new game records: each given file replaces the default of the
+    same name, and the other defaults are kept, so a stored game never depends on the data
+    files packaged with a later version of its rules. Unknown names are left for the game
+    to refuse."""
+    replacing = {component.name: component for component in given}
+    kept = [replacing.pop(default.name, default) for default in defaults]
+    return kept + list(replacing.values())
+
+
+def next_event(position: folding.Position, **body: Message) -> events_pb2.Event:
+    """An event with `body`, numbered to follow `position`."""
+    return events_pb2.Event(sequence=position.sequence + 1, **body)  # type: ignore[arg-type]
+
+
+def push(
+    position: folding.Position, events: list[events_pb2.Event], event: events_pb2.Event
+) -> folding.Position:
+    """Set the event's revision, apply it through the fold, keep it."""
+    body = event.WhichOneof("body")
+    event.revision = position.revision + (1 if body in folding.HISTORY_BODIES else 0)
+    after = folding.advance(position, event)
+    events.append(event)
+    return after
+
+
+def deal_and_end(
+    position: folding.Position, events: list[events_pb2.Event], seed: bytes | None
+) -> folding.Position:
+    """Dealt mode: the chance moves that follow, drawn from the seed. Then GameEnded
+    when the game is over (revealing the seed)."""
+    game = position.game
+    while position.table.mode == DEALT and position.to_move() == CHANCE:
+        if seed is None:
+            raise HistoryError("NO_SEED", "This dealt game has lost its seed.")
+        outcomes = game.chance_outcomes(position.state)
+        total = sum(weight for _, weight in outcomes)
+        inner = folding.pick_outcome(outcomes, deal_ticket(seed, position.revision + 1, total))
+        recorded = events_pb2.MoveRecorded(
+            move=position.table.wrap(inner),
+            notation=game.format(inner, position.state),
+            dealt=True,
+        )
+        position = push(position, events, next_event(position, move_recorded=recorded))
+    if position.status is folding.Status.IN_PROGRESS and position.to_move() == TERMINAL:
+        ended = events_pb2.GameEnded(result=game.result(position.state), seed=seed or b"")
+        position = push(position, events, next_event(position, game_ended=ended))
+    return position

@@ -1,0 +1,203 @@
+"""The reads: everything a client can ask of a game without changing it (its state at any
+revision, a replay, the legal moves, the audit log, the annotations, the list of games).
+Each is a fold of the stream, or the cached head when it is asked at the head."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any
+
+from replay import fold as folding
+from replay.core import DEALT, TERMINAL
+from replay.registry import all_games, describe, find_game
+from service.errors import InvalidRequest, OutOfRange
+from service.heads import Heads
+from service.limits import check_game_id, page_bounds, page_token
+from service.store import EventStore, GameNotFound
+from service.views import replay_item, to_move_message, viewer_of
+from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+
+def describe_event(event: events_pb2.Event, players: Sequence[str]) -> str:
+    who = event.actor.user or "someone"
+    body = event.WhichOneof("body")
+    if body == "game_created":
+        created = event.game_created
+        names = ", ".join(p.name for p in created.players)
+        mode = "dealt" if created.mode == DEALT else "table"
+        return f"{who} created a {created.game} game ({mode} mode) for {names}"
+    if body == "move_recorded":
+        recorded = event.move_recorded
+        seat = recorded.move.seat if recorded.move.HasField("seat") else None
+        mover = players[seat] if seat is not None and seat < len(players) else ""
+        if recorded.dealt:
+            return f"the server dealt {recorded.notation}"
+        return f"{who} recorded {recorded.notation}" + (f" for {mover}" if mover else "")
+    if body == "move_undone":
+        reason = f" ({event.move_undone.reason})" if event.move_undone.reason else ""
+        return f"{who} undid revision {event.move_undone.undone_revision}{reason}"
+    if body == "move_redone":
+        return f"{who} redid revision {event.move_redone.redone_revision}"
+    if body == "annotation_added":
+        note = event.annotation_added
+        text = " ".join(t for t in (note.glyph, note.comment) if t)
+        return f"{who} annotated revision {note.revision}: {text}"
+    if body == "annotation_removed":
+        return f"{who} removed annotation {event.annotation_removed.annotation_id}"
+    if body == "game_ended":
+        winners = ", ".join(
+            players[w] if w < len(players) else str(w) for w in event.game_ended.result.winners
+        )
+        return f"the game ended; winners: {winners or 'none'}"
+    if body == "game_abandoned":
+        reason = event.game_abandoned.reason
+        return f"{who} abandoned the game" + (f" ({reason})" if reason else "")
+    return f"{who}: {body}"
+
+
+def live_annotations(
+    events: Iterable[events_pb2.Event], notes: dict[str, service_pb2.Annotation] | None = None
+) -> dict[str, service_pb2.Annotation]:
+    """The annotations added and not removed, by id: of `events`, or of the events before
+    them (`notes`, the live annotations then, updated in place) and `events`."""
+    notes = {} if notes is None else notes
+    for event in events:
+        body = event.WhichOneof("body")
+        if body == "annotation_added":
+            added = event.annotation_added
+            notes[added.annotation_id] = service_pb2.Annotation(
+                annotation_id=added.annotation_id,
+                revision=added.revision,
+                comment=added.comment,
+                glyph=added.glyph,
+                actor=event.actor,
+                time=event.time,
+            )
+        elif body == "annotation_removed":
+            notes.pop(event.annotation_removed.annotation_id, None)
+    return notes
+
+
+class Reads:
+    """The read use cases, on the store and the head cache."""
+
+    def __init__(self, store: EventStore, heads: Heads) -> None:
+        self.store = store
+        self.heads = heads
+
+    async def position_at(self, game_id: str, revision: int) -> folding.Position:
+        """The game at `revision` (0: its head)."""
+        head = await self.heads.load(game_id)
+        if revision == 0 or revision == head.revision:
+            return head.position
+        if revision > head.revision:
+            raise OutOfRange(
+                "REVISION_OUT_OF_RANGE",
+                f"Revision {revision} is beyond the game's head, revision {head.revision}.",
+                metadata={"head_revision": str(head.revision)},
+            )
+        events = await self.store.read(game_id)
+        return folding.fold(events, until_revision=revision)
+
+    def game_types(self) -> list[game_pb2.GameInfo]:
+        return [describe(game) for game in all_games().values()]
+
+    async def list_games(
+        self, game: str, status: int, page_size: int, token: str
+    ) -> tuple[list[service_pb2.GameSummary], str]:
+        offset, size = page_bounds(page_size, token)
+        wanted = find_game(game).name if game else ""
+        before = offset or None
+        found: list[service_pb2.GameSummary] = []
+        while len(found) < size:
+            batch = await self.store.list_game_ids(before, max(size, 50))
+            if not batch:
+                return found, ""
+            blobs = await self.store.summaries([gid for gid, _ in batch])
+            for (_gid, rank), blob in zip(batch, blobs, strict=True):
+                before = rank
+                if blob is None:
+                    continue
+                summary = service_pb2.GameSummary.FromString(blob)
+                if (wanted and summary.game != wanted) or (status and summary.status != status):
+                    continue
+                found.append(summary)
+                if len(found) == size:
+                    return found, page_token(rank)
+        return found, ""
+
+    async def events(self, game_id: str) -> list[events_pb2.Event]:
+        check_game_id(game_id)
+        events = await self.store.read(game_id)
+        if not events:
+            raise GameNotFound(game_id)
+        return events
+
+    async def annotations(self, game_id: str) -> list[service_pb2.Annotation]:
+        notes = live_annotations(await self.events(game_id))
+        return sorted(notes.values(), key=lambda a: (a.revision, a.time.ToNanoseconds()))
+
+    async def audit(self, game_id: str) -> list[service_pb2.AuditEntry]:
+        events = await self.events(game_id)
+        final = folding.fold(events)
+        in_effect = {applied.revision for applied in final.applied or ()}
+        players = final.table.players
+        return [
+            service_pb2.AuditEntry(
+                event=event,
+                summary=describe_event(event, players),
+                undone=event.WhichOneof("body") == "move_recorded"
+                and event.revision not in in_effect,
+            )
+            for event in events
+        ]
+
+    async def replay(
+        self, game_id: str, first: int, last: int, viewer: service_pb2.Viewer | None
+    ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
+        if last and first > last:
+            raise InvalidRequest(
+                "from_revision",
+                f"from_revision {first} is after to_revision {last}: nothing to replay.",
+            )
+        events = await self.events(game_id)
+        head_revision = max(e.revision for e in events)
+        last = last or head_revision
+        if first > head_revision or last > head_revision:
+            raise OutOfRange(
+                "REVISION_OUT_OF_RANGE",
+                f"The game's head is revision {head_revision}.",
+                field_name="from_revision" if first > head_revision else "to_revision",
+                metadata={"head_revision": str(head_revision)},
+            )
+        position = folding.start(events[0].game_created)
+        seen = viewer_of(viewer, len(position.table.players))
+        for index, event in enumerate(events):
+            before = position
+            if index:
+                position = folding.advance(position, event)
+            if event.revision > last:
+                return
+            if event.revision >= first:
+                yield replay_item(event, before, position, seen)
+
+    async def legal_moves(
+        self, game_id: str, revision: int, page_size: int, token: str
+    ) -> service_pb2.ListLegalMovesResponse:
+        offset, size = page_bounds(page_size, token)
+        position = await self.position_at(game_id, revision)
+        response = service_pb2.ListLegalMovesResponse(to_move=to_move_message(position))
+        if position.to_move() == TERMINAL:
+            return response
+        game, state = position.game, position.state
+        moves: Sequence[Any] = game.legal_moves(state)
+        who = position.to_move()
+        seat = who if who >= 0 else None
+        response.total_size = len(moves)
+        for inner in moves[offset : offset + size]:
+            response.moves.add(
+                move=position.table.wrap(inner, seat), notation=game.format(inner, state)
+            )
+        if offset + size < len(moves):
+            response.next_page_token = page_token(offset + size)
+        return response

@@ -1,0 +1,46 @@
+"""The event store, one module per responsibility:
+
+    base.py         the abstract store (`EventStore`) and the values it answers with
+    errors.py       what a store refuses or cannot do
+    redis_store.py  the Redis backend (`RedisEventStore`) and its key layout
+    script.py       the append script's arguments and replies as typed values
+    append.lua      the compare-and-append script itself (runs inside Redis)
+    watchdog.py     the time limit on Redis calls
+    packing.py      command packing by hiredis on the asyncio connections
+
+The chain format (how events are linked and sealed) is `service.chain`. The names below
+are what the rest of the service uses.
+"""
+
+from service.store.base import AppendResult, EventStore, StoredHead
+from service.store.errors import (
+    ChainMismatch,
+    CorruptEvent,
+    GameExists,
+    GameNotFound,
+    IdempotencyKeyReused,
+    SequenceMoved,
+    StaleVersion,
+    StoreError,
+    StoreUnavailable,
+)
+from service.store.redis_store import STORE_TIMEOUT, RedisEventStore
+from service.store.script import SeedOp
+
+__all__ = [
+    "STORE_TIMEOUT",
+    "AppendResult",
+    "ChainMismatch",
+    "CorruptEvent",
+    "EventStore",
+    "GameExists",
+    "GameNotFound",
+    "IdempotencyKeyReused",
+    "RedisEventStore",
+    "SeedOp",
+    "SequenceMoved",
+    "StaleVersion",
+    "StoreError",
+    "StoreUnavailable",
+    "StoredHead",
+]

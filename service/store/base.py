@@ -1,0 +1,106 @@
+"""The abstract event store: what the service needs from storage, whatever the backend.
+Every backend passes tests/service/test_store_contract.py."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from service.store.script import SeedOp
+from tablelog.v1 import events_pb2
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHead:
+    sequence: int
+    revision: int
+    last_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    events: tuple[events_pb2.Event, ...]
+    """The events as stored, hashes included (for a duplicate: the ones first stored)."""
+    duplicate: bool
+
+
+class EventStore(abc.ABC):
+    """What the service needs from storage. Every backend passes tests/service/
+    test_store_contract.py; the only backend is Redis (embedded, standalone or cluster)."""
+
+    @abc.abstractmethod
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[events_pb2.Event],
+        *,
+        expected_sequence: int,
+        prev_hash: bytes,
+        expected_revision: int | None,
+        request_id: str = "",
+        summary: bytes = b"",
+        seed_op: SeedOp = SeedOp.KEEP,
+        seed: bytes = b"",
+        fingerprint: str = "",
+    ) -> AppendResult:
+        """Seal `events` (sequences expected_sequence+1, ...) after `prev_hash` and append
+        them atomically, if the game is at `expected_sequence` (0: create it) and, unless
+        None, at `expected_revision`. A request id seen before with the same `fingerprint`
+        (a short hex digest of what the request asks) returns the original events.
+
+        Raises StaleVersion, SequenceMoved, GameNotFound, GameExists, ChainMismatch,
+        IdempotencyKeyReused (the request id was used with another fingerprint)."""
+
+    @abc.abstractmethod
+    async def lookup_request(
+        self, game_id: str, request_id: str, fingerprint: str = ""
+    ) -> tuple[events_pb2.Event, ...] | None:
+        """The events a request id appended, if it appended any to this game; raises
+        IdempotencyKeyReused when it did so for a request with another fingerprint."""
+
+    @abc.abstractmethod
+    async def head(self, game_id: str) -> StoredHead:
+        """The last sequence, revision and hash; GameNotFound when there is no game."""
+
+    @abc.abstractmethod
+    async def read(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[events_pb2.Event]:
+        """Events after `after_sequence`, in order (at most `count`)."""
+
+    @abc.abstractmethod
+    async def read_raw(self, game_id: str) -> list[tuple[int, bytes]]:
+        """Every entry as stored: (sequence from the entry id, the bytes). For verification."""
+
+    @abc.abstractmethod
+    async def wait(
+        self, game_id: str, after_sequence: int, timeout_seconds: float
+    ) -> list[events_pb2.Event]:
+        """Events after `after_sequence`, blocking up to `timeout_seconds` for the first one
+        to arrive (an empty list on time-out). Works across service instances."""
+
+    @abc.abstractmethod
+    async def summary(self, game_id: str) -> bytes | None:
+        """The GameSummary stored with the last append (None when there is no game)."""
+
+    @abc.abstractmethod
+    async def summaries(self, game_ids: Sequence[str]) -> list[bytes | None]: ...
+
+    @abc.abstractmethod
+    async def seed(self, game_id: str) -> bytes | None:
+        """Dealt mode's seed while it is secret."""
+
+    @abc.abstractmethod
+    async def index_game(self, game_id: str) -> None:
+        """Add a game to the listing index (idempotent; done before its creation append)."""
+
+    @abc.abstractmethod
+    async def list_game_ids(self, before: int | None, count: int) -> list[tuple[str, int]]:
+        """Game ids newest first with their creation rank, ranks below `before` if given."""
+
+    @abc.abstractmethod
+    async def ping(self) -> bool: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...

@@ -1,0 +1,74 @@
+"""What the store refuses or cannot do: the exceptions every backend raises (mapped to gRPC
+codes by the one table in `service.errors`)."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of what the store refuses or cannot do."""
+
+
+class GameNotFound(StoreError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"There is no game {game_id!r}.")
+        self.game_id = game_id
+
+
+class GameExists(StoreError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"A game {game_id!r} exists already.")
+        self.game_id = game_id
+
+
+class StaleVersion(StoreError):
+    """The client's expected revision is not the game's current revision."""
+
+    def __init__(self, game_id: str, expected: int, current: int) -> None:
+        super().__init__(
+            f"The game has moved on: you saw version {expected}, it is now at version "
+            f"{current}. Fetch the game again and retry."
+        )
+        self.game_id = game_id
+        self.expected = expected
+        self.current = current
+
+
+class SequenceMoved(StoreError):
+    """The revision matched but other events (annotations, another instance) came first:
+    the caller rebuilds its events on the new head and tries again."""
+
+    def __init__(self, game_id: str, sequence: int, revision: int) -> None:
+        super().__init__(f"Game {game_id!r} is now at event {sequence}.")
+        self.sequence = sequence
+        self.revision = revision
+
+
+class ChainMismatch(StoreError):
+    """The caller's previous hash is not the stored one: its cached head is not the truth."""
+
+
+class IdempotencyKeyReused(StoreError):
+    """A request id already used for a different request (another fingerprint)."""
+
+    def __init__(self, game_id: str, request_id: str) -> None:
+        super().__init__(
+            "This request id was used before for a different request; a retry must repeat "
+            "the request exactly, and a new request needs a new request id."
+        )
+        self.game_id = game_id
+        self.request_id = request_id
+
+
+class CorruptEvent(StoreError):
+    """A stored entry that does not read as the event its place in the stream says it is:
+    damaged stored data (DATA_LOSS), never a fault of the caller or of the server."""
+
+    def __init__(self, game_id: str, sequence: int, why: str, revision: int = 0) -> None:
+        super().__init__(f"Event {sequence} of game {game_id!r} is unreadable: {why}")
+        self.sequence = sequence
+        self.revision = revision
+        """The revision the damage concerns, when known (0: not known)."""
+
+
+class StoreUnavailable(StoreError):
+    """Redis cannot be reached (or timed out)."""

@@ -1,0 +1,303 @@
+"""The Redis backend of the event store: one Redis stream per game, appended to by the
+compare-and-append script (append.lua, called through `service.store.script`).
+
+Layout (every key of a game carries the hash tag ``{<game_id>}``, so a game lives in one
+Redis Cluster slot and the append script may touch all of them):
+
+    tl:{<game_id>}:events    stream; entry id ``<sequence>-0``, one field ``e`` = Event bytes
+    tl:{<game_id>}:head      hash: sequence, revision, last_hash, summary (GameSummary bytes)
+    tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint": the sequences
+                             it appended and the fingerprint of the request that did
+    tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
+    tl:games                 sorted set of game ids by creation order (the ListGames index)
+    tl:games:counter         the creation counter that orders that set
+
+The stream is the truth; the head hash is a summary the script keeps in step with it, and
+everything in it can be rebuilt from the stream. Streams are never trimmed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Sequence
+from importlib import resources
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis import exceptions as redis_errors
+
+from service.chain import GENESIS_HASH, seal
+from service.store.base import AppendResult, EventStore, StoredHead
+from service.store.errors import (
+    ChainMismatch,
+    CorruptEvent,
+    GameExists,
+    GameNotFound,
+    IdempotencyKeyReused,
+    SequenceMoved,
+    StaleVersion,
+    StoreUnavailable,
+)
+from service.store.packing import pack_with_hiredis
+from service.store.script import AppendCall, RequestEntry, ScriptReply, ScriptStatus, SeedOp
+from service.store.watchdog import Watchdog
+from tablelog.v1 import events_pb2
+
+STORE_TIMEOUT = 5.0
+"""Seconds a Redis command may take before the call fails with StoreUnavailable."""
+
+
+STREAM_AHEAD = "equal or smaller than the target stream top item"
+"""Redis's refusal of an XADD whose entry id is not beyond the stream's last one."""
+
+
+class RedisEventStore(EventStore):
+    """The store on Redis Streams (redis-py's asyncio client)."""
+
+    def __init__(
+        self, client: aioredis.Redis, prefix: str = "tl", timeout: float = STORE_TIMEOUT
+    ) -> None:
+        self._redis = client
+        self._prefix = prefix
+        self._timeout = timeout
+        self._watchdog = Watchdog()
+        script = resources.files("service.store").joinpath("append.lua")
+        self._script = script.read_text(encoding="utf-8")
+        self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
+        self._game_keys: dict[str, tuple[str, str, str, str]] = {}
+
+    @classmethod
+    def from_url(
+        cls, url: str, prefix: str = "tl", timeout: float = STORE_TIMEOUT
+    ) -> RedisEventStore:
+        """A store on a new client. The client has no socket timeout of its own: the
+        store's watchdog enforces `timeout` (see `Watchdog`); connecting is limited by
+        redis-py as usual."""
+        client = aioredis.Redis.from_url(
+            url,
+            decode_responses=False,
+            health_check_interval=30,
+            socket_timeout=None,
+            socket_connect_timeout=timeout,
+        )
+        pack_with_hiredis(client.connection_pool)
+        return cls(client, prefix, timeout)
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        return self._redis
+
+    def key(self, game_id: str, part: str) -> str:
+        return f"{self._prefix}:{{{game_id}}}:{part}"
+
+    def _keys(self, game_id: str) -> tuple[str, str, str, str]:
+        keys = self._game_keys.get(game_id)
+        if keys is None:
+            if len(self._game_keys) >= 4096:
+                self._game_keys.clear()
+            keys = self._game_keys[game_id] = (
+                self.key(game_id, "events"),
+                self.key(game_id, "head"),
+                self.key(game_id, "requests"),
+                self.key(game_id, "seed"),
+            )
+        return keys
+
+    async def _call(self, coroutine: Awaitable[Any], limit: float | None = None) -> Any:
+        try:
+            return await self._watchdog.run(coroutine, limit or self._timeout)
+        except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
+            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+
+    async def _run_append_script(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again."""
+        try:
+            return await self._redis.evalsha(self._script_sha, len(keys), *keys, *args)
+        except redis_errors.NoScriptError:
+            self._script_sha = await self._redis.script_load(self._script)
+            return await self._redis.evalsha(self._script_sha, len(keys), *keys, *args)
+
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[events_pb2.Event],
+        *,
+        expected_sequence: int,
+        prev_hash: bytes,
+        expected_revision: int | None,
+        request_id: str = "",
+        summary: bytes = b"",
+        seed_op: SeedOp = SeedOp.KEEP,
+        seed: bytes = b"",
+        fingerprint: str = "",
+    ) -> AppendResult:
+        if not events:
+            raise ValueError("nothing to append")
+        for offset, event in enumerate(events, start=1):
+            if event.sequence != expected_sequence + offset:
+                raise ValueError(
+                    f"event {offset} has sequence {event.sequence}, "
+                    f"expected {expected_sequence + offset}"
+                )
+        sealed = seal(events, prev_hash if expected_sequence else GENESIS_HASH)
+        final = sealed[-1][0]
+        call = AppendCall(
+            expected_sequence=expected_sequence,
+            expected_revision=expected_revision,
+            new_revision=final.revision,
+            seed_op=seed_op,
+            fingerprint=fingerprint,
+            request_id=request_id,
+            prev_hash=prev_hash if expected_sequence else b"",
+            last_hash=final.hash,
+            seed=seed,
+            summary=summary,
+            events=tuple(data for _, data in sealed),
+        )
+        try:
+            reply = ScriptReply.parse(
+                await self._call(self._run_append_script(self._keys(game_id), call.argv()))
+            )
+        except redis_errors.ResponseError as exc:
+            if STREAM_AHEAD not in str(exc):
+                raise
+            # The head says `expected_sequence`, the stream's last entry id is beyond it:
+            # the stream is not numbered by its sequences. Nothing was appended (the
+            # refused XADD is the script's first write).
+            raise CorruptEvent(
+                game_id,
+                expected_sequence + 1,
+                "the stream's entry ids are not its event sequences",
+                events[0].revision,
+            ) from exc
+        status = reply.status
+        if status is ScriptStatus.OK:
+            return AppendResult(tuple(event for event, _ in sealed), duplicate=False)
+        if status is ScriptStatus.DUPLICATE:
+            original = await self.read(game_id, reply.first - 1, reply.last - reply.first + 1)
+            return AppendResult(tuple(original), duplicate=True)
+        if status is ScriptStatus.REUSED:
+            raise IdempotencyKeyReused(game_id, request_id)
+        if status is ScriptStatus.MISSING:
+            raise GameNotFound(game_id)
+        if status is ScriptStatus.STALE:
+            raise StaleVersion(game_id, expected_revision or 0, reply.revision)
+        if status is ScriptStatus.MOVED:
+            raise SequenceMoved(game_id, reply.sequence, reply.revision)
+        if status is ScriptStatus.EXISTS:
+            raise GameExists(game_id)
+        raise ChainMismatch(
+            f"Game {game_id!r}: the previous hash given does not match event {reply.sequence}."
+        )
+
+    async def lookup_request(
+        self, game_id: str, request_id: str, fingerprint: str = ""
+    ) -> tuple[events_pb2.Event, ...] | None:
+        if not request_id:
+            return None
+        found = await self._call(self._redis.hget(self.key(game_id, "requests"), request_id))
+        if found is None:
+            return None
+        entry = RequestEntry.parse(bytes(found))
+        if not entry.same_request(fingerprint):
+            raise IdempotencyKeyReused(game_id, request_id)
+        return tuple(await self.read(game_id, entry.first - 1, entry.last - entry.first + 1))
+
+    async def head(self, game_id: str) -> StoredHead:
+        sequence, revision, last_hash = await self._call(
+            self._redis.hmget(self.key(game_id, "head"), ["sequence", "revision", "last_hash"])
+        )
+        if sequence is None:
+            raise GameNotFound(game_id)
+        return StoredHead(int(sequence), int(revision), bytes(last_hash or b""))
+
+    def _parse(
+        self, game_id: str, sequence: int, entry_id: bytes, fields: dict[bytes, bytes]
+    ) -> events_pb2.Event:
+        """The event in the entry that must hold event `sequence`: under the entry id
+        `<sequence>-0`, which every read by range counts on."""
+        event = events_pb2.Event()
+        try:
+            event.ParseFromString(fields[b"e"])
+        except Exception as exc:  # DecodeError, a missing field: both mean damage
+            raise CorruptEvent(game_id, sequence, str(exc) or type(exc).__name__) from exc
+        if event.sequence != sequence or entry_id != b"%d-0" % sequence:
+            raise CorruptEvent(
+                game_id,
+                sequence,
+                f"entry {entry_id.decode()} holds event {event.sequence}",
+                event.revision,
+            )
+        return event
+
+    async def read(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[events_pb2.Event]:
+        entries = await self._call(
+            self._redis.xrange(
+                self.key(game_id, "events"), min=f"{after_sequence + 1}-0", max="+", count=count
+            )
+        )
+        return [
+            self._parse(game_id, sequence, entry_id, fields)
+            for sequence, (entry_id, fields) in enumerate(entries, start=after_sequence + 1)
+        ]
+
+    async def read_raw(self, game_id: str) -> list[tuple[int, bytes]]:
+        entries = await self._call(self._redis.xrange(self.key(game_id, "events")))
+        return [(int(i.split(b"-")[0]), bytes(f.get(b"e", b""))) for i, f in entries]
+
+    async def wait(
+        self, game_id: str, after_sequence: int, timeout_seconds: float
+    ) -> list[events_pb2.Event]:
+        key = self.key(game_id, "events")
+        block = max(1, int(timeout_seconds * 1000))
+        reply = await self._call(
+            self._redis.xread({key: f"{after_sequence}-0"}, block=block, count=1000),
+            limit=timeout_seconds + self._timeout,
+        )
+        events: list[events_pb2.Event] = []
+        for _stream, entries in reply or []:
+            events.extend(
+                self._parse(game_id, sequence, entry_id, fields)
+                for sequence, (entry_id, fields) in enumerate(entries, start=after_sequence + 1)
+            )
+        return events
+
+    async def summary(self, game_id: str) -> bytes | None:
+        value = await self._call(self._redis.hget(self.key(game_id, "head"), "summary"))
+        return None if value is None else bytes(value)
+
+    async def summaries(self, game_ids: Sequence[str]) -> list[bytes | None]:
+        # One round trip; in a cluster a pipeline of single-key commands is split by slot.
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for game_id in game_ids:
+                pipe.hget(self.key(game_id, "head"), "summary")
+            values = await self._call(pipe.execute())
+        return [None if v is None else bytes(v) for v in values]
+
+    async def seed(self, game_id: str) -> bytes | None:
+        value = await self._call(self._redis.get(self.key(game_id, "seed")))
+        return None if value is None else bytes(value)
+
+    async def index_game(self, game_id: str) -> None:
+        index = f"{self._prefix}:games"
+        if await self._call(self._redis.zscore(index, game_id)) is not None:
+            return
+        rank = await self._call(self._redis.incr(f"{self._prefix}:games:counter"))
+        await self._call(self._redis.zadd(index, {game_id: rank}, nx=True))
+
+    async def list_game_ids(self, before: int | None, count: int) -> list[tuple[str, int]]:
+        top: str | int = "+inf" if before is None else f"({before}"
+        rows = await self._call(
+            self._redis.zrevrangebyscore(
+                f"{self._prefix}:games", top, "-inf", start=0, num=count, withscores=True
+            )
+        )
+        return [(member.decode(), int(score)) for member, score in rows]
+
+    async def ping(self) -> bool:
+        return bool(await self._call(self._redis.ping()))
+
+    async def close(self) -> None:
+        await self._redis.aclose()

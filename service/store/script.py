@@ -1,0 +1,140 @@
+"""The append script (append.lua) as typed values: what a call passes in ARGV, what the
+script answers, and the request-id entry it stores, each documented against the positions
+the script reads and writes. Change this module and the script together.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+
+class SeedOp(enum.Enum):
+    """What the append does to dealt mode's secret seed (KEYS[4])."""
+
+    KEEP = "-"
+    SET = "set"
+    DELETE = "del"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendCall:
+    """One call of append.lua. ARGV[1] is a header of six space-separated words (the
+    script matches it with one pattern); the other arguments are binary-safe strings."""
+
+    expected_sequence: int
+    """ARGV[1] word 1: the sequence the game must be at (0: it must not exist yet)."""
+    expected_revision: int | None
+    """ARGV[1] word 2: the revision it must be at; None ("-") when any will do."""
+    new_revision: int
+    """ARGV[1] word 3: the game's revision after the append (stored in the head)."""
+    seed_op: SeedOp
+    """ARGV[1] word 4."""
+    fingerprint: str
+    """ARGV[1] word 6: what the request asks (hex), stored with its request id ("-": none).
+    Word 5, the number of events, is `len(events)`."""
+    request_id: str
+    """ARGV[2], or ""."""
+    prev_hash: bytes
+    """ARGV[3]: the hash of the event at `expected_sequence` (b"" for a new game)."""
+    last_hash: bytes
+    """ARGV[4]: the hash of the last event appended (the new head's)."""
+    seed: bytes
+    """ARGV[5]: the seed, with SeedOp.SET."""
+    summary: bytes
+    """ARGV[6]: the GameSummary after the append (stored for listing)."""
+    events: tuple[bytes, ...]
+    """ARGV[7 .. 6+n]: the sealed events' stored bytes."""
+
+    def argv(self) -> list[Any]:
+        revision = "-" if self.expected_revision is None else self.expected_revision
+        header = (
+            f"{self.expected_sequence} {revision} {self.new_revision} "
+            f"{self.seed_op.value} {len(self.events)} {self.fingerprint or '-'}"
+        )
+        return [
+            header,
+            self.request_id,
+            self.prev_hash,
+            self.last_hash,
+            self.seed,
+            self.summary,
+            *self.events,
+        ]
+
+
+class ScriptStatus(enum.Enum):
+    """The first word of the script's reply."""
+
+    OK = "ok"
+    """"ok <first> <last>": appended as sequences first..last."""
+    DUPLICATE = "duplicate"
+    """"duplicate <first>:<last>": this request id appended them before, same request."""
+    REUSED = "reused"
+    """"reused <first>:<last>": this request id appended them before, another request."""
+    STALE = "stale"
+    """"stale <sequence> <revision>": the expected revision is not the current one."""
+    MOVED = "moved"
+    """"moved <sequence> <revision>": the right revision, but other events came first."""
+    MISSING = "missing"
+    """"missing": no such game."""
+    EXISTS = "exists"
+    """"exists <sequence> <revision>": creating a game that exists."""
+    CHAIN = "chain"
+    """"chain <sequence> <revision>": the previous hash given is not the stored one."""
+
+
+def parse_range(text: bytes) -> tuple[int, int]:
+    """(first, last) from "<first>:<last>"."""
+    first, last = text.split(b":")
+    return int(first), int(last)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptReply:
+    """The script's one-string reply, read."""
+
+    status: ScriptStatus
+    first: int = 0
+    """OK, DUPLICATE, REUSED: the first sequence the request appended."""
+    last: int = 0
+    """OK, DUPLICATE, REUSED: the last."""
+    sequence: int = 0
+    """STALE, MOVED, EXISTS, CHAIN: the game's last sequence."""
+    revision: int = 0
+    """STALE, MOVED, EXISTS, CHAIN: the game's revision."""
+
+    @classmethod
+    def parse(cls, reply: bytes) -> ScriptReply:
+        words = reply.split()
+        status = ScriptStatus(words[0].decode())
+        if status is ScriptStatus.OK:
+            return cls(status, first=int(words[1]), last=int(words[2]))
+        if status is ScriptStatus.MISSING:
+            return cls(status)
+        if status in (ScriptStatus.DUPLICATE, ScriptStatus.REUSED):
+            first, last = parse_range(words[1])
+            return cls(status, first=first, last=last)
+        return cls(status, sequence=int(words[1]), revision=int(words[2]))
+
+
+@dataclass(frozen=True, slots=True)
+class RequestEntry:
+    """What the script stores under a request id (KEYS[3]): "<first>:<last> <fingerprint>".
+    An entry stored before fingerprints existed has none (`fingerprint` is "")."""
+
+    first: int
+    last: int
+    fingerprint: str
+
+    @classmethod
+    def parse(cls, stored: bytes) -> RequestEntry:
+        span, _, fingerprint = stored.partition(b" ")
+        first, last = parse_range(span)
+        return cls(first, last, fingerprint.decode())
+
+    def same_request(self, fingerprint: str) -> bool:
+        """Whether a request with `fingerprint` is the one that stored this entry (as the
+        script decides it: an entry without a fingerprint is taken as the same)."""
+        return not self.fingerprint or self.fingerprint == (fingerprint or "-")

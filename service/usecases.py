@@ -1,0 +1,412 @@
+"""The changes a client can make to a game: create, record a move, undo, redo, abandon,
+annotate, remove an annotation, import. Each bounds its input, says how its events are
+built on a head, and hands them to the one append path (`service.appending`)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+
+from replay import fold as folding
+from replay.core import DEALT, TABLE, TERMINAL, GameOver, HistoryError, IllegalMove, InvalidSetup
+from replay.registry import find_game
+from service.appending import (
+    APPEND_ATTEMPTS,
+    Appender,
+    Origin,
+    Outcome,
+    Plan,
+    fingerprint,
+    new_game_id,
+    now,
+    stamp,
+)
+from service.building import deal_and_end, next_event, push, with_defaults
+from service.errors import InvalidRequest, NotFound, OutOfRange
+from service.heads import Head, Heads
+from service.limits import (
+    GLYPHS,
+    MAX_COMMENT,
+    MAX_IMPORT_EVENTS,
+    MAX_NOTATION,
+    MAX_PLAYER_NAME,
+    MAX_PLAYERS,
+    MAX_REASON,
+    MAX_REQUEST_ID,
+    MAX_TITLE,
+    check_components,
+    check_game_id,
+    check_length,
+)
+from service.reads import live_annotations
+from service.store import EventStore, GameNotFound, SequenceMoved
+from service.verification import HistoryCheck
+from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+Built = tuple[list[events_pb2.Event], folding.Position]
+
+
+class _Recheck(Exception):
+    """A removal built on a head other than the one its check was made on."""
+
+
+class Commands:
+    """The use cases that append. One per process; safe for many asyncio tasks."""
+
+    def __init__(self, store: EventStore, heads: Heads, appender: Appender) -> None:
+        self.store = store
+        self.heads = heads
+        self.appender = appender
+
+    async def create_game(
+        self, request: service_pb2.CreateGameRequest, actor: events_pb2.Actor
+    ) -> Outcome:
+        check_length("request_id", request.request_id, MAX_REQUEST_ID)
+        check_length("title", request.title, MAX_TITLE)
+        if len(request.players) > MAX_PLAYERS:
+            raise InvalidRequest("players", f"At most {MAX_PLAYERS} players.")
+        for player in request.players:
+            check_length("players.name", player.name, MAX_PLAYER_NAME)
+            if not player.name.strip():
+                raise InvalidRequest("players.name", "Every player needs a name.")
+        check_components("components", request.components)
+        game = find_game(request.game)
+        mode = request.mode or TABLE
+        game_id = new_game_id(request.request_id)
+        origin = Origin(actor, request.request_id)
+        if request.request_id:
+            asked = service_pb2.CreateGameRequest()
+            asked.CopyFrom(request)
+            asked.ClearField("request_id")
+            asked.mode = mode
+            origin = Origin(
+                actor,
+                request.request_id,
+                fingerprint("CreateGame", asked.SerializeToString(deterministic=True)),
+            )
+            previous = await self.appender.previous(game_id, origin)
+            if previous is not None:
+                return previous
+        seed = secrets.token_bytes(32) if mode == DEALT else None
+        created = events_pb2.GameCreated(
+            game_id=game_id,
+            game=game.name,
+            players=list(request.players),
+            options=request.options,
+            mode=mode,
+            components=with_defaults(request.components, game.default_components()),
+            seed_commitment=hashlib.sha256(seed).digest() if seed else b"",
+            title=request.title,
+            rules_version=game.rules_version,
+        )
+        events = [events_pb2.Event(sequence=1, revision=1, game_created=created)]
+        position = folding.start(created)  # validates players, mode, options, components
+        position = deal_and_end(position, events, seed)
+        stamp(events, origin, game.rules_version)
+        plan = Plan(game_id, None, tuple(events), position, None, origin, seed)
+        return await self.appender.append(plan)
+
+    async def record_move(
+        self,
+        game_id: str,
+        *,
+        move: game_pb2.Move | None,
+        notation: str | None,
+        seat: int | None,
+        expected_version: int,
+        request_id: str,
+        actor: events_pb2.Actor,
+    ) -> Outcome:
+        if notation is not None:
+            check_length("notation", notation, MAX_NOTATION)
+            if not notation.strip():
+                raise InvalidRequest("notation", "Type a move.")
+        elif move is None:
+            raise InvalidRequest("input", "Send a move or its notation.")
+
+        def build(head: Head) -> Built:
+            position = head.position
+            if position.to_move() == TERMINAL:
+                raise GameOver()
+            table, game, state = position.table, position.game, position.state
+            if notation is not None:
+                inner = game.parse(notation, state)
+                chosen_seat = seat
+            else:
+                assert move is not None
+                inner = table.unwrap(move)
+                chosen_seat = move.seat if move.HasField("seat") else seat
+            if table.mode == DEALT and game.is_chance(inner):
+                raise IllegalMove(
+                    "DEALT_BY_SERVER",
+                    "This game is dealt by the server: reveals and draws are not typed in.",
+                )
+            envelope = table.wrap(inner, chosen_seat)
+            try:
+                text = game.format(inner, state)
+            except Exception:
+                # An illegal move may not be formattable: let the rules say why it is illegal.
+                folding.check_move(position, envelope)
+                raise
+            recorded = events_pb2.MoveRecorded(move=envelope, notation=text)
+            events: list[events_pb2.Event] = []
+            after = push(position, events, next_event(position, move_recorded=recorded))
+            return events, deal_and_end(after, events, head.seed)
+
+        asked = (
+            fingerprint(
+                "RecordMove",
+                game_id,
+                b"" if move is None else move.SerializeToString(deterministic=True),
+                notation,
+                seat,
+                expected_version,
+            )
+            if request_id
+            else ""
+        )
+        return await self.appender.change(
+            game_id,
+            build,
+            expected_revision=expected_version,
+            origin=Origin(actor, request_id, asked),
+        )
+
+    async def undo(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        request_id: str,
+        reason: str,
+        actor: events_pb2.Actor,
+    ) -> Outcome:
+        check_length("reason", reason, MAX_REASON)
+
+        def build(head: Head) -> Built:
+            position = head.position
+            events: list[events_pb2.Event] = []
+            take_back = 1
+            if position.table.mode == DEALT and position.status is folding.Status.IN_PROGRESS:
+                # The server's chance moves go back together with the player's move before.
+                take_back = 0
+                for applied in position.applied or ():
+                    take_back += 1
+                    if not position.game.is_chance(position.table.unwrap(applied.move)):
+                        break
+                else:
+                    raise HistoryError("NOTHING_TO_UNDO", "There is no player's move to take back.")
+            for _ in range(take_back):
+                last = position.applied.head.revision if position.applied else 0
+                undone = events_pb2.MoveUndone(undone_revision=last, reason=reason)
+                position = push(position, events, next_event(position, move_undone=undone))
+            return events, position
+
+        asked = fingerprint("UndoMove", game_id, expected_version, reason)
+        return await self.appender.change(
+            game_id,
+            build,
+            expected_revision=expected_version,
+            origin=Origin(actor, request_id, asked),
+        )
+
+    async def redo(
+        self, game_id: str, *, expected_version: int, request_id: str, actor: events_pb2.Actor
+    ) -> Outcome:
+        def build(head: Head) -> Built:
+            position = head.position
+            events: list[events_pb2.Event] = []
+            while True:
+                again = position.undone.head.revision if position.undone else 0
+                redone = events_pb2.MoveRedone(redone_revision=again)
+                position = push(position, events, next_event(position, move_redone=redone))
+                following = position.undone
+                if (
+                    position.table.mode != DEALT
+                    or following is None
+                    or not position.game.is_chance(position.table.unwrap(following.head.move))
+                ):
+                    break
+            return events, deal_and_end(position, events, head.seed)
+
+        asked = fingerprint("RedoMove", game_id, expected_version)
+        return await self.appender.change(
+            game_id,
+            build,
+            expected_revision=expected_version,
+            origin=Origin(actor, request_id, asked),
+        )
+
+    async def abandon(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        request_id: str,
+        reason: str,
+        actor: events_pb2.Actor,
+    ) -> Outcome:
+        check_length("reason", reason, MAX_REASON)
+
+        def build(head: Head) -> Built:
+            position = head.position
+            if position.status is not folding.Status.IN_PROGRESS:
+                raise GameOver("The game is over already.")
+            events: list[events_pb2.Event] = []
+            body = events_pb2.GameAbandoned(reason=reason, seed=head.seed or b"")
+            position = push(position, events, next_event(position, game_abandoned=body))
+            return events, position
+
+        asked = fingerprint("AbandonGame", game_id, expected_version, reason)
+        return await self.appender.change(
+            game_id,
+            build,
+            expected_revision=expected_version,
+            origin=Origin(actor, request_id, asked),
+        )
+
+    async def annotate(
+        self,
+        game_id: str,
+        *,
+        revision: int,
+        comment: str,
+        glyph: str,
+        request_id: str,
+        actor: events_pb2.Actor,
+    ) -> Outcome:
+        check_length("comment", comment, MAX_COMMENT)
+        if glyph not in GLYPHS:
+            raise InvalidRequest(
+                "glyph", f"A glyph is one of {' '.join(sorted(g for g in GLYPHS if g))}."
+            )
+        if not comment.strip() and not glyph:
+            raise InvalidRequest("comment", "An annotation needs a comment or a glyph.")
+        annotation_id = secrets.token_hex(6)
+
+        def build(head: Head) -> Built:
+            anchor = revision or head.revision
+            if anchor > head.revision:
+                raise OutOfRange(
+                    "REVISION_OUT_OF_RANGE",
+                    f"Revision {anchor} is beyond the game's head, revision {head.revision}.",
+                    metadata={"head_revision": str(head.revision)},
+                )
+            note = events_pb2.AnnotationAdded(
+                annotation_id=annotation_id, revision=anchor, comment=comment, glyph=glyph
+            )
+            events: list[events_pb2.Event] = []
+            position = push(head.position, events, next_event(head.position, annotation_added=note))
+            return events, position
+
+        asked = fingerprint("AddAnnotation", game_id, revision, comment, glyph)
+        return await self.appender.change(
+            game_id, build, expected_revision=None, origin=Origin(actor, request_id, asked)
+        )
+
+    async def remove_annotation(
+        self, game_id: str, *, annotation_id: str, request_id: str, actor: events_pb2.Actor
+    ) -> Outcome:
+        """Atomic: the removal is appended at the very sequence its annotation was found
+        live at, so of two concurrent removals the second finds the stream moved, looks
+        again and is refused (ANNOTATION_NOT_FOUND). The stream is read once; looking
+        again reads only the events appended since."""
+        check_game_id(game_id)
+        check_length("request_id", request_id, MAX_REQUEST_ID)
+        origin = Origin(actor, request_id, fingerprint("RemoveAnnotation", game_id, annotation_id))
+        events = await self.store.read(game_id)
+        if not events:
+            raise GameNotFound(game_id)
+        notes = live_annotations(events)
+        checked_at = events[-1].sequence
+        for _attempt in range(APPEND_ATTEMPTS):
+            if annotation_id not in notes:
+                previous = await self.appender.previous(game_id, origin)
+                if previous is not None:
+                    return previous
+                raise NotFound(
+                    "ANNOTATION_NOT_FOUND",
+                    f"Game {game_id} has no annotation {annotation_id!r}.",
+                    metadata={"annotation_id": annotation_id},
+                )
+
+            def build(head: Head, checked_at: int = checked_at) -> Built:
+                if head.sequence != checked_at:  # the stream moved since the check
+                    raise _Recheck
+                body = events_pb2.AnnotationRemoved(annotation_id=annotation_id)
+                events: list[events_pb2.Event] = []
+                position = push(
+                    head.position, events, next_event(head.position, annotation_removed=body)
+                )
+                return events, position
+
+            try:
+                return await self.appender.change(
+                    game_id, build, expected_revision=None, origin=origin
+                )
+            except _Recheck:
+                newer = await self.store.read(game_id, checked_at)
+                live_annotations(newer, notes)
+                checked_at = newer[-1].sequence if newer else checked_at
+                await self.heads.load(game_id)  # bring the cached head up to the stream
+        raise SequenceMoved(game_id, 0, 0)
+
+    async def import_game(
+        self, events: Sequence[events_pb2.Event], request_id: str, actor: events_pb2.Actor
+    ) -> Outcome:
+        check_length("request_id", request_id, MAX_REQUEST_ID)
+        if not events:
+            raise InvalidRequest("events", "Nothing to import.")
+        if len(events) > MAX_IMPORT_EVENTS:
+            raise InvalidRequest("events", f"At most {MAX_IMPORT_EVENTS} events per import.")
+        if events[0].WhichOneof("body") == "game_created":
+            check_components("events[0].game_created.components", events[0].game_created.components)
+        game_id = new_game_id(request_id)
+        origin = Origin(actor, request_id)
+        if request_id:
+            origin = Origin(
+                actor,
+                request_id,
+                fingerprint(
+                    "ImportGame", *(event.SerializeToString(deterministic=True) for event in events)
+                ),
+            )
+            previous = await self.appender.previous(game_id, origin)
+            if previous is not None:
+                return previous
+        copies: list[events_pb2.Event] = []
+        for event in events:
+            copy = events_pb2.Event()
+            copy.CopyFrom(event)
+            copy.ClearField("prev_hash")
+            copy.ClearField("hash")
+            copies.append(copy)
+        if copies[0].WhichOneof("body") != "game_created":
+            raise HistoryError("NO_CREATION", "An imported game must start with GameCreated.")
+        copies[0].game_created.game_id = game_id
+        if not copies[0].game_created.rules_version:  # exported before the field existed
+            copies[0].game_created.rules_version = find_game(
+                copies[0].game_created.game
+            ).rules_version
+        created = copies[0].game_created
+        # Re-validates every move, the numbering, each stored notation, every undo/redo
+        # and ending, and (dealt) the revealed seed and every outcome drawn from it.
+        check = HistoryCheck()
+        for event in copies:
+            check.add(event)
+        check.finish()
+        assert check.position is not None
+        position = check.position
+        if created.mode == DEALT and position.status is folding.Status.IN_PROGRESS:
+            raise InvalidSetup(
+                "DEALT_IN_PROGRESS",
+                "A dealt game can be imported only once it has ended: its seed is secret.",
+            )
+        for event in copies:
+            if not event.HasField("time"):
+                event.time.CopyFrom(now())
+            if not event.actor.user:
+                event.actor.CopyFrom(actor)
+        plan = Plan(game_id, None, tuple(copies), position, None, origin)
+        return await self.appender.append(plan)

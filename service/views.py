@@ -1,0 +1,132 @@
+"""What a game looks like to a client: its summary, a state snapshot as a viewer may see it,
+and a step of a replay or a watch (hidden information redacted for whoever may not see it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay import fold as folding
+from replay.core import CHANCE, FULL, SPECTATOR, TERMINAL, Viewer
+from service.errors import InvalidRequest
+from service.heads import Head
+from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+
+def to_move_message(position: folding.Position) -> game_pb2.ToMove:
+    who = position.to_move()
+    if who == TERMINAL:
+        return game_pb2.ToMove(terminal=True)
+    if who == CHANCE:
+        return game_pb2.ToMove(chance=True)
+    return game_pb2.ToMove(seat=who)
+
+
+STATUS = {
+    folding.Status.IN_PROGRESS: service_pb2.GAME_STATUS_IN_PROGRESS,
+    folding.Status.ENDED: service_pb2.GAME_STATUS_ENDED,
+    folding.Status.ABANDONED: service_pb2.GAME_STATUS_ABANDONED,
+}
+
+
+_TEMPLATES: dict[int, tuple[folding.Table, service_pb2.GameSummary]] = {}
+
+
+def _template(head: Head) -> service_pb2.GameSummary:
+    """The parts of a game's summary that never change, built once per game table."""
+    table = head.position.table
+    cached = _TEMPLATES.get(id(table))
+    if cached is not None and cached[0] is table:
+        return cached[1]
+    created = table.created
+    notes = [c.approximate_note or c.name for c in created.components if c.approximate]
+    template = service_pb2.GameSummary(
+        game_id=head.game_id,
+        game=created.game,
+        title=created.title,
+        players=list(created.players),
+        mode=created.mode,
+        created_time=head.created_time,
+        options=created.options,
+        approximate_components=bool(notes),
+        approximate_notes=notes,
+    )
+    if len(_TEMPLATES) > 4096:
+        _TEMPLATES.clear()
+    _TEMPLATES[id(table)] = (table, template)
+    return template
+
+
+def summarize(head: Head) -> service_pb2.GameSummary:
+    position = head.position
+    summary = service_pb2.GameSummary()
+    summary.CopyFrom(_template(head))
+    summary.game_id = head.game_id
+    summary.status = STATUS[position.status]
+    summary.version = position.revision
+    summary.move_count = position.move_count
+    summary.to_move.CopyFrom(to_move_message(position))
+    summary.updated_time.CopyFrom(head.updated_time)
+    if position.result is not None:
+        summary.result.CopyFrom(position.result)
+    return summary
+
+
+def viewer_of(viewer: service_pb2.Viewer | None, players: int) -> Viewer:
+    kind = viewer.WhichOneof("kind") if viewer is not None else None
+    if kind is None or kind == "spectator":
+        return SPECTATOR
+    if kind == "full":
+        return FULL
+    assert viewer is not None
+    if viewer.seat >= players:
+        raise InvalidRequest("viewer.seat", f"This game has seats 0-{players - 1}.")
+    return int(viewer.seat)
+
+
+HIDDEN_MOVE = "(hidden)"
+"""What a viewer sees in place of a move that deals hidden information to someone else."""
+
+
+def _visible(table: folding.Table, move: game_pb2.Move, before: Any, viewer: Viewer) -> bool:
+    return viewer is None or table.game.visible_to(table.unwrap(move), before, viewer)
+
+
+def snapshot(position: folding.Position, viewer: Viewer) -> service_pb2.StateSnapshot:
+    game = position.game
+    table = position.table
+    view = game.view(position.state, viewer)
+    result = position.result if position.result is not None else game.result(position.state)
+    return service_pb2.StateSnapshot(
+        revision=position.revision,
+        view=table.wrap_view(view),
+        text=game.render(view),
+        to_move=to_move_message(position),
+        result=result,
+        moves=[
+            applied.notation
+            if _visible(table, applied.move, applied.before, viewer)
+            else HIDDEN_MOVE
+            for applied in position.moves()
+        ],
+    )
+
+
+def replay_item(
+    event: events_pb2.Event,
+    before: folding.Position,
+    after: folding.Position,
+    viewer: Viewer,
+) -> service_pb2.ReplayGameResponse:
+    """One step of a replay or a watch: the event as `viewer` may see it (a move that deals
+    hidden information to another seat keeps its place, revision and hashes, not its
+    content) and the state after it."""
+    body = event.move_recorded if event.WhichOneof("body") == "move_recorded" else None
+    if body is not None and not _visible(after.table, body.move, before.state, viewer):
+        shown = events_pb2.Event()
+        shown.CopyFrom(event)
+        shown.move_recorded.ClearField("move")
+        shown.move_recorded.notation = HIDDEN_MOVE
+        shown.move_recorded.hidden = True
+        event = shown
+    return service_pb2.ReplayGameResponse(event=event, state=snapshot(after, viewer))
