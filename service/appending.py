@@ -144,8 +144,10 @@ class Outcome:
         return self.summary if self.summary is not None else summarize(self.head)
 
 
-Build = Callable[[Head], tuple[list[events_pb2.Event], folding.Position]]
-"""How a change makes its events on a head: (the events, the position after them)."""
+Built = tuple[list[events_pb2.Event], folding.Position]
+"""The events a change made on a head, and the position after them."""
+Build = Callable[[Head], Built]
+"""How a change makes its events on a head (raising a rules error when it may not)."""
 
 
 class Appender:

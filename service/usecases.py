@@ -14,6 +14,7 @@ from replay.registry import find_game
 from service.appending import (
     APPEND_ATTEMPTS,
     Appender,
+    Built,
     Origin,
     Outcome,
     Plan,
@@ -43,8 +44,6 @@ from service.reads import live_annotations
 from service.store import EventStore, GameNotFound, SequenceMoved
 from service.verification import HistoryCheck
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
-
-Built = tuple[list[events_pb2.Event], folding.Position]
 
 
 class _Recheck(Exception):
