@@ -110,25 +110,6 @@ class Plan:
     def ending(self) -> bool:
         return self.events[-1].WhichOneof("body") in ENDING_BODIES
 
-    @property
-    def seed_op(self) -> SeedOp:
-        ending = self.ending
-        if self.base is None:
-            return SeedOp.SET if self.seed and not ending else SeedOp.KEEP
-        return SeedOp.DELETE if ending else SeedOp.KEEP
-
-    def head_after(self, last_hash: bytes) -> Head:
-        """The game's head once the plan is appended and its last event hashed `last_hash`."""
-        base = self.base
-        return Head(
-            self.game_id,
-            self.after,
-            last_hash,
-            base.created_time if base is not None else self.events[0].time,
-            self.events[-1].time,
-            None if self.ending else self.seed,
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
@@ -172,11 +153,18 @@ class Appender:
         SequenceMoved, ChainMismatch, GameExists, ...). A duplicate request id answers the
         original events with the game's current head."""
         base = plan.base
+        ending = plan.ending
+        if base is None:
+            seed_op = SeedOp.SET if plan.seed and not ending else SeedOp.KEEP
+        else:
+            seed_op = SeedOp.DELETE if ending else SeedOp.KEEP
+        seed = None if ending else plan.seed
+        created_time = base.created_time if base is not None else plan.events[0].time
+        updated_time = plan.events[-1].time
         # The summary stored for listing is computed on the head as it will be.
-        summary = summarize(plan.head_after(b""))
+        summary = summarize(Head(plan.game_id, plan.after, b"", created_time, updated_time, seed))
         if base is None:
             await self.store.index_game(plan.game_id)
-        seed_op = plan.seed_op
         result = await self.store.append(
             plan.game_id,
             plan.events,
@@ -192,8 +180,9 @@ class Appender:
         if result.duplicate:
             self.heads.forget(plan.game_id)
             return Outcome(await self.heads.load(plan.game_id), result.events, duplicate=True)
-        head = self.heads.remember(plan.head_after(result.events[-1].hash))
-        return Outcome(head, result.events, summary=summary)
+        last_hash = result.events[-1].hash
+        head = Head(plan.game_id, plan.after, last_hash, created_time, updated_time, seed)
+        return Outcome(self.heads.remember(head), result.events, summary=summary)
 
     async def change(
         self, game_id: str, build: Build, *, expected_revision: int | None, origin: Origin
