@@ -113,12 +113,12 @@ class ScriptReply(NamedTuple):
         words = reply.split()
         status = _STATUS_OF_WORD[words[0]]
         if status is ScriptStatus.OK:
-            return cls(status, first=int(words[1]), last=int(words[2]))
+            return cls(status, int(words[1]), int(words[2]))
         if status is ScriptStatus.MISSING:
             return cls(status)
         if status in (ScriptStatus.DUPLICATE, ScriptStatus.REUSED):
             first, last = parse_range(words[1])
-            return cls(status, first=first, last=last)
+            return cls(status, first, last)
         return cls(status, sequence=int(words[1]), revision=int(words[2]))
 
 
