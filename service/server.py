@@ -16,6 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from replay.registry import all_games
+from service.health import StoreProbe
 from service.interceptors import Registrar, add_servicer
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
@@ -35,6 +36,8 @@ class Built:
     port: int
     recorder: Recorder
     health: health.aio.HealthServicer
+    probe: StoreProbe | None
+    """Keeps `health` in step with Redis (started by `mark_serving`)."""
 
 
 def build_server(
@@ -72,7 +75,12 @@ def build_server(
         raise OSError(f"cannot listen on {address}")
     all_games()  # import every game now, not in the first CreateGame
     tune_gc()
-    return Built(server, port, recorder, health_servicer)
+    probe = (
+        StoreProbe(store, health_servicer, HEALTH_NAMES)
+        if isinstance(store, RedisEventStore)
+        else None
+    )
+    return Built(server, port, recorder, health_servicer, probe)
 
 
 def server_options(reuse_port: bool = False) -> list[tuple[str, int]]:
@@ -98,9 +106,25 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 100)
 
 
+HEALTH_NAMES = ("", SERVICE_NAME)
+"""The names the health service answers for: the server as a whole and the API."""
+
+
 async def mark_serving(built: Built) -> None:
-    for name in ("", SERVICE_NAME):
+    """SERVING, from now on as long as Redis answers (see `service.health`)."""
+    for name in HEALTH_NAMES:
         await built.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    if built.probe is not None:
+        built.probe.start()
+
+
+async def stop_serving(built: Built, grace: float) -> None:
+    """NOT_SERVING for good (load balancers stop sending calls), then stop the server,
+    letting calls in progress finish for up to `grace` seconds."""
+    if built.probe is not None:
+        await asyncio.to_thread(built.probe.stop)
+    await built.health.enter_graceful_shutdown()
+    await built.server.stop(grace=grace)
 
 
 class BackgroundServer:
@@ -148,7 +172,7 @@ class BackgroundServer:
             raise
         self._ready.set()
         await self._stop.wait()
-        await self.built.server.stop(grace=1)
+        await stop_serving(self.built, grace=1)
         await store.close()
 
     def run(self, coroutine: object) -> object:

@@ -287,10 +287,18 @@ class Watchdog:
                 raise
             self._expired.discard(task)
             task.uncancel()
-            raise StoreUnavailable(f"Redis did not answer within {limit:g} s.") from None
+            raise StoreUnavailable(f"Redis did not answer (limit {limit:g} s).") from None
         finally:
             del self._deadlines[task]
             self._expired.discard(task)
+
+    def expire_all(self) -> None:
+        """Fail every call in flight now with StoreUnavailable (the health probe found
+        Redis down or frozen: waiting out their limits would only hold the callers)."""
+        for task in self._deadlines:
+            if task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._timer_loop is not loop:
@@ -336,6 +344,7 @@ class RedisEventStore(EventStore):
         self._script = resources.files("service").joinpath("append.lua").read_text(encoding="utf-8")
         self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
         self._game_keys: dict[str, tuple[str, str, str, str]] = {}
+        self._outage: str | None = None
 
     @classmethod
     def from_url(
@@ -374,7 +383,21 @@ class RedisEventStore(EventStore):
             )
         return keys
 
+    def mark_unavailable(self, why: str) -> None:
+        """Until `mark_available`, fail every call at once, and those in flight now (set by
+        the health probe of `service.health`, which keeps probing)."""
+        if self._outage is None:
+            self._watchdog.expire_all()
+        self._outage = why
+
+    def mark_available(self) -> None:
+        self._outage = None
+
     async def _call(self, coroutine: Awaitable[Any], limit: float | None = None) -> Any:
+        if self._outage is not None:
+            if asyncio.iscoroutine(coroutine):
+                coroutine.close()  # never awaited: no "never awaited" warning
+            raise StoreUnavailable(f"Redis is unavailable: {self._outage}")
         try:
             return await self._watchdog.run(coroutine, limit or self._timeout)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
