@@ -180,7 +180,8 @@ async def run_service(redis_url: str, port: int) -> None:
     from service.store import RedisEventStore
 
     configure_logging("info", json=True)
-    built = build_server(RedisEventStore.from_url(redis_url), f"127.0.0.1:{port}")
+    store = RedisEventStore.from_url(redis_url)
+    built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url)
     await built.server.start()
     await mark_serving(built)
     print("ready", flush=True)

@@ -181,7 +181,7 @@ async def _serve(
         print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
         return 1
     try:
-        built = build_server(store, args.address, reuse_port=reuse_port)
+        built = build_server(store, args.address, reuse_port=reuse_port, redis_url=url)
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)
         await store.close()
@@ -221,8 +221,8 @@ async def warn_if_not_durable(redis: Any, log: Any) -> None:
     except redis_errors.RedisError as exc:  # CONFIG is often disabled on managed Redis
         log.warning("cannot read the Redis persistence settings", error=str(exc))
         return
-    appendonly = settings.get(b"appendonly", b"").decode()
-    appendfsync = settings.get(b"appendfsync", b"").decode()
+    appendonly = str(settings.get("appendonly", ""))  # redis-py answers CONFIG GET in text
+    appendfsync = str(settings.get("appendfsync", ""))
     if appendonly != "yes":
         log.warning(
             "Redis keeps no append-only file: a restart of Redis loses acknowledged changes",

@@ -5,9 +5,9 @@ too) with UNAVAILABLE, instead of letting callers wait out the store's time limi
 Redis answers again, SERVING, and calls go through. So health says NOT_SERVING, and calls
 fail, within PROBE_INTERVAL + PROBE_TIMEOUT (1.5 s) of Redis failing.
 
-The probe runs on a thread and an event loop of its own, over a connection of its own:
-neither a busy server loop nor an exhausted connection pool makes it report a failure that
-is not Redis's, and its verdict reaches the server's loop through thread-safe calls.
+The probe runs on a thread of its own, over a connection of its own: neither a busy server
+loop nor an exhausted connection pool makes it report a failure that is not Redis's; its
+verdict reaches the server's loop through thread-safe calls.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-import redis.asyncio as aioredis
+import redis
 from grpc_health.v1 import health, health_pb2
-from redis import exceptions as redis_errors
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from service.logs import get_logger
 from service.store import RedisEventStore
@@ -40,12 +41,14 @@ class StoreProbe:
 
     def __init__(
         self,
+        url: str,
         store: RedisEventStore,
         health_servicer: health.aio.HealthServicer,
         services: Sequence[str],
         interval: float = PROBE_INTERVAL,
         timeout: float = PROBE_TIMEOUT,
     ) -> None:
+        self._url = url
         self._store = store
         self._health = health_servicer
         self._services = tuple(services)
@@ -69,43 +72,27 @@ class StoreProbe:
             self._thread.join(self._interval + self._timeout + 5)
             self._thread = None
 
-    def _client(self) -> aioredis.Redis:
-        """A client with one connection to the store's Redis (same address, credentials
-        and connection class), with the probe's time limit."""
-        pool = self._store.redis.connection_pool
-        settings = dict(pool.connection_kwargs)
-        settings.update(socket_timeout=self._timeout, socket_connect_timeout=self._timeout)
-        return aioredis.Redis(
-            connection_pool=aioredis.ConnectionPool(
-                connection_class=pool.connection_class, max_connections=1, **settings
-            )
-        )
-
     def _run(self) -> None:
-        asyncio.run(self._probe())
-
-    async def _probe(self) -> None:
-        client = self._client()
+        client = redis.Redis.from_url(
+            self._url,
+            socket_timeout=self._timeout,
+            socket_connect_timeout=self._timeout,
+            retry=Retry(NoBackoff(), 0),  # one PING, one verdict
+        )
         try:
             while not self._stopping.wait(self._interval):
-                failure = await self._ping(client)
-                if failure is not None:
-                    await client.aclose()  # a connection cut mid-command is not reused
-                    client = self._client()
-                self._report(failure)
+                self._report(self._ping(client))
         finally:
-            await client.aclose()
+            client.close()
 
-    async def _ping(self, client: aioredis.Redis) -> str | None:
-        """None when Redis answered in time, else why not."""
+    def _ping(self, client: redis.Redis) -> str | None:
+        """None when Redis answered in time, else why not (a connection that failed is
+        dropped by redis-py: the next PING opens a new one)."""
         try:
-            async with asyncio.timeout(self._timeout):
-                await client.ping()
-        except TimeoutError:
+            client.ping()
+        except redis.TimeoutError:
             return f"no answer to PING within {self._timeout:g} s"
-        except redis_errors.RedisError as exc:  # refused, reset, LOADING, ...
-            return f"{type(exc).__name__}: {exc}"
-        except OSError as exc:
+        except (redis.RedisError, OSError) as exc:  # refused, reset, LOADING, ...
             return f"{type(exc).__name__}: {exc}"
         return None
 

@@ -46,10 +46,13 @@ def build_server(
     *,
     log_rpcs: bool = True,
     reuse_port: bool = False,
+    redis_url: str | None = None,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
-    `reuse_port` lets several processes share the address (`tablelog serve --workers`)."""
+    `reuse_port` lets several processes share the address (`tablelog serve --workers`);
+    `redis_url`, the store's Redis, is probed for health (see `service.health`; without
+    it, health says SERVING for as long as the server runs)."""
     server = aio.server(options=server_options(reuse_port))
     recorder = Recorder(store)
     servicer = TablelogServicer(recorder)
@@ -76,8 +79,8 @@ def build_server(
     all_games()  # import every game now, not in the first CreateGame
     tune_gc()
     probe = (
-        StoreProbe(store, health_servicer, HEALTH_NAMES)
-        if isinstance(store, RedisEventStore)
+        StoreProbe(redis_url, store, health_servicer, HEALTH_NAMES)
+        if redis_url is not None and isinstance(store, RedisEventStore)
         else None
     )
     return Built(server, port, recorder, health_servicer, probe)
@@ -161,7 +164,7 @@ class BackgroundServer:
     async def _serve(self) -> None:
         try:
             store = RedisEventStore.from_url(self.redis_url)
-            self.built = build_server(store, self.address)
+            self.built = build_server(store, self.address, redis_url=self.redis_url)
             self.port = self.built.port
             await self.built.server.start()
             await mark_serving(self.built)

@@ -15,8 +15,8 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -301,16 +301,6 @@ def wait_gone(pid: int, within: float) -> float:
     return time.monotonic() - began
 
 
-@contextmanager
-def frozen(pid: int) -> Iterator[None]:
-    """SIGSTOP for the duration (SIGCONT even when the body fails)."""
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.kill(pid, signal.SIGCONT)
-
-
 def kill_service_during_burst(
     data_dir: Path,
     lines: list[list[str]],
@@ -379,8 +369,8 @@ class Outage:
 def outage_trial(
     target: str,
     redis_url: Callable[[], str],
-    inject: Callable[[], None],
-    repair: Callable[[], None],
+    inject: Callable[[], object],
+    repair: Callable[[], object],
     lines: list[list[str]],
     call_deadline: float = 3.0,
     outage_seconds: float = 2.5,
