@@ -276,9 +276,10 @@ class EmbeddedRedis:
                 return
             self.restarts += 1
             try:
-                self._wait_ready(process, timeout)
+                self._wait_ready(process, timeout=None)  # however long its file takes to load
             except EmbeddedRedisError as exc:
-                log.error("embedded redis restart failed", error=str(exc))
+                if not self._stopping.is_set():
+                    log.error("embedded redis restart failed", error=str(exc))
                 continue
             log.warning("embedded redis restarted", pid=process.pid, restarts=self.restarts)
 
@@ -298,10 +299,11 @@ class EmbeddedRedis:
         except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, ValueError):
             pass  # nothing there (the usual case)
 
-    def _wait_ready(self, process: subprocess.Popen[bytes], timeout: float) -> None:
+    def _wait_ready(self, process: subprocess.Popen[bytes], timeout: float | None) -> None:
         """Until Redis answers PING (after loading its append-only file); a Redis that
-        exits or does not answer in time is an EmbeddedRedisError (and is stopped)."""
-        deadline = time.monotonic() + timeout
+        exits, or does not answer within `timeout` (None: no limit), is an
+        EmbeddedRedisError (and is stopped)."""
+        deadline = float("inf") if timeout is None else time.monotonic() + timeout
         while True:
             if process.poll() is not None:
                 log_file = self.data_dir / "redis.log"

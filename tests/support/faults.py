@@ -264,7 +264,8 @@ def burst_then_kill_redis(
         ballast.__exit__()
         wait_for_new_redis(embedded, old_pid)
         acknowledged = {g: v for r in running for g, v in r.acknowledged.items()}
-        losses.count(acknowledged, probe)
+        with redis.Redis.from_url(embedded.url, socket_timeout=5) as restarted:
+            losses.count(acknowledged, restarted)
     probe.close()
     return losses
 
