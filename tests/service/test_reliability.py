@@ -91,6 +91,17 @@ def test_the_durability_setting_is_the_embedded_redis_appendfsync(tmp_path: Path
             client.close()
 
 
+def test_serve_takes_the_durability_setting(tmp_path: Path) -> None:
+    for extra, appendfsync in (((), "always"), (("--durability", "fast"), "everysec")):
+        serving = ServeProcess(tmp_path / appendfsync, *extra).start()
+        try:
+            url = (tmp_path / appendfsync / "redis.url").read_text()
+            with redis.Redis.from_url(url, decode_responses=True) as client:
+                assert client.config_get("appendfsync") == {"appendfsync": appendfsync}
+        finally:
+            assert serving.stop() == 0
+
+
 class Lines:
     """A logger that keeps what it is given."""
 
@@ -209,7 +220,11 @@ def test_a_program_killed_with_its_embedded_redis_takes_it_along(tmp_path: Path)
         process.kill()
         process.wait(10)
         process.stdout.close()
-    wait_gone(redis_pid, within=3)
+    try:
+        wait_gone(redis_pid, within=3)
+    except TimeoutError:
+        os.kill(redis_pid, signal.SIGKILL)  # leave no orphan behind a failed test
+        raise
 
 
 # ------------------------------------------------------------------------ health
@@ -272,7 +287,17 @@ def test_the_data_directory_and_its_files_are_private(tmp_path: Path) -> None:
     (data / "tablelog.aof").write_bytes(b"")
     (data / "tablelog.aof").chmod(0o644)
     with EmbeddedRedis(data, durability=Durability.DISK) as embedded:
-        redis.Redis.from_url(embedded.url).set("seed", "secret")
+        client = redis.Redis.from_url(embedded.url)
+        client.set("seed", "secret")
+        first = (data / "tablelog.aof").stat().st_ino
+        client.bgrewriteaof()  # a new file, created by Redis itself (umask 077)
+        deadline = time.monotonic() + 10
+        while (data / "tablelog.aof").stat().st_ino == first or client.info("persistence")[
+            "aof_rewrite_in_progress"
+        ]:
+            assert time.monotonic() < deadline, "the rewrite did not finish"
+            time.sleep(0.02)
+        client.close()
         modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in data.iterdir()}
         assert stat.S_IMODE(data.stat().st_mode) == 0o700
     assert modes.pop("redis.sock") == 0o700

@@ -98,7 +98,7 @@ def create_game(stub: service_pb2_grpc.TablelogServiceStub) -> tuple[str, int]:
     return created.game.game_id, created.game.version
 
 
-class Recorder:
+class RecordingClient:
     """Records moves of its own games in a thread until told to stop, keeping the last
     version acknowledged for each game. A refused or failed call ends it (and is kept)."""
 
@@ -111,7 +111,7 @@ class Recorder:
         self.stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def start(self) -> Recorder:
+    def start(self) -> RecordingClient:
         self._thread.start()
         return self
 
@@ -239,7 +239,7 @@ def burst_then_kill_redis(
         wait_for_health(target, SERVING, within=10)
         ballast = Ballast(embedded.url, ballast_bytes).__enter__()
         running = [
-            Recorder(target, lines, first_line=trial * recorders + i).start()
+            RecordingClient(target, lines, first_line=trial * recorders + i).start()
             for i in range(recorders)
         ]
         began = time.time()
@@ -323,7 +323,7 @@ def kill_service_during_burst(
             children = redis_children(service.pid)
             assert len(children) == 1, f"expected one redis-server child, found {children}"
             running = [
-                Recorder(target, lines, first_line=trial * recorders + i).start()
+                RecordingClient(target, lines, first_line=trial * recorders + i).start()
                 for i in range(recorders)
             ]
             time.sleep(burst_seconds)
@@ -412,7 +412,7 @@ def outage_trial(
         caller = threading.Thread(target=call, daemon=True)
         caller.start()
         try:
-            not_serving_after = wait_for_health(target, NOT_SERVING, within=10)
+            wait_for_health(target, NOT_SERVING, within=10)
             not_serving_after = time.monotonic() - faulted
             caller.join(call_deadline + 5)
             time.sleep(max(0.0, outage_seconds - (time.monotonic() - faulted)))
