@@ -51,6 +51,20 @@ def lines() -> list[list[str]]:
 
 
 @pytest.fixture
+def external(tmp_path: Path) -> Iterator[StandaloneRedis]:
+    """Debian's redis-server as an operator runs it: unsupervised, killed by the test."""
+    if StandaloneRedis.binary() is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but no standalone redis-server is installed")
+        pytest.skip("no standalone redis-server (apt-get install redis-server)")
+    running = StandaloneRedis(tmp_path / "external", free_port()).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
 def supervised(tmp_path: Path) -> Iterator[EmbeddedRedis]:
     """An embedded Redis of the test's own (the test kills it), restarted without backoff."""
     embedded = EmbeddedRedis(tmp_path / "redis", restart_delays=(0.1,))
@@ -116,11 +130,10 @@ class Lines:
 
 
 def test_an_external_redis_that_acknowledges_before_the_disk_is_warned_about(
-    tmp_path: Path,
+    external: StandaloneRedis,
 ) -> None:
-    external = StandaloneRedis(tmp_path / "external", free_port()).start()
+    client = redis.Redis.from_url(external.url)
     try:
-        client = redis.Redis.from_url(external.url)
 
         async def warnings() -> list[tuple[str, str, dict[str, Any]]]:
             store = RedisEventStore.from_url(external.url)
@@ -141,9 +154,8 @@ def test_an_external_redis_that_acknowledges_before_the_disk_is_warned_about(
         client.config_set("appendonly", "no")
         [(level, event, fields)] = asyncio.run(warnings())
         assert (level, fields) == ("warning", {"appendonly": "no"})
-        client.close()
     finally:
-        external.stop()
+        client.close()
 
 
 # ---------------------------------------------------------------- supervision
@@ -254,22 +266,18 @@ def test_a_frozen_redis_makes_the_service_unhealthy_and_calls_fail_fast(
 
 
 def test_a_redis_down_makes_the_service_unhealthy_until_it_is_back(
-    tmp_path: Path, lines: list[list[str]]
+    external: StandaloneRedis, lines: list[list[str]]
 ) -> None:
     """An external Redis (not supervised: it stays down until its operator starts it)."""
-    external = StandaloneRedis(tmp_path / "external", free_port()).start()
-    try:
-        with background_server(external.url) as serving:
-            outage = outage_trial(
-                serving.target,
-                lambda: external.url,
-                inject=external.kill,
-                repair=external.start,
-                lines=lines,
-                call_deadline=3.0,
-            )
-    finally:
-        external.stop()
+    with background_server(external.url) as serving:
+        outage = outage_trial(
+            serving.target,
+            lambda: external.url,
+            inject=external.kill,
+            repair=external.start,
+            lines=lines,
+            call_deadline=3.0,
+        )
     assert outage.not_serving_after < HEALTH_LIMIT
     assert outage.call_code == grpc.StatusCode.UNAVAILABLE
     assert outage.call_seconds < HEALTH_LIMIT

