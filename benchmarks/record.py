@@ -56,7 +56,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")
 from replay import fold as folding  # noqa: E402  (the path is set up just above)
 from replay.core import CHANCE, TERMINAL  # noqa: E402
 from replay.registry import find_game  # noqa: E402
-from service.embedded import EmbeddedRedis, free_port  # noqa: E402
+from service.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
 FLOOR_SERVICE = "bench.Floor"
@@ -180,7 +180,8 @@ async def run_service(redis_url: str, port: int) -> None:
     from service.store import RedisEventStore
 
     configure_logging("info", json=True)
-    built = build_server(RedisEventStore.from_url(redis_url), f"127.0.0.1:{port}")
+    store = RedisEventStore.from_url(redis_url)
+    built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url)
     await built.server.start()
     await mark_serving(built)
     print("ready", flush=True)
@@ -503,7 +504,7 @@ def main() -> int:
         long_line = random_lines(1, players=4, seed=99)
         lines_file = Path(scratch) / "lines.json"
         lines_file.write_text(json.dumps(lines))
-        with EmbeddedRedis(Path(scratch) / "redis") as redis:
+        with EmbeddedRedis(Path(scratch) / "redis", durability=Durability.FAST) as redis:
             assert redis.process is not None  # a fresh data directory: started here
             runs: list[dict[str, Any]] = []
             kinds = [

@@ -56,10 +56,13 @@ def serve_command(subparsers: Any) -> None:
         help=f"the embedded Redis's data (default: {default_data_dir()})",
     )
     parser.add_argument(
-        "--fsync",
-        choices=("everysec", "always"),
-        default="everysec",
-        help="the embedded Redis's appendfsync (default everysec: see docs/service.md)",
+        "--durability",
+        choices=("disk", "fast"),
+        default=os.environ.get("TABLELOG_DURABILITY", "disk"),
+        help="when the embedded Redis acknowledges a change: disk (default; once it is on "
+        "disk, appendfsync always) or fast (appendfsync everysec: a kill of Redis or a "
+        "power cut can lose the last second or two); with --redis-url that Redis's own "
+        "configuration decides (see docs/service.md, Persistence)",
     )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
@@ -80,7 +83,7 @@ def serve_command(subparsers: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from service.embedded import EmbeddedRedis, EmbeddedRedisError
+    from service.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
     from service.logs import configure_logging, get_logger
 
     configure_logging(args.log_level, args.json_logs)
@@ -88,13 +91,19 @@ def run_serve(args: argparse.Namespace) -> int:
     embedded: EmbeddedRedis | None = None
     url = args.redis_url
     if not url:
-        embedded = EmbeddedRedis(args.data_dir, fsync=args.fsync)
+        embedded = EmbeddedRedis(args.data_dir, durability=Durability(args.durability))
         try:
             url = embedded.start()
         except EmbeddedRedisError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        log.info("embedded redis started", data_dir=str(args.data_dir), url=url)
+        log.info(
+            "embedded redis started",
+            data_dir=str(args.data_dir),
+            url=url,
+            pid=embedded.pid,
+            durability=args.durability,
+        )
     try:
         if args.workers > 1:
             return _serve_workers(url, args)
@@ -161,7 +170,7 @@ async def _serve(
 ) -> int:
     from service.errors import MAPPED
     from service.logs import get_logger
-    from service.server import build_server, mark_serving
+    from service.server import build_server, mark_serving, stop_serving
     from service.store import RedisEventStore
 
     log = get_logger("tablelog.serve")
@@ -172,11 +181,13 @@ async def _serve(
         print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
         return 1
     try:
-        built = build_server(store, args.address, reuse_port=reuse_port)
+        built = build_server(store, args.address, reuse_port=reuse_port, redis_url=url)
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)
         await store.close()
         return 1
+    if args.redis_url and not quiet:
+        await warn_if_not_durable(store.redis, log)
     await built.server.start()
     await mark_serving(built)
     address = _shown_address(args.address, built.port)
@@ -195,9 +206,36 @@ async def _serve(
     if parent is not None:
         watchdog.cancel()
     log.info("stopping")
-    await built.server.stop(grace=5)
+    await stop_serving(built, grace=5)
     await store.close()
     return 0
+
+
+async def warn_if_not_durable(redis: Any, log: Any) -> None:
+    """An external Redis promises what its own configuration says: log a warning when an
+    acknowledged change is not on disk (no AOF, or an appendfsync other than always)."""
+    from redis import exceptions as redis_errors
+
+    try:
+        settings = await redis.config_get("append*")
+    except redis_errors.RedisError as exc:  # CONFIG is often disabled on managed Redis
+        log.warning("cannot read the Redis persistence settings", error=str(exc))
+        return
+    appendonly = str(settings.get("appendonly", ""))  # redis-py answers CONFIG GET in text
+    appendfsync = str(settings.get("appendfsync", ""))
+    if appendonly != "yes":
+        log.warning(
+            "Redis keeps no append-only file: a restart of Redis loses acknowledged changes",
+            appendonly=appendonly,
+        )
+    elif appendfsync != "always":
+        log.warning(
+            "Redis acknowledges a change before it is on disk: a kill of Redis, a power cut "
+            "or a kernel crash can lose acknowledged changes (appendfsync always closes this)",
+            appendfsync=appendfsync,
+        )
+    else:
+        log.info("Redis acknowledges a change once it is on disk", appendfsync=appendfsync)
 
 
 async def _watch_parent(parent: int, stop: asyncio.Event) -> None:

