@@ -215,9 +215,10 @@ class Appender:
                 return await self.append(plan)
             except SequenceMoved:
                 head = await self.heads.catch_up(head)
-            except ChainMismatch:  # the cached head is not the stored one: start afresh
-                self.heads.forget(game_id)
-                head = self.heads.remember(await self.heads.rebuild(game_id))
+            except ChainMismatch:
+                # The cached head is not the stored one: only a verified history that still
+                # holds it is built on (else TamperedHistory, DATA_LOSS).
+                head = await self.heads.reconcile(head)
             except StaleVersion:
                 self.heads.forget(game_id)
                 raise

@@ -61,6 +61,13 @@ def serve_command(subparsers: Any) -> None:
         default="everysec",
         help="the embedded Redis's appendfsync (default everysec: see docs/service.md)",
     )
+    parser.add_argument(
+        "--chain-key-file",
+        default=os.environ.get("TABLELOG_CHAIN_KEY_FILE"),
+        help="the chain keys, kept outside Redis: one hex key per line, the first seals, the "
+        "others only verify (default: $TABLELOG_CHAIN_KEY_FILE, else chain.key in the data "
+        "directory, generated on first start); instances sharing a Redis share this file",
+    )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
         "--workers",
@@ -80,11 +87,19 @@ def serve_command(subparsers: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from service.chain_keys import ChainKeyError, configured_chain
     from service.embedded import EmbeddedRedis, EmbeddedRedisError
     from service.logs import configure_logging, get_logger
 
     configure_logging(args.log_level, args.json_logs)
     log = get_logger("tablelog.serve")
+    try:
+        # Made here, before any worker starts: every process then reads the one key.
+        chain = configured_chain(args.chain_key_file, args.data_dir)
+    except ChainKeyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    log.info("chain key", key_id=chain.signing.key_id, trusted=sorted(chain.trusted))
     embedded: EmbeddedRedis | None = None
     url = args.redis_url
     if not url:
@@ -159,13 +174,16 @@ async def _serve(
     quiet: bool = False,
     parent: int | None = None,
 ) -> int:
+    from service.chain_keys import configured_chain
     from service.errors import MAPPED
     from service.logs import get_logger
     from service.server import build_server, mark_serving
     from service.store import RedisEventStore
 
     log = get_logger("tablelog.serve")
-    store = RedisEventStore.from_url(url)
+    store = RedisEventStore.from_url(
+        url, chain=configured_chain(args.chain_key_file, args.data_dir)
+    )
     try:
         await store.ping()
     except MAPPED as exc:

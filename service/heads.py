@@ -2,8 +2,14 @@
 
 The cache is a bounded LRU and never decides anything alone: a change is compare-and-
 appended on the head's sequence and hash (the append script refuses a stale base), and a
-fresh load compares the cached sequence with the stored one, catching up on what other
-instances appended and rebuilding from the stream when the two disagree.
+fresh load compares the cached sequence and hash with the stored head (one small read;
+nothing more while they agree), catching up on what other instances appended.
+
+Whatever is read from the stream to make a head is verified first (`ChainWalk`: the keyed
+seals and links of the events read), and a cached head is a receipt: when the stored head
+no longer follows from it (the history cut off or rewritten under it), the game is refused
+with TamperedHistory (DATA_LOSS) at the first bad event, and the cached head is kept, so
+the game stays refused here rather than being rebuilt on what was left.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from replay import fold as folding
 from replay.core import DEALT, HistoryError
 from service.building import ENDING_BODIES
 from service.limits import check_game_id
-from service.store import EventStore, GameNotFound
+from service.store import EventStore, GameNotFound, StoredHead, TamperedHistory
+from service.verification import ChainBroken, ChainWalk, held
 from tablelog.v1 import events_pb2
 
 
@@ -33,6 +40,8 @@ class Head:
     updated_time: timestamp_pb2.Timestamp
     seed: bytes | None = None
     """Dealt mode's secret seed while the game is in progress (never sent to clients)."""
+    keyed: bool = False
+    """Whether the chain has a keyed event (every later one must be keyed)."""
 
     @property
     def revision(self) -> int:
@@ -47,13 +56,22 @@ def advance(head: Head, events: Iterable[events_pb2.Event]) -> Head:
     """`head` after `events` (stored events that follow it)."""
     position, last_hash, updated = head.position, head.last_hash, head.updated_time
     revealed = False
+    keyed = head.keyed
     for event in events:
         position = folding.advance(position, event)
         last_hash, updated = event.hash, event.time
+        keyed = keyed or bool(event.chain_key_id)
         if event.WhichOneof("body") in ENDING_BODIES:
             revealed = True
     seed = None if revealed else head.seed
-    return replace(head, position=position, last_hash=last_hash, updated_time=updated, seed=seed)
+    return replace(
+        head,
+        position=position,
+        last_hash=last_hash,
+        updated_time=updated,
+        seed=seed,
+        keyed=keyed,
+    )
 
 
 class HeadCache:
@@ -105,11 +123,31 @@ class Heads:
     def forget(self, game_id: str) -> None:
         self.cache.forget(game_id)
 
-    async def rebuild(self, game_id: str) -> Head:
-        """A fresh fold of the whole stream (also what the cache is tested against)."""
-        events = await self.store.read(game_id)
-        if not events:
+    def _tampered(self, game_id: str, broken: ChainBroken) -> TamperedHistory:
+        return TamperedHistory(game_id, broken.index, broken.revision, broken.problem)
+
+    async def rebuild(self, game_id: str, *, known: Head | None = None) -> Head:
+        """A fresh fold of the whole stream, verified as it is read (also what the cache is
+        tested against): every event's seal and link, and the stored head (read first: an
+        append landing between the reads only lengthens the stream) and `known` (a head
+        this instance had cached) still in it. TamperedHistory at the first bad event."""
+        stored = await self.store.head(game_id)
+        raw = await self.store.read_raw(game_id)
+        if not raw:
             raise GameNotFound(game_id)
+        walk = ChainWalk(self.store.chain)
+        events: list[events_pb2.Event] = []
+        try:
+            for sequence, data in raw:
+                events.append(walk.stored(sequence, data))
+        except ChainBroken as broken:
+            raise self._tampered(game_id, broken) from None
+        receipts: list[StoredHead] = [stored]
+        if known is not None:
+            receipts.append(StoredHead(known.sequence, known.revision, known.last_hash))
+        failed = held(walk, receipts)
+        if failed is not None:
+            raise TamperedHistory(game_id, *failed)
         first = events[0]
         if first.WhichOneof("body") != "game_created" or first.sequence != 1:
             raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
@@ -117,28 +155,58 @@ class Heads:
         if first.game_created.mode == DEALT:
             seed = await self.store.seed(game_id)
         head = Head(
-            game_id, folding.start(first.game_created), first.hash, first.time, first.time, seed
+            game_id,
+            folding.start(first.game_created),
+            first.hash,
+            first.time,
+            first.time,
+            seed,
+            keyed=bool(first.chain_key_id),
         )
         return advance(head, events[1:])
 
     async def catch_up(self, head: Head) -> Head:
-        """`head` with what was appended after it (remembered when anything was)."""
-        newer = await self.store.read(head.game_id, head.sequence)
-        if not newer:
+        """`head` with what was appended after it, verified as it is read (remembered when
+        anything was). Events that do not follow from `head` mean the history under it
+        was changed: the whole stream is verified against it (`reconcile`)."""
+        raw = await self.store.read_raw(head.game_id, head.sequence)
+        if not raw:
             return head
+        walk = ChainWalk(
+            self.store.chain,
+            after=head.sequence,
+            revision=head.revision,
+            prev_hash=head.last_hash,
+            keyed=head.keyed,
+        )
+        try:
+            newer = [walk.stored(sequence, data) for sequence, data in raw]
+        except ChainBroken:
+            return await self.reconcile(head)
         return self.remember(advance(head, newer))
+
+    async def reconcile(self, head: Head) -> Head:
+        """The game rebuilt from the whole stream, verified with the cached `head` as a
+        receipt (a history that no longer holds it was cut or rewritten: TamperedHistory,
+        and the cached head stays, so the game stays refused)."""
+        return self.remember(await self.rebuild(head.game_id, known=head))
 
     async def load(self, game_id: str, *, fresh: bool = True) -> Head:
         """The head of a game. With `fresh`, the cached head is checked against the stored
-        last sequence (one small read) and caught up when another instance appended."""
+        head's sequence and hash (one small read) and caught up when another instance
+        appended, or reconciled when they disagree otherwise."""
         check_game_id(game_id)
         head = self.cache.get(game_id)
         if head is None:
             return self.remember(await self.rebuild(game_id))
         if fresh:
             stored = await self.store.head(game_id)
-            if stored.sequence != head.sequence:
-                head = await self.catch_up(head)
-                if head.sequence != stored.sequence or head.last_hash != stored.last_hash:
-                    head = self.remember(await self.rebuild(game_id))
+            if stored.sequence != head.sequence or stored.last_hash != head.last_hash:
+                if stored.sequence > head.sequence:
+                    head = await self.catch_up(head)
+                behind = head.sequence < stored.sequence
+                if behind or (
+                    head.sequence == stored.sequence and head.last_hash != stored.last_hash
+                ):
+                    head = await self.reconcile(head)
         return head

@@ -70,5 +70,23 @@ class CorruptEvent(StoreError):
         """The revision the damage concerns, when known (0: not known)."""
 
 
+class TamperedHistory(CorruptEvent):
+    """A stored history that does not verify: an event whose seal, link or numbering does
+    not hold, one keyed with a key not trusted here, an unkeyed event after keyed ones, or
+    events missing that this instance or a receipt saw. Changed outside tablelog (DATA_LOSS):
+    nothing is appended onto it and no state of it is served."""
+
+    def __init__(self, game_id: str, sequence: int, revision: int, problem: str) -> None:
+        StoreError.__init__(
+            self,
+            f"Game {game_id!r} does not verify at event {sequence} (revision {revision}): "
+            f"{problem}. Its stored history was changed outside tablelog; nothing more is "
+            "recorded or served from it.",
+        )
+        self.sequence = sequence
+        self.revision = revision
+        self.problem = problem
+
+
 class StoreUnavailable(StoreError):
     """Redis cannot be reached (or timed out)."""
