@@ -80,7 +80,7 @@ class HeadCache:
 
     def __init__(self, size: int) -> None:
         self._heads: OrderedDict[str, Head] = OrderedDict()
-        self._size = size
+        self.size = size
 
     def get(self, game_id: str) -> Head | None:
         """The cached head, marked as just used; None when it is not cached."""
@@ -96,7 +96,7 @@ class HeadCache:
     def put(self, head: Head) -> Head:
         self._heads[head.game_id] = head
         self._heads.move_to_end(head.game_id)
-        while len(self._heads) > self._size:
+        while len(self._heads) > self.size:
             self._heads.popitem(last=False)
         return head
 
@@ -113,6 +113,9 @@ class Heads:
     def __init__(self, store: EventStore, cache_size: int = 2_048) -> None:
         self.store = store
         self.cache = HeadCache(cache_size)
+        self._refused: set[str] = set()
+        """Games whose stored history was found not to hold their cached head: verified
+        again on every use, until it holds again (restored) or the head is forgotten."""
 
     def remember(self, head: Head) -> Head:
         return self.cache.put(head)
@@ -122,6 +125,7 @@ class Heads:
 
     def forget(self, game_id: str) -> None:
         self.cache.forget(game_id)
+        self._refused.discard(game_id)
 
     def _tampered(self, game_id: str, broken: ChainBroken) -> TamperedHistory:
         return TamperedHistory(game_id, broken.index, broken.revision, broken.problem)
@@ -165,13 +169,14 @@ class Heads:
         )
         return advance(head, events[1:])
 
-    async def catch_up(self, head: Head) -> Head:
+    async def catch_up(self, head: Head, stored: StoredHead | None = None) -> Head:
         """`head` with what was appended after it, verified as it is read (remembered when
-        anything was). Events that do not follow from `head` mean the history under it
-        was changed: the whole stream is verified against it (`reconcile`)."""
+        anything was), and holding `stored` (the stored head, read before) when given.
+        Events that do not follow from `head` mean the history under it was changed: the
+        whole stream is verified against it (`reconcile`)."""
         raw = await self.store.read_raw(head.game_id, head.sequence)
         if not raw:
-            return head
+            return head if stored is None else await self.reconcile(head)
         walk = ChainWalk(
             self.store.chain,
             after=head.sequence,
@@ -183,13 +188,24 @@ class Heads:
             newer = [walk.stored(sequence, data) for sequence, data in raw]
         except ChainBroken:
             return await self.reconcile(head)
+        if stored is not None and held(walk, [stored]) is not None:
+            return await self.reconcile(head)
         return self.remember(advance(head, newer))
 
     async def reconcile(self, head: Head) -> Head:
         """The game rebuilt from the whole stream, verified with the cached `head` as a
         receipt (a history that no longer holds it was cut or rewritten: TamperedHistory,
         and the cached head stays, so the game stays refused)."""
-        return self.remember(await self.rebuild(head.game_id, known=head))
+        game_id = head.game_id
+        try:
+            rebuilt = await self.rebuild(game_id, known=head)
+        except TamperedHistory:
+            if len(self._refused) >= self.cache.size:
+                self._refused.clear()  # bounded: the cached heads still catch most
+            self._refused.add(game_id)
+            raise
+        self._refused.discard(game_id)
+        return self.remember(rebuilt)
 
     async def load(self, game_id: str, *, fresh: bool = True) -> Head:
         """The head of a game. With `fresh`, the cached head is checked against the stored
@@ -199,14 +215,12 @@ class Heads:
         head = self.cache.get(game_id)
         if head is None:
             return self.remember(await self.rebuild(game_id))
+        if game_id in self._refused:
+            return await self.reconcile(head)
         if fresh:
             stored = await self.store.head(game_id)
-            if stored.sequence != head.sequence or stored.last_hash != head.last_hash:
-                if stored.sequence > head.sequence:
-                    head = await self.catch_up(head)
-                behind = head.sequence < stored.sequence
-                if behind or (
-                    head.sequence == stored.sequence and head.last_hash != stored.last_hash
-                ):
-                    head = await self.reconcile(head)
+            if stored.sequence > head.sequence:  # other instances appended
+                head = await self.catch_up(head, stored)
+            elif stored.sequence != head.sequence or stored.last_hash != head.last_hash:
+                head = await self.reconcile(head)  # behind the cache, or another event
         return head

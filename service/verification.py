@@ -78,7 +78,12 @@ class ChainWalk:
         revision = event.revision or self.revision + 1
         if sequence != index or event.sequence != index:
             # A missing or moved entry: the revision it should have had is the next one.
-            raise ChainBroken(index, self.revision + 1, f"event {index} is numbered {sequence}")
+            raise ChainBroken(
+                index,
+                self.revision + 1,
+                f"event {index} is missing or out of place: entry {sequence} holds event "
+                f"{event.sequence}",
+            )
         if event.prev_hash != self.prev_hash:
             raise ChainBroken(index, revision, f"event {index} does not link to event {index - 1}")
         return index, revision

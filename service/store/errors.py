@@ -44,7 +44,9 @@ class SequenceMoved(StoreError):
 
 
 class ChainMismatch(StoreError):
-    """The caller's previous hash is not the stored one: its cached head is not the truth."""
+    """The caller's previous hash is not the stored one, or the stream does not end where
+    the stored head says: the cached head is not the truth (or the stream was changed
+    outside the service); the caller verifies the stream against its cached head."""
 
 
 class IdempotencyKeyReused(StoreError):

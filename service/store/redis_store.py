@@ -192,6 +192,11 @@ class RedisEventStore(EventStore):
             raise SequenceMoved(game_id, reply.sequence, reply.revision)
         if status is ScriptStatus.EXISTS:
             raise GameExists(game_id)
+        if status is ScriptStatus.DAMAGED:
+            raise ChainMismatch(
+                f"Game {game_id!r}: the stream does not end at event {reply.sequence} as its "
+                "head says."
+            )
         raise ChainMismatch(
             f"Game {game_id!r}: the previous hash given does not match event {reply.sequence}."
         )

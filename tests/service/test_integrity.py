@@ -525,8 +525,8 @@ def test_an_import_of_a_forged_history_is_refused(client: Client) -> None:
         # Edited after export, the events no longer match their keyed hashes (see
         # test_tampering); without hashes they are an unverified history, which the rules
         # check all the same.
-        def attempt(events: list[events_pb2.Event] = unsealed(events)) -> object:
-            return client.import_events(events, accept_unverified=True)
+        def attempt(events: list[events_pb2.Event] = events) -> object:
+            return client.import_events(unsealed(events), accept_unverified=True)
 
         error = refused(attempt)
         assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_HISTORY")
