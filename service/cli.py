@@ -100,6 +100,12 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     log.info("chain key", key_id=chain.signing.key_id, trusted=sorted(chain.trusted))
+    if args.redis_url and not args.chain_key_file:
+        log.warning(
+            "chain key from the data directory with an external Redis: every instance "
+            "sharing this Redis must use the same key (--chain-key-file)",
+            data_dir=str(args.data_dir),
+        )
     embedded: EmbeddedRedis | None = None
     url = args.redis_url
     if not url:

@@ -430,7 +430,7 @@ class Commands:
         if copies[0].WhichOneof("body") != "game_created":
             raise ImportRefused(
                 "INVALID_HISTORY",
-                "Line 1: an imported game must start with GameCreated.",
+                "Event 1 (line 1 of its export): an imported game must start with GameCreated.",
                 metadata={"rule": "NO_CREATION", "line": "1"},
             )
         copies[0].game_created.game_id = game_id
@@ -451,7 +451,7 @@ class Commands:
             found = refusal(exc)
             raise ImportRefused(
                 found.reason,
-                f"Line {line}: {found.message}",
+                f"Event {line} (line {line} of its export): {found.message}",
                 metadata={**found.metadata, "line": str(line)},
             ) from exc
         assert check.position is not None
@@ -486,8 +486,8 @@ class Commands:
             except ChainBroken as broken:
                 raise ImportRefused(
                     "INVALID_HISTORY",
-                    f"Line {broken.index}: {broken.problem}; the export was changed after it "
-                    "was exported.",
+                    f"Event {broken.index} (line {broken.index} of its export): "
+                    f"{broken.problem}; it was changed after it was exported.",
                     metadata={"rule": "BROKEN_CHAIN", "line": str(broken.index)},
                 ) from None
             if walk.unverified_at:
@@ -504,9 +504,9 @@ class Commands:
             line, why = unverified
             raise Unverifiable(
                 "UNVERIFIED_HISTORY",
-                f"Line {line}: this export cannot be verified here: {why}. Import it as "
-                "unverified (accept_unverified; tablelog import --accept-unverified) to keep "
-                "it marked so.",
+                f"Event {line} (line {line} of its export) cannot be verified here: {why}. "
+                "Import it as unverified (accept_unverified; tablelog import "
+                "--accept-unverified) to keep it marked so.",
                 metadata={"line": str(line)},
             )
         return False
