@@ -130,11 +130,14 @@ class Heads:
     def _tampered(self, game_id: str, broken: ChainBroken) -> TamperedHistory:
         return TamperedHistory(game_id, broken.index, broken.revision, broken.problem)
 
-    async def rebuild(self, game_id: str, *, known: Head | None = None) -> Head:
-        """A fresh fold of the whole stream, verified as it is read (also what the cache is
-        tested against): every event's seal and link, and the stored head (read first: an
-        append landing between the reads only lengthens the stream) and `known` (a head
-        this instance had cached) still in it. TamperedHistory at the first bad event."""
+    async def verified_events(
+        self, game_id: str, *, known: Head | None = None
+    ) -> list[events_pb2.Event]:
+        """Every event of the game, verified as it is read: every event's seal and link,
+        and the stored head (read first: an append landing between the reads only
+        lengthens the stream) and `known` (a head this instance had cached) still in the
+        stream. TamperedHistory at the first bad event."""
+        check_game_id(game_id)
         stored = await self.store.head(game_id)
         raw = await self.store.read_raw(game_id)
         if not raw:
@@ -146,12 +149,18 @@ class Heads:
                 events.append(walk.stored(sequence, data))
         except ChainBroken as broken:
             raise self._tampered(game_id, broken) from None
-        receipts: list[StoredHead] = [stored]
+        receipts = [stored]
         if known is not None:
             receipts.append(StoredHead(known.sequence, known.revision, known.last_hash))
         failed = held(walk, receipts)
         if failed is not None:
             raise TamperedHistory(game_id, *failed)
+        return events
+
+    async def rebuild(self, game_id: str, *, known: Head | None = None) -> Head:
+        """A fresh fold of the whole stream, verified as it is read (`verified_events`;
+        also what the cache is tested against)."""
+        events = await self.verified_events(game_id, known=known)
         first = events[0]
         if first.WhichOneof("body") != "game_created" or first.sequence != 1:
             raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")

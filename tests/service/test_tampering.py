@@ -287,6 +287,11 @@ def test_every_tamper_is_found_at_its_revision(
     assert data_loss_at(next_move(cold, recorded)) == expected, name
     get_game = service_pb2.GetGameRequest(game_id=recorded.game_id)
     assert data_loss_at(lambda: cold.stub.GetGame(get_game)) == expected, name
+    # Reads of the stream itself (audit, replay, a past state) verify it as they read it.
+    audit = service_pb2.GetAuditLogRequest(game_id=recorded.game_id)
+    assert data_loss_at(lambda: client.stub.GetAuditLog(audit)) == expected, name
+    past = service_pb2.GetStateRequest(game_id=recorded.game_id, revision=2)
+    assert data_loss_at(lambda: client.stub.GetState(past)) == expected, name
     if tamper.warm_append_sees_it:
         assert data_loss_at(next_move(client, recorded)) == expected, name
         # The warm instance keeps the head it had: reads and changes stay refused.
