@@ -568,11 +568,20 @@ def main() -> int:
                 long_game, recorded = thousand_move_game(target, long_line)
             finally:
                 stop(process)
-            process, target = start_server("service", redis.url, key_file)  # a cold cache
-            try:
-                rebuild = cold_rebuild_ms(target, long_game)
-            finally:
-                stop(process)
+            # A cold cache: a fresh server process per load (medians of `--repeat`); with a
+            # baseline, the same stored game loaded by the other checkout, alternating.
+            rebuilds: dict[str, list[float]] = {"service": [], "baseline": []}
+            for _round in range(args.repeat):
+                for kind in ("service", "baseline") if args.baseline else ("service",):
+                    process, target = start_server(kind, redis.url, key_file, args.baseline)
+                    try:
+                        rebuilds[kind].append(cold_rebuild_ms(target, long_game))
+                    finally:
+                        stop(process)
+            rebuild = statistics.median(rebuilds["service"])
+            baseline_rebuild = (
+                statistics.median(rebuilds["baseline"]) if rebuilds["baseline"] else None
+            )
     print(f"medians of {args.repeat} rounds of {args.seconds:g} s; CPU in us per call")
     print(
         f"{'clients':>7} {'server':>18} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
@@ -597,6 +606,8 @@ def main() -> int:
                 )
     print(f"GetState at head ({state_moves}-move game): p50 {state_p50:.2f} ms")
     print(f"cold rebuild of a game with {recorded} recorded moves: {rebuild:.1f} ms")
+    if baseline_rebuild is not None:
+        print(f"the same cold rebuild by the baseline: {baseline_rebuild:.1f} ms")
     return 0
 
 
