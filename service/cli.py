@@ -87,7 +87,7 @@ def serve_command(subparsers: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from service.chain_keys import ChainKeyError, configured_chain
+    from service.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from service.embedded import EmbeddedRedis, EmbeddedRedisError
     from service.logs import configure_logging, get_logger
 
@@ -100,6 +100,9 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     log.info("chain key", key_id=chain.signing.key_id, trusted=sorted(chain.trusted))
+    key_path = Path(args.chain_key_file) if args.chain_key_file else args.data_dir / KEY_FILE_NAME
+    if key_path.stat().st_mode & 0o077:
+        log.warning("the chain key file is readable by others: chmod 600", path=str(key_path))
     if args.redis_url and not args.chain_key_file:
         log.warning(
             "chain key from the data directory with an external Redis: every instance "
