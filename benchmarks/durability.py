@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
 
 from benchmarks.record import random_lines, run_load, start_server, stop  # noqa: E402  (path set just above)
+from service.chain_keys import KEY_FILE_NAME, data_dir_chain  # noqa: E402
 from service.embedded import Durability, EmbeddedRedis  # noqa: E402
 
 MEASURES = ("per_second", "p50_ms", "p99_ms", "cpu_us", "redis_cpu_us")
@@ -44,13 +45,15 @@ def main() -> int:
         print("preparing games ...", file=sys.stderr)
         lines_file = Path(scratch) / "lines.json"
         lines_file.write_text(json.dumps(random_lines(60)))
+        data_dir_chain(Path(scratch))  # the service processes of the run share this key
+        key_file = str(Path(scratch) / KEY_FILE_NAME)
         for round_number in range(args.repeat):
             for clients in args.clients:
                 for durability in (Durability.FAST, Durability.DISK):
                     data = Path(scratch) / f"{durability.value}-{round_number}-{clients}"
                     with EmbeddedRedis(data, durability=durability) as redis:
                         assert redis.pid is not None
-                        process, target = start_server("service", redis.url)
+                        process, target = start_server("service", redis.url, key_file)
                         try:
                             row = run_load(
                                 target, "service", clients, args.seconds, str(lines_file),

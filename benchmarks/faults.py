@@ -37,6 +37,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")
 from service.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402  (path set just above)
 from service.logs import configure_logging  # noqa: E402
 from service.server import background_server  # noqa: E402
+from tests.service.helpers import CHAIN  # noqa: E402
 from tests.service.support import ServeProcess  # noqa: E402
 from tests.support.faults import (  # noqa: E402
     Losses,
@@ -64,7 +65,7 @@ def burst(trials: int, durability: Durability, scratch: Path) -> None:
     began = time.monotonic()
     with (
         EmbeddedRedis(scratch / "burst", durability=durability, restart_delays=(0.1,)) as redis,
-        background_server(redis.url) as serving,
+        background_server(redis.url, CHAIN) as serving,
     ):
         losses = burst_then_kill_redis(redis, serving.target, lines, trials)
     show_losses(f"burst ({durability.value})", losses, time.monotonic() - began)
@@ -90,7 +91,7 @@ def outage(trials: int, scratch: Path) -> None:
     down: list[Outage] = []
     with (
         EmbeddedRedis(scratch / "frozen", restart_delays=(0.1,)) as embedded,
-        background_server(embedded.url) as serving,
+        background_server(embedded.url, CHAIN) as serving,
     ):
         pid = embedded.pid
         assert pid is not None
@@ -106,7 +107,7 @@ def outage(trials: int, scratch: Path) -> None:
             )
     external = StandaloneRedis(scratch / "external", free_port()).start()
     try:
-        with background_server(external.url) as serving:
+        with background_server(external.url, CHAIN) as serving:
             for _ in range(trials):
                 down.append(
                     outage_trial(

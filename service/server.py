@@ -16,6 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from replay.registry import all_games
+from service.chain import Chain
 from service.health import StoreProbe
 from service.interceptors import Registrar, add_servicer
 from service.recorder import Recorder
@@ -131,12 +132,14 @@ async def stop_serving(built: Built, grace: float) -> None:
 
 
 class BackgroundServer:
-    """A tablelog server on its own event loop in a thread (tests, benchmarks).
+    """A tablelog server on its own event loop in a thread (tests, benchmarks), sealing with
+    `chain` (instances of one deployment share it).
 
     `recorder` is only for assertions made from the server's own loop (`run`)."""
 
-    def __init__(self, redis_url: str, address: str = "127.0.0.1:0") -> None:
+    def __init__(self, redis_url: str, address: str = "127.0.0.1:0", *, chain: Chain) -> None:
         self.redis_url = redis_url
+        self.chain = chain
         self.address = address
         self.port = 0
         self.built: Built | None = None
@@ -163,7 +166,7 @@ class BackgroundServer:
 
     async def _serve(self) -> None:
         try:
-            store = RedisEventStore.from_url(self.redis_url)
+            store = RedisEventStore.from_url(self.redis_url, chain=self.chain)
             self.built = build_server(store, self.address, redis_url=self.redis_url)
             self.port = self.built.port
             await self.built.server.start()
@@ -190,8 +193,8 @@ class BackgroundServer:
 
 
 @contextmanager
-def background_server(redis_url: str) -> Iterator[BackgroundServer]:
-    server = BackgroundServer(redis_url).start()
+def background_server(redis_url: str, chain: Chain) -> Iterator[BackgroundServer]:
+    server = BackgroundServer(redis_url, chain=chain).start()
     try:
         yield server
     finally:

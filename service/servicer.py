@@ -130,7 +130,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> service_pb2.CreateGameResponse:
         before_append(context)
         outcome = await self.recorder.create_game(request, actor_of(context))
-        return service_pb2.CreateGameResponse(game=_outcome(outcome))
+        return service_pb2.CreateGameResponse(
+            game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
+        )
 
     @unary
     async def GetGame(
@@ -164,7 +166,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request_id=request.request_id,
             actor=actor_of(context),
         )
-        response = service_pb2.RecordMoveResponse(game=_outcome(outcome), events=outcome.events)
+        response = service_pb2.RecordMoveResponse(
+            game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
+        )
         if request.include_state:
             response.state.CopyFrom(snapshot(outcome.head.position, SPECTATOR))
         return response
@@ -181,7 +185,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             reason=request.reason,
             actor=actor_of(context),
         )
-        return service_pb2.UndoMoveResponse(game=_outcome(outcome), events=outcome.events)
+        return service_pb2.UndoMoveResponse(
+            game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
+        )
 
     @unary
     async def RedoMove(
@@ -194,7 +200,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request_id=request.request_id,
             actor=actor_of(context),
         )
-        return service_pb2.RedoMoveResponse(game=_outcome(outcome), events=outcome.events)
+        return service_pb2.RedoMoveResponse(
+            game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
+        )
 
     @unary
     async def AbandonGame(
@@ -208,7 +216,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             reason=request.reason,
             actor=actor_of(context),
         )
-        return service_pb2.AbandonGameResponse(game=_outcome(outcome))
+        return service_pb2.AbandonGameResponse(
+            game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
+        )
 
     @unary
     async def GetState(
@@ -316,7 +326,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 glyph=added.glyph,
                 actor=event.actor,
                 time=event.time,
-            )
+            ),
+            receipt=self.recorder.receipt(outcome),
         )
 
     @unary
@@ -331,7 +342,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             actor=actor_of(context),
         )
         _outcome(outcome)
-        return service_pb2.RemoveAnnotationResponse()
+        return service_pb2.RemoveAnnotationResponse(receipt=self.recorder.receipt(outcome))
 
     @unary
     async def ListAnnotations(
@@ -360,7 +371,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.VerifyGameRequest, context: Context
     ) -> service_pb2.VerifyGameResponse:
         check_game_id(request.game_id)
-        result = await self.recorder.verify(request.game_id)
+        result = await self.recorder.verify(request.game_id, request.receipts)
         note(ok=result.ok, first_bad_revision=result.first_bad_revision or None)
         return result
 
@@ -370,9 +381,15 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> service_pb2.ImportGameResponse:
         before_append(context)
         outcome = await self.recorder.import_game(
-            request.events, request.request_id, actor_of(context)
+            request.events,
+            request.request_id,
+            actor_of(context),
+            accept_unverified=request.accept_unverified,
+            source=request.source,
         )
-        return service_pb2.ImportGameResponse(game=_outcome(outcome))
+        return service_pb2.ImportGameResponse(
+            game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
+        )
 
 
 def _now() -> Any:

@@ -9,7 +9,16 @@ import secrets
 from collections.abc import Sequence
 
 from replay import fold as folding
-from replay.core import DEALT, TABLE, TERMINAL, GameOver, HistoryError, IllegalMove, InvalidSetup
+from replay.core import (
+    DEALT,
+    TABLE,
+    TERMINAL,
+    GameOver,
+    HistoryError,
+    IllegalMove,
+    InvalidSetup,
+    RulesError,
+)
 from replay.registry import find_game
 from service.appending import (
     APPEND_ATTEMPTS,
@@ -24,12 +33,20 @@ from service.appending import (
     stamp,
 )
 from service.building import deal_and_end, next_event, push, with_defaults
-from service.errors import InvalidRequest, NotFound, OutOfRange
+from service.errors import (
+    ImportRefused,
+    InvalidRequest,
+    NotFound,
+    OutOfRange,
+    Unverifiable,
+    refusal,
+)
 from service.heads import Head, Heads
 from service.limits import (
     GLYPHS,
     MAX_COMMENT,
     MAX_IMPORT_EVENTS,
+    MAX_IMPORT_SOURCE,
     MAX_NOTATION,
     MAX_PLAYER_NAME,
     MAX_PLAYERS,
@@ -42,7 +59,7 @@ from service.limits import (
 )
 from service.reads import live_annotations
 from service.store import EventStore, GameNotFound, SequenceMoved
-from service.verification import HistoryCheck
+from service.verification import ChainBroken, ChainWalk, HistoryCheck
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
 
@@ -352,9 +369,24 @@ class Commands:
         raise SequenceMoved(game_id, 0, 0)
 
     async def import_game(
-        self, events: Sequence[events_pb2.Event], request_id: str, actor: events_pb2.Actor
+        self,
+        events: Sequence[events_pb2.Event],
+        request_id: str,
+        actor: events_pb2.Actor,
+        *,
+        accept_unverified: bool = False,
+        source: str = "",
     ) -> Outcome:
+        """A new game from exported events. The export's chain is checked first (each
+        event's seal under a key trusted here, its link and numbering, from the event's
+        own deterministic bytes): a broken one is refused with the line of the first bad
+        event; one that cannot be verified here (an unknown key, unkeyed, or no hashes)
+        is refused unless `accept_unverified`, and then marked unverified. Then every move
+        is re-validated (`HistoryCheck`). The imported events keep their actors and times,
+        are marked `imported` (by whom, when, from where, their original hash) and are
+        sealed again under this server's key."""
         check_length("request_id", request_id, MAX_REQUEST_ID)
+        check_length("source", source, MAX_IMPORT_SOURCE)
         if not events:
             raise InvalidRequest("events", "Nothing to import.")
         if len(events) > MAX_IMPORT_EVENTS:
@@ -368,21 +400,39 @@ class Commands:
                 actor,
                 request_id,
                 fingerprint(
-                    "ImportGame", *(event.SerializeToString(deterministic=True) for event in events)
+                    "ImportGame",
+                    int(accept_unverified),
+                    source,
+                    *(event.SerializeToString(deterministic=True) for event in events),
                 ),
             )
             previous = await self.appender.previous(game_id, origin)
             if previous is not None:
                 return previous
+        verified = self._check_exported_chain(events, accept_unverified)
+        imported = events_pb2.Imported(
+            by=actor,
+            time=now(),
+            source=source,
+            original_game_id=events[0].game_created.game_id,
+            verified=verified,
+        )
         copies: list[events_pb2.Event] = []
         for event in events:
             copy = events_pb2.Event()
             copy.CopyFrom(event)
-            copy.ClearField("prev_hash")
-            copy.ClearField("hash")
+            copy.imported.CopyFrom(imported)
+            copy.imported.original_hash = event.hash
+            copy.imported.original_chain_key_id = event.chain_key_id
+            for sealing in ("prev_hash", "hash", "chain_key_id"):
+                copy.ClearField(sealing)
             copies.append(copy)
         if copies[0].WhichOneof("body") != "game_created":
-            raise HistoryError("NO_CREATION", "An imported game must start with GameCreated.")
+            raise ImportRefused(
+                "INVALID_HISTORY",
+                "Event 1 (line 1 of its export): an imported game must start with GameCreated.",
+                metadata={"rule": "NO_CREATION", "line": "1"},
+            )
         copies[0].game_created.game_id = game_id
         if not copies[0].game_created.rules_version:  # exported before the field existed
             copies[0].game_created.rules_version = find_game(
@@ -392,9 +442,18 @@ class Commands:
         # Re-validates every move, the numbering, each stored notation, every undo/redo
         # and ending, and (dealt) the revealed seed and every outcome drawn from it.
         check = HistoryCheck()
-        for event in copies:
-            check.add(event)
-        check.finish()
+        try:
+            for event in copies:
+                check.add(event)
+            check.finish()
+        except RulesError as exc:
+            line = check.failed_at[0]
+            found = refusal(exc)
+            raise ImportRefused(
+                found.reason,
+                f"Event {line} (line {line} of its export): {found.message}",
+                metadata={**found.metadata, "line": str(line)},
+            ) from exc
         assert check.position is not None
         position = check.position
         if created.mode == DEALT and position.status is folding.Status.IN_PROGRESS:
@@ -409,3 +468,45 @@ class Commands:
                 event.actor.CopyFrom(actor)
         plan = Plan(game_id, None, tuple(copies), position, None, origin)
         return await self.appender.append(plan)
+
+    def _check_exported_chain(
+        self, events: Sequence[events_pb2.Event], accept_unverified: bool
+    ) -> bool:
+        """Whether the export's chain verifies under a key trusted here; refused when it is
+        broken (at the line of its first bad event) or, unless `accept_unverified`, when it
+        cannot be verified."""
+        unverified: tuple[int, str] | None = None
+        if not any(event.hash for event in events):
+            unverified = (1, "it carries no hashes")
+        else:
+            walk = ChainWalk(self.store.chain, allow_unknown_keys=True)
+            try:
+                for event in events:
+                    walk.exported(event)
+            except ChainBroken as broken:
+                raise ImportRefused(
+                    "INVALID_HISTORY",
+                    f"Event {broken.index} (line {broken.index} of its export): "
+                    f"{broken.problem}; it was changed after it was exported.",
+                    metadata={"rule": "BROKEN_CHAIN", "line": str(broken.index)},
+                ) from None
+            if walk.unverified_at:
+                unverified = (
+                    walk.unverified_at,
+                    f"it is keyed with chain key {walk.unverified_key[:16]!r}, which this "
+                    "server does not trust",
+                )
+            elif walk.unkeyed:
+                unverified = (1, "it was recorded before chains were keyed (plain SHA-256)")
+        if unverified is None:
+            return True
+        if not accept_unverified:
+            line, why = unverified
+            raise Unverifiable(
+                "UNVERIFIED_HISTORY",
+                f"Event {line} (line {line} of its export) cannot be verified here: {why}. "
+                "Import it as unverified (accept_unverified; tablelog import "
+                "--accept-unverified) to keep it marked so.",
+                metadata={"line": str(line)},
+            )
+        return False

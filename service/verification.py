@@ -1,6 +1,7 @@
-"""Checking a game's history: the strict checks every imported history must pass
-(`HistoryCheck`), and VerifyGame's check of what is stored (`verify_entries`): the hash
-chain over the stored bytes, then the same strict checks.
+"""Checking a game's history: the chain (`ChainWalk`: numbering, links and keyed seals,
+over stored bytes or over exported events), the strict checks every imported history must
+pass (`HistoryCheck`), and VerifyGame's check of what is stored (`verify_entries`): the
+chain, the receipts clients kept, then the same strict checks.
 
 Damaged stored data is answered as such (ok=false with the first bad sequence and
 revision); a fault of the server's own (a bug in the rules) is not damage and propagates
@@ -17,10 +18,196 @@ from google.protobuf.message import DecodeError, Message
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, HistoryError, RulesError
 from service.building import deal_ticket
-from service.chain import GENESIS_HASH, stored_hash
+from service.chain import GENESIS_HASH, Chain, Sealing
+from service.errors import InvalidRequest
 from service.limits import check_game_id
 from service.store import EventStore, GameNotFound, StoredHead
 from tablelog.v1 import events_pb2, service_pb2
+
+MAX_RECEIPTS = 100
+"""Receipts one VerifyGame may be given."""
+
+
+class ChainBroken(Exception):
+    """The event at `index` (its place in the history, 1-based) does not hold in the chain."""
+
+    def __init__(self, index: int, revision: int, problem: str) -> None:
+        super().__init__(problem)
+        self.index = index
+        self.revision = revision
+        self.problem = problem
+
+
+class ChainWalk:
+    """Walks a chain event by event, from the start or from a head already checked: each
+    event numbered next, linked to the one before, its hash keyed under a trusted key (or
+    plain SHA-256 for the unkeyed events recorded before chains were keyed, which may only
+    come before every keyed one: an unkeyed event after a keyed one was sealed again by
+    someone without the key). Raises ChainBroken at the first event that does not hold.
+
+    With `allow_unknown_keys` (imports), an event keyed with a key not trusted here is taken
+    on its link alone, and the first one is remembered (`unverified_at`)."""
+
+    def __init__(
+        self,
+        chain: Chain,
+        *,
+        after: int = 0,
+        revision: int = 0,
+        prev_hash: bytes = GENESIS_HASH,
+        keyed: bool = False,
+        allow_unknown_keys: bool = False,
+    ) -> None:
+        self.chain = chain
+        self.index = after
+        self.revision = revision
+        self.prev_hash = prev_hash
+        self.keyed = keyed
+        """Whether a keyed event has been seen (no unkeyed one may follow)."""
+        self.unkeyed = 0
+        self.key_ids: set[str] = set()
+        self.allow_unknown_keys = allow_unknown_keys
+        self.unverified_at = 0
+        """The index of the first event keyed with a key not trusted here (0: none)."""
+        self.unverified_key = ""
+        self.hashes: dict[int, bytes] = {}
+        """The hash of every event walked, by sequence (to check receipts against)."""
+
+    def _next(self, event: events_pb2.Event, sequence: int) -> tuple[int, int]:
+        index = self.index + 1
+        revision = event.revision or self.revision + 1
+        if sequence != index or event.sequence != index:
+            # A missing or moved entry: the revision it should have had is the next one.
+            raise ChainBroken(
+                index,
+                self.revision + 1,
+                f"event {index} is missing or out of place: entry {sequence} holds event "
+                f"{event.sequence}",
+            )
+        if event.prev_hash != self.prev_hash:
+            raise ChainBroken(index, revision, f"event {index} does not link to event {index - 1}")
+        return index, revision
+
+    def _sealed(
+        self,
+        index: int,
+        revision: int,
+        event: events_pb2.Event,
+        expected: bytes | None,
+        what: str,
+    ) -> None:
+        key_id = event.chain_key_id
+        sealing = self.chain.sealing(key_id)
+        if sealing is Sealing.UNKEYED:
+            if self.keyed:
+                raise ChainBroken(
+                    index,
+                    revision,
+                    f"event {index} is not keyed, after keyed events: it was sealed again "
+                    "without the chain key",
+                )
+            self.unkeyed += 1
+        elif sealing is Sealing.UNKNOWN_KEY:
+            if not self.allow_unknown_keys:
+                raise ChainBroken(
+                    index,
+                    revision,
+                    f"event {index} is keyed with chain key {key_id[:16]!r}, which this "
+                    "server does not trust",
+                )
+            self.keyed = True
+            if not self.unverified_at:
+                self.unverified_at, self.unverified_key = index, key_id
+        else:
+            self.keyed = True
+            self.key_ids.add(key_id)
+        if sealing is not Sealing.UNKNOWN_KEY and (expected is None or event.hash != expected):
+            raise ChainBroken(
+                index,
+                revision,
+                f"event {index}'s hash does not match its {what} under its chain key",
+            )
+        self.index, self.revision, self.prev_hash = index, revision, event.hash
+        self.hashes[index] = event.hash
+
+    def stored(self, sequence: int, data: bytes) -> events_pb2.Event:
+        """The stored entry `sequence` (from its entry id), decoded and checked. The hash
+        covers the stored bytes themselves (`Chain.stored_hash`), not a copy re-serialized
+        from what they decode to."""
+        event = events_pb2.Event()
+        try:
+            event.ParseFromString(data)
+        except DecodeError:
+            index = self.index + 1
+            raise ChainBroken(index, self.revision + 1, f"event {index} does not decode") from None
+        index, revision = self._next(event, sequence)
+        sealed = self.chain.stored_hash(data, event.chain_key_id)
+        expected = None if sealed is None or sealed[0] != event.hash else sealed[1]
+        self._sealed(index, revision, event, expected, "stored bytes")
+        return event
+
+    def exported(self, event: events_pb2.Event) -> None:
+        """An event as exported (decoded: its deterministic serialization is what was
+        hashed), checked."""
+        index, revision = self._next(event, event.sequence)
+        self._sealed(index, revision, event, self.chain.event_hash(event), "content")
+
+
+def check_receipts(
+    game_id: str, receipts: Sequence[service_pb2.Receipt], chain: Chain
+) -> list[service_pb2.Receipt]:
+    """The receipts a client gave, bounded and checked as issued by this service for this
+    game (a receipt not issued here proves nothing, so it is refused rather than taken as
+    evidence against the stored history)."""
+    if len(receipts) > MAX_RECEIPTS:
+        raise InvalidRequest("receipts", f"At most {MAX_RECEIPTS} receipts.")
+    for number, receipt in enumerate(receipts):
+        where = f"receipts[{number}]"
+        if receipt.game_id != game_id:
+            raise InvalidRequest(f"{where}.game_id", f"{where} is a receipt of another game.")
+        if len(receipt.chain_hash) != 32 or len(receipt.key_id) > 64 or not receipt.sequence:
+            raise InvalidRequest(where, f"{where} is not a receipt.")
+        if not chain.genuine(receipt):
+            raise InvalidRequest(
+                where,
+                f"{where} was not issued by this service (or not under a key it trusts): its "
+                "tag does not hold.",
+            )
+    return list(receipts)
+
+
+def held(
+    walk: ChainWalk, receipts: Sequence[service_pb2.Receipt | StoredHead]
+) -> tuple[int, int, str] | None:
+    """The first receipt (or stored head: the event it names must be in the stream too) the
+    walked events do not hold, as (index, revision, problem): an event cut off, or another
+    event at its sequence. None when every one holds."""
+    missing: list[tuple[int, int, str]] = []
+    for receipt in receipts:
+        if isinstance(receipt, StoredHead):
+            sequence, revision, chain_hash = receipt.sequence, receipt.revision, receipt.last_hash
+            what = "the stored head"
+        else:
+            sequence, revision = receipt.sequence, receipt.revision
+            chain_hash, what = receipt.chain_hash, f"a receipt of revision {revision}"
+        found = walk.hashes.get(sequence)
+        if found is None and sequence > walk.index:
+            missing.append(
+                (
+                    walk.index + 1,
+                    walk.revision + 1,
+                    f"events are missing at the end: {what} holds event {sequence}",
+                )
+            )
+        elif found != chain_hash:
+            missing.append(
+                (
+                    sequence,
+                    revision,
+                    f"event {sequence} is not the event {what} holds: the history was rewritten",
+                )
+            )
+    return min(missing, default=None)
 
 
 class HistoryCheck:
@@ -95,24 +282,34 @@ class HistoryCheck:
             self.dealt_checked += 1
 
 
-async def verify(store: EventStore, game_id: str) -> service_pb2.VerifyGameResponse:
-    """VerifyGame: the stored entries and head of `game_id`, checked (`verify_entries`)."""
+async def verify(
+    store: EventStore, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()
+) -> service_pb2.VerifyGameResponse:
+    """VerifyGame: the stored entries and head of `game_id`, checked (`verify_entries`).
+    The head is read first: appends that land between the two reads only lengthen the
+    stream past it."""
     check_game_id(game_id)
+    receipts = check_receipts(game_id, receipts, store.chain)
+    stored_head = await store.head(game_id)
     raw = await store.read_raw(game_id)
     if not raw:
         raise GameNotFound(game_id)
-    return verify_entries(raw, await store.head(game_id))
+    return verify_entries(raw, stored_head, store.chain, receipts)
 
 
 def verify_entries(
-    raw: Sequence[tuple[int, bytes]], stored_head: StoredHead
+    raw: Sequence[tuple[int, bytes]],
+    stored_head: StoredHead,
+    chain: Chain,
+    receipts: Sequence[service_pb2.Receipt] = (),
 ) -> service_pb2.VerifyGameResponse:
-    """Recompute the chain from the stored bytes, re-fold every event strictly and, once a
-    dealt game is over, check its seed and re-draw every dealt outcome (`HistoryCheck`).
-    The first event that does not hold is reported. Anything else the rules raise is a
-    fault of the server's own, not damage, and propagates."""
+    """Recompute the chain from the stored bytes (`ChainWalk`), check the stored head and
+    every receipt against it, re-fold every event strictly and, once a dealt game is over,
+    check its seed and re-draw every dealt outcome (`HistoryCheck`). The first event that
+    does not hold is reported. Anything else the rules raise is a fault of the server's
+    own, not damage, and propagates."""
     response = service_pb2.VerifyGameResponse()
-    prev_hash = GENESIS_HASH
+    walk = ChainWalk(chain)
     check = HistoryCheck()
 
     def bad(sequence: int, revision: int, problem: str) -> service_pb2.VerifyGameResponse:
@@ -122,38 +319,41 @@ def verify_entries(
         response.problem = problem
         return response
 
-    for index, (sequence, data) in enumerate(raw, start=1):
-        position = check.position
-        expected_revision = position.revision + 1 if position else 1
-        event = events_pb2.Event()
+    first_event = None
+    for sequence, data in raw:
         try:
-            event.ParseFromString(data)
-        except DecodeError:
-            return bad(index, expected_revision, f"event {index} does not decode")
-        response.events_checked = index
-        revision = event.revision or expected_revision
-        if sequence != index or event.sequence != index:
-            return bad(index, revision, f"event {index} is numbered {event.sequence}")
-        if event.prev_hash != prev_hash:
-            return bad(index, revision, f"event {index} does not link to event {index - 1}")
-        # The hash covers the stored bytes themselves (see `stored_hash`), not a copy
-        # re-serialized from what they decode to.
-        sealed = stored_hash(data)
-        if sealed is None or sealed[0] != sealed[1] or event.hash != sealed[0]:
-            return bad(index, revision, f"event {index}'s hash does not match its stored bytes")
-        prev_hash = event.hash
+            event = walk.stored(sequence, data)
+        except ChainBroken as broken:
+            # A receipt of an event before the break that no longer holds came first.
+            earlier = held(walk, [r for r in receipts if r.sequence < broken.index])
+            return bad(*(earlier or (broken.index, broken.revision, broken.problem)))
+        first_event = first_event or event
+        response.events_checked = walk.index
         try:
             check.add(event)
         except RulesError as exc:
-            return bad(index, revision, f"event {index} does not hold: {exc}")
-    final = check.position
-    assert final is not None
-    if stored_head.sequence != len(raw) or stored_head.last_hash != prev_hash:
-        return bad(len(raw) + 1, final.revision + 1, "events are missing at the end")
+            earlier = held(walk, [r for r in receipts if r.sequence < walk.index])
+            return bad(
+                *(
+                    earlier
+                    or (walk.index, walk.revision, f"event {walk.index} does not hold: {exc}")
+                )
+            )
+    failed = held(walk, [*receipts, stored_head])
+    if failed is not None:
+        return bad(*failed)
     try:
         check.finish()
     except RulesError as exc:
         return bad(*check.failed_at, str(exc))
     response.dealt_moves_checked = check.dealt_checked
+    response.receipts_checked = len(receipts)
+    response.keyed = walk.unkeyed == 0
+    response.unkeyed_events = walk.unkeyed
+    response.key_ids.extend(sorted(walk.key_ids))
+    assert first_event is not None
+    response.imported_unverified = (
+        first_event.HasField("imported") and not first_event.imported.verified
+    )
     response.ok = True
     return response

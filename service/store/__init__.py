@@ -23,6 +23,7 @@ from service.store.errors import (
     StaleVersion,
     StoreError,
     StoreUnavailable,
+    TamperedHistory,
 )
 from service.store.redis_store import STORE_TIMEOUT, RedisEventStore
 from service.store.script import SeedOp
@@ -43,4 +44,5 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "StoredHead",
+    "TamperedHistory",
 ]

@@ -27,6 +27,7 @@
 --   "missing"                      no such game
 --   "exists <sequence> <revision>" creating a game that exists
 --   "chain <sequence> <revision>"  the caller's previous hash is not the stored one
+--   "damaged <sequence> <revision>" the stream does not end where the head says it does
 
 local expected_sequence, expected_revision, new_revision, seed_op, count, fingerprint =
   string.match(ARGV[1], "^(%d+) (%S+) (%d+) (%S+) (%d+) (%S+)$")
@@ -66,6 +67,20 @@ if sequence ~= expected_sequence then
 end
 if (head[3] or "") ~= ARGV[3] then
   return "chain" .. position
+end
+if sequence > 0 then
+  -- Only this script writes a game's stream, so it still ends where the head says: as many
+  -- entries as the head's sequence, the last one event <sequence> whose stored bytes end in
+  -- the head's hash. Anything else was changed outside it (entries deleted, cut off or
+  -- sealed again): the caller verifies the whole stream. Two O(1) reads; an edit inside an
+  -- earlier event is found by verifying the stream (a cold load, VerifyGame), not here.
+  if redis.call("XLEN", KEYS[1]) ~= sequence then
+    return "damaged" .. position
+  end
+  local last = redis.call("XREVRANGE", KEYS[1], "+", "-", "COUNT", 1)[1]
+  if last[1] ~= tostring(sequence) .. "-0" or string.sub(last[2][2] or "", -32) ~= head[3] then
+    return "damaged" .. position
+  end
 end
 
 for i = 1, count do

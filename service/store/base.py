@@ -7,6 +7,7 @@ import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from service.chain import Chain
 from service.store.script import SeedOp
 from tablelog.v1 import events_pb2
 
@@ -29,6 +30,9 @@ class EventStore(abc.ABC):
     """What the service needs from storage. Every backend passes tests/service/
     test_store_contract.py; the only backend is Redis (embedded, standalone or cluster)."""
 
+    chain: Chain
+    """The chain keys the store seals appended events with (see `service.chain`)."""
+
     @abc.abstractmethod
     async def append(
         self,
@@ -44,7 +48,8 @@ class EventStore(abc.ABC):
         seed: bytes = b"",
         fingerprint: str = "",
     ) -> AppendResult:
-        """Seal `events` (sequences expected_sequence+1, ...) after `prev_hash` and append
+        """Seal `events` (sequences expected_sequence+1, ...) after `prev_hash` with the
+        store's chain key and append
         them atomically, if the game is at `expected_sequence` (0: create it) and, unless
         None, at `expected_revision`. A request id seen before with the same `fingerprint`
         (a short hex digest of what the request asks) returns the original events.
@@ -70,8 +75,9 @@ class EventStore(abc.ABC):
         """Events after `after_sequence`, in order (at most `count`)."""
 
     @abc.abstractmethod
-    async def read_raw(self, game_id: str) -> list[tuple[int, bytes]]:
-        """Every entry as stored: (sequence from the entry id, the bytes). For verification."""
+    async def read_raw(self, game_id: str, after_sequence: int = 0) -> list[tuple[int, bytes]]:
+        """The entries after `after_sequence` as stored: (sequence from the entry id, the
+        bytes). For verification."""
 
     @abc.abstractmethod
     async def wait(

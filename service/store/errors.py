@@ -44,7 +44,9 @@ class SequenceMoved(StoreError):
 
 
 class ChainMismatch(StoreError):
-    """The caller's previous hash is not the stored one: its cached head is not the truth."""
+    """The caller's previous hash is not the stored one, or the stream does not end where
+    the stored head says: the cached head is not the truth (or the stream was changed
+    outside the service); the caller verifies the stream against its cached head."""
 
 
 class IdempotencyKeyReused(StoreError):
@@ -68,6 +70,24 @@ class CorruptEvent(StoreError):
         self.sequence = sequence
         self.revision = revision
         """The revision the damage concerns, when known (0: not known)."""
+
+
+class TamperedHistory(CorruptEvent):
+    """A stored history that does not verify: an event whose seal, link or numbering does
+    not hold, one keyed with a key not trusted here, an unkeyed event after keyed ones, or
+    events missing that this instance or a receipt saw. Changed outside tablelog (DATA_LOSS):
+    nothing is appended onto it and no state of it is served."""
+
+    def __init__(self, game_id: str, sequence: int, revision: int, problem: str) -> None:
+        StoreError.__init__(
+            self,
+            f"Game {game_id!r} does not verify at event {sequence} (revision {revision}): "
+            f"{problem}. Its stored history was changed outside tablelog; nothing more is "
+            "recorded or served from it.",
+        )
+        self.sequence = sequence
+        self.revision = revision
+        self.problem = problem
 
 
 class StoreUnavailable(StoreError):

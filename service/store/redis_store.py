@@ -27,7 +27,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 
-from service.chain import GENESIS_HASH, seal
+from service.chain import GENESIS_HASH, Chain
 from service.store.base import AppendResult, EventStore, StoredHead
 from service.store.errors import (
     ChainMismatch,
@@ -56,8 +56,14 @@ class RedisEventStore(EventStore):
     """The store on Redis Streams (redis-py's asyncio client)."""
 
     def __init__(
-        self, client: aioredis.Redis, prefix: str = "tl", timeout: float = STORE_TIMEOUT
+        self,
+        client: aioredis.Redis,
+        prefix: str = "tl",
+        timeout: float = STORE_TIMEOUT,
+        *,
+        chain: Chain,
     ) -> None:
+        self.chain = chain
         self._redis = client
         self._prefix = prefix
         self._timeout = timeout
@@ -70,11 +76,11 @@ class RedisEventStore(EventStore):
 
     @classmethod
     def from_url(
-        cls, url: str, prefix: str = "tl", timeout: float = STORE_TIMEOUT
+        cls, url: str, prefix: str = "tl", timeout: float = STORE_TIMEOUT, *, chain: Chain
     ) -> RedisEventStore:
-        """A store on a new client. The client has no socket timeout of its own: the
-        store's watchdog enforces `timeout` (see `Watchdog`); connecting is limited by
-        redis-py as usual."""
+        """A store on a new client, sealing with `chain`. The client has no socket timeout
+        of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
+        limited by redis-py as usual."""
         client = aioredis.Redis.from_url(
             url,
             decode_responses=False,
@@ -83,7 +89,7 @@ class RedisEventStore(EventStore):
             socket_connect_timeout=timeout,
         )
         pack_with_hiredis(client.connection_pool)
-        return cls(client, prefix, timeout)
+        return cls(client, prefix, timeout, chain=chain)
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -155,7 +161,7 @@ class RedisEventStore(EventStore):
                     f"event {offset} has sequence {event.sequence}, "
                     f"expected {expected_sequence + offset}"
                 )
-        sealed = seal(events, prev_hash if expected_sequence else GENESIS_HASH)
+        sealed = self.chain.seal(events, prev_hash if expected_sequence else GENESIS_HASH)
         final = sealed[-1][0]
         call = AppendCall(
             expected_sequence=expected_sequence,
@@ -202,6 +208,11 @@ class RedisEventStore(EventStore):
             raise SequenceMoved(game_id, reply.sequence, reply.revision)
         if status is ScriptStatus.EXISTS:
             raise GameExists(game_id)
+        if status is ScriptStatus.DAMAGED:
+            raise ChainMismatch(
+                f"Game {game_id!r}: the stream does not end at event {reply.sequence} as its "
+                "head says."
+            )
         raise ChainMismatch(
             f"Game {game_id!r}: the previous hash given does not match event {reply.sequence}."
         )
@@ -259,8 +270,10 @@ class RedisEventStore(EventStore):
             for sequence, (entry_id, fields) in enumerate(entries, start=after_sequence + 1)
         ]
 
-    async def read_raw(self, game_id: str) -> list[tuple[int, bytes]]:
-        entries = await self._call(self._redis.xrange(self.key(game_id, "events")))
+    async def read_raw(self, game_id: str, after_sequence: int = 0) -> list[tuple[int, bytes]]:
+        entries = await self._call(
+            self._redis.xrange(self.key(game_id, "events"), min=f"{after_sequence + 1}-0")
+        )
         return [(int(i.split(b"-")[0]), bytes(f.get(b"e", b""))) for i, f in entries]
 
     async def wait(

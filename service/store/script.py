@@ -84,6 +84,9 @@ class ScriptStatus(enum.Enum):
     """"exists <sequence> <revision>": creating a game that exists."""
     CHAIN = "chain"
     """"chain <sequence> <revision>": the previous hash given is not the stored one."""
+    DAMAGED = "damaged"
+    """"damaged <sequence> <revision>": the stream does not end where the head says (its
+    length, its last entry's id or hash): it was changed outside the script."""
 
 
 def parse_range(text: bytes) -> tuple[int, int]:
@@ -104,9 +107,9 @@ class ScriptReply(NamedTuple):
     last: int = 0
     """OK, DUPLICATE, REUSED: the last."""
     sequence: int = 0
-    """STALE, MOVED, EXISTS, CHAIN: the game's last sequence."""
+    """STALE, MOVED, EXISTS, CHAIN, DAMAGED: the game's last sequence."""
     revision: int = 0
-    """STALE, MOVED, EXISTS, CHAIN: the game's revision."""
+    """STALE, MOVED, EXISTS, CHAIN, DAMAGED: the game's revision."""
 
     @classmethod
     def parse(cls, reply: bytes) -> ScriptReply:

@@ -180,6 +180,42 @@ def test_export_then_import(server: BackgroundServer, tmp_path: Path) -> None:
     assert imported["gameId"] in listed
 
 
+def test_move_json_shows_a_receipt_that_verify_checks(
+    server: BackgroundServer, tmp_path: Path
+) -> None:
+    game_id = new_game(server)
+    line = splendor_line(seed=33)
+    tablelog(server, "move", game_id, line[0])
+    printed = tablelog(server, "move", game_id, line[1], "--json").stdout
+    receipt = json.loads(printed)["receipt"]
+    assert (receipt["gameId"], receipt["revision"], receipt["sequence"]) == (game_id, "3", "3")
+    saved = tmp_path / "receipt.json"
+    saved.write_text(printed)
+    held = tablelog(server, "verify", game_id, "--receipt", str(saved), "--receipt", printed)
+    assert "hash chain intact (keyed), 2 receipts held" in held.stdout
+    forged = json.dumps({**receipt, "revision": "9"})
+    refused = tablelog(server, "verify", game_id, "--receipt", forged, ok=False)
+    assert refused.returncode == 1
+    assert "receipts[0]" in refused.stderr
+
+
+def test_an_edited_export_is_refused_at_its_line(server: BackgroundServer, tmp_path: Path) -> None:
+    game_id = new_game(server)
+    for notation in splendor_line(seed=33)[:4]:
+        tablelog(server, "move", game_id, notation)
+    lines = tablelog(server, "export", game_id).stdout.splitlines()
+    third = json.loads(lines[2])
+    third["actor"]["user"] = "mallory"
+    lines[2] = json.dumps(third)
+    path = tmp_path / "edited.jsonl"
+    path.write_text("\n\n".join(lines) + "\n")  # blank lines between: file lines 1, 3, 5, ...
+    refused = tablelog(server, "import", str(path), ok=False)
+    assert refused.returncode == 1
+    assert "INVALID_HISTORY" in refused.stderr
+    assert "line=5" in refused.stderr  # the third event, on the file's fifth line
+    assert "rule=BROKEN_CHAIN" in refused.stderr
+
+
 def test_a_move_typed_against_an_old_picture_of_the_table_is_refused(
     server: BackgroundServer,
 ) -> None:

@@ -18,6 +18,7 @@ from service.logs import configure_logging
 from service.server import BackgroundServer, channel
 from tablelog.v1 import service_pb2_grpc
 from tablelog_client import Client
+from tests.service.helpers import CHAIN
 
 STANDALONE_REDIS = "/usr/bin/redis-server"
 
@@ -93,7 +94,7 @@ def data_dir(tmp_path: Path) -> Path:
 def server(embedded_redis: EmbeddedRedis) -> Iterator[BackgroundServer]:
     """One tablelog server per session on a free port, over the session's embedded Redis."""
     configure_logging("warning", json=True)
-    running = BackgroundServer(embedded_redis.url).start()
+    running = BackgroundServer(embedded_redis.url, chain=CHAIN).start()
     yield running
     running.stop()
 

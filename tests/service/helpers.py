@@ -4,6 +4,7 @@ a client, folding exported events locally."""
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,10 +13,15 @@ import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
+from service.chain import Chain, ChainKey
 from tablelog_client import Client, TablelogError
 from tests.support.play import random_game
 
 T = TypeVar("T")
+
+CHAIN = Chain(ChainKey.of(secrets.token_bytes(32)))
+"""The chain key of the stores and servers of this test process (one deployment: every
+instance shares it, as they share a key file)."""
 
 
 def refused(call: Callable[[], object]) -> TablelogError:

@@ -21,7 +21,7 @@ from service.heads import Head
 from service.server import BackgroundServer, background_server, channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import play_random, refused, rpc_refused, splendor_line
+from tests.service.helpers import CHAIN, play_random, refused, rpc_refused, splendor_line
 from tests.support.play import new_position, play_all
 
 pytestmark = pytest.mark.slow
@@ -189,7 +189,7 @@ def test_watch_receives_moves_recorded_by_another_client(
     game = new_game(client, mode="dealt")
     received: list[service_pb2.WatchGameResponse] = []
     with (
-        background_server(embedded_redis.url) as elsewhere,
+        background_server(embedded_redis.url, CHAIN) as elsewhere,
         Client(elsewhere.target, user="recorder") as recorder,
         Client(server.target, user="watcher") as watcher,
     ):

@@ -19,7 +19,7 @@ import structlog
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from replay.registry import find_game
-from service.chain import GENESIS_HASH, seal
+from service.chain import GENESIS_HASH
 from service.embedded import EmbeddedRedis
 from service.errors import NotFound
 from service.recorder import Recorder
@@ -27,7 +27,7 @@ from service.server import MAX_MESSAGE_BYTES, BackgroundServer, channel
 from service.store import RedisEventStore
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
-from tests.service.helpers import refused, rpc_refused, splendor_line
+from tests.service.helpers import CHAIN, refused, rpc_refused, splendor_line
 
 pytestmark = pytest.mark.slow
 
@@ -79,9 +79,21 @@ def rewrite(raw_redis: redis.Redis, game_id: str, entries: list[bytes], last_has
     pipe.execute()
 
 
+def unsealed(events: list[events_pb2.Event]) -> list[events_pb2.Event]:
+    """Copies of exported events without their chain: an unverified history, for checking
+    what the rules refuse in an import (an edited keyed export is refused by its chain
+    first: see test_tampering)."""
+    copies = [events_pb2.Event.FromString(e.SerializeToString()) for e in events]
+    for event in copies:
+        for sealing in ("prev_hash", "hash", "chain_key_id"):
+            event.ClearField(sealing)
+    return copies
+
+
 def reseal(raw_redis: redis.Redis, game_id: str, events: list[events_pb2.Event]) -> None:
-    """Store `events` with a correct hash chain: only the checks beyond the chain can tell."""
-    sealed = seal(events, GENESIS_HASH)
+    """Store `events` with a correct chain, keyed with the service's own key (as only the
+    service could): only the checks beyond the chain can tell."""
+    sealed = CHAIN.seal(events, GENESIS_HASH)
     rewrite(raw_redis, game_id, [data for _, data in sealed], sealed[-1][0].hash)
 
 
@@ -222,7 +234,7 @@ def test_an_import_of_a_dealt_game_with_a_forged_seed_is_refused(client: Client)
     _game_id, events = dealt_abandoned(client)
     assert client.import_events(events).game_id
     events[-1].game_abandoned.seed = bytes(32)
-    error = refused(lambda: client.import_events(events))
+    error = refused(lambda: client.import_events(unsealed(events), accept_unverified=True))
     assert (error.reason, error.metadata["rule"]) == ("INVALID_HISTORY", "SEED_MISMATCH")
 
 
@@ -383,7 +395,7 @@ def test_concurrent_removals_of_one_annotation_succeed_once(
     embedded_redis: EmbeddedRedis,
 ) -> None:
     async def scenario() -> list[list[str]]:
-        stores = [RedisEventStore.from_url(embedded_redis.url) for _ in range(2)]
+        stores = [RedisEventStore.from_url(embedded_redis.url, chain=CHAIN) for _ in range(2)]
         recorders = [Recorder(store) for store in stores]
         actor = events_pb2.Actor(user="tester")
         try:
@@ -510,13 +522,17 @@ def forged_histories(client: Client) -> Iterator[tuple[str, list[events_pb2.Even
 
 def test_an_import_of_a_forged_history_is_refused(client: Client) -> None:
     for rule, events in forged_histories(client):
-
+        # Edited after export, the events no longer match their keyed hashes (see
+        # test_tampering); without hashes they are an unverified history, which the rules
+        # check all the same.
         def attempt(events: list[events_pb2.Event] = events) -> object:
-            return client.import_events(events)
+            return client.import_events(unsealed(events), accept_unverified=True)
 
         error = refused(attempt)
         assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_HISTORY")
         assert error.metadata["rule"] == rule
+        forged = {"WRONG_REVISION_NAMED": 6, "WRONG_NOTATION": 3, "PREMATURE_END": 8}[rule]
+        assert error.metadata["line"] == str(forged)
 
 
 def test_verify_reports_a_forged_event_written_into_redis(

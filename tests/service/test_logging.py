@@ -16,6 +16,7 @@ from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import RedisEventStore
 from tablelog.v1 import service_pb2, service_pb2_grpc
+from tests.service.helpers import CHAIN
 
 
 def test_as_a_grpc_aio_server_interceptor(
@@ -33,7 +34,7 @@ def test_as_a_grpc_aio_server_interceptor(
     )
 
     async def scenario() -> None:
-        store = RedisEventStore.from_url(embedded_redis.url)
+        store = RedisEventStore.from_url(embedded_redis.url, chain=CHAIN)
         server = aio.server(interceptors=[LoggingInterceptor()])
         service_pb2_grpc.add_TablelogServiceServicer_to_server(
             TablelogServicer(Recorder(store)), server

@@ -12,7 +12,7 @@ from service.embedded import EmbeddedRedis
 from service.server import background_server
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import refused, splendor_line
+from tests.service.helpers import CHAIN, refused, splendor_line
 from tests.service.support import ServeProcess
 
 pytestmark = pytest.mark.slow
@@ -135,7 +135,7 @@ def test_redis_down_is_unavailable_and_a_retry_after_it_stores_once(tmp_path: Pa
     redis = EmbeddedRedis(tmp_path / "redis")
     redis.start()
     try:
-        with background_server(redis.url) as serving, Client(serving.target) as client:
+        with background_server(redis.url, CHAIN) as serving, Client(serving.target) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             first = splendor_line(seed=37)[0]
             redis.stop()

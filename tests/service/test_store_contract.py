@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from redis.exceptions import DataError
 
-from service.chain import GENESIS_HASH, event_hash, stored_hash
+from service.chain import GENESIS_HASH
 from service.embedded import EmbeddedRedis
 from service.store import (
     AppendResult,
@@ -27,6 +27,7 @@ from service.store import (
     StaleVersion,
 )
 from tablelog.v1 import events_pb2
+from tests.service.helpers import CHAIN
 
 StoreTest = Callable[[EventStore, str], Awaitable[None]]
 
@@ -46,7 +47,9 @@ def run(redis_url: str, game_id: str) -> Callable[[StoreTest], None]:
 
     def runner(body: StoreTest) -> None:
         async def main() -> None:
-            store = RedisEventStore.from_url(redis_url, prefix=f"tl{uuid.uuid4().hex[:6]}")
+            store = RedisEventStore.from_url(
+                redis_url, prefix=f"tl{uuid.uuid4().hex[:6]}", chain=CHAIN
+            )
             try:
                 await body(store, game_id)
             finally:
@@ -104,8 +107,9 @@ def test_create_and_read_back_with_a_hash_chain(run: Callable[[StoreTest], None]
         assert events[0].prev_hash == GENESIS_HASH
         for before, after in itertools.pairwise(events):
             assert after.prev_hash == before.hash
-        for event in events:
-            assert event.hash == event_hash(event)
+        for event in events:  # keyed with the store's chain key
+            assert event.chain_key_id == CHAIN.signing.key_id
+            assert event.hash == CHAIN.event_hash(event)
         head = await store.head(game_id)
         assert (head.sequence, head.revision, head.last_hash) == (4, 3, events[-1].hash)
         assert [e.sequence for e in await store.read(game_id, after_sequence=2)] == [3, 4]
@@ -339,10 +343,11 @@ def test_a_request_id_is_bound_to_its_requests_fingerprint(
         assert (await store.head(game_id)).sequence == 2
         # The stored bytes carry their own hash: any changed byte shows.
         raw = (await store.read_raw(game_id))[1][1]
-        sealed = stored_hash(raw)
+        key_id = CHAIN.signing.key_id
+        sealed = CHAIN.stored_hash(raw, key_id)
         assert sealed is not None
         assert sealed[0] == sealed[1] == original.events[0].hash
-        changed = stored_hash(raw[:3] + bytes([raw[3] ^ 1]) + raw[4:])
+        changed = CHAIN.stored_hash(raw[:3] + bytes([raw[3] ^ 1]) + raw[4:], key_id)
         assert changed is not None
         assert changed[0] != changed[1]
 

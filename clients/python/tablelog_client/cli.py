@@ -429,14 +429,42 @@ def cmd_audit(args: argparse.Namespace, client: Client) -> int:
         event = entry.event
         when = event.time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S")
         flag = "  [undone]" if entry.undone else ""
+        if event.HasField("imported"):
+            flag += "  [imported]" if event.imported.verified else "  [imported, unverified]"
         client_name = f" via {event.actor.client}" if event.actor.client else ""
         where = f"{event.sequence:>5} r{event.revision:<4} {when}"
         print(f"{where}  {entry.summary}{flag}{client_name}  #{event.hash.hex()[:12]}")
     return 0
 
 
+def read_receipts(given: str) -> list[service_pb2.Receipt]:
+    """Receipts from a file or from JSON text: a receipt, the JSON `tablelog move --json`
+    (or any change with --json) printed, or a list of either."""
+    text = given if given.lstrip()[:1] in ("{", "[") else Path(given).read_text(encoding="utf-8")
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--receipt {given[:40]!r}: neither a file nor JSON ({exc})") from exc
+    receipts = []
+    for item in found if isinstance(found, list) else [found]:
+        if isinstance(item, dict) and isinstance(item.get("receipt"), dict):
+            item = item["receipt"]
+        try:
+            receipts.append(json_format.ParseDict(item, service_pb2.Receipt()))
+        except json_format.ParseError as exc:
+            raise ValueError(f"--receipt {given[:40]!r}: not a receipt ({exc})") from exc
+    return receipts
+
+
 def cmd_verify(args: argparse.Namespace, client: Client) -> int:
-    result = client.verify(args.game_id)
+    receipts: list[service_pb2.Receipt] = []
+    try:
+        for given in args.receipt or ():
+            receipts += read_receipts(given)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    result = client.verify(args.game_id, receipts)
     if args.json:
         print_json(result)
     elif result.ok:
@@ -446,7 +474,16 @@ def cmd_verify(args: argparse.Namespace, client: Client) -> int:
             else ""
         )
         checked = f"{result.events_checked} events"
-        print(f"ok: {checked}, hash chain intact, every move re-validated{dealt}")
+        chain = (
+            "hash chain intact (keyed)"
+            if result.keyed
+            else f"hash chain intact, but its first {result.unkeyed_events} events were "
+            "recorded before chains were keyed (plain SHA-256: not tamper-evident)"
+        )
+        held = f", {result.receipts_checked} receipts held" if result.receipts_checked else ""
+        print(f"ok: {checked}, {chain}{held}, every move re-validated{dealt}")
+        if result.imported_unverified:
+            print("note: imported from an export whose chain could not be verified")
     else:
         where = f"event {result.first_bad_sequence} (revision {result.first_bad_revision})"
         print(f"NOT OK at {where}: {result.problem}")
@@ -463,8 +500,9 @@ def cmd_export(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _read_events(lines: Iterable[str]) -> list[events_pb2.Event]:
-    events = []
+def _read_events(lines: Iterable[str]) -> tuple[list[events_pb2.Event], list[int]]:
+    """The events of exported JSON lines, and the line each is on (blank lines skipped)."""
+    events, numbers = [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -474,20 +512,33 @@ def _read_events(lines: Iterable[str]) -> list[events_pb2.Event]:
         except json_format.ParseError as exc:
             raise ValueError(f"line {number}: {exc}") from exc
         events.append(event)
-    return events
+        numbers.append(number)
+    return events, numbers
 
 
 def cmd_import(args: argparse.Namespace, client: Client) -> int:
     try:
         if args.file == "-":
-            events = _read_events(sys.stdin)
+            events, numbers = _read_events(sys.stdin)
         else:
             with open(args.file, encoding="utf-8") as handle:
-                events = _read_events(handle)
+                events, numbers = _read_events(handle)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    game = client.import_events(events)
+    source = (
+        args.source if args.source is not None else ("stdin" if args.file == "-" else args.file)
+    )
+    try:
+        game = client.import_events(
+            events, accept_unverified=args.accept_unverified, source=source[:200]
+        )
+    except TablelogError as error:
+        line = error.metadata.get("line", "")
+        # The server counts events; the file may have blank lines between them.
+        if line.isdigit() and 0 < int(line) <= len(numbers) and numbers[int(line) - 1] != int(line):
+            error.metadata["line"] = str(numbers[int(line) - 1])
+        raise
     if args.json:
         print_json(game)
     else:
@@ -625,11 +676,25 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("game_id")
     command = add("verify", cmd_verify, "re-check the hash chain and re-validate every move")
     command.add_argument("game_id")
+    command.add_argument(
+        "--receipt",
+        action="append",
+        metavar="FILE_OR_JSON",
+        help="a receipt kept from a change (a file, or the JSON `tablelog move --json` "
+        "printed): the history must still hold it; repeatable",
+    )
     command = add("export", cmd_export, "the events as JSON lines")
     command.add_argument("game_id")
     command.add_argument("-o", "--output", help="file (default: stdout)")
     command = add("import", cmd_import, "import exported JSON lines as a new game")
     command.add_argument("file", help="a file of JSON lines, or - for stdin")
+    command.add_argument(
+        "--accept-unverified",
+        action="store_true",
+        help="import an export this server cannot verify (another server's chain key, or "
+        "recorded before keys), marked unverified",
+    )
+    command.add_argument("--source", help="where the export comes from (default: the file)")
 
     for plugin in entry_points(group=PLUGIN_GROUP):
         try:

@@ -292,10 +292,21 @@ class Client:
         self._call(self.stub.RemoveAnnotation, request, retry=True)
 
     def import_events(
-        self, events: Sequence[events_pb2.Event], request_id: str | None = None
+        self,
+        events: Sequence[events_pb2.Event],
+        request_id: str | None = None,
+        *,
+        accept_unverified: bool = False,
+        source: str = "",
     ) -> service_pb2.GameSummary:
+        """A new game from exported events. An export whose chain this server cannot verify
+        (another server's key, or recorded before chains were keyed) is refused unless
+        `accept_unverified`; `source` says where it came from."""
         request = service_pb2.ImportGameRequest(
-            events=list(events), request_id=request_id or self.request_id()
+            events=list(events),
+            request_id=request_id or self.request_id(),
+            accept_unverified=accept_unverified,
+            source=source,
         )
         return self._call(self.stub.ImportGame, request, retry=True).game
 
@@ -405,8 +416,13 @@ class Client:
     def export(self, game_id: str) -> list[events_pb2.Event]:
         return [entry.event for entry in self.audit(game_id)]
 
-    def verify(self, game_id: str) -> service_pb2.VerifyGameResponse:
-        return self._call(self.stub.VerifyGame, service_pb2.VerifyGameRequest(game_id=game_id))
+    def verify(
+        self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()
+    ) -> service_pb2.VerifyGameResponse:
+        """The game's history checked; with `receipts` (kept from earlier changes), also
+        that it still holds each of them (nothing cut off or rewritten before them)."""
+        request = service_pb2.VerifyGameRequest(game_id=game_id, receipts=list(receipts))
+        return self._call(self.stub.VerifyGame, request)
 
 
 def _login() -> str:

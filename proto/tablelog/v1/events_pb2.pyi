@@ -41,6 +41,7 @@ class Event(_message.Message):
     RULES_VERSION_FIELD_NUMBER: _builtins.int
     PREV_HASH_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
+    CHAIN_KEY_ID_FIELD_NUMBER: _builtins.int
     GAME_CREATED_FIELD_NUMBER: _builtins.int
     MOVE_RECORDED_FIELD_NUMBER: _builtins.int
     MOVE_UNDONE_FIELD_NUMBER: _builtins.int
@@ -49,6 +50,7 @@ class Event(_message.Message):
     ANNOTATION_REMOVED_FIELD_NUMBER: _builtins.int
     GAME_ENDED_FIELD_NUMBER: _builtins.int
     GAME_ABANDONED_FIELD_NUMBER: _builtins.int
+    IMPORTED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     revision: _builtins.int
     request_id: _builtins.str
@@ -56,10 +58,14 @@ class Event(_message.Message):
     rules_version: _builtins.str
     """The rules version of the engine that validated this event."""
     prev_hash: _builtins.bytes
-    """SHA-256 of the previous event (32 zero bytes for the first), and of this one: the hash
-    covers this message serialized deterministically with `hash` left empty.
+    """The hash of the previous event (32 zero bytes for the first), and of this one: the hash
+    covers this message serialized deterministically with `hash` left empty. It is
+    HMAC-SHA256 under the service's chain key named by `chain_key_id`, or plain SHA-256 for
+    an event recorded before chains were keyed (`chain_key_id` empty).
     """
     hash: _builtins.bytes
+    chain_key_id: _builtins.str
+    """The id of the chain key `hash` is keyed with (a short hash of the key, never the key)."""
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -80,6 +86,12 @@ class Event(_message.Message):
     def game_ended(self) -> Global___GameEnded: ...
     @_builtins.property
     def game_abandoned(self) -> Global___GameAbandoned: ...
+    @_builtins.property
+    def imported(self) -> Global___Imported:
+        """Set on every event brought in by ImportGame: the event keeps its original actor and
+        time; this says who imported it, when, from where, and how its original chain stood.
+        """
+
     def __init__(
         self,
         *,
@@ -91,6 +103,7 @@ class Event(_message.Message):
         rules_version: _builtins.str = ...,
         prev_hash: _builtins.bytes = ...,
         hash: _builtins.bytes = ...,
+        chain_key_id: _builtins.str = ...,
         game_created: Global___GameCreated | None = ...,
         move_recorded: Global___MoveRecorded | None = ...,
         move_undone: Global___MoveUndone | None = ...,
@@ -99,16 +112,65 @@ class Event(_message.Message):
         annotation_removed: Global___AnnotationRemoved | None = ...,
         game_ended: Global___GameEnded | None = ...,
         game_abandoned: Global___GameAbandoned | None = ...,
+        imported: Global___Imported | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "imported", b"imported", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "hash", b"hash", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "chain_key_id", b"chain_key_id", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "hash", b"hash", "imported", b"imported", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["game_created", "move_recorded", "move_undone", "move_redone", "annotation_added", "annotation_removed", "game_ended", "game_abandoned"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
 Global___Event: _TypeAlias = Event  # noqa: Y015
+
+@_typing.final
+class Imported(_message.Message):
+    """How an imported event came in."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BY_FIELD_NUMBER: _builtins.int
+    TIME_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    ORIGINAL_GAME_ID_FIELD_NUMBER: _builtins.int
+    ORIGINAL_HASH_FIELD_NUMBER: _builtins.int
+    ORIGINAL_CHAIN_KEY_ID_FIELD_NUMBER: _builtins.int
+    VERIFIED_FIELD_NUMBER: _builtins.int
+    source: _builtins.str
+    """Where it came from, as the importer named it (a file, a server)."""
+    original_game_id: _builtins.str
+    """The game's id, this event's hash and its chain key id in the export."""
+    original_hash: _builtins.bytes
+    original_chain_key_id: _builtins.str
+    verified: _builtins.bool
+    """Whether the export's chain was verified under a key this server trusts; false when the
+    importer accepted an unverified history (an unknown key, or an unkeyed chain).
+    """
+    @_builtins.property
+    def by(self) -> Global___Actor:
+        """Who imported it, and when."""
+
+    @_builtins.property
+    def time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        by: Global___Actor | None = ...,
+        time: _timestamp_pb2.Timestamp | None = ...,
+        source: _builtins.str = ...,
+        original_game_id: _builtins.str = ...,
+        original_hash: _builtins.bytes = ...,
+        original_chain_key_id: _builtins.str = ...,
+        verified: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "time", b"time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "original_chain_key_id", b"original_chain_key_id", "original_game_id", b"original_game_id", "original_hash", b"original_hash", "source", b"source", "time", b"time", "verified", b"verified"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Imported: _TypeAlias = Imported  # noqa: Y015
 
 @_typing.final
 class Actor(_message.Message):

@@ -275,20 +275,67 @@ class CreateGameResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
         *,
         game: Global___GameSummary | None = ...,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateGameResponse: _TypeAlias = CreateGameResponse  # noqa: Y015
+
+@_typing.final
+class Receipt(_message.Message):
+    """The head of a game after a change, as this server appended it, authenticated with its
+    chain key (HMAC-SHA256 `tag`). Keep it: VerifyGame, given it, reports a history that no
+    longer has this event at this sequence (cut off, or rewritten before it). Only the
+    server can check a receipt (the key is secret); a receipt it did not issue is refused.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    CHAIN_HASH_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    TAG_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    sequence: _builtins.int
+    revision: _builtins.int
+    chain_hash: _builtins.bytes
+    """The chain hash of the event at `sequence`."""
+    key_id: _builtins.str
+    """The chain key the receipt (and that hash) is keyed with."""
+    tag: _builtins.bytes
+    """HMAC-SHA256 of the fields above under that key."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        sequence: _builtins.int = ...,
+        revision: _builtins.int = ...,
+        chain_hash: _builtins.bytes = ...,
+        key_id: _builtins.str = ...,
+        tag: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chain_hash", b"chain_hash", "game_id", b"game_id", "key_id", b"key_id", "revision", b"revision", "sequence", b"sequence", "tag", b"tag"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Receipt: _TypeAlias = Receipt  # noqa: Y015
 
 @_typing.final
 class GetGameRequest(_message.Message):
@@ -441,6 +488,7 @@ class RecordMoveResponse(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
     @_builtins.property
@@ -451,16 +499,19 @@ class RecordMoveResponse(_message.Message):
     def state(self) -> Global___StateSnapshot:
         """The state after the move (spectator view), when `include_state` was set."""
 
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
         *,
         game: Global___GameSummary | None = ...,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
         state: Global___StateSnapshot | None = ...,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "state", b"state"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -500,19 +551,23 @@ class UndoMoveResponse(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]: ...
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
         *,
         game: Global___GameSummary | None = ...,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -549,19 +604,23 @@ class RedoMoveResponse(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]: ...
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
         *,
         game: Global___GameSummary | None = ...,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -600,16 +659,20 @@ class AbandonGameResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
         *,
         game: Global___GameSummary | None = ...,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -916,16 +979,20 @@ class AddAnnotationResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ANNOTATION_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def annotation(self) -> Global___Annotation: ...
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
         *,
         annotation: Global___Annotation | None = ...,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["annotation", b"annotation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["annotation", b"annotation", "receipt", b"receipt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation", b"annotation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation", b"annotation", "receipt", b"receipt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -998,12 +1065,17 @@ Global___RemoveAnnotationRequest: _TypeAlias = RemoveAnnotationRequest  # noqa: 
 class RemoveAnnotationResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    RECEIPT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
+        *,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["receipt", b"receipt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["receipt", b"receipt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1140,15 +1212,23 @@ class VerifyGameRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    RECEIPTS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    @_builtins.property
+    def receipts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Receipt]:
+        """Receipts of this game kept by clients (at most 100): the stored history must still have
+        each one's event, with its hash, at its sequence.
+        """
+
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        receipts: _abc.Iterable[Global___Receipt] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "receipts", b"receipts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1164,6 +1244,11 @@ class VerifyGameResponse(_message.Message):
     FIRST_BAD_REVISION_FIELD_NUMBER: _builtins.int
     PROBLEM_FIELD_NUMBER: _builtins.int
     DEALT_MOVES_CHECKED_FIELD_NUMBER: _builtins.int
+    KEYED_FIELD_NUMBER: _builtins.int
+    UNKEYED_EVENTS_FIELD_NUMBER: _builtins.int
+    KEY_IDS_FIELD_NUMBER: _builtins.int
+    RECEIPTS_CHECKED_FIELD_NUMBER: _builtins.int
+    IMPORTED_UNVERIFIED_FIELD_NUMBER: _builtins.int
     ok: _builtins.bool
     events_checked: _builtins.int
     first_bad_sequence: _builtins.int
@@ -1174,6 +1259,20 @@ class VerifyGameResponse(_message.Message):
     """Dealt mode, once the seed is revealed: how many dealt chance outcomes were drawn again
     from the seed and found equal to the recorded ones.
     """
+    keyed: _builtins.bool
+    """Whether every event's hash is keyed with a chain key this server trusts. False for a
+    game recorded (or begun) before chains were keyed: its first `unkeyed_events` events
+    carry plain SHA-256 hashes, which anyone who can write to the store could recompute.
+    """
+    unkeyed_events: _builtins.int
+    receipts_checked: _builtins.int
+    """How many of the given receipts were checked and held."""
+    imported_unverified: _builtins.bool
+    """The game was imported from an export whose chain could not be verified."""
+    @_builtins.property
+    def key_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The chain keys the events are keyed with."""
+
     def __init__(
         self,
         *,
@@ -1183,10 +1282,15 @@ class VerifyGameResponse(_message.Message):
         first_bad_revision: _builtins.int = ...,
         problem: _builtins.str = ...,
         dealt_moves_checked: _builtins.int = ...,
+        keyed: _builtins.bool = ...,
+        unkeyed_events: _builtins.int = ...,
+        key_ids: _abc.Iterable[_builtins.str] | None = ...,
+        receipts_checked: _builtins.int = ...,
+        imported_unverified: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt_moves_checked", b"dealt_moves_checked", "events_checked", b"events_checked", "first_bad_revision", b"first_bad_revision", "first_bad_sequence", b"first_bad_sequence", "ok", b"ok", "problem", b"problem"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt_moves_checked", b"dealt_moves_checked", "events_checked", b"events_checked", "first_bad_revision", b"first_bad_revision", "first_bad_sequence", b"first_bad_sequence", "imported_unverified", b"imported_unverified", "key_ids", b"key_ids", "keyed", b"keyed", "ok", b"ok", "problem", b"problem", "receipts_checked", b"receipts_checked", "unkeyed_events", b"unkeyed_events"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1198,7 +1302,16 @@ class ImportGameRequest(_message.Message):
 
     EVENTS_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    ACCEPT_UNVERIFIED_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
+    accept_unverified: _builtins.bool
+    """Import a history whose chain cannot be verified here (keyed with a key this server does
+    not trust, or unkeyed): the imported events are marked unverified. Without it such an
+    export is refused (FAILED_PRECONDITION, UNVERIFIED_HISTORY).
+    """
+    source: _builtins.str
+    """Where the export comes from (a file name, a server), kept in each event's `imported`."""
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]: ...
     def __init__(
@@ -1206,10 +1319,12 @@ class ImportGameRequest(_message.Message):
         *,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
         request_id: _builtins.str = ...,
+        accept_unverified: _builtins.bool = ...,
+        source: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_unverified", b"accept_unverified", "events", b"events", "request_id", b"request_id", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1220,16 +1335,20 @@ class ImportGameResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
     def __init__(
         self,
         *,
         game: Global___GameSummary | None = ...,
+        receipt: Global___Receipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

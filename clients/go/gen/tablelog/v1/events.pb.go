@@ -39,10 +39,14 @@ type Event struct {
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The rules version of the engine that validated this event.
 	RulesVersion string `protobuf:"bytes,6,opt,name=rules_version,json=rulesVersion,proto3" json:"rules_version,omitempty"`
-	// SHA-256 of the previous event (32 zero bytes for the first), and of this one: the hash
-	// covers this message serialized deterministically with `hash` left empty.
+	// The hash of the previous event (32 zero bytes for the first), and of this one: the hash
+	// covers this message serialized deterministically with `hash` left empty. It is
+	// HMAC-SHA256 under the service's chain key named by `chain_key_id`, or plain SHA-256 for
+	// an event recorded before chains were keyed (`chain_key_id` empty).
 	PrevHash []byte `protobuf:"bytes,7,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"`
 	Hash     []byte `protobuf:"bytes,8,opt,name=hash,proto3" json:"hash,omitempty"`
+	// The id of the chain key `hash` is keyed with (a short hash of the key, never the key).
+	ChainKeyId string `protobuf:"bytes,9,opt,name=chain_key_id,json=chainKeyId,proto3" json:"chain_key_id,omitempty"`
 	// Types that are valid to be assigned to Body:
 	//
 	//	*Event_GameCreated
@@ -53,7 +57,10 @@ type Event struct {
 	//	*Event_AnnotationRemoved
 	//	*Event_GameEnded
 	//	*Event_GameAbandoned
-	Body          isEvent_Body `protobuf_oneof:"body"`
+	Body isEvent_Body `protobuf_oneof:"body"`
+	// Set on every event brought in by ImportGame: the event keeps its original actor and
+	// time; this says who imported it, when, from where, and how its original chain stood.
+	Imported      *Imported `protobuf:"bytes,18,opt,name=imported,proto3" json:"imported,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -144,6 +151,13 @@ func (x *Event) GetHash() []byte {
 	return nil
 }
 
+func (x *Event) GetChainKeyId() string {
+	if x != nil {
+		return x.ChainKeyId
+	}
+	return ""
+}
+
 func (x *Event) GetBody() isEvent_Body {
 	if x != nil {
 		return x.Body
@@ -223,6 +237,13 @@ func (x *Event) GetGameAbandoned() *GameAbandoned {
 	return nil
 }
 
+func (x *Event) GetImported() *Imported {
+	if x != nil {
+		return x.Imported
+	}
+	return nil
+}
+
 type isEvent_Body interface {
 	isEvent_Body()
 }
@@ -275,6 +296,104 @@ func (*Event_GameEnded) isEvent_Body() {}
 
 func (*Event_GameAbandoned) isEvent_Body() {}
 
+// How an imported event came in.
+type Imported struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who imported it, and when.
+	By   *Actor                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
+	Time *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	// Where it came from, as the importer named it (a file, a server).
+	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// The game's id, this event's hash and its chain key id in the export.
+	OriginalGameId     string `protobuf:"bytes,4,opt,name=original_game_id,json=originalGameId,proto3" json:"original_game_id,omitempty"`
+	OriginalHash       []byte `protobuf:"bytes,5,opt,name=original_hash,json=originalHash,proto3" json:"original_hash,omitempty"`
+	OriginalChainKeyId string `protobuf:"bytes,6,opt,name=original_chain_key_id,json=originalChainKeyId,proto3" json:"original_chain_key_id,omitempty"`
+	// Whether the export's chain was verified under a key this server trusts; false when the
+	// importer accepted an unverified history (an unknown key, or an unkeyed chain).
+	Verified      bool `protobuf:"varint,7,opt,name=verified,proto3" json:"verified,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Imported) Reset() {
+	*x = Imported{}
+	mi := &file_tablelog_v1_events_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Imported) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Imported) ProtoMessage() {}
+
+func (x *Imported) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_events_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Imported.ProtoReflect.Descriptor instead.
+func (*Imported) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Imported) GetBy() *Actor {
+	if x != nil {
+		return x.By
+	}
+	return nil
+}
+
+func (x *Imported) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *Imported) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *Imported) GetOriginalGameId() string {
+	if x != nil {
+		return x.OriginalGameId
+	}
+	return ""
+}
+
+func (x *Imported) GetOriginalHash() []byte {
+	if x != nil {
+		return x.OriginalHash
+	}
+	return nil
+}
+
+func (x *Imported) GetOriginalChainKeyId() string {
+	if x != nil {
+		return x.OriginalChainKeyId
+	}
+	return ""
+}
+
+func (x *Imported) GetVerified() bool {
+	if x != nil {
+		return x.Verified
+	}
+	return false
+}
+
 // Who appended an event.
 type Actor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -289,7 +408,7 @@ type Actor struct {
 
 func (x *Actor) Reset() {
 	*x = Actor{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[1]
+	mi := &file_tablelog_v1_events_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -301,7 +420,7 @@ func (x *Actor) String() string {
 func (*Actor) ProtoMessage() {}
 
 func (x *Actor) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[1]
+	mi := &file_tablelog_v1_events_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -314,7 +433,7 @@ func (x *Actor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actor.ProtoReflect.Descriptor instead.
 func (*Actor) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{1}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Actor) GetUser() string {
@@ -348,7 +467,7 @@ type Player struct {
 
 func (x *Player) Reset() {
 	*x = Player{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[2]
+	mi := &file_tablelog_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +479,7 @@ func (x *Player) String() string {
 func (*Player) ProtoMessage() {}
 
 func (x *Player) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[2]
+	mi := &file_tablelog_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +492,7 @@ func (x *Player) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Player.ProtoReflect.Descriptor instead.
 func (*Player) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Player) GetName() string {
@@ -406,7 +525,7 @@ type GameCreated struct {
 
 func (x *GameCreated) Reset() {
 	*x = GameCreated{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[3]
+	mi := &file_tablelog_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +537,7 @@ func (x *GameCreated) String() string {
 func (*GameCreated) ProtoMessage() {}
 
 func (x *GameCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[3]
+	mi := &file_tablelog_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +550,7 @@ func (x *GameCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameCreated.ProtoReflect.Descriptor instead.
 func (*GameCreated) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GameCreated) GetGameId() string {
@@ -515,7 +634,7 @@ type MoveRecorded struct {
 
 func (x *MoveRecorded) Reset() {
 	*x = MoveRecorded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[4]
+	mi := &file_tablelog_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +646,7 @@ func (x *MoveRecorded) String() string {
 func (*MoveRecorded) ProtoMessage() {}
 
 func (x *MoveRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[4]
+	mi := &file_tablelog_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +659,7 @@ func (x *MoveRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRecorded.ProtoReflect.Descriptor instead.
 func (*MoveRecorded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *MoveRecorded) GetMove() *Move {
@@ -583,7 +702,7 @@ type MoveUndone struct {
 
 func (x *MoveUndone) Reset() {
 	*x = MoveUndone{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[5]
+	mi := &file_tablelog_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +714,7 @@ func (x *MoveUndone) String() string {
 func (*MoveUndone) ProtoMessage() {}
 
 func (x *MoveUndone) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[5]
+	mi := &file_tablelog_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +727,7 @@ func (x *MoveUndone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveUndone.ProtoReflect.Descriptor instead.
 func (*MoveUndone) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *MoveUndone) GetUndoneRevision() uint64 {
@@ -636,7 +755,7 @@ type MoveRedone struct {
 
 func (x *MoveRedone) Reset() {
 	*x = MoveRedone{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[6]
+	mi := &file_tablelog_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +767,7 @@ func (x *MoveRedone) String() string {
 func (*MoveRedone) ProtoMessage() {}
 
 func (x *MoveRedone) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[6]
+	mi := &file_tablelog_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +780,7 @@ func (x *MoveRedone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRedone.ProtoReflect.Descriptor instead.
 func (*MoveRedone) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MoveRedone) GetRedoneRevision() uint64 {
@@ -685,7 +804,7 @@ type AnnotationAdded struct {
 
 func (x *AnnotationAdded) Reset() {
 	*x = AnnotationAdded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[7]
+	mi := &file_tablelog_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +816,7 @@ func (x *AnnotationAdded) String() string {
 func (*AnnotationAdded) ProtoMessage() {}
 
 func (x *AnnotationAdded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[7]
+	mi := &file_tablelog_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +829,7 @@ func (x *AnnotationAdded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotationAdded.ProtoReflect.Descriptor instead.
 func (*AnnotationAdded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AnnotationAdded) GetAnnotationId() string {
@@ -751,7 +870,7 @@ type AnnotationRemoved struct {
 
 func (x *AnnotationRemoved) Reset() {
 	*x = AnnotationRemoved{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[8]
+	mi := &file_tablelog_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +882,7 @@ func (x *AnnotationRemoved) String() string {
 func (*AnnotationRemoved) ProtoMessage() {}
 
 func (x *AnnotationRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[8]
+	mi := &file_tablelog_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +895,7 @@ func (x *AnnotationRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotationRemoved.ProtoReflect.Descriptor instead.
 func (*AnnotationRemoved) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AnnotationRemoved) GetAnnotationId() string {
@@ -798,7 +917,7 @@ type GameEnded struct {
 
 func (x *GameEnded) Reset() {
 	*x = GameEnded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	mi := &file_tablelog_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -810,7 +929,7 @@ func (x *GameEnded) String() string {
 func (*GameEnded) ProtoMessage() {}
 
 func (x *GameEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	mi := &file_tablelog_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -823,7 +942,7 @@ func (x *GameEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameEnded.ProtoReflect.Descriptor instead.
 func (*GameEnded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GameEnded) GetResult() *GameResult {
@@ -851,7 +970,7 @@ type GameAbandoned struct {
 
 func (x *GameAbandoned) Reset() {
 	*x = GameAbandoned{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	mi := &file_tablelog_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +982,7 @@ func (x *GameAbandoned) String() string {
 func (*GameAbandoned) ProtoMessage() {}
 
 func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	mi := &file_tablelog_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +995,7 @@ func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameAbandoned.ProtoReflect.Descriptor instead.
 func (*GameAbandoned) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GameAbandoned) GetReason() string {
@@ -897,7 +1016,7 @@ var File_tablelog_v1_events_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xa9\x06\n" +
+	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xfe\x06\n" +
 	"\x05Event\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12.\n" +
@@ -907,7 +1026,9 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12#\n" +
 	"\rrules_version\x18\x06 \x01(\tR\frulesVersion\x12\x1b\n" +
 	"\tprev_hash\x18\a \x01(\fR\bprevHash\x12\x12\n" +
-	"\x04hash\x18\b \x01(\fR\x04hash\x12=\n" +
+	"\x04hash\x18\b \x01(\fR\x04hash\x12 \n" +
+	"\fchain_key_id\x18\t \x01(\tR\n" +
+	"chainKeyId\x12=\n" +
 	"\fgame_created\x18\n" +
 	" \x01(\v2\x18.tablelog.v1.GameCreatedH\x00R\vgameCreated\x12@\n" +
 	"\rmove_recorded\x18\v \x01(\v2\x19.tablelog.v1.MoveRecordedH\x00R\fmoveRecorded\x12:\n" +
@@ -919,8 +1040,17 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x12annotation_removed\x18\x0f \x01(\v2\x1e.tablelog.v1.AnnotationRemovedH\x00R\x11annotationRemoved\x127\n" +
 	"\n" +
 	"game_ended\x18\x10 \x01(\v2\x16.tablelog.v1.GameEndedH\x00R\tgameEnded\x12C\n" +
-	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandonedB\x06\n" +
-	"\x04body\"G\n" +
+	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandoned\x121\n" +
+	"\bimported\x18\x12 \x01(\v2\x15.tablelog.v1.ImportedR\bimportedB\x06\n" +
+	"\x04body\"\x94\x02\n" +
+	"\bImported\x12\"\n" +
+	"\x02by\x18\x01 \x01(\v2\x12.tablelog.v1.ActorR\x02by\x12.\n" +
+	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\x12(\n" +
+	"\x10original_game_id\x18\x04 \x01(\tR\x0eoriginalGameId\x12#\n" +
+	"\roriginal_hash\x18\x05 \x01(\fR\foriginalHash\x121\n" +
+	"\x15original_chain_key_id\x18\x06 \x01(\tR\x12originalChainKeyId\x12\x1a\n" +
+	"\bverified\x18\a \x01(\bR\bverified\"G\n" +
 	"\x05Actor\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
 	"\x04club\x18\x02 \x01(\tR\x04club\x12\x16\n" +
@@ -977,48 +1107,52 @@ func file_tablelog_v1_events_proto_rawDescGZIP() []byte {
 	return file_tablelog_v1_events_proto_rawDescData
 }
 
-var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_tablelog_v1_events_proto_goTypes = []any{
 	(*Event)(nil),                 // 0: tablelog.v1.Event
-	(*Actor)(nil),                 // 1: tablelog.v1.Actor
-	(*Player)(nil),                // 2: tablelog.v1.Player
-	(*GameCreated)(nil),           // 3: tablelog.v1.GameCreated
-	(*MoveRecorded)(nil),          // 4: tablelog.v1.MoveRecorded
-	(*MoveUndone)(nil),            // 5: tablelog.v1.MoveUndone
-	(*MoveRedone)(nil),            // 6: tablelog.v1.MoveRedone
-	(*AnnotationAdded)(nil),       // 7: tablelog.v1.AnnotationAdded
-	(*AnnotationRemoved)(nil),     // 8: tablelog.v1.AnnotationRemoved
-	(*GameEnded)(nil),             // 9: tablelog.v1.GameEnded
-	(*GameAbandoned)(nil),         // 10: tablelog.v1.GameAbandoned
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*GameOptions)(nil),           // 12: tablelog.v1.GameOptions
-	(Mode)(0),                     // 13: tablelog.v1.Mode
-	(*ComponentFile)(nil),         // 14: tablelog.v1.ComponentFile
-	(*Move)(nil),                  // 15: tablelog.v1.Move
-	(*GameResult)(nil),            // 16: tablelog.v1.GameResult
+	(*Imported)(nil),              // 1: tablelog.v1.Imported
+	(*Actor)(nil),                 // 2: tablelog.v1.Actor
+	(*Player)(nil),                // 3: tablelog.v1.Player
+	(*GameCreated)(nil),           // 4: tablelog.v1.GameCreated
+	(*MoveRecorded)(nil),          // 5: tablelog.v1.MoveRecorded
+	(*MoveUndone)(nil),            // 6: tablelog.v1.MoveUndone
+	(*MoveRedone)(nil),            // 7: tablelog.v1.MoveRedone
+	(*AnnotationAdded)(nil),       // 8: tablelog.v1.AnnotationAdded
+	(*AnnotationRemoved)(nil),     // 9: tablelog.v1.AnnotationRemoved
+	(*GameEnded)(nil),             // 10: tablelog.v1.GameEnded
+	(*GameAbandoned)(nil),         // 11: tablelog.v1.GameAbandoned
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*GameOptions)(nil),           // 13: tablelog.v1.GameOptions
+	(Mode)(0),                     // 14: tablelog.v1.Mode
+	(*ComponentFile)(nil),         // 15: tablelog.v1.ComponentFile
+	(*Move)(nil),                  // 16: tablelog.v1.Move
+	(*GameResult)(nil),            // 17: tablelog.v1.GameResult
 }
 var file_tablelog_v1_events_proto_depIdxs = []int32{
-	11, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	1,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
-	3,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
-	4,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
-	5,  // 4: tablelog.v1.Event.move_undone:type_name -> tablelog.v1.MoveUndone
-	6,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
-	7,  // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
-	8,  // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
-	9,  // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
-	10, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
-	2,  // 10: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
-	12, // 11: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
-	13, // 12: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
-	14, // 13: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
-	15, // 14: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
-	16, // 15: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	12, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	2,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
+	4,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
+	5,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
+	6,  // 4: tablelog.v1.Event.move_undone:type_name -> tablelog.v1.MoveUndone
+	7,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
+	8,  // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
+	9,  // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
+	10, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
+	11, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
+	1,  // 10: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
+	2,  // 11: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
+	12, // 12: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
+	3,  // 13: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
+	13, // 14: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
+	14, // 15: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
+	15, // 16: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
+	16, // 17: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
+	17, // 18: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_events_proto_init() }
@@ -1043,7 +1177,7 @@ func file_tablelog_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_events_proto_rawDesc), len(file_tablelog_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -602,6 +602,7 @@ func (x *CreateGameRequest) GetRequestId() string {
 type CreateGameResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Game          *GameSummary           `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
+	Receipt       *Receipt               `protobuf:"bytes,2,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -643,6 +644,104 @@ func (x *CreateGameResponse) GetGame() *GameSummary {
 	return nil
 }
 
+func (x *CreateGameResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
+	}
+	return nil
+}
+
+// The head of a game after a change, as this server appended it, authenticated with its
+// chain key (HMAC-SHA256 `tag`). Keep it: VerifyGame, given it, reports a history that no
+// longer has this event at this sequence (cut off, or rewritten before it). Only the
+// server can check a receipt (the key is secret); a receipt it did not issue is refused.
+type Receipt struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	GameId   string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	Sequence uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Revision uint64                 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	// The chain hash of the event at `sequence`.
+	ChainHash []byte `protobuf:"bytes,4,opt,name=chain_hash,json=chainHash,proto3" json:"chain_hash,omitempty"`
+	// The chain key the receipt (and that hash) is keyed with.
+	KeyId string `protobuf:"bytes,5,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// HMAC-SHA256 of the fields above under that key.
+	Tag           []byte `protobuf:"bytes,6,opt,name=tag,proto3" json:"tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Receipt) Reset() {
+	*x = Receipt{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Receipt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Receipt) ProtoMessage() {}
+
+func (x *Receipt) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Receipt.ProtoReflect.Descriptor instead.
+func (*Receipt) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Receipt) GetGameId() string {
+	if x != nil {
+		return x.GameId
+	}
+	return ""
+}
+
+func (x *Receipt) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *Receipt) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *Receipt) GetChainHash() []byte {
+	if x != nil {
+		return x.ChainHash
+	}
+	return nil
+}
+
+func (x *Receipt) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *Receipt) GetTag() []byte {
+	if x != nil {
+		return x.Tag
+	}
+	return nil
+}
+
 type GetGameRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	GameId        string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
@@ -652,7 +751,7 @@ type GetGameRequest struct {
 
 func (x *GetGameRequest) Reset() {
 	*x = GetGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[7]
+	mi := &file_tablelog_v1_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +763,7 @@ func (x *GetGameRequest) String() string {
 func (*GetGameRequest) ProtoMessage() {}
 
 func (x *GetGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[7]
+	mi := &file_tablelog_v1_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +776,7 @@ func (x *GetGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGameRequest.ProtoReflect.Descriptor instead.
 func (*GetGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetGameRequest) GetGameId() string {
@@ -696,7 +795,7 @@ type GetGameResponse struct {
 
 func (x *GetGameResponse) Reset() {
 	*x = GetGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[8]
+	mi := &file_tablelog_v1_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +807,7 @@ func (x *GetGameResponse) String() string {
 func (*GetGameResponse) ProtoMessage() {}
 
 func (x *GetGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[8]
+	mi := &file_tablelog_v1_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +820,7 @@ func (x *GetGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGameResponse.ProtoReflect.Descriptor instead.
 func (*GetGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetGameResponse) GetGame() *GameSummary {
@@ -745,7 +844,7 @@ type ListGamesRequest struct {
 
 func (x *ListGamesRequest) Reset() {
 	*x = ListGamesRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[9]
+	mi := &file_tablelog_v1_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +856,7 @@ func (x *ListGamesRequest) String() string {
 func (*ListGamesRequest) ProtoMessage() {}
 
 func (x *ListGamesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[9]
+	mi := &file_tablelog_v1_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +869,7 @@ func (x *ListGamesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGamesRequest.ProtoReflect.Descriptor instead.
 func (*ListGamesRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListGamesRequest) GetGame() string {
@@ -811,7 +910,7 @@ type ListGamesResponse struct {
 
 func (x *ListGamesResponse) Reset() {
 	*x = ListGamesResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[10]
+	mi := &file_tablelog_v1_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +922,7 @@ func (x *ListGamesResponse) String() string {
 func (*ListGamesResponse) ProtoMessage() {}
 
 func (x *ListGamesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[10]
+	mi := &file_tablelog_v1_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +935,7 @@ func (x *ListGamesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGamesResponse.ProtoReflect.Descriptor instead.
 func (*ListGamesResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListGamesResponse) GetGames() []*GameSummary {
@@ -876,7 +975,7 @@ type RecordMoveRequest struct {
 
 func (x *RecordMoveRequest) Reset() {
 	*x = RecordMoveRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[11]
+	mi := &file_tablelog_v1_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -888,7 +987,7 @@ func (x *RecordMoveRequest) String() string {
 func (*RecordMoveRequest) ProtoMessage() {}
 
 func (x *RecordMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[11]
+	mi := &file_tablelog_v1_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -901,7 +1000,7 @@ func (x *RecordMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordMoveRequest.ProtoReflect.Descriptor instead.
 func (*RecordMoveRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RecordMoveRequest) GetGameId() string {
@@ -988,13 +1087,14 @@ type RecordMoveResponse struct {
 	Events []*Event `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
 	// The state after the move (spectator view), when `include_state` was set.
 	State         *StateSnapshot `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Receipt       *Receipt       `protobuf:"bytes,4,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecordMoveResponse) Reset() {
 	*x = RecordMoveResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[12]
+	mi := &file_tablelog_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1106,7 @@ func (x *RecordMoveResponse) String() string {
 func (*RecordMoveResponse) ProtoMessage() {}
 
 func (x *RecordMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[12]
+	mi := &file_tablelog_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1119,7 @@ func (x *RecordMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordMoveResponse.ProtoReflect.Descriptor instead.
 func (*RecordMoveResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RecordMoveResponse) GetGame() *GameSummary {
@@ -1043,6 +1143,13 @@ func (x *RecordMoveResponse) GetState() *StateSnapshot {
 	return nil
 }
 
+func (x *RecordMoveResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
+	}
+	return nil
+}
+
 type UndoMoveRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	GameId          string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
@@ -1055,7 +1162,7 @@ type UndoMoveRequest struct {
 
 func (x *UndoMoveRequest) Reset() {
 	*x = UndoMoveRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[13]
+	mi := &file_tablelog_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1174,7 @@ func (x *UndoMoveRequest) String() string {
 func (*UndoMoveRequest) ProtoMessage() {}
 
 func (x *UndoMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[13]
+	mi := &file_tablelog_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1187,7 @@ func (x *UndoMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoMoveRequest.ProtoReflect.Descriptor instead.
 func (*UndoMoveRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UndoMoveRequest) GetGameId() string {
@@ -1115,13 +1222,14 @@ type UndoMoveResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Game          *GameSummary           `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
 	Events        []*Event               `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	Receipt       *Receipt               `protobuf:"bytes,3,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UndoMoveResponse) Reset() {
 	*x = UndoMoveResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[14]
+	mi := &file_tablelog_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1241,7 @@ func (x *UndoMoveResponse) String() string {
 func (*UndoMoveResponse) ProtoMessage() {}
 
 func (x *UndoMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[14]
+	mi := &file_tablelog_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1254,7 @@ func (x *UndoMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoMoveResponse.ProtoReflect.Descriptor instead.
 func (*UndoMoveResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UndoMoveResponse) GetGame() *GameSummary {
@@ -1163,6 +1271,13 @@ func (x *UndoMoveResponse) GetEvents() []*Event {
 	return nil
 }
 
+func (x *UndoMoveResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
+	}
+	return nil
+}
+
 type RedoMoveRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	GameId          string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
@@ -1174,7 +1289,7 @@ type RedoMoveRequest struct {
 
 func (x *RedoMoveRequest) Reset() {
 	*x = RedoMoveRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[15]
+	mi := &file_tablelog_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1301,7 @@ func (x *RedoMoveRequest) String() string {
 func (*RedoMoveRequest) ProtoMessage() {}
 
 func (x *RedoMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[15]
+	mi := &file_tablelog_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1314,7 @@ func (x *RedoMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedoMoveRequest.ProtoReflect.Descriptor instead.
 func (*RedoMoveRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RedoMoveRequest) GetGameId() string {
@@ -1227,13 +1342,14 @@ type RedoMoveResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Game          *GameSummary           `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
 	Events        []*Event               `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	Receipt       *Receipt               `protobuf:"bytes,3,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RedoMoveResponse) Reset() {
 	*x = RedoMoveResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[16]
+	mi := &file_tablelog_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1361,7 @@ func (x *RedoMoveResponse) String() string {
 func (*RedoMoveResponse) ProtoMessage() {}
 
 func (x *RedoMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[16]
+	mi := &file_tablelog_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1374,7 @@ func (x *RedoMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedoMoveResponse.ProtoReflect.Descriptor instead.
 func (*RedoMoveResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RedoMoveResponse) GetGame() *GameSummary {
@@ -1275,6 +1391,13 @@ func (x *RedoMoveResponse) GetEvents() []*Event {
 	return nil
 }
 
+func (x *RedoMoveResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
+	}
+	return nil
+}
+
 type AbandonGameRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	GameId          string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
@@ -1287,7 +1410,7 @@ type AbandonGameRequest struct {
 
 func (x *AbandonGameRequest) Reset() {
 	*x = AbandonGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[17]
+	mi := &file_tablelog_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1422,7 @@ func (x *AbandonGameRequest) String() string {
 func (*AbandonGameRequest) ProtoMessage() {}
 
 func (x *AbandonGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[17]
+	mi := &file_tablelog_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1435,7 @@ func (x *AbandonGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonGameRequest.ProtoReflect.Descriptor instead.
 func (*AbandonGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AbandonGameRequest) GetGameId() string {
@@ -1346,13 +1469,14 @@ func (x *AbandonGameRequest) GetReason() string {
 type AbandonGameResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Game          *GameSummary           `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
+	Receipt       *Receipt               `protobuf:"bytes,2,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AbandonGameResponse) Reset() {
 	*x = AbandonGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	mi := &file_tablelog_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1488,7 @@ func (x *AbandonGameResponse) String() string {
 func (*AbandonGameResponse) ProtoMessage() {}
 
 func (x *AbandonGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	mi := &file_tablelog_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,12 +1501,19 @@ func (x *AbandonGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonGameResponse.ProtoReflect.Descriptor instead.
 func (*AbandonGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AbandonGameResponse) GetGame() *GameSummary {
 	if x != nil {
 		return x.Game
+	}
+	return nil
+}
+
+func (x *AbandonGameResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
 	}
 	return nil
 }
@@ -1399,7 +1530,7 @@ type GetStateRequest struct {
 
 func (x *GetStateRequest) Reset() {
 	*x = GetStateRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	mi := &file_tablelog_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1542,7 @@ func (x *GetStateRequest) String() string {
 func (*GetStateRequest) ProtoMessage() {}
 
 func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	mi := &file_tablelog_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1555,7 @@ func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateRequest.ProtoReflect.Descriptor instead.
 func (*GetStateRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetStateRequest) GetGameId() string {
@@ -1457,7 +1588,7 @@ type GetStateResponse struct {
 
 func (x *GetStateResponse) Reset() {
 	*x = GetStateResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	mi := &file_tablelog_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1600,7 @@ func (x *GetStateResponse) String() string {
 func (*GetStateResponse) ProtoMessage() {}
 
 func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	mi := &file_tablelog_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1613,7 @@ func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateResponse.ProtoReflect.Descriptor instead.
 func (*GetStateResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetStateResponse) GetState() *StateSnapshot {
@@ -1505,7 +1636,7 @@ type ListLegalMovesRequest struct {
 
 func (x *ListLegalMovesRequest) Reset() {
 	*x = ListLegalMovesRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	mi := &file_tablelog_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1648,7 @@ func (x *ListLegalMovesRequest) String() string {
 func (*ListLegalMovesRequest) ProtoMessage() {}
 
 func (x *ListLegalMovesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	mi := &file_tablelog_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1661,7 @@ func (x *ListLegalMovesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLegalMovesRequest.ProtoReflect.Descriptor instead.
 func (*ListLegalMovesRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListLegalMovesRequest) GetGameId() string {
@@ -1572,7 +1703,7 @@ type LegalMove struct {
 
 func (x *LegalMove) Reset() {
 	*x = LegalMove{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[22]
+	mi := &file_tablelog_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1715,7 @@ func (x *LegalMove) String() string {
 func (*LegalMove) ProtoMessage() {}
 
 func (x *LegalMove) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[22]
+	mi := &file_tablelog_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1728,7 @@ func (x *LegalMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LegalMove.ProtoReflect.Descriptor instead.
 func (*LegalMove) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LegalMove) GetMove() *Move {
@@ -1626,7 +1757,7 @@ type ListLegalMovesResponse struct {
 
 func (x *ListLegalMovesResponse) Reset() {
 	*x = ListLegalMovesResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[23]
+	mi := &file_tablelog_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1638,7 +1769,7 @@ func (x *ListLegalMovesResponse) String() string {
 func (*ListLegalMovesResponse) ProtoMessage() {}
 
 func (x *ListLegalMovesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[23]
+	mi := &file_tablelog_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1651,7 +1782,7 @@ func (x *ListLegalMovesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLegalMovesResponse.ProtoReflect.Descriptor instead.
 func (*ListLegalMovesResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListLegalMovesResponse) GetMoves() []*LegalMove {
@@ -1695,7 +1826,7 @@ type ReplayGameRequest struct {
 
 func (x *ReplayGameRequest) Reset() {
 	*x = ReplayGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[24]
+	mi := &file_tablelog_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1707,7 +1838,7 @@ func (x *ReplayGameRequest) String() string {
 func (*ReplayGameRequest) ProtoMessage() {}
 
 func (x *ReplayGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[24]
+	mi := &file_tablelog_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1720,7 +1851,7 @@ func (x *ReplayGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayGameRequest.ProtoReflect.Descriptor instead.
 func (*ReplayGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReplayGameRequest) GetGameId() string {
@@ -1761,7 +1892,7 @@ type ReplayGameResponse struct {
 
 func (x *ReplayGameResponse) Reset() {
 	*x = ReplayGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	mi := &file_tablelog_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1773,7 +1904,7 @@ func (x *ReplayGameResponse) String() string {
 func (*ReplayGameResponse) ProtoMessage() {}
 
 func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	mi := &file_tablelog_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1786,7 +1917,7 @@ func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayGameResponse.ProtoReflect.Descriptor instead.
 func (*ReplayGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReplayGameResponse) GetEvent() *Event {
@@ -1817,7 +1948,7 @@ type WatchGameRequest struct {
 
 func (x *WatchGameRequest) Reset() {
 	*x = WatchGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	mi := &file_tablelog_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1960,7 @@ func (x *WatchGameRequest) String() string {
 func (*WatchGameRequest) ProtoMessage() {}
 
 func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	mi := &file_tablelog_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1973,7 @@ func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameRequest.ProtoReflect.Descriptor instead.
 func (*WatchGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchGameRequest) GetGameId() string {
@@ -1883,7 +2014,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[27]
+	mi := &file_tablelog_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2026,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[27]
+	mi := &file_tablelog_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2039,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Heartbeat) GetHeadRevision() uint64 {
@@ -1938,7 +2069,7 @@ type WatchGameResponse struct {
 
 func (x *WatchGameResponse) Reset() {
 	*x = WatchGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[28]
+	mi := &file_tablelog_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2081,7 @@ func (x *WatchGameResponse) String() string {
 func (*WatchGameResponse) ProtoMessage() {}
 
 func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[28]
+	mi := &file_tablelog_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2094,7 @@ func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameResponse.ProtoReflect.Descriptor instead.
 func (*WatchGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WatchGameResponse) GetItem() isWatchGameResponse_Item {
@@ -2020,7 +2151,7 @@ type AddAnnotationRequest struct {
 
 func (x *AddAnnotationRequest) Reset() {
 	*x = AddAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[29]
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2163,7 @@ func (x *AddAnnotationRequest) String() string {
 func (*AddAnnotationRequest) ProtoMessage() {}
 
 func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[29]
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2176,7 @@ func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*AddAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AddAnnotationRequest) GetGameId() string {
@@ -2086,13 +2217,14 @@ func (x *AddAnnotationRequest) GetRequestId() string {
 type AddAnnotationResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Annotation    *Annotation            `protobuf:"bytes,1,opt,name=annotation,proto3" json:"annotation,omitempty"`
+	Receipt       *Receipt               `protobuf:"bytes,2,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AddAnnotationResponse) Reset() {
 	*x = AddAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2104,7 +2236,7 @@ func (x *AddAnnotationResponse) String() string {
 func (*AddAnnotationResponse) ProtoMessage() {}
 
 func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2117,12 +2249,19 @@ func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*AddAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AddAnnotationResponse) GetAnnotation() *Annotation {
 	if x != nil {
 		return x.Annotation
+	}
+	return nil
+}
+
+func (x *AddAnnotationResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
 	}
 	return nil
 }
@@ -2142,7 +2281,7 @@ type Annotation struct {
 
 func (x *Annotation) Reset() {
 	*x = Annotation{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2154,7 +2293,7 @@ func (x *Annotation) String() string {
 func (*Annotation) ProtoMessage() {}
 
 func (x *Annotation) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2167,7 +2306,7 @@ func (x *Annotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Annotation.ProtoReflect.Descriptor instead.
 func (*Annotation) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Annotation) GetAnnotationId() string {
@@ -2223,7 +2362,7 @@ type RemoveAnnotationRequest struct {
 
 func (x *RemoveAnnotationRequest) Reset() {
 	*x = RemoveAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2374,7 @@ func (x *RemoveAnnotationRequest) String() string {
 func (*RemoveAnnotationRequest) ProtoMessage() {}
 
 func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2387,7 @@ func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RemoveAnnotationRequest) GetGameId() string {
@@ -2274,13 +2413,14 @@ func (x *RemoveAnnotationRequest) GetRequestId() string {
 
 type RemoveAnnotationResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Receipt       *Receipt               `protobuf:"bytes,1,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RemoveAnnotationResponse) Reset() {
 	*x = RemoveAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2432,7 @@ func (x *RemoveAnnotationResponse) String() string {
 func (*RemoveAnnotationResponse) ProtoMessage() {}
 
 func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2445,14 @@ func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *RemoveAnnotationResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
+	}
+	return nil
 }
 
 type ListAnnotationsRequest struct {
@@ -2319,7 +2466,7 @@ type ListAnnotationsRequest struct {
 
 func (x *ListAnnotationsRequest) Reset() {
 	*x = ListAnnotationsRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2478,7 @@ func (x *ListAnnotationsRequest) String() string {
 func (*ListAnnotationsRequest) ProtoMessage() {}
 
 func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2491,7 @@ func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsRequest.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListAnnotationsRequest) GetGameId() string {
@@ -2378,7 +2525,7 @@ type ListAnnotationsResponse struct {
 
 func (x *ListAnnotationsResponse) Reset() {
 	*x = ListAnnotationsResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2537,7 @@ func (x *ListAnnotationsResponse) String() string {
 func (*ListAnnotationsResponse) ProtoMessage() {}
 
 func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2550,7 @@ func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsResponse.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListAnnotationsResponse) GetAnnotations() []*Annotation {
@@ -2431,7 +2578,7 @@ type GetAuditLogRequest struct {
 
 func (x *GetAuditLogRequest) Reset() {
 	*x = GetAuditLogRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2590,7 @@ func (x *GetAuditLogRequest) String() string {
 func (*GetAuditLogRequest) ProtoMessage() {}
 
 func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2603,7 @@ func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditLogRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetAuditLogRequest) GetGameId() string {
@@ -2494,7 +2641,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2653,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2666,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AuditEntry) GetEvent() *Event {
@@ -2553,7 +2700,7 @@ type GetAuditLogResponse struct {
 
 func (x *GetAuditLogResponse) Reset() {
 	*x = GetAuditLogResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2712,7 @@ func (x *GetAuditLogResponse) String() string {
 func (*GetAuditLogResponse) ProtoMessage() {}
 
 func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2725,7 @@ func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditLogResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetAuditLogResponse) GetEntries() []*AuditEntry {
@@ -2596,15 +2743,18 @@ func (x *GetAuditLogResponse) GetNextPageToken() string {
 }
 
 type VerifyGameRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	GameId        string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	GameId string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	// Receipts of this game kept by clients (at most 100): the stored history must still have
+	// each one's event, with its hash, at its sequence.
+	Receipts      []*Receipt `protobuf:"bytes,2,rep,name=receipts,proto3" json:"receipts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VerifyGameRequest) Reset() {
 	*x = VerifyGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2766,7 @@ func (x *VerifyGameRequest) String() string {
 func (*VerifyGameRequest) ProtoMessage() {}
 
 func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2779,7 @@ func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameRequest.ProtoReflect.Descriptor instead.
 func (*VerifyGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *VerifyGameRequest) GetGameId() string {
@@ -2637,6 +2787,13 @@ func (x *VerifyGameRequest) GetGameId() string {
 		return x.GameId
 	}
 	return ""
+}
+
+func (x *VerifyGameRequest) GetReceipts() []*Receipt {
+	if x != nil {
+		return x.Receipts
+	}
+	return nil
 }
 
 type VerifyGameResponse struct {
@@ -2650,13 +2807,24 @@ type VerifyGameResponse struct {
 	// Dealt mode, once the seed is revealed: how many dealt chance outcomes were drawn again
 	// from the seed and found equal to the recorded ones.
 	DealtMovesChecked uint32 `protobuf:"varint,6,opt,name=dealt_moves_checked,json=dealtMovesChecked,proto3" json:"dealt_moves_checked,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Whether every event's hash is keyed with a chain key this server trusts. False for a
+	// game recorded (or begun) before chains were keyed: its first `unkeyed_events` events
+	// carry plain SHA-256 hashes, which anyone who can write to the store could recompute.
+	Keyed         bool   `protobuf:"varint,7,opt,name=keyed,proto3" json:"keyed,omitempty"`
+	UnkeyedEvents uint64 `protobuf:"varint,8,opt,name=unkeyed_events,json=unkeyedEvents,proto3" json:"unkeyed_events,omitempty"`
+	// The chain keys the events are keyed with.
+	KeyIds []string `protobuf:"bytes,9,rep,name=key_ids,json=keyIds,proto3" json:"key_ids,omitempty"`
+	// How many of the given receipts were checked and held.
+	ReceiptsChecked uint32 `protobuf:"varint,10,opt,name=receipts_checked,json=receiptsChecked,proto3" json:"receipts_checked,omitempty"`
+	// The game was imported from an export whose chain could not be verified.
+	ImportedUnverified bool `protobuf:"varint,11,opt,name=imported_unverified,json=importedUnverified,proto3" json:"imported_unverified,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *VerifyGameResponse) Reset() {
 	*x = VerifyGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2668,7 +2836,7 @@ func (x *VerifyGameResponse) String() string {
 func (*VerifyGameResponse) ProtoMessage() {}
 
 func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2681,7 +2849,7 @@ func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameResponse.ProtoReflect.Descriptor instead.
 func (*VerifyGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *VerifyGameResponse) GetOk() bool {
@@ -2726,17 +2894,58 @@ func (x *VerifyGameResponse) GetDealtMovesChecked() uint32 {
 	return 0
 }
 
+func (x *VerifyGameResponse) GetKeyed() bool {
+	if x != nil {
+		return x.Keyed
+	}
+	return false
+}
+
+func (x *VerifyGameResponse) GetUnkeyedEvents() uint64 {
+	if x != nil {
+		return x.UnkeyedEvents
+	}
+	return 0
+}
+
+func (x *VerifyGameResponse) GetKeyIds() []string {
+	if x != nil {
+		return x.KeyIds
+	}
+	return nil
+}
+
+func (x *VerifyGameResponse) GetReceiptsChecked() uint32 {
+	if x != nil {
+		return x.ReceiptsChecked
+	}
+	return 0
+}
+
+func (x *VerifyGameResponse) GetImportedUnverified() bool {
+	if x != nil {
+		return x.ImportedUnverified
+	}
+	return false
+}
+
 type ImportGameRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Events        []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
-	RequestId     string                 `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Events    []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	RequestId string                 `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Import a history whose chain cannot be verified here (keyed with a key this server does
+	// not trust, or unkeyed): the imported events are marked unverified. Without it such an
+	// export is refused (FAILED_PRECONDITION, UNVERIFIED_HISTORY).
+	AcceptUnverified bool `protobuf:"varint,3,opt,name=accept_unverified,json=acceptUnverified,proto3" json:"accept_unverified,omitempty"`
+	// Where the export comes from (a file name, a server), kept in each event's `imported`.
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ImportGameRequest) Reset() {
 	*x = ImportGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +2957,7 @@ func (x *ImportGameRequest) String() string {
 func (*ImportGameRequest) ProtoMessage() {}
 
 func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +2970,7 @@ func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameRequest.ProtoReflect.Descriptor instead.
 func (*ImportGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ImportGameRequest) GetEvents() []*Event {
@@ -2778,16 +2987,31 @@ func (x *ImportGameRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *ImportGameRequest) GetAcceptUnverified() bool {
+	if x != nil {
+		return x.AcceptUnverified
+	}
+	return false
+}
+
+func (x *ImportGameRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 type ImportGameResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Game          *GameSummary           `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
+	Receipt       *Receipt               `protobuf:"bytes,2,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ImportGameResponse) Reset() {
 	*x = ImportGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2799,7 +3023,7 @@ func (x *ImportGameResponse) String() string {
 func (*ImportGameResponse) ProtoMessage() {}
 
 func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2812,12 +3036,19 @@ func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameResponse.ProtoReflect.Descriptor instead.
 func (*ImportGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ImportGameResponse) GetGame() *GameSummary {
 	if x != nil {
 		return x.Game
+	}
+	return nil
+}
+
+func (x *ImportGameResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
 	}
 	return nil
 }
@@ -2870,9 +3101,18 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"components\x18\x06 \x03(\v2\x1a.tablelog.v1.ComponentFileR\n" +
 	"components\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\a \x01(\tR\trequestId\"B\n" +
+	"request_id\x18\a \x01(\tR\trequestId\"r\n" +
 	"\x12CreateGameResponse\x12,\n" +
-	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\")\n" +
+	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xa2\x01\n" +
+	"\aReceipt\x12\x17\n" +
+	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\x12\x1a\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\x12\x1d\n" +
+	"\n" +
+	"chain_hash\x18\x04 \x01(\fR\tchainHash\x12\x15\n" +
+	"\x06key_id\x18\x05 \x01(\tR\x05keyId\x12\x10\n" +
+	"\x03tag\x18\x06 \x01(\fR\x03tag\")\n" +
 	"\x0eGetGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\"?\n" +
 	"\x0fGetGameResponse\x12,\n" +
@@ -2896,36 +3136,40 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x04seat\x18\x06 \x01(\rH\x01R\x04seat\x88\x01\x01\x12#\n" +
 	"\rinclude_state\x18\a \x01(\bR\fincludeStateB\a\n" +
 	"\x05inputB\a\n" +
-	"\x05_seat\"\xa0\x01\n" +
+	"\x05_seat\"\xd0\x01\n" +
 	"\x12RecordMoveResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12*\n" +
 	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\x120\n" +
-	"\x05state\x18\x03 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\x8c\x01\n" +
+	"\x05state\x18\x03 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\x12.\n" +
+	"\areceipt\x18\x04 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8c\x01\n" +
 	"\x0fUndoMoveRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12)\n" +
 	"\x10expected_version\x18\x02 \x01(\x04R\x0fexpectedVersion\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"l\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x9c\x01\n" +
 	"\x10UndoMoveResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12*\n" +
-	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\"t\n" +
+	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\x12.\n" +
+	"\areceipt\x18\x03 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"t\n" +
 	"\x0fRedoMoveRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12)\n" +
 	"\x10expected_version\x18\x02 \x01(\x04R\x0fexpectedVersion\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId\"l\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"\x9c\x01\n" +
 	"\x10RedoMoveResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12*\n" +
-	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\"\x8f\x01\n" +
+	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\x12.\n" +
+	"\areceipt\x18\x03 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8f\x01\n" +
 	"\x12AbandonGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12)\n" +
 	"\x10expected_version\x18\x02 \x01(\x04R\x0fexpectedVersion\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"C\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"s\n" +
 	"\x13AbandonGameResponse\x12,\n" +
-	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\"s\n" +
+	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"s\n" +
 	"\x0fGetStateRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12+\n" +
@@ -2974,11 +3218,12 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\acomment\x18\x03 \x01(\tR\acomment\x12\x14\n" +
 	"\x05glyph\x18\x04 \x01(\tR\x05glyph\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestId\"P\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\"\x80\x01\n" +
 	"\x15AddAnnotationResponse\x127\n" +
 	"\n" +
 	"annotation\x18\x01 \x01(\v2\x17.tablelog.v1.AnnotationR\n" +
-	"annotation\"\xd7\x01\n" +
+	"annotation\x12.\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xd7\x01\n" +
 	"\n" +
 	"Annotation\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x1a\n" +
@@ -2991,8 +3236,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rannotation_id\x18\x02 \x01(\tR\fannotationId\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId\"\x1a\n" +
-	"\x18RemoveAnnotationResponse\"m\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"J\n" +
+	"\x18RemoveAnnotationResponse\x12.\n" +
+	"\areceipt\x18\x01 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"m\n" +
 	"\x16ListAnnotationsRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -3013,22 +3259,32 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x06undone\x18\x03 \x01(\bR\x06undone\"p\n" +
 	"\x13GetAuditLogResponse\x121\n" +
 	"\aentries\x18\x01 \x03(\v2\x17.tablelog.v1.AuditEntryR\aentries\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\",\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"^\n" +
 	"\x11VerifyGameRequest\x12\x17\n" +
-	"\agame_id\x18\x01 \x01(\tR\x06gameId\"\xf1\x01\n" +
+	"\agame_id\x18\x01 \x01(\tR\x06gameId\x120\n" +
+	"\breceipts\x18\x02 \x03(\v2\x14.tablelog.v1.ReceiptR\breceipts\"\xa3\x03\n" +
 	"\x12VerifyGameResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12%\n" +
 	"\x0eevents_checked\x18\x02 \x01(\x04R\reventsChecked\x12,\n" +
 	"\x12first_bad_sequence\x18\x03 \x01(\x04R\x10firstBadSequence\x12,\n" +
 	"\x12first_bad_revision\x18\x04 \x01(\x04R\x10firstBadRevision\x12\x18\n" +
 	"\aproblem\x18\x05 \x01(\tR\aproblem\x12.\n" +
-	"\x13dealt_moves_checked\x18\x06 \x01(\rR\x11dealtMovesChecked\"^\n" +
+	"\x13dealt_moves_checked\x18\x06 \x01(\rR\x11dealtMovesChecked\x12\x14\n" +
+	"\x05keyed\x18\a \x01(\bR\x05keyed\x12%\n" +
+	"\x0eunkeyed_events\x18\b \x01(\x04R\runkeyedEvents\x12\x17\n" +
+	"\akey_ids\x18\t \x03(\tR\x06keyIds\x12)\n" +
+	"\x10receipts_checked\x18\n" +
+	" \x01(\rR\x0freceiptsChecked\x12/\n" +
+	"\x13imported_unverified\x18\v \x01(\bR\x12importedUnverified\"\xa3\x01\n" +
 	"\x11ImportGameRequest\x12*\n" +
 	"\x06events\x18\x01 \x03(\v2\x12.tablelog.v1.EventR\x06events\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x02 \x01(\tR\trequestId\"B\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x12+\n" +
+	"\x11accept_unverified\x18\x03 \x01(\bR\x10acceptUnverified\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"r\n" +
 	"\x12ImportGameResponse\x12,\n" +
-	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game*x\n" +
+	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt*x\n" +
 	"\n" +
 	"GameStatus\x12\x1b\n" +
 	"\x17GAME_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
@@ -3073,7 +3329,7 @@ func file_tablelog_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_tablelog_v1_service_proto_goTypes = []any{
 	(GameStatus)(0),                  // 0: tablelog.v1.GameStatus
 	(*Viewer)(nil),                   // 1: tablelog.v1.Viewer
@@ -3083,146 +3339,156 @@ var file_tablelog_v1_service_proto_goTypes = []any{
 	(*ListGameTypesResponse)(nil),    // 5: tablelog.v1.ListGameTypesResponse
 	(*CreateGameRequest)(nil),        // 6: tablelog.v1.CreateGameRequest
 	(*CreateGameResponse)(nil),       // 7: tablelog.v1.CreateGameResponse
-	(*GetGameRequest)(nil),           // 8: tablelog.v1.GetGameRequest
-	(*GetGameResponse)(nil),          // 9: tablelog.v1.GetGameResponse
-	(*ListGamesRequest)(nil),         // 10: tablelog.v1.ListGamesRequest
-	(*ListGamesResponse)(nil),        // 11: tablelog.v1.ListGamesResponse
-	(*RecordMoveRequest)(nil),        // 12: tablelog.v1.RecordMoveRequest
-	(*RecordMoveResponse)(nil),       // 13: tablelog.v1.RecordMoveResponse
-	(*UndoMoveRequest)(nil),          // 14: tablelog.v1.UndoMoveRequest
-	(*UndoMoveResponse)(nil),         // 15: tablelog.v1.UndoMoveResponse
-	(*RedoMoveRequest)(nil),          // 16: tablelog.v1.RedoMoveRequest
-	(*RedoMoveResponse)(nil),         // 17: tablelog.v1.RedoMoveResponse
-	(*AbandonGameRequest)(nil),       // 18: tablelog.v1.AbandonGameRequest
-	(*AbandonGameResponse)(nil),      // 19: tablelog.v1.AbandonGameResponse
-	(*GetStateRequest)(nil),          // 20: tablelog.v1.GetStateRequest
-	(*GetStateResponse)(nil),         // 21: tablelog.v1.GetStateResponse
-	(*ListLegalMovesRequest)(nil),    // 22: tablelog.v1.ListLegalMovesRequest
-	(*LegalMove)(nil),                // 23: tablelog.v1.LegalMove
-	(*ListLegalMovesResponse)(nil),   // 24: tablelog.v1.ListLegalMovesResponse
-	(*ReplayGameRequest)(nil),        // 25: tablelog.v1.ReplayGameRequest
-	(*ReplayGameResponse)(nil),       // 26: tablelog.v1.ReplayGameResponse
-	(*WatchGameRequest)(nil),         // 27: tablelog.v1.WatchGameRequest
-	(*Heartbeat)(nil),                // 28: tablelog.v1.Heartbeat
-	(*WatchGameResponse)(nil),        // 29: tablelog.v1.WatchGameResponse
-	(*AddAnnotationRequest)(nil),     // 30: tablelog.v1.AddAnnotationRequest
-	(*AddAnnotationResponse)(nil),    // 31: tablelog.v1.AddAnnotationResponse
-	(*Annotation)(nil),               // 32: tablelog.v1.Annotation
-	(*RemoveAnnotationRequest)(nil),  // 33: tablelog.v1.RemoveAnnotationRequest
-	(*RemoveAnnotationResponse)(nil), // 34: tablelog.v1.RemoveAnnotationResponse
-	(*ListAnnotationsRequest)(nil),   // 35: tablelog.v1.ListAnnotationsRequest
-	(*ListAnnotationsResponse)(nil),  // 36: tablelog.v1.ListAnnotationsResponse
-	(*GetAuditLogRequest)(nil),       // 37: tablelog.v1.GetAuditLogRequest
-	(*AuditEntry)(nil),               // 38: tablelog.v1.AuditEntry
-	(*GetAuditLogResponse)(nil),      // 39: tablelog.v1.GetAuditLogResponse
-	(*VerifyGameRequest)(nil),        // 40: tablelog.v1.VerifyGameRequest
-	(*VerifyGameResponse)(nil),       // 41: tablelog.v1.VerifyGameResponse
-	(*ImportGameRequest)(nil),        // 42: tablelog.v1.ImportGameRequest
-	(*ImportGameResponse)(nil),       // 43: tablelog.v1.ImportGameResponse
-	(*Player)(nil),                   // 44: tablelog.v1.Player
-	(Mode)(0),                        // 45: tablelog.v1.Mode
-	(*ToMove)(nil),                   // 46: tablelog.v1.ToMove
-	(*timestamppb.Timestamp)(nil),    // 47: google.protobuf.Timestamp
-	(*GameOptions)(nil),              // 48: tablelog.v1.GameOptions
-	(*GameResult)(nil),               // 49: tablelog.v1.GameResult
-	(*GameView)(nil),                 // 50: tablelog.v1.GameView
-	(*GameInfo)(nil),                 // 51: tablelog.v1.GameInfo
-	(*ComponentFile)(nil),            // 52: tablelog.v1.ComponentFile
-	(*Move)(nil),                     // 53: tablelog.v1.Move
-	(*Event)(nil),                    // 54: tablelog.v1.Event
-	(*Actor)(nil),                    // 55: tablelog.v1.Actor
+	(*Receipt)(nil),                  // 8: tablelog.v1.Receipt
+	(*GetGameRequest)(nil),           // 9: tablelog.v1.GetGameRequest
+	(*GetGameResponse)(nil),          // 10: tablelog.v1.GetGameResponse
+	(*ListGamesRequest)(nil),         // 11: tablelog.v1.ListGamesRequest
+	(*ListGamesResponse)(nil),        // 12: tablelog.v1.ListGamesResponse
+	(*RecordMoveRequest)(nil),        // 13: tablelog.v1.RecordMoveRequest
+	(*RecordMoveResponse)(nil),       // 14: tablelog.v1.RecordMoveResponse
+	(*UndoMoveRequest)(nil),          // 15: tablelog.v1.UndoMoveRequest
+	(*UndoMoveResponse)(nil),         // 16: tablelog.v1.UndoMoveResponse
+	(*RedoMoveRequest)(nil),          // 17: tablelog.v1.RedoMoveRequest
+	(*RedoMoveResponse)(nil),         // 18: tablelog.v1.RedoMoveResponse
+	(*AbandonGameRequest)(nil),       // 19: tablelog.v1.AbandonGameRequest
+	(*AbandonGameResponse)(nil),      // 20: tablelog.v1.AbandonGameResponse
+	(*GetStateRequest)(nil),          // 21: tablelog.v1.GetStateRequest
+	(*GetStateResponse)(nil),         // 22: tablelog.v1.GetStateResponse
+	(*ListLegalMovesRequest)(nil),    // 23: tablelog.v1.ListLegalMovesRequest
+	(*LegalMove)(nil),                // 24: tablelog.v1.LegalMove
+	(*ListLegalMovesResponse)(nil),   // 25: tablelog.v1.ListLegalMovesResponse
+	(*ReplayGameRequest)(nil),        // 26: tablelog.v1.ReplayGameRequest
+	(*ReplayGameResponse)(nil),       // 27: tablelog.v1.ReplayGameResponse
+	(*WatchGameRequest)(nil),         // 28: tablelog.v1.WatchGameRequest
+	(*Heartbeat)(nil),                // 29: tablelog.v1.Heartbeat
+	(*WatchGameResponse)(nil),        // 30: tablelog.v1.WatchGameResponse
+	(*AddAnnotationRequest)(nil),     // 31: tablelog.v1.AddAnnotationRequest
+	(*AddAnnotationResponse)(nil),    // 32: tablelog.v1.AddAnnotationResponse
+	(*Annotation)(nil),               // 33: tablelog.v1.Annotation
+	(*RemoveAnnotationRequest)(nil),  // 34: tablelog.v1.RemoveAnnotationRequest
+	(*RemoveAnnotationResponse)(nil), // 35: tablelog.v1.RemoveAnnotationResponse
+	(*ListAnnotationsRequest)(nil),   // 36: tablelog.v1.ListAnnotationsRequest
+	(*ListAnnotationsResponse)(nil),  // 37: tablelog.v1.ListAnnotationsResponse
+	(*GetAuditLogRequest)(nil),       // 38: tablelog.v1.GetAuditLogRequest
+	(*AuditEntry)(nil),               // 39: tablelog.v1.AuditEntry
+	(*GetAuditLogResponse)(nil),      // 40: tablelog.v1.GetAuditLogResponse
+	(*VerifyGameRequest)(nil),        // 41: tablelog.v1.VerifyGameRequest
+	(*VerifyGameResponse)(nil),       // 42: tablelog.v1.VerifyGameResponse
+	(*ImportGameRequest)(nil),        // 43: tablelog.v1.ImportGameRequest
+	(*ImportGameResponse)(nil),       // 44: tablelog.v1.ImportGameResponse
+	(*Player)(nil),                   // 45: tablelog.v1.Player
+	(Mode)(0),                        // 46: tablelog.v1.Mode
+	(*ToMove)(nil),                   // 47: tablelog.v1.ToMove
+	(*timestamppb.Timestamp)(nil),    // 48: google.protobuf.Timestamp
+	(*GameOptions)(nil),              // 49: tablelog.v1.GameOptions
+	(*GameResult)(nil),               // 50: tablelog.v1.GameResult
+	(*GameView)(nil),                 // 51: tablelog.v1.GameView
+	(*GameInfo)(nil),                 // 52: tablelog.v1.GameInfo
+	(*ComponentFile)(nil),            // 53: tablelog.v1.ComponentFile
+	(*Move)(nil),                     // 54: tablelog.v1.Move
+	(*Event)(nil),                    // 55: tablelog.v1.Event
+	(*Actor)(nil),                    // 56: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
-	44, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
-	45, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
+	45, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
+	46, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
 	0,  // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
-	46, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
-	47, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
-	47, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
-	48, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
-	49, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
-	50, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
-	46, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
-	49, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
-	51, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
-	44, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
-	48, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
-	45, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
-	52, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
+	47, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
+	48, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
+	48, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
+	49, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
+	50, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
+	51, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
+	47, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
+	50, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
+	52, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
+	45, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
+	49, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
+	46, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
+	53, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
 	2,  // 16: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
-	2,  // 17: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
-	0,  // 18: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
-	2,  // 19: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	53, // 20: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
-	2,  // 21: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	54, // 22: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
-	3,  // 23: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
-	2,  // 24: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	54, // 25: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
-	2,  // 26: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	54, // 27: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
-	2,  // 28: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
-	1,  // 29: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
-	3,  // 30: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
-	53, // 31: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
-	23, // 32: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	46, // 33: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
-	1,  // 34: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	54, // 35: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
-	3,  // 36: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
-	1,  // 37: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	47, // 38: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	26, // 39: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
-	28, // 40: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	32, // 41: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	55, // 42: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	47, // 43: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	32, // 44: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	54, // 45: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	38, // 46: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	54, // 47: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,  // 48: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	4,  // 49: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 50: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	8,  // 51: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	10, // 52: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	12, // 53: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	14, // 54: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	16, // 55: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	18, // 56: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	20, // 57: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	22, // 58: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	25, // 59: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	27, // 60: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	30, // 61: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	33, // 62: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	35, // 63: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	37, // 64: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	40, // 65: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	42, // 66: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	5,  // 67: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 68: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	9,  // 69: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	11, // 70: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	13, // 71: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	15, // 72: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	17, // 73: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	19, // 74: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	21, // 75: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	24, // 76: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	26, // 77: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	29, // 78: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	31, // 79: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	34, // 80: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	36, // 81: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	39, // 82: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	41, // 83: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	43, // 84: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	67, // [67:85] is the sub-list for method output_type
-	49, // [49:67] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	8,  // 17: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 18: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
+	0,  // 19: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
+	2,  // 20: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
+	54, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	2,  // 22: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	55, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	3,  // 24: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
+	8,  // 25: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 26: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	55, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	8,  // 28: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 29: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	55, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	8,  // 31: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 32: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 33: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	1,  // 34: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
+	3,  // 35: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
+	54, // 36: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	24, // 37: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
+	47, // 38: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	1,  // 39: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	55, // 40: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	3,  // 41: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
+	1,  // 42: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	48, // 43: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	27, // 44: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
+	29, // 45: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
+	33, // 46: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	8,  // 47: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	56, // 48: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	48, // 49: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	8,  // 50: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	33, // 51: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	55, // 52: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	39, // 53: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	8,  // 54: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	55, // 55: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	2,  // 56: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 57: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	4,  // 58: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	6,  // 59: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	9,  // 60: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	11, // 61: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	13, // 62: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	15, // 63: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	17, // 64: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	19, // 65: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	21, // 66: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	23, // 67: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	26, // 68: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	28, // 69: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	31, // 70: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	34, // 71: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	36, // 72: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	38, // 73: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	41, // 74: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	43, // 75: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	5,  // 76: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	7,  // 77: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	10, // 78: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	12, // 79: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	14, // 80: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	16, // 81: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	18, // 82: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	20, // 83: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	22, // 84: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	25, // 85: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	27, // 86: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	30, // 87: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	32, // 88: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	35, // 89: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	37, // 90: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	40, // 91: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	42, // 92: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	44, // 93: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	76, // [76:94] is the sub-list for method output_type
+	58, // [58:76] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -3237,11 +3503,11 @@ func file_tablelog_v1_service_proto_init() {
 		(*Viewer_Spectator)(nil),
 		(*Viewer_Full)(nil),
 	}
-	file_tablelog_v1_service_proto_msgTypes[11].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[12].OneofWrappers = []any{
 		(*RecordMoveRequest_Move)(nil),
 		(*RecordMoveRequest_Notation)(nil),
 	}
-	file_tablelog_v1_service_proto_msgTypes[28].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[29].OneofWrappers = []any{
 		(*WatchGameResponse_Update)(nil),
 		(*WatchGameResponse_Heartbeat)(nil),
 	}
@@ -3251,7 +3517,7 @@ func file_tablelog_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_service_proto_rawDesc), len(file_tablelog_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/events.proto.
  */
 export const file_tablelog_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIu4ECgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIwCgxnYW1lX2NyZWF0ZWQYCiABKAsyGC50YWJsZWxvZy52MS5HYW1lQ3JlYXRlZEgAEjIKDW1vdmVfcmVjb3JkZWQYCyABKAsyGS50YWJsZWxvZy52MS5Nb3ZlUmVjb3JkZWRIABIuCgttb3ZlX3VuZG9uZRgMIAEoCzIXLnRhYmxlbG9nLnYxLk1vdmVVbmRvbmVIABIuCgttb3ZlX3JlZG9uZRgNIAEoCzIXLnRhYmxlbG9nLnYxLk1vdmVSZWRvbmVIABI4ChBhbm5vdGF0aW9uX2FkZGVkGA4gASgLMhwudGFibGVsb2cudjEuQW5ub3RhdGlvbkFkZGVkSAASPAoSYW5ub3RhdGlvbl9yZW1vdmVkGA8gASgLMh4udGFibGVsb2cudjEuQW5ub3RhdGlvblJlbW92ZWRIABIsCgpnYW1lX2VuZGVkGBAgASgLMhYudGFibGVsb2cudjEuR2FtZUVuZGVkSAASNAoOZ2FtZV9hYmFuZG9uZWQYESABKAsyGi50YWJsZWxvZy52MS5HYW1lQWJhbmRvbmVkSABCBgoEYm9keSIzCgVBY3RvchIMCgR1c2VyGAEgASgJEgwKBGNsdWIYAiABKAkSDgoGY2xpZW50GAMgASgJIhYKBlBsYXllchIMCgRuYW1lGAEgASgJIo0CCgtHYW1lQ3JlYXRlZBIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSJAoHcGxheWVycxgDIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIpCgdvcHRpb25zGAQgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSHwoEbW9kZRgFIAEoDjIRLnRhYmxlbG9nLnYxLk1vZGUSLgoKY29tcG9uZW50cxgGIAMoCzIaLnRhYmxlbG9nLnYxLkNvbXBvbmVudEZpbGUSFwoPc2VlZF9jb21taXRtZW50GAcgASgMEg0KBXRpdGxlGAggASgJEhUKDXJ1bGVzX3ZlcnNpb24YCSABKAkiYAoMTW92ZVJlY29yZGVkEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg0KBWRlYWx0GAMgASgIEg4KBmhpZGRlbhgEIAEoCCI1CgpNb3ZlVW5kb25lEhcKD3VuZG9uZV9yZXZpc2lvbhgBIAEoBBIOCgZyZWFzb24YAiABKAkiJQoKTW92ZVJlZG9uZRIXCg9yZWRvbmVfcmV2aXNpb24YASABKAQiWgoPQW5ub3RhdGlvbkFkZGVkEhUKDWFubm90YXRpb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCSIqChFBbm5vdGF0aW9uUmVtb3ZlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJIkIKCUdhbWVFbmRlZBInCgZyZXN1bHQYASABKAsyFy50YWJsZWxvZy52MS5HYW1lUmVzdWx0EgwKBHNlZWQYAiABKAwiLQoNR2FtZUFiYW5kb25lZBIOCgZyZWFzb24YASABKAkSDAoEc2VlZBgCIAEoDGIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
+  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIq0FCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIUCgxjaGFpbl9rZXlfaWQYCSABKAkSMAoMZ2FtZV9jcmVhdGVkGAogASgLMhgudGFibGVsb2cudjEuR2FtZUNyZWF0ZWRIABIyCg1tb3ZlX3JlY29yZGVkGAsgASgLMhkudGFibGVsb2cudjEuTW92ZVJlY29yZGVkSAASLgoLbW92ZV91bmRvbmUYDCABKAsyFy50YWJsZWxvZy52MS5Nb3ZlVW5kb25lSAASLgoLbW92ZV9yZWRvbmUYDSABKAsyFy50YWJsZWxvZy52MS5Nb3ZlUmVkb25lSAASOAoQYW5ub3RhdGlvbl9hZGRlZBgOIAEoCzIcLnRhYmxlbG9nLnYxLkFubm90YXRpb25BZGRlZEgAEjwKEmFubm90YXRpb25fcmVtb3ZlZBgPIAEoCzIeLnRhYmxlbG9nLnYxLkFubm90YXRpb25SZW1vdmVkSAASLAoKZ2FtZV9lbmRlZBgQIAEoCzIWLnRhYmxlbG9nLnYxLkdhbWVFbmRlZEgAEjQKDmdhbWVfYWJhbmRvbmVkGBEgASgLMhoudGFibGVsb2cudjEuR2FtZUFiYW5kb25lZEgAEicKCGltcG9ydGVkGBIgASgLMhUudGFibGVsb2cudjEuSW1wb3J0ZWRCBgoEYm9keSLGAQoISW1wb3J0ZWQSHgoCYnkYASABKAsyEi50YWJsZWxvZy52MS5BY3RvchIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzb3VyY2UYAyABKAkSGAoQb3JpZ2luYWxfZ2FtZV9pZBgEIAEoCRIVCg1vcmlnaW5hbF9oYXNoGAUgASgMEh0KFW9yaWdpbmFsX2NoYWluX2tleV9pZBgGIAEoCRIQCgh2ZXJpZmllZBgHIAEoCCIzCgVBY3RvchIMCgR1c2VyGAEgASgJEgwKBGNsdWIYAiABKAkSDgoGY2xpZW50GAMgASgJIhYKBlBsYXllchIMCgRuYW1lGAEgASgJIo0CCgtHYW1lQ3JlYXRlZBIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSJAoHcGxheWVycxgDIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIpCgdvcHRpb25zGAQgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSHwoEbW9kZRgFIAEoDjIRLnRhYmxlbG9nLnYxLk1vZGUSLgoKY29tcG9uZW50cxgGIAMoCzIaLnRhYmxlbG9nLnYxLkNvbXBvbmVudEZpbGUSFwoPc2VlZF9jb21taXRtZW50GAcgASgMEg0KBXRpdGxlGAggASgJEhUKDXJ1bGVzX3ZlcnNpb24YCSABKAkiYAoMTW92ZVJlY29yZGVkEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg0KBWRlYWx0GAMgASgIEg4KBmhpZGRlbhgEIAEoCCI1CgpNb3ZlVW5kb25lEhcKD3VuZG9uZV9yZXZpc2lvbhgBIAEoBBIOCgZyZWFzb24YAiABKAkiJQoKTW92ZVJlZG9uZRIXCg9yZWRvbmVfcmV2aXNpb24YASABKAQiWgoPQW5ub3RhdGlvbkFkZGVkEhUKDWFubm90YXRpb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCSIqChFBbm5vdGF0aW9uUmVtb3ZlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJIkIKCUdhbWVFbmRlZBInCgZyZXN1bHQYASABKAsyFy50YWJsZWxvZy52MS5HYW1lUmVzdWx0EgwKBHNlZWQYAiABKAwiLQoNR2FtZUFiYW5kb25lZBIOCgZyZWFzb24YASABKAkSDAoEc2VlZBgCIAEoDGIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
 
 /**
  * One entry of a game's stream. Events are named in the past tense and never change once
@@ -63,8 +63,10 @@ export type Event = Message<"tablelog.v1.Event"> & {
   rulesVersion: string;
 
   /**
-   * SHA-256 of the previous event (32 zero bytes for the first), and of this one: the hash
-   * covers this message serialized deterministically with `hash` left empty.
+   * The hash of the previous event (32 zero bytes for the first), and of this one: the hash
+   * covers this message serialized deterministically with `hash` left empty. It is
+   * HMAC-SHA256 under the service's chain key named by `chain_key_id`, or plain SHA-256 for
+   * an event recorded before chains were keyed (`chain_key_id` empty).
    *
    * @generated from field: bytes prev_hash = 7;
    */
@@ -74,6 +76,13 @@ export type Event = Message<"tablelog.v1.Event"> & {
    * @generated from field: bytes hash = 8;
    */
   hash: Uint8Array;
+
+  /**
+   * The id of the chain key `hash` is keyed with (a short hash of the key, never the key).
+   *
+   * @generated from field: string chain_key_id = 9;
+   */
+  chainKeyId: string;
 
   /**
    * @generated from oneof tablelog.v1.Event.body
@@ -127,6 +136,14 @@ export type Event = Message<"tablelog.v1.Event"> & {
     value: GameAbandoned;
     case: "gameAbandoned";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Set on every event brought in by ImportGame: the event keeps its original actor and
+   * time; this says who imported it, when, from where, and how its original chain stood.
+   *
+   * @generated from field: tablelog.v1.Imported imported = 18;
+   */
+  imported?: Imported | undefined;
 };
 
 /**
@@ -135,6 +152,64 @@ export type Event = Message<"tablelog.v1.Event"> & {
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_events, 0);
+
+/**
+ * How an imported event came in.
+ *
+ * @generated from message tablelog.v1.Imported
+ */
+export type Imported = Message<"tablelog.v1.Imported"> & {
+  /**
+   * Who imported it, and when.
+   *
+   * @generated from field: tablelog.v1.Actor by = 1;
+   */
+  by?: Actor | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 2;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * Where it came from, as the importer named it (a file, a server).
+   *
+   * @generated from field: string source = 3;
+   */
+  source: string;
+
+  /**
+   * The game's id, this event's hash and its chain key id in the export.
+   *
+   * @generated from field: string original_game_id = 4;
+   */
+  originalGameId: string;
+
+  /**
+   * @generated from field: bytes original_hash = 5;
+   */
+  originalHash: Uint8Array;
+
+  /**
+   * @generated from field: string original_chain_key_id = 6;
+   */
+  originalChainKeyId: string;
+
+  /**
+   * Whether the export's chain was verified under a key this server trusts; false when the
+   * importer accepted an unverified history (an unknown key, or an unkeyed chain).
+   *
+   * @generated from field: bool verified = 7;
+   */
+  verified: boolean;
+};
+
+/**
+ * Describes the message tablelog.v1.Imported.
+ * Use `create(ImportedSchema)` to create a new message.
+ */
+export const ImportedSchema: GenMessage<Imported> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_events, 1);
 
 /**
  * Who appended an event.
@@ -167,7 +242,7 @@ export type Actor = Message<"tablelog.v1.Actor"> & {
  * Use `create(ActorSchema)` to create a new message.
  */
 export const ActorSchema: GenMessage<Actor> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 1);
+  messageDesc(file_tablelog_v1_events, 2);
 
 /**
  * A player at the table, in seat order.
@@ -186,7 +261,7 @@ export type Player = Message<"tablelog.v1.Player"> & {
  * Use `create(PlayerSchema)` to create a new message.
  */
 export const PlayerSchema: GenMessage<Player> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 2);
+  messageDesc(file_tablelog_v1_events, 3);
 
 /**
  * The first event of every game.
@@ -254,7 +329,7 @@ export type GameCreated = Message<"tablelog.v1.GameCreated"> & {
  * Use `create(GameCreatedSchema)` to create a new message.
  */
 export const GameCreatedSchema: GenMessage<GameCreated> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 3);
+  messageDesc(file_tablelog_v1_events, 4);
 
 /**
  * A move validated against the rules and appended.
@@ -296,7 +371,7 @@ export type MoveRecorded = Message<"tablelog.v1.MoveRecorded"> & {
  * Use `create(MoveRecordedSchema)` to create a new message.
  */
 export const MoveRecordedSchema: GenMessage<MoveRecorded> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 4);
+  messageDesc(file_tablelog_v1_events, 5);
 
 /**
  * The last effective move was taken back.
@@ -322,7 +397,7 @@ export type MoveUndone = Message<"tablelog.v1.MoveUndone"> & {
  * Use `create(MoveUndoneSchema)` to create a new message.
  */
 export const MoveUndoneSchema: GenMessage<MoveUndone> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 5);
+  messageDesc(file_tablelog_v1_events, 6);
 
 /**
  * The most recently undone move was re-applied.
@@ -343,7 +418,7 @@ export type MoveRedone = Message<"tablelog.v1.MoveRedone"> & {
  * Use `create(MoveRedoneSchema)` to create a new message.
  */
 export const MoveRedoneSchema: GenMessage<MoveRedone> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 6);
+  messageDesc(file_tablelog_v1_events, 7);
 
 /**
  * A comment and/or glyph anchored to a revision of the move history.
@@ -379,7 +454,7 @@ export type AnnotationAdded = Message<"tablelog.v1.AnnotationAdded"> & {
  * Use `create(AnnotationAddedSchema)` to create a new message.
  */
 export const AnnotationAddedSchema: GenMessage<AnnotationAdded> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 7);
+  messageDesc(file_tablelog_v1_events, 8);
 
 /**
  * An annotation was withdrawn (it stays in the audit log).
@@ -398,7 +473,7 @@ export type AnnotationRemoved = Message<"tablelog.v1.AnnotationRemoved"> & {
  * Use `create(AnnotationRemovedSchema)` to create a new message.
  */
 export const AnnotationRemovedSchema: GenMessage<AnnotationRemoved> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 8);
+  messageDesc(file_tablelog_v1_events, 9);
 
 /**
  * The game reached its end; the result is recorded for listing and audit.
@@ -424,7 +499,7 @@ export type GameEnded = Message<"tablelog.v1.GameEnded"> & {
  * Use `create(GameEndedSchema)` to create a new message.
  */
 export const GameEndedSchema: GenMessage<GameEnded> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 9);
+  messageDesc(file_tablelog_v1_events, 10);
 
 /**
  * The table stopped the game before its end.
@@ -448,5 +523,5 @@ export type GameAbandoned = Message<"tablelog.v1.GameAbandoned"> & {
  * Use `create(GameAbandonedSchema)` to create a new message.
  */
 export const GameAbandonedSchema: GenMessage<GameAbandoned> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 10);
+  messageDesc(file_tablelog_v1_events, 11);
 

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/service.proto.
  */
 export const file_tablelog_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIukDCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJIrIBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCSIWChRMaXN0R2FtZVR5cGVzUmVxdWVzdCI9ChVMaXN0R2FtZVR5cGVzUmVzcG9uc2USJAoFZ2FtZXMYASADKAsyFS50YWJsZWxvZy52MS5HYW1lSW5mbyLmAQoRQ3JlYXRlR2FtZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIkCgdwbGF5ZXJzGAIgAygLMhMudGFibGVsb2cudjEuUGxheWVyEikKB29wdGlvbnMYAyABKAsyGC50YWJsZWxvZy52MS5HYW1lT3B0aW9ucxIfCgRtb2RlGAQgASgOMhEudGFibGVsb2cudjEuTW9kZRINCgV0aXRsZRgFIAEoCRIuCgpjb21wb25lbnRzGAYgAygLMhoudGFibGVsb2cudjEuQ29tcG9uZW50RmlsZRISCgpyZXF1ZXN0X2lkGAcgASgJIjwKEkNyZWF0ZUdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkiIQoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI5Cg9HZXRHYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5InAKEExpc3RHYW1lc1JlcXVlc3QSDAoEZ2FtZRgBIAEoCRInCgZzdGF0dXMYAiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIlUKEUxpc3RHYW1lc1Jlc3BvbnNlEicKBWdhbWVzGAEgAygLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIsUBChFSZWNvcmRNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiEKBG1vdmUYAiABKAsyES50YWJsZWxvZy52MS5Nb3ZlSAASEgoIbm90YXRpb24YAyABKAlIABIYChBleHBlY3RlZF92ZXJzaW9uGAQgASgEEhIKCnJlcXVlc3RfaWQYBSABKAkSEQoEc2VhdBgGIAEoDUgBiAEBEhUKDWluY2x1ZGVfc3RhdGUYByABKAhCBwoFaW5wdXRCBwoFX3NlYXQiiwEKElJlY29yZE1vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSKQoFc3RhdGUYAyABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90ImAKD1VuZG9Nb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhgKEGV4cGVjdGVkX3ZlcnNpb24YAiABKAQSEgoKcmVxdWVzdF9pZBgDIAEoCRIOCgZyZWFzb24YBCABKAkiXgoQVW5kb01vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQiUAoPUmVkb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJIl4KEFJlZG9Nb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50ImMKEkFiYW5kb25HYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhgKEGV4cGVjdGVkX3ZlcnNpb24YAiABKAQSEgoKcmVxdWVzdF9pZBgDIAEoCRIOCgZyZWFzb24YBCABKAkiPQoTQWJhbmRvbkdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkiWQoPR2V0U3RhdGVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSIwoGdmlld2VyGAMgASgLMhMudGFibGVsb2cudjEuVmlld2VyIj0KEEdldFN0YXRlUmVzcG9uc2USKQoFc3RhdGUYASABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90ImEKFUxpc3RMZWdhbE1vdmVzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIj4KCUxlZ2FsTW92ZRIfCgRtb3ZlGAEgASgLMhEudGFibGVsb2cudjEuTW92ZRIQCghub3RhdGlvbhgCIAEoCSKSAQoWTGlzdExlZ2FsTW92ZXNSZXNwb25zZRIlCgVtb3ZlcxgBIAMoCzIWLnRhYmxlbG9nLnYxLkxlZ2FsTW92ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEgoKdG90YWxfc2l6ZRgDIAEoDRIkCgd0b19tb3ZlGAQgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlInUKEVJlcGxheUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBITCgt0b19yZXZpc2lvbhgDIAEoBBIjCgZ2aWV3ZXIYBCABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXIiYgoSUmVwbGF5R2FtZVJlc3BvbnNlEiEKBWV2ZW50GAEgASgLMhIudGFibGVsb2cudjEuRXZlbnQSKQoFc3RhdGUYAiABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90InoKEFdhdGNoR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1mcm9tX3JldmlzaW9uGAIgASgEEiMKBnZpZXdlchgDIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlchIZChFoZWFydGJlYXRfc2Vjb25kcxgEIAEoDSJMCglIZWFydGJlYXQSFQoNaGVhZF9yZXZpc2lvbhgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ7ChFXYXRjaEdhbWVSZXNwb25zZRIxCgZ1cGRhdGUYASABKAsyHy50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVzcG9uc2VIABIrCgloZWFydGJlYXQYAiABKAsyFi50YWJsZWxvZy52MS5IZWFydGJlYXRIAEIGCgRpdGVtIm0KFEFkZEFubm90YXRpb25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJIkQKFUFkZEFubm90YXRpb25SZXNwb25zZRIrCgphbm5vdGF0aW9uGAEgASgLMhcudGFibGVsb2cudjEuQW5ub3RhdGlvbiKiAQoKQW5ub3RhdGlvbhIVCg1hbm5vdGF0aW9uX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSIQoFYWN0b3IYBSABKAsyEi50YWJsZWxvZy52MS5BY3RvchIoCgR0aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJVChdSZW1vdmVBbm5vdGF0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWFubm90YXRpb25faWQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSIaChhSZW1vdmVBbm5vdGF0aW9uUmVzcG9uc2UiUAoWTGlzdEFubm90YXRpb25zUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImAKF0xpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlEiwKC2Fubm90YXRpb25zGAEgAygLMhcudGFibGVsb2cudjEuQW5ub3RhdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTAoSR2V0QXVkaXRMb2dSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiUAoKQXVkaXRFbnRyeRIhCgVldmVudBgBIAEoCzISLnRhYmxlbG9nLnYxLkV2ZW50Eg8KB3N1bW1hcnkYAiABKAkSDgoGdW5kb25lGAMgASgIIlgKE0dldEF1ZGl0TG9nUmVzcG9uc2USKAoHZW50cmllcxgBIAMoCzIXLnRhYmxlbG9nLnYxLkF1ZGl0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiQKEVZlcmlmeUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkingEKElZlcmlmeUdhbWVSZXNwb25zZRIKCgJvaxgBIAEoCBIWCg5ldmVudHNfY2hlY2tlZBgCIAEoBBIaChJmaXJzdF9iYWRfc2VxdWVuY2UYAyABKAQSGgoSZmlyc3RfYmFkX3JldmlzaW9uGAQgASgEEg8KB3Byb2JsZW0YBSABKAkSGwoTZGVhbHRfbW92ZXNfY2hlY2tlZBgGIAEoDSJLChFJbXBvcnRHYW1lUmVxdWVzdBIiCgZldmVudHMYASADKAsyEi50YWJsZWxvZy52MS5FdmVudBISCgpyZXF1ZXN0X2lkGAIgASgJIjwKEkltcG9ydEdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkqeAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0dBTUVfU1RBVFVTX0lOX1BST0dSRVNTEAESFQoRR0FNRV9TVEFUVVNfRU5ERUQQAhIZChVHQU1FX1NUQVRVU19BQkFORE9ORUQQAzLHCwoPVGFibGVsb2dTZXJ2aWNlElYKDUxpc3RHYW1lVHlwZXMSIS50YWJsZWxvZy52MS5MaXN0R2FtZVR5cGVzUmVxdWVzdBoiLnRhYmxlbG9nLnYxLkxpc3RHYW1lVHlwZXNSZXNwb25zZRJNCgpDcmVhdGVHYW1lEh4udGFibGVsb2cudjEuQ3JlYXRlR2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5DcmVhdGVHYW1lUmVzcG9uc2USRAoHR2V0R2FtZRIbLnRhYmxlbG9nLnYxLkdldEdhbWVSZXF1ZXN0GhwudGFibGVsb2cudjEuR2V0R2FtZVJlc3BvbnNlEkoKCUxpc3RHYW1lcxIdLnRhYmxlbG9nLnYxLkxpc3RHYW1lc1JlcXVlc3QaHi50YWJsZWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZRJNCgpSZWNvcmRNb3ZlEh4udGFibGVsb2cudjEuUmVjb3JkTW92ZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZWNvcmRNb3ZlUmVzcG9uc2USRwoIVW5kb01vdmUSHC50YWJsZWxvZy52MS5VbmRvTW92ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5VbmRvTW92ZVJlc3BvbnNlEkcKCFJlZG9Nb3ZlEhwudGFibGVsb2cudjEuUmVkb01vdmVSZXF1ZXN0Gh0udGFibGVsb2cudjEuUmVkb01vdmVSZXNwb25zZRJQCgtBYmFuZG9uR2FtZRIfLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVxdWVzdBogLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVzcG9uc2USRwoIR2V0U3RhdGUSHC50YWJsZWxvZy52MS5HZXRTdGF0ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5HZXRTdGF0ZVJlc3BvbnNlElkKDkxpc3RMZWdhbE1vdmVzEiIudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiMudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXNwb25zZRJPCgpSZXBsYXlHYW1lEh4udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVzcG9uc2UwARJMCglXYXRjaEdhbWUSHS50YWJsZWxvZy52MS5XYXRjaEdhbWVSZXF1ZXN0Gh4udGFibGVsb2cudjEuV2F0Y2hHYW1lUmVzcG9uc2UwARJWCg1BZGRBbm5vdGF0aW9uEiEudGFibGVsb2cudjEuQWRkQW5ub3RhdGlvblJlcXVlc3QaIi50YWJsZWxvZy52MS5BZGRBbm5vdGF0aW9uUmVzcG9uc2USXwoQUmVtb3ZlQW5ub3RhdGlvbhIkLnRhYmxlbG9nLnYxLlJlbW92ZUFubm90YXRpb25SZXF1ZXN0GiUudGFibGVsb2cudjEuUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlElwKD0xpc3RBbm5vdGF0aW9ucxIjLnRhYmxlbG9nLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaJC50YWJsZWxvZy52MS5MaXN0QW5ub3RhdGlvbnNSZXNwb25zZRJQCgtHZXRBdWRpdExvZxIfLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVxdWVzdBogLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVzcG9uc2USTQoKVmVyaWZ5R2FtZRIeLnRhYmxlbG9nLnYxLlZlcmlmeUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlc3BvbnNlEk0KCkltcG9ydEdhbWUSHi50YWJsZWxvZy52MS5JbXBvcnRHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
+  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIukDCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJIrIBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCSIWChRMaXN0R2FtZVR5cGVzUmVxdWVzdCI9ChVMaXN0R2FtZVR5cGVzUmVzcG9uc2USJAoFZ2FtZXMYASADKAsyFS50YWJsZWxvZy52MS5HYW1lSW5mbyLmAQoRQ3JlYXRlR2FtZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIkCgdwbGF5ZXJzGAIgAygLMhMudGFibGVsb2cudjEuUGxheWVyEikKB29wdGlvbnMYAyABKAsyGC50YWJsZWxvZy52MS5HYW1lT3B0aW9ucxIfCgRtb2RlGAQgASgOMhEudGFibGVsb2cudjEuTW9kZRINCgV0aXRsZRgFIAEoCRIuCgpjb21wb25lbnRzGAYgAygLMhoudGFibGVsb2cudjEuQ29tcG9uZW50RmlsZRISCgpyZXF1ZXN0X2lkGAcgASgJImMKEkNyZWF0ZUdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQibwoHUmVjZWlwdBIPCgdnYW1lX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEhAKCHJldmlzaW9uGAMgASgEEhIKCmNoYWluX2hhc2gYBCABKAwSDgoGa2V5X2lkGAUgASgJEgsKA3RhZxgGIAEoDCIhCg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjkKD0dldEdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkicAoQTGlzdEdhbWVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLnRhYmxlbG9nLnYxLkdhbWVTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVQoRTGlzdEdhbWVzUmVzcG9uc2USJwoFZ2FtZXMYASADKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkixQEKEVJlY29yZE1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIQoEbW92ZRgCIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmVIABISCghub3RhdGlvbhgDIAEoCUgAEhgKEGV4cGVjdGVkX3ZlcnNpb24YBCABKAQSEgoKcmVxdWVzdF9pZBgFIAEoCRIRCgRzZWF0GAYgASgNSAGIAQESFQoNaW5jbHVkZV9zdGF0ZRgHIAEoCEIHCgVpbnB1dEIHCgVfc2VhdCKyAQoSUmVjb3JkTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIpCgVzdGF0ZRgDIAEoCzIaLnRhYmxlbG9nLnYxLlN0YXRlU25hcHNob3QSJQoHcmVjZWlwdBgEIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiYAoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSKFAQoQVW5kb01vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSJQoHcmVjZWlwdBgDIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiUAoPUmVkb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJIoUBChBSZWRvTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIlCgdyZWNlaXB0GAMgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJjChJBYmFuZG9uR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkSDgoGcmVhc29uGAQgASgJImQKE0FiYW5kb25HYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IlkKD0dldFN0YXRlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEiMKBnZpZXdlchgDIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlciI9ChBHZXRTdGF0ZVJlc3BvbnNlEikKBXN0YXRlGAEgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdCJhChVMaXN0TGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSI+CglMZWdhbE1vdmUSHwoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YAiABKAkikgEKFkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USJQoFbW92ZXMYASADKAsyFi50YWJsZWxvZy52MS5MZWdhbE1vdmUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKA0SJAoHdG9fbW92ZRgEIAEoCzITLnRhYmxlbG9nLnYxLlRvTW92ZSJ1ChFSZXBsYXlHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWZyb21fcmV2aXNpb24YAiABKAQSEwoLdG9fcmV2aXNpb24YAyABKAQSIwoGdmlld2VyGAQgASgLMhMudGFibGVsb2cudjEuVmlld2VyImIKElJlcGxheUdhbWVSZXNwb25zZRIhCgVldmVudBgBIAEoCzISLnRhYmxlbG9nLnYxLkV2ZW50EikKBXN0YXRlGAIgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdCJ6ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBIjCgZ2aWV3ZXIYAyABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISGQoRaGVhcnRiZWF0X3NlY29uZHMYBCABKA0iTAoJSGVhcnRiZWF0EhUKDWhlYWRfcmV2aXNpb24YASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiewoRV2F0Y2hHYW1lUmVzcG9uc2USMQoGdXBkYXRlGAEgASgLMh8udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlc3BvbnNlSAASKwoJaGVhcnRiZWF0GAIgASgLMhYudGFibGVsb2cudjEuSGVhcnRiZWF0SABCBgoEaXRlbSJtChRBZGRBbm5vdGF0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSJrChVBZGRBbm5vdGF0aW9uUmVzcG9uc2USKwoKYW5ub3RhdGlvbhgBIAEoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiogEKCkFubm90YXRpb24SFQoNYW5ub3RhdGlvbl9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIPCgdjb21tZW50GAMgASgJEg0KBWdseXBoGAQgASgJEiEKBWFjdG9yGAUgASgLMhIudGFibGVsb2cudjEuQWN0b3ISKAoEdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVQoXUmVtb3ZlQW5ub3RhdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hbm5vdGF0aW9uX2lkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiQQoYUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlEiUKB3JlY2VpcHQYASABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IlAKFkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJgChdMaXN0QW5ub3RhdGlvbnNSZXNwb25zZRIsCgthbm5vdGF0aW9ucxgBIAMoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkwKEkdldEF1ZGl0TG9nUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlAKCkF1ZGl0RW50cnkSIQoFZXZlbnQYASABKAsyEi50YWJsZWxvZy52MS5FdmVudBIPCgdzdW1tYXJ5GAIgASgJEg4KBnVuZG9uZRgDIAEoCCJYChNHZXRBdWRpdExvZ1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YWJsZWxvZy52MS5BdWRpdEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJMChFWZXJpZnlHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiYKCHJlY2VpcHRzGAIgAygLMhQudGFibGVsb2cudjEuUmVjZWlwdCKNAgoSVmVyaWZ5R2FtZVJlc3BvbnNlEgoKAm9rGAEgASgIEhYKDmV2ZW50c19jaGVja2VkGAIgASgEEhoKEmZpcnN0X2JhZF9zZXF1ZW5jZRgDIAEoBBIaChJmaXJzdF9iYWRfcmV2aXNpb24YBCABKAQSDwoHcHJvYmxlbRgFIAEoCRIbChNkZWFsdF9tb3Zlc19jaGVja2VkGAYgASgNEg0KBWtleWVkGAcgASgIEhYKDnVua2V5ZWRfZXZlbnRzGAggASgEEg8KB2tleV9pZHMYCSADKAkSGAoQcmVjZWlwdHNfY2hlY2tlZBgKIAEoDRIbChNpbXBvcnRlZF91bnZlcmlmaWVkGAsgASgIInYKEUltcG9ydEdhbWVSZXF1ZXN0EiIKBmV2ZW50cxgBIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EhIKCnJlcXVlc3RfaWQYAiABKAkSGQoRYWNjZXB0X3VudmVyaWZpZWQYAyABKAgSDgoGc291cmNlGAQgASgJImMKEkltcG9ydEdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQqeAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0dBTUVfU1RBVFVTX0lOX1BST0dSRVNTEAESFQoRR0FNRV9TVEFUVVNfRU5ERUQQAhIZChVHQU1FX1NUQVRVU19BQkFORE9ORUQQAzLHCwoPVGFibGVsb2dTZXJ2aWNlElYKDUxpc3RHYW1lVHlwZXMSIS50YWJsZWxvZy52MS5MaXN0R2FtZVR5cGVzUmVxdWVzdBoiLnRhYmxlbG9nLnYxLkxpc3RHYW1lVHlwZXNSZXNwb25zZRJNCgpDcmVhdGVHYW1lEh4udGFibGVsb2cudjEuQ3JlYXRlR2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5DcmVhdGVHYW1lUmVzcG9uc2USRAoHR2V0R2FtZRIbLnRhYmxlbG9nLnYxLkdldEdhbWVSZXF1ZXN0GhwudGFibGVsb2cudjEuR2V0R2FtZVJlc3BvbnNlEkoKCUxpc3RHYW1lcxIdLnRhYmxlbG9nLnYxLkxpc3RHYW1lc1JlcXVlc3QaHi50YWJsZWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZRJNCgpSZWNvcmRNb3ZlEh4udGFibGVsb2cudjEuUmVjb3JkTW92ZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZWNvcmRNb3ZlUmVzcG9uc2USRwoIVW5kb01vdmUSHC50YWJsZWxvZy52MS5VbmRvTW92ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5VbmRvTW92ZVJlc3BvbnNlEkcKCFJlZG9Nb3ZlEhwudGFibGVsb2cudjEuUmVkb01vdmVSZXF1ZXN0Gh0udGFibGVsb2cudjEuUmVkb01vdmVSZXNwb25zZRJQCgtBYmFuZG9uR2FtZRIfLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVxdWVzdBogLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVzcG9uc2USRwoIR2V0U3RhdGUSHC50YWJsZWxvZy52MS5HZXRTdGF0ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5HZXRTdGF0ZVJlc3BvbnNlElkKDkxpc3RMZWdhbE1vdmVzEiIudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiMudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXNwb25zZRJPCgpSZXBsYXlHYW1lEh4udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVzcG9uc2UwARJMCglXYXRjaEdhbWUSHS50YWJsZWxvZy52MS5XYXRjaEdhbWVSZXF1ZXN0Gh4udGFibGVsb2cudjEuV2F0Y2hHYW1lUmVzcG9uc2UwARJWCg1BZGRBbm5vdGF0aW9uEiEudGFibGVsb2cudjEuQWRkQW5ub3RhdGlvblJlcXVlc3QaIi50YWJsZWxvZy52MS5BZGRBbm5vdGF0aW9uUmVzcG9uc2USXwoQUmVtb3ZlQW5ub3RhdGlvbhIkLnRhYmxlbG9nLnYxLlJlbW92ZUFubm90YXRpb25SZXF1ZXN0GiUudGFibGVsb2cudjEuUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlElwKD0xpc3RBbm5vdGF0aW9ucxIjLnRhYmxlbG9nLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaJC50YWJsZWxvZy52MS5MaXN0QW5ub3RhdGlvbnNSZXNwb25zZRJQCgtHZXRBdWRpdExvZxIfLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVxdWVzdBogLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVzcG9uc2USTQoKVmVyaWZ5R2FtZRIeLnRhYmxlbG9nLnYxLlZlcmlmeUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlc3BvbnNlEk0KCkltcG9ydEdhbWUSHi50YWJsZWxvZy52MS5JbXBvcnRHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
 
 /**
  * Who is looking at a state.
@@ -295,6 +295,11 @@ export type CreateGameResponse = Message<"tablelog.v1.CreateGameResponse"> & {
    * @generated from field: tablelog.v1.GameSummary game = 1;
    */
   game?: GameSummary | undefined;
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 2;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -303,6 +308,59 @@ export type CreateGameResponse = Message<"tablelog.v1.CreateGameResponse"> & {
  */
 export const CreateGameResponseSchema: GenMessage<CreateGameResponse> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_service, 6);
+
+/**
+ * The head of a game after a change, as this server appended it, authenticated with its
+ * chain key (HMAC-SHA256 `tag`). Keep it: VerifyGame, given it, reports a history that no
+ * longer has this event at this sequence (cut off, or rewritten before it). Only the
+ * server can check a receipt (the key is secret); a receipt it did not issue is refused.
+ *
+ * @generated from message tablelog.v1.Receipt
+ */
+export type Receipt = Message<"tablelog.v1.Receipt"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * @generated from field: uint64 sequence = 2;
+   */
+  sequence: bigint;
+
+  /**
+   * @generated from field: uint64 revision = 3;
+   */
+  revision: bigint;
+
+  /**
+   * The chain hash of the event at `sequence`.
+   *
+   * @generated from field: bytes chain_hash = 4;
+   */
+  chainHash: Uint8Array;
+
+  /**
+   * The chain key the receipt (and that hash) is keyed with.
+   *
+   * @generated from field: string key_id = 5;
+   */
+  keyId: string;
+
+  /**
+   * HMAC-SHA256 of the fields above under that key.
+   *
+   * @generated from field: bytes tag = 6;
+   */
+  tag: Uint8Array;
+};
+
+/**
+ * Describes the message tablelog.v1.Receipt.
+ * Use `create(ReceiptSchema)` to create a new message.
+ */
+export const ReceiptSchema: GenMessage<Receipt> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 7);
 
 /**
  * @generated from message tablelog.v1.GetGameRequest
@@ -319,7 +377,7 @@ export type GetGameRequest = Message<"tablelog.v1.GetGameRequest"> & {
  * Use `create(GetGameRequestSchema)` to create a new message.
  */
 export const GetGameRequestSchema: GenMessage<GetGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 7);
+  messageDesc(file_tablelog_v1_service, 8);
 
 /**
  * @generated from message tablelog.v1.GetGameResponse
@@ -336,7 +394,7 @@ export type GetGameResponse = Message<"tablelog.v1.GetGameResponse"> & {
  * Use `create(GetGameResponseSchema)` to create a new message.
  */
 export const GetGameResponseSchema: GenMessage<GetGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 8);
+  messageDesc(file_tablelog_v1_service, 9);
 
 /**
  * @generated from message tablelog.v1.ListGamesRequest
@@ -372,7 +430,7 @@ export type ListGamesRequest = Message<"tablelog.v1.ListGamesRequest"> & {
  * Use `create(ListGamesRequestSchema)` to create a new message.
  */
 export const ListGamesRequestSchema: GenMessage<ListGamesRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 9);
+  messageDesc(file_tablelog_v1_service, 10);
 
 /**
  * @generated from message tablelog.v1.ListGamesResponse
@@ -394,7 +452,7 @@ export type ListGamesResponse = Message<"tablelog.v1.ListGamesResponse"> & {
  * Use `create(ListGamesResponseSchema)` to create a new message.
  */
 export const ListGamesResponseSchema: GenMessage<ListGamesResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 10);
+  messageDesc(file_tablelog_v1_service, 11);
 
 /**
  * @generated from message tablelog.v1.RecordMoveRequest
@@ -459,7 +517,7 @@ export type RecordMoveRequest = Message<"tablelog.v1.RecordMoveRequest"> & {
  * Use `create(RecordMoveRequestSchema)` to create a new message.
  */
 export const RecordMoveRequestSchema: GenMessage<RecordMoveRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 11);
+  messageDesc(file_tablelog_v1_service, 12);
 
 /**
  * @generated from message tablelog.v1.RecordMoveResponse
@@ -483,6 +541,11 @@ export type RecordMoveResponse = Message<"tablelog.v1.RecordMoveResponse"> & {
    * @generated from field: tablelog.v1.StateSnapshot state = 3;
    */
   state?: StateSnapshot | undefined;
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 4;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -490,7 +553,7 @@ export type RecordMoveResponse = Message<"tablelog.v1.RecordMoveResponse"> & {
  * Use `create(RecordMoveResponseSchema)` to create a new message.
  */
 export const RecordMoveResponseSchema: GenMessage<RecordMoveResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 12);
+  messageDesc(file_tablelog_v1_service, 13);
 
 /**
  * @generated from message tablelog.v1.UndoMoveRequest
@@ -522,7 +585,7 @@ export type UndoMoveRequest = Message<"tablelog.v1.UndoMoveRequest"> & {
  * Use `create(UndoMoveRequestSchema)` to create a new message.
  */
 export const UndoMoveRequestSchema: GenMessage<UndoMoveRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 13);
+  messageDesc(file_tablelog_v1_service, 14);
 
 /**
  * @generated from message tablelog.v1.UndoMoveResponse
@@ -537,6 +600,11 @@ export type UndoMoveResponse = Message<"tablelog.v1.UndoMoveResponse"> & {
    * @generated from field: repeated tablelog.v1.Event events = 2;
    */
   events: Event[];
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 3;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -544,7 +612,7 @@ export type UndoMoveResponse = Message<"tablelog.v1.UndoMoveResponse"> & {
  * Use `create(UndoMoveResponseSchema)` to create a new message.
  */
 export const UndoMoveResponseSchema: GenMessage<UndoMoveResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 14);
+  messageDesc(file_tablelog_v1_service, 15);
 
 /**
  * @generated from message tablelog.v1.RedoMoveRequest
@@ -571,7 +639,7 @@ export type RedoMoveRequest = Message<"tablelog.v1.RedoMoveRequest"> & {
  * Use `create(RedoMoveRequestSchema)` to create a new message.
  */
 export const RedoMoveRequestSchema: GenMessage<RedoMoveRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 15);
+  messageDesc(file_tablelog_v1_service, 16);
 
 /**
  * @generated from message tablelog.v1.RedoMoveResponse
@@ -586,6 +654,11 @@ export type RedoMoveResponse = Message<"tablelog.v1.RedoMoveResponse"> & {
    * @generated from field: repeated tablelog.v1.Event events = 2;
    */
   events: Event[];
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 3;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -593,7 +666,7 @@ export type RedoMoveResponse = Message<"tablelog.v1.RedoMoveResponse"> & {
  * Use `create(RedoMoveResponseSchema)` to create a new message.
  */
 export const RedoMoveResponseSchema: GenMessage<RedoMoveResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 16);
+  messageDesc(file_tablelog_v1_service, 17);
 
 /**
  * @generated from message tablelog.v1.AbandonGameRequest
@@ -625,7 +698,7 @@ export type AbandonGameRequest = Message<"tablelog.v1.AbandonGameRequest"> & {
  * Use `create(AbandonGameRequestSchema)` to create a new message.
  */
 export const AbandonGameRequestSchema: GenMessage<AbandonGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 17);
+  messageDesc(file_tablelog_v1_service, 18);
 
 /**
  * @generated from message tablelog.v1.AbandonGameResponse
@@ -635,6 +708,11 @@ export type AbandonGameResponse = Message<"tablelog.v1.AbandonGameResponse"> & {
    * @generated from field: tablelog.v1.GameSummary game = 1;
    */
   game?: GameSummary | undefined;
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 2;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -642,7 +720,7 @@ export type AbandonGameResponse = Message<"tablelog.v1.AbandonGameResponse"> & {
  * Use `create(AbandonGameResponseSchema)` to create a new message.
  */
 export const AbandonGameResponseSchema: GenMessage<AbandonGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 18);
+  messageDesc(file_tablelog_v1_service, 19);
 
 /**
  * @generated from message tablelog.v1.GetStateRequest
@@ -671,7 +749,7 @@ export type GetStateRequest = Message<"tablelog.v1.GetStateRequest"> & {
  * Use `create(GetStateRequestSchema)` to create a new message.
  */
 export const GetStateRequestSchema: GenMessage<GetStateRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 19);
+  messageDesc(file_tablelog_v1_service, 20);
 
 /**
  * @generated from message tablelog.v1.GetStateResponse
@@ -688,7 +766,7 @@ export type GetStateResponse = Message<"tablelog.v1.GetStateResponse"> & {
  * Use `create(GetStateResponseSchema)` to create a new message.
  */
 export const GetStateResponseSchema: GenMessage<GetStateResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 20);
+  messageDesc(file_tablelog_v1_service, 21);
 
 /**
  * @generated from message tablelog.v1.ListLegalMovesRequest
@@ -722,7 +800,7 @@ export type ListLegalMovesRequest = Message<"tablelog.v1.ListLegalMovesRequest">
  * Use `create(ListLegalMovesRequestSchema)` to create a new message.
  */
 export const ListLegalMovesRequestSchema: GenMessage<ListLegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 21);
+  messageDesc(file_tablelog_v1_service, 22);
 
 /**
  * A legal move, typed and as canonical notation.
@@ -746,7 +824,7 @@ export type LegalMove = Message<"tablelog.v1.LegalMove"> & {
  * Use `create(LegalMoveSchema)` to create a new message.
  */
 export const LegalMoveSchema: GenMessage<LegalMove> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 22);
+  messageDesc(file_tablelog_v1_service, 23);
 
 /**
  * @generated from message tablelog.v1.ListLegalMovesResponse
@@ -778,7 +856,7 @@ export type ListLegalMovesResponse = Message<"tablelog.v1.ListLegalMovesResponse
  * Use `create(ListLegalMovesResponseSchema)` to create a new message.
  */
 export const ListLegalMovesResponseSchema: GenMessage<ListLegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 23);
+  messageDesc(file_tablelog_v1_service, 24);
 
 /**
  * @generated from message tablelog.v1.ReplayGameRequest
@@ -812,7 +890,7 @@ export type ReplayGameRequest = Message<"tablelog.v1.ReplayGameRequest"> & {
  * Use `create(ReplayGameRequestSchema)` to create a new message.
  */
 export const ReplayGameRequestSchema: GenMessage<ReplayGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 24);
+  messageDesc(file_tablelog_v1_service, 25);
 
 /**
  * @generated from message tablelog.v1.ReplayGameResponse
@@ -834,7 +912,7 @@ export type ReplayGameResponse = Message<"tablelog.v1.ReplayGameResponse"> & {
  * Use `create(ReplayGameResponseSchema)` to create a new message.
  */
 export const ReplayGameResponseSchema: GenMessage<ReplayGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 25);
+  messageDesc(file_tablelog_v1_service, 26);
 
 /**
  * @generated from message tablelog.v1.WatchGameRequest
@@ -870,7 +948,7 @@ export type WatchGameRequest = Message<"tablelog.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 26);
+  messageDesc(file_tablelog_v1_service, 27);
 
 /**
  * @generated from message tablelog.v1.Heartbeat
@@ -892,7 +970,7 @@ export type Heartbeat = Message<"tablelog.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 27);
+  messageDesc(file_tablelog_v1_service, 28);
 
 /**
  * @generated from message tablelog.v1.WatchGameResponse
@@ -921,7 +999,7 @@ export type WatchGameResponse = Message<"tablelog.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 28);
+  messageDesc(file_tablelog_v1_service, 29);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationRequest
@@ -958,7 +1036,7 @@ export type AddAnnotationRequest = Message<"tablelog.v1.AddAnnotationRequest"> &
  * Use `create(AddAnnotationRequestSchema)` to create a new message.
  */
 export const AddAnnotationRequestSchema: GenMessage<AddAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 29);
+  messageDesc(file_tablelog_v1_service, 30);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationResponse
@@ -968,6 +1046,11 @@ export type AddAnnotationResponse = Message<"tablelog.v1.AddAnnotationResponse">
    * @generated from field: tablelog.v1.Annotation annotation = 1;
    */
   annotation?: Annotation | undefined;
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 2;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -975,7 +1058,7 @@ export type AddAnnotationResponse = Message<"tablelog.v1.AddAnnotationResponse">
  * Use `create(AddAnnotationResponseSchema)` to create a new message.
  */
 export const AddAnnotationResponseSchema: GenMessage<AddAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 30);
+  messageDesc(file_tablelog_v1_service, 31);
 
 /**
  * An annotation as listed.
@@ -1019,7 +1102,7 @@ export type Annotation = Message<"tablelog.v1.Annotation"> & {
  * Use `create(AnnotationSchema)` to create a new message.
  */
 export const AnnotationSchema: GenMessage<Annotation> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 31);
+  messageDesc(file_tablelog_v1_service, 32);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationRequest
@@ -1046,12 +1129,16 @@ export type RemoveAnnotationRequest = Message<"tablelog.v1.RemoveAnnotationReque
  * Use `create(RemoveAnnotationRequestSchema)` to create a new message.
  */
 export const RemoveAnnotationRequestSchema: GenMessage<RemoveAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 32);
+  messageDesc(file_tablelog_v1_service, 33);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationResponse
  */
 export type RemoveAnnotationResponse = Message<"tablelog.v1.RemoveAnnotationResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 1;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -1059,7 +1146,7 @@ export type RemoveAnnotationResponse = Message<"tablelog.v1.RemoveAnnotationResp
  * Use `create(RemoveAnnotationResponseSchema)` to create a new message.
  */
 export const RemoveAnnotationResponseSchema: GenMessage<RemoveAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 33);
+  messageDesc(file_tablelog_v1_service, 34);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsRequest
@@ -1086,7 +1173,7 @@ export type ListAnnotationsRequest = Message<"tablelog.v1.ListAnnotationsRequest
  * Use `create(ListAnnotationsRequestSchema)` to create a new message.
  */
 export const ListAnnotationsRequestSchema: GenMessage<ListAnnotationsRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 34);
+  messageDesc(file_tablelog_v1_service, 35);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsResponse
@@ -1108,7 +1195,7 @@ export type ListAnnotationsResponse = Message<"tablelog.v1.ListAnnotationsRespon
  * Use `create(ListAnnotationsResponseSchema)` to create a new message.
  */
 export const ListAnnotationsResponseSchema: GenMessage<ListAnnotationsResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 35);
+  messageDesc(file_tablelog_v1_service, 36);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogRequest
@@ -1135,7 +1222,7 @@ export type GetAuditLogRequest = Message<"tablelog.v1.GetAuditLogRequest"> & {
  * Use `create(GetAuditLogRequestSchema)` to create a new message.
  */
 export const GetAuditLogRequestSchema: GenMessage<GetAuditLogRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 36);
+  messageDesc(file_tablelog_v1_service, 37);
 
 /**
  * One event as the audit log shows it.
@@ -1168,7 +1255,7 @@ export type AuditEntry = Message<"tablelog.v1.AuditEntry"> & {
  * Use `create(AuditEntrySchema)` to create a new message.
  */
 export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 37);
+  messageDesc(file_tablelog_v1_service, 38);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogResponse
@@ -1190,7 +1277,7 @@ export type GetAuditLogResponse = Message<"tablelog.v1.GetAuditLogResponse"> & {
  * Use `create(GetAuditLogResponseSchema)` to create a new message.
  */
 export const GetAuditLogResponseSchema: GenMessage<GetAuditLogResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 38);
+  messageDesc(file_tablelog_v1_service, 39);
 
 /**
  * @generated from message tablelog.v1.VerifyGameRequest
@@ -1200,6 +1287,14 @@ export type VerifyGameRequest = Message<"tablelog.v1.VerifyGameRequest"> & {
    * @generated from field: string game_id = 1;
    */
   gameId: string;
+
+  /**
+   * Receipts of this game kept by clients (at most 100): the stored history must still have
+   * each one's event, with its hash, at its sequence.
+   *
+   * @generated from field: repeated tablelog.v1.Receipt receipts = 2;
+   */
+  receipts: Receipt[];
 };
 
 /**
@@ -1207,7 +1302,7 @@ export type VerifyGameRequest = Message<"tablelog.v1.VerifyGameRequest"> & {
  * Use `create(VerifyGameRequestSchema)` to create a new message.
  */
 export const VerifyGameRequestSchema: GenMessage<VerifyGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 39);
+  messageDesc(file_tablelog_v1_service, 40);
 
 /**
  * @generated from message tablelog.v1.VerifyGameResponse
@@ -1247,6 +1342,41 @@ export type VerifyGameResponse = Message<"tablelog.v1.VerifyGameResponse"> & {
    * @generated from field: uint32 dealt_moves_checked = 6;
    */
   dealtMovesChecked: number;
+
+  /**
+   * Whether every event's hash is keyed with a chain key this server trusts. False for a
+   * game recorded (or begun) before chains were keyed: its first `unkeyed_events` events
+   * carry plain SHA-256 hashes, which anyone who can write to the store could recompute.
+   *
+   * @generated from field: bool keyed = 7;
+   */
+  keyed: boolean;
+
+  /**
+   * @generated from field: uint64 unkeyed_events = 8;
+   */
+  unkeyedEvents: bigint;
+
+  /**
+   * The chain keys the events are keyed with.
+   *
+   * @generated from field: repeated string key_ids = 9;
+   */
+  keyIds: string[];
+
+  /**
+   * How many of the given receipts were checked and held.
+   *
+   * @generated from field: uint32 receipts_checked = 10;
+   */
+  receiptsChecked: number;
+
+  /**
+   * The game was imported from an export whose chain could not be verified.
+   *
+   * @generated from field: bool imported_unverified = 11;
+   */
+  importedUnverified: boolean;
 };
 
 /**
@@ -1254,7 +1384,7 @@ export type VerifyGameResponse = Message<"tablelog.v1.VerifyGameResponse"> & {
  * Use `create(VerifyGameResponseSchema)` to create a new message.
  */
 export const VerifyGameResponseSchema: GenMessage<VerifyGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 40);
+  messageDesc(file_tablelog_v1_service, 41);
 
 /**
  * @generated from message tablelog.v1.ImportGameRequest
@@ -1269,6 +1399,22 @@ export type ImportGameRequest = Message<"tablelog.v1.ImportGameRequest"> & {
    * @generated from field: string request_id = 2;
    */
   requestId: string;
+
+  /**
+   * Import a history whose chain cannot be verified here (keyed with a key this server does
+   * not trust, or unkeyed): the imported events are marked unverified. Without it such an
+   * export is refused (FAILED_PRECONDITION, UNVERIFIED_HISTORY).
+   *
+   * @generated from field: bool accept_unverified = 3;
+   */
+  acceptUnverified: boolean;
+
+  /**
+   * Where the export comes from (a file name, a server), kept in each event's `imported`.
+   *
+   * @generated from field: string source = 4;
+   */
+  source: string;
 };
 
 /**
@@ -1276,7 +1422,7 @@ export type ImportGameRequest = Message<"tablelog.v1.ImportGameRequest"> & {
  * Use `create(ImportGameRequestSchema)` to create a new message.
  */
 export const ImportGameRequestSchema: GenMessage<ImportGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 41);
+  messageDesc(file_tablelog_v1_service, 42);
 
 /**
  * @generated from message tablelog.v1.ImportGameResponse
@@ -1286,6 +1432,11 @@ export type ImportGameResponse = Message<"tablelog.v1.ImportGameResponse"> & {
    * @generated from field: tablelog.v1.GameSummary game = 1;
    */
   game?: GameSummary | undefined;
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 2;
+   */
+  receipt?: Receipt | undefined;
 };
 
 /**
@@ -1293,7 +1444,7 @@ export type ImportGameResponse = Message<"tablelog.v1.ImportGameResponse"> & {
  * Use `create(ImportGameResponseSchema)` to create a new message.
  */
 export const ImportGameResponseSchema: GenMessage<ImportGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 42);
+  messageDesc(file_tablelog_v1_service, 43);
 
 /**
  * Whether a game is still being recorded.
