@@ -507,6 +507,12 @@ def _buy(
     reserved = me.reserved
     refill = (0, 0)
     comps = state.rules.components
+    if buy.reserved and (buy.level or buy.slot):
+        raise IllegalMove(
+            "BUY_TWO_PLACES",
+            "Name one place for the card you buy: a market slot (like 1.2) or one of your "
+            f"reserved cards (like h{buy.reserved}), not both.",
+        )
     if buy.level:
         card_id = _market_card(state, buy.level, buy.slot)
         if buy.card and buy.card != card_id:

@@ -179,6 +179,12 @@ CASES = [
     ),
     Case("NO_SUCH_RESERVE", start, msg("buy h2"), "no reserved card 2"),
     Case(
+        "BUY_TWO_PLACES",
+        lambda: rich(start(), 0),
+        raw(SplendorMove(buy=SplendorBuy(level=1, slot=1, reserved=1))),
+        "not both",
+    ),
+    Case(
         "BUY_UNNAMED_CARD",
         lambda: apply_text(blind_table(), "take w u g"),
         raw(SplendorMove(buy=SplendorBuy(reserved=1))),
