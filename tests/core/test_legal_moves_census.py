@@ -14,7 +14,7 @@ from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import MediciBid, MediciMove
 from tests.support.candidates import GENERATORS, Census
 from tests.support.candidates.fields import OUT_OF_RANGE
-from tests.support.play import assert_round_trip, random_game
+from tests.support.play import assert_round_trip, new_position, play, play_all, random_game
 
 GAMES = sorted(all_games())
 STATES_PER_GAME = 24
@@ -72,3 +72,14 @@ def test_the_census_finds_a_move_left_out_and_a_move_listed_wrongly(
     generous.take(game, state)
     assert len(generous.refused) == 1
     assert not generous.missing
+
+
+def test_a_typed_move_must_be_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Golden playthroughs and scenarios (tests/support/play.py) refuse a typed move that
+    the rules accept but `legal_moves` does not list."""
+    game = find_game("medici")
+    position = play_all(new_position("medici", 3), ["draw cloth3"])
+    play(position, "draw")
+    monkeypatch.setattr(game, "legal_moves", lambda state: [])
+    with pytest.raises(AssertionError, match="not among the 0 legal moves"):
+        play(position, "draw")

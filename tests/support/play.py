@@ -51,10 +51,21 @@ def new_position(
 
 
 def play(position: folding.Position, text: str) -> folding.Position:
-    """Record one move typed in notation (as a recorder would)."""
+    """Record one move typed in notation (as a recorder would). A move the rules accept must
+    also be one that `legal_moves` lists at that point (golden playthroughs and scenarios
+    hold the two to each other); a move the rules refuse raises as recording it would."""
     game = position.game
     move = game.parse(text, position.state)
-    return folding.record(position, position.table.wrap(move), game.format(move, position.state))
+    recorded = folding.record(
+        position, position.table.wrap(move), game.format(move, position.state)
+    )
+    listed = {m.SerializeToString(deterministic=True) for m in game.legal_moves(position.state)}
+    if move.SerializeToString(deterministic=True) not in listed:
+        raise AssertionError(
+            f"{text!r} was accepted but is not among the {len(listed)} legal moves listed "
+            f"at move {position.move_count + 1}"
+        )
+    return recorded
 
 
 def play_all(position: folding.Position, lines: Sequence[str]) -> folding.Position:
