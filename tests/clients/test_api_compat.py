@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "check_api_compat.sh"
-BUF = Path(sys.executable).parent / "buf"
+BUF = shutil.which("buf", path=str(Path(sys.executable).parent)) or shutil.which("buf") or "buf"
+"""buf from this interpreter's environment (pip installs it beside it), else from PATH."""
 
 
 def _git() -> str:
@@ -29,7 +30,7 @@ def _git() -> str:
 
 def _run(command: list[str], cwd: Path, ci: bool | None = None) -> subprocess.CompletedProcess[str]:
     """Run `command`; `ci` sets (True) or clears (False) CI, None leaves it as it is."""
-    env = {**os.environ, "BUF": str(BUF)}
+    env = {**os.environ, "BUF": BUF}
     if ci is not None:
         env.pop("CI", None)
         env |= {"CI": "true"} if ci else {}

@@ -115,9 +115,11 @@ def _toolchain(*names: str) -> dict[str, str]:
     return {name: path for name, path in found.items() if path is not None}
 
 
-def _run(command: Sequence[str], cwd: Path, timeout: float = 600) -> str:
+def _run(
+    command: Sequence[str], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
+) -> str:
     done = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
     output = f"$ {' '.join(command)}\n{done.stdout}\n{done.stderr}"
     assert done.returncode == 0, output
@@ -271,4 +273,6 @@ def test_go_client_passes_the_scenario(address: str, tmp_path: Path) -> None:
 def test_generated_client_code_is_fresh() -> None:
     _toolchain("node", "npm", "go")
     _typescript_built()
-    _run(["bash", "scripts/generate_clients.sh", "--check"], ROOT)
+    # protoc runs from this interpreter's grpcio-tools, wherever its environment lives.
+    env = {**os.environ, "PYTHON": sys.executable}
+    _run(["bash", "scripts/generate_clients.sh", "--check"], ROOT, env=env)
