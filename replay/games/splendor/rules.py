@@ -293,6 +293,13 @@ def apply(state: State, move: SplendorMove) -> State:
     if kind is None:
         raise IllegalMove("NO_ACTION", "A Splendor move must say what is done.")
     if state.who == CHANCE:
+        if move.HasField("returned") or move.noble:
+            # RULES.md §3.2, §7: returns and noble visits end a player's turn, not a reveal.
+            raise IllegalMove(
+                "REVEAL_WITH_TAIL",
+                "A reveal records only what the table turned up: tokens are returned and "
+                "nobles chosen on a player's turn.",
+            )
         if kind == "reveal_card":
             return _reveal_card(state, move.reveal_card)
         if kind == "reveal_noble":

@@ -293,6 +293,12 @@ CASES = [
     ),
     Case("NO_NOBLE_CHOICE", start, msg("noble w4u4"), "No noble choice is pending"),
     Case(
+        "REVEAL_WITH_TAIL",
+        lambda: apply_text(start(), "reserve 1.1"),
+        raw(SplendorMove(reveal_card=SplendorRevealCard(level=1, slot=1, card=5), noble=1)),
+        "on a player's turn",
+    ),
+    Case(
         "REVEAL_WRONG_LEVEL",
         lambda: apply_text(start(), "reserve 1.1"),
         raw(SplendorMove(reveal_card=SplendorRevealCard(level=1, slot=1, card=41))),
