@@ -44,7 +44,8 @@ def test_apply_accepts_exactly_the_listed_moves(name: str, mode: game_pb2.Mode.V
             assert_round_trip(game, state)
     print(
         f"{name} {game_pb2.Mode.Name(mode)}: {census.states} states, {census.candidates} "
-        f"candidates, {census.listed} listed, {census.aliases} aliases"
+        f"candidates, {census.listed} listed, {census.aliases} aliases, "
+        f"{census.shorthands} shorthands"
     )
     assert census.candidates > 5 * census.listed
     assert not census.refused, "\n".join(census.refused[:20])

@@ -1,9 +1,10 @@
 """Candidate Splendor moves: every action kind over the ids, levels, slots, gems and token
 counts the component files allow, plus payments varied around the listed ones.
 
-The optional tails of an action (`returned`, `noble`) are not varied: they are shorthand for
-the `discard` and `choose_noble` moves that follow (RULES.md §3.2, §7), and those are
-enumerated as decisions of their own."""
+The tails (`returned`, `noble`) are shorthand for the `discard` and `choose_noble` moves
+that follow an action (RULES.md §3.2, §7; a discard may carry the noble): every listed move
+is also tried with each small return and each noble as tails, and `decisions` splits a
+shorthand into the listed moves it stands for."""
 
 from __future__ import annotations
 
@@ -123,15 +124,62 @@ def candidates(
         yield make(pb.SplendorMove, "buy", {"level": level, "slot": slot, "card": card})
     for reserved, card in itertools.product(buy["reserved"], ranges["reveal_card"]["card"]):
         yield make(pb.SplendorMove, "buy", {"reserved": reserved, "card": card})
+    step = max(1, len(legal) // TAILED_MOVES)
+    for move in legal[::step]:
+        for returned in ranges["discard"]["tokens"]:
+            tailed = pb.SplendorMove()
+            tailed.CopyFrom(move)
+            tailed.returned.CopyFrom(returned)
+            yield tailed
+        for noble in ranges["choose_noble"]["noble"]:
+            tailed = pb.SplendorMove()
+            tailed.CopyFrom(move)
+            tailed.noble = noble
+            yield tailed
+
+
+ACTIONS = ("take_different", "take_same", "reserve", "buy", "pass")
+TAILED_MOVES = 30
+"""At most this many listed moves (spread over the list) are tried with tails per state."""
+
+
+def decisions(move: pb.SplendorMove) -> list[tuple[pb.SplendorMove, bool]] | None:
+    """The listed moves a move with tails stands for: the action (or discard) without its
+    tails, then the return, then the noble; None for a move without tails or one that may
+    not carry them. A named noble may have been the only one that qualifies, which visits
+    unasked (RULES.md §7): that step may be taken by the rules themselves."""
+    kind = move.WhichOneof("action")
+    returned = move.HasField("returned") and any(_counts(move.returned))
+    if not (returned or move.noble):
+        return None
+    if kind not in ACTIONS and not (kind == "discard" and not move.HasField("returned")):
+        return None
+    bare = pb.SplendorMove()
+    bare.CopyFrom(move)
+    bare.ClearField("returned")
+    bare.ClearField("noble")
+    steps = [(bare, False)]
+    if returned:
+        steps.append((pb.SplendorMove(discard=pb.SplendorDiscard(tokens=move.returned)), False))
+    if move.noble:
+        choice = pb.SplendorNobleChoice(noble=move.noble)
+        steps.append((pb.SplendorMove(choose_noble=choice), True))
+    return steps
 
 
 def spelling(game: Game[Any, Any], state: Any) -> Callable[[pb.SplendorMove], Hashable]:
     """The colours of a take, in any order; a buy names its place (a market level and slot,
-    or a reserved card), and may also spell out the card at that place and the payment."""
+    or a reserved card), and may also spell out the card at that place and the payment; an
+    empty return (`return nothing`) is no return."""
     return _meaning
 
 
 def _meaning(move: pb.SplendorMove) -> Hashable:
+    if move.HasField("returned") and not any(_counts(move.returned)):
+        bare = pb.SplendorMove()
+        bare.CopyFrom(move)
+        bare.ClearField("returned")
+        return _meaning(bare)
     if move.HasField("take_different"):
         return ("take_different", frozenset(move.take_different.gems))
     if move.HasField("buy"):
