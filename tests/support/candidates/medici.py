@@ -10,6 +10,9 @@ from replay.core import Game
 from tablelog.v1 import medici_pb2 as pb
 from tests.support.candidates.fields import Ranges, around, every_combination, exact, full_view
 
+CENSUS_STATES = 1_000
+"""Few candidates per state: the census visits every state of its games (far fewer)."""
+
 
 def ranges(game: Game[Any, Any], state: Any, legal: Sequence[pb.MediciMove]) -> Ranges:
     view = full_view(game, state, pb.MediciView)

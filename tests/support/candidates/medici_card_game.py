@@ -22,6 +22,10 @@ from tests.support.candidates.fields import (
 POSITIONS = [0, 1, 2, 3, 4, OUT_OF_RANGE]
 
 
+CENSUS_STATES = 1_000
+"""Few candidates per state: the census visits every state of its games (far fewer)."""
+
+
 def ranges(game: Game[Any, Any], state: Any, legal: Sequence[pb.MediciCardGameMove]) -> Ranges:
     view = full_view(game, state, pb.MediciCardGameView)
     # Any order and repeats of up to three positions, and one take of four.
