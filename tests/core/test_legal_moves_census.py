@@ -83,5 +83,5 @@ def test_a_typed_move_must_be_listed(monkeypatch: pytest.MonkeyPatch) -> None:
     position = play_all(new_position("medici", 3), ["draw cloth3"])
     play(position, "draw")
     monkeypatch.setattr(game, "legal_moves", lambda state: [])
-    with pytest.raises(AssertionError, match="not among the 0 legal moves"):
+    with pytest.raises(AssertionError, match="not among the legal moves listed"):
         play(position, "draw")

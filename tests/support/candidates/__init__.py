@@ -132,6 +132,23 @@ class Census:
         self.listed += len(listed)
 
 
+def is_listed(game: Game[Any, Any], state: Any, move: Message, after: Any) -> bool:
+    """Whether `move`, which led from `state` to `after`, is a listed move: listed as it
+    is, spelt differently with the same outcome, or a shorthand of listed decisions (the
+    census's judgement, for one move typed in a playthrough)."""
+    listed = game.legal_moves(state)
+    if key(move) in {key(m) for m in listed}:
+        return True
+    generator = GENERATORS[game.name]
+    spelling = generator.spelling(game, state)
+    meaning = spelling(move)
+    if any(spelling(m) == meaning and game.apply(state, m) == after for m in listed):
+        return True
+    decisions = getattr(generator, "decisions", None)
+    steps = decisions(move) if decisions is not None else None
+    return steps is not None and _Walk(game).follows(state, steps, after)
+
+
 def _text(game: Game[Any, Any], state: Any, move: Message) -> str:
     return f"{game.format(move, state)!r}: {move}".replace("\n", " ")
 
