@@ -230,6 +230,10 @@ def run(address: str, scenario: Json, log: Callable[[str], None] = print) -> tup
         steps.append(step)
         if step["id"] == part["until"]:
             break
+    if not steps or steps[-1]["id"] != part["until"]:  # a shorter run would show nothing
+        log(f"FAIL the scenario has no step {part['until']!r} to run up to")
+        log("reflection: 0 passed, 1 failed")
+        return 0, 1
     steps.append({"id": "reflection-verify", "op": "verify", "expect": part["verify"]})
     passed = failed = 0
     with grpc.insecure_channel(address) as channel:

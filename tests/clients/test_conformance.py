@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -114,26 +115,53 @@ def _toolchain(*names: str) -> dict[str, str]:
     return {name: path for name, path in found.items() if path is not None}
 
 
-def _run(command: Sequence[str], cwd: Path, timeout: float = 600) -> str:
+def _run(
+    command: Sequence[str], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
+) -> str:
     done = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
     output = f"$ {' '.join(command)}\n{done.stdout}\n{done.stderr}"
     assert done.returncode == 0, output
     return output
 
 
-def _assert_all_passed(output: str, closing: str = "conformance:") -> None:
+def _scenario_steps() -> int:
+    """The number of steps in clients/conformance/scenario.json: what every runner must run."""
+    steps = len(conformance.load_scenario()["steps"])
+    assert steps > 0
+    return steps
+
+
+def _reflection_steps() -> int:
+    """The steps the reflection check runs: up to `reflection.until`, then one verify."""
+    scenario = conformance.load_scenario()
+    ids = [step["id"] for step in scenario["steps"]]
+    return ids.index(scenario["reflection"]["until"]) + 2
+
+
+def _assert_all_passed(output: str, steps: int, closing: str = "conformance:") -> None:
+    """The runner's closing line says every step ran and passed (a run that stopped early
+    or read no steps does not pass on "0 failed")."""
     lines = [line for line in output.splitlines() if line.startswith(closing)]
     assert lines, output
-    assert lines[-1].endswith(" 0 failed"), output
+    assert lines[-1] == f"{closing} {steps} passed, 0 failed", output
 
 
 def test_python_client_passes_the_scenario(address: str) -> None:
     lines: list[str] = []
     passed, failed = conformance.run(address, conformance.load_scenario(), lines.append)
     assert failed == 0, "\n".join(lines)
-    assert passed == len(conformance.load_scenario()["steps"])
+    assert passed == _scenario_steps()
+    _assert_all_passed("\n".join(lines), _scenario_steps())
+
+
+def test_a_run_of_fewer_steps_than_the_scenario_fails(address: str) -> None:
+    """Every runner judges its run against the scenario's step count: a scenario whose steps
+    are missing fails instead of passing on "0 passed, 0 failed"."""
+    scenario = {**conformance.load_scenario(), "steps": []}
+    lines: list[str] = []
+    assert conformance.run(address, scenario, lines.append) == (0, 1), lines
 
 
 def test_reflection_check_needs_no_proto_files(address: str) -> None:
@@ -151,7 +179,7 @@ def test_reflection_check_needs_no_proto_files(address: str) -> None:
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    _assert_all_passed(output, "reflection:")
+    _assert_all_passed(output, _reflection_steps(), "reflection:")
 
 
 @contextlib.contextmanager
@@ -199,11 +227,27 @@ def test_typescript_client_unit_tests() -> None:
     assert "# fail 0" in output, output
 
 
-def test_typescript_client_passes_the_scenario(address: str) -> None:
+def _stepless_scenario(folder: Path) -> Path:
+    """The scenario with its steps gone: a runner must fail it, not pass on "0 failed"."""
+    path = folder / "stepless.json"
+    path.write_text(json.dumps({**conformance.load_scenario(), "steps": []}), encoding="utf-8")
+    return path
+
+
+def _assert_fails(command: Sequence[str], cwd: Path) -> None:
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode != 0, f"{done.stdout}\n{done.stderr}"
+
+
+def test_typescript_client_passes_the_scenario(address: str, tmp_path: Path) -> None:
     _typescript_built()
     node = _toolchain("node")["node"]
     output = _run([node, "dist/src/conformance.js", "--address", address], TYPESCRIPT, 180)
-    _assert_all_passed(output)
+    _assert_all_passed(output, _scenario_steps())
+    stepless = ["--scenario", str(_stepless_scenario(tmp_path))]
+    _assert_fails([node, "dist/src/conformance.js", "--address", address, *stepless], TYPESCRIPT)
 
 
 def test_go_client_builds_vets_and_passes_its_unit_tests() -> None:
@@ -221,10 +265,14 @@ def test_go_client_passes_the_scenario(address: str, tmp_path: Path) -> None:
     binary = tmp_path / "tablelog-conformance"
     _run([go, "build", "-o", str(binary), "./cmd/tablelog-conformance"], GO)
     output = _run([str(binary), "--address", address], GO, 180)
-    _assert_all_passed(output)
+    _assert_all_passed(output, _scenario_steps())
+    stepless = ["--scenario", str(_stepless_scenario(tmp_path))]
+    _assert_fails([str(binary), "--address", address, *stepless], GO)
 
 
 def test_generated_client_code_is_fresh() -> None:
     _toolchain("node", "npm", "go")
     _typescript_built()
-    _run(["bash", "scripts/generate_clients.sh", "--check"], ROOT)
+    # protoc runs from this interpreter's grpcio-tools, wherever its environment lives.
+    env = {**os.environ, "PYTHON": sys.executable}
+    _run(["bash", "scripts/generate_clients.sh", "--check"], ROOT, env=env)

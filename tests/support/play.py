@@ -16,6 +16,7 @@ from replay import fold as folding
 from replay.core import CHANCE, TABLE, TERMINAL, Game
 from replay.registry import find_game
 from tablelog.v1 import events_pb2, game_pb2
+from tests.support import candidates
 
 
 def created(
@@ -51,10 +52,21 @@ def new_position(
 
 
 def play(position: folding.Position, text: str) -> folding.Position:
-    """Record one move typed in notation (as a recorder would)."""
+    """Record one move typed in notation (as a recorder would). A move the rules accept must
+    also be one that `legal_moves` lists at that point, or another spelling or a shorthand
+    of listed moves (golden playthroughs and scenarios hold the two to each other); a move
+    the rules refuse raises as recording it would."""
     game = position.game
     move = game.parse(text, position.state)
-    return folding.record(position, position.table.wrap(move), game.format(move, position.state))
+    recorded = folding.record(
+        position, position.table.wrap(move), game.format(move, position.state)
+    )
+    if not candidates.is_listed(game, position.state, move, recorded.state):
+        raise AssertionError(
+            f"{text!r} was accepted but is not among the legal moves listed at move "
+            f"{position.move_count + 1}"
+        )
+    return recorded
 
 
 def play_all(position: folding.Position, lines: Sequence[str]) -> folding.Position:

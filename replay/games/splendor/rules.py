@@ -293,6 +293,13 @@ def apply(state: State, move: SplendorMove) -> State:
     if kind is None:
         raise IllegalMove("NO_ACTION", "A Splendor move must say what is done.")
     if state.who == CHANCE:
+        if move.HasField("returned") or move.noble:
+            # RULES.md §3.2, §7: returns and noble visits end a player's turn, not a reveal.
+            raise IllegalMove(
+                "REVEAL_WITH_TAIL",
+                "A reveal records only what the table turned up: tokens are returned and "
+                "nobles chosen on a player's turn.",
+            )
         if kind == "reveal_card":
             return _reveal_card(state, move.reveal_card)
         if kind == "reveal_noble":
@@ -507,6 +514,12 @@ def _buy(
     reserved = me.reserved
     refill = (0, 0)
     comps = state.rules.components
+    if buy.reserved and (buy.level or buy.slot):
+        raise IllegalMove(
+            "BUY_TWO_PLACES",
+            "Name one place for the card you buy: a market slot (like 1.2) or one of your "
+            f"reserved cards (like h{buy.reserved}), not both.",
+        )
     if buy.level:
         card_id = _market_card(state, buy.level, buy.slot)
         if buy.card and buy.card != card_id:

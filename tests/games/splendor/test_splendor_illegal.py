@@ -179,6 +179,12 @@ CASES = [
     ),
     Case("NO_SUCH_RESERVE", start, msg("buy h2"), "no reserved card 2"),
     Case(
+        "BUY_TWO_PLACES",
+        lambda: rich(start(), 0),
+        raw(SplendorMove(buy=SplendorBuy(level=1, slot=1, reserved=1))),
+        "not both",
+    ),
+    Case(
         "BUY_UNNAMED_CARD",
         lambda: apply_text(blind_table(), "take w u g"),
         raw(SplendorMove(buy=SplendorBuy(reserved=1))),
@@ -286,6 +292,12 @@ CASES = [
         "Name the noble",
     ),
     Case("NO_NOBLE_CHOICE", start, msg("noble w4u4"), "No noble choice is pending"),
+    Case(
+        "REVEAL_WITH_TAIL",
+        lambda: apply_text(start(), "reserve 1.1"),
+        raw(SplendorMove(reveal_card=SplendorRevealCard(level=1, slot=1, card=5), noble=1)),
+        "on a player's turn",
+    ),
     Case(
         "REVEAL_WRONG_LEVEL",
         lambda: apply_text(start(), "reserve 1.1"),

@@ -38,6 +38,14 @@ func run(address, path string) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", path, err)
 		return 2
 	}
+	// The steps counted from the raw file, apart from the typed decoding the runner uses.
+	var raw struct {
+		Steps []json.RawMessage `json:"steps"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil || len(raw.Steps) == 0 {
+		fmt.Fprintf(os.Stderr, "%s: the scenario has no steps\n", path)
+		return 2
+	}
 	clients := map[string]*tablelog.Client{}
 	for _, name := range []string{"a", "b"} {
 		client, err := tablelog.Dial(address,
@@ -52,6 +60,11 @@ func run(address, path string) int {
 	}
 	runner := conformance.NewRunner(clients, &scenario, func(line string) { fmt.Println(line) })
 	passed, failed := runner.Run(context.Background())
+	// A run that skipped steps has not shown conformance.
+	if failed == 0 && passed != len(raw.Steps) {
+		fmt.Printf("FAIL ran %d of the scenario's %d steps\n", passed, len(raw.Steps))
+		failed = 1
+	}
 	fmt.Printf("conformance: %d passed, %d failed\n", passed, failed)
 	if failed > 0 {
 		return 1
