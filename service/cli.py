@@ -61,6 +61,34 @@ def serve_command(subparsers: Any) -> None:
         default="everysec",
         help="the embedded Redis's appendfsync (default everysec: see docs/service.md)",
     )
+    parser.add_argument(
+        "--redis-pool-size",
+        type=_positive,
+        default=_positive(os.environ.get("TABLELOG_REDIS_POOL_SIZE") or "64"),
+        help="Redis connections for requests, per server process; a request finding them "
+        "all busy waits for one (default: $TABLELOG_REDIS_POOL_SIZE or 64). Each watched "
+        "game has one more, of its own",
+    )
+    parser.add_argument(
+        "--max-watched-games",
+        type=_positive,
+        default=_positive(os.environ.get("TABLELOG_MAX_WATCHED_GAMES") or "1000"),
+        help="games watched at once per server process (default: "
+        "$TABLELOG_MAX_WATCHED_GAMES or 1000); more are refused with RESOURCE_EXHAUSTED",
+    )
+    parser.add_argument(
+        "--max-watchers",
+        type=_positive,
+        default=_positive(os.environ.get("TABLELOG_MAX_WATCHERS") or "10000"),
+        help="WatchGame streams per server process (default: $TABLELOG_MAX_WATCHERS or 10000)",
+    )
+    parser.add_argument(
+        "--max-watchers-per-game",
+        type=_positive,
+        default=_positive(os.environ.get("TABLELOG_MAX_WATCHERS_PER_GAME") or "5000"),
+        help="WatchGame streams of one game per server process (default: "
+        "$TABLELOG_MAX_WATCHERS_PER_GAME or 5000)",
+    )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
         "--workers",
@@ -77,6 +105,16 @@ def serve_command(subparsers: Any) -> None:
         help="JSON log lines (default: when stderr is not a terminal)",
     )
     parser.set_defaults(run=run_serve)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 0 < value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 1000000, not {text!r}")
+    return value
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -163,16 +201,22 @@ async def _serve(
     from service.logs import get_logger
     from service.server import build_server, mark_serving
     from service.store import RedisEventStore
+    from service.watching import WatchLimits
 
     log = get_logger("tablelog.serve")
-    store = RedisEventStore.from_url(url)
+    store = RedisEventStore.from_url(url, pool_size=args.redis_pool_size)
     try:
         await store.ping()
     except MAPPED as exc:
         print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
         return 1
     try:
-        built = build_server(store, args.address, reuse_port=reuse_port)
+        limits = WatchLimits(
+            games=args.max_watched_games,
+            watchers=args.max_watchers,
+            watchers_per_game=args.max_watchers_per_game,
+        )
+        built = build_server(store, args.address, reuse_port=reuse_port, watch_limits=limits)
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)
         await store.close()
@@ -196,6 +240,7 @@ async def _serve(
         watchdog.cancel()
     log.info("stopping")
     await built.server.stop(grace=5)
+    await built.watching.close()
     await store.close()
     return 0
 
