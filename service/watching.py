@@ -27,12 +27,18 @@ from dataclasses import dataclass
 from replay import fold as folding
 from replay.core import HistoryError, Viewer
 from service.errors import Exhausted, InvalidRequest
-from service.recorder import check_game_id, replay_item, viewer_of
+from service.recorder import check_game_id, replay_item, shown_notation, viewer_of
 from service.store import EventStore, GameNotFound
 from tablelog.v1 import events_pb2, service_pb2
 
 TAIL_BLOCK_SECONDS = 5.0
 """How long one blocking read of a tail waits before it asks again (an idle game)."""
+FANOUT_BATCH = 64
+"""Watchers woken at a time: between batches the event loop serves other calls, so the
+RecordMove that appended an event is answered without waiting for every watcher of it."""
+RENDERS_KEPT = 32
+"""Updates of a tail that keep their rendered messages: a watcher further behind (it
+would soon be ended as too slow) or catching up renders its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,42 +62,77 @@ class WatchLimits:
                 raise ValueError(f"{name} must be at least 1")
 
 
+class MoveLists:
+    """The move list of a game's latest rendered position, per viewer kind, kept up to date
+    one move at a time: a snapshot lists every move in effect, and listing them afresh
+    (each checked for what the viewer may see) would make an update cost more the longer
+    the game. A move's visibility depends only on the move and the state before it."""
+
+    def __init__(self) -> None:
+        self._lists: dict[Viewer, tuple[folding.Link[folding.Applied] | None, list[str]]] = {}
+
+    def of(self, position: folding.Position, viewer: Viewer) -> list[str]:
+        applied = position.applied
+        known = self._lists.get(viewer)
+        if known is not None and known[0] is applied:
+            return known[1]
+        if known is not None and applied is not None and applied.tail is known[0]:
+            shown = [*known[1], shown_notation(position.table, applied.head, viewer)]
+        elif known is not None and known[0] is not None and known[0].tail is applied:
+            shown = known[1][:-1]  # an undo
+        else:
+            shown = [shown_notation(position.table, a, viewer) for a in position.moves()]
+        self._lists[viewer] = (applied, shown)
+        return shown
+
+
 class Update:
     """One event of a game with the positions before and after it, as every watcher of the
     game receives it; each viewer kind's message is serialized once, on first use."""
 
-    __slots__ = ("_rendered", "after", "before", "event")
+    __slots__ = ("_rendered", "after", "before", "event", "lists")
 
     def __init__(
-        self, event: events_pb2.Event, before: folding.Position, after: folding.Position
+        self,
+        event: events_pb2.Event,
+        before: folding.Position,
+        after: folding.Position,
+        lists: MoveLists,
     ) -> None:
         self.event = event
         self.before = before
         self.after = after
+        self.lists = lists
         self._rendered: dict[Viewer, bytes] = {}
 
     def rendered(self, viewer: Viewer) -> bytes:
         """The WatchGameResponse for `viewer`, serialized (hidden moves redacted)."""
         data = self._rendered.get(viewer)
         if data is None:
-            item = replay_item(self.event, self.before, self.after, viewer)
+            moves = self.lists.of(self.after, viewer)
+            item = replay_item(self.event, self.before, self.after, viewer, moves)
             data = self._rendered[viewer] = service_pb2.WatchGameResponse(
                 update=item
             ).SerializeToString()
         return data
 
+    def forget_renders(self) -> None:
+        self._rendered.clear()
 
-def fold_updates(events: Sequence[events_pb2.Event]) -> tuple[folding.Position, list[Update]]:
+
+def fold_updates(
+    events: Sequence[events_pb2.Event], lists: MoveLists
+) -> tuple[folding.Position, list[Update]]:
     """The position after `events` (a whole game, from its creation) and an update per
     event, as a replay shows them."""
     first = events[0] if events else None
     if first is None or first.WhichOneof("body") != "game_created" or first.sequence != 1:
         raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
     position = folding.start(first.game_created)
-    updates = [Update(first, position, position)]
+    updates = [Update(first, position, position, lists)]
     for event in events[1:]:
         before, position = position, folding.advance(position, event)
-        updates.append(Update(event, before, position))
+        updates.append(Update(event, before, position, lists))
     return position, updates
 
 
@@ -196,6 +237,7 @@ class Tail:
         self.watchers: set[Watcher] = set()
         self.position: folding.Position | None = None
         self.recent: deque[Update] = deque(maxlen=hub.limits.recent)
+        self.lists = MoveLists()
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         # A tail whose watchers all left before it started has nobody to tell.
         self.ready.add_done_callback(lambda f: f.cancelled() or f.exception())
@@ -208,7 +250,7 @@ class Tail:
                 events = await reader.read(self.game_id)
                 if not events:
                     raise GameNotFound(self.game_id)
-                self.position, updates = fold_updates(events)
+                self.position, updates = fold_updates(events, self.lists)
                 self.recent.extend(updates)
             except Exception as exc:
                 self.ready.set_exception(exc)
@@ -217,7 +259,7 @@ class Tail:
             while True:
                 newer = await reader.wait(self.game_id, self.position.sequence, TAIL_BLOCK_SECONDS)
                 for event in newer:
-                    self._deliver(event)
+                    await self._deliver(event)
         except Exception as exc:  # the store failed or the stream is damaged: tell everyone
             for watcher in self.watchers:
                 watcher.end(exc)
@@ -227,15 +269,22 @@ class Tail:
                 with contextlib.suppress(Exception):
                     await reader.close()
 
-    def _deliver(self, event: events_pb2.Event) -> None:
+    async def _deliver(self, event: events_pb2.Event) -> None:
         assert self.position is not None
         before = self.position
         self.position = folding.advance(before, event)
-        update = Update(event, before, self.position)
+        update = Update(event, before, self.position, self.lists)
         self.recent.append(update)
-        dropped = [watcher for watcher in self.watchers if not watcher.offer(update)]
-        for watcher in dropped:
-            self.leave(watcher)
+        if len(self.recent) > RENDERS_KEPT:
+            self.recent[-RENDERS_KEPT - 1].forget_renders()
+        watchers = list(self.watchers)
+        for start in range(0, len(watchers), FANOUT_BATCH):
+            if start:
+                await asyncio.sleep(0)
+            for watcher in watchers[start : start + FANOUT_BATCH]:
+                # (One that left meanwhile is no longer offered anything.)
+                if watcher in self.watchers and not watcher.offer(update):
+                    self.leave(watcher)
 
     def leave(self, watcher: Watcher) -> None:
         if watcher not in self.watchers:
@@ -355,7 +404,7 @@ class WatchHub:
         """Every update up to `sequence`, folded from the stored events: only for a watcher
         that starts further back than its tail remembers."""
         events = await self.store.read(game_id, 0, sequence)
-        return fold_updates(events)[1]
+        return fold_updates(events, MoveLists())[1]
 
     async def close(self) -> None:
         """Stop every tail (the server is stopping)."""

@@ -144,8 +144,9 @@ def test_a_crowd_of_watchers_leaves_record_move_its_connections(
 
 
 def test_updates_are_the_replay_of_the_same_revisions(client: Client) -> None:
-    """What a watcher is sent (rendered once, shared) is what ReplayGame gives, for the
-    backlog and for live updates, whatever revision it starts from."""
+    """What a watcher is sent (rendered once, shared, its move list kept up to date move
+    by move) is what ReplayGame gives, for the backlog and for live moves, undos and
+    redos."""
     game = client.create_game("splendor", ["Ann", "Bob"])
     line = splendor_line(seed=5)
     record = client.record
@@ -153,7 +154,7 @@ def test_updates_are_the_replay_of_the_same_revisions(client: Client) -> None:
     for notation in line[:6]:
         version = record(game.game_id, notation, expected_version=version).game.version
     client.annotate(game.game_id, "a note at the head")
-    last = version + 2
+    last = version + 6
     watched: list[service_pb2.WatchGameResponse] = []
     stream = client.watch(game.game_id, from_revision=3, heartbeat_seconds=1, timeout=30)
 
@@ -168,6 +169,11 @@ def test_updates_are_the_replay_of_the_same_revisions(client: Client) -> None:
     reader.start()
     for notation in line[6:8]:
         version = record(game.game_id, notation, expected_version=version).game.version
+    version = client.undo(game.game_id, expected_version=version).game.version
+    version = client.undo(game.game_id, expected_version=version).game.version
+    version = client.redo(game.game_id, expected_version=version).game.version
+    version = record(game.game_id, line[7], expected_version=version).game.version
+    assert version == last
     reader.join(30)
     replayed = list(client.replay(game.game_id, 3))
     assert [w.update for w in watched] == replayed
