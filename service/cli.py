@@ -64,7 +64,7 @@ def serve_command(subparsers: Any) -> None:
     parser.add_argument(
         "--redis-pool-size",
         type=_positive,
-        default=_positive(os.environ.get("TABLELOG_REDIS_POOL_SIZE") or "64"),
+        default=os.environ.get("TABLELOG_REDIS_POOL_SIZE") or "64",
         help="Redis connections for requests, per server process; a request finding them "
         "all busy waits for one (default: $TABLELOG_REDIS_POOL_SIZE or 64). Each watched "
         "game has one more, of its own",
@@ -72,20 +72,20 @@ def serve_command(subparsers: Any) -> None:
     parser.add_argument(
         "--max-watched-games",
         type=_positive,
-        default=_positive(os.environ.get("TABLELOG_MAX_WATCHED_GAMES") or "1000"),
+        default=os.environ.get("TABLELOG_MAX_WATCHED_GAMES") or "1000",
         help="games watched at once per server process (default: "
         "$TABLELOG_MAX_WATCHED_GAMES or 1000); more are refused with RESOURCE_EXHAUSTED",
     )
     parser.add_argument(
         "--max-watchers",
         type=_positive,
-        default=_positive(os.environ.get("TABLELOG_MAX_WATCHERS") or "10000"),
+        default=os.environ.get("TABLELOG_MAX_WATCHERS") or "10000",
         help="WatchGame streams per server process (default: $TABLELOG_MAX_WATCHERS or 10000)",
     )
     parser.add_argument(
         "--max-watchers-per-game",
         type=_positive,
-        default=_positive(os.environ.get("TABLELOG_MAX_WATCHERS_PER_GAME") or "5000"),
+        default=os.environ.get("TABLELOG_MAX_WATCHERS_PER_GAME") or "5000",
         help="WatchGame streams of one game per server process (default: "
         "$TABLELOG_MAX_WATCHERS_PER_GAME or 5000)",
     )
@@ -108,6 +108,8 @@ def serve_command(subparsers: Any) -> None:
 
 
 def _positive(text: str) -> int:
+    """A count from the command line or the environment (argparse applies it to string
+    defaults too, so a bad environment value is reported like a bad option)."""
     try:
         value = int(text)
     except ValueError:

@@ -6,9 +6,11 @@ resume from, and watchers resume from their last revision after a restart."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,7 +23,8 @@ from service.server import BackgroundServer, channel
 from service.watching import WatchLimits
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import splendor_line
+from tests.service.helpers import refused, splendor_line
+from tests.service.support import ServeProcess, tablelog_command
 
 pytestmark = pytest.mark.slow
 
@@ -356,3 +359,27 @@ def test_the_python_client_resumes_a_watch_across_a_server_restart(
             second.stop()
     assert [e.move_recorded.notation for e in updates] == line
     assert [e.sequence for e in updates] == list(range(2, 2 + len(line)))
+
+
+def test_serve_takes_its_pool_size_and_watch_limits_from_the_command_line(
+    tmp_path: Path,
+) -> None:
+    serving = ServeProcess(tmp_path, "--redis-pool-size", "2", "--max-watchers", "1").start()
+    try:
+        with Client(serving.address, user="tester") as client:
+            game = client.create_game("splendor", ["Ann", "Bob"])
+            first = client.watch(game.game_id, heartbeat_seconds=1, timeout=30)
+            assert next(first).WhichOneof("item") == "heartbeat"
+            error = refused(lambda: next(client.watch(game.game_id, timeout=30)))
+            assert error.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert (error.reason, error.metadata["limit"]) == ("TOO_MANY_WATCHERS", "1")
+    finally:
+        assert serving.stop() == 0
+    rejected = subprocess.run(
+        [*tablelog_command(), "serve", "--redis-pool-size", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert rejected.returncode == 2
+    assert "--redis-pool-size" in rejected.stderr
