@@ -362,6 +362,7 @@ def main() -> int:
         (f"{args.games} games, 20 moves", args.games, short, args.spread_moves),
     ]
     pairs = []
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch, EmbeddedRedis(Path(scratch) / "redis") as redis:
         for name, games, length, moves in shapes:
             # The same recording without watchers, just before: the floor of the pair.
@@ -373,7 +374,9 @@ def main() -> int:
             pairs.append(pair)
     print(
         f"one move every {args.interval:g} s, round-robin over the games; {args.watchers} "
-        "watchers; CPU: the server process's over the timed window"
+        "watchers; CPU: the server process's over the timed window; load average "
+        f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after (delays and RecordMove "
+        "times need the machine to themselves: CPU per update much less so)"
     )
     print(
         f"{'scenario':>22} {'delivered':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
