@@ -20,6 +20,7 @@ from grpc import aio
 
 from service.embedded import EmbeddedRedis, free_port
 from service.server import BackgroundServer, channel
+from service.store import RedisEventStore
 from service.watching import WatchLimits
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
@@ -383,3 +384,26 @@ def test_serve_takes_its_pool_size_and_watch_limits_from_the_command_line(
     )
     assert rejected.returncode == 2
     assert "--redis-pool-size" in rejected.stderr
+
+
+def test_the_request_pool_is_bounded_and_callers_wait_for_a_connection(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """More concurrent calls than connections: all are answered, over at most the pool's
+    connections (a full pool makes callers wait, it neither fails them nor grows)."""
+
+    async def crowd() -> tuple[list[Any], int]:
+        store = RedisEventStore.from_url(embedded_redis.url, pool_size=3)
+        try:
+            # Each call holds its connection for a while (a blocking pop that times out).
+            answers = await asyncio.gather(
+                *(store.redis.blpop(["tl:nothing"], 0.05) for _ in range(12))
+            )
+            pool = store.redis.connection_pool
+            return answers, len(pool._in_use_connections) + len(pool._available_connections)
+        finally:
+            await store.close()
+
+    answers, connections = asyncio.run(crowd())
+    assert answers == [None] * 12
+    assert connections == 3
