@@ -45,6 +45,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,9 @@ async def run_watchers(target: str, game_ids: list[str], count: int, out: str) -
         with contextlib.suppress(TimeoutError):  # what is missing shows in the results
             await asyncio.wait_for(everything.wait(), 60)
     cpu = time.process_time() - cpu_before
+    # The timed window ends here: closing a thousand streams is not watching.
+    print("done", flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
     for task in tasks:
         task.cancel()
     Path(out).write_text(json.dumps({"games": games, "received": received, "cpu_s": cpu}))
@@ -207,6 +211,11 @@ def record(
     return response.game.version, [event.sequence for event in response.events]
 
 
+def forward(lines: Iterable[str], into: queue.Queue[str]) -> None:
+    for line in lines:
+        into.put(line)
+
+
 def redis_clients(redis_url: str) -> int:
     import redis
 
@@ -237,8 +246,7 @@ def run_scenario(
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                 )  # fmt: skip
                 assert watchers.stdout is not None
-                reader = watchers.stdout
-                threading.Thread(target=lambda: ready.put(reader.readline()), daemon=True).start()
+                threading.Thread(target=forward, args=(watchers.stdout, ready), daemon=True).start()
                 # Warm-up: a move on each game until every watcher has had one.
                 while ready.empty():
                     for game_id in versions:
@@ -274,10 +282,14 @@ def run_scenario(
                 assert watchers.stdin is not None
                 watchers.stdin.write(json.dumps(finals) + "\n")
                 watchers.stdin.flush()
+                assert "done" in ready.get(timeout=120)
+                cpu = cpu_seconds(process.pid) - cpu_before
+                watchers.stdin.write("exit\n")
+                watchers.stdin.flush()
                 watchers.wait(120)
             else:
                 time.sleep(0.2)
-            cpu = cpu_seconds(process.pid) - cpu_before
+                cpu = cpu_seconds(process.pid) - cpu_before
     finally:
         if watchers is not None and watchers.poll() is None:
             watchers.kill()

@@ -31,8 +31,10 @@ from service.recorder import check_game_id, replay_item, shown_notation, viewer_
 from service.store import EventStore, GameNotFound
 from tablelog.v1 import events_pb2, service_pb2
 
-TAIL_BLOCK_SECONDS = 5.0
-"""How long one blocking read of a tail waits before it asks again (an idle game)."""
+TAIL_BLOCK_SECONDS = 30.0
+"""How long one blocking read of a tail waits before it asks again (an idle game): each
+round costs about 150 us, and the store's watchdog ends a read silent for this long plus
+its limit (a dead connection is found within 35 s)."""
 FANOUT_BATCH = 64
 """Watchers woken at a time: between batches the event loop serves other calls, so the
 RecordMove that appended an event is answered without waiting for every watcher of it."""
