@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,10 +83,71 @@ async def run_service(redis_url: str, port: int) -> None:
     await built.server.wait_for_termination()
 
 
-def start_service(redis_url: str) -> tuple[subprocess.Popen[str], str]:
+async def run_floor(port: int, update_bytes: int) -> None:
+    """The floor: a bare `grpc.aio` server answering at the service's method paths, with
+    the service's server options. CreateGame names a game; RecordMove hands a prepared
+    update of `update_bytes` (the service's average in the same shape; its next sequence
+    written in) to each of the game's watchers through a queue, as a tail does; WatchGame
+    streams them. No Redis, no rules, no rendering: what gRPC itself costs to deliver."""
+    import grpc
+    from grpc import aio
+
+    from service.server import server_options
+
+    watchers: dict[str, list[asyncio.Queue[bytes]]] = {}
+    sequences: dict[str, int] = {}
+    filler = "x" * max(0, update_bytes - 40)
+
+    async def create(request: bytes, context: Any) -> bytes:
+        game_id = f"floor{len(sequences)}"
+        sequences[game_id] = 1
+        game = service_pb2.GameSummary(game_id=game_id, version=1)
+        return service_pb2.CreateGameResponse(game=game).SerializeToString()
+
+    async def record_move(request: bytes, context: Any) -> bytes:
+        game_id = service_pb2.RecordMoveRequest.FromString(request).game_id
+        sequence = sequences[game_id] = sequences[game_id] + 1
+        event = events_pb2.Event(sequence=sequence, revision=sequence)
+        update = service_pb2.WatchGameResponse(
+            update=service_pb2.ReplayGameResponse(
+                event=event, state=service_pb2.StateSnapshot(text=filler)
+            )
+        ).SerializeToString()
+        for waiting in watchers.get(game_id, ()):
+            waiting.put_nowait(update)
+        game = service_pb2.GameSummary(game_id=game_id, version=sequence)
+        return service_pb2.RecordMoveResponse(game=game, events=[event]).SerializeToString()
+
+    async def watch(request: bytes, context: Any) -> AsyncIterator[bytes]:
+        game_id = service_pb2.WatchGameRequest.FromString(request).game_id
+        waiting: asyncio.Queue[bytes] = asyncio.Queue()
+        watchers.setdefault(game_id, []).append(waiting)
+        while True:
+            yield await waiting.get()
+
+    server = aio.server(options=server_options())
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
+        "CreateGame": grpc.unary_unary_rpc_method_handler(create),
+        "RecordMove": grpc.unary_unary_rpc_method_handler(record_move),
+        "WatchGame": grpc.unary_stream_rpc_method_handler(watch),
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("tablelog.v1.TablelogService", handlers),)
+    )
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    print("ready", flush=True)
+    await server.wait_for_termination()
+
+
+def start_service(
+    redis_url: str, floor_bytes: int | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """The service (or, with `floor_bytes`, the floor) in a process of its own."""
     port = free_port()
+    role = ["service"] if floor_bytes is None else ["floor", "--update-bytes", str(floor_bytes)]
     process = subprocess.Popen(
-        [sys.executable, __file__, "service", "--redis-url", redis_url, "--port", str(port)],
+        [sys.executable, __file__, *role, "--redis-url", redis_url, "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -110,6 +171,7 @@ async def run_watchers(target: str, game_ids: list[str], count: int, out: str) -
     received: list[list[tuple[int, float]]] = [[] for _ in range(count)]
     games = [game_ids[index % len(game_ids)] for index in range(count)]
     finals: dict[str, int] = {}
+    sizes: list[int] = []
     warm = asyncio.Event()
     everything = asyncio.Event()
     waiting_warm = count
@@ -131,6 +193,7 @@ async def run_watchers(target: str, game_ids: list[str], count: int, out: str) -
                 continue
             sequence = item.update.event.sequence
             mine.append((sequence, arrived))
+            sizes.append(len(data))
             if len(mine) == 1:
                 waiting_warm -= 1
                 if not waiting_warm:
@@ -160,7 +223,16 @@ async def run_watchers(target: str, game_ids: list[str], count: int, out: str) -
     await asyncio.to_thread(sys.stdin.readline)
     for task in tasks:
         task.cancel()
-    Path(out).write_text(json.dumps({"games": games, "received": received, "cpu_s": cpu}))
+    Path(out).write_text(
+        json.dumps(
+            {
+                "games": games,
+                "received": received,
+                "cpu_s": cpu,
+                "update_bytes": sum(sizes) // max(1, len(sizes)),
+            }
+        )
+    )
     for channel in channels:
         await channel.close()
 
@@ -224,11 +296,17 @@ def redis_clients(redis_url: str) -> int:
 
 
 def run_scenario(
-    redis: EmbeddedRedis, lines: list[list[str]], scenario: Scenario, interval: float, scratch: Path
+    redis: EmbeddedRedis,
+    lines: list[list[str]],
+    scenario: Scenario,
+    interval: float,
+    scratch: Path,
+    floor_bytes: int | None = None,
 ) -> dict[str, Any]:
+    """One run of `scenario` on the service (on the floor with `floor_bytes`)."""
     import grpc
 
-    process, target = start_service(redis.url)
+    process, target = start_service(redis.url, floor_bytes)
     watchers: subprocess.Popen[str] | None = None
     try:
         with grpc.insecure_channel(target) as channel:
@@ -331,6 +409,7 @@ def run_scenario(
         disordered=disordered,
         cpu_us=1e6 * cpu / max(1, len(delays)),
         watchers_cpu_us=1e6 * result["cpu_s"] / max(1, len(delays)),
+        update_bytes=result["update_bytes"],
     )
     return row
 
@@ -341,7 +420,7 @@ def run_scenario(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument(
-        "role", nargs="?", default="bench", choices=("bench", "service", "watchers")
+        "role", nargs="?", default="bench", choices=("bench", "service", "floor", "watchers")
     )
     parser.add_argument("--redis-url")
     parser.add_argument("--port", type=int)
@@ -349,6 +428,7 @@ def main() -> int:
     parser.add_argument("--count", type=int)
     parser.add_argument("--out")
     parser.add_argument("--game-ids")
+    parser.add_argument("--update-bytes", type=int)
     parser.add_argument("--watchers", type=int, default=200, help="watchers per scenario")
     parser.add_argument("--games", type=int, default=10, help="games of the spread scenario")
     parser.add_argument("--moves", type=int, default=20, help="timed moves on one game")
@@ -359,6 +439,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.role == "service":
         asyncio.run(run_service(args.redis_url, args.port))
+        return 0
+    if args.role == "floor":
+        asyncio.run(run_floor(args.port, args.update_bytes))
         return 0
     if args.role == "watchers":
         asyncio.run(run_watchers(args.target, args.game_ids.split(","), args.count, args.out))
@@ -383,7 +466,11 @@ def main() -> int:
                 print(f"{name}, {watchers} watchers ...", file=sys.stderr)
                 scenario = Scenario(name, watchers, games, length, moves)
                 pair.append(run_scenario(redis, lines, scenario, args.interval, Path(scratch)))
-            pairs.append(pair)
+            print(f"{name}, {args.watchers} watchers, the floor ...", file=sys.stderr)
+            scenario = Scenario(name, args.watchers, games, length, moves)
+            size = pair[1]["update_bytes"]
+            floor = run_scenario(redis, lines, scenario, args.interval, Path(scratch), size)
+            pairs.append([*pair, floor])
     print(
         f"one move every {args.interval:g} s, round-robin over the games; {args.watchers} "
         "watchers; CPU: the server process's over the timed window; load average "
@@ -391,25 +478,33 @@ def main() -> int:
         "times need the machine to themselves: CPU per update much less so)"
     )
     print(
-        f"{'scenario':>22} {'delivered':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
-        f"{'RecordMove p50':>14} {'vs none':>7} {'CPU us/update':>13} {'watching us':>11} "
-        f"{'watchers us':>11} {'Redis conns':>11} {'missed':>6} {'dup':>4}"
+        f"{'scenario':>20} {'delivered':>9} {'bytes':>6} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'max ms':>7} {'RecordMove p50':>17} {'ratio':>5} {'CPU us/update':>13} "
+        f"{'watching':>8} {'floor':>6} {'vs floor':>8} {'floor p99':>9} {'watchers':>8} "
+        f"{'Redis':>9} {'missed':>6} {'dup':>4}"
     )
-    for alone, row in pairs:
+    for alone, row, floor in pairs:
         ratio = row["record_p50_ms"] / alone["record_p50_ms"]
         watching = 1e6 * (row["cpu_s"] - alone["cpu_s"]) / row["delivered"]
+        # (A run too short for /proc's 10 ms CPU ticks may show no floor CPU at all.)
+        versus = f"{row['cpu_us'] / floor['cpu_us']:.2f}" if floor["cpu_us"] else "-"
         print(
-            f"{row['name']:>22} {row['delivered']:>9} {row['p50_ms']:>7.1f} "
-            f"{row['p99_ms']:>7.1f} {row['max_ms']:>7.1f} {row['record_p50_ms']:>6.2f} ms of "
-            f"{alone['record_p50_ms']:.2f} {ratio:>7.2f} {row['cpu_us']:>13.1f} "
-            f"{watching:>11.1f} {row['watchers_cpu_us']:>11.1f} "
-            f"{row['connections']:>4} of {alone['connections']:<4} {row['missed']:>6} "
-            f"{row['duplicated'] + row['disordered']:>4}"
+            f"{row['name']:>20} {row['delivered']:>9} {row['update_bytes']:>6} "
+            f"{row['p50_ms']:>7.1f} {row['p99_ms']:>7.1f} {row['max_ms']:>7.1f} "
+            f"{row['record_p50_ms']:>5.2f} of {alone['record_p50_ms']:>5.2f} ms {ratio:>5.2f} "
+            f"{row['cpu_us']:>13.1f} {watching:>8.1f} {floor['cpu_us']:>6.1f} "
+            f"{versus:>8} {floor['p99_ms']:>9.1f} "
+            f"{row['watchers_cpu_us']:>8.1f} {row['connections']:>4} of {alone['connections']:<2} "
+            f"{row['missed'] + floor['missed']:>6} "
+            f"{row['duplicated'] + row['disordered'] + floor['duplicated']:>4}"
         )
     print(
-        "CPU us/update: the server's CPU over the window per delivered update; watching us: "
-        "the same less the run without watchers; watchers us: the watcher process's CPU per "
-        "update; Redis conns: with watchers of without"
+        "bytes: an update's average size; ratio: RecordMove p50 with the watchers over the "
+        "same run without; CPU us/update: the server's CPU over the window per delivered "
+        "update; watching: the same less the run without watchers; floor: a bare grpc.aio "
+        "server delivering updates of the same size to the same watchers (no Redis, no "
+        "rules); watchers: the watcher process's CPU per update; Redis: connections with "
+        "watchers of without"
     )
     print(
         f"targets: p99 <= {TARGETS['p99_ms']:g} ms, RecordMove p50 within {TARGETS['ratio']:g}x "
