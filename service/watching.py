@@ -35,6 +35,8 @@ TAIL_BLOCK_SECONDS = 30.0
 """How long one blocking read of a tail waits before it asks again (an idle game): each
 round costs about 150 us, and the store's watchdog ends a read silent for this long plus
 its limit (a dead connection is found within 35 s)."""
+ANSWER_FIRST_SECONDS = 0.002
+"""How long a tail waits, once new events have arrived, before it wakes any watcher."""
 FANOUT_BATCH = 64
 """Watchers woken at a time: between batches the event loop serves other calls, so the
 RecordMove that appended an event is answered without waiting for every watcher of it."""
@@ -260,6 +262,10 @@ class Tail:
             self.ready.set_result(None)
             while True:
                 newer = await reader.wait(self.game_id, self.position.sequence, TAIL_BLOCK_SECONDS)
+                if newer:
+                    # The call that appended these (when on this process) got its reply from
+                    # Redis at the same moment: let it answer before the watchers are woken.
+                    await asyncio.sleep(ANSWER_FIRST_SECONDS)
                 for event in newer:
                     await self._deliver(event)
         except Exception as exc:  # the store failed or the stream is damaged: tell everyone
