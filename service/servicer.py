@@ -257,8 +257,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         viewer = request.viewer if request.HasField("viewer") else None
         async with self.watching.watch(request.game_id, request.from_revision, viewer) as watcher:
             note(revision=watcher.revision)
-            backlog, watcher.backlog = watcher.backlog, []
-            for earlier in backlog:
+            for earlier in watcher.backlog():
                 yield watcher.rendered(earlier)
             while True:
                 remaining = context.time_remaining()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from replay import fold as folding
@@ -151,9 +151,12 @@ class Watcher:
         self._queue: deque[Update] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self.ended: Exception | None = None
-        self.backlog: list[Update] = []
+        self._backlog: deque[Update] = deque()
         self.sequence = 0
-        """The last event's sequence this watcher was given (backlog or live)."""
+        """The last sequence of the head it started at or of a live update it was given:
+        queued updates up to it are skipped, so each event comes exactly once."""
+        self.given = 0
+        """The last event's sequence it was given (backlog or live)."""
         self.revision = 0
         """The revision it has seen up to (what heartbeats report)."""
 
@@ -162,7 +165,8 @@ class Watcher:
         if self.ended is not None:
             return False
         if len(self._queue) >= self._limit:
-            oldest = self._queue[0]
+            # What it has not been given starts with its backlog's rest, if any.
+            oldest = self._backlog[0] if self._backlog else self._queue[0]
             self.end(
                 Exhausted(
                     "WATCHER_TOO_SLOW",
@@ -170,7 +174,7 @@ class Watcher:
                     f"again from revision {oldest.event.revision} to resume.",
                     metadata={
                         "resume_from_revision": str(oldest.event.revision),
-                        "last_sequence": str(self.sequence),
+                        "last_sequence": str(self.given),
                     },
                 )
             )
@@ -186,6 +190,7 @@ class Watcher:
         if self.ended is None:
             self.ended = error
             self._queue.clear()
+            self._backlog.clear()
             waiter = self._waiter
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
@@ -211,20 +216,31 @@ class Watcher:
                     return None
             update = self._queue.popleft()
             if update.event.sequence > self.sequence:
-                self.sequence = update.event.sequence
+                self.sequence = self.given = update.event.sequence
                 self.revision = update.event.revision
                 return update
+
+    def backlog(self) -> Iterator[Update]:
+        """The updates from `from_revision` up to the head it started at, in order."""
+        while self._backlog:
+            if self.ended is not None:
+                raise self.ended
+            update = self._backlog.popleft()
+            self.given = update.event.sequence
+            yield update
 
     def rendered(self, update: Update) -> bytes:
         return update.rendered(self.viewer)
 
     def _start(self, head: folding.Position) -> None:
         self.viewer = viewer_of(self._viewer_kind, len(head.table.players))
-        self.sequence = head.sequence
+        self.sequence = self.given = head.sequence
         self.revision = head.revision
 
     def _take_backlog(self, updates: Sequence[Update], from_revision: int) -> None:
-        self.backlog = [u for u in updates if u.event.revision >= from_revision]
+        self._backlog.extend(u for u in updates if u.event.revision >= from_revision)
+        if self._backlog:
+            self.given = self._backlog[0].event.sequence - 1
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
@@ -382,7 +398,7 @@ class WatchHub:
     async def watch(
         self, game_id: str, from_revision: int, viewer: service_pb2.Viewer | None
     ) -> AsyncIterator[Watcher]:
-        """A watcher of `game_id` for the duration of the block: its `backlog` (the events
+        """A watcher of `game_id` for the duration of the block: its `backlog()` (the events
         from `from_revision` up to the head it started at; none for 0), then `next()`."""
         check_game_id(game_id)
         watcher = self._join(game_id, lambda tail: Watcher(tail, viewer, self.limits.queue))
