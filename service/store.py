@@ -350,12 +350,19 @@ class WaitingConnectionPool(aioredis.ConnectionPool):
                 self._waiting.append(released)
                 try:
                     await released
-                finally:
-                    if not released.done():  # cancelled (the watchdog, the caller)
-                        self._waiting.remove(released)
+                except asyncio.CancelledError:  # the watchdog or the caller gave up
+                    if released.cancelled():
+                        if released in self._waiting:  # (a release may have dropped it)
+                            self._waiting.remove(released)
+                    else:  # woken and cancelled at once: the turn goes to the next one
+                        self._wake_one()
+                    raise
 
     async def release(self, connection: AbstractConnection) -> None:
         await super().release(connection)
+        self._wake_one()
+
+    def _wake_one(self) -> None:
         while self._waiting:
             released = self._waiting.popleft()
             if not released.done():

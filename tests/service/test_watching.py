@@ -409,3 +409,30 @@ def test_the_request_pool_is_bounded_and_callers_wait_for_a_connection(
     answers, connections = asyncio.run(crowd())
     assert answers == [None] * 12
     assert connections == 3
+
+
+def test_a_caller_that_gives_up_waiting_for_a_connection_leaves_the_pool_sound(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    async def scenario() -> list[Any]:
+        store = RedisEventStore.from_url(embedded_redis.url, pool_size=1)
+
+        async def hold() -> object:
+            return await store.redis.blpop(["tl:nothing"], 0.2)
+
+        async def ping() -> bool:
+            return bool(await store.redis.ping())
+
+        try:
+            holder = asyncio.create_task(hold())
+            await asyncio.sleep(0.05)  # the one connection is taken
+            waiters = [asyncio.create_task(ping()) for _ in range(3)]
+            await asyncio.sleep(0.05)
+            waiters[0].cancel()  # gives up while waiting
+            await holder
+            answers = await asyncio.wait_for(asyncio.gather(*waiters[1:]), 10)
+            return [waiters[0].cancelled(), *answers, await store.redis.ping()]
+        finally:
+            await store.close()
+
+    assert asyncio.run(scenario()) == [True, True, True, True]
