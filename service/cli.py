@@ -71,6 +71,34 @@ def serve_command(subparsers: Any) -> None:
         "others only verify (default: $TABLELOG_CHAIN_KEY_FILE, else chain.key in the data "
         "directory, generated on first start); instances sharing a Redis share this file",
     )
+    parser.add_argument(
+        "--redis-pool-size",
+        type=_positive,
+        default=os.environ.get("TABLELOG_REDIS_POOL_SIZE") or "64",
+        help="Redis connections for requests, per server process; a request finding them "
+        "all busy waits for one (default: $TABLELOG_REDIS_POOL_SIZE or 64). Each watched "
+        "game has one more, of its own",
+    )
+    parser.add_argument(
+        "--max-watched-games",
+        type=_positive,
+        default=os.environ.get("TABLELOG_MAX_WATCHED_GAMES") or "1000",
+        help="games watched at once per server process (default: "
+        "$TABLELOG_MAX_WATCHED_GAMES or 1000); more are refused with RESOURCE_EXHAUSTED",
+    )
+    parser.add_argument(
+        "--max-watchers",
+        type=_positive,
+        default=os.environ.get("TABLELOG_MAX_WATCHERS") or "10000",
+        help="WatchGame streams per server process (default: $TABLELOG_MAX_WATCHERS or 10000)",
+    )
+    parser.add_argument(
+        "--max-watchers-per-game",
+        type=_positive,
+        default=os.environ.get("TABLELOG_MAX_WATCHERS_PER_GAME") or "5000",
+        help="WatchGame streams of one game per server process (default: "
+        "$TABLELOG_MAX_WATCHERS_PER_GAME or 5000)",
+    )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
         "--workers",
@@ -87,6 +115,18 @@ def serve_command(subparsers: Any) -> None:
         help="JSON log lines (default: when stderr is not a terminal)",
     )
     parser.set_defaults(run=run_serve)
+
+
+def _positive(text: str) -> int:
+    """A count from the command line or the environment (argparse applies it to string
+    defaults too, so a bad environment value is reported like a bad option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 0 < value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 1000000, not {text!r}")
+    return value
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -197,10 +237,13 @@ async def _serve(
     from service.logs import get_logger
     from service.server import build_server, mark_serving, stop_serving
     from service.store import RedisEventStore
+    from service.watching import WatchLimits
 
     log = get_logger("tablelog.serve")
     store = RedisEventStore.from_url(
-        url, chain=configured_chain(args.chain_key_file, args.data_dir)
+        url,
+        chain=configured_chain(args.chain_key_file, args.data_dir),
+        pool_size=args.redis_pool_size,
     )
     try:
         await store.ping()
@@ -208,7 +251,14 @@ async def _serve(
         print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
         return 1
     try:
-        built = build_server(store, args.address, reuse_port=reuse_port, redis_url=url)
+        limits = WatchLimits(
+            games=args.max_watched_games,
+            watchers=args.max_watchers,
+            watchers_per_game=args.max_watchers_per_game,
+        )
+        built = build_server(
+            store, args.address, reuse_port=reuse_port, redis_url=url, watch_limits=limits
+        )
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)
         await store.close()

@@ -88,6 +88,11 @@ class Unverifiable(ServiceError):
     """A check that needs something the game does not have yet (the dealt seed)."""
 
 
+class Exhausted(ServiceError):
+    """A limit of this instance reached (watchers, watched games) or a watcher that fell
+    too far behind; the metadata says how to come back (`resume_from_revision`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Refusal:
     code: grpc.StatusCode
@@ -129,6 +134,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (NotFound, None, C.NOT_FOUND, ""),
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),
+    (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),
     (ServiceError, None, C.INVALID_ARGUMENT, ""),
 )
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc import aio
@@ -21,7 +22,8 @@ from service.health import StoreProbe
 from service.interceptors import Registrar, add_servicer
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
-from service.store import EventStore, RedisEventStore
+from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
+from service.watching import WatchHub, WatchLimits
 from tablelog.v1 import service_pb2, service_pb2_grpc
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -29,6 +31,9 @@ HOT_METHODS = frozenset({"RecordMove"})
 """The call a recorder makes on every move: it keeps grpc's registered-method path (the
 others save a microsecond or two there and would cost every call one, see `Registrar`)."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
+PRESERIALIZED_METHODS = frozenset({"WatchGame"})
+"""Methods whose handlers yield messages already serialized (each watch update is
+serialized once for all its watchers): their serializer passes bytes through."""
 
 
 @dataclass
@@ -39,6 +44,7 @@ class Built:
     health: health.aio.HealthServicer
     probe: StoreProbe | None
     """Keeps `health` in step with Redis (started by `mark_serving`)."""
+    watching: WatchHub
 
 
 def build_server(
@@ -48,21 +54,26 @@ def build_server(
     log_rpcs: bool = True,
     reuse_port: bool = False,
     redis_url: str | None = None,
+    watch_limits: WatchLimits | None = None,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
     `reuse_port` lets several processes share the address (`tablelog serve --workers`);
     `redis_url`, the store's Redis, is probed for health (see `service.health`; without
-    it, health says SERVING for as long as the server runs)."""
+    it, health says SERVING for as long as the server runs);
+    `watch_limits` bounds the watchers and watched games (see `service.watching`)."""
     server = aio.server(options=server_options(reuse_port))
     recorder = Recorder(store)
-    servicer = TablelogServicer(recorder)
+    # Watch tails block on their own connections, never on the request path's pool.
+    open_reader = store.dedicated if isinstance(store, RedisEventStore) else None
+    watching = WatchHub(store, open_reader, watch_limits)
+    servicer = TablelogServicer(recorder, watching)
     # Only the per-move call is a grpc registered method (see `Registrar`); the other
     # methods, health and reflection are served by their generic handlers.
     add_servicer(
         service_pb2_grpc.add_TablelogServiceServicer_to_server,
         servicer,
-        Registrar(server, log=log_rpcs, registered=HOT_METHODS),
+        _PreserializingRegistrar(server, log=log_rpcs, registered=HOT_METHODS),
     )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
@@ -84,7 +95,55 @@ def build_server(
         if redis_url is not None and isinstance(store, RedisEventStore)
         else None
     )
-    return Built(server, port, recorder, health_servicer, probe)
+    return Built(server, port, recorder, health_servicer, probe, watching)
+
+
+def _pass_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes]:
+    def serializer(message: Any) -> bytes:
+        if isinstance(message, bytes):
+            return message
+        assert serialize is not None
+        return serialize(message)
+
+    return serializer
+
+
+def _preserialized(
+    method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
+) -> grpc.RpcMethodHandler[Any, Any] | None:
+    if handler is None or method.rsplit("/", 1)[-1] not in PRESERIALIZED_METHODS:
+        return handler
+    # grpc's handlers are named tuples.
+    replaced: grpc.RpcMethodHandler[Any, Any] = handler._replace(  # type: ignore[attr-defined]
+        response_serializer=_pass_bytes(handler.response_serializer)
+    )
+    return replaced
+
+
+class _PreserializedHandler(grpc.GenericRpcHandler):
+    def __init__(self, inner: grpc.GenericRpcHandler) -> None:
+        self._inner = inner
+
+    def service(
+        self, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        return _preserialized(
+            handler_call_details.method, self._inner.service(handler_call_details)
+        )
+
+
+class _PreserializingRegistrar(Registrar):
+    """A `Registrar` whose `PRESERIALIZED_METHODS` take bytes from their handlers."""
+
+    def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        super().add_generic_rpc_handlers([_PreserializedHandler(h) for h in handlers])
+
+    def add_registered_method_handlers(
+        self, service: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+    ) -> None:
+        super().add_registered_method_handlers(
+            service, {name: _preserialized(name, h) or h for name, h in handlers.items()}
+        )
 
 
 def server_options(reuse_port: bool = False) -> list[tuple[str, int]]:
@@ -129,6 +188,7 @@ async def stop_serving(built: Built, grace: float) -> None:
         await asyncio.to_thread(built.probe.stop)
     await built.health.enter_graceful_shutdown()
     await built.server.stop(grace=grace)
+    await built.watching.close()
 
 
 class BackgroundServer:
@@ -137,10 +197,20 @@ class BackgroundServer:
 
     `recorder` is only for assertions made from the server's own loop (`run`)."""
 
-    def __init__(self, redis_url: str, address: str = "127.0.0.1:0", *, chain: Chain) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        address: str = "127.0.0.1:0",
+        *,
+        chain: Chain,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        watch_limits: WatchLimits | None = None,
+    ) -> None:
         self.redis_url = redis_url
         self.chain = chain
         self.address = address
+        self.pool_size = pool_size
+        self.watch_limits = watch_limits
         self.port = 0
         self.built: Built | None = None
         self._loop = asyncio.new_event_loop()
@@ -166,8 +236,12 @@ class BackgroundServer:
 
     async def _serve(self) -> None:
         try:
-            store = RedisEventStore.from_url(self.redis_url, chain=self.chain)
-            self.built = build_server(store, self.address, redis_url=self.redis_url)
+            store = RedisEventStore.from_url(
+                self.redis_url, chain=self.chain, pool_size=self.pool_size
+            )
+            self.built = build_server(
+                store, self.address, redis_url=self.redis_url, watch_limits=self.watch_limits
+            )
             self.port = self.built.port
             await self.built.server.start()
             await mark_serving(self.built)

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 import grpc
 from grpc import aio
 
-from replay import fold as folding
 from replay.core import SPECTATOR
 from service import errors
 from service.appending import Outcome
@@ -21,7 +20,8 @@ from service.limits import check_game_id, page_bounds, page_token
 from service.logs import get_logger
 from service.recorder import Recorder
 from service.store import GameNotFound
-from service.views import replay_item, snapshot, summarize, viewer_of
+from service.views import snapshot, summarize, viewer_of
+from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 
 Request = TypeVar("Request")
@@ -115,8 +115,9 @@ def _outcome(outcome: Outcome) -> service_pb2.GameSummary:
 
 
 class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
-    def __init__(self, recorder: Recorder) -> None:
+    def __init__(self, recorder: Recorder, watching: WatchHub | None = None) -> None:
         self.recorder = recorder
+        self.watching = watching or WatchHub(recorder.store)
 
     @unary
     async def ListGameTypes(
@@ -250,57 +251,32 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             yield item
 
     @streaming
-    async def WatchGame(
+    async def WatchGame(  # type: ignore[override]  # yields the messages' bytes, see below
         self, request: service_pb2.WatchGameRequest, context: Context
-    ) -> AsyncIterator[service_pb2.WatchGameResponse]:
+    ) -> AsyncIterator[bytes]:
+        """Yields each message serialized: an update is rendered once per viewer kind and
+        the same bytes go to every watcher of that kind (see `service.watching`)."""
         heartbeat = float(request.heartbeat_seconds or DEFAULT_HEARTBEAT)
         heartbeat = min(heartbeat, MAX_HEARTBEAT)
-        events = await self.recorder.events(request.game_id)
-        head_revision = max(event.revision for event in events)
-        if request.from_revision > head_revision + 1:
-            raise errors.InvalidRequest(
-                "from_revision",
-                f"from_revision {request.from_revision} is beyond the game's head, revision "
-                f"{head_revision}: watch from at most {head_revision + 1} (what comes next).",
-            )
-        position = folding.start(events[0].game_created)
-        viewer = viewer_of(
-            request.viewer if request.HasField("viewer") else None, len(position.table.players)
-        )
-        for index, event in enumerate(events):
-            before = position
-            if index:
-                position = folding.advance(position, event)
-            if request.from_revision and event.revision >= request.from_revision:
-                yield self._update(event, before, position, viewer)
-        note(revision=position.revision)
-        while True:
-            remaining = context.time_remaining()
-            wait = heartbeat if remaining is None else max(0.001, min(heartbeat, remaining))
-            # Blocking XREAD on the game's stream: another instance's appends arrive too.
-            newer = await self.recorder.store.wait(request.game_id, position.sequence, wait)
-            if not newer:
+        viewer = request.viewer if request.HasField("viewer") else None
+        async with self.watching.watch(request.game_id, request.from_revision, viewer) as watcher:
+            note(revision=watcher.revision)
+            for earlier in watcher.backlog():
+                yield watcher.rendered(earlier)
+            while True:
+                remaining = context.time_remaining()
+                wait = heartbeat if remaining is None else max(0.001, min(heartbeat, remaining))
+                update = await watcher.next(wait)
+                if update is not None:
+                    yield watcher.rendered(update)
+                    continue
                 if remaining is not None and remaining <= wait:
                     await context.abort(
                         grpc.StatusCode.DEADLINE_EXCEEDED, "The watch reached its deadline."
                     )
                 yield service_pb2.WatchGameResponse(
-                    heartbeat=service_pb2.Heartbeat(head_revision=position.revision, time=_now())
-                )
-                continue
-            for event in newer:
-                before = position
-                position = folding.advance(position, event)
-                yield self._update(event, before, position, viewer)
-
-    @staticmethod
-    def _update(
-        event: events_pb2.Event,
-        before: folding.Position,
-        after: folding.Position,
-        viewer: Any,
-    ) -> service_pb2.WatchGameResponse:
-        return service_pb2.WatchGameResponse(update=replay_item(event, before, after, viewer))
+                    heartbeat=service_pb2.Heartbeat(head_revision=watcher.revision, time=_now())
+                ).SerializeToString()
 
     @unary
     async def AddAnnotation(

@@ -4,6 +4,7 @@ and a step of a replay or a watch (hidden information redacted for whoever may n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from replay import fold as folding
@@ -92,7 +93,19 @@ def _visible(table: folding.Table, move: game_pb2.Move, before: Any, viewer: Vie
     return viewer is None or table.game.visible_to(table.unwrap(move), before, viewer)
 
 
-def snapshot(position: folding.Position, viewer: Viewer) -> service_pb2.StateSnapshot:
+def shown_notation(table: folding.Table, applied: folding.Applied, viewer: Viewer) -> str:
+    """A move in effect as `viewer` sees it in a move list."""
+    return (
+        applied.notation if _visible(table, applied.move, applied.before, viewer) else HIDDEN_MOVE
+    )
+
+
+def snapshot(
+    position: folding.Position, viewer: Viewer, moves: Sequence[str] | None = None
+) -> service_pb2.StateSnapshot:
+    """The state at `position` as `viewer` sees it. `moves`, when given, is the move list
+    already computed (`shown_notation` of each move in effect: a watch tail keeps it up to
+    date one move at a time)."""
     game = position.game
     table = position.table
     view = game.view(position.state, viewer)
@@ -103,12 +116,11 @@ def snapshot(position: folding.Position, viewer: Viewer) -> service_pb2.StateSna
         text=game.render(view),
         to_move=to_move_message(position),
         result=result,
-        moves=[
-            applied.notation
-            if _visible(table, applied.move, applied.before, viewer)
-            else HIDDEN_MOVE
-            for applied in position.moves()
-        ],
+        moves=(
+            moves
+            if moves is not None
+            else [shown_notation(table, applied, viewer) for applied in position.moves()]
+        ),
     )
 
 
@@ -117,10 +129,11 @@ def replay_item(
     before: folding.Position,
     after: folding.Position,
     viewer: Viewer,
+    moves: Sequence[str] | None = None,
 ) -> service_pb2.ReplayGameResponse:
     """One step of a replay or a watch: the event as `viewer` may see it (a move that deals
     hidden information to another seat keeps its place, revision and hashes, not its
-    content) and the state after it."""
+    content) and the state after it (`moves`: its move list, if known)."""
     body = event.move_recorded if event.WhichOneof("body") == "move_recorded" else None
     if body is not None and not _visible(after.table, body.move, before.state, viewer):
         shown = events_pb2.Event()
@@ -129,4 +142,4 @@ def replay_item(
         shown.move_recorded.notation = HIDDEN_MOVE
         shown.move_recorded.hidden = True
         event = shown
-    return service_pb2.ReplayGameResponse(event=event, state=snapshot(after, viewer))
+    return service_pb2.ReplayGameResponse(event=event, state=snapshot(after, viewer, moves))

@@ -7,6 +7,7 @@
     append.lua      the compare-and-append script itself (runs inside Redis)
     watchdog.py     the time limit on Redis calls
     packing.py      command packing by hiredis on the asyncio connections
+    pool.py         the request path's bounded connection pool
 
 The chain format (how events are linked and sealed) is `service.chain`. The names below
 are what the rest of the service uses.
@@ -25,10 +26,12 @@ from service.store.errors import (
     StoreUnavailable,
     TamperedHistory,
 )
+from service.store.pool import DEFAULT_POOL_SIZE
 from service.store.redis_store import STORE_TIMEOUT, RedisEventStore
 from service.store.script import SeedOp
 
 __all__ = [
+    "DEFAULT_POOL_SIZE",
     "STORE_TIMEOUT",
     "AppendResult",
     "ChainMismatch",

@@ -40,6 +40,7 @@ from service.store.errors import (
     StoreUnavailable,
 )
 from service.store.packing import pack_with_hiredis
+from service.store.pool import DEFAULT_POOL_SIZE, WaitingConnectionPool
 from service.store.script import AppendCall, RequestEntry, ScriptReply, ScriptStatus, SeedOp
 from service.store.watchdog import Watchdog
 from tablelog.v1 import events_pb2
@@ -76,20 +77,46 @@ class RedisEventStore(EventStore):
 
     @classmethod
     def from_url(
-        cls, url: str, prefix: str = "tl", timeout: float = STORE_TIMEOUT, *, chain: Chain
+        cls,
+        url: str,
+        prefix: str = "tl",
+        timeout: float = STORE_TIMEOUT,
+        *,
+        chain: Chain,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> RedisEventStore:
         """A store on a new client, sealing with `chain`. The client has no socket timeout
         of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
-        limited by redis-py as usual."""
-        client = aioredis.Redis.from_url(
+        limited by redis-py as usual. At most `pool_size` connections: a call that finds
+        them all busy waits for one (up to `timeout`) rather than opening more."""
+        pool = WaitingConnectionPool.from_url(
             url,
+            max_connections=pool_size,
             decode_responses=False,
             health_check_interval=30,
             socket_timeout=None,
             socket_connect_timeout=timeout,
         )
-        pack_with_hiredis(client.connection_pool)
-        return cls(client, prefix, timeout, chain=chain)
+        pack_with_hiredis(pool)
+        return cls(aioredis.Redis.from_pool(pool), prefix, timeout, chain=chain)
+
+    def dedicated(self) -> RedisEventStore:
+        """A store on one connection of its own to the same Redis, outside the request
+        path's pool: for a reader that blocks (a watch tail), so that no number of them
+        can hold the connections a RecordMove needs. Close it when done."""
+        pool = self._redis.connection_pool
+        # The pool's own bookkeeping (maintenance-notification handlers) stays with it.
+        settings = {
+            key: value
+            for key, value in pool.connection_kwargs.items()
+            if not key.startswith(("maint_notifications", "orig_"))
+        }
+        own = aioredis.ConnectionPool(
+            connection_class=pool.connection_class, max_connections=1, **settings
+        )
+        return RedisEventStore(
+            aioredis.Redis.from_pool(own), self._prefix, self._timeout, chain=self.chain
+        )
 
     @property
     def redis(self) -> aioredis.Redis:

@@ -4,9 +4,12 @@ the history but not its content for everyone else."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from service.views import HIDDEN_MOVE
+from tablelog.v1 import service_pb2
 from tablelog_client import Client
 
 pytestmark = pytest.mark.slow
@@ -39,3 +42,56 @@ def test_a_blind_reserve_is_dealt_in_secret(client: Client) -> None:
     first = next(iter(client.replay(game.game_id, 2, 2, seat=1)))
     assert not first.event.move_recorded.hidden
     assert first.event.move_recorded.notation.startswith("reveal ")
+
+
+def test_watchers_of_each_seat_see_only_their_own_secret(client: Client) -> None:
+    """Watchers of one game share a tail and its renders, one per viewer kind: the seat
+    the blind reserve is dealt to (and the full view) sees the card, the other seat and
+    spectators see only that a card was dealt."""
+    game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+    kinds: dict[str, service_pb2.Viewer] = {
+        "seat 0": service_pb2.Viewer(seat=0),
+        "seat 1": service_pb2.Viewer(seat=1),
+        "spectator": service_pb2.Viewer(spectator=True),
+        "full": service_pb2.Viewer(full=True),
+    }
+    seen: dict[str, list[service_pb2.ReplayGameResponse]] = {name: [] for name in kinds}
+    streams = {
+        name: client.stub.WatchGame(
+            # From what comes next: a watcher that joins late still gets the deal.
+            service_pb2.WatchGameRequest(
+                game_id=game.game_id, from_revision=game.version + 1, viewer=viewer
+            ),
+            timeout=30,
+        )
+        for name, viewer in kinds.items()
+    }
+
+    def follow(name: str) -> None:
+        for item in streams[name]:
+            if item.WhichOneof("item") == "update":
+                seen[name].append(item.update)
+                if item.update.event.move_recorded.dealt:
+                    return
+
+    readers = [threading.Thread(target=follow, args=(name,)) for name in kinds]
+    for reader in readers:
+        reader.start()
+    response = client.record(game.game_id, "reserve 1.deck", expected_version=game.version)
+    secret = next(e for e in response.events if e.move_recorded.dealt).move_recorded.notation
+    for reader in readers:
+        reader.join(30)
+    for stream in streams.values():
+        stream.cancel()
+
+    def dealt(name: str) -> tuple[str, bool, bool, str]:
+        update = seen[name][-1]
+        shown = update.event.move_recorded
+        return shown.notation, shown.hidden, shown.HasField("move"), update.state.moves[-1]
+
+    assert dealt("seat 0") == (secret, False, True, secret)
+    assert dealt("full") == (secret, False, True, secret)
+    assert dealt("seat 1") == (HIDDEN_MOVE, True, False, HIDDEN_MOVE)
+    assert dealt("spectator") == (HIDDEN_MOVE, True, False, HIDDEN_MOVE)
+    assert secret not in seen["seat 1"][-1].SerializeToString().decode("utf-8", "replace")
+    assert secret not in seen["spectator"][-1].state.text

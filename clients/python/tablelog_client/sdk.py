@@ -85,6 +85,14 @@ class TablelogError(Exception):
         return int(value) if value else None
 
 
+RESUMABLE_REASONS = frozenset({"WATCHER_TOO_SLOW"})
+"""Refusals after which a watch is opened again at once (besides UNAVAILABLE)."""
+
+
+def _resumable(error: TablelogError) -> bool:
+    return error.code == grpc.StatusCode.UNAVAILABLE or error.reason in RESUMABLE_REASONS
+
+
 def resolve_address(address: str | None = None) -> str:
     return address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
 
@@ -373,17 +381,52 @@ class Client:
         heartbeat_seconds: int = 15,
         seat: int | None = None,
         timeout: float | None = None,
+        resume: bool = True,
+        resume_seconds: float = 60.0,
     ) -> Iterator[service_pb2.WatchGameResponse]:
-        request = service_pb2.WatchGameRequest(
-            game_id=game_id,
-            from_revision=from_revision,
-            heartbeat_seconds=heartbeat_seconds,
-            viewer=self.viewer(seat),
-        )
-        stream: Iterator[service_pb2.WatchGameResponse] = self._stream(
-            self.stub.WatchGame, request, timeout
-        )
-        return stream
+        """Updates (and heartbeats) of a game as they happen, from `from_revision` (0: from
+        now on), until `timeout` seconds have passed (None: for ever).
+
+        With `resume`, a stream the server ends in a way worth retrying (UNAVAILABLE: the
+        server restarting or its Redis away; WATCHER_TOO_SLOW: this reader fell behind) is
+        opened again from the last revision seen, retrying for up to `resume_seconds`
+        without news; events seen already (by sequence) are skipped, so each comes once.
+        A server that never answered is not retried (a wrong address fails at once)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        seen_sequence = 0
+        answered = False
+        since_news = time.monotonic()
+        attempt = 0
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            request = service_pb2.WatchGameRequest(
+                game_id=game_id,
+                from_revision=from_revision,
+                heartbeat_seconds=heartbeat_seconds,
+                viewer=self.viewer(seat),
+            )
+            try:
+                for item in self.stub.WatchGame(request, timeout=remaining, metadata=self.metadata):
+                    answered, since_news, attempt = True, time.monotonic(), 0
+                    if item.WhichOneof("item") == "update":
+                        event = item.update.event
+                        if event.sequence <= seen_sequence:
+                            continue
+                        # Annotations share their move's revision: watch again from it.
+                        seen_sequence, from_revision = event.sequence, event.revision
+                    elif not seen_sequence:
+                        from_revision = item.heartbeat.head_revision + 1
+                    yield item
+                return
+            except grpc.RpcError as exc:
+                error = TablelogError.from_rpc_error(exc)
+                if not (resume and answered and _resumable(error)):
+                    raise error from None
+                if error.code == grpc.StatusCode.UNAVAILABLE:
+                    if time.monotonic() - since_news > resume_seconds:
+                        raise error from None
+                    attempt += 1
+                    time.sleep(min(2.0, 0.1 * 2**attempt))
 
     def annotations(self, game_id: str) -> list[service_pb2.Annotation]:
         found: list[service_pb2.Annotation] = []
