@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, overload
 
 from replay.core import CHANCE, TERMINAL, IllegalMove, InvalidSetup
-from replay.games.castello_methoni.board import SEA, Board
+from replay.games.castello_methoni.components import SEA, Board
 from tablelog.v1 import castello_methoni_pb2 as pb
 
 # Phases.
@@ -1411,3 +1411,27 @@ def _redraw_items(state: State, playable: set[object]) -> list[tuple[object, ...
 
     extend(0, size, [])
     return items
+
+
+def apply(state: State, move: pb.CastelloMethoniMove) -> State:
+    """RULES.md §4-§6: the rule function of the move's action; an empty move is refused."""
+    kind = move.WhichOneof("action")
+    if kind == "build":
+        return build(state, move.build)
+    if kind == "trade":
+        return trade(state, move.trade)
+    if kind == "merge":
+        return merge(state, move.merge)
+    if kind == "stop_merging":
+        return stop_merging(state)
+    if kind == "end_turn":
+        return end_turn(state)
+    if kind == "redraw":
+        return redraw(state, move.redraw)
+    if kind == "first_player":
+        return choose_first(state, move.first_player)
+    if kind == "mission":
+        return record_mission(state, move.mission)
+    if kind == "draw":
+        return record_draw(state, move.draw)
+    raise IllegalMove("EMPTY_MOVE", "The move names no action.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from replay.core import NotationError
 from replay.games.medici import rules
-from replay.games.medici_common.world import (
+from replay.games.medici_common.notation import (
     GOOD_SYNONYMS,
     START_WORDS,
     compact,

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
-from replay.games.medici.tiles import TILES_COMPONENT, Tiles, load_tiles
-from replay.games.medici_common.world import (
-    GOODS,
+from replay.games.medici.components import TILES_COMPONENT, Tiles, load_tiles
+from replay.games.medici_common.components import GOODS
+from replay.games.medici_common.rules import (
     SHIP_REWARDS,
     Payout,
     check_start,

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
-from replay.games.medici_card_game.cards import DECK_COMPONENT, Deck, load_deck
-from replay.games.medici_common.world import (
-    GOODS,
+from replay.games.medici_card_game.components import DECK_COMPONENT, Deck, load_deck
+from replay.games.medici_common.components import GOODS
+from replay.games.medici_common.rules import (
     SHIP_REWARDS,
     Payout,
     check_start,

@@ -9,7 +9,7 @@ import pytest
 from replay import fold as folding
 from replay.core import DEALT, TABLE, GameOver, IllegalMove, InvalidSetup, NotYourTurn
 from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_card_game.cards import DECK_FILE, default_deck_file
+from replay.games.medici_card_game.components import DECK_FILE, default_deck_file
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,
