@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Final, Generic, TypeVar
 
-from replay.core import InvalidSetup
+from replay.core import InvalidSetup, clip
 
 MAX_COMPONENT_BYTES: Final = 1 << 20
 """The largest component file a game reads (the service refuses larger ones earlier)."""
@@ -35,11 +35,6 @@ CACHE_SIZE: Final = 32
 """Validated files kept per game (a service folds few distinct boards at a time)."""
 
 _CONTROL: Final = frozenset(chr(c) for c in range(32)) - {"\t", "\n", "\r"}
-
-
-def clip(text: str, limit: int = 40) -> str:
-    """`text` shortened for an error message: a refusal never echoes a long input back."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def component_text(content: bytes, what: str, code: str) -> str:
@@ -190,5 +185,5 @@ class ComponentCache(Generic[T]):
 
 
 def quoted(value: object, limit: int = 40) -> str:
-    """`repr(value)` clipped for an error message (see `clip`)."""
+    """`repr(value)` clipped for an error message (`replay.core.clip`)."""
     return clip(repr(value), limit)

@@ -87,6 +87,8 @@ class Board:
     walls_by_players: dict[int, int]
     missions_assumed: bool = False
     """True when the file has no `mission_cards`: the missions are the assumption of §9."""
+    longest_name: int = 0
+    """The longest name a move can give (a cell id or label, a card, a mission)."""
 
     @property
     def sea_card(self) -> int:
@@ -313,6 +315,9 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         deck=deck,
         walls_by_players=walls,
         missions_assumed=data.get("mission_cards") is None,
+        longest_name=max(
+            len(text) for text in (*lookup, *terrains, SEA, *(m.name for m in missions))
+        ),
     )
 
 

@@ -114,6 +114,7 @@ def parse(text: str, state: rules.State) -> MediciMove:
 
 
 def format_move(move: MediciMove, state: rules.State) -> str:
+    rules.check_bounds(state, move)
     action = move.WhichOneof("action")
     if action == "draw_more":
         return "draw"

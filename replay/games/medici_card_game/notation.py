@@ -148,6 +148,7 @@ def parse(text: str, state: rules.State) -> MediciCardGameMove:
 
 
 def format_move(move: MediciCardGameMove, state: rules.State) -> str:
+    rules.check_bounds(state, move)
     action = move.WhichOneof("action")
     if action == "flip":
         return "flip"

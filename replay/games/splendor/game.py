@@ -9,9 +9,9 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.core import DEALT, TABLE, InvalidSetup, OptionDoc, Viewer
+from replay.core import DEALT, TABLE, OptionDoc, Viewer
 from replay.games.splendor import components, notation, rules, scoring, views
-from replay.games.splendor.rules import GEMS_PER_COLOUR, Rules, State
+from replay.games.splendor.rules import State
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions, SplendorView
 
@@ -54,35 +54,7 @@ class Splendor:
         mode: int,
         components_files: Mapping[str, game_pb2.ComponentFile],
     ) -> State:
-        """RULES.md §2: the bank for the player count; the layout arrives as reveals."""
-        count = len(players)
-        if count not in GEMS_PER_COLOUR:
-            raise InvalidSetup("PLAYER_COUNT", f"Splendor is for 2 to 4 players, not {count}.")
-        if mode not in (TABLE, DEALT):
-            raise InvalidSetup("MODE", "Splendor is recorded in table or dealt mode.")
-        opts = options if isinstance(options, SplendorOptions) else SplendorOptions()
-        if opts.first_player >= count:
-            raise InvalidSetup(
-                "OPTIONS",
-                f"first_player is a seat from 0 to {count - 1}, not {opts.first_player}.",
-            )
-        comps = components.load(components_files)
-        if len(comps.nobles) < count + 1:
-            raise InvalidSetup(
-                "COMPONENTS",
-                f"{count} players need {count + 1} nobles; the file has {len(comps.nobles)}.",
-            )
-        return rules.setup_state(
-            Rules(
-                components=comps,
-                players=count,
-                mode=mode,
-                first_player=opts.first_player,
-                take_fewer_anytime=opts.allow_take_fewer_anytime,
-                gems_per_colour=GEMS_PER_COLOUR[count],
-                names=tuple(players),
-            )
-        )
+        return rules.setup(players, options, mode, components_files)
 
     def apply(self, state: State, move: SplendorMove) -> State:
         return rules.apply(state, move)

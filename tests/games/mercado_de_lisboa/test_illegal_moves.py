@@ -6,11 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from replay.core import GameOver, IllegalMove
+from replay.core import GameOver
 from replay.games.mercado_de_lisboa import GAME
 from replay.games.mercado_de_lisboa import rules as rl
 from replay.games.mercado_de_lisboa.components import PUB
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
+from tests.support.illegal import refused
 
 from .positions import COMPONENTS, build, good, kind, play
 
@@ -20,11 +21,7 @@ def solo(stage: int, **kw: object) -> rl.State:
 
 
 def refuse(state: rl.State, move: str | pb.MercadoDeLisboaMove, code: str) -> str:
-    parsed = GAME.parse(move, state) if isinstance(move, str) else move
-    with pytest.raises(IllegalMove) as error:
-        GAME.apply(state, parsed)
-    assert error.value.code == code, error.value.message
-    return error.value.message
+    return refused(GAME, state, move, code)
 
 
 def test_stand_tile_not_in_hand() -> None:
