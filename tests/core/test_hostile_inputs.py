@@ -34,6 +34,11 @@ from replay.components import ComponentCache
 from replay.core import FULL, SPECTATOR, TABLE, Game, IllegalMove, InvalidSetup, RulesError
 from replay.registry import all_games, find_game
 from tablelog.v1 import game_pb2
+from tablelog.v1.mercado_de_lisboa_pb2 import (
+    MercadoDeLisboaBringCustomers,
+    MercadoDeLisboaGood,
+    MercadoDeLisboaMove,
+)
 from tablelog.v1.splendor_pb2 import SplendorGem, SplendorMove, SplendorTakeSame, SplendorTokens
 from tests.support.play import random_game
 
@@ -185,7 +190,7 @@ def state_of(name: str, index: int) -> Any:
 
 
 @pytest.mark.parametrize("name", GAMES)
-@FUZZ
+@settings(FUZZ, max_examples=100)
 @given(data=st.data())
 def test_typed_moves_with_extreme_fields_are_refused_cheaply(
     name: str, data: st.DataObject
@@ -400,6 +405,16 @@ def test_a_splendor_return_of_four_billion_red_tokens_is_refused_before_it_is_wr
         game.format(move, state)
     assert bounded(partial(game.format, move, state)) is None
     assert bounded(partial(game.apply, state, move)) is None
+
+
+def test_a_mercado_customer_tile_of_2000_goods_is_refused_before_it_is_written() -> None:
+    """On main: formatted as 2,000 goods names (10,013 characters) before any check."""
+    game = find_game("mercado-de-lisboa")
+    state = sample_states("mercado-de-lisboa")[0]
+    fish = MercadoDeLisboaGood.MERCADO_DE_LISBOA_GOOD_FISH
+    tile = MercadoDeLisboaBringCustomers(customers=4, goods=[fish] * 2_000, entrance=1)
+    with pytest.raises(IllegalMove, match="2000 goods for a customer tile"):
+        game.format(MercadoDeLisboaMove(customer=tile), state)
 
 
 def test_a_board_file_with_a_5000_digit_integer_is_an_invalid_setup() -> None:

@@ -249,6 +249,7 @@ def _parse_customer(rest: list[str], text: str, state: rl.State) -> rl.Move:
 
 def format_move(move: rl.Move, state: rl.State) -> str:
     """The canonical text of `move`."""
+    rl.check_bounds(state, move)
     action = move.WhichOneof("action")
     if action == "stand":
         m = move.stand

@@ -1274,6 +1274,19 @@ def to_move(state: State) -> int:
     return state.seat
 
 
+def check_bounds(state: State, move: Move) -> None:
+    """Rules §3: a customer tile shows 1 to 4 customers and one or two goods, checked before
+    the move is formatted (one word is written per good), whatever the other fields say."""
+    action = move.WhichOneof("action")
+    if action not in ("customer", "reveal"):
+        return
+    tile = move.customer if action == "customer" else move.reveal
+    if len(tile.goods) > 2:
+        raise _malformed(f"{len(tile.goods)} goods for a customer tile (one or two)")
+    if not 1 <= tile.customers <= len(TILES_PER_SIZE):
+        raise _malformed(f"a tile of {tile.customers} customers (1..{len(TILES_PER_SIZE)})")
+
+
 def apply(state: State, move: Move) -> State:
     """Decode `move` and apply it (every rule check is in rules.py)."""
     if state.over:
