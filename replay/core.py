@@ -37,12 +37,27 @@ TABLE: Final = game_pb2.MODE_TABLE
 DEALT: Final = game_pb2.MODE_DEALT
 
 
+MESSAGE_LIMIT: Final = 300
+"""The longest refusal message: whatever input a message quotes, it never comes back in full."""
+
+
+def clip(text: str, limit: int = 40) -> str:
+    """`text` shortened to `limit` characters, its middle replaced by "…" (the start and the
+    end of a quoted input say most about it)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+
+
 class RulesError(Exception):
-    """Base class of everything the rules core refuses."""
+    """Base class of everything the rules core refuses. The message is clipped to
+    MESSAGE_LIMIT characters, so a refusal that quotes a hostile input stays small."""
 
     code: str
 
     def __init__(self, code: str, message: str) -> None:
+        message = clip(message, MESSAGE_LIMIT)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -75,7 +90,7 @@ class NotationError(RulesError):
 
     def __init__(self, message: str, text: str = "") -> None:
         super().__init__("INVALID_NOTATION", message)
-        self.text = text
+        self.text = clip(text, MESSAGE_LIMIT)
 
 
 class AmbiguousNotation(NotationError):

@@ -4,28 +4,18 @@ the dispatch of moves to the rule functions of `rules.py`."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
-from replay.core import DEALT, FULL, TABLE, IllegalMove, InvalidSetup, OptionDoc, Viewer
-from replay.games.castello_methoni import notation, rules, view
-from replay.games.castello_methoni.board import (
+from replay.core import DEALT, FULL, TABLE, InvalidSetup, OptionDoc, Viewer
+from replay.games.castello_methoni import notation, rules, scoring, views
+from replay.games.castello_methoni.components import (
     BOARD_COMPONENT,
-    Board,
     default_component,
     load_board,
 )
 from replay.games.castello_methoni.rules import Context, State
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
-
-
-@lru_cache(maxsize=16)
-def _board(content: bytes, name: str, approximate: bool, note: str) -> Board:
-    component = game_pb2.ComponentFile(
-        name=name, content=content, approximate=approximate, approximate_note=note
-    )
-    return load_board(component)
 
 
 class CastelloMethoni:
@@ -79,12 +69,7 @@ class CastelloMethoni:
                 "MISSING_COMPONENT", "Castello Methoni needs a 'board' component file."
             )
         component = components[BOARD_COMPONENT]
-        board = _board(
-            component.content,
-            component.name,
-            component.approximate,
-            component.approximate_note,
-        )
+        board = load_board(component)
         opts = options if isinstance(options, pb.CastelloMethoniOptions) else None
         ctx = Context(
             board=board,
@@ -97,26 +82,7 @@ class CastelloMethoni:
         return rules.setup(ctx, first)
 
     def apply(self, state: State, move: pb.CastelloMethoniMove) -> State:
-        kind = move.WhichOneof("action")
-        if kind == "build":
-            return rules.build(state, move.build)
-        if kind == "trade":
-            return rules.trade(state, move.trade)
-        if kind == "merge":
-            return rules.merge(state, move.merge)
-        if kind == "stop_merging":
-            return rules.stop_merging(state)
-        if kind == "end_turn":
-            return rules.end_turn(state)
-        if kind == "redraw":
-            return rules.redraw(state, move.redraw)
-        if kind == "first_player":
-            return rules.choose_first(state, move.first_player)
-        if kind == "mission":
-            return rules.record_mission(state, move.mission)
-        if kind == "draw":
-            return rules.record_draw(state, move.draw)
-        raise IllegalMove("EMPTY_MOVE", "The move names no action.")
+        return rules.apply(state, move)
 
     def legal_moves(self, state: State) -> Sequence[pb.CastelloMethoniMove]:
         return rules.legal_moves(state)
@@ -142,15 +108,15 @@ class CastelloMethoni:
         return rules.to_move(state)
 
     def result(self, state: State) -> game_pb2.GameResult:
-        return view.result(state)
+        return scoring.result(state)
 
     def view(self, state: State, viewer: Viewer) -> pb.CastelloMethoniView:
-        return view.view(state, viewer)
+        return views.view(state, viewer)
 
     def render(self, v: Any) -> str:
         if not isinstance(v, pb.CastelloMethoniView):
             raise TypeError("render expects a CastelloMethoniView")
-        return view.render(v)
+        return views.render(v)
 
     def parse(self, text: str, state: State) -> pb.CastelloMethoniMove:
         return notation.parse(text, state)

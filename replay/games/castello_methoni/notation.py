@@ -13,7 +13,7 @@ Seats are `own`, `left` (the next seat clockwise, seat + 1) and `right` (seat - 
 from __future__ import annotations
 
 from replay.core import AmbiguousNotation, IllegalMove, NotationError
-from replay.games.castello_methoni.board import SEA
+from replay.games.castello_methoni.components import SEA
 from replay.games.castello_methoni.rules import (
     NO_CELL,
     PLAY,
@@ -21,6 +21,7 @@ from replay.games.castello_methoni.rules import (
     build_items,
     card_index,
     cell_index,
+    check_bounds,
     resolve_edge,
 )
 from tablelog.v1 import castello_methoni_pb2 as pb
@@ -201,6 +202,7 @@ def _format_build_item(state: State, item: tuple[object, ...]) -> str:
 
 
 def format_move(move: pb.CastelloMethoniMove, state: State) -> str:
+    check_bounds(state, move)
     kind = move.WhichOneof("action")
     if kind == "build":
         m = move.build

@@ -17,8 +17,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, overload
 
+from replay.components import quoted
 from replay.core import CHANCE, TERMINAL, IllegalMove, InvalidSetup
-from replay.games.castello_methoni.board import SEA, Board
+from replay.games.castello_methoni.components import SEA, Board
 from tablelog.v1 import castello_methoni_pb2 as pb
 
 # Phases.
@@ -544,7 +545,7 @@ def cell_index(board: Board, name: str) -> int:
         return index
     index = board.lookup.get(name.strip().lower())
     if index is None:
-        raise IllegalMove("UNKNOWN_CELL", f"There is no cell {name!r} on this board.")
+        raise IllegalMove("UNKNOWN_CELL", f"There is no cell {quoted(name)} on this board.")
     return index
 
 
@@ -557,7 +558,7 @@ def card_index(board: Board, name: str) -> int:
         return board.terrains.index(key)
     raise IllegalMove(
         "UNKNOWN_CARD",
-        f"There is no {name!r} card; the cards are {', '.join(board.terrains)} and sea.",
+        f"There is no {quoted(name)} card; the cards are {', '.join(board.terrains)} and sea.",
     )
 
 
@@ -1411,3 +1412,62 @@ def _redraw_items(state: State, playable: set[object]) -> list[tuple[object, ...
 
     extend(0, size, [])
     return items
+
+
+def check_bounds(state: State, move: pb.CastelloMethoniMove) -> None:
+    """RULES.md §1, §3.3: every name in `move` no longer than the board's longest (cell,
+    card or mission), at most one house per cell and a hand's worth of revealed cards,
+    checked before the move is formatted, so no field value makes that unbounded work."""
+    longest = state.board.longest_name
+    kind = move.WhichOneof("action")
+    names: list[str] = []
+    if kind == "build":
+        build = move.build
+        if len(build.houses) > len(state.board.cell_ids):
+            raise IllegalMove(
+                "TOO_MANY_HOUSES",
+                f"A build places at most one house per cell; the move places {len(build.houses)}.",
+            )
+        names = [build.card, build.cell, build.other, *(h.cell for h in build.houses)]
+    elif kind == "redraw":
+        if len(move.redraw.revealed) > HAND_SIZE:
+            raise IllegalMove(
+                "REDRAW_HAND_SIZE",
+                f"A hand has {HAND_SIZE} cards; the move reveals {len(move.redraw.revealed)}.",
+            )
+        names = list(move.redraw.revealed)
+    elif kind in ("trade", "draw"):
+        names = [getattr(move, kind).card]
+    elif kind == "merge":
+        names = [move.merge.cell]
+    elif kind == "mission":
+        names = [move.mission.mission]
+    for name in names:
+        if len(name) > longest:
+            raise IllegalMove(
+                "UNKNOWN_NAME", f"This board has no cell, card or mission called {quoted(name)}."
+            )
+
+
+def apply(state: State, move: pb.CastelloMethoniMove) -> State:
+    """RULES.md §4-§6: the rule function of the move's action; an empty move is refused."""
+    kind = move.WhichOneof("action")
+    if kind == "build":
+        return build(state, move.build)
+    if kind == "trade":
+        return trade(state, move.trade)
+    if kind == "merge":
+        return merge(state, move.merge)
+    if kind == "stop_merging":
+        return stop_merging(state)
+    if kind == "end_turn":
+        return end_turn(state)
+    if kind == "redraw":
+        return redraw(state, move.redraw)
+    if kind == "first_player":
+        return choose_first(state, move.first_player)
+    if kind == "mission":
+        return record_mission(state, move.mission)
+    if kind == "draw":
+        return record_draw(state, move.draw)
+    raise IllegalMove("EMPTY_MOVE", "The move names no action.")

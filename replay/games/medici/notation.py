@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from replay.core import NotationError
 from replay.games.medici import rules
-from replay.games.medici_common.world import (
+from replay.games.medici_common.notation import (
     GOOD_SYNONYMS,
     START_WORDS,
     compact,
@@ -114,6 +114,7 @@ def parse(text: str, state: rules.State) -> MediciMove:
 
 
 def format_move(move: MediciMove, state: rules.State) -> str:
+    rules.check_bounds(state, move)
     action = move.WhichOneof("action")
     if action == "draw_more":
         return "draw"

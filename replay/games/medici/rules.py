@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from replay.components import quoted
 from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
-from replay.games.medici.tiles import TILES_COMPONENT, Tiles, load_tiles
-from replay.games.medici_common.world import (
-    GOODS,
+from replay.games.medici.components import TILES_COMPONENT, Tiles, load_tiles
+from replay.games.medici_common.components import GOODS
+from replay.games.medici_common.rules import (
     SHIP_REWARDS,
     Payout,
     check_start,
@@ -379,6 +380,15 @@ def _end_day(state: State) -> State:
 # --- moves ------------------------------------------------------------------------------------
 
 
+def check_bounds(state: State, move: MediciMove) -> None:
+    """Rules §B1: a tile named by `move` is a tile of this game, checked before the move is
+    formatted or applied (a hostile name is refused, not echoed in full)."""
+    action = move.WhichOneof("action")
+    name = move.draw.tile if action == "draw" else move.remove.tile if action == "remove" else ""
+    if name:
+        _kind(state, name)
+
+
 def apply(state: State, move: MediciMove) -> State:
     """Rules §B2-B4 (and §B2, §B6 for the start player): dispatch `move` to its rule after
     checking that the game is in the phase that move belongs to (a drawer's decision, a bid,
@@ -431,7 +441,7 @@ def _expect(state: State, phase: int) -> None:
 def _kind(state: State, name: str) -> int:
     k = state.rules.tiles.by_name.get(name, -1)
     if k < 0:
-        raise IllegalMove("UNKNOWN_TILE", f"There is no tile {name!r} in this game.")
+        raise IllegalMove("UNKNOWN_TILE", f"There is no tile {quoted(name)} in this game.")
     return k
 
 

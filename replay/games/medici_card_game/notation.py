@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from replay.core import AmbiguousNotation, NotationError
 from replay.games.medici_card_game import rules
-from replay.games.medici_common.world import (
+from replay.games.medici_common.notation import (
     GOOD_SYNONYMS,
     START_WORDS,
     compact,
@@ -148,6 +148,7 @@ def parse(text: str, state: rules.State) -> MediciCardGameMove:
 
 
 def format_move(move: MediciCardGameMove, state: rules.State) -> str:
+    rules.check_bounds(state, move)
     action = move.WhichOneof("action")
     if action == "flip":
         return "flip"

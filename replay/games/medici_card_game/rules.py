@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from replay.components import quoted
 from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
-from replay.games.medici_card_game.cards import DECK_COMPONENT, Deck, load_deck
-from replay.games.medici_common.world import (
-    GOODS,
+from replay.games.medici_card_game.components import DECK_COMPONENT, Deck, load_deck
+from replay.games.medici_common.components import GOODS
+from replay.games.medici_common.rules import (
     SHIP_REWARDS,
     Payout,
     check_start,
@@ -299,6 +300,23 @@ def _begin_round(state: State, seat: int) -> State:
 # --- moves -----------------------------------------------------------------------------------
 
 
+def check_bounds(state: State, move: MediciCardGameMove) -> None:
+    """Rules §A1, §A3: the fields of `move` within what the deck and the market allow (a card
+    kind of this deck, at most the 3 positions in reach), checked before the move is
+    formatted or applied, so no field value makes either do unbounded work."""
+    action = move.WhichOneof("action")
+    if action == "reveal" and move.reveal.card not in state.rules.deck.by_name:
+        raise IllegalMove(
+            "UNKNOWN_CARD", f"There is no card {quoted(move.reveal.card)} in this deck."
+        )
+    if action == "take" and len(move.take.positions) > TAKE_WINDOW:
+        raise IllegalMove(
+            "TAKE_OUT_OF_REACH",
+            f"Only the last {TAKE_WINDOW} cards can be taken (positions 1-3); the move names "
+            f"{len(move.take.positions)} positions.",
+        )
+
+
 def apply(state: State, move: MediciCardGameMove) -> State:
     """Rules §A3 (flip, reveal, take) and §A5 (the start player after a tie): dispatch
     `move` to its rule after checking that the game is in the phase that move belongs to."""
@@ -364,7 +382,7 @@ def reveal(state: State, name: str) -> State:
     deck = state.rules.deck
     k = deck.by_name.get(name, -1)
     if k < 0:
-        raise IllegalMove("UNKNOWN_CARD", f"There is no card {name!r} in this deck.")
+        raise IllegalMove("UNKNOWN_CARD", f"There is no card {quoted(name)} in this deck.")
     unseen = state.unseen
     left = unseen[k]
     if left == 0:

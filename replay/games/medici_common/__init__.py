@@ -1,7 +1,8 @@
-"""What Medici: The Card Game and Medici (the auction game) share: the five goods, ships
-ranked by value, ranked payouts with pooled tie splits, the scoring of a round or day into
-payout ledgers, the poorest-player start (and its `start N` notation), the final result,
-reading component CSV files and the common lines of `render`. No `GAME` here, so the
+"""What Medici: The Card Game and Medici (the auction game) share, in the files every game
+package has: `components.py` (the five goods, reading the CSV component files), `rules.py`
+(ships ranked by value, ranked payouts with pooled tie splits, the payout of a round or day,
+the poorest-player start), `scoring.py` (the final result), `notation.py` (good words and the
+`start N` move) and `views.py` (the common lines of `render`). No `GAME` here, so the
 registry does not list this package.
 
 Rules: replay/games/medici_card_game/RULES.md (§A4-A5) and replay/games/medici/RULES.md

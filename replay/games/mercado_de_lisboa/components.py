@@ -7,11 +7,11 @@ restaurant mark and which goods each customer tile shows are approximate (RULES.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Final
 
+from replay.components import ComponentCache, quoted, read_json
 from replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
@@ -74,7 +74,7 @@ class Board:
 
 def default_component() -> game_pb2.ComponentFile:
     """Rules §3: the shipped (approximate) board data."""
-    content = resources.files(__package__).joinpath(COMPONENT_NAME).read_bytes()
+    content = resources.files(__package__).joinpath("data", COMPONENT_NAME).read_bytes()
     return game_pb2.ComponentFile(
         name=COMPONENT_NAME,
         media_type="application/json",
@@ -90,7 +90,7 @@ def _fail(message: str) -> InvalidSetup:
 
 def _good(name: Any) -> int:
     if not isinstance(name, str) or name.strip().lower() not in GOODS:
-        raise _fail(f"unknown good {name!r}; goods are {', '.join(GOODS)}.")
+        raise _fail(f"unknown good {quoted(name)}; goods are {', '.join(GOODS)}.")
     return GOODS.index(name.strip().lower())
 
 
@@ -115,7 +115,7 @@ def _marks(data: dict[str, Any]) -> tuple[int, ...]:
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in item)
             or not all(0 <= v < SIZE for v in item)
         ):
-            raise _fail(f"a restaurant mark must be [row, col] with 0..4 each, not {item!r}.")
+            raise _fail(f"a restaurant mark must be [row, col] with 0..4 each, not {quoted(item)}.")
         marks.add(item[0] * SIZE + item[1])
     if len(marks) != MARKS or len(raw) != MARKS:
         raise _fail(f"the board has {MARKS} distinct restaurant marks, not {len(raw)}.")
@@ -130,13 +130,13 @@ def _kinds(data: dict[str, Any]) -> tuple[tuple[tuple[int, tuple[int, ...]], ...
     per_size = [0, 0, 0, 0]
     for tile in raw:
         if not isinstance(tile, dict):
-            raise _fail(f"a customer tile must be an object, not {tile!r}.")
+            raise _fail(f"a customer tile must be an object, not {quoted(tile)}.")
         n = tile.get("customers")
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 4:
-            raise _fail(f"a customer tile shows 1 to 4 customers, not {n!r}.")
+            raise _fail(f"a customer tile shows 1 to 4 customers, not {quoted(n)}.")
         goods = tile.get("goods")
         if not isinstance(goods, list) or not 1 <= len(goods) <= 2:
-            raise _fail(f"a customer tile shows one or two goods, not {goods!r}.")
+            raise _fail(f"a customer tile shows one or two goods, not {quoted(goods)}.")
         key = (n, tuple(sorted(_good(g) for g in goods)))
         counts[key] = counts.get(key, 0) + 1
         per_size[n - 1] += 1
@@ -150,26 +150,20 @@ def _kinds(data: dict[str, Any]) -> tuple[tuple[tuple[int, tuple[int, ...]], ...
     return kinds, tuple(counts[k] for k in kinds)
 
 
-_CACHE: dict[tuple[bytes, bool, str], Board] = {}
+_BOARDS: ComponentCache[Board] = ComponentCache()
 
 
 def load_board(component: game_pb2.ComponentFile) -> Board:
     """Rules §3: validate a board component file and read it (cached by content)."""
-    key = (component.content, component.approximate, component.approximate_note)
-    cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
-    try:
-        data = json.loads(component.content.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise _fail(f"not valid JSON ({error}).") from None
-    except RecursionError:  # nesting deeper than any board needs
-        raise _fail("nested too deeply to be a board.") from None
+    extra = (component.approximate, component.approximate_note)
+    return _BOARDS.load(component.content, extra, lambda: _read_board(component))
+
+
+def _read_board(component: game_pb2.ComponentFile) -> Board:
+    data = read_json(component.content, COMPONENT_NAME, "INVALID_COMPONENTS")
     if not isinstance(data, dict):
         raise _fail("must be a JSON object.")
     marks = _marks(data)
     kinds, counts = _kinds(data)
     note = component.approximate_note or (APPROXIMATE_NOTE if component.approximate else "")
-    board = Board(marks, kinds, counts, component.approximate, note)
-    _CACHE[key] = board
-    return board
+    return Board(marks, kinds, counts, component.approximate, note)

@@ -15,7 +15,6 @@ import re
 from typing import Final
 
 from replay.core import AmbiguousNotation, NotationError
-from replay.games.mercado_de_lisboa import moves as mv
 from replay.games.mercado_de_lisboa import rules as rl
 from replay.games.mercado_de_lisboa.components import ENTRANCE_NAMES, GOODS, SPACE_NAMES
 
@@ -124,7 +123,7 @@ def _goods_text(goods: tuple[int, ...] | list[int]) -> str:
     return "+".join(GOODS[g] for g in sorted(goods))
 
 
-def parse(text: str, state: rl.State) -> mv.Move:
+def parse(text: str, state: rl.State) -> rl.Move:
     """Read a move typed by a recorder (see the module docstring)."""
     if not isinstance(text, str):
         raise NotationError("A move is text.", str(text))
@@ -142,37 +141,37 @@ def parse(text: str, state: rl.State) -> mv.Move:
     if verb == "coin" or verb == "swap":
         if rest and not (verb == "coin" and rest in (["1"], ["1", "coin"])):
             raise NotationError(f"{verb} takes nothing after it.", text)
-        return mv.COIN if verb == "coin" else mv.SWAP
+        return rl.COIN if verb == "coin" else rl.SWAP
     if verb == "take":
         if rest in (["1", "coin"], ["coin"], ["1"]):
-            return mv.COIN
+            return rl.COIN
         if len(rest) != 1:
             raise NotationError("take names one good of the display: take grape.", text)
-        return mv.take_move(_good(rest[0], text))
+        return rl.take_move(_good(rest[0], text))
     if verb == "draw":
         if len(rest) != 1:
             raise NotationError("draw names one good: draw meat.", text)
-        return mv.chance_move("draw", _good(rest[0], text), ())
+        return rl.chance_move("draw", _good(rest[0], text), ())
     if verb == "flip":
         if len(rest) != 1:
             raise NotationError("flip names one restaurant: flip pizza.", text)
-        return mv.chance_move("flip", _restaurant(rest[0], text), ())
+        return rl.chance_move("flip", _restaurant(rest[0], text), ())
     if verb == "reveal":
         if len(rest) not in (2, 3):
             raise NotationError("reveal names a tile: reveal 3 fish+meat.", text)
         n = _count(rest[0], text)
         goods = tuple(sorted(_good(t, text) for t in rest[1:]))
-        return mv.chance_move("reveal", n, goods)
+        return rl.chance_move("reveal", n, goods)
     if verb == "restaurant":
         if len(rest) != 2:
             raise NotationError("restaurant names a type and a space: restaurant sushi c4.", text)
-        return mv.restaurant_move(_restaurant(rest[0], text), _space(rest[1], text))
+        return rl.restaurant_move(_restaurant(rest[0], text), _space(rest[1], text))
     if verb == "stand":
         return _parse_stand(rest, text, state)
     return _parse_customer(rest, text, state)
 
 
-def _parse_stand(rest: list[str], text: str, state: rl.State) -> mv.Move:
+def _parse_stand(rest: list[str], text: str, state: rl.State) -> rl.Move:
     good = -1
     if rest and not SPACE_RE.match(rest[0]):
         good = _good(rest[0], text)
@@ -203,13 +202,13 @@ def _parse_stand(rest: list[str], text: str, state: rl.State) -> mv.Move:
             raise NotationError("Name the stand tile's good: you hold none.", text)
         else:
             candidates = [
-                format_move(mv.stand_move(g, space, take, refresh), state) for g in options
+                format_move(rl.stand_move(g, space, take, refresh), state) for g in options
             ]
             raise AmbiguousNotation("Which stand tile?", text, candidates)
-    return mv.stand_move(good, space, take, refresh)
+    return rl.stand_move(good, space, take, refresh)
 
 
-def _parse_customer(rest: list[str], text: str, state: rl.State) -> mv.Move:
+def _parse_customer(rest: list[str], text: str, state: rl.State) -> rl.Move:
     if not rest:
         raise NotationError(
             "customer names a tile and an entrance: customer 2 fish+flower w3.", text
@@ -224,7 +223,7 @@ def _parse_customer(rest: list[str], text: str, state: rl.State) -> mv.Move:
         raise NotationError("A customer tile shows one or two goods.", text)
     goods = tuple(sorted(_good(t, text) for t in rest))
     if n and len(goods) in (1, 2) and state.rules.kind_of(n, goods) >= 0:
-        return mv.customer_move(n, goods, entrance)
+        return rl.customer_move(n, goods, entrance)
     kinds = state.rules.board.kinds
     offered = sorted({k for size in state.offers for k in size})
     matches = [
@@ -236,9 +235,9 @@ def _parse_customer(rest: list[str], text: str, state: rl.State) -> mv.Move:
     ]
     if len(matches) == 1 and (goods or n):
         k = matches[0]
-        return mv.customer_move(kinds[k][0], kinds[k][1], entrance)
+        return rl.customer_move(kinds[k][0], kinds[k][1], entrance)
     if n and len(goods) in (1, 2):
-        return mv.customer_move(n, goods, entrance)
+        return rl.customer_move(n, goods, entrance)
     if not matches:
         raise NotationError("No available customer tile fits that description.", text)
     candidates = [
@@ -248,8 +247,9 @@ def _parse_customer(rest: list[str], text: str, state: rl.State) -> mv.Move:
     raise AmbiguousNotation("Which customer tile?", text, candidates)
 
 
-def format_move(move: mv.Move, state: rl.State) -> str:
+def format_move(move: rl.Move, state: rl.State) -> str:
     """The canonical text of `move`."""
+    rl.check_bounds(state, move)
     action = move.WhichOneof("action")
     if action == "stand":
         m = move.stand

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from replay.core import Viewer
-from replay.games.mercado_de_lisboa import moves as mv
 from replay.games.mercado_de_lisboa import rules as rl
 from replay.games.mercado_de_lisboa.components import (
     ENTRANCE_NAMES,
@@ -22,7 +21,7 @@ RESTAURANT_SHORT = ("SUSHI", "TEA", "PIZZA", "BURGR", "WINE", "PUB")
 def _tile(rules: rl.Rules, kind: int) -> pb.MercadoDeLisboaCustomerTile:
     n, goods = rules.board.kinds[kind]
     return pb.MercadoDeLisboaCustomerTile(
-        customers=n, goods=mv.goods_enum(goods), text=rl.tile_text(rules, kind)
+        customers=n, goods=rl.goods_enum(goods), text=rl.tile_text(rules, kind)
     )
 
 
@@ -42,11 +41,11 @@ def view(state: rl.State, viewer: Viewer) -> pb.MercadoDeLisboaView:
             space.kind = pb.MERCADO_DE_LISBOA_SPACE_KIND_FACE_DOWN_RESTAURANT
         elif cell < rl.STAND_BASE:
             space.kind = pb.MERCADO_DE_LISBOA_SPACE_KIND_RESTAURANT
-            space.restaurant = mv.restaurant_enum(cell - rl.RESTAURANT_BASE)
+            space.restaurant = rl.restaurant_enum(cell - rl.RESTAURANT_BASE)
         else:
             owner, good = divmod(cell - rl.STAND_BASE, 5)
             space.kind = pb.MERCADO_DE_LISBOA_SPACE_KIND_STAND
-            space.good = mv.good_enum(good)
+            space.good = rl.good_enum(good)
             space.owner = owner
         spaces.append(space)
     entrances = []
@@ -64,9 +63,9 @@ def view(state: rl.State, viewer: Viewer) -> pb.MercadoDeLisboaView:
                 name=names[seat] if seat < len(names) else f"seat {seat}",
                 money_visible=visible,
                 money=state.money(seat) if visible else 0,
-                stand_tiles=mv.goods_enum(state.hands[seat]),
-                dead_tiles=mv.goods_enum(state.dead[seat]),
-                restaurants=[mv.restaurant_enum(t) for t in state.held[seat]],
+                stand_tiles=rl.goods_enum(state.hands[seat]),
+                dead_tiles=rl.goods_enum(state.dead[seat]),
+                restaurants=[rl.restaurant_enum(t) for t in state.held[seat]],
                 stands_on_market=state.stands[seat],
                 wooden_stands_left=rl.MAX_STANDS - state.stands[seat] - len(state.hands[seat]),
             )
@@ -82,12 +81,12 @@ def view(state: rl.State, viewer: Viewer) -> pb.MercadoDeLisboaView:
     result = pb.MercadoDeLisboaView(
         spaces=spaces,
         entrances=entrances,
-        display=mv.goods_enum(state.display),
+        display=rl.goods_enum(state.display),
         customers=offers,
         bag=list(state.bag),
         players=players,
         unseen_restaurants=list(state.unseen_restaurants),
-        to_move=mv.to_move(state),
+        to_move=rl.to_move(state),
         pending_reveal=rl.pending_text(state),
         end_triggered=state.trigger_seat >= 0,
         turns_left=state.turns_left if state.trigger_seat >= 0 else 0,
@@ -108,7 +107,7 @@ def view(state: rl.State, viewer: Viewer) -> pb.MercadoDeLisboaView:
                 campaign_fame=rules.campaign_fame,
                 master_stroke_used=rules.master_stroke_used,
                 best_action=state.best_action,
-                stage1_good=mv.good_enum(state.locked_good),
+                stage1_good=rl.good_enum(state.locked_good),
                 money_from_four=state.from_four,
                 four_tiles_placed=state.fours_placed,
                 rules=stage.rules if stage else "",

@@ -7,14 +7,13 @@ Parsed files are cached by content, so folding many games shares one `Components
 
 from __future__ import annotations
 
-import csv
-import io
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from typing import Final
 
+from replay.components import ComponentCache, quoted, read_csv, whole_number
 from replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
@@ -83,37 +82,32 @@ class Components:
 
 
 def _int(value: str, what: str, low: int, high: int) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise InvalidSetup("COMPONENTS", f"{what}: {value!r} is not a whole number.") from None
-    if not low <= number <= high:
-        raise InvalidSetup("COMPONENTS", f"{what}: {number} is outside {low}..{high}.")
-    return number
+    return whole_number(value, what, "COMPONENTS", low, high)
 
 
 def _rows(content: bytes, name: str, header: tuple[str, ...]) -> list[list[str]]:
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidSetup("COMPONENTS", f"{name} is not UTF-8 text.") from None
-    try:
-        rows = [row for row in csv.reader(io.StringIO(text)) if row]
-    except csv.Error as error:  # a field over the csv module's limit, a NUL byte, ...
-        raise InvalidSetup("COMPONENTS", f"{name} is not a readable CSV file: {error}.") from None
-    if not rows or tuple(cell.strip() for cell in rows[0]) != header:
+    rows = read_csv(content, name, "COMPONENTS")
+    if not rows or tuple(rows[0]) != header:
         raise InvalidSetup("COMPONENTS", f"{name} must start with the header {','.join(header)}.")
     for number, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise InvalidSetup(
                 "COMPONENTS", f"{name} line {number} has {len(row)} fields, not {len(header)}."
             )
-    return [[cell.strip() for cell in row] for row in rows[1:]]
+    return rows[1:]
 
 
-@lru_cache(maxsize=16)
+_COMPONENTS: ComponentCache[Components] = ComponentCache()
+
+
 def parse_components(cards_csv: bytes, nobles_csv: bytes) -> Components:
-    """Validate and index the two component files (RULES.md §1: data files)."""
+    """Validate and index the two component files (RULES.md §1: data files), cached by
+    content."""
+    nobles_key = hashlib.sha256(nobles_csv).digest()
+    return _COMPONENTS.load(cards_csv, nobles_key, lambda: _read(cards_csv, nobles_csv))
+
+
+def _read(cards_csv: bytes, nobles_csv: bytes) -> Components:
     cards: dict[int, Card] = {}
     by_text: dict[str, int] = {}
     for row in _rows(cards_csv, CARDS_FILE, CARD_HEADER):
@@ -121,7 +115,9 @@ def parse_components(cards_csv: bytes, nobles_csv: bytes) -> Components:
         card_id = _int(row[0], where, 1, MAX_ID)
         level = _int(row[1], where + " level", 1, 3)
         if row[2] not in GEMS:
-            raise InvalidSetup("COMPONENTS", f"{where}: bonus {row[2]!r} is not a gem colour.")
+            raise InvalidSetup(
+                "COMPONENTS", f"{where}: bonus {quoted(row[2])} is not a gem colour."
+            )
         bonus = GEMS.index(row[2])
         points = _int(row[3], where + " points", 0, 9)
         c0, c1, c2, c3, c4 = (_int(v, where + " cost", 0, 9) for v in row[4:9])

@@ -22,12 +22,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from replay.core import CHANCE, AmbiguousNotation, NotationError
+from replay.core import CHANCE, AmbiguousNotation, IllegalMove, NotationError
 from replay.games.splendor.components import LETTERS, Components, cost_text
 from replay.games.splendor.rules import (
     SLOTS,
     State,
     canonical_payment,
+    check_bounds,
     gem_value,
     legal_moves,
     need_of,
@@ -109,6 +110,7 @@ def _place(level: int, slot: int) -> str:
 
 def format_move(move: SplendorMove, state: State) -> str:
     """The canonical text of `move` (see the module docstring)."""
+    check_bounds(state, move)
     comps = state.rules.components
     kind = move.WhichOneof("action")
     if kind == "take_different":
@@ -243,7 +245,18 @@ def _split(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def parse_move(text: str, state: State) -> SplendorMove:
-    """Read a move typed by a recorder (see the module docstring)."""
+    """Read a move typed by a recorder (see the module docstring). A move that names more
+    than the game has (`return u10` with 4 blue tokens in the game) is not read: whatever
+    parses can be formatted."""
+    move = _read_move(text, state)
+    try:
+        check_bounds(state, move)
+    except IllegalMove as beyond:
+        raise NotationError(beyond.message, text) from None
+    return move
+
+
+def _read_move(text: str, state: State) -> SplendorMove:
     if not isinstance(text, str):
         raise NotationError("A move is a line of text.", repr(text))
     words = text.lower().replace(",", " ").replace(";", " ").replace("+", " ").split()

@@ -15,12 +15,13 @@ legal moves (it checks the move it is given), so folding stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Final, cast
 
-from replay.core import CHANCE, DEALT, TERMINAL, GameOver, IllegalMove
+from replay.core import CHANCE, DEALT, TABLE, TERMINAL, GameOver, IllegalMove, InvalidSetup, clip
+from replay.games.splendor import components
 from replay.games.splendor.components import GEMS, GOLD, Card, Components
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import (
@@ -29,6 +30,7 @@ from tablelog.v1.splendor_pb2 import (
     SplendorGem,
     SplendorMove,
     SplendorNobleChoice,
+    SplendorOptions,
     SplendorReserve,
     SplendorRevealCard,
     SplendorRevealNoble,
@@ -133,6 +135,43 @@ class State:
 
 # ----------------------------------------------------------------------------------------
 # Setup
+
+
+def setup(
+    players: Sequence[str],
+    options: SplendorOptions | None,
+    mode: int,
+    components_files: Mapping[str, game_pb2.ComponentFile],
+) -> State:
+    """RULES.md §2: the bank for the player count; the layout arrives as reveals."""
+    count = len(players)
+    if count not in GEMS_PER_COLOUR:
+        raise InvalidSetup("PLAYER_COUNT", f"Splendor is for 2 to 4 players, not {count}.")
+    if mode not in (TABLE, DEALT):
+        raise InvalidSetup("MODE", "Splendor is recorded in table or dealt mode.")
+    opts = options if isinstance(options, SplendorOptions) else SplendorOptions()
+    if opts.first_player >= count:
+        raise InvalidSetup(
+            "OPTIONS",
+            f"first_player is a seat from 0 to {count - 1}, not {opts.first_player}.",
+        )
+    comps = components.load(components_files)
+    if len(comps.nobles) < count + 1:
+        raise InvalidSetup(
+            "COMPONENTS",
+            f"{count} players need {count + 1} nobles; the file has {len(comps.nobles)}.",
+        )
+    return setup_state(
+        Rules(
+            components=comps,
+            players=count,
+            mode=mode,
+            first_player=opts.first_player,
+            take_fewer_anytime=opts.allow_take_fewer_anytime,
+            gems_per_colour=GEMS_PER_COLOUR[count],
+            names=tuple(players),
+        )
+    )
 
 
 def setup_state(rules: Rules) -> State:
@@ -283,6 +322,45 @@ def qualifying_nobles(state: State, bonuses: tuple[int, ...]) -> list[int]:
 
 # ----------------------------------------------------------------------------------------
 # apply
+
+
+def check_bounds(state: State, move: SplendorMove) -> None:
+    """RULES.md §1, §3-§4: every count and index of `move` within what the game's components
+    allow (no more tokens of a colour than the game has, at most the five gem colours, a
+    level 0-3, a slot 0-4, a reserved position 0-3), checked before the move is formatted,
+    so no field value makes that unbounded work (one letter is written per token)."""
+    limits = (*(state.rules.gems_per_colour,) * len(GEMS), GOLD_TOKENS)
+    for tokens in (
+        move.returned,
+        move.discard.tokens,
+        move.buy.payment,
+    ):
+        for colour, (count, limit) in enumerate(zip(tokens_tuple(tokens), limits, strict=True)):
+            if count > limit:
+                raise IllegalMove(
+                    "TOO_MANY_TOKENS",
+                    f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
+                    f"{clip(str(count), 12)}.",
+                )
+    if len(move.take_different.gems) > len(GEMS):
+        raise IllegalMove(
+            "TAKE_DIFFERENT_COUNT",
+            f"Take 1 to 3 different colours, not {len(move.take_different.gems)}.",
+        )
+    levels = len(state.rules.components.levels)
+    for what, value, high in (
+        ("level", move.reserve.level, levels),
+        ("slot", move.reserve.slot, SLOTS),
+        ("level", move.buy.level, levels),
+        ("slot", move.buy.slot, SLOTS),
+        ("reserved card", move.buy.reserved, RESERVE_LIMIT),
+        ("level", move.reveal_card.level, levels),
+        ("slot", move.reveal_card.slot, SLOTS),
+    ):
+        if value > high:
+            raise IllegalMove(
+                "NO_SUCH_PLACE", f"There is no {what} {value}: the highest is {high}."
+            )
 
 
 def apply(state: State, move: SplendorMove) -> State:
@@ -1269,39 +1347,3 @@ def payments(card: Card, me: Player) -> list[SplendorTokens | None]:
 
     walk(0, spare, ())
     return found
-
-
-# ----------------------------------------------------------------------------------------
-# Result
-
-
-def result(state: State) -> game_pb2.GameResult:
-    """RULES.md §8: highest prestige; tie-break fewest purchased cards; then a shared win."""
-    scores = [
-        game_pb2.SeatScore(
-            seat=seat,
-            total=p.card_points + p.noble_points,
-            items=[
-                game_pb2.ScoreItem(label="cards", value=p.card_points),
-                game_pb2.ScoreItem(label="nobles", value=p.noble_points),
-            ],
-        )
-        for seat, p in enumerate(state.players)
-    ]
-    if not state.over:
-        return game_pb2.GameResult(termination=game_pb2.TERMINATION_ONGOING, scores=scores)
-    best = max(p.prestige for p in state.players)
-    leaders = [seat for seat, p in enumerate(state.players) if p.prestige == best]
-    tiebreak = ""
-    if len(leaders) > 1:
-        fewest = min(len(state.players[s].purchased) for s in leaders)
-        leaders = [s for s in leaders if len(state.players[s].purchased) == fewest]
-        tiebreak = "fewest development cards purchased"
-        if len(leaders) > 1:
-            tiebreak += "; still tied: shared win"
-    return game_pb2.GameResult(
-        termination=cast("game_pb2.Termination.ValueType", state.over),
-        scores=scores,
-        winners=leaders,
-        tiebreak=tiebreak,
-    )

@@ -8,7 +8,7 @@ from typing import Any
 
 from replay import fold
 from replay.core import TABLE
-from replay.games.castello_methoni.board import Board, parse_board
+from replay.games.castello_methoni.components import Board, parse_board
 from replay.games.castello_methoni.rules import State, replace, resolve_edge
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2

@@ -10,7 +10,7 @@ import pytest
 from replay import fold
 from replay.core import SPECTATOR, TABLE, InvalidSetup
 from replay.games.castello_methoni import GAME
-from replay.games.castello_methoni.board import default_component, load_board
+from replay.games.castello_methoni.components import default_component, load_board
 from tests.games.castello_methoni.boards import board_data, component, grid_data, load, start
 from tests.support import play
 

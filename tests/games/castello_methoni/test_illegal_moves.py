@@ -13,6 +13,7 @@ from replay.games.castello_methoni.rules import OVER, REVEAL, State, replace
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.games.castello_methoni.boards import board_data, grid_data, moves, start
 from tests.games.castello_methoni.test_seed_examples import CHAIN, CHAIN_SETUP, PAIR
+from tests.support.illegal import refused
 
 Build = pb.CastelloMethoniBuild
 Move = pb.CastelloMethoniMove
@@ -211,12 +212,7 @@ def test_illegal_move_is_refused_with_its_code(
 ) -> None:
     from replay.registry import find_game
 
-    game = find_game("castello-methoni")
-    state = make()
-    with pytest.raises(IllegalMove) as refused:
-        game.apply(state, move)
-    assert refused.value.code == code
-    assert refused.value.message
+    refused(find_game("castello-methoni"), make(), move, code)
 
 
 def test_messages_carry_the_numbers_of_the_situation() -> None:

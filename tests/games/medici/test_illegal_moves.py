@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from replay import fold as folding
-from replay.core import DEALT, TABLE, GameOver, IllegalMove, InvalidSetup, NotYourTurn
+from replay.core import DEALT, TABLE, GameOver, InvalidSetup, NotYourTurn
 from replay.games.medici import GAME, rules
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import (
@@ -19,6 +19,7 @@ from tablelog.v1.medici_pb2 import (
     MediciRemove,
     MediciStartPlayer,
 )
+from tests.support.illegal import refused
 from tests.support.play import new_position, play_all
 
 # The component files a game records at creation (setup never falls back to packaged data).
@@ -33,11 +34,7 @@ def _state(
 
 
 def _refused(state: rules.State, move: MediciMove | str, code: str) -> str:
-    message = move if isinstance(move, MediciMove) else GAME.parse(move, state)
-    with pytest.raises(IllegalMove) as refused:
-        GAME.apply(state, message)
-    assert refused.value.code == code, refused.value.message
-    return refused.value.message
+    return refused(GAME, state, move, code)
 
 
 AUCTION = ["draw fur3", "auction"]

@@ -9,7 +9,7 @@ import pytest
 
 from replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL, IllegalMove
 from replay.games.medici import GAME, rules
-from replay.games.medici_common.world import poorest
+from replay.games.medici_common.rules import poorest
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
 from tests.support.play import assert_round_trip, random_game
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from replay import fold as folding
-from replay.core import DEALT, TABLE, GameOver, IllegalMove, InvalidSetup, NotYourTurn
+from replay.core import DEALT, TABLE, GameOver, InvalidSetup, NotYourTurn
 from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_card_game.cards import DECK_FILE, default_deck_file
+from replay.games.medici_card_game.components import DECK_FILE, default_deck_file
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,
@@ -18,6 +18,7 @@ from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameStartPlayer,
     MediciCardGameTake,
 )
+from tests.support.illegal import refused
 from tests.support.play import new_position, play_all
 
 # The component files a game records at creation (setup never falls back to packaged data).
@@ -38,11 +39,7 @@ def _take(*positions: int) -> MediciCardGameMove:
 
 
 def _refused(state: rules.State, move: MediciCardGameMove | str, code: str) -> str:
-    message = move if isinstance(move, MediciCardGameMove) else GAME.parse(move, state)
-    with pytest.raises(IllegalMove) as refused:
-        GAME.apply(state, message)
-    assert refused.value.code == code, refused.value.message
-    return refused.value.message
+    return refused(GAME, state, move, code)
 
 
 THREE_UP = ["reveal fur3", "flip", "reveal grain2", "flip", "reveal spice4"]

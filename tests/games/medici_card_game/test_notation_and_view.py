@@ -19,7 +19,7 @@ from replay.core import (
     NotationError,
 )
 from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_common.world import SHIP_REWARDS
+from replay.games.medici_common.rules import SHIP_REWARDS
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import new_position, play, play_all
 

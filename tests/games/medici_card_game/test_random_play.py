@@ -8,7 +8,7 @@ import pytest
 
 from replay.core import DEALT, TABLE, TERMINAL
 from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_common.world import poorest
+from replay.games.medici_common.rules import poorest
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import assert_round_trip, random_game
 

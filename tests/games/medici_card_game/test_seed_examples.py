@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from replay.core import CHANCE, TABLE
 from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_card_game.cards import default_deck_file
+from replay.games.medici_card_game.components import default_deck_file
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import new_position, play, play_all
 

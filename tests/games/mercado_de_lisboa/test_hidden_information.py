@@ -9,7 +9,7 @@ import pytest
 from replay.core import DEALT, FULL, SPECTATOR, TABLE
 from replay.games.mercado_de_lisboa import GAME
 from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.game import FAME_EARLIER
+from replay.games.mercado_de_lisboa.scoring import FAME_EARLIER
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import random_game

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from replay.core import GameOver, IllegalMove
+from replay.core import GameOver
 from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import moves as mv
 from replay.games.mercado_de_lisboa import rules as rl
 from replay.games.mercado_de_lisboa.components import PUB
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
+from tests.support.illegal import refused
 
 from .positions import COMPONENTS, build, good, kind, play
 
@@ -21,11 +21,7 @@ def solo(stage: int, **kw: object) -> rl.State:
 
 
 def refuse(state: rl.State, move: str | pb.MercadoDeLisboaMove, code: str) -> str:
-    parsed = GAME.parse(move, state) if isinstance(move, str) else move
-    with pytest.raises(IllegalMove) as error:
-        GAME.apply(state, parsed)
-    assert error.value.code == code, error.value.message
-    return error.value.message
+    return refused(GAME, state, move, code)
 
 
 def test_stand_tile_not_in_hand() -> None:
@@ -67,7 +63,7 @@ def test_display_refresh_needs_three_identical() -> None:
 
 def test_display_refresh_cannot_also_take() -> None:
     state = build(display=["meat", "meat", "meat"])
-    refuse(state, mv.stand_move(good("fish"), 6, good("meat"), True), "TAKE_AFTER_REFRESH")
+    refuse(state, rl.stand_move(good("fish"), 6, good("meat"), True), "TAKE_AFTER_REFRESH")
 
 
 def test_take_without_a_refresh() -> None:
@@ -174,7 +170,7 @@ def test_reveal_from_the_wrong_pile() -> None:
 def test_malformed_move() -> None:
     refuse(
         build(),
-        pb.MercadoDeLisboaMove(stand=pb.MercadoDeLisboaOpenStand(good=mv.good_enum(8), space=3)),
+        pb.MercadoDeLisboaMove(stand=pb.MercadoDeLisboaOpenStand(good=rl.good_enum(8), space=3)),
         "MALFORMED_MOVE",
     )
     refuse(build(), pb.MercadoDeLisboaMove(), "MALFORMED_MOVE")
@@ -183,7 +179,7 @@ def test_malformed_move() -> None:
 def test_no_move_after_the_end() -> None:
     state = replace(build(), over=True)
     with pytest.raises(GameOver):
-        GAME.apply(state, mv.COIN)
+        GAME.apply(state, rl.COIN)
 
 
 # ------------------------------------------------------------------------- solo stages

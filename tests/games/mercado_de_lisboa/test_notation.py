@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from replay.core import AmbiguousNotation, NotationError
 from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import moves as mv
+from replay.games.mercado_de_lisboa import rules as rl
 from tests.support.play import assert_round_trip, new_position, play_all
 
 from .positions import build
@@ -73,7 +73,7 @@ def test_round_trip_of_every_legal_move() -> None:
 
 
 def test_parse_of_format_equals_move() -> None:
-    move = mv.customer_move(2, (0, 3), 10)
+    move = rl.customer_move(2, (0, 3), 10)
     assert GAME.parse(GAME.format(move, STATE), STATE) == move
 
 

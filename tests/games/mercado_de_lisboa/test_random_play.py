@@ -18,7 +18,7 @@ from replay.games.mercado_de_lisboa.components import (
     SPACE_ENTRANCES,
     TILES_PER_SIZE,
 )
-from replay.games.mercado_de_lisboa.game import FAME_EARLIER
+from replay.games.mercado_de_lisboa.scoring import FAME_EARLIER
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import assert_round_trip, random_game
 

@@ -7,8 +7,15 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
+from replay.components import ComponentCache, quoted
 from replay.core import InvalidSetup
-from replay.games.medici_common.world import GOOD_INDEX, bad_rows, read_csv_rows
+from replay.games.medici_common.components import (
+    GOOD_INDEX,
+    MAX_COPIES,
+    MAX_VALUE,
+    cell_number,
+    read_rows,
+)
 from tablelog.v1 import game_pb2
 
 DECK_COMPONENT: Final = "deck"
@@ -58,47 +65,67 @@ def _kind_name(kind: str, good: str, value: int) -> str:
         return f"green{value}"
     if kind == "neutral_black":
         return f"black{value}"
-    raise InvalidSetup("DECK_FILE", f"Unknown card kind {kind!r} in the deck file.")
+    raise InvalidSetup("DECK_FILE", f"Unknown card kind {quoted(kind)} in the deck file.")
+
+
+_DECKS: ComponentCache[Deck] = ComponentCache()
 
 
 def load_deck(content: bytes) -> Deck:
     """Rules §A1, G-A1: read and validate a deck file (the columns of
-    medici_card_game_deck.csv). The deck is verified when every row has a `count_confirmed`,
-    and then its copies must add up to the 95 cards of §A1; otherwise `count_placeholder` is
-    used (any total: a placeholder deck is marked unverified wherever it is shown)."""
-    rows = read_csv_rows(content, "DECK_FILE", "deck file")
+    medici_card_game_deck.csv), cached by content. The deck is verified when every row has a
+    `count_confirmed`, and then its copies must add up to the 95 cards of §A1; otherwise
+    `count_placeholder` is used (any total: a placeholder deck is marked unverified wherever
+    it is shown)."""
+    return _DECKS.load(content, None, lambda: _read_deck(content))
+
+
+def _read_deck(content: bytes) -> Deck:
+    rows = read_rows(content, "DECK_FILE", "deck file")
     if not rows:
         raise InvalidSetup("DECK_FILE", "The deck file lists no cards.")
     kinds: list[CardKind] = []
     confirmed: list[int | None] = []
     placeholder: list[int] = []
-    with bad_rows("DECK_FILE", "deck file"):
-        for row in rows:
-            good = (row.get("good") or "").strip().lower()
-            kind = (row.get("kind") or "").strip().lower()
-            value = int(row["value"])
-            icons = int(row["icons"])
-            if kind.startswith("goods") and good not in GOOD_INDEX:
-                raise InvalidSetup("DECK_FILE", f"Unknown good {good!r} in the deck file.")
-            kinds.append(
-                CardKind(
-                    name=_kind_name(kind, good, value),
-                    good=GOOD_INDEX[good] if kind.startswith("goods") else -1,
-                    value=value,
-                    icons=icons,
-                    green_flag=_yes(row["green_flag"]),
-                    takes_hold=_yes(row["takes_hold_space"]),
-                    to_warehouse=_yes(row["goes_to_warehouse"]),
-                )
+    for row in rows:
+        good = row.get("good", "").lower()
+        kind = row.get("kind", "").lower()
+        value = cell_number(row, "value", "DECK_FILE", "deck file", MAX_VALUE)
+        icons = cell_number(row, "icons", "DECK_FILE", "deck file", MAX_VALUE)
+        if kind.startswith("goods") and good not in GOOD_INDEX:
+            raise InvalidSetup("DECK_FILE", f"Unknown good {quoted(good)} in the deck file.")
+        for column in ("green_flag", "takes_hold_space", "goes_to_warehouse"):
+            if column not in row:
+                raise InvalidSetup("DECK_FILE", f"The deck file has no {quoted(column)} column.")
+        kinds.append(
+            CardKind(
+                name=_kind_name(kind, good, value),
+                good=GOOD_INDEX[good] if kind.startswith("goods") else -1,
+                value=value,
+                icons=icons,
+                green_flag=_yes(row["green_flag"]),
+                takes_hold=_yes(row["takes_hold_space"]),
+                to_warehouse=_yes(row["goes_to_warehouse"]),
             )
-            sure = (row.get("count_confirmed") or "").strip()
-            confirmed.append(int(sure) if sure else None)
-            placeholder.append(int((row.get("count_placeholder") or "0").strip() or "0"))
+        )
+        sure = row.get("count_confirmed", "")
+        confirmed.append(
+            cell_number(row, "count_confirmed", "DECK_FILE", "deck file", MAX_COPIES)
+            if sure
+            else None
+        )
+        placeholder.append(
+            cell_number(row, "count_placeholder", "DECK_FILE", "deck file", MAX_COPIES)
+            if row.get("count_placeholder", "")
+            else 0
+        )
     verified = all(c is not None for c in confirmed)
     counts = tuple(c or 0 for c in confirmed) if verified else tuple(placeholder)
     by_name = {k.name: i for i, k in enumerate(kinds)}
     if len(by_name) != len(kinds):
         raise InvalidSetup("DECK_FILE", "The deck file lists a card kind twice.")
+    if sum(counts) > MAX_COPIES:
+        raise InvalidSetup("DECK_FILE", f"The deck file lists over {MAX_COPIES} cards.")
     if any(c < 0 for c in counts) or sum(counts) == 0:
         raise InvalidSetup("DECK_FILE", "The deck file's copy counts must be >= 0, not all 0.")
     if verified and sum(counts) != DECK_TOTAL:
@@ -111,7 +138,7 @@ def load_deck(content: bytes) -> Deck:
 
 
 def default_deck_file() -> game_pb2.ComponentFile:
-    content = resources.files(__package__).joinpath(DECK_FILE).read_bytes()
+    content = resources.files(__package__).joinpath("data", DECK_FILE).read_bytes()
     return game_pb2.ComponentFile(
         name=DECK_COMPONENT,
         media_type="text/csv",

@@ -9,12 +9,12 @@ cell are interchangeable and are counted rather than named.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from replay.components import ComponentCache, quoted, read_json
 from replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
@@ -87,6 +87,8 @@ class Board:
     walls_by_players: dict[int, int]
     missions_assumed: bool = False
     """True when the file has no `mission_cards`: the missions are the assumption of §9."""
+    longest_name: int = 0
+    """The longest name a move can give (a cell id or label, a card, a mission)."""
 
     @property
     def sea_card(self) -> int:
@@ -101,7 +103,7 @@ class Board:
 
 def default_component() -> game_pb2.ComponentFile:
     """The shipped approximate board (RULES.md §3.4), marked approximate."""
-    content = resources.files(__package__).joinpath(BOARD_FILE).read_bytes()
+    content = resources.files(__package__).joinpath("data", BOARD_FILE).read_bytes()
     return game_pb2.ComponentFile(
         name=BOARD_COMPONENT,
         media_type=MEDIA_TYPE,
@@ -111,14 +113,18 @@ def default_component() -> game_pb2.ComponentFile:
     )
 
 
+_BOARDS: ComponentCache[Board] = ComponentCache()
+
+
 def load_board(component: game_pb2.ComponentFile) -> Board:
-    """Parse and validate a board component file; raises InvalidSetup with a clear reason."""
-    try:
-        data = json.loads(component.content.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise _fail("NOT_JSON", f"not valid JSON ({error}).") from None
-    except RecursionError:  # nesting deeper than any board needs
-        raise _fail("NOT_JSON", "nested too deeply to be a board.") from None
+    """Parse and validate a board component file (cached by content); raises InvalidSetup
+    with a clear reason."""
+    extra = (component.name, component.approximate, component.approximate_note)
+    return _BOARDS.load(component.content, extra, lambda: _read_board(component))
+
+
+def _read_board(component: game_pb2.ComponentFile) -> Board:
+    data = read_json(component.content, "Board file", "BOARD_NOT_JSON")
     note = component.approximate_note or (APPROXIMATE_NOTE if component.approximate else "")
     name = data.get("name") if isinstance(data, dict) else None
     if not isinstance(name, str) or not name.strip():
@@ -147,10 +153,10 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         if not isinstance(raw, str) or not _NAME.match(raw.lower()) or raw.lower() == SEA:
             raise _fail(
                 "BAD_TERRAIN_NAME",
-                f"terrain name {raw!r} must be a word of letters and digits, and not 'sea'.",
+                f"terrain name {quoted(raw)} must be a word of letters and digits, and not 'sea'.",
             )
         if raw.lower() in terrains:
-            raise _fail("DUPLICATE_TERRAIN", f"terrain {raw!r} is listed twice.")
+            raise _fail("DUPLICATE_TERRAIN", f"terrain {quoted(raw)} is listed twice.")
         terrains.append(raw.lower())
     terrain_index = {t: i for i, t in enumerate(terrains)}
 
@@ -170,24 +176,28 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         label = cell.get("label")
         if label is not None:
             if not isinstance(label, str) or not label or not _NAME.match(label.lower()):
-                raise _fail("BAD_LABEL", f"cell {cell_id!r} has an invalid label {label!r}.")
+                raise _fail(
+                    "BAD_LABEL", f"cell {quoted(cell_id)} has an invalid label {quoted(label)}."
+                )
             keys.add(label.lower())
         for key in keys:
             if key == SEA or "|" in key or " " in key:
-                raise _fail("BAD_CELL", f"cell name {key!r} is reserved or has '|' or a space.")
+                raise _fail(
+                    "BAD_CELL", f"cell name {quoted(key)} is reserved or has '|' or a space."
+                )
             if key in lookup:
-                raise _fail("DUPLICATE_CELL", f"cell name {key!r} is used twice.")
+                raise _fail("DUPLICATE_CELL", f"cell name {quoted(key)} is used twice.")
             lookup[key] = len(cell_ids)
         kind = cell.get("terrain")
         if not isinstance(kind, str) or kind.lower() not in terrain_index:
             raise _fail(
                 "UNKNOWN_TERRAIN",
-                f"cell {cell_id!r} has terrain {kind!r}, which is not one of "
+                f"cell {quoted(cell_id)} has terrain {quoted(kind)}, which is not one of "
                 f"{', '.join(terrains)}.",
             )
         is_market = cell.get("market", False)
         if not isinstance(is_market, bool):
-            raise _fail("BAD_CELL", f"cell {cell_id!r}: 'market' must be true or false.")
+            raise _fail("BAD_CELL", f"cell {quoted(cell_id)}: 'market' must be true or false.")
         cell_ids.append(cell_id)
         names.append(label.lower() if isinstance(label, str) else cell_id.lower())
         terrain.append(terrain_index[kind.lower()])
@@ -196,7 +206,7 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
 
     def cell_of(raw: Any, where: str) -> int:
         if not isinstance(raw, str) or raw.lower() not in lookup:
-            raise _fail("UNKNOWN_CELL", f"{where} names an unknown cell {raw!r}.")
+            raise _fail("UNKNOWN_CELL", f"{where} names an unknown cell {quoted(raw)}.")
         return lookup[raw.lower()]
 
     market_ducats = [0] * count
@@ -207,9 +217,11 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
             raise _fail("BAD_MARKET", "each entry of 'markets' must be an object.")
         cell = cell_of(entry.get("cell"), "a market")
         if not market[cell]:
-            raise _fail("MARKET_MISMATCH", f"market {cell_ids[cell]!r} is not flagged 'market'.")
+            raise _fail(
+                "MARKET_MISMATCH", f"market {quoted(cell_ids[cell])} is not flagged 'market'."
+            )
         if cell in listed:
-            raise _fail("DUPLICATE_MARKET", f"market {cell_ids[cell]!r} is listed twice.")
+            raise _fail("DUPLICATE_MARKET", f"market {quoted(cell_ids[cell])} is listed twice.")
         listed.add(cell)
         kind = entry.get("terrain")
         if kind is not None and (
@@ -217,19 +229,19 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         ):
             raise _fail(
                 "MARKET_MISMATCH",
-                f"market {cell_ids[cell]!r} says terrain {kind!r} but the cell is "
+                f"market {quoted(cell_ids[cell])} says terrain {quoted(kind)} but the cell is "
                 f"{terrains[terrain[cell]]}.",
             )
         ducats = entry.get("starting_ducats", 1)
         if not isinstance(ducats, int) or isinstance(ducats, bool) or ducats < 0:
-            raise _fail("BAD_MARKET", f"market {cell_ids[cell]!r}: bad 'starting_ducats'.")
+            raise _fail("BAD_MARKET", f"market {quoted(cell_ids[cell])}: bad 'starting_ducats'.")
         market_ducats[cell] = ducats
     for cell in range(count):
         if market[cell] and cell not in listed:
             if markets_raw:
                 raise _fail(
                     "MARKET_MISMATCH",
-                    f"cell {cell_ids[cell]!r} is flagged 'market' but missing from 'markets'.",
+                    f"cell {quoted(cell_ids[cell])} is flagged 'market' but not in 'markets'.",
                 )
             market_ducats[cell] = 1
 
@@ -246,9 +258,9 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
             if not isinstance(edge_id, str):
                 raise _fail("BAD_EDGE", f"{where}: 'id' must be a string.")
             if edge_id in edge_ids:
-                raise _fail("DUPLICATE_EDGE", f"edge {edge_id!r} is listed twice.")
+                raise _fail("DUPLICATE_EDGE", f"edge {quoted(edge_id)} is listed twice.")
             edge_ids.add(edge_id)
-            where = f"edge {edge_id!r}"
+            where = f"edge {quoted(edge_id)}"
         sides = edge["cells"]
         sea_sides = [s for s in sides if isinstance(s, str) and s.lower() == SEA]
         if len(sides) != 2 or len(sea_sides) == 2:
@@ -261,12 +273,13 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
             raise _fail("BAD_EDGE", f"{where} is marked 'sea' but joins two cells.")
         a, b = cell_of(sides[0], where), cell_of(sides[1], where)
         if a == b:
-            raise _fail("BAD_EDGE", f"{where} joins cell {cell_ids[a]!r} to itself.")
+            raise _fail("BAD_EDGE", f"{where} joins cell {quoted(cell_ids[a])} to itself.")
         pair = (a, b) if a < b else (b, a)
         if pair in edge_index:
             raise _fail(
                 "DUPLICATE_EDGE",
-                f"the edge between {cell_ids[a]!r} and {cell_ids[b]!r} is listed twice.",
+                f"the edge between {quoted(cell_ids[a])} and {quoted(cell_ids[b])} "
+                "is listed twice.",
             )
         edge_index[pair] = len(edges)
         edges.append(pair)
@@ -277,7 +290,7 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         neighbours[b].append((a, index))
     for cell in range(count):
         if not neighbours[cell] and not sea_edges[cell]:
-            raise _fail("CELL_WITHOUT_EDGES", f"cell {cell_ids[cell]!r} has no edges.")
+            raise _fail("CELL_WITHOUT_EDGES", f"cell {quoted(cell_ids[cell])} has no edges.")
     _check_sea_reachable(cell_ids, neighbours, sea_edges)
 
     missions = _missions(data, terrains, terrain_index)
@@ -302,6 +315,9 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         deck=deck,
         walls_by_players=walls,
         missions_assumed=data.get("mission_cards") is None,
+        longest_name=max(
+            len(text) for text in (*lookup, *terrains, SEA, *(m.name for m in missions))
+        ),
     )
 
 
@@ -321,7 +337,7 @@ def _check_sea_reachable(
         if not ok:
             raise _fail(
                 "LANDLOCKED",
-                f"cell {cell_ids[cell]!r} cannot reach the sea: its region would be "
+                f"cell {quoted(cell_ids[cell])} cannot reach the sea: its region would be "
                 "enclosed before anyone builds.",
             )
 
@@ -343,15 +359,16 @@ def _missions(
             raise _fail("BAD_MISSION", "each mission card needs a string 'id'.")
         mission_name = entry["id"].lower()
         if not _NAME.match(mission_name) or any(m.name == mission_name for m in missions):
-            raise _fail("BAD_MISSION", f"mission id {entry['id']!r} is invalid or repeated.")
+            raise _fail("BAD_MISSION", f"mission id {quoted(entry['id'])} is invalid or repeated.")
         kinds = entry.get("terrains")
         if not isinstance(kinds, list) or not kinds:
-            raise _fail("BAD_MISSION", f"mission {mission_name!r} needs a list of terrains.")
+            raise _fail("BAD_MISSION", f"mission {quoted(mission_name)} needs a list of terrains.")
         indices: set[int] = set()
         for kind in kinds:
             if not isinstance(kind, str) or kind.lower() not in terrain_index:
                 raise _fail(
-                    "UNKNOWN_TERRAIN", f"mission {mission_name!r} names unknown terrain {kind!r}."
+                    "UNKNOWN_TERRAIN",
+                    f"mission {quoted(mission_name)} names unknown terrain {quoted(kind)}.",
                 )
             indices.add(terrain_index[kind.lower()])
         missions.append(Mission(mission_name, frozenset(indices)))
@@ -381,6 +398,9 @@ def _walls(data: dict[str, Any]) -> dict[int, int]:
     walls = dict(DEFAULT_WALLS)
     for key, value in raw.items():
         if not str(key).isdigit() or not isinstance(value, int) or value < 1:
-            raise _fail("BAD_WALLS", f"'walls_by_player_count' has a bad entry {key!r}: {value!r}.")
+            raise _fail(
+                "BAD_WALLS",
+                f"'walls_by_player_count' has a bad entry {quoted(key)}: {quoted(value)}.",
+            )
         walls[int(key)] = value
     return walls

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from replay.core import Viewer
 from replay.games.medici import rules
-from replay.games.medici.tiles import TileKind
-from replay.games.medici_common.world import GOODS, payout_lines, table_lines, winners_line
+from replay.games.medici.components import TileKind
+from replay.games.medici_common.components import GOODS
+from replay.games.medici_common.views import payout_lines, table_lines, winners_line
 from tablelog.v1.medici_pb2 import (
     MEDICI_EDITION_2016,
     MediciLevel,

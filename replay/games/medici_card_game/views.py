@@ -6,8 +6,9 @@ placeholder deck counts (G-A1) and the unsourced ship-reward tables of 2, 3, 5 a
 from __future__ import annotations
 
 from replay.games.medici_card_game import rules
-from replay.games.medici_card_game.cards import UNVERIFIED_NOTE, CardKind
-from replay.games.medici_common.world import GOODS, payout_lines, table_lines, winners_line
+from replay.games.medici_card_game.components import UNVERIFIED_NOTE, CardKind
+from replay.games.medici_common.components import GOODS
+from replay.games.medici_common.views import payout_lines, table_lines, winners_line
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameCard,
     MediciCardGameGoodCount,

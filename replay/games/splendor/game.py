@@ -1,0 +1,94 @@
+"""Splendor as a `replay.core.Game`: metadata, setup from the options and the component
+files, and the glue from the common surface to `rules.py`, `scoring.py`, `views.py` and
+`notation.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.protobuf.message import Message
+
+from replay.core import DEALT, TABLE, OptionDoc, Viewer
+from replay.games.splendor import components, notation, rules, scoring, views
+from replay.games.splendor.rules import State
+from tablelog.v1 import game_pb2
+from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions, SplendorView
+
+
+class Splendor:
+    """Splendor's surface for the registry and the fold (replay.core.Game)."""
+
+    name: str = "splendor"
+    title: str = "Splendor"
+    min_players: int = 2
+    max_players: int = 4
+    rules_version: str = "splendor-1"
+    modes: tuple[game_pb2.Mode.ValueType, ...] = (TABLE, DEALT)
+    oneof_field: str = "splendor"
+    move_type: type[SplendorMove] = SplendorMove
+    options_type: type[Message] = SplendorOptions
+    view_type: type[Message] = SplendorView
+    option_docs: tuple[OptionDoc, ...] = (
+        OptionDoc(
+            "allow_take_fewer_anytime",
+            "Allow taking 1 or 2 different colours even while 3 or more are in the bank "
+            "(RULES.md E1).",
+            "false",
+        ),
+        OptionDoc(
+            "first_player",
+            "The seat (0-based) that plays first; it defines the round for the game end (§8).",
+            "0",
+        ),
+    )
+    notation_doc: str = "docs/notation/splendor.md"
+
+    def default_components(self) -> Sequence[game_pb2.ComponentFile]:
+        return components.default_components()
+
+    def setup(
+        self,
+        players: Sequence[str],
+        options: Any,
+        mode: int,
+        components_files: Mapping[str, game_pb2.ComponentFile],
+    ) -> State:
+        return rules.setup(players, options, mode, components_files)
+
+    def apply(self, state: State, move: SplendorMove) -> State:
+        return rules.apply(state, move)
+
+    def legal_moves(self, state: State) -> Sequence[SplendorMove]:
+        return rules.legal_moves(state)
+
+    def chance_outcomes(self, state: State) -> Sequence[tuple[SplendorMove, int]]:
+        return rules.chance_outcomes(state)
+
+    def is_chance(self, move: SplendorMove) -> bool:
+        return move.WhichOneof("action") in ("reveal_card", "reveal_noble")
+
+    def visible_to(self, move: SplendorMove, state: State, viewer: Viewer) -> bool:
+        """RULES.md §4C, E13: a card dealt to a blind reserve (dealt mode, `reveal L.deck`)
+        is seen only by the player who reserved it; every other move is public."""
+        if viewer is None or move.WhichOneof("action") != "reveal_card":
+            return True
+        return move.reveal_card.slot != 0 or viewer == state.deal - 1
+
+    def to_move(self, state: State) -> int:
+        return state.who
+
+    def result(self, state: State) -> game_pb2.GameResult:
+        return scoring.result(state)
+
+    def view(self, state: State, viewer: Viewer) -> SplendorView:
+        return views.view(state, viewer)
+
+    def render(self, view: Any) -> str:
+        return views.render(view)
+
+    def parse(self, text: str, state: State) -> SplendorMove:
+        return notation.parse_move(text, state)
+
+    def format(self, move: SplendorMove, state: State) -> str:
+        return notation.format_move(move, state)
