@@ -265,6 +265,11 @@ async def _serve(
         return 1
     if args.redis_url and not quiet:
         await warn_if_not_durable(store.redis, log)
+    # Handlers first: whoever reads "listening" may stop the server at once.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
     await built.server.start()
     await mark_serving(built)
     address = _shown_address(args.address, built.port)
@@ -273,10 +278,6 @@ async def _serve(
         print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
     if args.demo:
         await record_demo(built.recorder, address)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
     await stop.wait()
