@@ -17,11 +17,35 @@ ENDING_BODIES = frozenset({"game_ended", "game_abandoned"})
 """The events after which a game is over (and dealt mode's seed revealed)."""
 
 
-def deal_ticket(seed: bytes, revision: int, total: int) -> int:
-    """The ticket of the chance move recorded at `revision` in dealt mode: HMAC-SHA256 of
-    the revision under the seed, reduced to the outcomes' total weight. Deterministic, so
-    VerifyGame re-draws every dealt outcome once the seed is revealed."""
-    digest = hmac.new(seed, b"tablelog/deal/" + revision.to_bytes(8, "big"), "sha256").digest()
+DEALING_BY_REVISION = 0
+"""Dealt games recorded before `GameCreated.dealing_scheme` existed: the outcome of the
+move recorded at revision r is drawn with the ticket of r. Kept so those games still
+verify; a move taken back and played again at a later revision could draw another card."""
+DEALING_BY_COUNT = 1
+"""The k-th chance move in effect (setup reveals included) is drawn with the ticket of k:
+an outcome depends only on the seed and on what has been dealt, so taking a move back and
+playing it again deals the same card (nothing can be fished by undoing)."""
+DEALING_SCHEME = DEALING_BY_COUNT
+"""The scheme new dealt games record."""
+
+
+def deal_key(position: folding.Position) -> bytes:
+    """What the next chance move after `position` is drawn by, under the game's scheme."""
+    scheme = position.table.created.dealing_scheme
+    if scheme == DEALING_BY_COUNT:
+        return b"tablelog/deal/count/" + (position.chance_count + 1).to_bytes(8, "big")
+    if scheme == DEALING_BY_REVISION:
+        return b"tablelog/deal/" + (position.revision + 1).to_bytes(8, "big")
+    raise HistoryError(
+        "DEALING_SCHEME", f"This game names dealing scheme {scheme}, which this server lacks."
+    )
+
+
+def deal_ticket(seed: bytes, key: bytes, total: int) -> int:
+    """The ticket a dealt chance move is drawn with: HMAC-SHA256 of its `deal_key` under the
+    seed, reduced to the outcomes' total weight. Deterministic, so VerifyGame re-draws
+    every dealt outcome once the seed is revealed."""
+    digest = hmac.new(seed, key, "sha256").digest()
     return int.from_bytes(digest, "big") % total
 
 
@@ -64,7 +88,7 @@ def deal_and_end(
             raise HistoryError("NO_SEED", "This dealt game has lost its seed.")
         outcomes = game.chance_outcomes(position.state)
         total = sum(weight for _, weight in outcomes)
-        inner = folding.pick_outcome(outcomes, deal_ticket(seed, position.revision + 1, total))
+        inner = folding.pick_outcome(outcomes, deal_ticket(seed, deal_key(position), total))
         recorded = events_pb2.MoveRecorded(
             move=position.table.wrap(inner),
             notation=game.format(inner, position.state),
