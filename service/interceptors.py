@@ -227,9 +227,9 @@ async def _refuse_undecodable(context: aio.ServicerContext[Any, Any], request: U
 def guard(
     method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
 ) -> grpc.RpcMethodHandler[Any, Any] | None:
-    """`handler` decoding its own request: undecodable bytes are refused INVALID_ARGUMENT
-    before the servicer runs, unknown fields are dropped. Streaming requests (reflection)
-    keep grpc's own decoding."""
+    """`handler` decoding its own requests: undecodable bytes are refused INVALID_ARGUMENT
+    before the servicer sees them, unknown fields are dropped. Handlers of other shapes
+    (client streaming) keep grpc's own decoding: the service has none."""
     if handler is None:
         return None
     decode = _decoding(handler.request_deserializer, method)
@@ -270,6 +270,24 @@ def guard(
 
         return grpc.unary_stream_rpc_method_handler(
             writing, request_deserializer=decode, response_serializer=handler.response_serializer
+        )
+    if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
+        streams_inner: Any = handler.stream_stream  # reflection
+
+        async def streams(
+            requests: AsyncIterator[Any], context: aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            async def decoded() -> AsyncIterator[Any]:
+                async for request in requests:
+                    if isinstance(request, Undecodable):
+                        await _refuse_undecodable(context, request)
+                    yield request
+
+            async for item in streams_inner(decoded(), context):
+                yield item
+
+        return grpc.stream_stream_rpc_method_handler(
+            streams, request_deserializer=decode, response_serializer=handler.response_serializer
         )
     return handler
 

@@ -141,6 +141,30 @@ def test_undecodable_bytes_are_invalid_argument_without_internals(served: ServeP
             assert "class" not in bad[0].field_violations[0].description
 
 
+@pytest.mark.parametrize(
+    ("path", "shape"),
+    [
+        ("/grpc.health.v1.Health/Check", "unary"),
+        ("/grpc.health.v1.Health/Watch", "stream"),
+        ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", "bidi"),
+    ],
+)
+def test_health_and_reflection_refuse_undecodable_bytes_too(
+    served: ServeProcess, path: str, shape: str
+) -> None:
+    with grpc.insecure_channel(served.address) as opened:
+        if shape == "unary":
+            call: Any = opened.unary_unary(path)
+            code, _details = rpc_refused(lambda: call(b"\xff\xff", timeout=5))
+        elif shape == "stream":
+            call = opened.unary_stream(path)
+            code, _details = rpc_refused(lambda: list(call(b"\xff\xff", timeout=5)))
+        else:
+            call = opened.stream_stream(path)
+            code, _details = rpc_refused(lambda: list(call(iter([b"\xff\xff"]), timeout=5)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
 def test_echoed_inputs_are_clipped(served: ServeProcess) -> None:
     """A 1 MiB game name, component name or annotation id is never sent back in full."""
     with Client(served.address, user="fuzzer", timeout=30) as client:
