@@ -62,7 +62,8 @@ class HistoryCheck:
                 )
             if chance:
                 outcomes = list(position.game.chance_outcomes(position.state))
-                self.dealt.append((self.index, event.revision, deal_key(position), outcomes, inner))
+                key = deal_key(position, outcomes)
+                self.dealt.append((self.index, event.revision, key, outcomes, inner))
         self.position = folding.advance(position, event, strict=True)
         if body == "game_ended":
             self.seed, self.ending = event.game_ended.seed, self.failed_at

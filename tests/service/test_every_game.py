@@ -72,11 +72,18 @@ def expected_snapshot(position: folding.Position) -> service_pb2.StateSnapshot:
     )
 
 
-def drawn_ticket(seed: bytes, number: int, total: int) -> int:
-    """docs/service.md, Dealt mode (scheme 1): the k-th chance move in effect is drawn with
-    HMAC-SHA256(seed, "tablelog/deal/count/" + k as 8 bytes) mod total."""
-    digest = hmac.new(seed, b"tablelog/deal/count/" + number.to_bytes(8, "big"), hashlib.sha256)
-    return int.from_bytes(digest.digest(), "big") % total
+def drawn_ticket(seed: bytes, number: int, outcomes: list[tuple[Message, int]]) -> int:
+    """docs/service.md, Dealt mode (scheme 1): the k-th chance move in effect, drawn from
+    `outcomes`, is drawn with HMAC-SHA256(seed, "tablelog/deal/count/" + k as 8 bytes +
+    SHA-256 of each outcome's length (4 bytes), deterministic bytes and weight (4 bytes))
+    mod the total weight."""
+    drawn_from = b"".join(
+        len(text).to_bytes(4, "big") + text + weight.to_bytes(4, "big")
+        for text, weight in ((o.SerializeToString(deterministic=True), w) for o, w in outcomes)
+    )
+    key = b"tablelog/deal/count/" + number.to_bytes(8, "big") + hashlib.sha256(drawn_from).digest()
+    total = sum(weight for _, weight in outcomes)
+    return int.from_bytes(hmac.new(seed, key, hashlib.sha256).digest(), "big") % total
 
 
 def chance_moves_in_effect(position: folding.Position) -> int:
@@ -255,8 +262,7 @@ def test_record_a_whole_random_game_by_notation(
         assert recording.dealt, "a dealt game deals"
         assert events[0].game_created.dealing_scheme == 1
         for number, outcomes, inner in recording.dealt:
-            total = sum(weight for _, weight in outcomes)
-            assert folding.pick_outcome(outcomes, drawn_ticket(seed, number, total)) == inner
+            assert folding.pick_outcome(outcomes, drawn_ticket(seed, number, outcomes)) == inner
         assert verified.dealt_moves_checked == len(recording.dealt)
     else:
         assert not events[-1].game_ended.seed

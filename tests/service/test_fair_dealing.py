@@ -8,13 +8,21 @@ from __future__ import annotations
 import hashlib
 import random
 import zlib
+from dataclasses import replace
 
 import pytest
 
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, TERMINAL
 from replay.registry import all_games, find_game
-from service.building import DEALING_BY_COUNT, DEALING_BY_REVISION, deal_and_end, next_event, push
+from service.building import (
+    DEALING_BY_COUNT,
+    DEALING_BY_REVISION,
+    deal_and_end,
+    deal_key,
+    next_event,
+    push,
+)
 from tablelog.v1 import events_pb2
 from tablelog_client import Client
 from tests.service.helpers import refused
@@ -130,3 +138,16 @@ def test_new_dealt_games_record_the_counting_scheme(client: Client) -> None:
     table = client.create_game("splendor", ["Ann", "Bob"])
     assert client.export(dealt.game_id)[0].game_created.dealing_scheme == DEALING_BY_COUNT
     assert client.export(table.game_id)[0].game_created.dealing_scheme == 0
+
+
+def test_the_deal_key_depends_on_what_was_dealt_and_the_outcomes_not_the_revision() -> None:
+    body = created("splendor", ["Ann", "Bob"], mode=DEALT)
+    body.dealing_scheme = DEALING_BY_COUNT
+    position = folding.fold([events_pb2.Event(sequence=1, revision=1, game_created=body)])
+    outcomes = list(position.game.chance_outcomes(position.state))
+    later = replace(position, revision=position.revision + 40, sequence=position.sequence + 45)
+    assert deal_key(later, outcomes) == deal_key(position, outcomes)
+    # Another deck (here: the same cards less one) at the same count draws independently.
+    assert deal_key(position, outcomes[1:]) != deal_key(position, outcomes)
+    after_one = replace(position, chance_count=position.chance_count + 1)
+    assert deal_key(after_one, outcomes) != deal_key(position, outcomes)
