@@ -125,6 +125,8 @@ class Applied:
     notation: str
     before: Any
     after: Any
+    chance: bool = False
+    """A move of the table (a reveal, draw or deal) rather than a player's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +140,9 @@ class Position:
     undone: Link[Applied] | None = None
     move_count: int = 0
     result: game_pb2.GameResult | None = field(default=None)
+    chance_count: int = 0
+    """The chance moves in effect (setup reveals included): dealt mode numbers its draws
+    by it, so a move taken back and played again is dealt the same outcome."""
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -180,6 +185,11 @@ def start(created: events_pb2.GameCreated, revision: int = 1, sequence: int = 1)
 
 def check_move(position: Position, move: game_pb2.Move) -> Any:
     """Validate `move` against whose decision it is and the rules; the state after it."""
+    return _checked(position, move)[0]
+
+
+def _checked(position: Position, move: game_pb2.Move) -> tuple[Any, bool]:
+    """`check_move`, and whether the move is the table's (a chance move)."""
     table = position.table
     game = table.game
     who = position.to_move()
@@ -205,7 +215,7 @@ def check_move(position: Position, move: game_pb2.Move) -> Any:
             "NO_REVEAL_PENDING",
             f"Nothing is waiting to be revealed: it is {table.seat_name(who)}'s turn.",
         )
-    return game.apply(position.state, inner)
+    return game.apply(position.state, inner), chance
 
 
 def record(
@@ -215,9 +225,9 @@ def record(
 
     `sequence` is the stored event's, when folding; a position being checked before an
     append keeps the sequence it had."""
-    after = check_move(position, move)
+    after, chance = _checked(position, move)
     revision = position.revision + 1
-    applied = Applied(revision, move, notation, position.state, after)
+    applied = Applied(revision, move, notation, position.state, after, chance)
     # Built directly rather than with dataclasses.replace: this is the fold's hot path.
     return Position(
         position.table,
@@ -229,6 +239,7 @@ def record(
         None,
         position.move_count + 1,
         position.result,
+        position.chance_count + chance,
     )
 
 
@@ -255,6 +266,7 @@ def undo(position: Position) -> Position:
         applied=position.applied.tail,
         undone=Link(last, position.undone),
         move_count=position.move_count - 1,
+        chance_count=position.chance_count - last.chance,
         status=Status.IN_PROGRESS,
         result=None,
     )
@@ -276,6 +288,7 @@ def redo(position: Position) -> Position:
         applied=Link(again, position.applied),
         undone=position.undone.tail,
         move_count=position.move_count + 1,
+        chance_count=position.chance_count + again.chance,
     )
 
 

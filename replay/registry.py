@@ -31,7 +31,8 @@ def find_game(name: str) -> Game[Any, Any]:
     if key not in known:
         raise InvalidSetup(
             "UNKNOWN_GAME",
-            f"There is no game called {name!r}; known games: {', '.join(known)}.",
+            # Clipped: the name is a caller's text, and refusals never echo it in full.
+            f"There is no game called {name[:40]!r}; known games: {', '.join(known)}.",
         )
     return known[key]
 

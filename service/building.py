@@ -4,6 +4,7 @@ Pure: nothing here reads or writes the store."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from collections.abc import Sequence
 
@@ -17,11 +18,45 @@ ENDING_BODIES = frozenset({"game_ended", "game_abandoned"})
 """The events after which a game is over (and dealt mode's seed revealed)."""
 
 
-def deal_ticket(seed: bytes, revision: int, total: int) -> int:
-    """The ticket of the chance move recorded at `revision` in dealt mode: HMAC-SHA256 of
-    the revision under the seed, reduced to the outcomes' total weight. Deterministic, so
-    VerifyGame re-draws every dealt outcome once the seed is revealed."""
-    digest = hmac.new(seed, b"tablelog/deal/" + revision.to_bytes(8, "big"), "sha256").digest()
+DEALING_BY_REVISION = 0
+"""Dealt games recorded before `GameCreated.dealing_scheme` existed: the outcome of the
+move recorded at revision r is drawn with the ticket of r. Kept so those games still
+verify; a move taken back and played again at a later revision could draw another card."""
+DEALING_BY_COUNT = 1
+"""The k-th chance move in effect (setup reveals included) is drawn with a ticket of k and
+of the outcomes it is drawn from: an outcome depends only on the seed and on what has been
+dealt, so taking a move back and playing it again deals the same card (nothing can be
+fished by undoing). The outcomes are part of the key so that draws from different decks at
+the same k are independent: with k alone, looking at a blind level-1 card (ticket mod 40)
+and taking it back would tell something of the level-2 card the same ticket gives (mod 30:
+their common factor 10)."""
+DEALING_SCHEME = DEALING_BY_COUNT
+"""The scheme new dealt games record."""
+
+
+def deal_key(position: folding.Position, outcomes: Sequence[tuple[Message, int]]) -> bytes:
+    """What the chance move after `position`, drawn from `outcomes` (the game's
+    `chance_outcomes` there), is drawn by under the game's scheme."""
+    scheme = position.table.created.dealing_scheme
+    if scheme == DEALING_BY_COUNT:
+        drawn_from = hashlib.sha256()
+        for outcome, weight in outcomes:
+            text = outcome.SerializeToString(deterministic=True)
+            drawn_from.update(len(text).to_bytes(4, "big") + text + weight.to_bytes(4, "big"))
+        number = (position.chance_count + 1).to_bytes(8, "big")
+        return b"tablelog/deal/count/" + number + drawn_from.digest()
+    if scheme == DEALING_BY_REVISION:
+        return b"tablelog/deal/" + (position.revision + 1).to_bytes(8, "big")
+    raise HistoryError(
+        "DEALING_SCHEME", f"This game names dealing scheme {scheme}, which this server lacks."
+    )
+
+
+def deal_ticket(seed: bytes, key: bytes, total: int) -> int:
+    """The ticket a dealt chance move is drawn with: HMAC-SHA256 of its `deal_key` under the
+    seed, reduced to the outcomes' total weight. Deterministic, so VerifyGame re-draws
+    every dealt outcome once the seed is revealed."""
+    digest = hmac.new(seed, key, "sha256").digest()
     return int.from_bytes(digest, "big") % total
 
 
@@ -64,7 +99,8 @@ def deal_and_end(
             raise HistoryError("NO_SEED", "This dealt game has lost its seed.")
         outcomes = game.chance_outcomes(position.state)
         total = sum(weight for _, weight in outcomes)
-        inner = folding.pick_outcome(outcomes, deal_ticket(seed, position.revision + 1, total))
+        ticket = deal_ticket(seed, deal_key(position, outcomes), total)
+        inner = folding.pick_outcome(outcomes, ticket)
         recorded = events_pb2.MoveRecorded(
             move=position.table.wrap(inner),
             notation=game.format(inner, position.state),

@@ -6,12 +6,19 @@ It wraps each method's handler once. `Registrar` (or `add_logged_servicer`) appl
 when the service is registered, which keeps grpc's fast paths: going through
 `grpc.aio.ServerInterceptor.intercept_service` on every call costs about 80 us of CPU per
 RPC in grpc's own machinery (measured with benchmarks/record.py), more than the log line.
-The same class also works as an ordinary `grpc.aio` server interceptor."""
+The same class also works as an ordinary `grpc.aio` server interceptor.
+
+Every handler registered through `Registrar` also decodes its request itself (`guard`):
+grpc.aio answers a request deserializer that raises with UNKNOWN and a message naming a
+Python class; here undecodable bytes are INVALID_ARGUMENT (INVALID_REQUEST, BadRequest on
+`request`), and fields the schema does not know are dropped before anything can store
+them."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any
@@ -19,6 +26,7 @@ from typing import Any
 import grpc
 from grpc import aio
 
+from service.errors import InvalidRequest, refusal, to_status
 from service.logs import get_logger
 
 _rpc: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
@@ -185,9 +193,116 @@ def _wrap_stream(method: str, inner: Any) -> Any:
     return stream
 
 
-class _LoggedGenericHandler(grpc.GenericRpcHandler):
-    def __init__(self, inner: grpc.GenericRpcHandler) -> None:
+class Undecodable:
+    """What `guard`'s deserializer hands on for bytes that are not the request message."""
+
+    __slots__ = ("method",)
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+
+def _decoding(deserializer: Callable[[bytes], Any] | None, method: str) -> Any:
+    if deserializer is None:
+        return None
+
+    def decode(data: bytes) -> Any:
+        try:
+            message = deserializer(data)
+            # Unknown fields would be copied into stored events with the move they ride in.
+            message.DiscardUnknownFields()
+        except Exception:  # any failure to decode is the caller's bytes, not a fault
+            return Undecodable(method)
+        return message
+
+    return decode
+
+
+async def _refuse_undecodable(context: aio.ServicerContext[Any, Any], request: Undecodable) -> None:
+    name = request.method.rsplit("/", 1)[-1]
+    error = InvalidRequest("request", f"The request body is not a valid {name} request message.")
+    await context.abort_with_status(to_status(refusal(error)))
+
+
+def guard(
+    method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
+) -> grpc.RpcMethodHandler[Any, Any] | None:
+    """`handler` decoding its own requests: undecodable bytes are refused INVALID_ARGUMENT
+    before the servicer sees them, unknown fields are dropped. Handlers of other shapes
+    (client streaming) keep grpc's own decoding: the service has none."""
+    if handler is None:
+        return None
+    decode = _decoding(handler.request_deserializer, method)
+    if handler.unary_unary is not None:
+        unary_inner: Any = handler.unary_unary
+
+        async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+            if isinstance(request, Undecodable):
+                await _refuse_undecodable(context, request)
+            return await unary_inner(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            unary,
+            request_deserializer=decode,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
+        stream_inner: Any = handler.unary_stream
+
+        async def stream(
+            request: Any, context: aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            if isinstance(request, Undecodable):
+                await _refuse_undecodable(context, request)
+            async for item in stream_inner(request, context):
+                yield item
+
+        return grpc.unary_stream_rpc_method_handler(
+            stream, request_deserializer=decode, response_serializer=handler.response_serializer
+        )
+    if handler.unary_stream is not None:  # a coroutine writing with context.write (health)
+        writing_inner: Any = handler.unary_stream
+
+        async def writing(request: Any, context: aio.ServicerContext[Any, Any]) -> None:
+            if isinstance(request, Undecodable):
+                await _refuse_undecodable(context, request)
+            await writing_inner(request, context)
+
+        return grpc.unary_stream_rpc_method_handler(
+            writing, request_deserializer=decode, response_serializer=handler.response_serializer
+        )
+    if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
+        streams_inner: Any = handler.stream_stream  # reflection
+
+        async def streams(
+            requests: AsyncIterator[Any], context: aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            async def decoded() -> AsyncIterator[Any]:
+                async for request in requests:
+                    if isinstance(request, Undecodable):
+                        await _refuse_undecodable(context, request)
+                    yield request
+
+            async for item in streams_inner(decoded(), context):
+                yield item
+
+        return grpc.stream_stream_rpc_method_handler(
+            streams, request_deserializer=decode, response_serializer=handler.response_serializer
+        )
+    return handler
+
+
+def _prepare(
+    method: str, handler: grpc.RpcMethodHandler[Any, Any] | None, log: bool
+) -> grpc.RpcMethodHandler[Any, Any] | None:
+    guarded = guard(method, handler)
+    return LoggingInterceptor.wrap(method, guarded) if log else guarded
+
+
+class _GuardedGenericHandler(grpc.GenericRpcHandler):
+    def __init__(self, inner: grpc.GenericRpcHandler, log: bool) -> None:
         self._inner = inner
+        self._log = log
         self._wrapped: dict[str, grpc.RpcMethodHandler[Any, Any] | None] = {}
 
     def service(
@@ -196,14 +311,14 @@ class _LoggedGenericHandler(grpc.GenericRpcHandler):
         method: str = handler_call_details.method
         if method not in self._wrapped:
             handler = self._inner.service(handler_call_details)
-            self._wrapped[method] = LoggingInterceptor.wrap(method, handler)
+            self._wrapped[method] = _prepare(method, handler, self._log)
         return self._wrapped[method]
 
 
 class Registrar:
     """Stands in for the server while generated code registers a servicer's handlers:
-    wraps them with the logging interceptor (`log`), and passes to grpc as registered
-    methods only those named in `registered` (None: all).
+    guards their decoding (`guard`), wraps them with the logging interceptor (`log`), and
+    passes to grpc as registered methods only those named in `registered` (None: all).
 
     Generated code registers every method twice: as a generic handler (looked up by
     path on each call) and as a registered method (matched by grpc's core). grpc.aio
@@ -223,7 +338,7 @@ class Registrar:
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         self._server.add_generic_rpc_handlers(
-            [_LoggedGenericHandler(h) for h in handlers] if self._log else list(handlers)
+            [_GuardedGenericHandler(h, self._log) for h in handlers]
         )
 
     def add_registered_method_handlers(
@@ -233,8 +348,9 @@ class Registrar:
         for name, handler in handlers.items():
             if self._registered is not None and name not in self._registered:
                 continue
-            logged = LoggingInterceptor.wrap(f"/{service}/{name}", handler) if self._log else None
-            kept[name] = handler if logged is None else logged
+            prepared = _prepare(f"/{service}/{name}", handler, self._log)
+            if prepared is not None:
+                kept[name] = prepared
         if kept:
             self._server.add_registered_method_handlers(service, kept)
 

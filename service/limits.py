@@ -29,6 +29,15 @@ GLYPHS = frozenset({"", "!", "?", "!!", "??", "!?", "?!"})
 GAME_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
+ECHOED_LENGTH = 80
+"""A client's text quoted back in a refusal (a game name, a file name) is cut to this."""
+
+
+def clip(text: str, limit: int = ECHOED_LENGTH) -> str:
+    """`text` shortened for an error message: a refusal never echoes a long input back."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def check_game_id(game_id: str) -> str:
     if not GAME_ID.match(game_id):
         raise InvalidRequest("game_id", "A game id is 1-64 lowercase letters, digits, '-' or '_'.")
@@ -49,7 +58,7 @@ def check_components(field_name: str, components: Sequence[game_pb2.ComponentFil
         if size > MAX_COMPONENT_BYTES:
             raise InvalidRequest(
                 f"{field_name}[{index}].content",
-                f"Component file {component.name[:80]!r} is {size:,} bytes; "
+                f"Component file {clip(component.name)!r} is {size:,} bytes; "
                 f"the limit is {MAX_COMPONENT_BYTES:,} per file.",
             )
         total += size

@@ -1,5 +1,6 @@
-"""The gRPC servicer: thin. Each method converts the request, calls the recorder, converts
-the answer; every refusal goes through the one table in `service.errors`."""
+"""The gRPC servicer: thin. Each method bounds the request (`service.bounds`), converts it,
+calls the recorder, converts the answer; every refusal goes through the one table in
+`service.errors`."""
 
 # ruff: noqa: N802  (the servicer's method names are the proto's CamelCase RPC names)
 
@@ -15,6 +16,7 @@ from grpc import aio
 from replay.core import SPECTATOR
 from service import errors
 from service.appending import Outcome
+from service.bounds import check_request
 from service.interceptors import note
 from service.limits import check_game_id, page_bounds, page_token
 from service.logs import get_logger
@@ -77,6 +79,7 @@ def unary(
     @functools.wraps(method)
     async def wrapper(self: Any, request: Request, context: Context) -> Response:
         try:
+            check_request(request)  # type: ignore[arg-type]
             return await method(self, request, context)
         except errors.MAPPED as exc:
             await refuse(context, exc)
@@ -97,6 +100,7 @@ def streaming(
     @functools.wraps(method)
     async def wrapper(self: Any, request: Request, context: Context) -> AsyncIterator[Response]:
         try:
+            check_request(request)  # type: ignore[arg-type]
             async for item in method(self, request, context):
                 yield item
         except errors.MAPPED as exc:

@@ -32,7 +32,7 @@ from service.appending import (
     now,
     stamp,
 )
-from service.building import deal_and_end, next_event, push, with_defaults
+from service.building import DEALING_SCHEME, deal_and_end, next_event, push, with_defaults
 from service.errors import (
     ImportRefused,
     InvalidRequest,
@@ -115,6 +115,7 @@ class Commands:
             seed_commitment=hashlib.sha256(seed).digest() if seed else b"",
             title=request.title,
             rules_version=game.rules_version,
+            dealing_scheme=DEALING_SCHEME if mode == DEALT else 0,
         )
         events = [events_pb2.Event(sequence=1, revision=1, game_created=created)]
         position = folding.start(created)  # validates players, mode, options, components

@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError, Message
 
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, HistoryError, RulesError
-from service.building import deal_ticket
+from service.building import deal_key, deal_ticket
 from service.chain import GENESIS_HASH, Chain, Sealing
 from service.errors import InvalidRequest
 from service.limits import check_game_id
@@ -221,7 +221,7 @@ class HistoryCheck:
     def __init__(self) -> None:
         self.position: folding.Position | None = None
         self.index = 0
-        self.dealt: list[tuple[int, int, list[tuple[Message, int]], Message]] = []
+        self.dealt: list[tuple[int, int, bytes, list[tuple[Message, int]], Message]] = []
         self.seed = b""
         self.ending: tuple[int, int] | None = None
         self.failed_at = (0, 0)
@@ -249,7 +249,8 @@ class HistoryCheck:
                 )
             if chance:
                 outcomes = list(position.game.chance_outcomes(position.state))
-                self.dealt.append((self.index, event.revision, outcomes, inner))
+                key = deal_key(position, outcomes)
+                self.dealt.append((self.index, event.revision, key, outcomes, inner))
         self.position = folding.advance(position, event, strict=True)
         if body == "game_ended":
             self.seed, self.ending = event.game_ended.seed, self.failed_at
@@ -271,9 +272,9 @@ class HistoryCheck:
                 f"Event {self.ending[0]} ends a dealt game without revealing the seed "
                 "committed to at its creation.",
             )
-        for index, revision, outcomes, inner in self.dealt:
+        for index, revision, key, outcomes, inner in self.dealt:
             total = sum(weight for _, weight in outcomes)
-            drawn = folding.pick_outcome(outcomes, deal_ticket(self.seed, revision, total))
+            drawn = folding.pick_outcome(outcomes, deal_ticket(self.seed, key, total))
             if drawn != inner:
                 self.failed_at = (index, revision)
                 raise HistoryError(

@@ -72,10 +72,24 @@ def expected_snapshot(position: folding.Position) -> service_pb2.StateSnapshot:
     )
 
 
-def drawn_ticket(seed: bytes, revision: int, total: int) -> int:
-    """docs/service.md, Dealt mode: HMAC-SHA256(seed, "tablelog/deal/" + revision) mod total."""
-    digest = hmac.new(seed, b"tablelog/deal/" + revision.to_bytes(8, "big"), hashlib.sha256)
-    return int.from_bytes(digest.digest(), "big") % total
+def drawn_ticket(seed: bytes, number: int, outcomes: list[tuple[Message, int]]) -> int:
+    """docs/service.md, Dealt mode (scheme 1): the k-th chance move in effect, drawn from
+    `outcomes`, is drawn with HMAC-SHA256(seed, "tablelog/deal/count/" + k as 8 bytes +
+    SHA-256 of each outcome's length (4 bytes), deterministic bytes and weight (4 bytes))
+    mod the total weight."""
+    drawn_from = b"".join(
+        len(text).to_bytes(4, "big") + text + weight.to_bytes(4, "big")
+        for text, weight in ((o.SerializeToString(deterministic=True), w) for o, w in outcomes)
+    )
+    key = b"tablelog/deal/count/" + number.to_bytes(8, "big") + hashlib.sha256(drawn_from).digest()
+    total = sum(weight for _, weight in outcomes)
+    return int.from_bytes(hmac.new(seed, key, hashlib.sha256).digest(), "big") % total
+
+
+def chance_moves_in_effect(position: folding.Position) -> int:
+    """Counted from the moves in effect, not from the fold's own counter."""
+    game, table = position.game, position.table
+    return sum(game.is_chance(table.unwrap(applied.move)) for applied in position.moves())
 
 
 @dataclass
@@ -95,7 +109,8 @@ class Recording:
             if recorded is not None and recorded.dealt:
                 outcomes = list(self.position.game.chance_outcomes(self.position.state))
                 inner = self.position.table.unwrap(recorded.move)
-                self.dealt.append((event.revision, outcomes, inner))
+                number = chance_moves_in_effect(self.position) + 1
+                self.dealt.append((number, outcomes, inner))
             self.position = folding.advance(self.position, event)
             self.expected[event.revision] = expected_snapshot(self.position)
 
@@ -245,9 +260,9 @@ def test_record_a_whole_random_game_by_notation(
         seed = events[-1].game_ended.seed
         assert hashlib.sha256(seed).digest() == events[0].game_created.seed_commitment
         assert recording.dealt, "a dealt game deals"
-        for revision, outcomes, inner in recording.dealt:
-            total = sum(weight for _, weight in outcomes)
-            assert folding.pick_outcome(outcomes, drawn_ticket(seed, revision, total)) == inner
+        assert events[0].game_created.dealing_scheme == 1
+        for number, outcomes, inner in recording.dealt:
+            assert folding.pick_outcome(outcomes, drawn_ticket(seed, number, outcomes)) == inner
         assert verified.dealt_moves_checked == len(recording.dealt)
     else:
         assert not events[-1].game_ended.seed

@@ -237,6 +237,7 @@ class GameCreated(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
     RULES_VERSION_FIELD_NUMBER: _builtins.int
+    DEALING_SCHEME_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game: _builtins.str
     """The registry name of the game ("splendor")."""
@@ -247,6 +248,12 @@ class GameCreated(_message.Message):
     rules_version: _builtins.str
     """The rules version of the engine the game was created with (Game.rules_version); a fold
     by an engine with another version is refused rather than silently re-interpreted.
+    """
+    dealing_scheme: _builtins.int
+    """Dealt mode: how chance outcomes are drawn from the seed. 0 (games recorded before this
+    field): the outcome of the move recorded at revision r uses the ticket of r, so a move
+    taken back and played again could draw another outcome. 1: the k-th chance move in
+    effect uses the ticket of k, so taking a move back and playing it again deals the same.
     """
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___Player]: ...
@@ -268,10 +275,11 @@ class GameCreated(_message.Message):
         seed_commitment: _builtins.bytes = ...,
         title: _builtins.str = ...,
         rules_version: _builtins.str = ...,
+        dealing_scheme: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "rules_version", b"rules_version", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "dealing_scheme", b"dealing_scheme", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "rules_version", b"rules_version", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

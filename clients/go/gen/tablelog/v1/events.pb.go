@@ -518,7 +518,12 @@ type GameCreated struct {
 	Title          string `protobuf:"bytes,8,opt,name=title,proto3" json:"title,omitempty"`
 	// The rules version of the engine the game was created with (Game.rules_version); a fold
 	// by an engine with another version is refused rather than silently re-interpreted.
-	RulesVersion  string `protobuf:"bytes,9,opt,name=rules_version,json=rulesVersion,proto3" json:"rules_version,omitempty"`
+	RulesVersion string `protobuf:"bytes,9,opt,name=rules_version,json=rulesVersion,proto3" json:"rules_version,omitempty"`
+	// Dealt mode: how chance outcomes are drawn from the seed. 0 (games recorded before this
+	// field): the outcome of the move recorded at revision r uses the ticket of r, so a move
+	// taken back and played again could draw another outcome. 1: the k-th chance move in
+	// effect uses the ticket of k, so taking a move back and playing it again deals the same.
+	DealingScheme uint32 `protobuf:"varint,10,opt,name=dealing_scheme,json=dealingScheme,proto3" json:"dealing_scheme,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -614,6 +619,13 @@ func (x *GameCreated) GetRulesVersion() string {
 		return x.RulesVersion
 	}
 	return ""
+}
+
+func (x *GameCreated) GetDealingScheme() uint32 {
+	if x != nil {
+		return x.DealingScheme
+	}
+	return 0
 }
 
 // A move validated against the rules and appended.
@@ -1056,7 +1068,7 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x04club\x18\x02 \x01(\tR\x04club\x12\x16\n" +
 	"\x06client\x18\x03 \x01(\tR\x06client\"\x1c\n" +
 	"\x06Player\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\xe4\x02\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x8b\x03\n" +
 	"\vGameCreated\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12-\n" +
@@ -1068,7 +1080,9 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"components\x12'\n" +
 	"\x0fseed_commitment\x18\a \x01(\fR\x0eseedCommitment\x12\x14\n" +
 	"\x05title\x18\b \x01(\tR\x05title\x12#\n" +
-	"\rrules_version\x18\t \x01(\tR\frulesVersion\"\x7f\n" +
+	"\rrules_version\x18\t \x01(\tR\frulesVersion\x12%\n" +
+	"\x0edealing_scheme\x18\n" +
+	" \x01(\rR\rdealingScheme\"\x7f\n" +
 	"\fMoveRecorded\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x14\n" +

@@ -1,0 +1,70 @@
+"""The request bounds of `service.bounds` refuse nothing a real game needs: every legal move
+along random games of every game, each game's default options and component files."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from replay import fold as folding
+from replay.core import TERMINAL
+from replay.registry import all_games, find_game
+from service.bounds import (
+    MAX_COMPONENT_DIGITS,
+    MAX_COMPONENT_NESTING,
+    check_component_files,
+    check_move,
+)
+from service.errors import InvalidRequest
+from tablelog.v1 import game_pb2
+from tests.support.play import choose, new_position
+
+GAMES = sorted(all_games())
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_legal_move_of_random_games_is_within_bounds(name: str) -> None:
+    game = find_game(name)
+    for seed in range(2):
+        rng = random.Random(seed)
+        players = min(game.max_players, max(game.min_players, 2) + seed)
+        position = new_position(name, players)
+        for _ply in range(3000):
+            if position.to_move() == TERMINAL:
+                break
+            for move in game.legal_moves(position.state):
+                check_move("move", position.table.wrap(move))
+            inner = choose(game, position.state, rng)
+            position = folding.record(position, position.table.wrap(inner), "")
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_default_component_files_are_within_bounds(name: str) -> None:
+    check_component_files("components", list(find_game(name).default_components()))
+
+
+def component(content: bytes) -> list[game_pb2.ComponentFile]:
+    return [game_pb2.ComponentFile(name="board", content=content)]
+
+
+def test_long_numbers_and_deep_nesting_are_refused_outside_strings_only() -> None:
+    digits = b"9" * (MAX_COMPONENT_DIGITS + 1)
+    deep = b"[" * (MAX_COMPONENT_NESTING + 1) + b"]" * (MAX_COMPONENT_NESTING + 1)
+    for hostile in (b'{"n": ' + digits + b"}", b"name,count\nfur," + digits, deep):
+        with pytest.raises(InvalidRequest) as refused:
+            check_component_files("components", component(hostile))
+        assert refused.value.field_name == "components[0].content"
+    fine = b'{"note": "' + digits + b' [[[[[[[[[[[[[[[[[[[[ \\" ]"}'
+    check_component_files("components", component(fine))
+    shallow = b"[" * MAX_COMPONENT_NESTING + b"]" * MAX_COMPONENT_NESTING
+    check_component_files("components", component(shallow * 3))
+
+
+def test_a_move_past_the_bounds_names_its_field() -> None:
+    move = game_pb2.Move()
+    move.splendor.returned.red = 4_294_967_295
+    with pytest.raises(InvalidRequest) as refused:
+        check_move("move", move)
+    assert refused.value.field_name == "move.splendor.returned.red"
+    assert "4294967295" in refused.value.message
