@@ -1074,8 +1074,9 @@ def normalise(state: State) -> State:
 
 def any_placement(state: State) -> bool:
     """Rules §9: is any stand, customer or restaurant placement legal for the seat?"""
+    # The restaurants first: they are the fewest and the cheapest to check.
     placements = chain(
-        stand_placements(state), customer_placements(state), restaurant_placements(state)
+        restaurant_placements(state), stand_placements(state), customer_placements(state)
     )
     return next(placements, None) is not None
 
