@@ -5,7 +5,8 @@ until read: every game reads it through these functions, which refuse, as `Inval
 with the game's own code, a file that is too large, not UTF-8 text, JSON nested deeper than
 any board needs, or a number with more digits than any count on a table could have (a
 5,000-digit integer would otherwise cost seconds to convert, or escape as a ValueError).
-Nothing here reads the file system: the games' default files are read by the games.
+The one file this module reads is a game's own default component, shipped in the game's
+`data/` folder (`packaged_component`); it never reads a path a client names.
 
 A validated file is kept in a bounded cache keyed by a hash of its content, so folding a
 game again does not parse its board again, and no number of distinct uploads grows memory.
@@ -19,9 +20,11 @@ import io
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from importlib import resources
 from typing import Any, Final, Generic, TypeVar
 
 from replay.core import InvalidSetup, clip
+from tablelog.v1 import game_pb2
 
 MAX_COMPONENT_BYTES: Final = 1 << 20
 """The largest component file a game reads (the service refuses larger ones earlier)."""
@@ -187,3 +190,19 @@ class ComponentCache(Generic[T]):
 def quoted(value: object, limit: int = 40) -> str:
     """`repr(value)` clipped for an error message (`replay.core.clip`)."""
     return clip(repr(value), limit)
+
+
+def packaged_component(
+    package: str, file: str, name: str, media_type: str, approximate_note: str = ""
+) -> game_pb2.ComponentFile:
+    """The default component file `file` shipped in the `data/` folder of the game package
+    `package`, as a new game records it under `name`; marked approximate when
+    `approximate_note` says what is not sourced."""
+    content = resources.files(package).joinpath("data", file).read_bytes()
+    return game_pb2.ComponentFile(
+        name=name,
+        media_type=media_type,
+        content=content,
+        approximate=bool(approximate_note),
+        approximate_note=approximate_note,
+    )

@@ -221,3 +221,17 @@ def recorded_component(
             "MISSING_COMPONENT", f"A game of {title} must record its {name!r} component file."
         )
     return found
+
+
+def refuse_unknown_components(
+    components: Mapping[str, game_pb2.ComponentFile], names: Sequence[str], title: str
+) -> None:
+    """Refuse a creation that records a component file the game does not read: a misspelt
+    name would otherwise be stored with the game and silently ignored by every replay."""
+    unknown = sorted(set(components) - set(names))
+    if unknown:
+        wanted = ", ".join(repr(name) for name in names)
+        raise InvalidSetup(
+            "UNKNOWN_COMPONENT",
+            f"{title} reads only its {wanted} component file, not {', '.join(unknown)}.",
+        )

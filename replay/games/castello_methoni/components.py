@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-from replay.components import ComponentCache, quoted, read_json
+from replay.components import ComponentCache, packaged_component, quoted, read_json
 from replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
@@ -101,15 +100,10 @@ class Board:
         return self.edge_index.get((a, b) if a < b else (b, a))
 
 
-def default_component() -> game_pb2.ComponentFile:
+def default_components() -> tuple[game_pb2.ComponentFile, ...]:
     """The shipped approximate board (RULES.md §3.4), marked approximate."""
-    content = resources.files(__package__).joinpath("data", BOARD_FILE).read_bytes()
-    return game_pb2.ComponentFile(
-        name=BOARD_COMPONENT,
-        media_type=MEDIA_TYPE,
-        content=content,
-        approximate=True,
-        approximate_note=APPROXIMATE_NOTE,
+    return (
+        packaged_component(__package__, BOARD_FILE, BOARD_COMPONENT, MEDIA_TYPE, APPROXIMATE_NOTE),
     )
 
 

@@ -1,19 +1,14 @@
-"""Castello Methoni as a `replay.core.Game`: metadata, setup from the board component, and
-the dispatch of moves to the rule functions of `rules.py`."""
+"""Castello Methoni as a `replay.core.Game`: metadata, and one-line delegations from the common
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from replay.core import DEALT, FULL, TABLE, InvalidSetup, OptionDoc, Viewer
-from replay.games.castello_methoni import notation, rules, scoring, views
-from replay.games.castello_methoni.components import (
-    BOARD_COMPONENT,
-    default_component,
-    load_board,
-)
-from replay.games.castello_methoni.rules import Context, State
+from replay.core import DEALT, TABLE, OptionDoc, Viewer
+from replay.games.castello_methoni import components, notation, rules, scoring, views
+from replay.games.castello_methoni.rules import State
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 
@@ -49,37 +44,16 @@ class CastelloMethoni:
     notation_doc = "docs/notation/castello-methoni.md"
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
-        return [default_component()]
+        return components.default_components()
 
     def setup(
         self,
         players: Sequence[str],
         options: Any,
         mode: int,
-        components: Mapping[str, game_pb2.ComponentFile],
+        component_files: Mapping[str, game_pb2.ComponentFile],
     ) -> State:
-        unknown = sorted(set(components) - {BOARD_COMPONENT})
-        if unknown:
-            raise InvalidSetup(
-                "UNKNOWN_COMPONENT",
-                f"Castello Methoni takes one component file, 'board', not {', '.join(unknown)}.",
-            )
-        if BOARD_COMPONENT not in components:
-            raise InvalidSetup(
-                "MISSING_COMPONENT", "Castello Methoni needs a 'board' component file."
-            )
-        component = components[BOARD_COMPONENT]
-        board = load_board(component)
-        opts = options if isinstance(options, pb.CastelloMethoniOptions) else None
-        ctx = Context(
-            board=board,
-            players=tuple(players),
-            dealt=mode == DEALT,
-            second_place_after_tie=bool(opts and opts.second_place_after_tie),
-            sea_edges_need_sea_card=bool(opts and opts.sea_edges_need_sea_card),
-        )
-        first = opts.first_player if opts is not None and opts.HasField("first_player") else None
-        return rules.setup(ctx, first)
+        return rules.setup(players, options, mode, component_files)
 
     def apply(self, state: State, move: pb.CastelloMethoniMove) -> State:
         return rules.apply(state, move)
@@ -91,18 +65,10 @@ class CastelloMethoni:
         return rules.chance_outcomes(state)
 
     def is_chance(self, move: pb.CastelloMethoniMove) -> bool:
-        return move.WhichOneof("action") in ("first_player", "mission", "draw")
+        return move.WhichOneof("action") in rules.CHANCE_ACTIONS
 
     def visible_to(self, move: pb.CastelloMethoniMove, state: State, viewer: Viewer) -> bool:
-        """RULES.md §2 steps 3-4, §4 step 2 and §9 (engine decisions on hidden information):
-        in dealt mode a mission dealt at setup and a card dealt or drawn into a hand are
-        seen only by the seat that receives them (and FULL). Everything else is public: the
-        first player, a card named when it is played, a redraw (the hand is revealed) and
-        the missions recorded at the final scoring (table mode, REVEAL phase)."""
-        if viewer is FULL:
-            return True
-        owner = rules.hidden_owner(state, move)
-        return owner is None or viewer == owner
+        return rules.visible_to(move, state, viewer)
 
     def to_move(self, state: State) -> int:
         return rules.to_move(state)

@@ -18,9 +18,19 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, overload
 
 from replay.components import quoted
-from replay.core import CHANCE, TERMINAL, IllegalMove, InvalidSetup
-from replay.games.castello_methoni.components import SEA, Board
+from replay.core import (
+    CHANCE,
+    DEALT,
+    FULL,
+    TERMINAL,
+    IllegalMove,
+    InvalidSetup,
+    recorded_component,
+    refuse_unknown_components,
+)
+from replay.games.castello_methoni.components import BOARD_COMPONENT, SEA, Board, load_board
 from tablelog.v1 import castello_methoni_pb2 as pb
+from tablelog.v1 import game_pb2
 
 # Phases.
 FIRST: Final = 0
@@ -34,6 +44,8 @@ DRAW: Final = 4
 REVEAL: Final = 5
 """Table mode, game over: the missions are recorded for the final scoring (engine decisions)."""
 OVER: Final = 6
+CHANCE_ACTIONS: Final = frozenset({"first_player", "mission", "draw"})
+"""The moves the table records: who starts, a mission dealt or revealed, a card drawn."""
 
 PHASE_NAMES = ("first player", "deal", "play", "merge", "draw", "missions", "over")
 
@@ -165,7 +177,29 @@ def _add(values: tuple[int, ...], index: int, delta: int) -> tuple[int, ...]:
 # Setup
 
 
-def setup(ctx: Context, first_player: int | None) -> State:
+def setup(
+    players: Sequence[str],
+    options: pb.CastelloMethoniOptions | None,
+    mode: int,
+    components: Mapping[str, game_pb2.ComponentFile],
+) -> State:
+    """RULES.md §2: the game's context from the players, the options and the board file
+    recorded at creation (the only component file), then the state by player count."""
+    refuse_unknown_components(components, (BOARD_COMPONENT,), "Castello Methoni")
+    board = load_board(recorded_component(components, BOARD_COMPONENT, "Castello Methoni"))
+    opts = options if isinstance(options, pb.CastelloMethoniOptions) else None
+    ctx = Context(
+        board=board,
+        players=tuple(players),
+        dealt=mode == DEALT,
+        second_place_after_tie=bool(opts and opts.second_place_after_tie),
+        sea_edges_need_sea_card=bool(opts and opts.sea_edges_need_sea_card),
+    )
+    first = opts.first_player if opts is not None and opts.HasField("first_player") else None
+    return initial_state(ctx, first)
+
+
+def initial_state(ctx: Context, first_player: int | None) -> State:
     """RULES.md §2: setup by player count."""
     board, n = ctx.board, ctx.n
     if n not in START_DUCATS:
@@ -1141,6 +1175,18 @@ def chance_outcomes(state: State) -> list[tuple[pb.CastelloMethoniMove, int]]:
             if k
         ]
     return []
+
+
+def visible_to(move: pb.CastelloMethoniMove, state: State, viewer: int | None) -> bool:
+    """RULES.md §2 steps 3-4, §4 step 2 and §9 (engine decisions on hidden information):
+    in dealt mode a mission dealt at setup and a card dealt or drawn into a hand are
+    seen only by the seat that receives them (and FULL). Everything else is public: the
+    first player, a card named when it is played, a redraw (the hand is revealed) and
+    the missions recorded at the final scoring (table mode, REVEAL phase)."""
+    if viewer is FULL:
+        return True
+    owner = hidden_owner(state, move)
+    return owner is None or viewer == owner
 
 
 def hidden_owner(state: State, move: pb.CastelloMethoniMove) -> int | None:

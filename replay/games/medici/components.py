@@ -4,10 +4,9 @@ Identical pieces (the two 5s of each good) form one kind, named as printed: "clo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final
 
-from replay.components import ComponentCache, quoted
+from replay.components import ComponentCache, packaged_component, quoted
 from replay.core import InvalidSetup
 from replay.games.medici_common.components import (
     GOOD_INDEX,
@@ -78,6 +77,6 @@ def _read_tiles(content: bytes) -> Tiles:
     return Tiles(tuple(kinds), tuple(counts), by_name, sum(counts))
 
 
-def default_tiles_file() -> game_pb2.ComponentFile:
-    content = resources.files(__package__).joinpath("data", TILES_FILE).read_bytes()
-    return game_pb2.ComponentFile(name=TILES_COMPONENT, media_type="text/csv", content=content)
+def default_components() -> tuple[game_pb2.ComponentFile, ...]:
+    """Rules §B1: the shipped tile file, one row per piece of the published game."""
+    return (packaged_component(__package__, TILES_FILE, TILES_COMPONENT, "text/csv"),)

@@ -1,20 +1,17 @@
-"""Medici as a `replay.core.Game`: metadata, and the glue from the common surface to
-`rules.py`, `scoring.py`, `views.py` and `notation.py`."""
+"""Medici as a `replay.core.Game`: metadata, and one-line delegations from the common
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.core import CHANCE, DEALT, TABLE, TERMINAL, Game, OptionDoc, Viewer
-from replay.games.medici import notation, rules, scoring, views
-from replay.games.medici.components import default_tiles_file
+from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
+from replay.games.medici import components, notation, rules, scoring, views
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import MediciMove, MediciOptions, MediciView
-
-CHANCE_PHASES: Final = frozenset({rules.DRAW, rules.FILL, rules.REMOVE, rules.START})
 
 
 class Medici:
@@ -46,58 +43,34 @@ class Medici:
     )
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
-        return (default_tiles_file(),)
+        return components.default_components()
 
     def setup(
         self,
         players: Sequence[str],
         options: Any,
         mode: int,
-        components: Mapping[str, game_pb2.ComponentFile],
+        component_files: Mapping[str, game_pb2.ComponentFile],
     ) -> rules.State:
-        chosen = options if options is not None else MediciOptions()
-        return rules.setup(rules.make_rules(players, chosen, mode, components), chosen.first_player)
+        return rules.setup(players, options, mode, component_files)
 
     def apply(self, state: rules.State, move: MediciMove) -> rules.State:
         return rules.apply(state, move)
 
     def legal_moves(self, state: rules.State) -> Sequence[MediciMove]:
-        phase = state.phase
-        if phase == rules.BID:
-            return [notation.pass_move(), *(notation.bid_move(b) for b in rules.bid_range(state))]
-        if phase == rules.DECIDE:
-            moves = [notation.close_move()]
-            if rules.can_draw_more(state):
-                moves.insert(0, notation.draw_more_move())
-            return moves
-        if phase == rules.OVER:
-            return []
-        return [move for move, _ in self.chance_outcomes(state)]
+        return rules.legal_moves(state)
 
     def chance_outcomes(self, state: rules.State) -> Sequence[tuple[MediciMove, int]]:
-        phase = state.phase
-        kinds = state.rules.tiles.kinds
-        if phase in (rules.DRAW, rules.FILL):
-            return [(notation.draw_move(kinds[k].name), c) for k, c in rules.tile_weights(state)]
-        if phase == rules.REMOVE:
-            return [(notation.remove_move(kinds[k].name), c) for k, c in rules.tile_weights(state)]
-        if phase == rules.START:
-            return [(notation.start_move(s), 1) for s in state.tied]
-        return []
+        return rules.chance_outcomes(state)
 
     def is_chance(self, move: MediciMove) -> bool:
-        return move.WhichOneof("action") in ("draw", "remove", "start_player")
+        return move.WhichOneof("action") in rules.CHANCE_ACTIONS
 
     def visible_to(self, move: MediciMove, state: rules.State, viewer: Viewer) -> bool:
-        return rules.visible_to(move, viewer)
+        return rules.visible_to(move, state, viewer)
 
     def to_move(self, state: rules.State) -> int:
-        phase = state.phase
-        if phase in CHANCE_PHASES:
-            return CHANCE
-        if phase == rules.OVER:
-            return TERMINAL
-        return state.current
+        return rules.to_move(state)
 
     def result(self, state: rules.State) -> game_pb2.GameResult:
         return scoring.result(state)

@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from replay.core import NotationError
 from replay.games.medici import rules
+from replay.games.medici.rules import (
+    bid_move,
+    close_move,
+    draw_more_move,
+    draw_move,
+    pass_move,
+    remove_move,
+    start_move,
+)
 from replay.games.medici_common.notation import (
     GOOD_SYNONYMS,
     START_WORDS,
@@ -20,16 +29,7 @@ from replay.games.medici_common.notation import (
     parse_start,
     words,
 )
-from tablelog.v1.medici_pb2 import (
-    MediciBid,
-    MediciCloseLot,
-    MediciDraw,
-    MediciDrawMore,
-    MediciMove,
-    MediciPass,
-    MediciRemove,
-    MediciStartPlayer,
-)
+from tablelog.v1.medici_pb2 import MediciMove
 
 DRAW_WORDS = frozenset({"draw", "d", "drawn", "draws"})
 AUCTION_WORDS = frozenset({"auction", "a", "stop", "close", "done"})
@@ -37,34 +37,6 @@ BID_WORDS = frozenset({"bid", "b", "bids"})
 PASS_WORDS = frozenset({"pass", "p", "passes", "no"})
 REMOVE_WORDS = frozenset({"remove", "removed", "r"})
 MAX_BID_DIGITS = 6
-
-
-def draw_more_move() -> MediciMove:
-    return MediciMove(draw_more=MediciDrawMore())
-
-
-def close_move() -> MediciMove:
-    return MediciMove(close_lot=MediciCloseLot())
-
-
-def draw_move(tile: str) -> MediciMove:
-    return MediciMove(draw=MediciDraw(tile=tile))
-
-
-def remove_move(tile: str) -> MediciMove:
-    return MediciMove(remove=MediciRemove(tile=tile))
-
-
-def bid_move(florins: int) -> MediciMove:
-    return MediciMove(bid=MediciBid(florins=florins))
-
-
-def pass_move() -> MediciMove:
-    return MediciMove(pass_bid=MediciPass())
-
-
-def start_move(seat: int) -> MediciMove:
-    return MediciMove(start_player=MediciStartPlayer(seat=seat))
 
 
 def tile_name(tokens: list[str], state: rules.State) -> str | None:

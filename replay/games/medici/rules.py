@@ -12,7 +12,15 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from replay.components import quoted
-from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
+from replay.core import (
+    CHANCE,
+    DEALT,
+    TERMINAL,
+    GameOver,
+    IllegalMove,
+    InvalidSetup,
+    recorded_component,
+)
 from replay.games.medici.components import TILES_COMPONENT, Tiles, load_tiles
 from replay.games.medici_common.components import GOODS
 from replay.games.medici_common.rules import (
@@ -29,9 +37,16 @@ from tablelog.v1.medici_pb2 import (
     MEDICI_EDITION_2016,
     MEDICI_EDITION_CLASSIC,
     MEDICI_EDITION_UNSPECIFIED,
+    MediciBid,
+    MediciCloseLot,
+    MediciDraw,
+    MediciDrawMore,
     MediciEdition,
     MediciMove,
     MediciOptions,
+    MediciPass,
+    MediciRemove,
+    MediciStartPlayer,
 )
 
 DAYS: Final = 3
@@ -50,6 +65,9 @@ FILL: Final = 3  # chance: a tile drawn free into the last ship (B4)
 REMOVE: Final = 4  # chance (dealt mode): a tile removed unseen at the day's setup
 START: Final = 5  # chance: the start player among those tied for fewest florins
 OVER: Final = 6
+CHANCE_PHASES: Final = frozenset({DRAW, FILL, REMOVE, START})
+CHANCE_ACTIONS: Final = frozenset({"draw", "remove", "start_player"})
+"""The moves the table records in the chance phases (a tile drawn or removed, a start player)."""
 
 NO_BID: Final = -1
 PASSED: Final = 0
@@ -134,7 +152,19 @@ def make_rules(
     )
 
 
-def setup(rules: Rules, first_player: int) -> State:
+def setup(
+    players: Sequence[str],
+    options: MediciOptions | None,
+    mode: int,
+    components: Mapping[str, game_pb2.ComponentFile],
+) -> State:
+    """Rules §B2, G-B2: the rules for these players, options and recorded tiles file, and
+    the state before the first move, the options' first player starting day 1."""
+    chosen = options if options is not None else MediciOptions()
+    return initial_state(make_rules(players, chosen, mode, components), chosen.first_player)
+
+
+def initial_state(rules: Rules, first_player: int) -> State:
     """Rules §B2: markers at the bottom of every pyramid, starting florins, day 1."""
     n = len(rules.players)
     state = State(
@@ -546,7 +576,79 @@ def choose_start(state: State, seat: int) -> State:
     return _begin_day(state, seat)
 
 
+# --- move builders ----------------------------------------------------------------------------
+
+
+def draw_more_move() -> MediciMove:
+    return MediciMove(draw_more=MediciDrawMore())
+
+
+def close_move() -> MediciMove:
+    return MediciMove(close_lot=MediciCloseLot())
+
+
+def draw_move(tile: str) -> MediciMove:
+    return MediciMove(draw=MediciDraw(tile=tile))
+
+
+def remove_move(tile: str) -> MediciMove:
+    return MediciMove(remove=MediciRemove(tile=tile))
+
+
+def bid_move(florins: int) -> MediciMove:
+    return MediciMove(bid=MediciBid(florins=florins))
+
+
+def pass_move() -> MediciMove:
+    return MediciMove(pass_bid=MediciPass())
+
+
+def start_move(seat: int) -> MediciMove:
+    return MediciMove(start_player=MediciStartPlayer(seat=seat))
+
+
 # --- enumerations -----------------------------------------------------------------------------
+
+
+def to_move(state: State) -> int:
+    """Rules §B2-B4: the table (CHANCE) while a tile is drawn or removed or a tied start
+    player is picked; otherwise the drawer deciding or the current bidder."""
+    phase = state.phase
+    if phase in CHANCE_PHASES:
+        return CHANCE
+    if phase == OVER:
+        return TERMINAL
+    return state.current
+
+
+def legal_moves(state: State) -> list[MediciMove]:
+    """Rules §B3: a bid or a pass while auctioning, `draw`/`auction` while the drawer
+    decides; in a chance phase, every chance outcome."""
+    phase = state.phase
+    if phase == BID:
+        return [pass_move(), *(bid_move(b) for b in bid_range(state))]
+    if phase == DECIDE:
+        moves = [close_move()]
+        if can_draw_more(state):
+            moves.insert(0, draw_more_move())
+        return moves
+    if phase == OVER:
+        return []
+    return [move for move, _ in chance_outcomes(state)]
+
+
+def chance_outcomes(state: State) -> list[tuple[MediciMove, int]]:
+    """Rules §B2-B4: each tile kind drawn or removed, weighted by its unseen copies; each
+    seat tied for fewest florins as the day's start player, weighted 1."""
+    phase = state.phase
+    kinds = state.rules.tiles.kinds
+    if phase in (DRAW, FILL):
+        return [(draw_move(kinds[k].name), c) for k, c in tile_weights(state)]
+    if phase == REMOVE:
+        return [(remove_move(kinds[k].name), c) for k, c in tile_weights(state)]
+    if phase == START:
+        return [(start_move(s), 1) for s in state.tied]
+    return []
 
 
 def can_draw_more(state: State) -> bool:
@@ -577,7 +679,7 @@ def tile_weights(state: State) -> list[tuple[int, int]]:
     return [(k, c) for k, c in enumerate(state.unseen) if c > 0]
 
 
-def visible_to(move: MediciMove, viewer: int | None) -> bool:
+def visible_to(move: MediciMove, state: State, viewer: int | None) -> bool:
     """Rules §B2: the tiles removed at each day's setup are removed unseen, so a `remove`
     (dealt mode) is seen by nobody but the full view (viewer None); every other move (draws
     into the lot or the last ship, bids, passes, the start player) is public (§B3-B4)."""

@@ -7,7 +7,12 @@ from replay.core import Viewer
 from replay.games.medici import rules
 from replay.games.medici.components import TileKind
 from replay.games.medici_common.components import GOODS
-from replay.games.medici_common.views import payout_lines, table_lines, winners_line
+from replay.games.medici_common.views import (
+    payout_lines,
+    table_lines,
+    tied_start_text,
+    winners_line,
+)
 from tablelog.v1.medici_pb2 import (
     MEDICI_EDITION_2016,
     MediciLevel,
@@ -61,8 +66,7 @@ def view(state: rules.State, viewer: Viewer) -> MediciView:
             f"a tile removed unseen ({len(state.removed) + 1} of {r.removed_per_day})"
         )
     elif phase == rules.START:
-        names = ", ".join(r.players[s] for s in state.tied)
-        out.pending_draw = f"who starts day {state.day} (tied for fewest florins: {names})"
+        out.pending_draw = tied_start_text(r.players, state.tied, f"day {state.day}")
     elif phase == rules.DECIDE:
         out.awaiting = "draw or auction"
     elif phase == rules.BID:

@@ -4,10 +4,9 @@ CSV component file. The shipped file's counts are placeholders (UNVERIFIED)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final
 
-from replay.components import ComponentCache, quoted
+from replay.components import ComponentCache, packaged_component, quoted
 from replay.core import InvalidSetup
 from replay.games.medici_common.components import (
     GOOD_INDEX,
@@ -137,12 +136,9 @@ def _read_deck(content: bytes) -> Deck:
     return Deck(tuple(kinds), counts, by_name, verified, sum(counts))
 
 
-def default_deck_file() -> game_pb2.ComponentFile:
-    content = resources.files(__package__).joinpath("data", DECK_FILE).read_bytes()
-    return game_pb2.ComponentFile(
-        name=DECK_COMPONENT,
-        media_type="text/csv",
-        content=content,
-        approximate=True,
-        approximate_note=UNVERIFIED_NOTE,
+def default_components() -> tuple[game_pb2.ComponentFile, ...]:
+    """Rules §A1, G-A1: the shipped deck file, marked approximate (its copy counts are
+    placeholders)."""
+    return (
+        packaged_component(__package__, DECK_FILE, DECK_COMPONENT, "text/csv", UNVERIFIED_NOTE),
     )

@@ -1,5 +1,6 @@
-"""Medici: The Card Game as a `replay.core.Game`: metadata, and the glue from the common
-surface to `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
+"""Medici: The Card Game as a `replay.core.Game`: metadata, and one-line delegations from
+the common surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and
+`notation.py`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.core import CHANCE, DEALT, TABLE, TERMINAL, Game, OptionDoc, Viewer
-from replay.games.medici_card_game import notation, rules, scoring, views
-from replay.games.medici_card_game.components import default_deck_file
+from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
+from replay.games.medici_card_game import components, notation, rules, scoring, views
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,
@@ -60,61 +60,34 @@ class MediciCardGame:
     )
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
-        return (default_deck_file(),)
+        return components.default_components()
 
     def setup(
         self,
         players: Sequence[str],
         options: Any,
         mode: int,
-        components: Mapping[str, game_pb2.ComponentFile],
+        component_files: Mapping[str, game_pb2.ComponentFile],
     ) -> rules.State:
-        chosen = options if options is not None else MediciCardGameOptions()
-        table_rules = rules.make_rules(players, chosen, mode, components)
-        return rules.setup(table_rules, chosen.first_player)
+        return rules.setup(players, options, mode, component_files)
 
     def apply(self, state: rules.State, move: MediciCardGameMove) -> rules.State:
         return rules.apply(state, move)
 
     def legal_moves(self, state: rules.State) -> Sequence[MediciCardGameMove]:
-        phase = state.phase
-        if phase == rules.PLAY:
-            moves = [notation.take_move(p) for p in rules.take_options(state)]
-            if rules.can_flip(state):
-                moves.insert(0, notation.flip_move())
-            return moves
-        if phase == rules.REVEAL:
-            kinds = state.rules.deck.kinds
-            if state.rules.strict:
-                return [notation.reveal_move(kinds[k].name) for k, _ in rules.reveal_weights(state)]
-            return [notation.reveal_move(k.name) for k in kinds]
-        if phase == rules.START:
-            return [notation.start_move(s) for s in state.tied]
-        return []
+        return rules.legal_moves(state)
 
     def chance_outcomes(self, state: rules.State) -> Sequence[tuple[MediciCardGameMove, int]]:
-        if state.phase == rules.REVEAL:
-            kinds = state.rules.deck.kinds
-            return [
-                (notation.reveal_move(kinds[k].name), w) for k, w in rules.reveal_weights(state)
-            ]
-        if state.phase == rules.START:
-            return [(notation.start_move(s), 1) for s in state.tied]
-        return []
+        return rules.chance_outcomes(state)
 
     def is_chance(self, move: MediciCardGameMove) -> bool:
-        return move.WhichOneof("action") in ("reveal", "start_player")
+        return move.WhichOneof("action") in rules.CHANCE_ACTIONS
 
     def visible_to(self, move: MediciCardGameMove, state: rules.State, viewer: Viewer) -> bool:
-        return rules.visible_to(move, viewer)
+        return rules.visible_to(move, state, viewer)
 
     def to_move(self, state: rules.State) -> int:
-        phase = state.phase
-        if phase == rules.PLAY:
-            return state.current
-        if phase == rules.OVER:
-            return TERMINAL
-        return CHANCE
+        return rules.to_move(state)
 
     def result(self, state: rules.State) -> game_pb2.GameResult:
         return scoring.result(state)

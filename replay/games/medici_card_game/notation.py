@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from replay.core import AmbiguousNotation, NotationError
 from replay.games.medici_card_game import rules
+from replay.games.medici_card_game.rules import flip_move, reveal_move, start_move, take_move
 from replay.games.medici_common.notation import (
     GOOD_SYNONYMS,
     START_WORDS,
@@ -18,33 +19,11 @@ from replay.games.medici_common.notation import (
     parse_start,
     words,
 )
-from tablelog.v1.medici_card_game_pb2 import (
-    MediciCardGameFlip,
-    MediciCardGameMove,
-    MediciCardGameReveal,
-    MediciCardGameStartPlayer,
-    MediciCardGameTake,
-)
+from tablelog.v1.medici_card_game_pb2 import MediciCardGameMove
 
 FLIP_WORDS = frozenset({"flip", "f", "reveal", "turn", "draw"})
 REVEAL_WORDS = frozenset({"reveal", "flip", "r", "draw", "turn"})
 TAKE_WORDS = frozenset({"take", "t", "takes"})
-
-
-def flip_move() -> MediciCardGameMove:
-    return MediciCardGameMove(flip=MediciCardGameFlip())
-
-
-def reveal_move(card: str) -> MediciCardGameMove:
-    return MediciCardGameMove(reveal=MediciCardGameReveal(card=card))
-
-
-def take_move(positions: tuple[int, ...]) -> MediciCardGameMove:
-    return MediciCardGameMove(take=MediciCardGameTake(positions=positions))
-
-
-def start_move(seat: int) -> MediciCardGameMove:
-    return MediciCardGameMove(start_player=MediciCardGameStartPlayer(seat=seat))
 
 
 def card_name(tokens: list[str], state: rules.State) -> str | None:

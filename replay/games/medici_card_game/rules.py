@@ -10,7 +10,15 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from replay.components import quoted
-from replay.core import DEALT, GameOver, IllegalMove, InvalidSetup, recorded_component
+from replay.core import (
+    CHANCE,
+    DEALT,
+    TERMINAL,
+    GameOver,
+    IllegalMove,
+    InvalidSetup,
+    recorded_component,
+)
 from replay.games.medici_card_game.components import DECK_COMPONENT, Deck, load_deck
 from replay.games.medici_common.components import GOODS
 from replay.games.medici_common.rules import (
@@ -24,8 +32,12 @@ from replay.games.medici_common.rules import (
 )
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
+    MediciCardGameFlip,
     MediciCardGameMove,
     MediciCardGameOptions,
+    MediciCardGameReveal,
+    MediciCardGameStartPlayer,
+    MediciCardGameTake,
 )
 
 ROUNDS: Final = 3
@@ -44,6 +56,8 @@ PLAY: Final = 0  # the current player: flip or take
 REVEAL: Final = 1  # chance: the table records the card turned over
 START: Final = 2  # chance: the start player among those tied for fewest florins
 OVER: Final = 3
+CHANCE_ACTIONS: Final = frozenset({"reveal", "start_player"})
+"""The moves the table records (a card turned over, a start player after a tie)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +150,19 @@ def ship_rewards_note(rules: Rules) -> str:
     return SHIP_REWARDS_NOTE.format(n=len(rules.players), table=table)
 
 
-def setup(rules: Rules, first_player: int) -> State:
+def setup(
+    players: Sequence[str],
+    options: MediciCardGameOptions | None,
+    mode: int,
+    components: Mapping[str, game_pb2.ComponentFile],
+) -> State:
+    """Rules §A2, §A7: the rules for these players, options and recorded deck file, and the
+    state before the first move, the options' first player starting round 1."""
+    chosen = options if options is not None else MediciCardGameOptions()
+    return initial_state(make_rules(players, chosen, mode, components), chosen.first_player)
+
+
+def initial_state(rules: Rules, first_player: int) -> State:
     """Rules §A2: the whole deck shuffled face down, an empty market, 0 florins each."""
     n = len(rules.players)
     state = State(
@@ -458,7 +484,67 @@ def choose_start(state: State, seat: int) -> State:
     return _begin_round(state, seat)
 
 
+# --- move builders ----------------------------------------------------------------------------
+
+
+def flip_move() -> MediciCardGameMove:
+    return MediciCardGameMove(flip=MediciCardGameFlip())
+
+
+def reveal_move(card: str) -> MediciCardGameMove:
+    return MediciCardGameMove(reveal=MediciCardGameReveal(card=card))
+
+
+def take_move(positions: tuple[int, ...]) -> MediciCardGameMove:
+    return MediciCardGameMove(take=MediciCardGameTake(positions=positions))
+
+
+def start_move(seat: int) -> MediciCardGameMove:
+    return MediciCardGameMove(start_player=MediciCardGameStartPlayer(seat=seat))
+
+
 # --- enumerations -----------------------------------------------------------------------------
+
+
+def to_move(state: State) -> int:
+    """Rules §A3, §A5: the current player while playing; the table (CHANCE) while a card
+    is turned over or a tied start player is picked."""
+    phase = state.phase
+    if phase == PLAY:
+        return state.current
+    if phase == OVER:
+        return TERMINAL
+    return CHANCE
+
+
+def legal_moves(state: State) -> list[MediciCardGameMove]:
+    """Rules §A3: `flip` while allowed and every `take` of the current player; in a chance
+    phase, every outcome (every kind when a lenient table recording names the card)."""
+    phase = state.phase
+    if phase == PLAY:
+        moves = [take_move(p) for p in take_options(state)]
+        if can_flip(state):
+            moves.insert(0, flip_move())
+        return moves
+    if phase == REVEAL:
+        kinds = state.rules.deck.kinds
+        if state.rules.strict:
+            return [reveal_move(kinds[k].name) for k, _ in reveal_weights(state)]
+        return [reveal_move(k.name) for k in kinds]
+    if phase == START:
+        return [start_move(s) for s in state.tied]
+    return []
+
+
+def chance_outcomes(state: State) -> list[tuple[MediciCardGameMove, int]]:
+    """Rules §A3 step 1, §A5: each card kind turned over, weighted by its unseen copies;
+    each seat tied for fewest florins as the round's start player, weighted 1."""
+    if state.phase == REVEAL:
+        kinds = state.rules.deck.kinds
+        return [(reveal_move(kinds[k].name), w) for k, w in reveal_weights(state)]
+    if state.phase == START:
+        return [(start_move(s), 1) for s in state.tied]
+    return []
 
 
 def take_options(state: State) -> list[tuple[int, ...]]:
@@ -498,7 +584,7 @@ def reveal_weights(state: State) -> list[tuple[int, int]]:
     return weights
 
 
-def visible_to(move: MediciCardGameMove, viewer: int | None) -> bool:
+def visible_to(move: MediciCardGameMove, state: State, viewer: int | None) -> bool:
     """Rules §A3 step 1 and §A5: every card is turned over face up into the market, and the
     start player after a tie is announced, so no move carries hidden information (only the
     order of the face-down deck is secret, and no move records it): visible to every viewer."""

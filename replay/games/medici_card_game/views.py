@@ -8,7 +8,12 @@ from __future__ import annotations
 from replay.games.medici_card_game import rules
 from replay.games.medici_card_game.components import UNVERIFIED_NOTE, CardKind
 from replay.games.medici_common.components import GOODS
-from replay.games.medici_common.views import payout_lines, table_lines, winners_line
+from replay.games.medici_common.views import (
+    payout_lines,
+    table_lines,
+    tied_start_text,
+    winners_line,
+)
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameCard,
     MediciCardGameGoodCount,
@@ -57,8 +62,7 @@ def view(state: rules.State) -> MediciCardGameView:
     if phase == rules.REVEAL:
         out.pending_reveal = f"the card {r.players[state.current]} turned over"
     elif phase == rules.START:
-        names = ", ".join(r.players[s] for s in state.tied)
-        out.pending_reveal = f"who starts round {state.round} (tied for fewest florins: {names})"
+        out.pending_reveal = tied_start_text(r.players, state.tied, f"round {state.round}")
     elif phase == rules.PLAY:
         out.awaiting = "flip or take" if rules.can_flip(state) else "take"
     for seat, name in enumerate(r.players):

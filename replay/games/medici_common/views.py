@@ -14,6 +14,13 @@ def winners_line(names: Sequence[str], florins: Sequence[int]) -> str:
     return f"Winner{'s' if len(winners) > 1 else ''}: {', '.join(winners)} ({best})"
 
 
+def tied_start_text(players: Sequence[str], tied: Sequence[int], period: str) -> str:
+    """`view`: what the table must record after a tie for fewest florins (§A5 / §B2), e.g.
+    "who starts day 2 (tied for fewest florins: Ann, Bo)"; `period` is "round 2" or "day 2"."""
+    names = ", ".join(players[s] for s in tied)
+    return f"who starts {period} (tied for fewest florins: {names})"
+
+
 def payout_lines(seats: Sequence[tuple[str, Sequence[Payout], str]], prefix: str) -> list[str]:
     """`render`: each seat's itemised payouts ("r1 ship 30"; `prefix` "r" or "d"), followed
     by the seat's `suffix`; nothing before the first payout."""

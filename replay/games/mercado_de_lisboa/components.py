@@ -8,10 +8,9 @@ restaurant mark and which goods each customer tile shows are approximate (RULES.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Final
 
-from replay.components import ComponentCache, quoted, read_json
+from replay.components import ComponentCache, packaged_component, quoted, read_json
 from replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
@@ -72,15 +71,12 @@ class Board:
     approximate_note: str
 
 
-def default_component() -> game_pb2.ComponentFile:
+def default_components() -> tuple[game_pb2.ComponentFile, ...]:
     """Rules §3: the shipped (approximate) board data."""
-    content = resources.files(__package__).joinpath("data", COMPONENT_NAME).read_bytes()
-    return game_pb2.ComponentFile(
-        name=COMPONENT_NAME,
-        media_type="application/json",
-        content=content,
-        approximate=True,
-        approximate_note=APPROXIMATE_NOTE,
+    return (
+        packaged_component(
+            __package__, COMPONENT_NAME, COMPONENT_NAME, "application/json", APPROXIMATE_NOTE
+        ),
     )
 
 

@@ -1,16 +1,14 @@
-"""Mercado de Lisboa behind the common `Game` surface (replay/core.py)."""
+"""Mercado de Lisboa as a `replay.core.Game`: metadata, and one-line delegations from the common
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from google.protobuf.message import Message
 
-from replay.core import DEALT, TABLE, InvalidSetup, OptionDoc, Viewer, recorded_component
-from replay.games.mercado_de_lisboa import notation, scoring, views
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import COMPONENT_NAME, default_component, load_board
+from replay.core import DEALT, TABLE, OptionDoc, Viewer
+from replay.games.mercado_de_lisboa import components, notation, rules, scoring, views
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
@@ -52,60 +50,39 @@ class MercadoDeLisboa:
     )
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
-        return [default_component()]
+        return components.default_components()
 
     def setup(
         self,
         players: Sequence[str],
         options: pb.MercadoDeLisboaOptions | None,
         mode: int,
-        components: Mapping[str, game_pb2.ComponentFile],
-    ) -> rl.State:
-        """Rules §2: validate players, options and the board file recorded at creation (never
-        the packaged default: it may have changed since); all draws stay pending."""
-        unknown = sorted(set(components) - {COMPONENT_NAME})
-        if unknown:
-            raise InvalidSetup(
-                "UNKNOWN_COMPONENT",
-                f"Mercado de Lisboa uses only {COMPONENT_NAME}, not {', '.join(unknown)}.",
-            )
-        component = recorded_component(components, COMPONENT_NAME, self.title)
-        board = load_board(component)
-        if options is None:
-            options = pb.MercadoDeLisboaOptions()
-        rules = rl.make_rules(len(players), options, board)
-        return rl.initial_state(replace(rules, names=tuple(players)))
+        component_files: Mapping[str, game_pb2.ComponentFile],
+    ) -> rules.State:
+        return rules.setup(players, options, mode, component_files)
 
-    def apply(self, state: rl.State, move: pb.MercadoDeLisboaMove) -> rl.State:
-        return rl.apply(state, move)
+    def apply(self, state: rules.State, move: pb.MercadoDeLisboaMove) -> rules.State:
+        return rules.apply(state, move)
 
-    def legal_moves(self, state: rl.State) -> Sequence[pb.MercadoDeLisboaMove]:
-        return rl.legal_moves(state)
+    def legal_moves(self, state: rules.State) -> Sequence[pb.MercadoDeLisboaMove]:
+        return rules.legal_moves(state)
 
-    def chance_outcomes(self, state: rl.State) -> Sequence[tuple[pb.MercadoDeLisboaMove, int]]:
-        return rl.chance_outcomes(state)
+    def chance_outcomes(self, state: rules.State) -> Sequence[tuple[pb.MercadoDeLisboaMove, int]]:
+        return rules.chance_outcomes(state)
 
     def is_chance(self, move: pb.MercadoDeLisboaMove) -> bool:
-        return move.WhichOneof("action") in rl.CHANCE_ACTIONS
+        return move.WhichOneof("action") in rules.CHANCE_ACTIONS
 
-    def visible_to(self, move: pb.MercadoDeLisboaMove, state: rl.State, viewer: Viewer) -> bool:
-        """Rules §2 steps 2-4, §4.1 step 1 and §4.3: no chance move of this game carries hidden
-        identity, so every move is visible to everyone. The restaurants are drawn onto the
-        marked spaces face down, but that draw is not recorded (engine decision: a face-down
-        restaurant's type is recorded only when it is turned over, `flip`, and turning it over
-        shows it to the whole table); stand tiles drawn into the display or in front of a
-        player are face up (public information, §2 step 3); customer tiles are revealed face
-        up. Hidden money (§2 step 8) hides no move: it is a matter of the views and of the
-        running result (`result`)."""
-        return True
+    def visible_to(self, move: pb.MercadoDeLisboaMove, state: rules.State, viewer: Viewer) -> bool:
+        return rules.visible_to(move, state, viewer)
 
-    def to_move(self, state: rl.State) -> int:
-        return rl.to_move(state)
+    def to_move(self, state: rules.State) -> int:
+        return rules.to_move(state)
 
-    def result(self, state: rl.State) -> game_pb2.GameResult:
+    def result(self, state: rules.State) -> game_pb2.GameResult:
         return scoring.result(state)
 
-    def view(self, state: rl.State, viewer: Viewer) -> pb.MercadoDeLisboaView:
+    def view(self, state: rules.State, viewer: Viewer) -> pb.MercadoDeLisboaView:
         return views.view(state, viewer)
 
     def render(self, view: Message) -> str:
@@ -113,8 +90,8 @@ class MercadoDeLisboa:
             raise TypeError("render expects a MercadoDeLisboaView")
         return views.render(view)
 
-    def parse(self, text: str, state: rl.State) -> pb.MercadoDeLisboaMove:
+    def parse(self, text: str, state: rules.State) -> pb.MercadoDeLisboaMove:
         return notation.parse(text, state)
 
-    def format(self, move: pb.MercadoDeLisboaMove, state: rl.State) -> str:
+    def format(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
         return notation.format_move(move, state)

@@ -9,12 +9,22 @@ numbers plus one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
+from itertools import chain
 from typing import Any, Final, TypeAlias, cast
 
-from replay.core import CHANCE, TERMINAL, GameOver, IllegalMove, InvalidSetup
+from replay.core import (
+    CHANCE,
+    TERMINAL,
+    GameOver,
+    IllegalMove,
+    InvalidSetup,
+    recorded_component,
+    refuse_unknown_components,
+)
 from replay.games.mercado_de_lisboa.components import (
+    COMPONENT_NAME,
     ENTRANCE_LINE,
     ENTRANCE_NAMES,
     ENTRANCES,
@@ -30,7 +40,9 @@ from replay.games.mercado_de_lisboa.components import (
     SPACES,
     TILES_PER_SIZE,
     Board,
+    load_board,
 )
+from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
 # Board cells.
@@ -324,8 +336,23 @@ def _check_campaign(previous: Sequence[tuple[int, int, int, bool, str]], stage: 
     return strokes
 
 
-def make_rules(players: int, options: pb.MercadoDeLisboaOptions, board: Board) -> Rules:
+def setup(
+    players: Sequence[str],
+    options: pb.MercadoDeLisboaOptions | None,
+    mode: int,
+    components: Mapping[str, game_pb2.ComponentFile],
+) -> State:
+    """Rules §2: validate players, options and the board file recorded at creation (never
+    the packaged default: it may have changed since); all draws stay pending."""
+    refuse_unknown_components(components, (COMPONENT_NAME,), "Mercado de Lisboa")
+    board = load_board(recorded_component(components, COMPONENT_NAME, "Mercado de Lisboa"))
+    chosen = options if options is not None else pb.MercadoDeLisboaOptions()
+    return initial_state(make_rules(players, chosen, board))
+
+
+def make_rules(names: Sequence[str], options: pb.MercadoDeLisboaOptions, board: Board) -> Rules:
     """Rules §2, §8 and §9: validate the options for this player count."""
+    players = len(names)
     if not 1 <= players <= 4:
         raise InvalidSetup(
             "PLAYER_COUNT", f"Mercado de Lisboa is for 1 to 4 players, not {players}."
@@ -366,6 +393,7 @@ def make_rules(players: int, options: pb.MercadoDeLisboaOptions, board: Board) -
     closed = (side * 5 + 1, side * 5 + 3) if stage == 9 else ()
     return Rules(
         players=players,
+        names=tuple(names),
         board=board,
         kind_size=kind_size,
         kind_mask=kind_mask,
@@ -1046,35 +1074,11 @@ def normalise(state: State) -> State:
 
 def any_placement(state: State) -> bool:
     """Rules §9: is any stand, customer or restaurant placement legal for the seat?"""
-    for restaurant in set(state.held[state.seat]):
-        if restaurant < 0:
-            continue
-        for space in range(SPACES):
-            try:
-                check_restaurant(state, restaurant, space)
-            except IllegalMove:
-                continue
-            return True
-    for good in set(state.hands[state.seat]):
-        for space in range(SPACES):
-            if not _is_open(state.board[space]):
-                continue
-            try:
-                check_stand(state, good, space)
-            except IllegalMove:
-                continue
-            return True
-    for size in range(4):
-        for kind in set(state.offers[size]):
-            for entrance in range(ENTRANCES):
-                if state.entrances[entrance] >= 0:
-                    continue
-                try:
-                    check_customer(state, kind, entrance)
-                except IllegalMove:
-                    continue
-                return True
-    return False
+    # The restaurants first: they are the fewest and the cheapest to check.
+    placements = chain(
+        restaurant_placements(state), stand_placements(state), customer_placements(state)
+    )
+    return next(placements, None) is not None
 
 
 # --------------------------------------------------------------------------------- chance
@@ -1240,7 +1244,7 @@ def stage_fame(state: State) -> tuple[int, int, int]:
 
 # Protobuf moves in and out of the rules: decoding, applying, listing legal moves.
 Move = pb.MercadoDeLisboaMove
-CHANCE_ACTIONS = frozenset({"draw", "flip", "reveal"})
+CHANCE_ACTIONS: Final = frozenset({"draw", "flip", "reveal"})
 
 
 def _malformed(what: str) -> IllegalMove:
@@ -1266,7 +1270,21 @@ def _goods(values: object) -> list[int]:
     return goods
 
 
+def visible_to(move: Move, state: State, viewer: int | None) -> bool:
+    """Rules §2 steps 2-4, §4.1 step 1 and §4.3: no chance move of this game carries hidden
+    identity, so every move is visible to everyone. The restaurants are drawn onto the
+    marked spaces face down, but that draw is not recorded (engine decision: a face-down
+    restaurant's type is recorded only when it is turned over, `flip`, and turning it over
+    shows it to the whole table); stand tiles drawn into the display or in front of a
+    player are face up (public information, §2 step 3); customer tiles are revealed face
+    up. Hidden money (§2 step 8) hides no move: it is a matter of the views and of the
+    running result (`result`)."""
+    return True
+
+
 def to_move(state: State) -> int:
+    """Rules §4: nobody once the game is over, the table (CHANCE) while a draw or reveal
+    is pending, otherwise the seat whose turn it is."""
     if state.over:
         return TERMINAL
     if state.pending:
@@ -1404,36 +1422,31 @@ def chance_outcomes(state: State) -> list[tuple[Move, int]]:
     return [(chance_move(k, v, g), w) for k, v, g, w in chance_draws(state)]
 
 
-def legal_moves(state: State) -> list[Move]:
-    """Every legal move: the chance outcomes, or the seat's actions (rules §4)."""
-    if state.over:
-        return []
-    if state.pending:
-        return [m for m, _ in chance_outcomes(state)]
-    seat = state.seat
-    if state.phase == TAKE:
-        return [take_move(g) for g in sorted(set(state.display))]
-    moves: list[Move] = []
-    if can_swap(state):
-        moves.append(SWAP)
-    display = state.display
-    takes = sorted(set(display))
-    triplet = len(display) == 3 and display[0] == display[2]
-    for good in sorted(set(state.hands[seat])):
-        for space in range(SPACES):
-            if state.board[space] > FACE_DOWN:
-                continue
-            try:
-                check_stand(state, good, space)
-            except IllegalMove:
-                continue
-            if not takes:
-                moves.append(stand_move(good, space))
-            for take in takes:
-                moves.append(stand_move(good, space, take))
-            if triplet:
-                moves.append(stand_move(good, space, refresh=True))
-    rules = state.rules
+def _open_spaces(
+    state: State, check: Callable[[State, int, int], object], piece: int
+) -> Iterator[int]:
+    """Rules §4.1, §4.3: the spaces, empty or face down, on which the seat to move may place
+    `piece` (a stand's good or a restaurant), as `check` (the move's rule check) allows."""
+    for space in range(SPACES):
+        if state.board[space] > FACE_DOWN:
+            continue
+        try:
+            check(state, piece, space)
+        except IllegalMove:
+            continue
+        yield space
+
+
+def stand_placements(state: State) -> Iterator[tuple[int, int]]:
+    """Rules §4.1: (good, space) of every stand the seat to move may open."""
+    for good in sorted(set(state.hands[state.seat])):
+        for space in _open_spaces(state, check_stand, good):
+            yield good, space
+
+
+def customer_placements(state: State) -> Iterator[tuple[int, int, int]]:
+    """Rules §4.2: (size index, kind, entrance) of every customer tile on offer that the
+    seat to move may bring to a free entrance."""
     for size in range(4):
         for kind in sorted(set(state.offers[size])):
             for entrance in range(ENTRANCES):
@@ -1443,16 +1456,43 @@ def legal_moves(state: State) -> list[Move]:
                     check_customer(state, kind, entrance)
                 except IllegalMove:
                     continue
-                moves.append(customer_move(size + 1, rules.board.kinds[kind][1], entrance))
-    for restaurant in sorted({t for t in state.held[seat] if t >= 0}):
-        for space in range(SPACES):
-            if state.board[space] > FACE_DOWN:
-                continue
-            try:
-                check_restaurant(state, restaurant, space)
-            except IllegalMove:
-                continue
-            moves.append(restaurant_move(restaurant, space))
+                yield size, kind, entrance
+
+
+def restaurant_placements(state: State) -> Iterator[tuple[int, int]]:
+    """Rules §4.3: (restaurant, space) of every face-up restaurant in front of the seat to
+    move that it may open."""
+    for restaurant in sorted({t for t in state.held[state.seat] if t >= 0}):
+        for space in _open_spaces(state, check_restaurant, restaurant):
+            yield restaurant, space
+
+
+def legal_moves(state: State) -> list[Move]:
+    """Every legal move: the chance outcomes, or the seat's actions (rules §4)."""
+    if state.over:
+        return []
+    if state.pending:
+        return [m for m, _ in chance_outcomes(state)]
+    if state.phase == TAKE:
+        return [take_move(g) for g in sorted(set(state.display))]
+    moves: list[Move] = []
+    if can_swap(state):
+        moves.append(SWAP)
+    display = state.display
+    takes = sorted(set(display))
+    triplet = len(display) == 3 and display[0] == display[2]
+    for good, space in stand_placements(state):
+        if not takes:
+            moves.append(stand_move(good, space))
+        for take in takes:
+            moves.append(stand_move(good, space, take))
+        if triplet:
+            moves.append(stand_move(good, space, refresh=True))
+    rules = state.rules
+    for size, kind, entrance in customer_placements(state):
+        moves.append(customer_move(size + 1, rules.board.kinds[kind][1], entrance))
+    for restaurant, space in restaurant_placements(state):
+        moves.append(restaurant_move(restaurant, space))
     if not rules.solo:
         moves.append(COIN)
     return moves

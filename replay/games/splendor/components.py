@@ -10,10 +10,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final
 
-from replay.components import ComponentCache, quoted, read_csv, whole_number
+from replay.components import (
+    ComponentCache,
+    packaged_component,
+    quoted,
+    read_csv,
+    whole_number,
+)
 from replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
@@ -164,16 +169,12 @@ def _read(cards_csv: bytes, nobles_csv: bytes) -> Components:
     )
 
 
-def _packaged(name: str) -> bytes:
-    return resources.files(__package__).joinpath("data", name).read_bytes()
-
-
-def default_components() -> list[game_pb2.ComponentFile]:
+def default_components() -> tuple[game_pb2.ComponentFile, ...]:
     """The published cards and nobles, verified across four sources (RULES.md §10)."""
-    return [
-        game_pb2.ComponentFile(name=name, media_type="text/csv", content=_packaged(name))
+    return tuple(
+        packaged_component(__package__, name, name, "text/csv")
         for name in (CARDS_FILE, NOBLES_FILE)
-    ]
+    )
 
 
 def load(files: Mapping[str, game_pb2.ComponentFile]) -> Components:

@@ -1,6 +1,5 @@
-"""Splendor as a `replay.core.Game`: metadata, setup from the options and the component
-files, and the glue from the common surface to `rules.py`, `scoring.py`, `views.py` and
-`notation.py`."""
+"""Splendor as a `replay.core.Game`: metadata, and one-line delegations from the common
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
 
 from __future__ import annotations
 
@@ -52,9 +51,9 @@ class Splendor:
         players: Sequence[str],
         options: Any,
         mode: int,
-        components_files: Mapping[str, game_pb2.ComponentFile],
+        component_files: Mapping[str, game_pb2.ComponentFile],
     ) -> State:
-        return rules.setup(players, options, mode, components_files)
+        return rules.setup(players, options, mode, component_files)
 
     def apply(self, state: State, move: SplendorMove) -> State:
         return rules.apply(state, move)
@@ -66,17 +65,13 @@ class Splendor:
         return rules.chance_outcomes(state)
 
     def is_chance(self, move: SplendorMove) -> bool:
-        return move.WhichOneof("action") in ("reveal_card", "reveal_noble")
+        return move.WhichOneof("action") in rules.CHANCE_ACTIONS
 
     def visible_to(self, move: SplendorMove, state: State, viewer: Viewer) -> bool:
-        """RULES.md §4C, E13: a card dealt to a blind reserve (dealt mode, `reveal L.deck`)
-        is seen only by the player who reserved it; every other move is public."""
-        if viewer is None or move.WhichOneof("action") != "reveal_card":
-            return True
-        return move.reveal_card.slot != 0 or viewer == state.deal - 1
+        return rules.visible_to(move, state, viewer)
 
     def to_move(self, state: State) -> int:
-        return state.who
+        return rules.to_move(state)
 
     def result(self, state: State) -> game_pb2.GameResult:
         return scoring.result(state)
@@ -88,7 +83,7 @@ class Splendor:
         return views.render(view)
 
     def parse(self, text: str, state: State) -> SplendorMove:
-        return notation.parse_move(text, state)
+        return notation.parse(text, state)
 
     def format(self, move: SplendorMove, state: State) -> str:
         return notation.format_move(move, state)

@@ -244,7 +244,7 @@ def _split(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     return head, tails
 
 
-def parse_move(text: str, state: State) -> SplendorMove:
+def parse(text: str, state: State) -> SplendorMove:
     """Read a move typed by a recorder (see the module docstring). A move that names more
     than the game has (`return u10` with 4 blue tokens in the game) is not read: whatever
     parses can be formatted."""

@@ -53,6 +53,8 @@ ACTION: Final = 0
 DISCARD: Final = 1
 NOBLE: Final = 2
 PHASE_NAMES: Final = ("action", "discard", "noble")
+CHANCE_ACTIONS: Final = frozenset({"reveal_card", "reveal_noble"})
+"""The moves the table records: a card or a noble revealed (§2, §4)."""
 
 ONGOING: Final = 0
 COMPLETED: Final = game_pb2.TERMINATION_COMPLETED
@@ -161,7 +163,7 @@ def setup(
             "COMPONENTS",
             f"{count} players need {count + 1} nobles; the file has {len(comps.nobles)}.",
         )
-    return setup_state(
+    return initial_state(
         Rules(
             components=comps,
             players=count,
@@ -174,7 +176,7 @@ def setup(
     )
 
 
-def setup_state(rules: Rules) -> State:
+def initial_state(rules: Rules) -> State:
     """RULES.md §2: the bank by player count; the market and nobles come as reveals."""
     comps = rules.components
     empty = Player((0,) * 6, (0,) * 5, (), (), (), 0, 0)
@@ -1186,6 +1188,20 @@ def _pending_slots(state: State) -> list[tuple[int, int]]:
 def unseen_cards(state: State, level: int) -> list[int]:
     mask = state.unseen
     return [i for i in state.rules.components.levels[level - 1] if mask >> i & 1]
+
+
+def to_move(state: State) -> int:
+    """RULES.md §4, §8: the seat whose decision it is, CHANCE while a reveal is due, or
+    TERMINAL; kept up to date by every rule function in `who`."""
+    return state.who
+
+
+def visible_to(move: SplendorMove, state: State, viewer: int | None) -> bool:
+    """RULES.md §4C, E13: a card dealt to a blind reserve (dealt mode, `reveal L.deck`)
+    is seen only by the player who reserved it; every other move is public."""
+    if viewer is None or move.WhichOneof("action") != "reveal_card":
+        return True
+    return move.reveal_card.slot != 0 or viewer == state.deal - 1
 
 
 def chance_outcomes(state: State) -> list[tuple[SplendorMove, int]]:

@@ -10,18 +10,18 @@ import pytest
 from replay import fold
 from replay.core import SPECTATOR, TABLE, InvalidSetup
 from replay.games.castello_methoni import GAME
-from replay.games.castello_methoni.components import default_component, load_board
+from replay.games.castello_methoni.components import default_components, load_board
 from tests.games.castello_methoni.boards import board_data, component, grid_data, load, start
 from tests.support import play
 
 
 def shipped() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(default_component().content)
+    data: dict[str, Any] = json.loads(default_components()[0].content)
     return data
 
 
 def test_shipped_board_counts() -> None:
-    board = load_board(default_component())
+    board = load_board(default_components()[0])
     assert board.approximate
     assert board.name == "approximate 54-cell hexagon"
     assert "Approximate" in board.note
@@ -143,7 +143,10 @@ def test_not_json_and_missing_or_foreign_components_are_refused() -> None:
     assert missing.value.code == "MISSING_COMPONENT"
     with pytest.raises(InvalidSetup) as foreign:
         game.setup(
-            ["a", "b", "c"], None, 1, {"board": default_component(), "deck": default_component()}
+            ["a", "b", "c"],
+            None,
+            1,
+            {"board": default_components()[0], "deck": default_components()[0]},
         )
     assert foreign.value.code == "UNKNOWN_COMPONENT"
 

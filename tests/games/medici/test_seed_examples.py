@@ -9,7 +9,7 @@ import pytest
 
 from replay.core import TABLE, IllegalMove
 from replay.games.medici import GAME, rules
-from replay.games.medici.components import default_tiles_file
+from replay.games.medici.components import default_components
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
 
 # The component files a game records at creation (setup never falls back to packaged data).
@@ -23,7 +23,7 @@ def _rules(players: int, edition: int = 0) -> rules.Rules:
         [f"p{i}" for i in range(players)],
         MediciOptions(edition=edition),  # type: ignore[arg-type]
         1,
-        {"tiles": default_tiles_file()},
+        {"tiles": default_components()[0]},
     )
 
 
@@ -142,7 +142,7 @@ def test_setup_by_player_count() -> None:
     for players, (removed, florins, spaces) in expected.items():
         r = _rules(players, MEDICI_EDITION_2016 if players == 2 else 0)
         assert (r.removed_per_day, r.start_florins, r.spaces) == (removed, florins, spaces)
-        state = rules.setup(r, 0)
+        state = rules.initial_state(r, 0)
         assert state.bag_size == 36 - removed
         assert state.florins == (florins,) * players
 

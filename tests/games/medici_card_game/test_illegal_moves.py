@@ -9,7 +9,7 @@ import pytest
 from replay import fold as folding
 from replay.core import DEALT, TABLE, GameOver, InvalidSetup, NotYourTurn
 from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_card_game.components import DECK_FILE, default_deck_file
+from replay.games.medici_card_game.components import DECK_FILE, default_components
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,
@@ -123,7 +123,7 @@ def test_a_reveal_needs_an_unseen_copy_when_counts_are_known() -> None:
 def _verified_deck(counts: dict[str, int]) -> game_pb2.ComponentFile:
     """The shipped deck file with `count_confirmed` filled in: the placeholder count of each
     kind unless `counts` (by card name) says otherwise."""
-    content = default_deck_file().content.decode()
+    content = default_components()[0].content.decode()
     rows = content.splitlines()
     header = rows[0].split(",")
     confirmed = header.index("count_confirmed")

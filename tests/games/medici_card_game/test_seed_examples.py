@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from replay.core import CHANCE, TABLE
 from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_card_game.components import default_deck_file
+from replay.games.medici_card_game.components import default_components
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import new_position, play, play_all
 
@@ -19,7 +19,7 @@ NAMES = ["Juhee", "Minji", "Jeho"]
 def _rules(players: int, options: MediciCardGameOptions | None = None) -> rules.Rules:
     names = [f"p{i + 1}" for i in range(players)]
     return rules.make_rules(
-        names, options or MediciCardGameOptions(), 1, {"deck": default_deck_file()}
+        names, options or MediciCardGameOptions(), 1, {"deck": default_components()[0]}
     )
 
 

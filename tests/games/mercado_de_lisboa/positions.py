@@ -12,13 +12,13 @@ from replay.games.mercado_de_lisboa.components import (
     ENTRANCE_NAMES,
     GOODS,
     SPACE_NAMES,
-    default_component,
+    default_components,
 )
 from replay.games.mercado_de_lisboa.notation import RESTAURANT_SYNONYMS
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
-COMPONENTS: Mapping[str, game_pb2.ComponentFile] = {COMPONENT_NAME: default_component()}
+COMPONENTS: Mapping[str, game_pb2.ComponentFile] = {COMPONENT_NAME: default_components()[0]}
 """The shipped board file, as a game records it at creation (setup needs it)."""
 
 
