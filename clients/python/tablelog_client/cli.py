@@ -16,12 +16,14 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TextIO
 
+import grpc
 import platformdirs
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.sdk import DEFAULT_ADDRESS, MODES, STATUSES, Client, TablelogError
+from tablelog_client.words import Narrator, result_words
 
 Handler = Callable[[argparse.Namespace, Client], int]
 PLUGIN_GROUP = "tablelog.commands"
@@ -55,6 +57,8 @@ def describe_game(game: service_pb2.GameSummary) -> str:
     )
     if game.status == service_pb2.GAME_STATUS_IN_PROGRESS:
         line += f"  to move: {who_moves(game.to_move, players)}"
+    elif game.status == service_pb2.GAME_STATUS_ENDED:
+        line += f"  {result_words(game.result, players)}"
     if game.title:
         line += f"  “{game.title}”"
     return line
@@ -66,24 +70,6 @@ def approximate_lines(game: service_pb2.GameSummary) -> list[str]:
         return []
     notes = list(game.approximate_notes) or ["some component data is approximate"]
     return [f"approximate data: {note}" for note in notes]
-
-
-def describe_event(event: events_pb2.Event) -> str:
-    body = event.WhichOneof("body") or "?"
-    if body == "move_recorded":
-        dealt = " (dealt)" if event.move_recorded.dealt else ""
-        return f"{event.move_recorded.notation}{dealt}"
-    if body == "move_undone":
-        return f"undo of revision {event.move_undone.undone_revision}"
-    if body == "move_redone":
-        return f"redo of revision {event.move_redone.redone_revision}"
-    if body == "annotation_added":
-        note = event.annotation_added
-        return f"annotation on {note.revision}: {note.glyph} {note.comment}".rstrip()
-    if body == "game_ended":
-        winners = ", ".join(str(w) for w in event.game_ended.result.winners)
-        return f"game over (winning seats: {winners or 'none'})"
-    return body.replace("_", " ")
 
 
 def show_snapshot(state: service_pb2.StateSnapshot, players: Sequence[str]) -> str:
@@ -254,35 +240,74 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _print_change(args: argparse.Namespace, response: Any, verb: str) -> int:
+def _learn_move(client: Client, game_id: str, revision: int, narrator: Narrator) -> None:
+    """Teach `narrator` what the move at `revision` was (who made it, as a spectator sees
+    it), so that an undo or redo of it can name it: the replay of that revision and the one
+    before (whose state says who was to move)."""
+    for frame in client.replay(game_id, max(1, revision - 1), revision):
+        event = frame.event
+        if event.revision == revision and event.WhichOneof("body") == "move_redone":
+            # A redo re-applies a recorded move: name that one (never itself a redo).
+            redone = event.move_redone.redone_revision
+            for earlier in client.replay(game_id, max(1, redone - 1), redone):
+                narrator.describe(earlier.event)
+                narrator.follow(earlier.state.to_move)
+        narrator.describe(event)
+        narrator.follow(frame.state.to_move)
+
+
+def _print_change(
+    args: argparse.Namespace, client: Client, response: Any, before: game_pb2.ToMove | None
+) -> int:
+    """The events of a change, by name ("Ann: take w u g", "undid Bob's buy 1.2"): `before`
+    is whose decision it was before the change (None: not known)."""
     remember_version(args.address, response.game.game_id, response.game.version)
     if args.json:
         print_json(response)
         return 0
+    narrator = Narrator([p.name for p in response.game.players])
     for event in response.events:
-        dealt = event.WhichOneof("body") == "move_recorded" and event.move_recorded.dealt
-        label = "dealt" if dealt else verb
-        print(f"{label}: {describe_event(event)}  (revision {event.revision})")
+        body = event.WhichOneof("body")
+        if body == "move_undone":
+            _learn_move(client, args.game_id, event.move_undone.undone_revision, narrator)
+        elif body == "move_redone":
+            _learn_move(client, args.game_id, event.move_redone.redone_revision, narrator)
+        narrator.to_move = before
+        words = narrator.describe(event)
+        before = None  # whoever follows a move in the same change is not known here
+        print(f"{words}  (revision {event.revision})" if body == "move_recorded" else words)
     print(describe_game(response.game))
     return 0
 
 
+def _current(args: argparse.Namespace, client: Client) -> tuple[int, game_pb2.ToMove | None]:
+    """The version to send with a change and whose decision it is at that version: the
+    version this terminal saw (or --expect-version), else the game's current one. If the
+    game has moved on since, the change is refused as stale, so `to_move` is only named
+    when it belongs to that version."""
+    expected = _expected(args)
+    game = client.get_game(args.game_id)
+    version = game.version if expected is None else expected
+    return version, (game.to_move if game.version == version else None)
+
+
 def cmd_move(args: argparse.Namespace, client: Client) -> int:
     notation = " ".join(args.notation)
-    response = client.record(
-        args.game_id, notation, expected_version=_expected(args), seat=args.seat
-    )
-    return _print_change(args, response, "recorded")
+    version, before = _current(args, client)
+    response = client.record(args.game_id, notation, expected_version=version, seat=args.seat)
+    return _print_change(args, client, response, before)
 
 
 def cmd_undo(args: argparse.Namespace, client: Client) -> int:
-    response = client.undo(args.game_id, expected_version=_expected(args), reason=args.reason)
-    return _print_change(args, response, "undone")
+    version, _ = _current(args, client)
+    response = client.undo(args.game_id, expected_version=version, reason=args.reason)
+    return _print_change(args, client, response, None)
 
 
 def cmd_redo(args: argparse.Namespace, client: Client) -> int:
-    response = client.redo(args.game_id, expected_version=_expected(args))
-    return _print_change(args, response, "redone")
+    version, before = _current(args, client)
+    response = client.redo(args.game_id, expected_version=version)
+    return _print_change(args, client, response, before)
 
 
 def cmd_show(args: argparse.Namespace, client: Client) -> int:
@@ -309,52 +334,89 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _replay_frames(
-    client: Client, args: argparse.Namespace
-) -> list[service_pb2.ReplayGameResponse]:
-    return list(
-        client.replay(
-            args.game_id, args.from_revision, args.to_revision, seat=args.seat, full=args.full
-        )
-    )
-
-
 def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     frames = list(
         client.replay(
             args.game_id, args.from_revision, args.to_revision, seat=args.seat, full=args.full
         )
     )
-    players = [p.name for p in client.get_game(args.game_id).players]
     if args.json:
         for frame in frames:
             print(to_json(frame))
         return 0
+    players = [p.name for p in client.get_game(args.game_id).players]
+    narrator = Narrator(players)
+    if frames and frames[0].event.revision > 1:
+        # Who moves first in the replay is who was to move just before it.
+        before = frames[0].event.revision - 1
+        narrator.follow(client.state(args.game_id, before, seat=args.seat, full=args.full).to_move)
+    lines = []
+    for frame in frames:
+        lines.append(narrator.describe(frame.event))
+        narrator.follow(frame.state.to_move)
     interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
     if not interactive:
-        for frame in frames:
-            print(f"== event {frame.event.sequence}: {describe_event(frame.event)}")
+        for frame, words in zip(frames, lines, strict=True):
+            print(f"== revision {frame.event.revision}: {words}")
             print(show_snapshot(frame.state, players))
             print()
         return 0
-    return _step_through(frames, players)
+    return _step_through(frames, lines, players)
 
 
-def _step_through(frames: list[service_pb2.ReplayGameResponse], players: Sequence[str]) -> int:
+REPLAY_KEYS = "[enter/n] next  [p] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
+
+
+def _read_key() -> str:
+    """One key: at a terminal, as it is pressed (a revision number is typed digit by digit
+    and ended with enter); from a pipe, one line."""
+    if not sys.stdin.isatty():
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.strip().lower() or "n"
+    import termios  # POSIX only; a pipe above needs neither
+    import tty
+
+    descriptor = sys.stdin.fileno()
+    saved = termios.tcgetattr(descriptor)
+    try:
+        tty.setcbreak(descriptor)
+        key = sys.stdin.read(1)
+        if not key or key == "\x04":
+            raise EOFError
+        if key.isdigit():
+            digits = key
+            print(f"go to revision: {digits}", end="", flush=True)
+            while (more := sys.stdin.read(1)).isdigit():
+                digits += more
+                print(more, end="", flush=True)
+            return digits
+        return "n" if key in "\r\n " else key.lower()
+    finally:
+        termios.tcsetattr(descriptor, termios.TCSADRAIN, saved)
+
+
+def _step_through(
+    frames: list[service_pb2.ReplayGameResponse], lines: Sequence[str], players: Sequence[str]
+) -> int:
+    """Step through the frames, counting in revisions (several events can share one: an
+    annotation shares its move's revision)."""
     index = 0
-    help_line = "[enter/n] next  [p] back  [<revision>] jump  [f]irst  [l]ast  [q]uit"
+    last = frames[-1].event.revision if frames else 0
+    note = ""
     while frames:
         frame = frames[index]
         print("\033[2J\033[H", end="")
-        last = frames[-1].event.sequence
-        print(f"event {frame.event.sequence}/{last}: {describe_event(frame.event)}")
+        print(f"revision {frame.event.revision}/{last}: {lines[index]}")
         print(show_snapshot(frame.state, players))
-        print(help_line)
+        print(note or REPLAY_KEYS, flush=True)
+        note = ""
         try:
-            key = input("> ").strip().lower()
+            key = _read_key()
         except EOFError:
             return 0
-        if key in ("", "n"):
+        if key == "n":
             index = min(index + 1, len(frames) - 1)
         elif key == "p":
             index = max(index - 1, 0)
@@ -366,35 +428,62 @@ def _step_through(frames: list[service_pb2.ReplayGameResponse], players: Sequenc
             return 0
         elif key.isdigit():
             wanted = int(key)
-            matches = [i for i, f in enumerate(frames) if f.state.revision == wanted]
-            index = matches[-1] if matches else index
+            matches = [i for i, f in enumerate(frames) if f.event.revision == wanted]
+            if matches:
+                index = matches[-1]
+            else:
+                first = frames[0].event.revision
+                note = f"no revision {wanted} here (revisions {first}-{last}); {REPLAY_KEYS}"
+        else:
+            note = f"unknown key {key!r}; the keys are: {REPLAY_KEYS}"
     return 0
+
+
+FINISHED = (service_pb2.GAME_STATUS_ENDED, service_pb2.GAME_STATUS_ABANDONED)
 
 
 def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     game = client.get_game(args.game_id)
     players = [p.name for p in game.players]
+    if game.status in FINISHED and not args.follow and not args.from_revision:
+        if args.json:
+            print_json(game)
+        else:
+            print(describe_game(game))
+            print("this game has ended: nothing more to watch (replay it with `tablelog replay`)")
+        return 0
     if not args.json:
         print(describe_game(game), flush=True)
-    for item in client.watch(
-        args.game_id, args.from_revision, heartbeat_seconds=args.heartbeat, timeout=args.timeout
-    ):
-        if args.json:
-            print(to_json(item), flush=True)
-        elif item.WhichOneof("item") == "heartbeat":
-            if args.verbose:
-                print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
-        else:
-            update = item.update
-            print(f"revision {update.event.revision}: {describe_event(update.event)}", flush=True)
-            if args.show:
-                print(show_snapshot(update.state, players), flush=True)
-        if (
-            item.WhichOneof("item") == "update"
-            and item.update.event.WhichOneof("body") in ("game_ended", "game_abandoned")
-            and not args.follow
+    # From the revision after the one just read: its `to_move` names the first mover.
+    narrator = Narrator(players, None if args.from_revision else game.to_move)
+    start = args.from_revision or game.version + 1
+    try:
+        for item in client.watch(
+            args.game_id, start, heartbeat_seconds=args.heartbeat, timeout=args.timeout
         ):
-            return 0
+            if args.json:
+                print(to_json(item), flush=True)
+            elif item.WhichOneof("item") == "heartbeat":
+                if args.verbose:
+                    print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
+            else:
+                update = item.update
+                words = narrator.describe(update.event)
+                print(f"revision {update.event.revision}: {words}", flush=True)
+                if args.show:
+                    print(show_snapshot(update.state, players), flush=True)
+            if item.WhichOneof("item") == "update":
+                narrator.follow(item.update.state.to_move)
+                if (
+                    item.update.event.WhichOneof("body") in ("game_ended", "game_abandoned")
+                    and not args.follow
+                ):
+                    return 0
+    except TablelogError as error:
+        if args.timeout is None or error.code != grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise
+        if not args.json:
+            print(f"stopped watching after {args.timeout:g} seconds (--timeout)", flush=True)
     return 0
 
 
@@ -406,6 +495,27 @@ def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
         print_json(note)
     else:
         print(f"annotation {note.annotation_id} on revision {note.revision}")
+    return 0
+
+
+def cmd_remove_annotation(args: argparse.Namespace, client: Client) -> int:
+    client.remove_annotation(args.game_id, args.annotation_id)
+    if args.json:
+        print(json.dumps({"removed": args.annotation_id}))
+    else:
+        print(f"annotation {args.annotation_id} removed")
+    return 0
+
+
+def cmd_abandon(args: argparse.Namespace, client: Client) -> int:
+    version, _ = _current(args, client)
+    game = client.abandon(args.game_id, expected_version=version, reason=args.reason)
+    remember_version(args.address, game.game_id, game.version)
+    if args.json:
+        print_json(game)
+    else:
+        print("game abandoned" + (f" ({args.reason})" if args.reason else ""))
+        print(describe_game(game))
     return 0
 
 
@@ -637,6 +747,15 @@ def build_parser() -> argparse.ArgumentParser:
             default=None,
             help="the version you saw (default: fetch the current one)",
         )
+    command = add("abandon", cmd_abandon, "stop the game before its end")
+    command.add_argument("game_id")
+    command.add_argument("--reason", default="", help="why, in words (kept in the history)")
+    command.add_argument(
+        "--expect-version",
+        type=int,
+        default=None,
+        help="the version you saw (default: fetch the current one)",
+    )
     command = add("show", cmd_show, "the state as the server renders it")
     command.add_argument("game_id")
     command.add_argument("--revision", type=int, default=0, help="default: the head")
@@ -670,6 +789,9 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("comment", nargs="*")
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
     command.add_argument("--revision", type=int, default=0, help="default: the head")
+    command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
+    command.add_argument("game_id")
+    command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
     command = add("annotations", cmd_annotations, "a game's annotations")
     command.add_argument("game_id")
     command = add("audit", cmd_audit, "every event, undone moves included")
