@@ -119,7 +119,8 @@ def test_the_cli_names_the_deal_without_showing_it_to_other_seats(
         return done.stdout
 
     assert "Ann: reserve 1.deck" in replayed("--seat", "1")
-    for viewer in ((), ("--seat", "1")):
+    hidden_from: list[tuple[str, ...]] = [(), ("--seat", "1")]
+    for viewer in hidden_from:
         shown = replayed(*viewer)
         assert f"the server dealt {HIDDEN_MOVE}" in shown
         assert secret not in shown

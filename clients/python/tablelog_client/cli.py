@@ -12,21 +12,36 @@ import mimetypes
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from typing import Any, TextIO
 
 import grpc
 import platformdirs
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
-from tablelog_client.sdk import DEFAULT_ADDRESS, MODES, STATUSES, Client, TablelogError
+from tablelog_client.sdk import (
+    DEFAULT_ADDRESS,
+    MODES,
+    STATUSES,
+    Client,
+    TablelogError,
+    resolve_address,
+)
 from tablelog_client.words import Narrator, result_words
 
 Handler = Callable[[argparse.Namespace, Client], int]
+
+
+class UsageError(Exception):
+    """A command given wrongly, found before anything is sent (exit status 2)."""
+
+
 PLUGIN_GROUP = "tablelog.commands"
+CLIENT_NAME = "tablelog-cli/0.1"
 
 
 def to_json(message: Message) -> str:
@@ -90,6 +105,9 @@ def cmd_games(args: argparse.Namespace, client: Client) -> int:
         print(
             f"{info.name:20} {info.title} ({info.min_players}-{info.max_players} players; {modes})"
         )
+        for option in info.options:
+            default = f" (default {option.default_value})" if option.default_value else ""
+            print(f"    --option {option.name}=...{default}  {option.description}")
     return 0
 
 
@@ -117,43 +135,94 @@ def cmd_info(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _enum_name(field: Any, text: str) -> str | None:
-    """An enum option given by the end of its value's name (`money=open` for
-    MERCADO_DE_LISBOA_MONEY_OPEN), when exactly one value ends so."""
-    if field is None or field.enum_type is None:
-        return None
-    wanted = text.strip().upper().replace("-", "_")
-    names = [v.name for v in field.enum_type.values]
-    if wanted in names:
-        return wanted
-    matches = [name for name in names if name.endswith("_" + wanted)]
-    return matches[0] if len(matches) == 1 else None
+def _enum_values(field: FieldDescriptor) -> dict[str, str]:
+    """An enum option's accepted values as a user types them (`open` for
+    MERCADO_DE_LISBOA_MONEY_OPEN: the part after the prefix all values share), to their
+    full names; the unspecified zero value is not offered."""
+    assert field.enum_type is not None
+    names = [v.name for v in field.enum_type.values if not v.name.endswith("_UNSPECIFIED")]
+    words = [name.split("_") for name in names]
+    common = 0
+    while len(names) > 1 and all(
+        len(w) > common + 1 and w[common] == words[0][common] for w in words
+    ):
+        common += 1
+    shared = "_".join(words[0][:common]) + "_" if common else ""
+    return {name.removeprefix(shared).lower(): name for name in names}
 
 
-def _options(game: str, pairs: Sequence[str]) -> game_pb2.GameOptions | None:
+def _kind(field: FieldDescriptor) -> str:
+    """What an option's value must be, in words."""
+    if field.enum_type is not None:
+        return "one of: " + ", ".join(_enum_values(field))
+    if field.is_repeated:
+        return "a JSON list, e.g. [1, 2]"
+    if field.message_type is not None:
+        return 'a JSON object, e.g. {"name": 1}'
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        return "true or false"
+    if field.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
+        return "a number"
+    if field.cpp_type in (
+        FieldDescriptor.CPPTYPE_INT32,
+        FieldDescriptor.CPPTYPE_INT64,
+        FieldDescriptor.CPPTYPE_UINT32,
+        FieldDescriptor.CPPTYPE_UINT64,
+    ):
+        return "a whole number"
+    return "text"
+
+
+def _option_value(field: FieldDescriptor, text: str) -> Any:
+    """An option's value as its JSON form; ValueError naming the option (snake_case) and
+    what it accepts."""
+    if field.enum_type is not None:
+        values = _enum_values(field)
+        wanted = text.strip().lower().replace("-", "_")
+        full = {name.lower(): name for name in values.values()}
+        if wanted in values or wanted in full:
+            return values.get(wanted) or full[wanted]
+        raise ValueError(f"option {field.name}: {text!r} is not {_kind(field)}")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _options(
+    game: str, pairs: Sequence[str], players: Sequence[str] = ()
+) -> game_pb2.GameOptions | None:
     """`--option NAME=VALUE` pairs as the game's options: JSON values (numbers, true/false,
-    lists), enum values by name or by the end of their name, else text."""
+    lists), enum values by the end of their name (`money=open`), a player's name for
+    `first_player`, else text. Errors name the option as it is typed and what it accepts,
+    never the protobuf message."""
     if not pairs:
         return None
     field = game.strip().lower().replace("-", "_")
     oneof = game_pb2.GameOptions.DESCRIPTOR.fields_by_name.get(field)
     if oneof is None or oneof.message_type is None:
-        raise ValueError(f"{game!r} is not a game with options")
+        raise ValueError(f"{game!r} has no options")
     known = oneof.message_type.fields_by_name
     values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        key = key.strip()
+        key = key.strip().replace("-", "_")
         if not sep or not key:
             raise ValueError(f"{pair!r}: write NAME=VALUE")
-        enum_value = _enum_name(known.get(key), value)
-        if enum_value is not None:
-            values[key] = enum_value
-            continue
+        option = known.get(key)
+        if option is None:
+            accepted = ", ".join(sorted(known))
+            raise ValueError(f"{game} has no option {key!r}; its options: {accepted}")
+        by_name = [i for i, name in enumerate(players) if name.casefold() == value.casefold()]
+        if key == "first_player" and by_name:
+            values[key] = by_name[0]
+        else:
+            values[key] = _option_value(option, value)
         try:
-            values[key] = json.loads(value)
-        except ValueError:
-            values[key] = value
+            json_format.ParseDict({field: {key: values[key]}}, game_pb2.GameOptions())
+        except json_format.ParseError:
+            kind = _kind(option) + (" or a player's name" if key == "first_player" else "")
+            raise ValueError(f"option {key}: {value!r} is not {kind}") from None
     options = game_pb2.GameOptions()
     json_format.ParseDict({field: values}, options)
     return options
@@ -200,25 +269,21 @@ def _components(pairs: Sequence[str], approximate: bool, note: str) -> list[game
 
 
 def cmd_new(args: argparse.Namespace, client: Client) -> int:
+    players = [*args.players, *(args.players_option or [])]
     try:
-        options = _options(args.game, args.option or [])
+        options = _options(args.game, args.option or [], players)
     except (json_format.ParseError, ValueError) as exc:
-        print(f"error: bad --option: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"bad --option: {exc}") from None
     if (args.approximate or args.approximate_note) and not args.component:
-        print("error: --approximate applies to --component files", file=sys.stderr)
-        return 2
+        raise UsageError("--approximate applies to --component files")
     try:
         components = _components(
             args.component or [], args.approximate, args.approximate_note or ""
         )
     except (OSError, ValueError) as exc:
-        print(f"error: bad --component: {exc}", file=sys.stderr)
-        return 2
-    players = [*args.players, *(args.players_option or [])]
+        raise UsageError(f"bad --component: {exc}") from None
     if not players:
-        print("error: name the players: tablelog new splendor Ann Bob", file=sys.stderr)
-        return 2
+        raise UsageError("name the players: tablelog new splendor Ann Bob")
     game = client.create_game(
         args.game,
         players,
@@ -483,7 +548,7 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
         if args.timeout is None or error.code != grpc.StatusCode.DEADLINE_EXCEEDED:
             raise
         if not args.json:
-            print(f"stopped watching after {args.timeout:g} seconds (--timeout)", flush=True)
+            print(f"stopped watching: --timeout {args.timeout:g}s reached", flush=True)
     return 0
 
 
@@ -572,8 +637,7 @@ def cmd_verify(args: argparse.Namespace, client: Client) -> int:
         for given in args.receipt or ():
             receipts += read_receipts(given)
     except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     result = client.verify(args.game_id, receipts)
     if args.json:
         print_json(result)
@@ -634,8 +698,7 @@ def cmd_import(args: argparse.Namespace, client: Client) -> int:
             with open(args.file, encoding="utf-8") as handle:
                 events, numbers = _read_events(handle)
     except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     source = (
         args.source if args.source is not None else ("stdin" if args.file == "-" else args.file)
     )
@@ -674,10 +737,18 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
+def _installed_version() -> str:
+    try:
+        return version("tablelog")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablelog", description="Record tabletop games move by move (a tablelog client)."
     )
+    parser.add_argument("--version", action="version", version=f"tablelog {_installed_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common()
 
@@ -710,7 +781,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--title")
     command.add_argument(
-        "--option", action="append", metavar="NAME=VALUE", help="a game option (repeatable)"
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a game option, e.g. first_player=Bob (repeatable; `tablelog games` lists each "
+        "game's options)",
     )
     command.add_argument(
         "--component",
@@ -919,24 +994,55 @@ def _main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with Client(args.address, user=args.user, client_name="tablelog-cli/0.1") as client:
+        with Client(args.address, user=args.user, client_name=CLIENT_NAME) as client:
             return handler(args, client)
+    except UsageError as error:
+        _report(args, {"code": "USAGE", "message": str(error)})
+        return 2
     except TablelogError as error:
-        print(f"error: {error}", file=sys.stderr)
-        details = [error.reason] + [f"{k}={v}" for k, v in sorted(error.metadata.items())]
-        print(f"  ({error.code.name}: {' '.join(d for d in details if d)})", file=sys.stderr)
+        _report(args, _refusal(error, resolve_address(args.address)))
         current = error.metadata.get("current_version", "")
         game_id = getattr(args, "game_id", "")
         if error.reason == "STALE_VERSION" and current.isdigit() and game_id:
             remember_version(args.address, game_id, int(current))
-            print(
-                f"  The game moved on since this terminal last saw it: look with "
-                f"`tablelog show {game_id}`, then record again.",
-                file=sys.stderr,
-            )
+            if not args.json:
+                print(
+                    f"  The game moved on since this terminal last saw it: look with "
+                    f"`tablelog show {game_id}`, then record again.",
+                    file=sys.stderr,
+                )
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _refusal(error: TablelogError, address: str) -> dict[str, Any]:
+    """A refusal as data: the gRPC code, the server's reason, message, details and field
+    violations. A server that never answered (UNAVAILABLE with no reason from a server)
+    is said to be missing, with how to start one."""
+    message = error.message
+    if error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
+        message = f"no tablelog server at {address}: start one with `tablelog serve`"
+    refusal: dict[str, Any] = {"code": error.code.name, "message": message}
+    if error.reason:
+        refusal["reason"] = error.reason
+    if error.metadata:
+        refusal["metadata"] = dict(sorted(error.metadata.items()))
+    if error.violations:
+        refusal["violations"] = [{"field": f, "description": d} for f, d in error.violations]
+    return refusal
+
+
+def _report(args: argparse.Namespace, refusal: dict[str, Any]) -> None:
+    """An error on stderr: `{"error": ...}` JSON with --json, else a line and its details."""
+    if getattr(args, "json", False):
+        print(json.dumps({"error": refusal}, indent=2), file=sys.stderr)
+        return
+    print(f"error: {refusal['message']}", file=sys.stderr)
+    details = [refusal.get("reason", "")]
+    details += [f"{k}={v}" for k, v in refusal.get("metadata", {}).items()]
+    if refusal["code"] != "USAGE" and (refusal.get("reason") or refusal["code"] != "UNAVAILABLE"):
+        print(f"  ({refusal['code']}: {' '.join(d for d in details if d)})", file=sys.stderr)
 
 
 if __name__ == "__main__":
