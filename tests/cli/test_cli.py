@@ -158,8 +158,8 @@ def test_watch_prints_moves_recorded_elsewhere(server: BackgroundServer, client:
         _to_move, legal = client.legal_moves(game_id)
         client.record(game_id, legal[0].notation)
         line = watcher.stdout.readline()
-        assert legal[0].notation in line
-        assert line.startswith("revision")
+        revision = client.get_game(game_id).version
+        assert line.startswith(f"revision {revision}: Ann: {legal[0].notation}"), line
     finally:
         watcher.terminate()
         watcher.communicate(timeout=20)

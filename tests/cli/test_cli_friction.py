@@ -3,6 +3,7 @@ answer the CLI gives now."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tablelog_client.cli import build_parser
 from tests.cli.test_cli import new_game, tablelog
+from tests.service.helpers import splendor_line
 from tests.service.support import tablelog_command
 
 pytestmark = pytest.mark.slow
@@ -174,16 +176,65 @@ COMMAND_OF_RPC = {
 }
 
 
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    found: dict[str, argparse.ArgumentParser] = next(
+        action.choices
+        for action in parser._actions  # argparse keeps its subcommands only here
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    return found
+
+
+def test_every_flag_and_argument_has_help() -> None:
+    missing = [
+        f"{name} {action.option_strings or action.dest}"
+        for name, command in subcommands().items()
+        for action in command._actions
+        if action.help is None
+    ]
+    assert missing == []
+
+
+def test_seats_are_given_by_name(server: BackgroundServer, client: Client) -> None:
+    game_id = new_game(server, "--mode", "dealt")
+    said = tablelog(server, "move", game_id, "take w u g", "--seat", "ann").stdout
+    assert said.startswith("Ann: take w u g")
+    refused = tablelog(server, "move", game_id, "take r k w", "--seat", "Ann", ok=False)
+    assert "NOT_YOUR_TURN" in refused.stderr
+    assert tablelog(server, "show", game_id, "--seat", "Bob").stdout.startswith("revision ")
+    unknown = tablelog(server, "show", game_id, "--seat", "Cleo", ok=False)
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip() == (
+        "error: --seat Cleo: no player of that name (the players: Ann, Bob)"
+    )
+
+
+def test_show_refreshes_what_the_terminal_remembers(
+    server: BackgroundServer, client: Client
+) -> None:
+    game_id = new_game(server)
+    line = splendor_line(seed=41)
+    tablelog(server, "move", game_id, line[0])
+    client.record(game_id, line[1])  # another recorder
+    stale = tablelog(server, "move", game_id, line[2], ok=False)
+    assert "STALE_VERSION" in stale.stderr
+    client.record(game_id, line[2])  # and again, before this terminal looks
+    tablelog(server, "show", game_id)
+    assert tablelog(server, "move", game_id, line[3]).stdout.startswith("the table revealed ")
+
+
+def test_an_unknown_replay_key_lists_the_keys(server: BackgroundServer) -> None:
+    game_id = new_game(server)
+    stepped = tablelog(server, "replay", game_id, "--step", stdin="x\n99\nq\n").stdout
+    assert "unknown key 'x'; the keys are: [enter/n] next" in stepped
+    assert "no revision 99 here (revisions 1-1)" in stepped
+
+
 def test_the_cli_covers_every_rpc() -> None:
     service = service_pb2.DESCRIPTOR.services_by_name["TablelogService"]
     assert set(COMMAND_OF_RPC) == {method.name for method in service.methods}
-    parser = build_parser()
-    commands = next(
-        action.choices
-        for action in parser._actions  # argparse keeps its subcommands only here
-        if isinstance(action.choices, dict)
-    )
-    assert set(COMMAND_OF_RPC.values()) <= set(commands)
+    assert set(COMMAND_OF_RPC.values()) <= set(subcommands())
 
 
 def test_the_terminal_memory_stays_in_the_tests_own_home(

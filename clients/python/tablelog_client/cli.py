@@ -356,10 +356,25 @@ def _current(args: argparse.Namespace, client: Client) -> tuple[int, game_pb2.To
     return version, (game.to_move if game.version == version else None)
 
 
+def _seat(args: argparse.Namespace, client: Client) -> int | None:
+    """--seat as a seat number: a player's name (any case) or a number from 0."""
+    given = (args.seat or "").strip()
+    if not given:
+        return None
+    if given.isdigit():
+        return int(given)
+    players = [p.name for p in client.get_game(args.game_id).players]
+    for seat, name in enumerate(players):
+        if name.casefold() == given.casefold():
+            return seat
+    raise UsageError(f"--seat {given}: no player of that name (the players: {', '.join(players)})")
+
+
 def cmd_move(args: argparse.Namespace, client: Client) -> int:
     notation = " ".join(args.notation)
+    seat = _seat(args, client)
     version, before = _current(args, client)
-    response = client.record(args.game_id, notation, expected_version=version, seat=args.seat)
+    response = client.record(args.game_id, notation, expected_version=version, seat=seat)
     return _print_change(args, client, response, before)
 
 
@@ -376,7 +391,9 @@ def cmd_redo(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_show(args: argparse.Namespace, client: Client) -> int:
-    state = client.state(args.game_id, args.revision, seat=args.seat, full=args.full)
+    state = client.state(args.game_id, args.revision, seat=_seat(args, client), full=args.full)
+    if not args.revision:  # the head, as this terminal has now seen it (a version is a revision)
+        remember_version(args.address, args.game_id, state.revision)
     if args.json:
         print_json(state)
         return 0
@@ -400,10 +417,9 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_replay(args: argparse.Namespace, client: Client) -> int:
+    seat = _seat(args, client)
     frames = list(
-        client.replay(
-            args.game_id, args.from_revision, args.to_revision, seat=args.seat, full=args.full
-        )
+        client.replay(args.game_id, args.from_revision, args.to_revision, seat=seat, full=args.full)
     )
     if args.json:
         for frame in frames:
@@ -414,7 +430,7 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     if frames and frames[0].event.revision > 1:
         # Who moves first in the replay is who was to move just before it.
         before = frames[0].event.revision - 1
-        narrator.follow(client.state(args.game_id, before, seat=args.seat, full=args.full).to_move)
+        narrator.follow(client.state(args.game_id, before, seat=seat, full=args.full).to_move)
     lines = []
     for frame in frames:
         lines.append(narrator.describe(frame.event))
@@ -744,6 +760,10 @@ def _installed_version() -> str:
         return "(not installed)"
 
 
+GAME_ID_HELP = "the game's id, as `tablelog new` and `tablelog list` print it"
+SEAT_HELP = "as this player sees it (a name, or a seat number from 0)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablelog", description="Record tabletop games move by move (a tablelog client)."
@@ -760,11 +780,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("games", cmd_games, "the game types the server knows")
     command = add("list", cmd_list, "the games recorded on the server, newest first")
     command.add_argument("--game", help="only this game type")
-    command.add_argument("--status", choices=sorted(STATUSES))
+    command.add_argument("--status", choices=sorted(STATUSES), help="only games in this state")
     command = add("info", cmd_info, "one game's summary (players, version, whose turn)")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
-    command.add_argument("game")
+    command.add_argument("game", help="the game type, as `tablelog games` lists them")
     command.add_argument("players", nargs="*", help="the players in seat order")
     command.add_argument(
         "--players",
@@ -779,7 +799,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="table",
         help="table: you type what was revealed; dealt: the server deals",
     )
-    command.add_argument("--title")
+    command.add_argument("--title", help="a title for the game, e.g. the club evening")
     command.add_argument(
         "--option",
         action="append",
@@ -810,12 +830,14 @@ def build_parser() -> argparse.ArgumentParser:
         ("redo", cmd_redo, "re-apply the last undone move"),
     ):
         command = add(name, handler, text)
-        command.add_argument("game_id")
+        command.add_argument("game_id", help=GAME_ID_HELP)
         if name == "move":
-            command.add_argument("notation", nargs="+")
-            command.add_argument("--seat", type=int, help="the seat you say is moving")
+            command.add_argument("notation", nargs="+", help="the move, in the game's notation")
+            command.add_argument(
+                "--seat", help="the player you say is moving (a name, or a seat number from 0)"
+            )
         if name == "undo":
-            command.add_argument("--reason", default="")
+            command.add_argument("--reason", default="", help="why, in words (kept in the history)")
         command.add_argument(
             "--expect-version",
             type=int,
@@ -823,7 +845,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="the version you saw (default: fetch the current one)",
         )
     command = add("abandon", cmd_abandon, "stop the game before its end")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("--reason", default="", help="why, in words (kept in the history)")
     command.add_argument(
         "--expect-version",
@@ -832,47 +854,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="the version you saw (default: fetch the current one)",
     )
     command = add("show", cmd_show, "the state as the server renders it")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")
-    command.add_argument("--seat", type=int, help="show as this seat sees it")
+    command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
     command = add("legal", cmd_legal, "the legal moves, in notation")
-    command.add_argument("game_id")
-    command.add_argument("--revision", type=int, default=0)
+    command.add_argument("game_id", help=GAME_ID_HELP)
+    command.add_argument("--revision", type=int, default=0, help="default: the head")
     command = add("replay", cmd_replay, "step through a game, forward and back")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("--all", action="store_true", help="print every revision and exit")
     command.add_argument(
         "--step", action="store_true", help="step with keys read from stdin, even from a pipe"
     )
-    command.add_argument("--from", dest="from_revision", type=int, default=0)
-    command.add_argument("--to", dest="to_revision", type=int, default=0)
-    command.add_argument("--seat", type=int)
-    command.add_argument("--full", action="store_true")
+    command.add_argument(
+        "--from", dest="from_revision", type=int, default=0, help="the first revision shown"
+    )
+    command.add_argument(
+        "--to", dest="to_revision", type=int, default=0, help="the last (default: the head)"
+    )
+    command.add_argument("--seat", help=SEAT_HELP)
+    command.add_argument("--full", action="store_true", help="everything, hidden info too")
     command = add("watch", cmd_watch, "follow a game live")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument(
         "--from", dest="from_revision", type=int, default=0, help="replay from this revision first"
     )
     command.add_argument("--show", action="store_true", help="print the state after each event")
     command.add_argument("--follow", action="store_true", help="keep watching after the end")
-    command.add_argument("--heartbeat", type=int, default=15)
+    command.add_argument(
+        "--heartbeat", type=int, default=15, help="seconds between heartbeats (see --verbose)"
+    )
     command.add_argument("--timeout", type=float, default=None, help="stop after N seconds")
     command.add_argument("--verbose", action="store_true", help="print heartbeats")
     command = add("annotate", cmd_annotate, "comment on a revision")
-    command.add_argument("game_id")
-    command.add_argument("comment", nargs="*")
+    command.add_argument("game_id", help=GAME_ID_HELP)
+    command.add_argument("comment", nargs="*", help="the comment, in words")
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
     command.add_argument("--revision", type=int, default=0, help="default: the head")
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
     command = add("annotations", cmd_annotations, "a game's annotations")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command = add("audit", cmd_audit, "every event, undone moves included")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command = add("verify", cmd_verify, "re-check the hash chain and re-validate every move")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument(
         "--receipt",
         action="append",
@@ -881,7 +909,7 @@ def build_parser() -> argparse.ArgumentParser:
         "printed): the history must still hold it; repeatable",
     )
     command = add("export", cmd_export, "the events as JSON lines")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("-o", "--output", help="file (default: stdout)")
     command = add("import", cmd_import, "import exported JSON lines as a new game")
     command.add_argument("file", help="a file of JSON lines, or - for stdin")
