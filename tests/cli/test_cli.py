@@ -270,6 +270,8 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
     bob = str(dealt + 2)
     middle = tablelog(server, "replay", game_id, "--all", "--from", bob, "--to", bob).stdout
     assert middle.startswith(f"== revision {bob}: Bob: take w r k"), middle
+    watched = tablelog(server, "watch", game_id, "--from", bob).stdout.splitlines()
+    assert watched[1:] == [line.removeprefix("== ") for line in headers[dealt + 1 :]]
     audit = [entry.summary for entry in client.audit(game_id)]
     assert audit[dealt] == "Ann: take w u g (recorded by cli-tester)"
     assert audit[dealt + 2] == (

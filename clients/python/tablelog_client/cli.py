@@ -535,8 +535,11 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
         return 0
     if not args.json:
         print(describe_game(game), flush=True)
-    # From the revision after the one just read: its `to_move` names the first mover.
+    # From the revision after the one just read, its `to_move` names the first mover; from
+    # an earlier revision, the state before it does.
     narrator = Narrator(players, None if args.from_revision else game.to_move)
+    if args.from_revision > 1:
+        narrator.follow(client.state(args.game_id, args.from_revision - 1).to_move)
     start = args.from_revision or game.version + 1
     try:
         for item in client.watch(
