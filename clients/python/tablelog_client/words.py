@@ -47,8 +47,9 @@ class Narrator:
         self.to_move = to_move
         self.moves: dict[int, str] = {}
 
-    def follow(self, state_after: game_pb2.ToMove) -> None:
-        self.to_move = state_after
+    def follow(self, to_move: game_pb2.ToMove) -> None:
+        """Whose decision it is now (the `to_move` of the state after the last event)."""
+        self.to_move = to_move
 
     def _mover(self, recorded: events_pb2.MoveRecorded) -> str | None:
         """The mover's name; "" for the table's chance outcome; None when not known."""
