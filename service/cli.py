@@ -107,7 +107,12 @@ def serve_command(subparsers: Any) -> None:
         help="server processes sharing the address (SO_REUSEPORT), one per core to use; "
         "any process serves any game: appends are compare-and-append inside Redis",
     )
-    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning"),
+        help="the least severe log lines written (default: info)",
+    )
     parser.add_argument(
         "--json-logs",
         action=argparse.BooleanOptionalAction,

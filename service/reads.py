@@ -14,45 +14,68 @@ from service.errors import InvalidRequest, OutOfRange
 from service.heads import Heads
 from service.limits import page_bounds, page_token
 from service.store import EventStore
-from service.views import replay_item, to_move_message, viewer_of
+from service.views import replay_item, result_words, to_move_message, viewer_of
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
 
-def describe_event(event: events_pb2.Event, players: Sequence[str]) -> str:
-    who = event.actor.user or "someone"
-    body = event.WhichOneof("body")
-    if body == "game_created":
-        created = event.game_created
-        names = ", ".join(p.name for p in created.players)
-        mode = "dealt" if created.mode == DEALT else "table"
-        return f"{who} created a {created.game} game ({mode} mode) for {names}"
-    if body == "move_recorded":
-        recorded = event.move_recorded
-        seat = recorded.move.seat if recorded.move.HasField("seat") else None
-        mover = players[seat] if seat is not None and seat < len(players) else ""
-        if recorded.dealt:
-            return f"the server dealt {recorded.notation}"
-        return f"{who} recorded {recorded.notation}" + (f" for {mover}" if mover else "")
-    if body == "move_undone":
-        reason = f" ({event.move_undone.reason})" if event.move_undone.reason else ""
-        return f"{who} undid revision {event.move_undone.undone_revision}{reason}"
-    if body == "move_redone":
-        return f"{who} redid revision {event.move_redone.redone_revision}"
-    if body == "annotation_added":
-        note = event.annotation_added
-        text = " ".join(t for t in (note.glyph, note.comment) if t)
-        return f"{who} annotated revision {note.revision}: {text}"
-    if body == "annotation_removed":
-        return f"{who} removed annotation {event.annotation_removed.annotation_id}"
-    if body == "game_ended":
-        winners = ", ".join(
-            players[w] if w < len(players) else str(w) for w in event.game_ended.result.winners
-        )
-        return f"the game ended; winners: {winners or 'none'}"
-    if body == "game_abandoned":
-        reason = event.game_abandoned.reason
-        return f"{who} abandoned the game" + (f" ({reason})" if reason else "")
-    return f"{who}: {body}"
+def _mover(before: folding.Position, event: events_pb2.Event) -> str:
+    """Who made a recorded move: the seat it names, else the seat that was to move (empty for
+    the table's chance outcomes)."""
+    move = event.move_recorded.move
+    seat = move.seat if move.HasField("seat") else before.to_move()
+    return before.table.seat_name(seat) if seat >= 0 else ""
+
+
+class EventWords:
+    """The audit's one-line descriptions, naming who moved and who won: each event is
+    described against the position before it, and undo and redo name the move they take
+    back or re-apply by what was described when it was recorded."""
+
+    def __init__(self) -> None:
+        self.moves: dict[int, str] = {}
+
+    def describe(self, event: events_pb2.Event, before: folding.Position) -> str:
+        who = event.actor.user or "someone"
+        players = before.table.players
+        body = event.WhichOneof("body")
+        if body == "game_created":
+            created = event.game_created
+            names = ", ".join(p.name for p in created.players)
+            mode = "dealt" if created.mode == DEALT else "table"
+            return f"{who} created a {created.game} game ({mode} mode) for {names}"
+        if body == "move_recorded":
+            recorded = event.move_recorded
+            if recorded.dealt:
+                self.moves[event.revision] = f"the deal {recorded.notation}"
+                return f"the server dealt {recorded.notation}"
+            mover = _mover(before, event)
+            if mover:
+                self.moves[event.revision] = f"{mover}'s {recorded.notation}"
+                return f"{mover}: {recorded.notation} (recorded by {who})"
+            self.moves[event.revision] = f"the table's {recorded.notation}"
+            return f"the table revealed {recorded.notation} (recorded by {who})"
+        if body == "move_undone":
+            undone = event.move_undone
+            reason = f" ({undone.reason})" if undone.reason else ""
+            words = self.moves.get(undone.undone_revision, "a move")
+            return f"{who} undid {words} (revision {undone.undone_revision}){reason}"
+        if body == "move_redone":
+            redone = event.move_redone.redone_revision
+            words = self.moves.get(redone, "a move")
+            self.moves[event.revision] = words
+            return f"{who} redid {words} (revision {redone})"
+        if body == "annotation_added":
+            note = event.annotation_added
+            text = " ".join(t for t in (note.glyph, note.comment) if t)
+            return f"{who} annotated revision {note.revision}: {text}"
+        if body == "annotation_removed":
+            return f"{who} removed annotation {event.annotation_removed.annotation_id}"
+        if body == "game_ended":
+            return f"the game ended: {result_words(event.game_ended.result, players)}"
+        if body == "game_abandoned":
+            reason = event.game_abandoned.reason
+            return f"{who} abandoned the game" + (f" ({reason})" if reason else "")
+        return f"{who}: {body}"
 
 
 def live_annotations(
@@ -136,17 +159,23 @@ class Reads:
 
     async def audit(self, game_id: str) -> list[service_pb2.AuditEntry]:
         events = await self.events(game_id)
-        final = folding.fold(events)
-        in_effect = {applied.revision for applied in final.applied or ()}
-        players = final.table.players
+        position = folding.start(events[0].game_created)
+        words = EventWords()
+        described = []
+        for index, event in enumerate(events):
+            before = position
+            if index:
+                position = folding.advance(position, event)
+            described.append((event, words.describe(event, before)))
+        in_effect = {applied.revision for applied in position.applied or ()}
         return [
             service_pb2.AuditEntry(
                 event=event,
-                summary=describe_event(event, players),
+                summary=summary,
                 undone=event.WhichOneof("body") == "move_recorded"
                 and event.revision not in in_effect,
             )
-            for event in events
+            for event, summary in described
         ]
 
     async def replay(

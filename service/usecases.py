@@ -82,10 +82,20 @@ class Commands:
         check_length("title", request.title, MAX_TITLE)
         if len(request.players) > MAX_PLAYERS:
             raise InvalidRequest("players", f"At most {MAX_PLAYERS} players.")
+        named: set[str] = set()
         for player in request.players:
             check_length("players.name", player.name, MAX_PLAYER_NAME)
             if not player.name.strip():
                 raise InvalidRequest("players.name", "Every player needs a name.")
+            # Answers name the players: two of one name would make them ambiguous.
+            name = " ".join(player.name.split()).casefold()
+            if name in named:
+                raise InvalidRequest(
+                    "players.name",
+                    f"Two players are called {player.name.strip()!r}: give each a name of "
+                    "their own (an initial, a number).",
+                )
+            named.add(name)
         check_components("components", request.components)
         game = find_game(request.game)
         mode = request.mode or TABLE

@@ -85,6 +85,30 @@ def viewer_of(viewer: service_pb2.Viewer | None, players: int) -> Viewer:
     return int(viewer.seat)
 
 
+def result_words(result: game_pb2.GameResult, players: Sequence[str]) -> str:
+    """Who won, by name, with every score: "Ann wins with 16; Bob 15, Cleo 9"."""
+
+    def name(seat: int) -> str:
+        return players[seat] if 0 <= seat < len(players) else f"seat {seat}"
+
+    totals = {score.seat: score.total for score in result.scores}
+    winners = list(result.winners)
+    if len(winners) == 1:
+        seat = winners[0]
+        head = f"{name(seat)} wins" + (f" with {totals[seat]}" if seat in totals else "")
+    elif winners:
+        shared = [name(s) + (f" ({totals[s]})" if s in totals else "") for s in winners]
+        head = f"{', '.join(shared[:-1])} and {shared[-1]} share the win"
+    else:
+        head = "nobody wins"
+    others = sorted(
+        (seat for seat in totals if seat not in winners), key=lambda seat: -totals[seat]
+    )
+    if others:
+        head += "; " + ", ".join(f"{name(seat)} {totals[seat]}" for seat in others)
+    return head + (f" (tie-break: {result.tiebreak})" if result.tiebreak else "")
+
+
 HIDDEN_MOVE = "(hidden)"
 """What a viewer sees in place of a move that deals hidden information to someone else."""
 

@@ -77,7 +77,10 @@ def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -
     game_id = new_game(server)
     line = splendor_line(seed=31)
     for notation in line[:10]:
-        assert f"recorded: {notation}" in tablelog(server, "move", game_id, notation).stdout
+        said = tablelog(server, "move", game_id, notation).stdout.splitlines()[0]
+        # A player's move is named after the player; a card turned up is the table's.
+        movers = ("Ann: ", "Bob: ", "the table revealed ")
+        assert any(said.startswith(f"{who}{notation}  (revision ") for who in movers), said
     info = json.loads(tablelog(server, "info", game_id, "--json").stdout)
     assert info["version"] == "11"
     assert info["moveCount"] == 10
@@ -91,8 +94,10 @@ def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -
     assert "legal moves" in legal
     legal_json = json.loads(tablelog(server, "legal", game_id, "--json").stdout)
     assert legal_json["totalSize"] == len(legal_json["moves"]) > 0
-    assert "undone:" in tablelog(server, "undo", game_id, "--reason", "typo").stdout
-    assert "redone:" in tablelog(server, "redo", game_id).stdout
+    undone = tablelog(server, "undo", game_id, "--reason", "typo").stdout
+    # The tenth move turns up a card: the table's, not a player's.
+    assert undone.startswith(f"undid the table's {line[9]} (revision 11) (typo)"), undone
+    assert tablelog(server, "redo", game_id).stdout.startswith(f"redid the table's {line[9]}")
     tablelog(server, "undo", game_id)
     tablelog(server, "annotate", game_id, "a", "fine", "move", "--glyph", "!", "--revision", "5")
     notes = json.loads(tablelog(server, "annotations", game_id, "--json").stdout)
@@ -130,7 +135,7 @@ def test_replay_prints_every_revision(server: BackgroundServer) -> None:
     frames = tablelog(server, "replay", game_id, "--json").stdout.splitlines()
     assert [json.loads(f)["state"]["revision"] for f in frames] == [str(r) for r in range(1, 8)]
     text = tablelog(server, "replay", game_id, "--all").stdout
-    assert text.count("== event") == 7
+    assert text.count("== revision ") == 7
     assert "revision 7" in text
     # Stepping forward and back with the interactive keys, typed on stdin.
     keys = "n\nn\np\n6\nl\nq\n"
@@ -153,8 +158,8 @@ def test_watch_prints_moves_recorded_elsewhere(server: BackgroundServer, client:
         _to_move, legal = client.legal_moves(game_id)
         client.record(game_id, legal[0].notation)
         line = watcher.stdout.readline()
-        assert legal[0].notation in line
-        assert line.startswith("revision")
+        revision = client.get_game(game_id).version
+        assert line.startswith(f"revision {revision}: Ann: {legal[0].notation}"), line
     finally:
         watcher.terminate()
         watcher.communicate(timeout=20)
@@ -223,7 +228,7 @@ def test_a_move_typed_against_an_old_picture_of_the_table_is_refused(
     first one's, so it is refused rather than recorded for the wrong player."""
     game_id = new_game(server, "--mode", "dealt")
     first = tablelog(server, "move", game_id, "take w u g")
-    assert "recorded: take w u g" in first.stdout
+    assert "Ann: take w u g  (revision " in first.stdout
     with Client(server.target) as other:
         other.record(game_id, "take r k w")  # another recorder, another terminal
         again = tablelog(server, "move", game_id, "take w u g", ok=False)
@@ -233,7 +238,46 @@ def test_a_move_typed_against_an_old_picture_of_the_table_is_refused(
         assert other.get_game(game_id).move_count == first_count(first.stdout) + 1
     # Having been told, the recorder looks and records again: now it goes through.
     retried = tablelog(server, "move", game_id, "take w u g")
-    assert "recorded: take w u g" in retried.stdout
+    assert "Ann: take w u g  (revision " in retried.stdout
+
+
+def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, client: Client) -> None:
+    game_id = new_game(server, "--mode", "dealt")
+    dealt = client.get_game(game_id).version  # the server's deal of the opening layout
+    said = tablelog(server, "move", game_id, "take w u g").stdout
+    assert said.startswith(f"Ann: take w u g  (revision {dealt + 1})"), said
+    assert tablelog(server, "move", game_id, "take r k w").stdout.startswith("Bob: take w r k")
+    undone = tablelog(server, "undo", game_id, "--reason", "misread").stdout
+    assert undone.startswith(f"undid Bob's take w r k (revision {dealt + 2}) (misread)"), undone
+    assert tablelog(server, "redo", game_id).stdout.startswith("redid Bob's take w r k")
+    undone = tablelog(server, "undo", game_id).stdout  # takes back the redo: the same move
+    assert undone.startswith(f"undid Bob's take w r k (revision {dealt + 2})"), undone
+    tablelog(server, "abandon", game_id, "--reason", "dinner")
+
+    replayed = tablelog(server, "replay", game_id, "--all").stdout
+    headers = [line for line in replayed.splitlines() if line.startswith("== ")]
+    assert headers[0] == "== revision 1: game created for Ann, Bob"
+    assert headers[1].startswith("== revision 2: the server dealt reveal ")
+    assert headers[dealt:] == [
+        f"== revision {dealt + 1}: Ann: take w u g",
+        f"== revision {dealt + 2}: Bob: take w r k",
+        f"== revision {dealt + 3}: undid Bob's take w r k (revision {dealt + 2}) (misread)",
+        f"== revision {dealt + 4}: redid Bob's take w r k (revision {dealt + 2})",
+        f"== revision {dealt + 5}: undid Bob's take w r k (revision {dealt + 2})",
+        f"== revision {dealt + 6}: game abandoned (dinner)",
+    ]
+    # Replayed from the middle, the first mover is still named (from the state before).
+    bob = str(dealt + 2)
+    middle = tablelog(server, "replay", game_id, "--all", "--from", bob, "--to", bob).stdout
+    assert middle.startswith(f"== revision {bob}: Bob: take w r k"), middle
+    watched = tablelog(server, "watch", game_id, "--from", bob).stdout.splitlines()
+    assert watched[1:] == [line.removeprefix("== ") for line in headers[dealt + 1 :]]
+    audit = [entry.summary for entry in client.audit(game_id)]
+    assert audit[dealt] == "Ann: take w u g (recorded by cli-tester)"
+    assert audit[dealt + 2] == (
+        f"cli-tester undid Bob's take w r k (revision {dealt + 2}) (misread)"
+    )
+    assert audit[-1] == "cli-tester abandoned the game (dinner)"
 
 
 def first_count(summary: str) -> int:

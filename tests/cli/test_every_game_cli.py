@@ -91,9 +91,12 @@ def test_a_golden_playthrough_through_the_cli(
 
     # A few dozen moves typed as a recorder would, each answered with its canonical text.
     for text in lines[:CLI_MOVES]:
+        before = local
         local = play(local, text)
         recorded = tablelog(server, "move", game_id, text).stdout
-        assert f"recorded: {local.moves()[-1].notation}  (revision {local.revision})" in recorded
+        seat = before.to_move()
+        who = f"{before.table.seat_name(seat)}:" if seat >= 0 else "the table revealed"
+        assert f"{who} {local.moves()[-1].notation}  (revision {local.revision})" in recorded
     assert server_state(server, game_id) == expected_snapshot(local)
     shown = tablelog(server, "show", game_id).stdout
     assert shown.startswith(f"revision {local.revision} · to move: ")
@@ -101,14 +104,14 @@ def test_a_golden_playthrough_through_the_cli(
 
     # replay, non-interactive: every revision, in order.
     replayed = tablelog(server, "replay", game_id, "--all").stdout
-    assert replayed.count("== event ") == local.revision
+    assert replayed.count("== revision ") == local.revision
     headers = [line for line in replayed.splitlines() if line.startswith("revision ")]
     assert [int(h.split()[1]) for h in headers] == list(range(1, local.revision + 1))
 
     # undo and redo: the states are the fold's.
-    assert "undone: " in tablelog(server, "undo", game_id, "--reason", "typo").stdout
+    assert "undid " in tablelog(server, "undo", game_id, "--reason", "typo").stdout
     assert server_state(server, game_id) == expected_snapshot(folding.undo(local))
-    assert "redone: " in tablelog(server, "redo", game_id).stdout
+    assert "redid " in tablelog(server, "redo", game_id).stdout
     local = folding.redo(folding.undo(local))
     assert server_state(server, game_id) == expected_snapshot(local)
 
@@ -122,6 +125,27 @@ def test_a_golden_playthrough_through_the_cli(
     info = json.loads(tablelog(server, "info", game_id, "--json").stdout)
     assert info["status"] == "GAME_STATUS_ENDED"
     assert json_format.ParseDict(info["result"], type(result)()) == result
+
+    # The end, by name with the scores: in `info`, the audit, a replay and a late watch.
+    names, totals = golden.players, {score.seat: score.total for score in result.scores}
+    said = [
+        tablelog(server, "info", game_id).stdout,
+        client.audit(game_id)[-1].summary,
+        tablelog(server, "replay", game_id, "--all", "--from", str(version)).stdout,
+    ]
+    assert said[1].startswith("the game ended: ")
+    assert "game over: " in said[2]
+    for words in said:
+        for seat in result.winners:
+            if len(result.winners) == 1:
+                assert f"{names[seat]} wins" + (f" with {totals[seat]}" if totals else "") in words
+            else:
+                assert f"{names[seat]} ({totals[seat]})" in words, words
+        for seat, total in totals.items():
+            if seat not in result.winners:
+                assert f"{names[seat]} {total}" in words, words
+    late = tablelog(server, "watch", game_id, "--timeout", "30")
+    assert "this game has ended: nothing more to watch" in late.stdout
 
     verified = tablelog(server, "verify", game_id).stdout
     assert verified.startswith(f"ok: {version} events")  # one event per revision here

@@ -84,7 +84,7 @@ def test_a_whole_solo_campaign_through_the_cli(
         ).stdout
         game_id: str = json.loads(created)["gameId"]
         for text in _moves(path):
-            assert "recorded: " in _move(server, capsys, game_id, text)
+            assert "  (revision " in _move(server, capsys, game_id, text)
 
         status, result = _result(server, game_id)
         assert status == "GAME_STATUS_ENDED"

@@ -4,13 +4,17 @@ the history but not its content for everyone else."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 
 import pytest
 
+from service.server import BackgroundServer
 from service.views import HIDDEN_MOVE
 from tablelog.v1 import service_pb2
 from tablelog_client import Client
+from tests.service.support import tablelog_command
 
 pytestmark = pytest.mark.slow
 
@@ -95,3 +99,30 @@ def test_watchers_of_each_seat_see_only_their_own_secret(client: Client) -> None
     assert dealt("spectator") == (HIDDEN_MOVE, True, False, HIDDEN_MOVE)
     assert secret not in seen["seat 1"][-1].SerializeToString().decode("utf-8", "replace")
     assert secret not in seen["spectator"][-1].state.text
+
+
+def test_the_cli_names_the_deal_without_showing_it_to_other_seats(
+    client: Client, server: BackgroundServer
+) -> None:
+    """The CLI's replay says who moved and that a card was dealt; only the seat it went to
+    (and the full view) sees which card."""
+    game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+    response = client.record(game.game_id, "reserve 1.deck", expected_version=game.version)
+    secret = next(e for e in response.events if e.move_recorded.dealt).move_recorded.notation
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target)
+
+    def replayed(*viewer: str) -> str:
+        done = subprocess.run(
+            [*tablelog_command(), "replay", game.game_id, "--all", *viewer],
+            capture_output=True, text=True, env=env, timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    assert "Ann: reserve 1.deck" in replayed("--seat", "1")
+    hidden_from: list[tuple[str, ...]] = [(), ("--seat", "1")]
+    for viewer in hidden_from:
+        shown = replayed(*viewer)
+        assert f"the server dealt {HIDDEN_MOVE}" in shown
+        assert secret not in shown
+    for viewer in (("--seat", "0"), ("--full",)):
+        assert f"the server dealt {secret}" in replayed(*viewer)

@@ -12,19 +12,36 @@ import mimetypes
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from typing import Any, TextIO
 
+import grpc
 import platformdirs
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
-from tablelog_client.sdk import DEFAULT_ADDRESS, MODES, STATUSES, Client, TablelogError
+from tablelog_client.sdk import (
+    DEFAULT_ADDRESS,
+    MODES,
+    STATUSES,
+    Client,
+    TablelogError,
+    resolve_address,
+)
+from tablelog_client.words import Narrator, result_words
 
 Handler = Callable[[argparse.Namespace, Client], int]
+
+
+class UsageError(Exception):
+    """A command given wrongly, found before anything is sent (exit status 2)."""
+
+
 PLUGIN_GROUP = "tablelog.commands"
+CLIENT_NAME = "tablelog-cli/0.1"
 
 
 def to_json(message: Message) -> str:
@@ -55,6 +72,8 @@ def describe_game(game: service_pb2.GameSummary) -> str:
     )
     if game.status == service_pb2.GAME_STATUS_IN_PROGRESS:
         line += f"  to move: {who_moves(game.to_move, players)}"
+    elif game.status == service_pb2.GAME_STATUS_ENDED:
+        line += f"  {result_words(game.result, players)}"
     if game.title:
         line += f"  “{game.title}”"
     return line
@@ -66,24 +85,6 @@ def approximate_lines(game: service_pb2.GameSummary) -> list[str]:
         return []
     notes = list(game.approximate_notes) or ["some component data is approximate"]
     return [f"approximate data: {note}" for note in notes]
-
-
-def describe_event(event: events_pb2.Event) -> str:
-    body = event.WhichOneof("body") or "?"
-    if body == "move_recorded":
-        dealt = " (dealt)" if event.move_recorded.dealt else ""
-        return f"{event.move_recorded.notation}{dealt}"
-    if body == "move_undone":
-        return f"undo of revision {event.move_undone.undone_revision}"
-    if body == "move_redone":
-        return f"redo of revision {event.move_redone.redone_revision}"
-    if body == "annotation_added":
-        note = event.annotation_added
-        return f"annotation on {note.revision}: {note.glyph} {note.comment}".rstrip()
-    if body == "game_ended":
-        winners = ", ".join(str(w) for w in event.game_ended.result.winners)
-        return f"game over (winning seats: {winners or 'none'})"
-    return body.replace("_", " ")
 
 
 def show_snapshot(state: service_pb2.StateSnapshot, players: Sequence[str]) -> str:
@@ -104,6 +105,9 @@ def cmd_games(args: argparse.Namespace, client: Client) -> int:
         print(
             f"{info.name:20} {info.title} ({info.min_players}-{info.max_players} players; {modes})"
         )
+        for option in info.options:
+            default = f" (default {option.default_value})" if option.default_value else ""
+            print(f"    --option {option.name}=...{default}  {option.description}")
     return 0
 
 
@@ -131,43 +135,94 @@ def cmd_info(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _enum_name(field: Any, text: str) -> str | None:
-    """An enum option given by the end of its value's name (`money=open` for
-    MERCADO_DE_LISBOA_MONEY_OPEN), when exactly one value ends so."""
-    if field is None or field.enum_type is None:
-        return None
-    wanted = text.strip().upper().replace("-", "_")
-    names = [v.name for v in field.enum_type.values]
-    if wanted in names:
-        return wanted
-    matches = [name for name in names if name.endswith("_" + wanted)]
-    return matches[0] if len(matches) == 1 else None
+def _enum_values(field: FieldDescriptor) -> dict[str, str]:
+    """An enum option's accepted values as a user types them (`open` for
+    MERCADO_DE_LISBOA_MONEY_OPEN: the part after the prefix all values share), to their
+    full names; the unspecified zero value is not offered."""
+    assert field.enum_type is not None
+    names = [v.name for v in field.enum_type.values if not v.name.endswith("_UNSPECIFIED")]
+    words = [name.split("_") for name in names]
+    common = 0
+    while len(names) > 1 and all(
+        len(w) > common + 1 and w[common] == words[0][common] for w in words
+    ):
+        common += 1
+    shared = "_".join(words[0][:common]) + "_" if common else ""
+    return {name.removeprefix(shared).lower(): name for name in names}
 
 
-def _options(game: str, pairs: Sequence[str]) -> game_pb2.GameOptions | None:
+def _kind(field: FieldDescriptor) -> str:
+    """What an option's value must be, in words."""
+    if field.enum_type is not None:
+        return "one of: " + ", ".join(_enum_values(field))
+    if field.is_repeated:
+        return "a JSON list, e.g. [1, 2]"
+    if field.message_type is not None:
+        return 'a JSON object, e.g. {"name": 1}'
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        return "true or false"
+    if field.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
+        return "a number"
+    if field.cpp_type in (
+        FieldDescriptor.CPPTYPE_INT32,
+        FieldDescriptor.CPPTYPE_INT64,
+        FieldDescriptor.CPPTYPE_UINT32,
+        FieldDescriptor.CPPTYPE_UINT64,
+    ):
+        return "a whole number"
+    return "text"
+
+
+def _option_value(field: FieldDescriptor, text: str) -> Any:
+    """An option's value as its JSON form; ValueError naming the option (snake_case) and
+    what it accepts."""
+    if field.enum_type is not None:
+        values = _enum_values(field)
+        wanted = text.strip().lower().replace("-", "_")
+        full = {name.lower(): name for name in values.values()}
+        if wanted in values or wanted in full:
+            return values.get(wanted) or full[wanted]
+        raise ValueError(f"option {field.name}: {text!r} is not {_kind(field)}")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _options(
+    game: str, pairs: Sequence[str], players: Sequence[str] = ()
+) -> game_pb2.GameOptions | None:
     """`--option NAME=VALUE` pairs as the game's options: JSON values (numbers, true/false,
-    lists), enum values by name or by the end of their name, else text."""
+    lists), enum values by the end of their name (`money=open`), a player's name for
+    `first_player`, else text. Errors name the option as it is typed and what it accepts,
+    never the protobuf message."""
     if not pairs:
         return None
     field = game.strip().lower().replace("-", "_")
     oneof = game_pb2.GameOptions.DESCRIPTOR.fields_by_name.get(field)
     if oneof is None or oneof.message_type is None:
-        raise ValueError(f"{game!r} is not a game with options")
+        raise ValueError(f"{game!r} has no options")
     known = oneof.message_type.fields_by_name
     values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        key = key.strip()
+        key = key.strip().replace("-", "_")
         if not sep or not key:
             raise ValueError(f"{pair!r}: write NAME=VALUE")
-        enum_value = _enum_name(known.get(key), value)
-        if enum_value is not None:
-            values[key] = enum_value
-            continue
+        option = known.get(key)
+        if option is None:
+            accepted = ", ".join(sorted(known))
+            raise ValueError(f"{game} has no option {key!r}; its options: {accepted}")
+        by_name = [i for i, name in enumerate(players) if name.casefold() == value.casefold()]
+        if key == "first_player" and by_name:
+            values[key] = by_name[0]
+        else:
+            values[key] = _option_value(option, value)
         try:
-            values[key] = json.loads(value)
-        except ValueError:
-            values[key] = value
+            json_format.ParseDict({field: {key: values[key]}}, game_pb2.GameOptions())
+        except json_format.ParseError:
+            kind = _kind(option) + (" or a player's name" if key == "first_player" else "")
+            raise ValueError(f"option {key}: {value!r} is not {kind}") from None
     options = game_pb2.GameOptions()
     json_format.ParseDict({field: values}, options)
     return options
@@ -214,25 +269,21 @@ def _components(pairs: Sequence[str], approximate: bool, note: str) -> list[game
 
 
 def cmd_new(args: argparse.Namespace, client: Client) -> int:
+    players = [*args.players, *(args.players_option or [])]
     try:
-        options = _options(args.game, args.option or [])
+        options = _options(args.game, args.option or [], players)
     except (json_format.ParseError, ValueError) as exc:
-        print(f"error: bad --option: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"bad --option: {exc}") from None
     if (args.approximate or args.approximate_note) and not args.component:
-        print("error: --approximate applies to --component files", file=sys.stderr)
-        return 2
+        raise UsageError("--approximate applies to --component files")
     try:
         components = _components(
             args.component or [], args.approximate, args.approximate_note or ""
         )
     except (OSError, ValueError) as exc:
-        print(f"error: bad --component: {exc}", file=sys.stderr)
-        return 2
-    players = [*args.players, *(args.players_option or [])]
+        raise UsageError(f"bad --component: {exc}") from None
     if not players:
-        print("error: name the players: tablelog new splendor Ann Bob", file=sys.stderr)
-        return 2
+        raise UsageError("name the players: tablelog new splendor Ann Bob")
     game = client.create_game(
         args.game,
         players,
@@ -254,39 +305,95 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _print_change(args: argparse.Namespace, response: Any, verb: str) -> int:
+def _learn_move(client: Client, game_id: str, revision: int, narrator: Narrator) -> None:
+    """Teach `narrator` what the move at `revision` was (who made it, as a spectator sees
+    it), so that an undo or redo of it can name it: the replay of that revision and the one
+    before (whose state says who was to move)."""
+    for frame in client.replay(game_id, max(1, revision - 1), revision):
+        event = frame.event
+        if event.revision == revision and event.WhichOneof("body") == "move_redone":
+            # A redo re-applies a recorded move: name that one (never itself a redo).
+            redone = event.move_redone.redone_revision
+            for earlier in client.replay(game_id, max(1, redone - 1), redone):
+                narrator.describe(earlier.event)
+                narrator.follow(earlier.state.to_move)
+        narrator.describe(event)
+        narrator.follow(frame.state.to_move)
+
+
+def _print_change(
+    args: argparse.Namespace, client: Client, response: Any, before: game_pb2.ToMove | None
+) -> int:
+    """The events of a change, by name ("Ann: take w u g", "undid Bob's buy 1.2"): `before`
+    is whose decision it was before the change (None: not known)."""
     remember_version(args.address, response.game.game_id, response.game.version)
     if args.json:
         print_json(response)
         return 0
+    narrator = Narrator([p.name for p in response.game.players])
     for event in response.events:
-        dealt = event.WhichOneof("body") == "move_recorded" and event.move_recorded.dealt
-        label = "dealt" if dealt else verb
-        print(f"{label}: {describe_event(event)}  (revision {event.revision})")
+        body = event.WhichOneof("body")
+        if body == "move_undone":
+            _learn_move(client, args.game_id, event.move_undone.undone_revision, narrator)
+        elif body == "move_redone":
+            _learn_move(client, args.game_id, event.move_redone.redone_revision, narrator)
+        narrator.to_move = before
+        words = narrator.describe(event)
+        before = None  # whoever follows a move in the same change is not known here
+        print(f"{words}  (revision {event.revision})" if body == "move_recorded" else words)
     print(describe_game(response.game))
     return 0
 
 
+def _current(args: argparse.Namespace, client: Client) -> tuple[int, game_pb2.ToMove | None]:
+    """The version to send with a change and whose decision it is at that version: the
+    version this terminal saw (or --expect-version), else the game's current one. If the
+    game has moved on since, the change is refused as stale, so `to_move` is only named
+    when it belongs to that version."""
+    expected = _expected(args)
+    game = client.get_game(args.game_id)
+    version = game.version if expected is None else expected
+    return version, (game.to_move if game.version == version else None)
+
+
+def _seat(args: argparse.Namespace, client: Client) -> int | None:
+    """--seat as a seat number: a player's name (any case) or a number from 0."""
+    given = (args.seat or "").strip()
+    if not given:
+        return None
+    if given.isdigit():
+        return int(given)
+    players = [p.name for p in client.get_game(args.game_id).players]
+    for seat, name in enumerate(players):
+        if name.casefold() == given.casefold():
+            return seat
+    raise UsageError(f"--seat {given}: no player of that name (the players: {', '.join(players)})")
+
+
 def cmd_move(args: argparse.Namespace, client: Client) -> int:
     notation = " ".join(args.notation)
-    response = client.record(
-        args.game_id, notation, expected_version=_expected(args), seat=args.seat
-    )
-    return _print_change(args, response, "recorded")
+    seat = _seat(args, client)
+    version, before = _current(args, client)
+    response = client.record(args.game_id, notation, expected_version=version, seat=seat)
+    return _print_change(args, client, response, before)
 
 
 def cmd_undo(args: argparse.Namespace, client: Client) -> int:
-    response = client.undo(args.game_id, expected_version=_expected(args), reason=args.reason)
-    return _print_change(args, response, "undone")
+    version, _ = _current(args, client)
+    response = client.undo(args.game_id, expected_version=version, reason=args.reason)
+    return _print_change(args, client, response, None)
 
 
 def cmd_redo(args: argparse.Namespace, client: Client) -> int:
-    response = client.redo(args.game_id, expected_version=_expected(args))
-    return _print_change(args, response, "redone")
+    version, before = _current(args, client)
+    response = client.redo(args.game_id, expected_version=version)
+    return _print_change(args, client, response, before)
 
 
 def cmd_show(args: argparse.Namespace, client: Client) -> int:
-    state = client.state(args.game_id, args.revision, seat=args.seat, full=args.full)
+    state = client.state(args.game_id, args.revision, seat=_seat(args, client), full=args.full)
+    if not args.revision:  # the head, as this terminal has now seen it (a version is a revision)
+        remember_version(args.address, args.game_id, state.revision)
     if args.json:
         print_json(state)
         return 0
@@ -309,52 +416,88 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _replay_frames(
-    client: Client, args: argparse.Namespace
-) -> list[service_pb2.ReplayGameResponse]:
-    return list(
-        client.replay(
-            args.game_id, args.from_revision, args.to_revision, seat=args.seat, full=args.full
-        )
-    )
-
-
 def cmd_replay(args: argparse.Namespace, client: Client) -> int:
+    seat = _seat(args, client)
     frames = list(
-        client.replay(
-            args.game_id, args.from_revision, args.to_revision, seat=args.seat, full=args.full
-        )
+        client.replay(args.game_id, args.from_revision, args.to_revision, seat=seat, full=args.full)
     )
-    players = [p.name for p in client.get_game(args.game_id).players]
     if args.json:
         for frame in frames:
             print(to_json(frame))
         return 0
+    players = [p.name for p in client.get_game(args.game_id).players]
+    narrator = Narrator(players)
+    if frames and frames[0].event.revision > 1:
+        # Who moves first in the replay is who was to move just before it.
+        before = frames[0].event.revision - 1
+        narrator.follow(client.state(args.game_id, before, seat=seat, full=args.full).to_move)
+    lines = []
+    for frame in frames:
+        lines.append(narrator.describe(frame.event))
+        narrator.follow(frame.state.to_move)
     interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
     if not interactive:
-        for frame in frames:
-            print(f"== event {frame.event.sequence}: {describe_event(frame.event)}")
+        for frame, words in zip(frames, lines, strict=True):
+            print(f"== revision {frame.event.revision}: {words}")
             print(show_snapshot(frame.state, players))
             print()
         return 0
-    return _step_through(frames, players)
+    return _step_through(frames, lines, players)
 
 
-def _step_through(frames: list[service_pb2.ReplayGameResponse], players: Sequence[str]) -> int:
+REPLAY_KEYS = "[enter/n] next  [p] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
+
+
+def _read_key() -> str:
+    """One key: at a terminal, as it is pressed (a revision number is typed digit by digit
+    and ended with enter); from a pipe, one line."""
+    if not sys.stdin.isatty():
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.strip().lower() or "n"
+    import termios  # POSIX only; a pipe above needs neither
+    import tty
+
+    descriptor = sys.stdin.fileno()
+    saved = termios.tcgetattr(descriptor)
+    try:
+        tty.setcbreak(descriptor)
+        key = sys.stdin.read(1)
+        if not key or key == "\x04":
+            raise EOFError
+        if key.isdigit():
+            digits = key
+            print(f"go to revision: {digits}", end="", flush=True)
+            while (more := sys.stdin.read(1)).isdigit():
+                digits += more
+                print(more, end="", flush=True)
+            return digits
+        return "n" if key in "\r\n " else key.lower()
+    finally:
+        termios.tcsetattr(descriptor, termios.TCSADRAIN, saved)
+
+
+def _step_through(
+    frames: list[service_pb2.ReplayGameResponse], lines: Sequence[str], players: Sequence[str]
+) -> int:
+    """Step through the frames, counting in revisions (several events can share one: an
+    annotation shares its move's revision)."""
     index = 0
-    help_line = "[enter/n] next  [p] back  [<revision>] jump  [f]irst  [l]ast  [q]uit"
+    last = frames[-1].event.revision if frames else 0
+    note = ""
     while frames:
         frame = frames[index]
         print("\033[2J\033[H", end="")
-        last = frames[-1].event.sequence
-        print(f"event {frame.event.sequence}/{last}: {describe_event(frame.event)}")
+        print(f"revision {frame.event.revision}/{last}: {lines[index]}")
         print(show_snapshot(frame.state, players))
-        print(help_line)
+        print(note or REPLAY_KEYS, flush=True)
+        note = ""
         try:
-            key = input("> ").strip().lower()
+            key = _read_key()
         except EOFError:
             return 0
-        if key in ("", "n"):
+        if key == "n":
             index = min(index + 1, len(frames) - 1)
         elif key == "p":
             index = max(index - 1, 0)
@@ -366,35 +509,65 @@ def _step_through(frames: list[service_pb2.ReplayGameResponse], players: Sequenc
             return 0
         elif key.isdigit():
             wanted = int(key)
-            matches = [i for i, f in enumerate(frames) if f.state.revision == wanted]
-            index = matches[-1] if matches else index
+            matches = [i for i, f in enumerate(frames) if f.event.revision == wanted]
+            if matches:
+                index = matches[-1]
+            else:
+                first = frames[0].event.revision
+                note = f"no revision {wanted} here (revisions {first}-{last}); {REPLAY_KEYS}"
+        else:
+            note = f"unknown key {key!r}; the keys are: {REPLAY_KEYS}"
     return 0
+
+
+FINISHED = (service_pb2.GAME_STATUS_ENDED, service_pb2.GAME_STATUS_ABANDONED)
 
 
 def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     game = client.get_game(args.game_id)
     players = [p.name for p in game.players]
+    if game.status in FINISHED and not args.follow and not args.from_revision:
+        if args.json:
+            print_json(game)
+        else:
+            print(describe_game(game))
+            print("this game has ended: nothing more to watch (replay it with `tablelog replay`)")
+        return 0
     if not args.json:
         print(describe_game(game), flush=True)
-    for item in client.watch(
-        args.game_id, args.from_revision, heartbeat_seconds=args.heartbeat, timeout=args.timeout
-    ):
-        if args.json:
-            print(to_json(item), flush=True)
-        elif item.WhichOneof("item") == "heartbeat":
-            if args.verbose:
-                print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
-        else:
-            update = item.update
-            print(f"revision {update.event.revision}: {describe_event(update.event)}", flush=True)
-            if args.show:
-                print(show_snapshot(update.state, players), flush=True)
-        if (
-            item.WhichOneof("item") == "update"
-            and item.update.event.WhichOneof("body") in ("game_ended", "game_abandoned")
-            and not args.follow
+    # From the revision after the one just read, its `to_move` names the first mover; from
+    # an earlier revision, the state before it does.
+    narrator = Narrator(players, None if args.from_revision else game.to_move)
+    if args.from_revision > 1:
+        narrator.follow(client.state(args.game_id, args.from_revision - 1).to_move)
+    start = args.from_revision or game.version + 1
+    try:
+        for item in client.watch(
+            args.game_id, start, heartbeat_seconds=args.heartbeat, timeout=args.timeout
         ):
-            return 0
+            if args.json:
+                print(to_json(item), flush=True)
+            elif item.WhichOneof("item") == "heartbeat":
+                if args.verbose:
+                    print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
+            else:
+                update = item.update
+                words = narrator.describe(update.event)
+                print(f"revision {update.event.revision}: {words}", flush=True)
+                if args.show:
+                    print(show_snapshot(update.state, players), flush=True)
+            if item.WhichOneof("item") == "update":
+                narrator.follow(item.update.state.to_move)
+                if (
+                    item.update.event.WhichOneof("body") in ("game_ended", "game_abandoned")
+                    and not args.follow
+                ):
+                    return 0
+    except TablelogError as error:
+        if args.timeout is None or error.code != grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise
+        if not args.json:
+            print(f"stopped watching: --timeout {args.timeout:g}s reached", flush=True)
     return 0
 
 
@@ -406,6 +579,27 @@ def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
         print_json(note)
     else:
         print(f"annotation {note.annotation_id} on revision {note.revision}")
+    return 0
+
+
+def cmd_remove_annotation(args: argparse.Namespace, client: Client) -> int:
+    client.remove_annotation(args.game_id, args.annotation_id)
+    if args.json:
+        print(json.dumps({"removed": args.annotation_id}))
+    else:
+        print(f"annotation {args.annotation_id} removed")
+    return 0
+
+
+def cmd_abandon(args: argparse.Namespace, client: Client) -> int:
+    version, _ = _current(args, client)
+    game = client.abandon(args.game_id, expected_version=version, reason=args.reason)
+    remember_version(args.address, game.game_id, game.version)
+    if args.json:
+        print_json(game)
+    else:
+        print("game abandoned" + (f" ({args.reason})" if args.reason else ""))
+        print(describe_game(game))
     return 0
 
 
@@ -462,8 +656,7 @@ def cmd_verify(args: argparse.Namespace, client: Client) -> int:
         for given in args.receipt or ():
             receipts += read_receipts(given)
     except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     result = client.verify(args.game_id, receipts)
     if args.json:
         print_json(result)
@@ -524,8 +717,7 @@ def cmd_import(args: argparse.Namespace, client: Client) -> int:
             with open(args.file, encoding="utf-8") as handle:
                 events, numbers = _read_events(handle)
     except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     source = (
         args.source if args.source is not None else ("stdin" if args.file == "-" else args.file)
     )
@@ -564,10 +756,22 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
+def _installed_version() -> str:
+    try:
+        return version("tablelog")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
+GAME_ID_HELP = "the game's id, as `tablelog new` and `tablelog list` print it"
+SEAT_HELP = "as this player sees it (a name, or a seat number from 0)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablelog", description="Record tabletop games move by move (a tablelog client)."
     )
+    parser.add_argument("--version", action="version", version=f"tablelog {_installed_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common()
 
@@ -579,11 +783,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("games", cmd_games, "the game types the server knows")
     command = add("list", cmd_list, "the games recorded on the server, newest first")
     command.add_argument("--game", help="only this game type")
-    command.add_argument("--status", choices=sorted(STATUSES))
+    command.add_argument("--status", choices=sorted(STATUSES), help="only games in this state")
     command = add("info", cmd_info, "one game's summary (players, version, whose turn)")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
-    command.add_argument("game")
+    command.add_argument("game", help="the game type, as `tablelog games` lists them")
     command.add_argument("players", nargs="*", help="the players in seat order")
     command.add_argument(
         "--players",
@@ -598,9 +802,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="table",
         help="table: you type what was revealed; dealt: the server deals",
     )
-    command.add_argument("--title")
+    command.add_argument("--title", help="a title for the game, e.g. the club evening")
     command.add_argument(
-        "--option", action="append", metavar="NAME=VALUE", help="a game option (repeatable)"
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a game option, e.g. first_player=Bob (repeatable; `tablelog games` lists each "
+        "game's options)",
     )
     command.add_argument(
         "--component",
@@ -625,57 +833,77 @@ def build_parser() -> argparse.ArgumentParser:
         ("redo", cmd_redo, "re-apply the last undone move"),
     ):
         command = add(name, handler, text)
-        command.add_argument("game_id")
+        command.add_argument("game_id", help=GAME_ID_HELP)
         if name == "move":
-            command.add_argument("notation", nargs="+")
-            command.add_argument("--seat", type=int, help="the seat you say is moving")
+            command.add_argument("notation", nargs="+", help="the move, in the game's notation")
+            command.add_argument(
+                "--seat", help="the player you say is moving (a name, or a seat number from 0)"
+            )
         if name == "undo":
-            command.add_argument("--reason", default="")
+            command.add_argument("--reason", default="", help="why, in words (kept in the history)")
         command.add_argument(
             "--expect-version",
             type=int,
             default=None,
             help="the version you saw (default: fetch the current one)",
         )
+    command = add("abandon", cmd_abandon, "stop the game before its end")
+    command.add_argument("game_id", help=GAME_ID_HELP)
+    command.add_argument("--reason", default="", help="why, in words (kept in the history)")
+    command.add_argument(
+        "--expect-version",
+        type=int,
+        default=None,
+        help="the version you saw (default: fetch the current one)",
+    )
     command = add("show", cmd_show, "the state as the server renders it")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")
-    command.add_argument("--seat", type=int, help="show as this seat sees it")
+    command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
     command = add("legal", cmd_legal, "the legal moves, in notation")
-    command.add_argument("game_id")
-    command.add_argument("--revision", type=int, default=0)
+    command.add_argument("game_id", help=GAME_ID_HELP)
+    command.add_argument("--revision", type=int, default=0, help="default: the head")
     command = add("replay", cmd_replay, "step through a game, forward and back")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("--all", action="store_true", help="print every revision and exit")
     command.add_argument(
         "--step", action="store_true", help="step with keys read from stdin, even from a pipe"
     )
-    command.add_argument("--from", dest="from_revision", type=int, default=0)
-    command.add_argument("--to", dest="to_revision", type=int, default=0)
-    command.add_argument("--seat", type=int)
-    command.add_argument("--full", action="store_true")
+    command.add_argument(
+        "--from", dest="from_revision", type=int, default=0, help="the first revision shown"
+    )
+    command.add_argument(
+        "--to", dest="to_revision", type=int, default=0, help="the last (default: the head)"
+    )
+    command.add_argument("--seat", help=SEAT_HELP)
+    command.add_argument("--full", action="store_true", help="everything, hidden info too")
     command = add("watch", cmd_watch, "follow a game live")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument(
         "--from", dest="from_revision", type=int, default=0, help="replay from this revision first"
     )
     command.add_argument("--show", action="store_true", help="print the state after each event")
     command.add_argument("--follow", action="store_true", help="keep watching after the end")
-    command.add_argument("--heartbeat", type=int, default=15)
+    command.add_argument(
+        "--heartbeat", type=int, default=15, help="seconds between heartbeats (see --verbose)"
+    )
     command.add_argument("--timeout", type=float, default=None, help="stop after N seconds")
     command.add_argument("--verbose", action="store_true", help="print heartbeats")
     command = add("annotate", cmd_annotate, "comment on a revision")
-    command.add_argument("game_id")
-    command.add_argument("comment", nargs="*")
+    command.add_argument("game_id", help=GAME_ID_HELP)
+    command.add_argument("comment", nargs="*", help="the comment, in words")
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
     command.add_argument("--revision", type=int, default=0, help="default: the head")
+    command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
+    command.add_argument("game_id", help=GAME_ID_HELP)
+    command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
     command = add("annotations", cmd_annotations, "a game's annotations")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command = add("audit", cmd_audit, "every event, undone moves included")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command = add("verify", cmd_verify, "re-check the hash chain and re-validate every move")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument(
         "--receipt",
         action="append",
@@ -684,7 +912,7 @@ def build_parser() -> argparse.ArgumentParser:
         "printed): the history must still hold it; repeatable",
     )
     command = add("export", cmd_export, "the events as JSON lines")
-    command.add_argument("game_id")
+    command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("-o", "--output", help="file (default: stdout)")
     command = add("import", cmd_import, "import exported JSON lines as a new game")
     command.add_argument("file", help="a file of JSON lines, or - for stdin")
@@ -797,24 +1025,55 @@ def _main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with Client(args.address, user=args.user, client_name="tablelog-cli/0.1") as client:
+        with Client(args.address, user=args.user, client_name=CLIENT_NAME) as client:
             return handler(args, client)
+    except UsageError as error:
+        _report(args, {"code": "USAGE", "message": str(error)})
+        return 2
     except TablelogError as error:
-        print(f"error: {error}", file=sys.stderr)
-        details = [error.reason] + [f"{k}={v}" for k, v in sorted(error.metadata.items())]
-        print(f"  ({error.code.name}: {' '.join(d for d in details if d)})", file=sys.stderr)
+        _report(args, _refusal(error, resolve_address(args.address)))
         current = error.metadata.get("current_version", "")
         game_id = getattr(args, "game_id", "")
         if error.reason == "STALE_VERSION" and current.isdigit() and game_id:
             remember_version(args.address, game_id, int(current))
-            print(
-                f"  The game moved on since this terminal last saw it: look with "
-                f"`tablelog show {game_id}`, then record again.",
-                file=sys.stderr,
-            )
+            if not args.json:
+                print(
+                    f"  The game moved on since this terminal last saw it: look with "
+                    f"`tablelog show {game_id}`, then record again.",
+                    file=sys.stderr,
+                )
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _refusal(error: TablelogError, address: str) -> dict[str, Any]:
+    """A refusal as data: the gRPC code, the server's reason, message, details and field
+    violations. A server that never answered (UNAVAILABLE with no reason from a server)
+    is said to be missing, with how to start one."""
+    message = error.message
+    if error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
+        message = f"no tablelog server at {address}: start one with `tablelog serve`"
+    refusal: dict[str, Any] = {"code": error.code.name, "message": message}
+    if error.reason:
+        refusal["reason"] = error.reason
+    if error.metadata:
+        refusal["metadata"] = dict(sorted(error.metadata.items()))
+    if error.violations:
+        refusal["violations"] = [{"field": f, "description": d} for f, d in error.violations]
+    return refusal
+
+
+def _report(args: argparse.Namespace, refusal: dict[str, Any]) -> None:
+    """An error on stderr: `{"error": ...}` JSON with --json, else a line and its details."""
+    if getattr(args, "json", False):
+        print(json.dumps({"error": refusal}, indent=2), file=sys.stderr)
+        return
+    print(f"error: {refusal['message']}", file=sys.stderr)
+    details = [refusal.get("reason", "")]
+    details += [f"{k}={v}" for k, v in refusal.get("metadata", {}).items()]
+    if refusal["code"] != "USAGE" and (refusal.get("reason") or refusal["code"] != "UNAVAILABLE"):
+        print(f"  ({refusal['code']}: {' '.join(d for d in details if d)})", file=sys.stderr)
 
 
 if __name__ == "__main__":

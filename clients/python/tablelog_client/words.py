@@ -1,0 +1,103 @@
+"""What the CLI says about events and results, by the players' names: "Ann: take w u g",
+"undid Bob's buy 1.2 (revision 25)", "Ann wins with 16; Bob 15".
+
+The events carry data only (seats, revisions): who moved is the seat that was to move in
+the state before the event, so a `Narrator` follows the states of a replay or a watch.
+A move the viewer may not see arrives already redacted and is described as such."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tablelog.v1 import events_pb2, game_pb2
+
+
+def seat_name(players: Sequence[str], seat: int) -> str:
+    return players[seat] if 0 <= seat < len(players) else f"seat {seat}"
+
+
+def result_words(result: game_pb2.GameResult, players: Sequence[str]) -> str:
+    """Who won, by name, with every score: "Ann wins with 16; Bob 15, Cleo 9"."""
+    totals = {score.seat: score.total for score in result.scores}
+    winners = list(result.winners)
+    if len(winners) == 1:
+        seat = winners[0]
+        head = f"{seat_name(players, seat)} wins"
+        head += f" with {totals[seat]}" if seat in totals else ""
+    elif winners:
+        shared = [
+            seat_name(players, s) + (f" ({totals[s]})" if s in totals else "") for s in winners
+        ]
+        head = f"{', '.join(shared[:-1])} and {shared[-1]} share the win"
+    else:
+        head = "nobody wins"
+    others = sorted((seat for seat in totals if seat not in winners), key=lambda s: -totals[s])
+    if others:
+        head += "; " + ", ".join(f"{seat_name(players, s)} {totals[s]}" for s in others)
+    return head + (f" (tie-break: {result.tiebreak})" if result.tiebreak else "")
+
+
+class Narrator:
+    """Describes the events of one game in order. `to_move` is whose decision it was
+    before the next event (None: not known, e.g. a watch joined mid-game); `moves` keeps
+    what each recorded or redone revision was, so an undo or redo can name it."""
+
+    def __init__(self, players: Sequence[str], to_move: game_pb2.ToMove | None = None) -> None:
+        self.players = list(players)
+        self.to_move = to_move
+        self.moves: dict[int, str] = {}
+
+    def follow(self, to_move: game_pb2.ToMove) -> None:
+        """Whose decision it is now (the `to_move` of the state after the last event)."""
+        self.to_move = to_move
+
+    def _mover(self, recorded: events_pb2.MoveRecorded) -> str | None:
+        """The mover's name; "" for the table's chance outcome; None when not known."""
+        if recorded.move.HasField("seat"):
+            return seat_name(self.players, recorded.move.seat)
+        if self.to_move is None:
+            return None
+        kind = self.to_move.WhichOneof("who")
+        if kind == "seat":
+            return seat_name(self.players, self.to_move.seat)
+        return "" if kind == "chance" else None
+
+    def describe(self, event: events_pb2.Event) -> str:
+        body = event.WhichOneof("body") or "?"
+        if body == "move_recorded":
+            recorded = event.move_recorded
+            if recorded.dealt:
+                self.moves[event.revision] = f"the deal {recorded.notation}"
+                return f"the server dealt {recorded.notation}"
+            mover = self._mover(recorded)
+            if mover:
+                self.moves[event.revision] = f"{mover}'s {recorded.notation}"
+                return f"{mover}: {recorded.notation}"
+            if mover == "":
+                self.moves[event.revision] = f"the table's {recorded.notation}"
+                return f"the table revealed {recorded.notation}"
+            self.moves[event.revision] = recorded.notation
+            return recorded.notation
+        if body == "move_undone":
+            undone = event.move_undone
+            words = self.moves.get(undone.undone_revision, "the move")
+            reason = f" ({undone.reason})" if undone.reason else ""
+            return f"undid {words} (revision {undone.undone_revision}){reason}"
+        if body == "move_redone":
+            redone = event.move_redone.redone_revision
+            words = self.moves.get(redone, "the move")
+            self.moves[event.revision] = words
+            return f"redid {words} (revision {redone})"
+        if body == "annotation_added":
+            note = event.annotation_added
+            return f"annotation on revision {note.revision}: {note.glyph} {note.comment}".rstrip()
+        if body == "annotation_removed":
+            return f"annotation {event.annotation_removed.annotation_id} removed"
+        if body == "game_ended":
+            return f"game over: {result_words(event.game_ended.result, self.players)}"
+        if body == "game_abandoned":
+            reason = event.game_abandoned.reason
+            return "game abandoned" + (f" ({reason})" if reason else "")
+        if body == "game_created":
+            return f"game created for {', '.join(self.players)}"
+        return body.replace("_", " ")
