@@ -12,6 +12,7 @@ from replay.core import DEALT, IllegalMove
 from replay.games.castello_methoni.rules import OVER, REVEAL, State, replace
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.games.castello_methoni.boards import board_data, grid_data, moves, start
+from tests.games.castello_methoni.test_rules_details import between_two_own_castles
 from tests.games.castello_methoni.test_seed_examples import CHAIN, CHAIN_SETUP, PAIR
 from tests.support.illegal import refused
 
@@ -128,6 +129,28 @@ CASES: list[tuple[str, Callable[[], State], Move]] = [
         "NO_TOWER",
         lambda: replace(chain_before_andrew_closes(), towers_left=(3, 0, 3)),
         build("mountain", "a", "sea", (1, "a")),
+    ),
+    (
+        "INTO_WITHOUT_MERGE",
+        pair,
+        Move(
+            build=Build(
+                card="mountain",
+                cell="m",
+                other="f",
+                houses=[H(seat=0, cell="m"), H(seat=1, cell="f")],
+                into="m",
+            )
+        ),
+    ),
+    (
+        "INTO_NOT_BESIDE",
+        lambda: between_two_own_castles().state,
+        Move(
+            build=Build(
+                card="mountain", cell="q", other="sea", houses=[H(seat=0, cell="q")], into="q"
+            )
+        ),
     ),
     ("MERGE_PENDING", andrew_merging, Move(trade=pb.CastelloMethoniTrade(card="sea"))),
     ("MERGE_PENDING", andrew_merging, Move(end_turn=pb.CastelloMethoniEndTurn())),
