@@ -852,6 +852,7 @@ def merge(state: State, move: pb.CastelloMethoniMerge) -> State:
     """RULES.md §6.2: pay the value to the owner (nothing for one's own), remove the walls
     between, upgrade, return the tower; then merging may go on in a chain."""
     if state.phase != MERGE:
+        _refuse_unaffordable_late_merge(state, move.cell)
         raise IllegalMove(
             "NOTHING_TO_MERGE", "Merging happens only right after building a castle (§6.2)."
         )
@@ -884,6 +885,31 @@ def merge(state: State, move: pb.CastelloMethoniMerge) -> State:
     if merge_targets(state, state.merging):
         return state
     return _card_done(replace(state, phase=PLAY, merging=0))
+
+
+def _refuse_unaffordable_late_merge(state: State, cell_name: str) -> None:
+    """RULES.md §6.2: the merge step of a castle built this turn ends when no neighbour can be
+    paid for; a merge typed after it is refused with the price that ended it."""
+    if state.phase != PLAY or not state.cards_played:
+        return
+    board, seat = state.board, state.current
+    cell = board.lookup.get(cell_name.strip().lower(), board.lookup.get(cell_name))
+    target = state.cell_castle[cell] if cell is not None else 0
+    if not target or state.castle(target).owner == seat:
+        return
+    other = state.castle(target)
+    beside = {state.cell_castle[o] for c in other.cells for o, _ in board.neighbours[c]} - {
+        0,
+        target,
+    }
+    if not any(state.castle(c).owner == seat for c in beside) or other.value <= state.ducats[seat]:
+        return
+    raise IllegalMove(
+        "MERGE_UNAFFORDABLE",
+        f"The merge step has ended: merging the castle holding {board.names[cell]} costs its "
+        f"value, {other.value} ducats (2 per cell, 1 per house, 5 per villa), and "
+        f"{state.ctx.players[seat]} has {state.ducats[seat]} (RULES.md §6.2).",
+    )
 
 
 def stop_merging(state: State) -> State:
@@ -1209,9 +1235,16 @@ def record_mission(state: State, move: pb.CastelloMethoniMission) -> State:
     the final scoring (table mode). Each of the mission cards exists once."""
     board, n = state.board, state.ctx.n
     if not (state.phase == DEAL and -1 in state.missions) and state.phase != REVEAL:
+        if state.ctx.dealt:
+            when = "in dealt mode they were dealt at setup (RULES.md §2 step 3)"
+        else:
+            when = (
+                "in table mode each is recorded at the final scoring, once the turn that "
+                f"empties the wall supply is over (RULES.md §7, §8); {state.wall_supply} "
+                f"wall{'s are' if state.wall_supply != 1 else ' is'} left"
+            )
         raise IllegalMove(
-            "MISSION_NOT_NOW",
-            "Missions are dealt at setup (dealt mode) or revealed at the final scoring.",
+            "MISSION_NOT_NOW", f"Missions are secret until the end of the game: {when}."
         )
     if move.seat >= n:
         raise IllegalMove("UNKNOWN_SEAT", f"There is no seat {move.seat + 1}.")
