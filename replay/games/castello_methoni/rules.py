@@ -893,15 +893,16 @@ def _refuse_unaffordable_late_merge(state: State, cell_name: str) -> None:
     if state.phase != PLAY or not state.cards_played:
         return
     board, seat = state.board, state.current
-    cell = board.lookup.get(cell_name.strip().lower(), board.lookup.get(cell_name))
-    target = state.cell_castle[cell] if cell is not None else 0
+    try:
+        cell = cell_index(board, cell_name)
+    except IllegalMove:
+        return
+    target = state.cell_castle[cell]
     if not target or state.castle(target).owner == seat:
         return
     other = state.castle(target)
-    beside = {state.cell_castle[o] for c in other.cells for o, _ in board.neighbours[c]} - {
-        0,
-        target,
-    }
+    around = {state.cell_castle[o] for c in other.cells for o, _ in board.neighbours[c]}
+    beside = around - {0, target}
     if not any(state.castle(c).owner == seat for c in beside) or other.value <= state.ducats[seat]:
         return
     raise IllegalMove(
