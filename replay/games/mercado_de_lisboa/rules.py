@@ -170,6 +170,9 @@ class Rules:
     campaign: tuple[tuple[int, int, int, bool, str], ...]
     campaign_name: str
     names: tuple[str, ...] = ()
+    solo_waits_for_refills: bool = False
+    """Rules version mercado-de-lisboa/1: a solo stage left with no placement ended only after
+    the display refills of its last turn were recorded (kept for games recorded under it)."""
 
     @property
     def solo(self) -> bool:
@@ -1024,7 +1027,8 @@ def end_turn(
 
 def normalise(state: State) -> State:
     """Drop draws that cannot happen (§10 #6: an empty bag leaves the slot empty); at the end
-    nothing more is revealed; §9: a solo stage ends when no tile placement is legal."""
+    nothing more is revealed; §9: a solo stage ends when no tile placement is legal, without
+    waiting for display refills (a tile drawn into the display changes no placement)."""
     pending = state.pending
     if state.over:
         return replace(state, pending=()) if pending else state
@@ -1038,9 +1042,12 @@ def normalise(state: State) -> State:
             break
     if pending is not state.pending:
         state = replace(state, pending=pending)
-    solo_turn = not pending and state.rules.solo and state.phase == ACTION
+    refills_only = not state.rules.solo_waits_for_refills and all(
+        item[0] == DRAW_DISPLAY for item in pending
+    )
+    solo_turn = (not pending or refills_only) and state.rules.solo and state.phase == ACTION
     if solo_turn and not can_swap(state) and not any_placement(state):
-        state = replace(state, over=True)
+        state = replace(state, over=True, pending=())
     return state
 
 
