@@ -48,12 +48,11 @@ def _earlier_rules() -> dict[tuple[str, str], Game[Any, Any]]:
     return found
 
 
-def find_recorded_game(name: str, rules_version: str) -> Game[Any, Any]:
-    """The game `name` under the rules a game was recorded with: the current rules, or the
-    earlier version the game kept (a rules change that alters the outcome of a recorded
-    history gets a new version; games recorded before it keep folding as they did). An
-    unknown version is the current game's; the fold then refuses it."""
-    game = find_game(name)
+def rules_recorded_under(game: Game[Any, Any], rules_version: str) -> Game[Any, Any]:
+    """`game` under the rules a game was recorded with: the current rules, or the earlier
+    version the game kept (a rules change that alters the outcome of a recorded history gets
+    a new version; games recorded before it keep folding as they did). An unknown version
+    gives the current rules; the fold then refuses it."""
     if not rules_version or rules_version == game.rules_version:
         return game
     return _earlier_rules().get((game.name, rules_version), game)
