@@ -30,7 +30,7 @@ from replay.core import (
     InvalidSetup,
     NotYourTurn,
 )
-from replay.registry import find_game
+from replay.registry import find_game, rules_recorded_under
 from tablelog.v1 import events_pb2, game_pb2
 
 T = TypeVar("T")
@@ -69,7 +69,7 @@ class Table:
 
     @classmethod
     def from_created(cls, created: events_pb2.GameCreated) -> Table:
-        game = find_game(created.game)
+        game = rules_recorded_under(find_game(created.game), created.rules_version)
         players = tuple(p.name for p in created.players)
         if not game.min_players <= len(players) <= game.max_players:
             raise InvalidSetup(

@@ -37,6 +37,28 @@ def find_game(name: str) -> Game[Any, Any]:
     return known[key]
 
 
+@cache
+def _earlier_rules() -> dict[tuple[str, str], Game[Any, Any]]:
+    """Games under an earlier rules version (a package's `EARLIER_RULES`), by (name, version)."""
+    found: dict[tuple[str, str], Game[Any, Any]] = {}
+    for module in pkgutil.iter_modules(games.__path__):
+        package = importlib.import_module(f"{games.__name__}.{module.name}")
+        earlier: tuple[Game[Any, Any], ...] = getattr(package, "EARLIER_RULES", ())
+        for game in earlier:
+            found[game.name, game.rules_version] = game
+    return found
+
+
+def rules_recorded_under(game: Game[Any, Any], rules_version: str) -> Game[Any, Any]:
+    """`game` under the rules a game was recorded with: the current rules, or the earlier
+    version the game kept (a rules change that alters the outcome of a recorded history gets
+    a new version; games recorded before it keep folding as they did). An unknown version
+    gives the current rules; the fold then refuses it."""
+    if not rules_version or rules_version == game.rules_version:
+        return game
+    return _earlier_rules().get((game.name, rules_version), game)
+
+
 def describe(game: Game[Any, Any]) -> game_pb2.GameInfo:
     """The game's metadata as clients see it (`ListGameTypes`)."""
     return game_pb2.GameInfo(

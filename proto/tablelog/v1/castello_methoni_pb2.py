@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"tablelog/v1/castello_methoni.proto\x12\x0btablelog.v1\"\x85\x01\n\x16\x43\x61stelloMethoniOptions\x12\x19\n\x0c\x66irst_player\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x1e\n\x16second_place_after_tie\x18\x02 \x01(\x08\x12\x1f\n\x17sea_edges_need_sea_card\x18\x03 \x01(\x08\x42\x0f\n\r_first_player\"2\n\x14\x43\x61stelloMethoniHouse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04\x63\x65ll\x18\x02 \x01(\t\"t\n\x14\x43\x61stelloMethoniBuild\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\x12\x0c\n\x04\x63\x65ll\x18\x02 \x01(\t\x12\r\n\x05other\x18\x03 \x01(\t\x12\x31\n\x06houses\x18\x04 \x03(\x0b\x32!.tablelog.v1.CastelloMethoniHouse\"$\n\x14\x43\x61stelloMethoniTrade\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\"$\n\x14\x43\x61stelloMethoniMerge\x12\x0c\n\x04\x63\x65ll\x18\x01 \x01(\t\"\x1c\n\x1a\x43\x61stelloMethoniStopMerging\"\x18\n\x16\x43\x61stelloMethoniEndTurn\")\n\x15\x43\x61stelloMethoniRedraw\x12\x10\n\x08revealed\x18\x01 \x03(\t\"*\n\x1a\x43\x61stelloMethoniFirstPlayer\x12\x0c\n\x04seat\x18\x01 \x01(\r\"7\n\x16\x43\x61stelloMethoniMission\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0f\n\x07mission\x18\x02 \x01(\t\"#\n\x13\x43\x61stelloMethoniDraw\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\"\x96\x04\n\x13\x43\x61stelloMethoniMove\x12\x32\n\x05\x62uild\x18\x01 \x01(\x0b\x32!.tablelog.v1.CastelloMethoniBuildH\x00\x12\x32\n\x05trade\x18\x02 \x01(\x0b\x32!.tablelog.v1.CastelloMethoniTradeH\x00\x12\x32\n\x05merge\x18\x03 \x01(\x0b\x32!.tablelog.v1.CastelloMethoniMergeH\x00\x12?\n\x0cstop_merging\x18\x04 \x01(\x0b\x32\'.tablelog.v1.CastelloMethoniStopMergingH\x00\x12\x37\n\x08\x65nd_turn\x18\x05 \x01(\x0b\x32#.tablelog.v1.CastelloMethoniEndTurnH\x00\x12\x34\n\x06redraw\x18\x06 \x01(\x0b\x32\".tablelog.v1.CastelloMethoniRedrawH\x00\x12?\n\x0c\x66irst_player\x18\n \x01(\x0b\x32\'.tablelog.v1.CastelloMethoniFirstPlayerH\x00\x12\x36\n\x07mission\x18\x0b \x01(\x0b\x32#.tablelog.v1.CastelloMethoniMissionH\x00\x12\x30\n\x04\x64raw\x18\x0c \x01(\x0b\x32 .tablelog.v1.CastelloMethoniDrawH\x00\x42\x08\n\x06\x61\x63tion\"+\n\x19\x43\x61stelloMethoniSeatCounts\x12\x0e\n\x06\x63ounts\x18\x01 \x03(\r\"\xa3\x01\n\x17\x43\x61stelloMethoniCellView\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07terrain\x18\x02 \x01(\t\x12\x0e\n\x06market\x18\x03 \x01(\x08\x12\x15\n\rmarket_ducats\x18\x04 \x01(\r\x12\x0e\n\x06\x63\x61stle\x18\x05 \x01(\r\x12\x0e\n\x06houses\x18\x06 \x03(\r\x12\x11\n\tsea_edges\x18\x07 \x01(\r\x12\x11\n\tsea_walls\x18\x08 \x01(\r\"6\n\x17\x43\x61stelloMethoniWallView\x12\x0c\n\x04\x63\x65ll\x18\x01 \x01(\t\x12\r\n\x05other\x18\x02 \x01(\t\"\x85\x01\n\x19\x43\x61stelloMethoniCastleView\x12\n\n\x02id\x18\x01 \x01(\r\x12\r\n\x05owner\x18\x02 \x01(\r\x12\r\n\x05\x63\x65lls\x18\x03 \x03(\t\x12\x0e\n\x06houses\x18\x04 \x03(\r\x12\x0e\n\x06villas\x18\x05 \x03(\r\x12\x0f\n\x07markets\x18\x06 \x03(\t\x12\r\n\x05value\x18\x07 \x01(\r\"\xef\x01\n\x17\x43\x61stelloMethoniSeatView\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x64ucats\x18\x02 \x01(\r\x12\x13\n\x0bhouses_left\x18\x03 \x01(\r\x12\x13\n\x0bvillas_left\x18\x04 \x01(\r\x12\x13\n\x0btowers_left\x18\x05 \x01(\r\x12\x11\n\thand_size\x18\x06 \x01(\r\x12\x0c\n\x04hand\x18\x07 \x03(\t\x12\x13\n\x0bhand_hidden\x18\x08 \x01(\x08\x12\x0f\n\x07mission\x18\t \x01(\t\x12\x18\n\x10mission_terrains\x18\n \x03(\t\x12\x16\n\x0emission_hidden\x18\x0b \x01(\x08\"\x87\x05\n\x13\x43\x61stelloMethoniView\x12\x12\n\nboard_name\x18\x01 \x01(\t\x12\x19\n\x11\x62oard_approximate\x18\x02 \x01(\x08\x12\x12\n\nboard_note\x18\x03 \x01(\t\x12\x10\n\x08terrains\x18\x04 \x03(\t\x12\x33\n\x05\x63\x65lls\x18\x05 \x03(\x0b\x32$.tablelog.v1.CastelloMethoniCellView\x12\x33\n\x05walls\x18\x06 \x03(\x0b\x32$.tablelog.v1.CastelloMethoniWallView\x12\x37\n\x07\x63\x61stles\x18\x07 \x03(\x0b\x32&.tablelog.v1.CastelloMethoniCastleView\x12\x33\n\x05seats\x18\x08 \x03(\x0b\x32$.tablelog.v1.CastelloMethoniSeatView\x12\x0c\n\x04\x62\x61nk\x18\t \x01(\r\x12\x13\n\x0bwall_supply\x18\n \x01(\r\x12\x15\n\rwalls_in_play\x18\x0b \x01(\r\x12\x11\n\tdraw_pile\x18\x0c \x01(\r\x12\x0f\n\x07\x64iscard\x18\r \x03(\t\x12\x16\n\x0e\x63urrent_player\x18\x0e \x01(\x05\x12\r\n\x05phase\x18\x0f \x01(\t\x12\x14\n\x0c\x63\x61rds_played\x18\x10 \x01(\r\x12\x11\n\tlast_turn\x18\x11 \x01(\x08\x12\x11\n\tgame_over\x18\x12 \x01(\x08\x12\x16\n\x0epending_chance\x18\x13 \x01(\t\x12\x16\n\x0emerging_castle\x18\x14 \x01(\r\x12\x14\n\x0c\x66irst_player\x18\x15 \x01(\x05\x12\x0e\n\x06viewer\x18\x16 \x01(\x05\x12\x12\n\ndealt_mode\x18\x17 \x01(\x08\x12\x18\n\x10missions_assumed\x18\x18 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"tablelog/v1/castello_methoni.proto\x12\x0btablelog.v1\"\x85\x01\n\x16\x43\x61stelloMethoniOptions\x12\x19\n\x0c\x66irst_player\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x1e\n\x16second_place_after_tie\x18\x02 \x01(\x08\x12\x1f\n\x17sea_edges_need_sea_card\x18\x03 \x01(\x08\x42\x0f\n\r_first_player\"2\n\x14\x43\x61stelloMethoniHouse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04\x63\x65ll\x18\x02 \x01(\t\"\x82\x01\n\x14\x43\x61stelloMethoniBuild\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\x12\x0c\n\x04\x63\x65ll\x18\x02 \x01(\t\x12\r\n\x05other\x18\x03 \x01(\t\x12\x31\n\x06houses\x18\x04 \x03(\x0b\x32!.tablelog.v1.CastelloMethoniHouse\x12\x0c\n\x04into\x18\x05 \x01(\t\"$\n\x14\x43\x61stelloMethoniTrade\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\"$\n\x14\x43\x61stelloMethoniMerge\x12\x0c\n\x04\x63\x65ll\x18\x01 \x01(\t\"\x1c\n\x1a\x43\x61stelloMethoniStopMerging\"\x18\n\x16\x43\x61stelloMethoniEndTurn\")\n\x15\x43\x61stelloMethoniRedraw\x12\x10\n\x08revealed\x18\x01 \x03(\t\"*\n\x1a\x43\x61stelloMethoniFirstPlayer\x12\x0c\n\x04seat\x18\x01 \x01(\r\"7\n\x16\x43\x61stelloMethoniMission\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0f\n\x07mission\x18\x02 \x01(\t\"#\n\x13\x43\x61stelloMethoniDraw\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\"\x96\x04\n\x13\x43\x61stelloMethoniMove\x12\x32\n\x05\x62uild\x18\x01 \x01(\x0b\x32!.tablelog.v1.CastelloMethoniBuildH\x00\x12\x32\n\x05trade\x18\x02 \x01(\x0b\x32!.tablelog.v1.CastelloMethoniTradeH\x00\x12\x32\n\x05merge\x18\x03 \x01(\x0b\x32!.tablelog.v1.CastelloMethoniMergeH\x00\x12?\n\x0cstop_merging\x18\x04 \x01(\x0b\x32\'.tablelog.v1.CastelloMethoniStopMergingH\x00\x12\x37\n\x08\x65nd_turn\x18\x05 \x01(\x0b\x32#.tablelog.v1.CastelloMethoniEndTurnH\x00\x12\x34\n\x06redraw\x18\x06 \x01(\x0b\x32\".tablelog.v1.CastelloMethoniRedrawH\x00\x12?\n\x0c\x66irst_player\x18\n \x01(\x0b\x32\'.tablelog.v1.CastelloMethoniFirstPlayerH\x00\x12\x36\n\x07mission\x18\x0b \x01(\x0b\x32#.tablelog.v1.CastelloMethoniMissionH\x00\x12\x30\n\x04\x64raw\x18\x0c \x01(\x0b\x32 .tablelog.v1.CastelloMethoniDrawH\x00\x42\x08\n\x06\x61\x63tion\"+\n\x19\x43\x61stelloMethoniSeatCounts\x12\x0e\n\x06\x63ounts\x18\x01 \x03(\r\"\xa3\x01\n\x17\x43\x61stelloMethoniCellView\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07terrain\x18\x02 \x01(\t\x12\x0e\n\x06market\x18\x03 \x01(\x08\x12\x15\n\rmarket_ducats\x18\x04 \x01(\r\x12\x0e\n\x06\x63\x61stle\x18\x05 \x01(\r\x12\x0e\n\x06houses\x18\x06 \x03(\r\x12\x11\n\tsea_edges\x18\x07 \x01(\r\x12\x11\n\tsea_walls\x18\x08 \x01(\r\"6\n\x17\x43\x61stelloMethoniWallView\x12\x0c\n\x04\x63\x65ll\x18\x01 \x01(\t\x12\r\n\x05other\x18\x02 \x01(\t\"\x85\x01\n\x19\x43\x61stelloMethoniCastleView\x12\n\n\x02id\x18\x01 \x01(\r\x12\r\n\x05owner\x18\x02 \x01(\r\x12\r\n\x05\x63\x65lls\x18\x03 \x03(\t\x12\x0e\n\x06houses\x18\x04 \x03(\r\x12\x0e\n\x06villas\x18\x05 \x03(\r\x12\x0f\n\x07markets\x18\x06 \x03(\t\x12\r\n\x05value\x18\x07 \x01(\r\"\xef\x01\n\x17\x43\x61stelloMethoniSeatView\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x64ucats\x18\x02 \x01(\r\x12\x13\n\x0bhouses_left\x18\x03 \x01(\r\x12\x13\n\x0bvillas_left\x18\x04 \x01(\r\x12\x13\n\x0btowers_left\x18\x05 \x01(\r\x12\x11\n\thand_size\x18\x06 \x01(\r\x12\x0c\n\x04hand\x18\x07 \x03(\t\x12\x13\n\x0bhand_hidden\x18\x08 \x01(\x08\x12\x0f\n\x07mission\x18\t \x01(\t\x12\x18\n\x10mission_terrains\x18\n \x03(\t\x12\x16\n\x0emission_hidden\x18\x0b \x01(\x08\"\x87\x05\n\x13\x43\x61stelloMethoniView\x12\x12\n\nboard_name\x18\x01 \x01(\t\x12\x19\n\x11\x62oard_approximate\x18\x02 \x01(\x08\x12\x12\n\nboard_note\x18\x03 \x01(\t\x12\x10\n\x08terrains\x18\x04 \x03(\t\x12\x33\n\x05\x63\x65lls\x18\x05 \x03(\x0b\x32$.tablelog.v1.CastelloMethoniCellView\x12\x33\n\x05walls\x18\x06 \x03(\x0b\x32$.tablelog.v1.CastelloMethoniWallView\x12\x37\n\x07\x63\x61stles\x18\x07 \x03(\x0b\x32&.tablelog.v1.CastelloMethoniCastleView\x12\x33\n\x05seats\x18\x08 \x03(\x0b\x32$.tablelog.v1.CastelloMethoniSeatView\x12\x0c\n\x04\x62\x61nk\x18\t \x01(\r\x12\x13\n\x0bwall_supply\x18\n \x01(\r\x12\x15\n\rwalls_in_play\x18\x0b \x01(\r\x12\x11\n\tdraw_pile\x18\x0c \x01(\r\x12\x0f\n\x07\x64iscard\x18\r \x03(\t\x12\x16\n\x0e\x63urrent_player\x18\x0e \x01(\x05\x12\r\n\x05phase\x18\x0f \x01(\t\x12\x14\n\x0c\x63\x61rds_played\x18\x10 \x01(\r\x12\x11\n\tlast_turn\x18\x11 \x01(\x08\x12\x11\n\tgame_over\x18\x12 \x01(\x08\x12\x16\n\x0epending_chance\x18\x13 \x01(\t\x12\x16\n\x0emerging_castle\x18\x14 \x01(\r\x12\x14\n\x0c\x66irst_player\x18\x15 \x01(\x05\x12\x0e\n\x06viewer\x18\x16 \x01(\x05\x12\x12\n\ndealt_mode\x18\x17 \x01(\x08\x12\x18\n\x10missions_assumed\x18\x18 \x01(\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,36 +35,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CASTELLOMETHONIOPTIONS']._serialized_end=185
   _globals['_CASTELLOMETHONIHOUSE']._serialized_start=187
   _globals['_CASTELLOMETHONIHOUSE']._serialized_end=237
-  _globals['_CASTELLOMETHONIBUILD']._serialized_start=239
-  _globals['_CASTELLOMETHONIBUILD']._serialized_end=355
-  _globals['_CASTELLOMETHONITRADE']._serialized_start=357
-  _globals['_CASTELLOMETHONITRADE']._serialized_end=393
-  _globals['_CASTELLOMETHONIMERGE']._serialized_start=395
-  _globals['_CASTELLOMETHONIMERGE']._serialized_end=431
-  _globals['_CASTELLOMETHONISTOPMERGING']._serialized_start=433
-  _globals['_CASTELLOMETHONISTOPMERGING']._serialized_end=461
-  _globals['_CASTELLOMETHONIENDTURN']._serialized_start=463
-  _globals['_CASTELLOMETHONIENDTURN']._serialized_end=487
-  _globals['_CASTELLOMETHONIREDRAW']._serialized_start=489
-  _globals['_CASTELLOMETHONIREDRAW']._serialized_end=530
-  _globals['_CASTELLOMETHONIFIRSTPLAYER']._serialized_start=532
-  _globals['_CASTELLOMETHONIFIRSTPLAYER']._serialized_end=574
-  _globals['_CASTELLOMETHONIMISSION']._serialized_start=576
-  _globals['_CASTELLOMETHONIMISSION']._serialized_end=631
-  _globals['_CASTELLOMETHONIDRAW']._serialized_start=633
-  _globals['_CASTELLOMETHONIDRAW']._serialized_end=668
-  _globals['_CASTELLOMETHONIMOVE']._serialized_start=671
-  _globals['_CASTELLOMETHONIMOVE']._serialized_end=1205
-  _globals['_CASTELLOMETHONISEATCOUNTS']._serialized_start=1207
-  _globals['_CASTELLOMETHONISEATCOUNTS']._serialized_end=1250
-  _globals['_CASTELLOMETHONICELLVIEW']._serialized_start=1253
-  _globals['_CASTELLOMETHONICELLVIEW']._serialized_end=1416
-  _globals['_CASTELLOMETHONIWALLVIEW']._serialized_start=1418
-  _globals['_CASTELLOMETHONIWALLVIEW']._serialized_end=1472
-  _globals['_CASTELLOMETHONICASTLEVIEW']._serialized_start=1475
-  _globals['_CASTELLOMETHONICASTLEVIEW']._serialized_end=1608
-  _globals['_CASTELLOMETHONISEATVIEW']._serialized_start=1611
-  _globals['_CASTELLOMETHONISEATVIEW']._serialized_end=1850
-  _globals['_CASTELLOMETHONIVIEW']._serialized_start=1853
-  _globals['_CASTELLOMETHONIVIEW']._serialized_end=2500
+  _globals['_CASTELLOMETHONIBUILD']._serialized_start=240
+  _globals['_CASTELLOMETHONIBUILD']._serialized_end=370
+  _globals['_CASTELLOMETHONITRADE']._serialized_start=372
+  _globals['_CASTELLOMETHONITRADE']._serialized_end=408
+  _globals['_CASTELLOMETHONIMERGE']._serialized_start=410
+  _globals['_CASTELLOMETHONIMERGE']._serialized_end=446
+  _globals['_CASTELLOMETHONISTOPMERGING']._serialized_start=448
+  _globals['_CASTELLOMETHONISTOPMERGING']._serialized_end=476
+  _globals['_CASTELLOMETHONIENDTURN']._serialized_start=478
+  _globals['_CASTELLOMETHONIENDTURN']._serialized_end=502
+  _globals['_CASTELLOMETHONIREDRAW']._serialized_start=504
+  _globals['_CASTELLOMETHONIREDRAW']._serialized_end=545
+  _globals['_CASTELLOMETHONIFIRSTPLAYER']._serialized_start=547
+  _globals['_CASTELLOMETHONIFIRSTPLAYER']._serialized_end=589
+  _globals['_CASTELLOMETHONIMISSION']._serialized_start=591
+  _globals['_CASTELLOMETHONIMISSION']._serialized_end=646
+  _globals['_CASTELLOMETHONIDRAW']._serialized_start=648
+  _globals['_CASTELLOMETHONIDRAW']._serialized_end=683
+  _globals['_CASTELLOMETHONIMOVE']._serialized_start=686
+  _globals['_CASTELLOMETHONIMOVE']._serialized_end=1220
+  _globals['_CASTELLOMETHONISEATCOUNTS']._serialized_start=1222
+  _globals['_CASTELLOMETHONISEATCOUNTS']._serialized_end=1265
+  _globals['_CASTELLOMETHONICELLVIEW']._serialized_start=1268
+  _globals['_CASTELLOMETHONICELLVIEW']._serialized_end=1431
+  _globals['_CASTELLOMETHONIWALLVIEW']._serialized_start=1433
+  _globals['_CASTELLOMETHONIWALLVIEW']._serialized_end=1487
+  _globals['_CASTELLOMETHONICASTLEVIEW']._serialized_start=1490
+  _globals['_CASTELLOMETHONICASTLEVIEW']._serialized_end=1623
+  _globals['_CASTELLOMETHONISEATVIEW']._serialized_start=1626
+  _globals['_CASTELLOMETHONISEATVIEW']._serialized_end=1865
+  _globals['_CASTELLOMETHONIVIEW']._serialized_start=1868
+  _globals['_CASTELLOMETHONIVIEW']._serialized_end=2515
 # @@protoc_insertion_point(module_scope)

@@ -97,11 +97,17 @@ class CastelloMethoniBuild(_message.Message):
     CELL_FIELD_NUMBER: _builtins.int
     OTHER_FIELD_NUMBER: _builtins.int
     HOUSES_FIELD_NUMBER: _builtins.int
+    INTO_FIELD_NUMBER: _builtins.int
     card: _builtins.str
     """The card played: a terrain name, or "sea" for the Market/Sea card."""
     cell: _builtins.str
     """The two sides of the edge: cells, or a cell and "sea"."""
     other: _builtins.str
+    into: _builtins.str
+    """§6.2, §6.4: a builder with no tower left whose new castle shares a wall with several of
+    their own castles chooses the one it merges into: a cell of that castle. Empty: the castle
+    with the lowest id (the only one, when it touches one).
+    """
     @_builtins.property
     def houses(self) -> _containers.RepeatedCompositeFieldContainer[Global___CastelloMethoniHouse]:
         """The houses placed: normally the builder's own on one side and one neighbour's on the
@@ -115,10 +121,11 @@ class CastelloMethoniBuild(_message.Message):
         cell: _builtins.str = ...,
         other: _builtins.str = ...,
         houses: _abc.Iterable[Global___CastelloMethoniHouse] | None = ...,
+        into: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "cell", b"cell", "houses", b"houses", "other", b"other"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "cell", b"cell", "houses", b"houses", "into", b"into", "other", b"other"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

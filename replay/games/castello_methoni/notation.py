@@ -2,6 +2,7 @@
 
     build mountain c3|c4 own c3 left c4    wall on c3|c4, own house on c3, left neighbour's on c4
     build sea a1|sea own a1                a sea edge: only the builder's house
+    build sea c5|sea own c5 into c20       no tower left: the new castle joins the one at c20
     trade forest                           merge c20       stop       end
     redraw forest hill hill sea marsh      (table mode: the revealed hand; dealt mode: redraw)
     first p2       mission p2 m3       draw forest       (chance moves)
@@ -22,6 +23,8 @@ from replay.games.castello_methoni.rules import (
     card_index,
     cell_index,
     check_bounds,
+    closing_edges,
+    own_castles_beside,
     resolve_edge,
 )
 from tablelog.v1 import castello_methoni_pb2 as pb
@@ -143,6 +146,15 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
     sides = (a,) if b == NO_CELL else (a, b)
     placements: list[tuple[int, int]] = []
     rest = words[4:]
+    into = ""
+    if "into" in rest:
+        at = rest.index("into")
+        if at + 1 >= len(rest):
+            raise NotationError(
+                "'into' names a cell of the castle to merge into: 'into c20'.", text
+            )
+        into = _canonical_into(state, key, board.names[_cell(state, rest[at + 1], text)])
+        rest = rest[:at] + rest[at + 2 :]
     if len(rest) % 2:
         raise NotationError("Houses are written as pairs: '<own|left|right> <cell>'.", text)
     for who, where in zip(rest[::2], rest[1::2], strict=True):
@@ -164,6 +176,7 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
             cell=board.names[a],
             other=SEA if b == NO_CELL else board.names[b],
             houses=[pb.CastelloMethoniHouse(seat=s, cell=board.names[c]) for s, c in placements],
+            into=into,
         )
     )
     if state.phase != PLAY or state.cards_played >= 2:
@@ -171,7 +184,7 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
     candidates = [
         item
         for item in build_items(state, [card_index(board, card)], only_edge=key)
-        if isinstance(item[4], tuple) and given <= set(item[4])
+        if isinstance(item[4], tuple) and given <= set(item[4]) and item[5] == into
     ]
     exact = [item for item in candidates if isinstance(item[4], tuple) and set(item[4]) == given]
     chosen = exact or candidates
@@ -184,6 +197,7 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
                 cell=str(near),
                 other=str(far),
                 houses=[pb.CastelloMethoniHouse(seat=s, cell=c) for s, c in houses],
+                into=into,
             )
         )
     if len(chosen) > 1:
@@ -194,11 +208,25 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
     return literal
 
 
+def _canonical_into(state: State, key: int, into: str) -> str:
+    """RULES.md §6.4: `into` as a castle's first cell, or "" for the castle the build merges
+    into anyway (the lowest id). A cell that is no such choice stays for the rules to refuse."""
+    region = closing_edges(state).get(key)
+    if region is None or state.towers_left[state.current]:
+        return into
+    target = state.cell_castle[cell_index(state.board, into)]
+    beside = own_castles_beside(state, region)
+    if target not in beside:
+        return into
+    return "" if target == beside[0] else state.board.names[min(state.castle(target).cells)]
+
+
 def _format_build_item(state: State, item: tuple[object, ...]) -> str:
-    _, card, cell, other, houses = item
+    _, card, cell, other, houses, into = item
     assert isinstance(houses, tuple)
     placed = " ".join(f"{_who(state, s)} {c}" for s, c in houses)
-    return f"build {card} {cell}|{other} {placed}".strip()
+    merged = f" into {into}" if into else ""
+    return f"build {card} {cell}|{other} {placed}".strip() + merged
 
 
 def format_move(move: pb.CastelloMethoniMove, state: State) -> str:
@@ -207,7 +235,10 @@ def format_move(move: pb.CastelloMethoniMove, state: State) -> str:
     if kind == "build":
         m = move.build
         placed = " ".join(f"{_who(state, h.seat)} {h.cell.lower()}" for h in m.houses)
-        return f"build {m.card.lower()} {m.cell.lower()}|{m.other.lower()} {placed}".strip()
+        merged = f" into {m.into.lower()}" if m.into else ""
+        return (
+            f"build {m.card.lower()} {m.cell.lower()}|{m.other.lower()} {placed}".strip() + merged
+        )
     if kind == "trade":
         return f"trade {move.trade.card.lower()}"
     if kind == "merge":

@@ -521,13 +521,46 @@ def _castle_cost(
 
 def _own_castle_beside(state: State, region: frozenset[int]) -> int:
     """The lowest id of a castle of the current seat sharing an edge with `region`, or 0."""
-    best = 0
+    beside = own_castles_beside(state, region)
+    return beside[0] if beside else 0
+
+
+def own_castles_beside(state: State, region: frozenset[int]) -> list[int]:
+    """RULES.md §6.4: the castles of the current seat sharing an edge with `region`, by id."""
+    found: set[int] = set()
     for cell in region:
         for other, _ in state.board.neighbours[cell]:
             cid = state.cell_castle[other]
-            if cid and (best == 0 or cid < best) and state.castle(cid).owner == state.current:
-                best = cid
-    return best
+            if cid and state.castle(cid).owner == state.current:
+                found.add(cid)
+    return sorted(found)
+
+
+def merge_into(state: State, region: frozenset[int] | None, into: str) -> int:
+    """RULES.md §6.2, §6.4: the own castle that the castle `region` (no tower left) merges
+    into, as the build's `into` names it (any cell of it); 0 for the default, the lowest id."""
+    if not into:
+        return 0
+    seat = state.current
+    if region is None or state.towers_left[seat]:
+        why = "encloses no castle" if region is None else "marks its castle with a tower"
+        raise IllegalMove(
+            "INTO_WITHOUT_MERGE",
+            f"`into` chooses the castle a new castle merges into when its builder has no tower "
+            f"left (RULES.md §6.4); this build {why}.",
+        )
+    board = state.board
+    target = state.cell_castle[cell_index(board, into)]
+    beside = own_castles_beside(state, region)
+    if target not in beside:
+        choices = ", ".join(board.names[min(state.castle(c).cells)] for c in beside)
+        raise IllegalMove(
+            "INTO_NOT_BESIDE",
+            f"Cell {board.names[cell_index(board, into)]} is not in a castle of "
+            f"{state.ctx.players[seat]} sharing a wall with the new castle; it can merge "
+            f"into {choices} (RULES.md §6.4).",
+        )
+    return target
 
 
 def check_castle(
@@ -661,6 +694,7 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
             region = frozenset(seen)
     if region is not None:
         check_castle(state, region, placements)
+    into = merge_into(state, region, move.into)
     state = _play_card(state, card)
     state = replace(
         state,
@@ -673,7 +707,7 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
     )
     if region is None:
         return _card_done(state)
-    state, castle_id = _take_ownership(state, region)
+    state, castle_id = _take_ownership(state, region, into)
     if merge_targets(state, castle_id):
         return replace(state, phase=MERGE, merging=castle_id)
     return _card_done(state)
@@ -738,9 +772,9 @@ def _upgrade(
     return houses, villas, houses_left, villas_left
 
 
-def _take_ownership(state: State, region: frozenset[int]) -> tuple[State, int]:
+def _take_ownership(state: State, region: frozenset[int], into: int = 0) -> tuple[State, int]:
     """RULES.md §6.1 (pay land, pay houses, upgrade, tower, market ducats) and §6.4 (no tower:
-    merge straight into an adjacent own castle)."""
+    merge straight into an adjacent own castle: `into`, or the lowest id when 0)."""
     board, n, seat = state.board, state.ctx.n, state.current
     land, _ = _castle_cost(state, region, ())
     ducats = _add(state.ducats, seat, -land)
@@ -772,7 +806,7 @@ def _take_ownership(state: State, region: frozenset[int]) -> tuple[State, int]:
     cell_castle = list(state.cell_castle)
     for cell in region:
         cell_castle[cell] = castle_id
-    target = 0 if state.towers_left[seat] else _own_castle_beside(state, region)
+    target = 0 if state.towers_left[seat] else into or _own_castle_beside(state, region)
     state = replace(
         state,
         castles=(*state.castles, castle),
@@ -852,6 +886,7 @@ def merge(state: State, move: pb.CastelloMethoniMerge) -> State:
     """RULES.md §6.2: pay the value to the owner (nothing for one's own), remove the walls
     between, upgrade, return the tower; then merging may go on in a chain."""
     if state.phase != MERGE:
+        _refuse_unaffordable_late_merge(state, move.cell)
         raise IllegalMove(
             "NOTHING_TO_MERGE", "Merging happens only right after building a castle (§6.2)."
         )
@@ -884,6 +919,32 @@ def merge(state: State, move: pb.CastelloMethoniMerge) -> State:
     if merge_targets(state, state.merging):
         return state
     return _card_done(replace(state, phase=PLAY, merging=0))
+
+
+def _refuse_unaffordable_late_merge(state: State, cell_name: str) -> None:
+    """RULES.md §6.2: the merge step of a castle built this turn ends when no neighbour can be
+    paid for; a merge typed after it is refused with the price that ended it."""
+    if state.phase != PLAY or not state.cards_played:
+        return
+    board, seat = state.board, state.current
+    try:
+        cell = cell_index(board, cell_name)
+    except IllegalMove:
+        return
+    target = state.cell_castle[cell]
+    if not target or state.castle(target).owner == seat:
+        return
+    other = state.castle(target)
+    around = {state.cell_castle[o] for c in other.cells for o, _ in board.neighbours[c]}
+    beside = around - {0, target}
+    if not any(state.castle(c).owner == seat for c in beside) or other.value <= state.ducats[seat]:
+        return
+    raise IllegalMove(
+        "MERGE_UNAFFORDABLE",
+        f"The merge step has ended: merging the castle holding {board.names[cell]} costs its "
+        f"value, {other.value} ducats (2 per cell, 1 per house, 5 per villa), and "
+        f"{state.ctx.players[seat]} has {state.ducats[seat]} (RULES.md §6.2).",
+    )
 
 
 def stop_merging(state: State) -> State:
@@ -1221,9 +1282,16 @@ def record_mission(state: State, move: pb.CastelloMethoniMission) -> State:
     the final scoring (table mode). Each of the mission cards exists once."""
     board, n = state.board, state.ctx.n
     if not (state.phase == DEAL and -1 in state.missions) and state.phase != REVEAL:
+        if state.ctx.dealt:
+            when = "in dealt mode they were dealt at setup (RULES.md §2 step 3)"
+        else:
+            when = (
+                "in table mode each is recorded at the final scoring, once the turn that "
+                f"empties the wall supply is over (RULES.md §7, §8); {state.wall_supply} "
+                f"wall{'s are' if state.wall_supply != 1 else ' is'} left"
+            )
         raise IllegalMove(
-            "MISSION_NOT_NOW",
-            "Missions are dealt at setup (dealt mode) or revealed at the final scoring.",
+            "MISSION_NOT_NOW", f"Missions are secret until the end of the game: {when}."
         )
     if move.seat >= n:
         raise IllegalMove("UNKNOWN_SEAT", f"There is no seat {move.seat + 1}.")
@@ -1324,7 +1392,7 @@ class LegalMoves(Sequence[pb.CastelloMethoniMove]):
 def _make_move(item: tuple[object, ...]) -> pb.CastelloMethoniMove:
     kind = item[0]
     if kind == "build":
-        _, card, cell, other, placements = item
+        _, card, cell, other, placements, into = item
         assert isinstance(placements, tuple)
         return pb.CastelloMethoniMove(
             build=pb.CastelloMethoniBuild(
@@ -1332,6 +1400,7 @@ def _make_move(item: tuple[object, ...]) -> pb.CastelloMethoniMove:
                 cell=str(cell),
                 other=str(other),
                 houses=[pb.CastelloMethoniHouse(seat=s, cell=c) for s, c in placements],
+                into=str(into),
             )
         )
     if kind == "trade":
@@ -1367,7 +1436,9 @@ def build_items(
     state: State, cards: Sequence[int], only_edge: int | None = None
 ) -> list[tuple[object, ...]]:
     """RULES.md §5.1 (with §6.1 when the wall encloses a castle): every legal Build with one
-    of `cards`, optionally on one edge key only."""
+    of `cards`, optionally on one edge key only. §6.4: a castle without a tower beside several
+    of the builder's castles is listed once per castle it may merge into (`into`: "" for the
+    lowest id, else the first cell of the chosen castle)."""
     board, ctx = state.board, state.ctx
     names = board.names
     items: list[tuple[object, ...]] = []
@@ -1387,6 +1458,7 @@ def build_items(
             continue
         sides = (names[a], SEA if b == NO_CELL else names[b])
         region = closing.get(key)
+        intos: list[str] = [""]
         if region is None:
             named = [
                 tuple((who, sides[side]) for who, side in t) for t in (coast if b < 0 else inner)
@@ -1397,10 +1469,14 @@ def build_items(
                 for o in house_options(state, a, b)
                 if _castle_ok(state, region, o)
             ]
+            if not state.towers_left[state.current]:
+                others = own_castles_beside(state, region)[1:]
+                intos += [names[min(state.castle(c).cells)] for c in others]
         for card in matching:
             card_name = card_names[card]
             for option in named:
-                append(("build", card_name, sides[0], sides[1], option))
+                for into in intos:
+                    append(("build", card_name, sides[0], sides[1], option, into))
     return items
 
 
@@ -1474,7 +1550,7 @@ def check_bounds(state: State, move: pb.CastelloMethoniMove) -> None:
                 "TOO_MANY_HOUSES",
                 f"A build places at most one house per cell; the move places {len(build.houses)}.",
             )
-        names = [build.card, build.cell, build.other, *(h.cell for h in build.houses)]
+        names = [build.card, build.cell, build.other, build.into, *(h.cell for h in build.houses)]
     elif kind == "redraw":
         if len(move.redraw.revealed) > HAND_SIZE:
             raise IllegalMove(

@@ -464,8 +464,44 @@ _WAITING = {
 
 def _expect(state: State, phase: int) -> None:
     if state.phase != phase:
+        if state.phase == FILL:
+            _refuse_during_free_fill(state)
+        if state.phase == BID and phase in (DRAW, DECIDE):
+            _refuse_closed_lot(state)
         code, message = _WAITING[state.phase]
         raise IllegalMove(code, message)
+
+
+def _refuse_during_free_fill(state: State) -> None:
+    """Rules §B4, G-B6: with one ship left the day's trading has stopped; the table only
+    records the tiles drawn into it, for free."""
+    name = state.rules.players[state.current]
+    free = free_space(state, state.current)
+    raise IllegalMove(
+        "DRAW_PENDING",
+        f"Only {name}'s ship has room: the day's trading has stopped and {name} draws into it "
+        f"for free until it is full ({free} space{'s' if free != 1 else ''} left) or the bag is "
+        "empty (RULES.md §B4). Record the tile drawn: `draw <tile>`.",
+    )
+
+
+def _refuse_closed_lot(state: State) -> None:
+    """Rules §B3 step 1, G-B3: a draw once the lot has closed by rule names that rule."""
+    size = len(state.lot)
+    why = ""
+    if size >= MAX_LOT:
+        code, why = "LOT_LIMIT", f"a lot has at most {MAX_LOT} tiles"
+    elif state.bag_size == 0:
+        code, why = "BAG_EMPTY", "the bag is empty"
+    elif size + 1 > lot_limit(state):
+        code = "LOT_TOO_BIG"
+        why = f"a lot of {size + 1} would fit no ship: the most free space is {lot_limit(state)}"
+    if why:
+        raise IllegalMove(
+            code,
+            f"The lot closed at {size} tile{'s' if size != 1 else ''}: {why} "
+            "(RULES.md §B3 step 1). It is being auctioned: bid or pass.",
+        )
 
 
 def _kind(state: State, name: str) -> int:

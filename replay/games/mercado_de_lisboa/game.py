@@ -18,7 +18,9 @@ class MercadoDeLisboa:
     title = "Mercado de Lisboa"
     min_players = 1
     max_players = 4
-    rules_version = "mercado-de-lisboa/1"
+    rules_version = "mercado-de-lisboa/2"
+    """/2: a solo stage with no placement left ends without the last display refills (§9)."""
+    solo_waits_for_refills = False
     modes: tuple[game_pb2.Mode.ValueType, ...] = (TABLE, DEALT)
     oneof_field = "mercado_de_lisboa"
     move_type = pb.MercadoDeLisboaMove
@@ -59,7 +61,13 @@ class MercadoDeLisboa:
         mode: int,
         component_files: Mapping[str, game_pb2.ComponentFile],
     ) -> rules.State:
-        return rules.setup(players, options, mode, component_files)
+        return rules.setup(
+            players,
+            options,
+            mode,
+            component_files,
+            solo_waits_for_refills=self.solo_waits_for_refills,
+        )
 
     def apply(self, state: rules.State, move: pb.MercadoDeLisboaMove) -> rules.State:
         return rules.apply(state, move)
@@ -95,3 +103,12 @@ class MercadoDeLisboa:
 
     def format(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
         return notation.format_move(move, state)
+
+
+class MercadoDeLisboaRecordedUnderV1(MercadoDeLisboa):
+    """The rules as games recorded under mercado-de-lisboa/1 were folded: a solo stage with
+    no placement left waited for the display refills of its last turn. Those games keep
+    folding, and keep being continued, under the rules they were recorded with."""
+
+    rules_version = "mercado-de-lisboa/1"
+    solo_waits_for_refills = True

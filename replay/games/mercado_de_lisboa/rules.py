@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
+from dataclasses import replace as replace_fields
 from itertools import chain
 from typing import Any, Final, TypeAlias, cast
 
@@ -182,6 +183,9 @@ class Rules:
     campaign: tuple[tuple[int, int, int, bool, str], ...]
     campaign_name: str
     names: tuple[str, ...] = ()
+    solo_waits_for_refills: bool = False
+    """Rules version mercado-de-lisboa/1: a solo stage left with no placement ended only after
+    the display refills of its last turn were recorded (kept for games recorded under it)."""
 
     @property
     def solo(self) -> bool:
@@ -341,13 +345,18 @@ def setup(
     options: pb.MercadoDeLisboaOptions | None,
     mode: int,
     components: Mapping[str, game_pb2.ComponentFile],
+    *,
+    solo_waits_for_refills: bool = False,
 ) -> State:
     """Rules §2: validate players, options and the board file recorded at creation (never
-    the packaged default: it may have changed since); all draws stay pending."""
+    the packaged default: it may have changed since); all draws stay pending.
+    `solo_waits_for_refills` keeps the rules of games recorded under mercado-de-lisboa/1
+    (§9: their solo stages waited for the last display refills)."""
     refuse_unknown_components(components, (COMPONENT_NAME,), "Mercado de Lisboa")
     board = load_board(recorded_component(components, COMPONENT_NAME, "Mercado de Lisboa"))
     chosen = options if options is not None else pb.MercadoDeLisboaOptions()
-    return initial_state(make_rules(players, chosen, board))
+    rules = make_rules(players, chosen, board)
+    return initial_state(replace_fields(rules, solo_waits_for_refills=solo_waits_for_refills))
 
 
 def make_rules(names: Sequence[str], options: pb.MercadoDeLisboaOptions, board: Board) -> Rules:
@@ -1052,7 +1061,8 @@ def end_turn(
 
 def normalise(state: State) -> State:
     """Drop draws that cannot happen (§10 #6: an empty bag leaves the slot empty); at the end
-    nothing more is revealed; §9: a solo stage ends when no tile placement is legal."""
+    nothing more is revealed; §9: a solo stage ends when no tile placement is legal, without
+    waiting for display refills (a tile drawn into the display changes no placement)."""
     pending = state.pending
     if state.over:
         return replace(state, pending=()) if pending else state
@@ -1066,9 +1076,12 @@ def normalise(state: State) -> State:
             break
     if pending is not state.pending:
         state = replace(state, pending=pending)
-    solo_turn = not pending and state.rules.solo and state.phase == ACTION
+    refills_only = not state.rules.solo_waits_for_refills and all(
+        item[0] == DRAW_DISPLAY for item in pending
+    )
+    solo_turn = (not pending or refills_only) and state.rules.solo and state.phase == ACTION
     if solo_turn and not can_swap(state) and not any_placement(state):
-        state = replace(state, over=True)
+        state = replace(state, over=True, pending=())
     return state
 
 

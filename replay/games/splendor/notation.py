@@ -469,6 +469,9 @@ def _reveal_shortcut(card_id: int, state: State, text: str) -> SplendorMove:
     """A bare card while the table must reveal: the place it can go."""
     level = state.rules.components.card(card_id).level
     if state.who == CHANCE:
+        if not state.unseen >> card_id & 1:
+            # Wherever it would go, the rules refuse a card already seen and say where it is.
+            return SplendorMove(reveal_card=SplendorRevealCard(level=level, slot=1, card=card_id))
         if state.deal:
             return SplendorMove(reveal_card=SplendorRevealCard(level=level, slot=0, card=card_id))
         if state.refill[0]:

@@ -724,11 +724,24 @@ def _check_payment(
 
 
 def _check_pass(state: State) -> None:
-    """RULES.md E7: a pass only when no other action is legal."""
-    if any(True for _ in _actions(state)):
+    """RULES.md E7: a pass only when no other action is legal. Buying a blind reserve nobody
+    has named yet does not count: its owner sees the card and the record does not (E7, table
+    mode)."""
+    if not _may_pass(state):
         raise IllegalMove(
             "PASS_NOT_ALLOWED", "You may pass only when no action at all is possible."
         )
+
+
+def _may_pass(state: State) -> bool:
+    """RULES.md E7: no action is possible, other than buying an unnamed blind reserve."""
+    return all(_buys_unnamed_reserve(move) for move in _actions(state))
+
+
+def _buys_unnamed_reserve(move: SplendorMove) -> bool:
+    """A buy of a reserved card that names the card: only an unnamed blind reserve is bought
+    that way in the listed moves (RULES.md §4C, E7)."""
+    return move.HasField("buy") and bool(move.buy.reserved) and bool(move.buy.card)
 
 
 def _end_steps(
@@ -1021,7 +1034,8 @@ def _noble_step(state: State, chosen: int) -> State:
 
 def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
     """RULES.md §2.1, §3.1: the table turns up a card (setup or refill), or, in dealt mode,
-    deals the identity of a blind reserve (slot 0). Only an unseen card can be revealed."""
+    deals the identity of a blind reserve (slot 0). Only an unseen card can be revealed
+    (§1: each card exists once), whichever slot is waiting."""
     level, slot, card_id = reveal.level, reveal.slot, reveal.card
     comps = state.rules.components
     if not 1 <= level <= 3:
@@ -1031,14 +1045,15 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
     if not comps.has_card(card_id):
         raise IllegalMove("NO_SUCH_CARD", f"There is no card with id {card_id}.")
     card = comps.card(card_id)
+    if not state.unseen >> card_id & 1:
+        # Checked before the place: whichever slot waits, a card seen cannot be turned up.
+        raise IllegalMove(
+            "CARD_ALREADY_SEEN",
+            f"{card.text} cannot be revealed, it is already seen: {whereabouts(state, card_id)}.",
+        )
     if card.level != level:
         raise IllegalMove(
             "REVEAL_WRONG_LEVEL", f"{card.text} is a level-{card.level} card, not level {level}."
-        )
-    if not state.unseen >> card_id & 1:
-        raise IllegalMove(
-            "CARD_ALREADY_SEEN",
-            f"{card.text} cannot be revealed: {whereabouts(state, card_id)}.",
         )
     unseen = state.unseen & ~(1 << card_id)
     if slot == 0:
@@ -1268,7 +1283,7 @@ def legal_moves(state: State) -> list[SplendorMove]:
             for n in qualifying_nobles(state, player.bonuses)
         ]
     moves = list(_actions(state))
-    if not moves:
+    if all(_buys_unnamed_reserve(move) for move in moves):
         moves.append(pass_move())
     return moves
 

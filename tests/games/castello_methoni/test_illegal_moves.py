@@ -9,9 +9,10 @@ import pytest
 
 from replay import fold
 from replay.core import DEALT, IllegalMove
-from replay.games.castello_methoni.rules import OVER, REVEAL, State, replace
+from replay.games.castello_methoni.rules import MERGE, OVER, REVEAL, State, replace
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.games.castello_methoni.boards import board_data, grid_data, moves, start
+from tests.games.castello_methoni.test_rules_details import between_two_own_castles
 from tests.games.castello_methoni.test_seed_examples import CHAIN, CHAIN_SETUP, PAIR
 from tests.support.illegal import refused
 
@@ -129,6 +130,28 @@ CASES: list[tuple[str, Callable[[], State], Move]] = [
         lambda: replace(chain_before_andrew_closes(), towers_left=(3, 0, 3)),
         build("mountain", "a", "sea", (1, "a")),
     ),
+    (
+        "INTO_WITHOUT_MERGE",
+        pair,
+        Move(
+            build=Build(
+                card="mountain",
+                cell="m",
+                other="f",
+                houses=[H(seat=0, cell="m"), H(seat=1, cell="f")],
+                into="m",
+            )
+        ),
+    ),
+    (
+        "INTO_NOT_BESIDE",
+        lambda: between_two_own_castles().state,
+        Move(
+            build=Build(
+                card="mountain", cell="q", other="sea", houses=[H(seat=0, cell="q")], into="q"
+            )
+        ),
+    ),
     ("MERGE_PENDING", andrew_merging, Move(trade=pb.CastelloMethoniTrade(card="sea"))),
     ("MERGE_PENDING", andrew_merging, Move(end_turn=pb.CastelloMethoniEndTurn())),
     ("NOTHING_TO_MERGE", pair, Move(merge=pb.CastelloMethoniMerge(cell="m"))),
@@ -139,6 +162,11 @@ CASES: list[tuple[str, Callable[[], State], Move]] = [
         "MERGE_UNAFFORDABLE",
         lambda: poor(andrew_merging(), 1, 9),
         Move(merge=pb.CastelloMethoniMerge(cell="e2")),
+    ),
+    (
+        "MERGE_UNAFFORDABLE",
+        lambda: andrew_closed_too_poor_to_merge(),
+        Move(merge=pb.CastelloMethoniMerge(cell="j")),
     ),
     ("NO_ACTIVE_MARKET", pair, Move(trade=pb.CastelloMethoniTrade(card="sea"))),
     ("NO_MARKET_FOR_CARD", chain_done, Move(trade=pb.CastelloMethoniTrade(card="field"))),
@@ -225,6 +253,59 @@ def test_messages_carry_the_numbers_of_the_situation() -> None:
         )
     with pytest.raises(IllegalMove, match=r"costs its value, 10 ducats .* has 9"):
         game.apply(poor(andrew_merging(), 1, 9), Move(merge=pb.CastelloMethoniMerge(cell="e2")))
+
+
+def andrew_closed_too_poor_to_merge() -> State:
+    """Andrew builds his castle on a with 2 ducats left: no neighbour can be paid for, so
+    the merge step ends at once (§6.2)."""
+    state = poor(chain_before_andrew_closes(), 1, 3)
+    after: State = moves(fold_at(state), "build mountain a|sea own a").state
+    return after
+
+
+def fold_at(state: State) -> fold.Position:
+    position = start(CHAIN)
+    return fold.Position(position.table, state, position.revision, position.sequence)
+
+
+def test_a_merge_after_the_merge_step_names_its_price() -> None:
+    """§6.2: a merge typed once the merge step has ended for want of money says what the
+    castle costs, not that nothing was built."""
+    from replay.registry import find_game
+
+    state = andrew_closed_too_poor_to_merge()
+    assert state.phase != MERGE
+    message = refused(
+        find_game("castello-methoni"),
+        state,
+        Move(merge=pb.CastelloMethoniMerge(cell="e2")),
+        "MERGE_UNAFFORDABLE",
+    )
+    assert "merge step has ended" in message
+    assert "costs its value, 10 ducats" in message
+    assert "Andrew has 2 (RULES.md §6.2)" in message
+    # Before any card this turn there was no merge step: the plain refusal.
+    refused(
+        find_game("castello-methoni"),
+        replace(state, cards_played=0),
+        Move(merge=pb.CastelloMethoniMerge(cell="e2")),
+        "NOTHING_TO_MERGE",
+    )
+
+
+def test_an_early_mission_names_when_missions_are_recorded() -> None:
+    """§7, §8: in table mode the missions are recorded at the final scoring."""
+    from replay.registry import find_game
+
+    message = refused(
+        find_game("castello-methoni"),
+        pair(),
+        Move(mission=pb.CastelloMethoniMission(seat=0, mission="m1")),
+        "MISSION_NOT_NOW",
+    )
+    assert "secret until the end of the game" in message
+    assert "final scoring" in message
+    assert "(RULES.md §7, §8)" in message
 
 
 def test_the_stuck_hand_redraw_and_the_blocked_game() -> None:

@@ -95,6 +95,65 @@ def test_no_tower_exception_merges_the_new_castle_into_the_own_castle() -> None:
     assert after.wall_supply == state.wall_supply - 1 + 1  # the wall p|q went back
 
 
+def between_two_own_castles() -> fold.Position:
+    """STRIP with Jerry's castles on p (id 1) and r (id 2), Jerry to play with no tower left:
+    walling q's sea edge makes a castle touching both (§6.2, §6.4)."""
+    position = moves(
+        start(STRIP),
+        "build mountain p|sea own p",
+        "build mountain p|sea own p",
+        "build hill r|sea own r",
+        "build hill r|sea own r",
+    )
+    position = moves(
+        at(position, replace(position.state, current=0)), "build mountain p|q own q left p"
+    )
+    position = moves(position, "build hill q|r own q left r")
+    state: State = position.state
+    assert (state.cell_castle[0], state.cell_castle[2]) == (1, 2)
+    return at(position, replace(state, current=0, cards_played=0, towers_left=(0, 4, 4)))
+
+
+def test_no_tower_builder_chooses_which_own_castle_the_new_castle_merges_into() -> None:
+    """§6.2, §6.4: the new castle touches two of Jerry's castles; he chooses the one it
+    merges into (`into`), and the text without `into` keeps its meaning: the lowest id."""
+    position = between_two_own_castles()
+    assert [t for t in legal(position) if t.startswith("build mountain q|sea")] == [
+        "build mountain q|sea own q",
+        "build mountain q|sea own q into r",
+    ]
+    plain = moves(position, "build mountain q|sea own q").state
+    assert plain.cell_castle[:3] == (1, 1, 2)
+    chosen: State = moves(position, "build mountain q|sea own q into r").state
+    assert chosen.cell_castle[:3] == (1, 2, 2)
+    assert chosen.towers_left == (0, 4, 4)
+    assert chosen.phase == MERGE
+    assert chosen.merging == 2
+    typed = GAME.parse("build mountain q|sea own q into r", position.state)
+    assert typed.build.into == "r"
+    assert GAME.format(typed, position.state) == "build mountain q|sea own q into r"
+    # Naming the castle it merges into anyway is the plain move, text and all.
+    same = GAME.parse("build mountain q|sea own q into p", position.state)
+    assert not same.build.into
+    assert GAME.format(same, position.state) == "build mountain q|sea own q"
+
+
+def test_into_is_refused_where_the_new_castle_does_not_merge() -> None:
+    """§6.4: `into` only chooses among the builder's castles beside a towerless new castle."""
+    position = between_two_own_castles()
+    with_tower = at(position, replace(position.state, towers_left=(1, 4, 4)))
+    for where, code in (
+        (with_tower, "INTO_WITHOUT_MERGE"),
+        (position, "INTO_NOT_BESIDE"),
+    ):
+        move = GAME.parse("build mountain q|sea own q", where.state)
+        move.build.into = "r" if code == "INTO_WITHOUT_MERGE" else "q"
+        with pytest.raises(IllegalMove) as refused:
+            GAME.apply(where.state, move)
+        assert refused.value.code == code
+        assert "§6.4" in refused.value.message
+
+
 def test_the_game_ends_at_the_end_of_the_turn_that_emptied_the_wall_supply() -> None:
     position = start(grid_data(2, 3))
     position = at(position, replace(position.state, wall_supply=1))

@@ -82,6 +82,46 @@ def test_a_lot_never_outgrows_every_ship() -> None:
     assert "most free space is 1" in _refused(state, "draw", "LOT_TOO_BIG")
 
 
+def test_a_draw_after_the_lot_closed_by_rule_names_the_rule() -> None:
+    """§B3 step 1: the third tile closes the lot (and, G-B3, so does a lot as big as the
+    largest free space); a `draw` then is refused with that rule, not as a bid out of turn."""
+    three = _state(["draw fur3", "draw", "draw fur4", "draw", "draw fur5"])
+    assert three.phase == rules.BID
+    for line in ("draw", "draw dye2"):
+        message = _refused(three, line, "LOT_LIMIT")
+        assert "The lot closed at 3 tiles: a lot has at most 3 tiles" in message
+        assert "(RULES.md §B3 step 1)" in message
+    state = _state(["draw fur3"], players=3)
+    four = tuple(state.rules.tiles.by_name["dye1"] for _ in range(4))
+    state = play_all_state(replace(state, ships=(four, four, four)), "auction")
+    message = _refused(state, "draw", "LOT_TOO_BIG")
+    assert "The lot closed at 1 tile: a lot of 2 would fit no ship" in message
+    # A drawer who chose to auction: the auction is simply under way.
+    _refused(_state(AUCTION), "draw", "AUCTION_UNDER_WAY")
+
+
+def play_all_state(state: rules.State, line: str) -> rules.State:
+    after: rules.State = GAME.apply(state, GAME.parse(line, state))
+    return after
+
+
+def test_the_free_fill_of_the_last_ship_names_its_rule() -> None:
+    """§B4: once every ship but one is full, trading stops and the table records the tiles
+    drawn free into the last ship; a bid or a pass then says so."""
+    state = _state(["draw fur3", "auction"], players=3)
+    by_name = state.rules.tiles.by_name
+    five = tuple(by_name["dye1"] for _ in range(5))
+    three = tuple(by_name["dye2"] for _ in range(3))
+    state = replace(state, ships=(five, three, five))
+    state = play_all_state(state, "pass")  # full ships take no part: p2 alone bids
+    assert state.phase == rules.FILL
+    for line in ("bid 1", "pass", "auction"):
+        message = _refused(state, line, "DRAW_PENDING")
+        assert "Only p2's ship has room" in message
+        assert "for free" in message
+        assert "(RULES.md §B4)" in message
+
+
 def test_no_draw_from_an_empty_bag() -> None:
     state = replace(_state(["draw fur3"]), bag_size=0)
     _refused(state, "draw", "BAG_EMPTY")

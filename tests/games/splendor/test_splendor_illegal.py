@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from replay import fold as folding
-from replay.core import DEALT, GameOver, IllegalMove, NotYourTurn
+from replay.core import DEALT, TABLE, GameOver, IllegalMove, NotYourTurn
 from replay.games.splendor import GAME
 from replay.games.splendor.rules import State, gem_value, tokens_message
 from tablelog.v1 import game_pb2
@@ -34,7 +34,7 @@ from tests.games.splendor.support import (
     tweak_player,
 )
 from tests.support.illegal import refused
-from tests.support.play import new_position
+from tests.support.play import new_position, play_all
 
 # The fixed setup (support.fresh): level 1 = cards 1-4 (1w0:u1g1r1k1, 1w0:u1g2r1k1,
 # 1w0:u2g2k1, 1w0:w3u1k1), level 2 = 41-44, level 3 = 71-74; nobles w4u4, w4k4, u4g4.
@@ -302,7 +302,7 @@ CASES = [
     Case(
         "REVEAL_WRONG_LEVEL",
         lambda: apply_text(start(), "reserve 1.1"),
-        raw(SplendorMove(reveal_card=SplendorRevealCard(level=1, slot=1, card=41))),
+        raw(SplendorMove(reveal_card=SplendorRevealCard(level=1, slot=1, card=45))),
         "is a level-2 card",
     ),
     Case(
@@ -387,6 +387,28 @@ def test_a_card_already_seen_cannot_be_revealed() -> None:
     with pytest.raises(IllegalMove) as reserved:
         apply_text(state, "reveal 1.1 1w0:u1g1r1k1")
     assert "p1 has it reserved" in reserved.value.message
+
+
+def test_a_card_already_seen_is_refused_as_seen_while_another_slot_waits() -> None:
+    """RULES.md §1 (each card exists once), §3.1: the refill waits at 1.1; a bare level-2
+    card already in the market, or one of its level typed into the waiting slot, is refused
+    as already seen, not as a card of the wrong level or a place nothing waits at."""
+    state = apply_text(start(), "reserve 1.1")
+    comps = state.rules.components
+    seen_level_two = comps.card(state.market[1][0]).text
+    for line in (f"reveal {seen_level_two}", f"reveal 1.1 {seen_level_two}"):
+        with pytest.raises(IllegalMove) as refusal:
+            apply_text(state, line)
+        assert refusal.value.code == "CARD_ALREADY_SEEN"
+        assert "already seen: it is in the market (level 2, slot 1)" in refusal.value.message
+    # At setup: level 1 is laid out, level 2 still waits; a level-1 card shown again.
+    position = new_position("splendor", 2, None, TABLE)
+    first_row = [comps.card(c).text for c in comps.levels[0][:4]]
+    setup = play_all(position, [f"reveal 1.{s + 1} {t}" for s, t in enumerate(first_row)])
+    with pytest.raises(IllegalMove) as again:
+        apply_text(setup.state, f"reveal {first_row[0]}")
+    assert again.value.code == "CARD_ALREADY_SEEN"
+    assert "already seen" in again.value.message
 
 
 def test_moving_out_of_turn_is_refused_by_the_fold() -> None:

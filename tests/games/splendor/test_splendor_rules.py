@@ -342,6 +342,33 @@ def test_pass_only_when_nothing_else_and_a_round_of_passes_ends() -> None:
     assert GAME.result(ended).termination == game_pb2.TERMINATION_DEADLOCK
 
 
+def test_an_unaffordable_unnamed_blind_reserve_does_not_forbid_a_pass() -> None:
+    """RULES.md E7 (table mode): the only other action left is buying a blind reserve that
+    nobody has named. The record cannot tell whether its owner can pay for the real card, so
+    `pass` is accepted and listed beside the possible names; a named reserve still counts."""
+    state = stuck()
+    comps = state.rules.components
+    level_one = comps.levels[0]
+    held = state.players[0].reserved
+    state = tweak_player(state, 0, reserved=(*held[:2], (0, 1, True)))
+    state = tweak(state, unseen=sum(1 << c for c in level_one))
+    listed = texts(state)
+    assert "pass" in listed
+    guesses = [text for text in listed if text != "pass"]
+    assert guesses
+    assert all(text.startswith("buy h3") for text in guesses)
+    after = apply_text(state, "pass")
+    assert after.passes == 1
+    assert GAME.to_move(after) == 1
+    # A reserve whose card the record knows is an action the player has: no pass.
+    affordable = next(c for c in level_one if f"buy h3 {comps.card(c).text}" in listed)
+    named = tweak_player(state, 0, reserved=(*held[:2], (affordable, 1, True)))
+    assert "pass" not in texts(named)
+    with pytest.raises(IllegalMove) as refused:
+        apply_text(named, "pass")
+    assert refused.value.code == "PASS_NOT_ALLOWED"
+
+
 def test_seed_example_bonuses_reduce_the_cost() -> None:
     """Seed 003 §5: a card costing 2 blue and 1 green, bought with 2 blue bonuses, costs
     only 1 green token."""

@@ -151,7 +151,11 @@ type CastelloMethoniBuild struct {
 	Other string `protobuf:"bytes,3,opt,name=other,proto3" json:"other,omitempty"`
 	// The houses placed: normally the builder's own on one side and one neighbour's on the
 	// other (§5.1.b).
-	Houses        []*CastelloMethoniHouse `protobuf:"bytes,4,rep,name=houses,proto3" json:"houses,omitempty"`
+	Houses []*CastelloMethoniHouse `protobuf:"bytes,4,rep,name=houses,proto3" json:"houses,omitempty"`
+	// §6.2, §6.4: a builder with no tower left whose new castle shares a wall with several of
+	// their own castles chooses the one it merges into: a cell of that castle. Empty: the castle
+	// with the lowest id (the only one, when it touches one).
+	Into          string `protobuf:"bytes,5,opt,name=into,proto3" json:"into,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -212,6 +216,13 @@ func (x *CastelloMethoniBuild) GetHouses() []*CastelloMethoniHouse {
 		return x.Houses
 	}
 	return nil
+}
+
+func (x *CastelloMethoniBuild) GetInto() string {
+	if x != nil {
+		return x.Into
+	}
+	return ""
 }
 
 // Play a card to trade at an active market: take 2 ducats from the bank (§5.2).
@@ -1436,12 +1447,13 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\r_first_player\">\n" +
 	"\x14CastelloMethoniHouse\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
-	"\x04cell\x18\x02 \x01(\tR\x04cell\"\x8f\x01\n" +
+	"\x04cell\x18\x02 \x01(\tR\x04cell\"\xa3\x01\n" +
 	"\x14CastelloMethoniBuild\x12\x12\n" +
 	"\x04card\x18\x01 \x01(\tR\x04card\x12\x12\n" +
 	"\x04cell\x18\x02 \x01(\tR\x04cell\x12\x14\n" +
 	"\x05other\x18\x03 \x01(\tR\x05other\x129\n" +
-	"\x06houses\x18\x04 \x03(\v2!.tablelog.v1.CastelloMethoniHouseR\x06houses\"*\n" +
+	"\x06houses\x18\x04 \x03(\v2!.tablelog.v1.CastelloMethoniHouseR\x06houses\x12\x12\n" +
+	"\x04into\x18\x05 \x01(\tR\x04into\"*\n" +
 	"\x14CastelloMethoniTrade\x12\x12\n" +
 	"\x04card\x18\x01 \x01(\tR\x04card\"*\n" +
 	"\x14CastelloMethoniMerge\x12\x12\n" +
