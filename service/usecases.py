@@ -172,8 +172,10 @@ class Commands:
             envelope = table.wrap(inner, chosen_seat)
             try:
                 text = game.format(inner, state)
-            except Exception:
-                # An illegal move may not be formattable: let the rules say why it is illegal.
+            except RulesError:
+                # A move the game refuses to write down (each game checks a move's bounds
+                # before formatting it) may also break a rule: let the rules say which. Any
+                # other exception is a bug in the game, answered INTERNAL, not hidden here.
                 folding.check_move(position, envelope)
                 raise
             recorded = events_pb2.MoveRecorded(move=envelope, notation=text)
