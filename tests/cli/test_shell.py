@@ -271,9 +271,14 @@ def test_the_legal_moves_are_fetched_once_per_revision(
 def test_move_index_word_by_word() -> None:
     index = MoveIndex(["take w u g", "take w u", "take w w", "buy 1.2", "build a|b own a"])
     assert [word for word, _ in index.following(["take", "w"], "")] == ["u", "w"]
-    assert [moves for _, moves in index.following(["take", "w"], "u")] == [
-        ["take w u g", "take w u"]
+    [(word, following)] = index.following(["take", "w"], "u")
+    assert (word, following.moves, following.ends) == ("u", ["take w u g", "take w u"], True)
+    [(word, following)] = index.following(["take", "w", "u"], "")
+    assert (word, following.moves, following.ends) == ("g", ["take w u g"], True)
+    first = [
+        (word, following.moves, following.ends) for word, following in index.following([], "BU")
     ]
+    assert first == [("buy", ["buy 1.2"], False), ("build", ["build a|b own a"], False)]
     assert [word for word, _ in index.following(["BUILD"], "A")] == ["a|b"]
     assert list(index.following(["take", "x"], "")) == []
 
@@ -304,6 +309,7 @@ def test_use_sets_the_current_game_per_server(
     no_game = tablelog(server, "show", ok=False)
     assert no_game.returncode == 2
     assert "`tablelog use GAME`" in no_game.stderr
+    assert tablelog(server, "move", "", ok=False).returncode == 2  # no id, no move, no game
     assert tablelog(server, "use", game_id).stdout.startswith(f"current game: {game_id}  ")
     assert tablelog(server, "use").stdout.startswith(f"{game_id}  splendor")
     # The state lives in the (test's own) XDG state directory, one file per server.

@@ -418,7 +418,7 @@ def _game_named(args: argparse.Namespace, client: Client, text: str | None) -> s
         if given or current:
             return given or str(current)
         raise UsageError(NO_GAME.format(command=args.command))
-    words = list(getattr(args, text))
+    words = [word for word in getattr(args, text) if word.strip()]
     if words and (current is None or _names_game(client, words[0])):
         setattr(args, text, words[1:])
         return str(words[0])

@@ -18,7 +18,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -56,27 +56,38 @@ CACHED_REVISIONS = 4
 # ------------------------------------------------------------------ completion
 
 
+@dataclass
+class NextWord:
+    """A word that can follow some first words: the legal moves it leads to, and whether
+    one of them ends with it (else a space can follow it at once)."""
+
+    moves: list[str] = field(default_factory=list)
+    ends: bool = False
+
+
 class MoveIndex:
     """Legal moves by their words: for each run of first words (case-folded), the words
-    that can follow, in the server's order, with how many moves go through each."""
+    that can follow, in the server's order."""
 
     def __init__(self, notations: Iterable[str]) -> None:
         self.notations = tuple(notations)
-        self._next: dict[tuple[str, ...], dict[str, list[str]]] = {}
+        self._next: dict[tuple[str, ...], dict[str, NextWord]] = {}
         for notation in self.notations:
             words = notation.split()
             for at, word in enumerate(words):
                 prefix = tuple(w.casefold() for w in words[:at])
-                self._next.setdefault(prefix, {}).setdefault(word, []).append(notation)
+                following = self._next.setdefault(prefix, {}).setdefault(word, NextWord())
+                following.moves.append(notation)
+                following.ends |= at == len(words) - 1
 
-    def following(self, typed: Iterable[str], partial: str) -> Iterator[tuple[str, list[str]]]:
+    def following(self, typed: Iterable[str], partial: str) -> Iterator[tuple[str, NextWord]]:
         """The words that can come after the `typed` words and start with `partial` (any
-        case), each with the legal moves it leads to."""
+        case)."""
         start = partial.casefold()
         options = self._next.get(tuple(w.casefold() for w in typed), {})
-        for word, moves in options.items():
+        for word, following in options.items():
             if word.casefold().startswith(start):
-                yield word, moves
+                yield word, following
 
 
 class MoveCompleter(Completer):
@@ -95,12 +106,11 @@ class MoveCompleter(Completer):
         partial = "" if not words or before[-1:].isspace() else words.pop()
         index = self.moves()
         if index is not None:
-            for word, moves in index.following(words, partial):
-                # A space after a word no move ends with, so the next Tab goes on at once.
-                ends = any(len(move.split()) == len(words) + 1 for move in moves)
+            for word, following in index.following(words, partial):
+                moves = following.moves
                 meta = moves[0] if len(moves) == 1 else f"{len(moves)} moves"
                 yield Completion(
-                    word if ends else word + " ",
+                    word if following.ends else word + " ",
                     start_position=-len(partial),
                     display=word,
                     display_meta=meta,
