@@ -81,6 +81,7 @@ def test_piped_lines_record_name_the_players_and_refuse_in_the_words_of_move(
     )
     assert said[said.index("Bob> redo") + 1] == "redid Bob's take r r (revision 18)"
     assert "Ann> take k k" not in said
+    assert said[said.index("Ann> show") + 1] == "revision 20 · to move: Ann"
     legal = said[said.index("Ann> legal reserve 3") + 1 :]
     assert legal[0] == "to move: Ann; 5 legal moves starting 'reserve 3'"
     assert legal[1:6] == [f"  reserve 3.{slot}" for slot in ("1", "2", "3", "4", "deck")]
@@ -266,6 +267,20 @@ def test_the_legal_moves_are_fetched_once_per_revision(
     shell.handle("take w u g")
     list(completer.get_completions(Document("t"), CompleteEvent(completion_requested=True)))
     assert fetched == [16, 17]
+
+
+def test_the_prompt_names_the_table_for_a_reveal_and_says_when_the_game_is_over(
+    server: BackgroundServer, client: Client
+) -> None:
+    game_id = new_game(server)  # table mode: the recorder types the layout turned up first
+    shell = RecordingShell(client, game_id, out=io.StringIO())
+    assert shell.prompt() == "table> "
+    client.abandon(game_id, reason="closing time")
+    shell.handle("show")
+    assert shell.prompt() == "game over> "
+    assert shell.moves_now() is None  # nothing to complete
+    shell.handle("reveal 1.1 1w0:u1g1r1k1")
+    assert shell.kept == "reveal 1.1 1w0:u1g1r1k1"
 
 
 def test_move_index_word_by_word() -> None:
