@@ -194,6 +194,8 @@ Change = (
 
 @dataclass(frozen=True)
 class MoveInEffect:
+    """A move that stands (`history`, `note`): its place, revision and words."""
+
     number: int
     revision: int
     words: str
@@ -242,7 +244,7 @@ class RecordingShell:
         return int(self.game.version)
 
     def prompt(self) -> str:
-        """ "Ann> ": who is to move at the version on screen."""
+        """The prompt, naming who is to move at the version on screen: "Ann> "."""
         if self.game.status != service_pb2.GAME_STATUS_IN_PROGRESS:
             return "game over> "
         kind = self.game.to_move.WhichOneof("who")
