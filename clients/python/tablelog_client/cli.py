@@ -10,6 +10,7 @@ import argparse
 import json
 import mimetypes
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -330,19 +331,29 @@ def _print_change(
     if args.json:
         print_json(response)
         return 0
+    for line in change_lines(client, response, before):
+        print(line)
+    print(describe_game(response.game))
+    return 0
+
+
+def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) -> list[str]:
+    """The events of a change in words, one line each: `before` is whose decision it was
+    before the change (None: not known)."""
+    game_id = response.game.game_id
     narrator = Narrator([p.name for p in response.game.players])
+    lines = []
     for event in response.events:
         body = event.WhichOneof("body")
         if body == "move_undone":
-            _learn_move(client, args.game_id, event.move_undone.undone_revision, narrator)
+            _learn_move(client, game_id, event.move_undone.undone_revision, narrator)
         elif body == "move_redone":
-            _learn_move(client, args.game_id, event.move_redone.redone_revision, narrator)
+            _learn_move(client, game_id, event.move_redone.redone_revision, narrator)
         narrator.to_move = before
         words = narrator.describe(event)
         before = None  # whoever follows a move in the same change is not known here
-        print(f"{words}  (revision {event.revision})" if body == "move_recorded" else words)
-    print(describe_game(response.game))
-    return 0
+        lines.append(f"{words}  (revision {event.revision})" if body == "move_recorded" else words)
+    return lines
 
 
 def _current(args: argparse.Namespace, client: Client) -> tuple[int, game_pb2.ToMove | None]:
@@ -370,7 +381,98 @@ def _seat(args: argparse.Namespace, client: Client) -> int | None:
     raise UsageError(f"--seat {given}: no player of that name (the players: {', '.join(players)})")
 
 
+# ------------------------------------------------------------------ the current game
+
+MAX_GAME_ID = 64
+GAME_ID_SHAPE = re.compile(r"[a-z0-9_-]+")
+"""What the server accepts as a game id (docs/service.md)."""
+GENERATED_ID = re.compile(r"[a-z2-7]{12}")
+"""The ids the server makes: taken for a game id, never for a move's first word, even
+when no such game exists (a mistyped id is reported, not recorded as notation)."""
+NO_GAME = (
+    "no game named and no current game: name the game (`tablelog {command} GAME ...`) "
+    "or choose one with `tablelog use GAME`"
+)
+
+
+def _names_game(client: Client, word: str) -> bool:
+    """Whether `word` is the id of a game on the server."""
+    try:
+        client.get_game(word)
+    except TablelogError as error:
+        unknown = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
+        if unknown and not GENERATED_ID.fullmatch(word):
+            return False
+        raise
+    return True
+
+
+def _game_named(args: argparse.Namespace, client: Client, text: str | None) -> str:
+    """The game a command is about: the id given, else the current game (`tablelog use`).
+    For a command whose free text follows the id (`text`: move, annotate), the first word
+    is the id when no game is current or when it names a game on the server; otherwise
+    every word is the command's text."""
+    current = current_game(args.address)
+    if text is None:
+        given: str | None = args.game_id
+        if given or current:
+            return given or str(current)
+        raise UsageError(NO_GAME.format(command=args.command))
+    words = [word for word in getattr(args, text) if word.strip()]
+    if words and (current is None or _names_game(client, words[0])):
+        setattr(args, text, words[1:])
+        return str(words[0])
+    if current is None:
+        raise UsageError(NO_GAME.format(command=args.command))
+    return current
+
+
+def on_game(handler: Handler, text: str | None = None) -> Handler:
+    """`handler` with `args.game_id` set to the game named or the current one."""
+
+    def run(args: argparse.Namespace, client: Client) -> int:
+        args.game_id = _game_named(args, client, text)
+        return handler(args, client)
+
+    return run
+
+
+def cmd_use(args: argparse.Namespace, client: Client) -> int:
+    if args.clear:
+        forget_current_game(args.address)
+        print(f"no current game on {resolve_address(args.address)}")
+        return 0
+    game_id = args.game_id or current_game(args.address)
+    if game_id is None:
+        print(
+            f"no current game on {resolve_address(args.address)}: choose one with "
+            "`tablelog use GAME` (`tablelog list` shows the games)"
+        )
+        return 1
+    game = client.get_game(game_id)
+    if args.game_id:
+        remember_current_game(args.address, game.game_id)
+    if args.json:
+        print_json(game)
+    else:
+        print(("current game: " if args.game_id else "") + describe_game(game))
+    return 0
+
+
+def cmd_record(args: argparse.Namespace, client: Client) -> int:
+    # prompt_toolkit is loaded only for the shell: every other command starts without it.
+    from tablelog_client.shell import record
+
+    if args.json:
+        raise UsageError("the shell answers in words; for JSON use `tablelog move --json`")
+    client.get_game(args.game_id)  # a game that is not there is reported before anything
+    remember_current_game(args.address, args.game_id)
+    return record(client, args.game_id, address=args.address)
+
+
 def cmd_move(args: argparse.Namespace, client: Client) -> int:
+    if not args.notation:
+        raise UsageError(f"give the move: tablelog move {args.game_id} 'take w u g'")
     notation = " ".join(args.notation)
     seat = _seat(args, client)
     version, before = _current(args, client)
@@ -765,6 +867,7 @@ def _installed_version() -> str:
 
 GAME_ID_HELP = "the game's id, as `tablelog new` and `tablelog list` print it"
 SEAT_HELP = "as this player sees it (a name, or a seat number from 0)"
+OPTIONAL_GAME_HELP = "the game's id (default: the current game, see `tablelog use`)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -784,8 +887,15 @@ def build_parser() -> argparse.ArgumentParser:
     command = add("list", cmd_list, "the games recorded on the server, newest first")
     command.add_argument("--game", help="only this game type")
     command.add_argument("--status", choices=sorted(STATUSES), help="only games in this state")
-    command = add("info", cmd_info, "one game's summary (players, version, whose turn)")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("info", on_game(cmd_info), "one game's summary (players, version, whose turn)")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
+    command = add("use", cmd_use, "choose the current game, or say which it is")
+    command.add_argument(
+        "game_id", nargs="?", help="the game that commands without a game id are about"
+    )
+    command.add_argument("--clear", action="store_true", help="forget the current game")
+    command = add("record", on_game(cmd_record), "record a game in an interactive shell")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP + "; it becomes current")
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
     command.add_argument("game", help="the game type, as `tablelog games` lists them")
     command.add_argument("players", nargs="*", help="the players in seat order")
@@ -828,17 +938,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="why the --component files are approximate (implies --approximate)",
     )
     for name, handler, text in (
-        ("move", cmd_move, "record a move in the game's notation"),
-        ("undo", cmd_undo, "take back the last move"),
-        ("redo", cmd_redo, "re-apply the last undone move"),
+        ("move", on_game(cmd_move, "notation"), "record a move in the game's notation"),
+        ("undo", on_game(cmd_undo), "take back the last move"),
+        ("redo", on_game(cmd_redo), "re-apply the last undone move"),
     ):
         command = add(name, handler, text)
-        command.add_argument("game_id", help=GAME_ID_HELP)
         if name == "move":
-            command.add_argument("notation", nargs="+", help="the move, in the game's notation")
+            command.add_argument(
+                "notation",
+                nargs="+",
+                metavar="[GAME] MOVE",
+                help="the game's id (default: the current game, see `tablelog use`), then "
+                "the move in the game's notation",
+            )
             command.add_argument(
                 "--seat", help="the player you say is moving (a name, or a seat number from 0)"
             )
+        else:
+            command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
         if name == "undo":
             command.add_argument("--reason", default="", help="why, in words (kept in the history)")
         command.add_argument(
@@ -856,16 +973,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the version you saw (default: fetch the current one)",
     )
-    command = add("show", cmd_show, "the state as the server renders it")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("show", on_game(cmd_show), "the state as the server renders it")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")
     command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
-    command = add("legal", cmd_legal, "the legal moves, in notation")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("legal", on_game(cmd_legal), "the legal moves, in notation")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")
-    command = add("replay", cmd_replay, "step through a game, forward and back")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("replay", on_game(cmd_replay), "step through a game, forward and back")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--all", action="store_true", help="print every revision and exit")
     command.add_argument(
         "--step", action="store_true", help="step with keys read from stdin, even from a pipe"
@@ -878,8 +995,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
-    command = add("watch", cmd_watch, "follow a game live")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("watch", on_game(cmd_watch), "follow a game live")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument(
         "--from", dest="from_revision", type=int, default=0, help="replay from this revision first"
     )
@@ -890,20 +1007,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--timeout", type=float, default=None, help="stop after N seconds")
     command.add_argument("--verbose", action="store_true", help="print heartbeats")
-    command = add("annotate", cmd_annotate, "comment on a revision")
-    command.add_argument("game_id", help=GAME_ID_HELP)
-    command.add_argument("comment", nargs="*", help="the comment, in words")
+    command = add("annotate", on_game(cmd_annotate, "comment"), "comment on a revision")
+    command.add_argument(
+        "comment",
+        nargs="*",
+        metavar="[GAME] COMMENT",
+        help="the game's id (default: the current game, see `tablelog use`), then the comment",
+    )
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
     command.add_argument("--revision", type=int, default=0, help="default: the head")
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
     command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
-    command = add("annotations", cmd_annotations, "a game's annotations")
-    command.add_argument("game_id", help=GAME_ID_HELP)
-    command = add("audit", cmd_audit, "every event, undone moves included")
-    command.add_argument("game_id", help=GAME_ID_HELP)
-    command = add("verify", cmd_verify, "re-check the hash chain and re-validate every move")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("annotations", on_game(cmd_annotations), "a game's annotations")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
+    command = add("audit", on_game(cmd_audit), "every event, undone moves included")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
+    command = add(
+        "verify", on_game(cmd_verify), "re-check the hash chain and re-validate every move"
+    )
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument(
         "--receipt",
         action="append",
@@ -911,8 +1034,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a receipt kept from a change (a file, or the JSON `tablelog move --json` "
         "printed): the history must still hold it; repeatable",
     )
-    command = add("export", cmd_export, "the events as JSON lines")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("export", on_game(cmd_export), "the events as JSON lines")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("-o", "--output", help="file (default: stdout)")
     command = add("import", cmd_import, "import exported JSON lines as a new game")
     command.add_argument("file", help="a file of JSON lines, or - for stdin")
@@ -949,24 +1072,59 @@ a shell reports a process ended by SIGPIPE."""
 # instead of recording it on top of a table the recorder has not seen.
 
 
+def state_dir() -> Path:
+    """Where the CLI keeps what it remembers between commands (the XDG state directory)."""
+    return Path(os.environ.get("TABLELOG_STATE_DIR") or platformdirs.user_state_dir("tablelog"))
+
+
+def _server_folder(address: str | None) -> str:
+    address = address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
+    return "".join(c if c.isalnum() else "_" for c in address)
+
+
 def _seen_file(address: str | None, game_id: str) -> Path:
     """One small file per server and game, so terminals recording different games at once
     never overwrite each other's memory."""
-    address = address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
-    base = os.environ.get("TABLELOG_STATE_DIR") or platformdirs.user_state_dir("tablelog")
-    server = "".join(c if c.isalnum() else "_" for c in address)
-    return Path(base) / "seen" / server / f"{Path(game_id).name}.version"
+    return state_dir() / "seen" / _server_folder(address) / f"{Path(game_id).name}.version"
 
 
-def remember_version(address: str | None, game_id: str, version: int) -> None:
-    path = _seen_file(address, game_id)
+def _current_game_file(address: str | None) -> Path:
+    """The current game (`tablelog use`) of one server: game ids are per server."""
+    return state_dir() / "current" / f"{_server_folder(address)}.game"
+
+
+def _write_state(path: Path, text: str) -> None:
+    """Written whole or not at all (a rename), so a reader never sees half a file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(str(int(version)), encoding="utf-8")
+        temporary.write_text(text, encoding="utf-8")
         temporary.replace(path)
-    except OSError:  # a read-only home: fall back to the server's current version
+    except OSError:  # a read-only home: the CLI still works, it just remembers nothing
         pass
+
+
+def remember_current_game(address: str | None, game_id: str) -> None:
+    _write_state(_current_game_file(address), game_id)
+
+
+def forget_current_game(address: str | None) -> None:
+    _current_game_file(address).unlink(missing_ok=True)
+
+
+def current_game(address: str | None) -> str | None:
+    """The game `tablelog use` chose on this server, if any."""
+    try:
+        text = _current_game_file(address).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    # Bounded and shaped like an id before it is sent anywhere (the file may be edited).
+    return text if 0 < len(text) <= MAX_GAME_ID and GAME_ID_SHAPE.fullmatch(text) else None
+
+
+def remember_version(address: str | None, game_id: str, version: int) -> None:
+    # Unwritable: the next change falls back to the server's current version.
+    _write_state(_seen_file(address, game_id), str(int(version)))
 
 
 def _last_seen(address: str | None, game_id: str) -> int | None:
