@@ -16,6 +16,7 @@ are what the rest of the service uses.
 from service.store.base import AppendResult, EventStore, StoredHead
 from service.store.errors import (
     ChainMismatch,
+    ClubStorageFull,
     CorruptEvent,
     GameExists,
     GameNotFound,
@@ -35,6 +36,7 @@ __all__ = [
     "STORE_TIMEOUT",
     "AppendResult",
     "ChainMismatch",
+    "ClubStorageFull",
     "CorruptEvent",
     "EventStore",
     "GameExists",
