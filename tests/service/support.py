@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -76,3 +77,47 @@ class ServeProcess:
             self.process.stdout.close()
         self.process = None
         return code
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """A CA and a server certificate it signed, for localhost and 127.0.0.1 (PEM files)."""
+
+    ca: Path
+    certificate: Path
+    key: Path
+
+
+def make_certificates(directory: Path, name: str = "tablelog") -> Certificates:
+    """A fresh CA and server certificate made with `openssl` (valid for a day)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = directory / f"{name}-ca.pem", directory / f"{name}-ca.key"
+    request, certificate, key = (
+        directory / f"{name}.csr",
+        directory / f"{name}.pem",
+        directory / f"{name}.key",
+    )
+    extensions = directory / f"{name}.ext"
+    extensions.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for command in (
+        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-keyout", ca_key, "-out", ca, "-days", "1", "-subj", f"/CN={name} test CA"],
+        ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-keyout", key, "-out", request, "-subj", "/CN=localhost"],
+        ["x509", "-req", "-in", request, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+         "-out", certificate, "-days", "1", "-extfile", extensions],
+    ):  # fmt: skip
+        subprocess.run(["openssl", *map(str, command)], check=True, capture_output=True, timeout=30)
+    return Certificates(ca, certificate, key)
+
+
+def run_serve(*arguments: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`tablelog serve` run to its end (for a start refused at once)."""
+    return subprocess.run(
+        [*tablelog_command(), "serve", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ, TABLELOG_REDIS_URL=""),
+        stdin=subprocess.DEVNULL,
+    )
