@@ -464,13 +464,16 @@ def _unreachable(shown_url: str, error: Exception) -> str:
     from redis import exceptions as redis_errors
 
     cause = error.__cause__
-    if isinstance(cause, redis_errors.AuthenticationError) or "WRONGPASS" in str(error):
+    if isinstance(cause, redis_errors.AuthenticationError):
+        if "required" in str(cause).lower():  # NOAUTH: no password was given
+            return (
+                f"Redis at {shown_url} needs a password: give it in --redis-url or with "
+                "--redis-password-file"
+            )
         return (
-            f"Redis at {shown_url} refused the credentials ({cause or error}): check the "
-            "user and password in --redis-url or --redis-password-file"
+            f"Redis at {shown_url} refused the credentials ({cause}): check the user and "
+            "password in --redis-url or --redis-password-file"
         )
-    if isinstance(cause, redis_errors.ResponseError) and "NOAUTH" in str(cause):
-        return f"Redis at {shown_url} needs a password: give it with --redis-password-file"
     return f"cannot reach Redis at {shown_url}: {error}"
 
 
