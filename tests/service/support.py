@@ -25,8 +25,20 @@ def tablelog_command() -> list[str]:
     return [sys.executable, "-m", "tablelog_client.cli"]
 
 
+OUT_OF_REACH_LIMITS = {
+    "TABLELOG_CHANGES_PER_SECOND": "1000000",
+    "TABLELOG_CHANGE_BURST": "1000000",
+    "TABLELOG_READS_PER_SECOND": "1000000",
+    "TABLELOG_READ_BURST": "1000000",
+}
+"""The rate per caller of a `tablelog serve` under test: every caller of a test is the one
+machine, and these tests record as fast as they can (the limits are tested on servers
+of their own, tests/service/test_caller_limits.py)."""
+
+
 class ServeProcess:
-    """`tablelog serve` as a child process on a free port with its own data directory."""
+    """`tablelog serve` as a child process on a free port with its own data directory
+    (its rate per caller out of reach: `OUT_OF_REACH_LIMITS`)."""
 
     def __init__(self, data_dir: Path, *extra: str, stderr: IO[str] | None = None) -> None:
         self.data_dir = data_dir
@@ -38,7 +50,7 @@ class ServeProcess:
         self.output: list[str] = []
 
     def start(self, timeout: float = 30) -> ServeProcess:
-        env = dict(os.environ, TABLELOG_REDIS_URL="")
+        env = dict(os.environ, TABLELOG_REDIS_URL="", **OUT_OF_REACH_LIMITS)
         self.process = subprocess.Popen(
             [*tablelog_command(), "serve", "--address", self.address,
              "--data-dir", str(self.data_dir), *self.extra],

@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
+import inspect
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 
+from service import cli as service_cli
+from service import healthcheck as service_healthcheck
 from service.embedded import EmbeddedRedis
 from service.server import BackgroundServer
 from service.transport import (
@@ -179,3 +186,53 @@ def test_serve_refuses_a_certificate_without_its_key(
     refused = run_serve("--tls-cert", str(certificates.certificate), "--data-dir", str(tmp_path))
     assert refused.returncode == 2
     assert "--tls-key is missing" in refused.stderr
+
+
+def healthcheck(target: str, **env: str) -> int:
+    """`python -m service.healthcheck` as the image runs it, for the server at `target`."""
+    settings = {k: v for k, v in os.environ.items() if not k.startswith("TABLELOG_")}
+    checked = subprocess.run(
+        [sys.executable, "-m", "service.healthcheck"],
+        env={**settings, "TABLELOG_ADDRESS": f"0.0.0.0:{target.rsplit(':', 1)[1]}", **env},
+        capture_output=True,
+        timeout=30,
+    )
+    return checked.returncode
+
+
+@pytest.mark.slow
+def test_the_image_healthcheck_speaks_tls_when_the_server_does(
+    tls_server: BackgroundServer, certificates: Certificates, embedded_redis: EmbeddedRedis
+) -> None:
+    tls = {"TABLELOG_TLS_CERT": str(certificates.certificate)}
+    assert healthcheck(tls_server.target, **tls, TABLELOG_CA=str(certificates.ca)) == 0
+    # Without a CA the certificate itself is trusted (grpc accepts it as its anchor)...
+    assert healthcheck(tls_server.target, **tls) == 0
+    # ...but the name expected must be on it.
+    assert (
+        healthcheck(
+            tls_server.target,
+            **tls,
+            TABLELOG_CA=str(certificates.ca),
+            TABLELOG_TLS_SERVER_NAME="elsewhere.example",
+        )
+        == 1
+    )
+    assert healthcheck(tls_server.target) == 1  # plaintext to a TLS port
+    plain = BackgroundServer(embedded_redis.url, chain=CHAIN).start()
+    try:
+        assert healthcheck(plain.target) == 0
+    finally:
+        plain.stop()
+
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+def test_the_deploy_files_name_only_settings_serve_reads() -> None:
+    """A misspelt variable in a manifest would be ignored in silence."""
+    read = set(re.findall(r"TABLELOG_[A-Z_]+", inspect.getsource(service_cli)))
+    read |= set(re.findall(r"TABLELOG_[A-Z_]+", inspect.getsource(service_healthcheck)))
+    for path in (DEPLOY / "compose.yaml", DEPLOY / "Dockerfile", *DEPLOY.glob("kubernetes/*")):
+        named = set(re.findall(r"TABLELOG_[A-Z_]+", path.read_text()))
+        assert named <= read, f"{path.name}: {sorted(named - read)}"
