@@ -25,6 +25,7 @@ from service.quotas import CallerLimits, KeysOf, peer_keys
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
+from service.store.club_storage import DEFAULT_LEASE
 from service.transport import TlsFiles
 from service.watching import WatchHub, WatchLimits
 from tablelog.v1 import service_pb2, service_pb2_grpc
@@ -227,8 +228,10 @@ class BackgroundServer:
         caller_limits: CallerLimits | None = None,
         keys_of: KeysOf = peer_keys,
         club_storage: int | None = None,
+        club_lease: int = DEFAULT_LEASE,
     ) -> None:
         self.redis_url = redis_url
+        self.club_lease = club_lease
         self.tls = tls
         self.caller_limits = caller_limits
         self.keys_of = keys_of
@@ -267,6 +270,7 @@ class BackgroundServer:
                 chain=self.chain,
                 pool_size=self.pool_size,
                 club_storage=self.club_storage,
+                club_lease=self.club_lease,
             )
             self.built = build_server(
                 store,

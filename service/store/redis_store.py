@@ -11,8 +11,8 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
     tl:games                 sorted set of game ids by creation order (the ListGames index)
     tl:games:counter         the creation counter that orders that set
-    tl:club:<club>:bytes     integer: the stored bytes of the club's games (its quota's
-                             counter, when the store has a quota; see `RESERVE_SCRIPT`)
+    tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
+                             (the bytes of its games' streams: see `service.store.club_storage`)
 
 The stream is the truth; the head hash is a summary the script keeps in step with it, and
 everything in it can be rebuilt from the stream. Streams are never trimmed.
@@ -33,9 +33,9 @@ from redis import exceptions as redis_errors
 
 from service.chain import GENESIS_HASH, Chain
 from service.store.base import AppendResult, EventStore, StoredHead
+from service.store.club_storage import DEFAULT_LEASE, ClubStorage
 from service.store.errors import (
     ChainMismatch,
-    ClubStorageFull,
     CorruptEvent,
     GameExists,
     GameNotFound,
@@ -56,20 +56,6 @@ STORE_TIMEOUT = 5.0
 
 STREAM_AHEAD = "equal or smaller than the target stream top item"
 """Redis's refusal of an XADD whose entry id is not beyond the stream's last one."""
-
-RESERVE_SCRIPT = """
-local used = tonumber(redis.call("GET", KEYS[1]) or "0")
-if used + tonumber(ARGV[1]) > tonumber(ARGV[2]) then
-  return {0, used}
-end
-return {1, redis.call("INCRBY", KEYS[1], ARGV[1])}
-"""
-"""Count ARGV[1] more bytes on a club's counter (KEYS[1]) unless that passes its quota
-(ARGV[2]): {1, the new count} or {0, the count as it stays}. Run before the append script,
-which cannot touch it (in Redis Cluster the counter lives in another slot than the game);
-an append that does not happen gives its bytes back. So the counter is exact except after
-an append left in doubt (Redis unreachable while it ran), whose bytes stay counted: it can
-only count too much, never let a club past its quota."""
 
 
 def with_credentials(url: str, password: str | None = None, ca_file: str | None = None) -> str:
@@ -113,13 +99,17 @@ class RedisEventStore(EventStore):
         *,
         chain: Chain,
         club_storage: int | None = None,
+        club_lease: int = DEFAULT_LEASE,
     ) -> None:
         """`club_storage`: the bytes each club's games may take in their streams (None: no
-        limit)."""
+        limit), leased `club_lease` bytes at a time (see `service.store.club_storage`)."""
         self.chain = chain
-        self.club_storage = club_storage
         self._redis = client
-        self._reserve = client.register_script(RESERVE_SCRIPT)
+        self.club_storage = (
+            ClubStorage(client, prefix, club_storage, self._call, club_lease)
+            if club_storage is not None
+            else None
+        )
         self._prefix = prefix
         self._timeout = timeout
         self._watchdog = Watchdog()
@@ -139,6 +129,7 @@ class RedisEventStore(EventStore):
         chain: Chain,
         pool_size: int = DEFAULT_POOL_SIZE,
         club_storage: int | None = None,
+        club_lease: int = DEFAULT_LEASE,
     ) -> RedisEventStore:
         """A store on a new client, sealing with `chain`. The client has no socket timeout
         of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
@@ -155,7 +146,12 @@ class RedisEventStore(EventStore):
         )
         pack_with_hiredis(pool)
         return cls(
-            aioredis.Redis.from_pool(pool), prefix, timeout, chain=chain, club_storage=club_storage
+            aioredis.Redis.from_pool(pool),
+            prefix,
+            timeout,
+            chain=chain,
+            club_storage=club_storage,
+            club_lease=club_lease,
         )
 
     def dedicated(self) -> RedisEventStore:
@@ -172,12 +168,9 @@ class RedisEventStore(EventStore):
         own = aioredis.ConnectionPool(
             connection_class=pool.connection_class, max_connections=1, **settings
         )
+        # A reader appends nothing: no quota of its own (and no leases to hold).
         return RedisEventStore(
-            aioredis.Redis.from_pool(own),
-            self._prefix,
-            self._timeout,
-            chain=self.chain,
-            club_storage=self.club_storage,
+            aioredis.Redis.from_pool(own), self._prefix, self._timeout, chain=self.chain
         )
 
     @property
@@ -266,10 +259,10 @@ class RedisEventStore(EventStore):
             summary=summary,
             events=tuple(data for _, data in sealed),
         )
-        counted = club if self.club_storage is not None and club else ""
+        storage = self.club_storage if club else None
         size = sum(len(data) for _, data in sealed)
-        if counted:
-            await self._count_bytes(counted, size)
+        if storage is not None:
+            await storage.take(club, size)
         kept = False
         try:
             reply = ScriptReply.parse(
@@ -277,7 +270,7 @@ class RedisEventStore(EventStore):
             )
             kept = reply.status is ScriptStatus.OK
         except StoreUnavailable:
-            kept = True  # the script may have run: its bytes stay counted (see RESERVE_SCRIPT)
+            kept = True  # the script may have run: its bytes stay counted
             raise
         except redis_errors.ResponseError as exc:
             if STREAM_AHEAD not in str(exc):
@@ -292,9 +285,8 @@ class RedisEventStore(EventStore):
                 events[0].revision,
             ) from exc
         finally:
-            if counted and not kept:
-                with contextlib.suppress(StoreUnavailable):  # then it counts too much
-                    await self._call(self._redis.decrby(self._club_key(counted), size))
+            if storage is not None and not kept:
+                await storage.give_back(club, size)
         status = reply.status
         if status is ScriptStatus.OK:
             return AppendResult(tuple(event for event, _ in sealed), duplicate=False)
@@ -320,28 +312,11 @@ class RedisEventStore(EventStore):
             f"Game {game_id!r}: the previous hash given does not match event {reply.sequence}."
         )
 
-    def _club_key(self, club: str) -> str:
-        return f"{self._prefix}:club:{club}:bytes"
-
-    async def _count_bytes(self, club: str, size: int) -> None:
-        assert self.club_storage is not None
-        counted, used = await self._call(
-            self._reserve(keys=[self._club_key(club)], args=[size, self.club_storage])
-        )
-        if not counted:
-            raise ClubStorageFull(club, self.club_storage, int(used), size)
-
     async def check_club_storage(self, club: str, events: Sequence[events_pb2.Event]) -> None:
         if self.club_storage is None or not club:
             return
-        size = sum(len(data) for _, data in self.chain.seal(events, GENESIS_HASH))
-        used = int(await self._call(self._redis.get(self._club_key(club))) or 0)
-        if used + size > self.club_storage:
-            raise ClubStorageFull(club, self.club_storage, used, size)
-
-    async def club_bytes(self, club: str) -> int:
-        """The bytes counted for `club` (0 when it has stored none)."""
-        return int(await self._call(self._redis.get(self._club_key(club))) or 0)
+        sealed = self.chain.seal(events, GENESIS_HASH)
+        await self.club_storage.check_room(club, sum(len(data) for _, data in sealed))
 
     async def lookup_request(
         self, game_id: str, request_id: str, fingerprint: str = ""
@@ -455,4 +430,7 @@ class RedisEventStore(EventStore):
         return bool(await self._call(self._redis.ping()))
 
     async def close(self) -> None:
+        if self.club_storage is not None:
+            with contextlib.suppress(StoreUnavailable):  # then the counter counts too much
+                await self.club_storage.return_leases()
         await self._redis.aclose()

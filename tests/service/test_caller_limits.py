@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -222,13 +223,19 @@ def stored_bytes(url: str, game_ids: list[str]) -> int:
         )
 
 
+def counted(url: str, club: str) -> int:
+    """The club's quota counter, read from Redis itself."""
+    with redis.Redis.from_url(url) as client:
+        return int(client.get(f"tl:club:{club}:bytes") or 0)
+
+
 def test_a_club_past_its_stored_bytes_is_refused_and_nothing_is_appended(
     embedded_redis: EmbeddedRedis, club: str
 ) -> None:
     """Two server instances share the club's counter: the quota holds across them."""
-    quota = 6_000
-    first = serve(embedded_redis.url, club_storage=quota)
-    second = serve(embedded_redis.url, club_storage=quota)
+    quota, lease = 6_000, 500
+    first = serve(embedded_redis.url, club_storage=quota, club_lease=lease)
+    second = serve(embedded_redis.url, club_storage=quota, club_lease=lease)
     ann = as_caller("ann", club)
     line = splendor_line(seed=5)
     try:
@@ -236,8 +243,7 @@ def test_a_club_past_its_stored_bytes_is_refused_and_nothing_is_appended(
             stubs = [service_pb2_grpc.TablelogServiceStub(c) for c in (one, two)]
             game = create(stubs[0], ann)
             version, played = game.version, 0
-            refused: grpc.RpcError | None = None
-            while refused is None:
+            while True:
                 request = service_pb2.RecordMoveRequest(
                     game_id=game.game_id, notation=line[played], expected_version=version
                 )
@@ -249,6 +255,7 @@ def test_a_club_past_its_stored_bytes_is_refused_and_nothing_is_appended(
                     break
                 version, played = answer.game.version, played + 1
                 assert played < len(line), "the quota was never reached"
+            assert played > 4  # both instances appended before the quota was reached
             assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             info, retry = refusal_details(refused)
             assert info.reason == "CLUB_STORAGE_FULL"
@@ -257,50 +264,120 @@ def test_a_club_past_its_stored_bytes_is_refused_and_nothing_is_appended(
             used, needed = int(info.metadata["used"]), int(info.metadata["needed"])
             assert used <= quota < used + needed
             assert retry is None  # waiting frees no bytes
-            # Nothing was appended, and the counter is exactly what the streams hold.
+            # Nothing was appended: the club stores at most its quota.
             for stub in stubs:
                 read = stub.GetGame(service_pb2.GetGameRequest(game_id=game.game_id))
                 assert read.game.version == version
-            assert stored_bytes(embedded_redis.url, [game.game_id]) == used
-            assert first.run(first.built.recorder.store.club_bytes(club)) == used  # type: ignore[union-attr]
+            stored = stored_bytes(embedded_redis.url, [game.game_id])
+            assert stored <= counted(embedded_redis.url, club) <= quota
             # A new game of the club is refused before it is even listed.
             with redis.Redis.from_url(embedded_redis.url) as direct:
                 listed = direct.zcard("tl:games")
-                with pytest.raises(grpc.RpcError) as creating:
-                    create(stubs[1], as_caller("bob", club))
+                for stub in stubs:
+                    with pytest.raises(grpc.RpcError) as creating:
+                        create(stub, as_caller("bob", club))
+                    assert refusal_details(creating.value)[0].reason == "CLUB_STORAGE_FULL"
                 assert direct.zcard("tl:games") == listed
-            assert refusal_details(creating.value)[0].reason == "CLUB_STORAGE_FULL"
             # Another club still records.
             other = create(stubs[1], as_caller("ann", club + "-other"))
             assert other.version >= 1
     finally:
         first.stop()
         second.stop()
+    # Stopped, the instances gave their unused leases back: the counter is what is stored.
+    assert counted(embedded_redis.url, club) == stored
 
 
-def test_a_refused_append_gives_its_bytes_back(embedded_redis: EmbeddedRedis, club: str) -> None:
-    """A change the store refuses for another reason (a stale version) counts nothing."""
-    running = serve(embedded_redis.url, club_storage=1 << 20)
+def returned_to_counters(url: str) -> int:
+    """How many times Redis was asked to take bytes back from a counter (DECRBY)."""
+    with redis.Redis.from_url(url) as client:
+        stats = client.info("commandstats").get("cmdstat_decrby", {})
+        return int(stats.get("calls", 0))
+
+
+def test_an_append_refused_by_the_store_gives_its_bytes_back(
+    embedded_redis: EmbeddedRedis, club: str
+) -> None:
+    """Instance B builds a move on the head it cached, A appended meanwhile: the append
+    script refuses B's (stale) after B took its bytes; they go back. With lease 0 (a lease
+    per append) the counter is the stored bytes exactly, at every step."""
+    first = serve(embedded_redis.url, club_storage=1 << 20, club_lease=0)
+    second = serve(embedded_redis.url, club_storage=1 << 20, club_lease=0)
     ann = as_caller("ann", club)
+    line = splendor_line(seed=5)
     try:
-        with channel(running.target) as opened:
-            stub = service_pb2_grpc.TablelogServiceStub(opened)
-            game = create(stub, ann)
-            counted = running.run(running.built.recorder.store.club_bytes(club))  # type: ignore[union-attr]
-            assert counted == stored_bytes(embedded_redis.url, [game.game_id]) > 0
-            with pytest.raises(grpc.RpcError):
-                stub.RecordMove(
+        with channel(first.target) as one, channel(second.target) as two:
+            a, b = (service_pb2_grpc.TablelogServiceStub(c) for c in (one, two))
+            game = create(a, ann)
+            b.GetGame(service_pb2.GetGameRequest(game_id=game.game_id), metadata=ann)  # cached
+            a.RecordMove(
+                service_pb2.RecordMoveRequest(
+                    game_id=game.game_id, notation=line[0], expected_version=game.version
+                ),
+                metadata=ann,
+                timeout=10,
+            )
+            stored = stored_bytes(embedded_redis.url, [game.game_id])
+            assert counted(embedded_redis.url, club) == stored
+            returned = returned_to_counters(embedded_redis.url)
+            with pytest.raises(grpc.RpcError) as refused:
+                b.RecordMove(
                     service_pb2.RecordMoveRequest(
-                        game_id=game.game_id,
-                        notation=splendor_line(seed=5)[0],
-                        expected_version=game.version + 7,
+                        game_id=game.game_id, notation=line[0], expected_version=game.version
                     ),
                     metadata=ann,
                     timeout=10,
                 )
-            assert running.run(running.built.recorder.store.club_bytes(club)) == counted  # type: ignore[union-attr]
+            assert refusal_details(refused.value)[0].reason == "STALE_VERSION"
+            assert returned_to_counters(embedded_redis.url) == returned + 1
+            assert stored_bytes(embedded_redis.url, [game.game_id]) == stored
+            assert counted(embedded_redis.url, club) == stored
     finally:
-        running.stop()
+        first.stop()
+        second.stop()
+
+
+def test_concurrent_recorders_on_two_instances_never_pass_the_quota(
+    embedded_redis: EmbeddedRedis, club: str
+) -> None:
+    quota = 40_000
+    first = serve(embedded_redis.url, club_storage=quota, club_lease=700)
+    second = serve(embedded_redis.url, club_storage=quota, club_lease=700)
+    games: list[str] = []
+
+    def record(seat: int) -> str:
+        """A game recorded through both instances in turn until the quota stops it."""
+        who = as_caller(f"recorder-{seat}", club)
+        line = splendor_line(seed=seat)
+        with channel(first.target) as one, channel(second.target) as two:
+            stubs = [service_pb2_grpc.TablelogServiceStub(c) for c in (one, two)]
+            try:
+                game = create(stubs[seat % 2], who)
+            except grpc.RpcError as error:
+                return refusal_details(error)[0].reason  # type: ignore[no-any-return]
+            games.append(game.game_id)
+            version = game.version
+            for played, notation in enumerate(line):
+                request = service_pb2.RecordMoveRequest(
+                    game_id=game.game_id, notation=notation, expected_version=version
+                )
+                try:
+                    answer = stubs[played % 2].RecordMove(request, metadata=who, timeout=30)
+                except grpc.RpcError as error:
+                    return refusal_details(error)[0].reason  # type: ignore[no-any-return]
+                version = answer.game.version
+        return "GAME_ENDED"
+
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            endings = list(pool.map(record, range(6)))
+        assert set(endings) == {"CLUB_STORAGE_FULL"}
+        stored = stored_bytes(embedded_redis.url, games)
+        assert stored <= counted(embedded_redis.url, club) <= quota
+    finally:
+        first.stop()
+        second.stop()
+    assert counted(embedded_redis.url, club) == stored
 
 
 def test_token_buckets_refill_at_their_rate_and_stay_bounded() -> None:
