@@ -18,10 +18,12 @@ import redis
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
+from service.cli import caller_limits
 from service.embedded import EmbeddedRedis
 from service.quotas import CallerKeys, CallerLimits, TokenBuckets, WatchCounts, peer_host
 from service.server import BackgroundServer, channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
+from tablelog_client.cli import build_parser
 from tests.service.helpers import CHAIN, splendor_line
 
 CALLER = "x-test-caller"
@@ -422,3 +424,23 @@ def test_watch_counts_refuse_without_counting() -> None:
 )
 def test_a_peer_is_its_machine_whatever_its_port(peer: str, host: str) -> None:
     assert peer_host(peer) == host
+
+
+def test_serve_takes_its_limits_from_flags_and_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    defaults = build_parser().parse_args(["serve"])
+    assert caller_limits(defaults) == CallerLimits()
+    assert defaults.club_storage_bytes == 1 << 30
+    monkeypatch.setenv("TABLELOG_READS_PER_SECOND", "2.5")
+    monkeypatch.setenv("TABLELOG_CLUB_STORAGE_BYTES", "500M")
+    given = build_parser().parse_args(
+        ["serve", "--change-burst", "7", "--max-watches-per-club", "9"]
+    )
+    assert caller_limits(given) == CallerLimits(
+        reads_per_second=2.5, change_burst=7, watches_per_club=9
+    )
+    assert given.club_storage_bytes == 500 << 20
+    for wrong in (["--club-storage-bytes", "12Q"], ["--changes-per-second", "0"]):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["serve", *wrong])
