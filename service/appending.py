@@ -29,6 +29,7 @@ from service.building import ENDING_BODIES
 from service.errors import InvalidRequest
 from service.heads import Head, Heads
 from service.limits import MAX_REQUEST_ID, check_game_id, check_length
+from service.quotas import storage_club
 from service.store import ChainMismatch, EventStore, SeedOp, SequenceMoved, StaleVersion
 from service.views import summarize
 from tablelog.v1 import events_pb2, service_pb2
@@ -163,7 +164,10 @@ class Appender:
         updated_time = plan.events[-1].time
         # The summary stored for listing is computed on the head as it will be.
         summary = summarize(Head(plan.game_id, plan.after, b"", created_time, updated_time, seed))
+        club = storage_club()
         if base is None:
+            # Refused before the game is indexed: a creation with no room leaves no trace.
+            await self.store.check_club_storage(club, plan.events)
             await self.store.index_game(plan.game_id)
         result = await self.store.append(
             plan.game_id,
@@ -176,6 +180,7 @@ class Appender:
             seed_op=seed_op,
             seed=(plan.seed or b"") if seed_op is SeedOp.SET else b"",
             fingerprint=plan.origin.fingerprint,
+            club=club,
         )
         if result.duplicate:
             self.heads.forget(plan.game_id)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
+from service.quotas import CallerLimits
+
 if TYPE_CHECKING:
     from service.recorder import Recorder
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 # imported only when `serve` runs.
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_CLUB_STORAGE = "1G"
 
 
 def default_data_dir() -> Path:
@@ -45,9 +48,41 @@ def serve_command(subparsers: Any) -> None:
         help=f"where to listen (default: $TABLELOG_ADDRESS or {DEFAULT_ADDRESS})",
     )
     parser.add_argument(
+        "--tls-cert",
+        default=os.environ.get("TABLELOG_TLS_CERT") or None,
+        help="serve TLS with this certificate chain, PEM (default: $TABLELOG_TLS_CERT); "
+        "clients then connect with --ca (or $TABLELOG_CA)",
+    )
+    parser.add_argument(
+        "--tls-key",
+        default=os.environ.get("TABLELOG_TLS_KEY") or None,
+        help="the certificate's private key, PEM (default: $TABLELOG_TLS_KEY)",
+    )
+    parser.add_argument(
+        "--allow-insecure",
+        action="store_true",
+        default=os.environ.get("TABLELOG_ALLOW_INSECURE", "") not in ("", "0"),
+        help="listen without TLS on an address other machines can reach (refused "
+        "otherwise): only behind a TLS-terminating proxy or on a network you trust "
+        "(default: $TABLELOG_ALLOW_INSECURE=1)",
+    )
+    parser.add_argument(
         "--redis-url",
         default=os.environ.get("TABLELOG_REDIS_URL"),
-        help="an external Redis (default: $TABLELOG_REDIS_URL, else an embedded Redis)",
+        help="an external Redis (default: $TABLELOG_REDIS_URL, else an embedded Redis): "
+        "redis://[user[:password]@]host:port/db, or rediss:// for TLS",
+    )
+    parser.add_argument(
+        "--redis-password-file",
+        default=os.environ.get("TABLELOG_REDIS_PASSWORD_FILE") or None,
+        help="the external Redis's password, read from this file (a mounted secret) "
+        "instead of the URL (default: $TABLELOG_REDIS_PASSWORD_FILE)",
+    )
+    parser.add_argument(
+        "--redis-ca",
+        default=os.environ.get("TABLELOG_REDIS_CA") or None,
+        help="the CA certificate (PEM) that signed a rediss:// Redis's certificate, when "
+        "it is not one the system trusts (default: $TABLELOG_REDIS_CA)",
     )
     parser.add_argument(
         "--data-dir",
@@ -99,6 +134,56 @@ def serve_command(subparsers: Any) -> None:
         help="WatchGame streams of one game per server process (default: "
         "$TABLELOG_MAX_WATCHERS_PER_GAME or 5000)",
     )
+    limits = CallerLimits()
+    parser.add_argument(
+        "--changes-per-second",
+        type=_rate,
+        default=os.environ.get("TABLELOG_CHANGES_PER_SECOND") or str(limits.changes_per_second),
+        help="changes (moves, undos, annotations, new games ...) per second per caller, per "
+        f"server process (default: $TABLELOG_CHANGES_PER_SECOND or {limits.changes_per_second:g})",
+    )
+    parser.add_argument(
+        "--change-burst",
+        type=_positive,
+        default=os.environ.get("TABLELOG_CHANGE_BURST") or str(limits.change_burst),
+        help="changes a caller may make at once before that rate applies (default: "
+        f"$TABLELOG_CHANGE_BURST or {limits.change_burst})",
+    )
+    parser.add_argument(
+        "--reads-per-second",
+        type=_rate,
+        default=os.environ.get("TABLELOG_READS_PER_SECOND") or str(limits.reads_per_second),
+        help="other calls per second per caller, per server process (default: "
+        f"$TABLELOG_READS_PER_SECOND or {limits.reads_per_second:g})",
+    )
+    parser.add_argument(
+        "--read-burst",
+        type=_positive,
+        default=os.environ.get("TABLELOG_READ_BURST") or str(limits.read_burst),
+        help=f"(default: $TABLELOG_READ_BURST or {limits.read_burst})",
+    )
+    parser.add_argument(
+        "--max-watches-per-caller",
+        type=_positive,
+        default=os.environ.get("TABLELOG_MAX_WATCHES_PER_CALLER") or str(limits.watches_per_caller),
+        help="WatchGame streams one caller may hold open, per server process (default: "
+        f"$TABLELOG_MAX_WATCHES_PER_CALLER or {limits.watches_per_caller})",
+    )
+    parser.add_argument(
+        "--max-watches-per-club",
+        type=_positive,
+        default=os.environ.get("TABLELOG_MAX_WATCHES_PER_CLUB") or str(limits.watches_per_club),
+        help="WatchGame streams of one club's callers together, per server process (default: "
+        f"$TABLELOG_MAX_WATCHES_PER_CLUB or {limits.watches_per_club})",
+    )
+    parser.add_argument(
+        "--club-storage-bytes",
+        type=_bytes,
+        default=os.environ.get("TABLELOG_CLUB_STORAGE_BYTES") or DEFAULT_CLUB_STORAGE,
+        help="what the games of one club may take in Redis, all servers together; a change "
+        "past it is refused (CLUB_STORAGE_FULL). A number with K, M or G (default: "
+        f"$TABLELOG_CLUB_STORAGE_BYTES or {DEFAULT_CLUB_STORAGE})",
+    )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
         "--workers",
@@ -134,13 +219,82 @@ def _positive(text: str) -> int:
     return value
 
 
+def _rate(text: str) -> float:
+    """Calls per second from the command line or the environment."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected a rate above 0, at most 1000000, not {text!r}")
+    return value
+
+
+BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _bytes(text: str) -> int:
+    """A size: a whole number of bytes, or with K, M, G or T (binary: 1K = 1024)."""
+    cleaned = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = cleaned[-1:] if cleaned[-1:] in BYTE_UNITS else ""
+    number = cleaned[: len(cleaned) - len(unit)]
+    if not number.isdigit() or not 0 < int(number) * BYTE_UNITS[unit] <= 1 << 50:
+        raise argparse.ArgumentTypeError(f"expected a size such as 500M or 2G, not {text!r}")
+    return int(number) * BYTE_UNITS[unit]
+
+
+def caller_limits(args: argparse.Namespace) -> CallerLimits:
+    return CallerLimits(
+        changes_per_second=args.changes_per_second,
+        change_burst=args.change_burst,
+        reads_per_second=args.reads_per_second,
+        read_burst=args.read_burst,
+        watches_per_caller=args.max_watches_per_caller,
+        watches_per_club=args.max_watches_per_club,
+    )
+
+
+def redis_url(args: argparse.Namespace) -> str | None:
+    """The external Redis's URL with the password file and CA folded in (so every client
+    made from it has them), or None for the embedded Redis."""
+    from service.store.redis_store import with_credentials
+
+    if not args.redis_url:
+        if args.redis_password_file or args.redis_ca:
+            raise ValueError("--redis-password-file and --redis-ca need --redis-url")
+        return None
+    password = None
+    if args.redis_password_file:
+        try:
+            password = Path(args.redis_password_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ValueError(
+                f"cannot read --redis-password-file {args.redis_password_file}: "
+                f"{exc.strerror or exc}"
+            ) from exc
+    if args.redis_ca and not Path(args.redis_ca).is_file():
+        raise ValueError(f"--redis-ca {args.redis_ca} is not a file")
+    url: str = with_credentials(args.redis_url, password, args.redis_ca)
+    return url
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from service.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from service.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
     from service.logs import configure_logging, get_logger
+    from service.transport import TransportError, check_listening, tls_files
 
     configure_logging(args.log_level, args.json_logs)
     log = get_logger("tablelog.serve")
+    try:
+        tls = tls_files(args.tls_cert, args.tls_key)
+        check_listening(args.address, tls, args.allow_insecure)
+        if tls is not None:
+            tls.credentials()  # an unreadable file stops the start here, not in a worker
+        args.redis_url = redis_url(args)
+    except (TransportError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         # Made here, before any worker starts: every process then reads the one key.
         chain = configured_chain(args.chain_key_file, args.data_dir)
@@ -242,6 +396,8 @@ async def _serve(
     from service.logs import get_logger
     from service.server import build_server, mark_serving, stop_serving
     from service.store import RedisEventStore
+    from service.store.redis_store import redacted
+    from service.transport import tls_files
     from service.watching import WatchLimits
 
     log = get_logger("tablelog.serve")
@@ -249,11 +405,13 @@ async def _serve(
         url,
         chain=configured_chain(args.chain_key_file, args.data_dir),
         pool_size=args.redis_pool_size,
+        club_storage=args.club_storage_bytes,
     )
     try:
         await store.ping()
     except MAPPED as exc:
-        print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
+        print(f"error: {_unreachable(redacted(url), exc)}", file=sys.stderr)
+        await store.close()
         return 1
     try:
         limits = WatchLimits(
@@ -262,7 +420,13 @@ async def _serve(
             watchers_per_game=args.max_watchers_per_game,
         )
         built = build_server(
-            store, args.address, reuse_port=reuse_port, redis_url=url, watch_limits=limits
+            store,
+            args.address,
+            reuse_port=reuse_port,
+            redis_url=url,
+            watch_limits=limits,
+            tls=tls_files(args.tls_cert, args.tls_key),
+            caller_limits=caller_limits(args),
         )
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)
@@ -292,6 +456,25 @@ async def _serve(
     await stop_serving(built, grace=5)
     await store.close()
     return 0
+
+
+def _unreachable(shown_url: str, error: Exception) -> str:
+    """Why the server cannot use its Redis, in words: a refused password or ACL user is
+    said as such (redis-py reports it as a connection error)."""
+    from redis import exceptions as redis_errors
+
+    cause = error.__cause__
+    if isinstance(cause, redis_errors.AuthenticationError):
+        if "required" in str(cause).lower():  # NOAUTH: no password was given
+            return (
+                f"Redis at {shown_url} needs a password: give it in --redis-url or with "
+                "--redis-password-file"
+            )
+        return (
+            f"Redis at {shown_url} refused the credentials ({cause}): check the user and "
+            "password in --redis-url or --redis-password-file"
+        )
+    return f"cannot reach Redis at {shown_url}: {error}"
 
 
 async def warn_if_not_durable(redis: Any, log: Any) -> None:

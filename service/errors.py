@@ -7,11 +7,12 @@ where it helps a BadRequest (which field, why) or a PreconditionFailure (what mu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 
 # googleapis-common-protos publishes no type stubs.
 from google.rpc import (  # type: ignore[import-untyped]
@@ -33,6 +34,7 @@ from replay.core import (
 )
 from service.store import (
     ChainMismatch,
+    ClubStorageFull,
     CorruptEvent,
     GameExists,
     GameNotFound,
@@ -93,6 +95,33 @@ class Exhausted(ServiceError):
     too far behind; the metadata says how to come back (`resume_from_revision`)."""
 
 
+class LimitReached(Exhausted):
+    """A limit per caller or per club (`service.quotas`): its metadata names the `limit`
+    and its `scope`; `retry_after` (seconds) becomes a RetryInfo and `retry_after_ms`."""
+
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        *,
+        limit: int,
+        scope: str,
+        retry_after: float,
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(
+            reason,
+            message,
+            metadata={
+                "limit": str(limit),
+                "scope": scope,
+                "retry_after_ms": str(math.ceil(retry_after * 1000)),
+                **(metadata or {}),
+            },
+        )
+        self.retry_after = retry_after
+
+
 @dataclass(frozen=True, slots=True)
 class Refusal:
     code: grpc.StatusCode
@@ -102,6 +131,8 @@ class Refusal:
     bad_field: str = ""
     precondition: tuple[str, str, str] | None = None  # (type, subject, description)
     candidates: Sequence[str] = ()
+    retry_after: float | None = None
+    """Seconds after which trying again may succeed (a RetryInfo)."""
 
 
 C = grpc.StatusCode
@@ -128,6 +159,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (ChainMismatch, None, C.ABORTED, "CONCURRENT_APPEND"),
     (SequenceMoved, None, C.ABORTED, "CONCURRENT_APPEND"),
     (StoreUnavailable, None, C.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    (ClubStorageFull, None, C.RESOURCE_EXHAUSTED, "CLUB_STORAGE_FULL"),
     (StoreError, None, C.INTERNAL, "STORE_ERROR"),
     (InvalidRequest, None, C.INVALID_ARGUMENT, "INVALID_REQUEST"),
     (ImportRefused, None, C.INVALID_ARGUMENT, ""),
@@ -158,7 +190,16 @@ def _details(error: Exception, code: grpc.StatusCode, reason: str) -> Refusal:
     if isinstance(error, ServiceError):
         reason = reason or error.reason
         metadata.update(error.metadata)
-        return Refusal(code, reason, message, metadata, bad_field=error.field_name)
+        retry_after = error.retry_after if isinstance(error, LimitReached) else None
+        return Refusal(
+            code, reason, message, metadata, bad_field=error.field_name, retry_after=retry_after
+        )
+    if isinstance(error, ClubStorageFull):
+        # No RetryInfo: waiting frees no bytes; deleting games or a larger quota does.
+        metadata.update(
+            club=error.club, limit=str(error.limit), used=str(error.used), needed=str(error.needed)
+        )
+        return Refusal(code, reason, message, metadata)
     if isinstance(error, AmbiguousNotation):
         metadata.update(ambiguous="true", candidates=" | ".join(error.candidates))
         return Refusal(code, reason, message, metadata, "notation", candidates=error.candidates)
@@ -251,6 +292,10 @@ def to_status(found: Refusal) -> grpc.Status:
                 )
             )
         )
+    if found.retry_after is not None:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(math.ceil(found.retry_after * 1e9))
+        details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
     status = status_pb2.Status(
         code=getattr(code_pb2, found.code.name), message=found.message, details=details
     )

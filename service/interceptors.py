@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 from grpc import aio
 
+from service.admission import Admission
 from service.errors import InvalidRequest, refusal, to_status
 from service.logs import get_logger
 
@@ -293,16 +294,24 @@ def guard(
 
 
 def _prepare(
-    method: str, handler: grpc.RpcMethodHandler[Any, Any] | None, log: bool
+    method: str,
+    handler: grpc.RpcMethodHandler[Any, Any] | None,
+    log: bool,
+    admission: Admission | None = None,
 ) -> grpc.RpcMethodHandler[Any, Any] | None:
-    guarded = guard(method, handler)
-    return LoggingInterceptor.wrap(method, guarded) if log else guarded
+    prepared = guard(method, handler)
+    if admission is not None:  # inside the log line: a refused call is logged too
+        prepared = admission.wrap(method, prepared)
+    return LoggingInterceptor.wrap(method, prepared) if log else prepared
 
 
 class _GuardedGenericHandler(grpc.GenericRpcHandler):
-    def __init__(self, inner: grpc.GenericRpcHandler, log: bool) -> None:
+    def __init__(
+        self, inner: grpc.GenericRpcHandler, log: bool, admission: Admission | None
+    ) -> None:
         self._inner = inner
         self._log = log
+        self._admission = admission
         self._wrapped: dict[str, grpc.RpcMethodHandler[Any, Any] | None] = {}
 
     def service(
@@ -311,7 +320,7 @@ class _GuardedGenericHandler(grpc.GenericRpcHandler):
         method: str = handler_call_details.method
         if method not in self._wrapped:
             handler = self._inner.service(handler_call_details)
-            self._wrapped[method] = _prepare(method, handler, self._log)
+            self._wrapped[method] = _prepare(method, handler, self._log, self._admission)
         return self._wrapped[method]
 
 
@@ -327,18 +336,26 @@ class Registrar:
     twenty-odd methods plus health and reflection that is 23 tasks, about 20 us of CPU per
     call (measured with benchmarks/record.py), more than the generic look-up costs. So
     only the call a recorder makes on every move keeps the registered path
-    (`service.server.HOT_METHODS`); the others are served by the generic handler."""
+    (`service.server.HOT_METHODS`); the others are served by the generic handler.
+
+    With an `admission` (`service.quotas`), every handler admits its caller first."""
 
     def __init__(
-        self, server: aio.Server, *, log: bool = True, registered: Collection[str] | None = None
+        self,
+        server: aio.Server,
+        *,
+        log: bool = True,
+        registered: Collection[str] | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self._server = server
         self._log = log
         self._registered = registered
+        self._admission = admission
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         self._server.add_generic_rpc_handlers(
-            [_GuardedGenericHandler(h, self._log) for h in handlers]
+            [_GuardedGenericHandler(h, self._log, self._admission) for h in handlers]
         )
 
     def add_registered_method_handlers(
@@ -348,7 +365,7 @@ class Registrar:
         for name, handler in handlers.items():
             if self._registered is not None and name not in self._registered:
                 continue
-            prepared = _prepare(f"/{service}/{name}", handler, self._log)
+            prepared = _prepare(f"/{service}/{name}", handler, self._log, self._admission)
             if prepared is not None:
                 kept[name] = prepared
         if kept:

@@ -17,12 +17,16 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from replay.registry import all_games
+from service.admission import Admission
 from service.chain import Chain
 from service.health import StoreProbe
 from service.interceptors import Registrar, add_servicer
+from service.quotas import CallerLimits, KeysOf, peer_keys
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
+from service.store.club_storage import DEFAULT_LEASE
+from service.transport import TlsFiles
 from service.watching import WatchHub, WatchLimits
 from tablelog.v1 import service_pb2, service_pb2_grpc
 
@@ -55,13 +59,19 @@ def build_server(
     reuse_port: bool = False,
     redis_url: str | None = None,
     watch_limits: WatchLimits | None = None,
+    tls: TlsFiles | None = None,
+    caller_limits: CallerLimits | None = None,
+    keys_of: KeysOf = peer_keys,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
     `reuse_port` lets several processes share the address (`tablelog serve --workers`);
     `redis_url`, the store's Redis, is probed for health (see `service.health`; without
     it, health says SERVING for as long as the server runs);
-    `watch_limits` bounds the watchers and watched games (see `service.watching`)."""
+    `watch_limits` bounds the watchers and watched games (see `service.watching`);
+    `tls` serves TLS instead of plaintext (see `service.transport`); `caller_limits`
+    bounds each caller's rate and watches (see `service.quotas`), telling callers apart by
+    `keys_of`."""
     server = aio.server(options=server_options(reuse_port))
     recorder = Recorder(store)
     # Watch tails block on their own connections, never on the request path's pool.
@@ -73,7 +83,12 @@ def build_server(
     add_servicer(
         service_pb2_grpc.add_TablelogServiceServicer_to_server,
         servicer,
-        _PreserializingRegistrar(server, log=log_rpcs, registered=HOT_METHODS),
+        _PreserializingRegistrar(
+            server,
+            log=log_rpcs,
+            registered=HOT_METHODS,
+            admission=Admission(caller_limits, keys_of) if caller_limits else None,
+        ),
     )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
@@ -85,7 +100,11 @@ def build_server(
         ),
         plain,
     )
-    port = server.add_insecure_port(address)
+    port = (
+        server.add_secure_port(address, tls.credentials())
+        if tls is not None
+        else server.add_insecure_port(address)
+    )
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     all_games()  # import every game now, not in the first CreateGame
@@ -205,8 +224,18 @@ class BackgroundServer:
         chain: Chain,
         pool_size: int = DEFAULT_POOL_SIZE,
         watch_limits: WatchLimits | None = None,
+        tls: TlsFiles | None = None,
+        caller_limits: CallerLimits | None = None,
+        keys_of: KeysOf = peer_keys,
+        club_storage: int | None = None,
+        club_lease: int = DEFAULT_LEASE,
     ) -> None:
         self.redis_url = redis_url
+        self.club_lease = club_lease
+        self.tls = tls
+        self.caller_limits = caller_limits
+        self.keys_of = keys_of
+        self.club_storage = club_storage
         self.chain = chain
         self.address = address
         self.pool_size = pool_size
@@ -237,10 +266,20 @@ class BackgroundServer:
     async def _serve(self) -> None:
         try:
             store = RedisEventStore.from_url(
-                self.redis_url, chain=self.chain, pool_size=self.pool_size
+                self.redis_url,
+                chain=self.chain,
+                pool_size=self.pool_size,
+                club_storage=self.club_storage,
+                club_lease=self.club_lease,
             )
             self.built = build_server(
-                store, self.address, redis_url=self.redis_url, watch_limits=self.watch_limits
+                store,
+                self.address,
+                redis_url=self.redis_url,
+                watch_limits=self.watch_limits,
+                tls=self.tls,
+                caller_limits=self.caller_limits,
+                keys_of=self.keys_of,
             )
             self.port = self.built.port
             await self.built.server.start()

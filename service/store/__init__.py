@@ -1,6 +1,7 @@
 """The event store, one module per responsibility:
 
     base.py         the abstract store (`EventStore`) and the values it answers with
+    club_storage.py the clubs' stored-bytes quota, leased from counters in Redis
     errors.py       what a store refuses or cannot do
     redis_store.py  the Redis backend (`RedisEventStore`) and its key layout
     script.py       the append script's arguments and replies as typed values
@@ -16,6 +17,7 @@ are what the rest of the service uses.
 from service.store.base import AppendResult, EventStore, StoredHead
 from service.store.errors import (
     ChainMismatch,
+    ClubStorageFull,
     CorruptEvent,
     GameExists,
     GameNotFound,
@@ -35,6 +37,7 @@ __all__ = [
     "STORE_TIMEOUT",
     "AppendResult",
     "ChainMismatch",
+    "ClubStorageFull",
     "CorruptEvent",
     "EventStore",
     "GameExists",

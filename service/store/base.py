@@ -47,15 +47,23 @@ class EventStore(abc.ABC):
         seed_op: SeedOp = SeedOp.KEEP,
         seed: bytes = b"",
         fingerprint: str = "",
+        club: str = "",
     ) -> AppendResult:
         """Seal `events` (sequences expected_sequence+1, ...) after `prev_hash` with the
         store's chain key and append
         them atomically, if the game is at `expected_sequence` (0: create it) and, unless
         None, at `expected_revision`. A request id seen before with the same `fingerprint`
-        (a short hex digest of what the request asks) returns the original events.
+        (a short hex digest of what the request asks) returns the original events. The
+        stored bytes count against `club`'s quota, when the store has one.
 
         Raises StaleVersion, SequenceMoved, GameNotFound, GameExists, ChainMismatch,
-        IdempotencyKeyReused (the request id was used with another fingerprint)."""
+        IdempotencyKeyReused (the request id was used with another fingerprint),
+        ClubStorageFull (nothing appended)."""
+
+    @abc.abstractmethod
+    async def check_club_storage(self, club: str, events: Sequence[events_pb2.Event]) -> None:
+        """Raise ClubStorageFull if `club` has no room for `events` as a new game's first
+        events (asked before a creation touches anything; `append` decides for good)."""
 
     @abc.abstractmethod
     async def lookup_request(

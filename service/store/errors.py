@@ -92,3 +92,19 @@ class TamperedHistory(CorruptEvent):
 
 class StoreUnavailable(StoreError):
     """Redis cannot be reached (or timed out)."""
+
+
+class ClubStorageFull(StoreError):
+    """An append that would take the club's stored bytes past its quota; nothing was
+    appended (RESOURCE_EXHAUSTED, CLUB_STORAGE_FULL)."""
+
+    def __init__(self, club: str, limit: int, used: int, needed: int) -> None:
+        super().__init__(
+            f"Club {club!r} stores {used:,} bytes of its {limit:,}; this change needs "
+            f"{needed:,} more. Nothing was recorded: ask the server's operator for a larger "
+            "quota (tablelog serve --club-storage-bytes)."
+        )
+        self.club = club
+        self.limit = limit
+        self.used = used
+        self.needed = needed

@@ -11,6 +11,8 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
     tl:games                 sorted set of game ids by creation order (the ListGames index)
     tl:games:counter         the creation counter that orders that set
+    tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
+                             (the bytes of its games' streams: see `service.store.club_storage`)
 
 The stream is the truth; the head hash is a summary the script keeps in step with it, and
 everything in it can be rebuilt from the stream. Streams are never trimmed.
@@ -19,16 +21,19 @@ everything in it can be rebuilt from the stream. Streams are never trimmed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Awaitable, Sequence
 from importlib import resources
 from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 
 from service.chain import GENESIS_HASH, Chain
 from service.store.base import AppendResult, EventStore, StoredHead
+from service.store.club_storage import DEFAULT_LEASE, ClubStorage
 from service.store.errors import (
     ChainMismatch,
     CorruptEvent,
@@ -53,6 +58,36 @@ STREAM_AHEAD = "equal or smaller than the target stream top item"
 """Redis's refusal of an XADD whose entry id is not beyond the stream's last one."""
 
 
+def with_credentials(url: str, password: str | None = None, ca_file: str | None = None) -> str:
+    """`url` carrying a password (read from a file, kept out of the command line) and the
+    CA that signed a TLS Redis's certificate, so that every client made from it (the
+    store's pool, the watch tails' connections, the health probe) has them. The URL itself
+    may already carry both: ``rediss://user:password@host:6380/0?ssl_ca_certs=/ca.pem``
+    (redis-py reads the user, the password and TLS from it; ``rediss`` verifies the
+    server's certificate and name, against the system's CAs unless one is given)."""
+    parts = urlsplit(url)
+    if password is not None:
+        user = quote(unquote(parts.username or ""), safe="")
+        host = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}")
+    if ca_file is not None:
+        if parts.scheme != "rediss":
+            raise ValueError("a CA for Redis needs TLS: a rediss:// URL")
+        query = [(k, v) for k, v in parse_qsl(parts.query) if k != "ssl_ca_certs"]
+        parts = parts._replace(query=urlencode([*query, ("ssl_ca_certs", ca_file)]))
+    return urlunsplit(parts)
+
+
+def redacted(url: str) -> str:
+    """`url` without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.netloc.rpartition("@")[0].partition(":")[0]
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
 class RedisEventStore(EventStore):
     """The store on Redis Streams (redis-py's asyncio client)."""
 
@@ -63,9 +98,18 @@ class RedisEventStore(EventStore):
         timeout: float = STORE_TIMEOUT,
         *,
         chain: Chain,
+        club_storage: int | None = None,
+        club_lease: int = DEFAULT_LEASE,
     ) -> None:
+        """`club_storage`: the bytes each club's games may take in their streams (None: no
+        limit), leased `club_lease` bytes at a time (see `service.store.club_storage`)."""
         self.chain = chain
         self._redis = client
+        self.club_storage = (
+            ClubStorage(client, prefix, club_storage, self._call, club_lease)
+            if club_storage is not None
+            else None
+        )
         self._prefix = prefix
         self._timeout = timeout
         self._watchdog = Watchdog()
@@ -84,11 +128,14 @@ class RedisEventStore(EventStore):
         *,
         chain: Chain,
         pool_size: int = DEFAULT_POOL_SIZE,
+        club_storage: int | None = None,
+        club_lease: int = DEFAULT_LEASE,
     ) -> RedisEventStore:
         """A store on a new client, sealing with `chain`. The client has no socket timeout
         of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
         limited by redis-py as usual. At most `pool_size` connections: a call that finds
-        them all busy waits for one (up to `timeout`) rather than opening more."""
+        them all busy waits for one (up to `timeout`) rather than opening more. The URL
+        carries the credentials and TLS settings (see `with_credentials`)."""
         pool = WaitingConnectionPool.from_url(
             url,
             max_connections=pool_size,
@@ -98,7 +145,14 @@ class RedisEventStore(EventStore):
             socket_connect_timeout=timeout,
         )
         pack_with_hiredis(pool)
-        return cls(aioredis.Redis.from_pool(pool), prefix, timeout, chain=chain)
+        return cls(
+            aioredis.Redis.from_pool(pool),
+            prefix,
+            timeout,
+            chain=chain,
+            club_storage=club_storage,
+            club_lease=club_lease,
+        )
 
     def dedicated(self) -> RedisEventStore:
         """A store on one connection of its own to the same Redis, outside the request
@@ -114,6 +168,7 @@ class RedisEventStore(EventStore):
         own = aioredis.ConnectionPool(
             connection_class=pool.connection_class, max_connections=1, **settings
         )
+        # A reader appends nothing: no quota of its own (and no leases to hold).
         return RedisEventStore(
             aioredis.Redis.from_pool(own), self._prefix, self._timeout, chain=self.chain
         )
@@ -179,6 +234,7 @@ class RedisEventStore(EventStore):
         seed_op: SeedOp = SeedOp.KEEP,
         seed: bytes = b"",
         fingerprint: str = "",
+        club: str = "",
     ) -> AppendResult:
         if not events:
             raise ValueError("nothing to append")
@@ -203,10 +259,19 @@ class RedisEventStore(EventStore):
             summary=summary,
             events=tuple(data for _, data in sealed),
         )
+        storage = self.club_storage if club else None
+        size = sum(len(data) for _, data in sealed)
+        if storage is not None:
+            await storage.take(club, size)
+        kept = False
         try:
             reply = ScriptReply.parse(
                 await self._call(self._run_append_script(self._keys(game_id), call.argv()))
             )
+            kept = reply.status is ScriptStatus.OK
+        except StoreUnavailable:
+            kept = True  # the script may have run: its bytes stay counted
+            raise
         except redis_errors.ResponseError as exc:
             if STREAM_AHEAD not in str(exc):
                 raise
@@ -219,6 +284,9 @@ class RedisEventStore(EventStore):
                 "the stream's entry ids are not its event sequences",
                 events[0].revision,
             ) from exc
+        finally:
+            if storage is not None and not kept:
+                await storage.give_back(club, size)
         status = reply.status
         if status is ScriptStatus.OK:
             return AppendResult(tuple(event for event, _ in sealed), duplicate=False)
@@ -243,6 +311,12 @@ class RedisEventStore(EventStore):
         raise ChainMismatch(
             f"Game {game_id!r}: the previous hash given does not match event {reply.sequence}."
         )
+
+    async def check_club_storage(self, club: str, events: Sequence[events_pb2.Event]) -> None:
+        if self.club_storage is None or not club:
+            return
+        sealed = self.chain.seal(events, GENESIS_HASH)
+        await self.club_storage.check_room(club, sum(len(data) for _, data in sealed))
 
     async def lookup_request(
         self, game_id: str, request_id: str, fingerprint: str = ""
@@ -356,4 +430,7 @@ class RedisEventStore(EventStore):
         return bool(await self._call(self._redis.ping()))
 
     async def close(self) -> None:
+        if self.club_storage is not None:
+            with contextlib.suppress(StoreUnavailable):  # then the counter counts too much
+                await self.club_storage.return_leases()
         await self._redis.aclose()

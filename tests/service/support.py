@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -24,8 +25,20 @@ def tablelog_command() -> list[str]:
     return [sys.executable, "-m", "tablelog_client.cli"]
 
 
+OUT_OF_REACH_LIMITS = {
+    "TABLELOG_CHANGES_PER_SECOND": "1000000",
+    "TABLELOG_CHANGE_BURST": "1000000",
+    "TABLELOG_READS_PER_SECOND": "1000000",
+    "TABLELOG_READ_BURST": "1000000",
+}
+"""The rate per caller of a `tablelog serve` under test: every caller of a test is the one
+machine, and these tests record as fast as they can (the limits are tested on servers
+of their own, tests/service/test_caller_limits.py)."""
+
+
 class ServeProcess:
-    """`tablelog serve` as a child process on a free port with its own data directory."""
+    """`tablelog serve` as a child process on a free port with its own data directory
+    (its rate per caller out of reach: `OUT_OF_REACH_LIMITS`)."""
 
     def __init__(self, data_dir: Path, *extra: str, stderr: IO[str] | None = None) -> None:
         self.data_dir = data_dir
@@ -37,7 +50,7 @@ class ServeProcess:
         self.output: list[str] = []
 
     def start(self, timeout: float = 30) -> ServeProcess:
-        env = dict(os.environ, TABLELOG_REDIS_URL="")
+        env = dict(os.environ, TABLELOG_REDIS_URL="", **OUT_OF_REACH_LIMITS)
         self.process = subprocess.Popen(
             [*tablelog_command(), "serve", "--address", self.address,
              "--data-dir", str(self.data_dir), *self.extra],
@@ -76,3 +89,47 @@ class ServeProcess:
             self.process.stdout.close()
         self.process = None
         return code
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """A CA and a server certificate it signed, for localhost and 127.0.0.1 (PEM files)."""
+
+    ca: Path
+    certificate: Path
+    key: Path
+
+
+def make_certificates(directory: Path, name: str = "tablelog") -> Certificates:
+    """A fresh CA and server certificate made with `openssl` (valid for a day)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = directory / f"{name}-ca.pem", directory / f"{name}-ca.key"
+    request, certificate, key = (
+        directory / f"{name}.csr",
+        directory / f"{name}.pem",
+        directory / f"{name}.key",
+    )
+    extensions = directory / f"{name}.ext"
+    extensions.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for command in (
+        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-keyout", ca_key, "-out", ca, "-days", "1", "-subj", f"/CN={name} test CA"],
+        ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-keyout", key, "-out", request, "-subj", "/CN=localhost"],
+        ["x509", "-req", "-in", request, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+         "-out", certificate, "-days", "1", "-extfile", extensions],
+    ):  # fmt: skip
+        subprocess.run(["openssl", *map(str, command)], check=True, capture_output=True, timeout=30)
+    return Certificates(ca, certificate, key)
+
+
+def run_serve(*arguments: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`tablelog serve` run to its end (for a start refused at once)."""
+    return subprocess.run(
+        [*tablelog_command(), "serve", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ, TABLELOG_REDIS_URL=""),
+        stdin=subprocess.DEVNULL,
+    )

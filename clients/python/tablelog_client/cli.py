@@ -854,6 +854,11 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument(
         "--user", default=None, help="who you are (default: $TABLELOG_USER or your login)"
     )
+    common.add_argument(
+        "--ca",
+        default=None,
+        help="connect with TLS, trusting the CA in this PEM file (default: $TABLELOG_CA)",
+    )
     common.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     return common
 
@@ -1183,7 +1188,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with Client(args.address, user=args.user, client_name=CLIENT_NAME) as client:
+        with Client(args.address, user=args.user, client_name=CLIENT_NAME, ca=args.ca) as client:
             return handler(args, client)
     except UsageError as error:
         _report(args, {"code": "USAGE", "message": str(error)})

@@ -97,6 +97,27 @@ def resolve_address(address: str | None = None) -> str:
     return address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
 
 
+def open_channel(address: str, ca: str | None = None) -> grpc.Channel:
+    """A channel to `address`: TLS verified against the CA in the PEM file `ca`, else
+    plaintext (the server allows that only on loopback unless told otherwise)."""
+    options = [
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ]
+    if ca is None:
+        return grpc.insecure_channel(address, options=options)
+    try:
+        with open(ca, "rb") as pem:
+            roots = pem.read()
+    except OSError as exc:
+        raise TablelogError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"cannot read the CA file {ca}: {exc.strerror or exc}",
+            "CA_UNREADABLE",
+        ) from exc
+    return grpc.secure_channel(address, grpc.ssl_channel_credentials(roots), options=options)
+
+
 class Client:
     """A connection to one tablelog server."""
 
@@ -108,16 +129,14 @@ class Client:
         club: str | None = None,
         timeout: float = 30.0,
         client_name: str = CLIENT_NAME,
+        ca: str | None = None,
     ) -> None:
+        """`ca`: connect with TLS, trusting the server's certificate when this CA (a PEM
+        file; for a self-signed server, its certificate) signed it (default: $TABLELOG_CA;
+        without either, plaintext)."""
         self.address = resolve_address(address)
         self.timeout = timeout
-        self._channel = grpc.insecure_channel(
-            self.address,
-            options=[
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            ],
-        )
+        self._channel = open_channel(self.address, ca or os.environ.get("TABLELOG_CA") or None)
         self.stub = service_pb2_grpc.TablelogServiceStub(self._channel)
         who = user or os.environ.get("TABLELOG_USER") or _login()
         self.metadata: tuple[tuple[str, str], ...] = (
