@@ -33,13 +33,21 @@ export function codeName(code: Code): string {
   return CODE_NAMES[code] ?? `CODE_${code}`;
 }
 
+/** ErrorInfo reasons of UNAUTHENTICATED: no token, or one the server does not accept. */
+export const TOKEN_MISSING = "TOKEN_MISSING";
+export const TOKEN_UNKNOWN = "TOKEN_UNKNOWN";
+export const TOKEN_EXPIRED = "TOKEN_EXPIRED";
+export const TOKEN_REVOKED = "TOKEN_REVOKED";
+/** The ErrorInfo reason of PERMISSION_DENIED when the caller's role does not allow the call. */
+export const ROLE_FORBIDS = "ROLE_FORBIDS";
+
 /**
  * An error returned by the tablelog server. `reason` is the stable reason of the
  * google.rpc.ErrorInfo detail (ILLEGAL_MOVE, STALE_VERSION, GAME_NOT_FOUND, ...), `metadata`
  * its metadata ("rule", "current_version", ...). Transport failures have an empty reason.
  */
 export class TablelogError extends Error {
-  override readonly name = "TablelogError";
+  override readonly name: string = "TablelogError";
   /** The gRPC status code. */
   readonly code: Code;
   /** The status code's canonical name, e.g. "FAILED_PRECONDITION". */
@@ -82,14 +90,88 @@ export class TablelogError extends Error {
     return value === undefined || value === "" ? undefined : BigInt(value);
   }
 
-  /** Converts anything thrown by a call into a TablelogError (other errors pass through). */
-  static from(error: unknown): unknown {
+  /** The refusal in a sentence for a person: the server's words, then what it means. */
+  explain(): string {
+    const reason = this.reason ? ` (${this.reason})` : "";
+    return `${this.codeName}${reason}: ${this.detail}`;
+  }
+
+  /**
+   * Converts anything thrown by a call into a TablelogError (other errors pass through):
+   * an UnauthenticatedError or PermissionDeniedError for those two codes.
+   */
+  static from(error: unknown, tokenSource?: string): unknown {
     if (error instanceof TablelogError) {
       return error;
     }
     if (error instanceof ConnectError) {
-      return new TablelogError(error);
+      switch (error.code) {
+        case Code.Unauthenticated:
+          return new UnauthenticatedError(error, tokenSource);
+        case Code.PermissionDenied:
+          return new PermissionDeniedError(error);
+        default:
+          return new TablelogError(error);
+      }
     }
     return error;
   }
 }
+
+/**
+ * The server does not know who is calling: no token was sent, or the token is unknown,
+ * expired or revoked (`reason` TOKEN_MISSING, TOKEN_UNKNOWN, TOKEN_EXPIRED, TOKEN_REVOKED).
+ */
+export class UnauthenticatedError extends TablelogError {
+  override readonly name: string = "UnauthenticatedError";
+  /** Where the refused token came from ("$TABLELOG_TOKEN", a file); undefined: none sent. */
+  readonly tokenSource: string | undefined;
+
+  constructor(error: ConnectError, tokenSource?: string) {
+    super(error);
+    this.tokenSource = tokenSource;
+  }
+
+  override explain(): string {
+    const why = AUTHENTICATION_ADVICE[this.reason] ?? "the server did not accept the token";
+    const sent =
+      this.tokenSource === undefined ? "no token was sent" : `the token came from ${this.tokenSource}`;
+    return (
+      `not signed in: ${this.detail} (${this.reason || this.codeName}: ${why}; ${sent}). ` +
+      "Give a token with the token option, $TABLELOG_TOKEN or `tablelog login`."
+    );
+  }
+}
+
+/**
+ * The caller is known but may not do this: its role in the club does not allow the call
+ * (`reason` ROLE_FORBIDS, with the caller's `role` and the `rpc`), or it asked for more than
+ * it may see.
+ */
+export class PermissionDeniedError extends TablelogError {
+  override readonly name: string = "PermissionDeniedError";
+
+  /** The caller's role in the club (ErrorInfo metadata "role"). */
+  get role(): string | undefined {
+    return this.metadata["role"];
+  }
+
+  /** The call that was refused (ErrorInfo metadata "rpc"). */
+  get rpc(): string | undefined {
+    return this.metadata["rpc"];
+  }
+
+  override explain(): string {
+    const who = this.role === undefined ? "" : `as ${this.role}, `;
+    const what = this.rpc === undefined ? "this call" : this.rpc;
+    const reason = this.reason ? `, ${this.reason}` : "";
+    return `not allowed: ${this.detail} (${who}${what} is refused${reason})`;
+  }
+}
+
+const AUTHENTICATION_ADVICE: Readonly<Record<string, string>> = {
+  [TOKEN_MISSING]: "the call carried no token",
+  [TOKEN_UNKNOWN]: "the server does not know this token",
+  [TOKEN_EXPIRED]: "the token has expired; ask the club's owner for a new one",
+  [TOKEN_REVOKED]: "the token was revoked; ask the club's owner for a new one",
+};
