@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 
 	"google.golang.org/grpc/credentials"
@@ -24,7 +25,12 @@ const (
 	TokenEnv = "TABLELOG_TOKEN"
 	// CAEnv names a PEM CA bundle to verify the server with (TLS) when no WithCA is given.
 	CAEnv = "TABLELOG_CA"
+	// DataDirEnv is the data directory of `tablelog serve`, where it keeps OwnerTokenFile.
+	DataDirEnv = "TABLELOG_DATA_DIR"
 )
+
+// OwnerTokenFile is where `tablelog serve` writes the local owner's token in its data directory.
+const OwnerTokenFile = "owner.token"
 
 // MaxTokenLength is longer than any opaque token or JWT a server issues; a longer one is a mistake.
 const MaxTokenLength = 8192
@@ -79,8 +85,10 @@ func CredentialsPath() (string, error) {
 }
 
 // ResolveToken is the token to send to address: explicit, else $TABLELOG_TOKEN, else the
-// credentials file's entry for the address's host:port (nil when there is none). It fails
-// when the chosen token is malformed or the credentials file cannot be read as one.
+// credentials file's entry for the address's host:port, else, for a loopback address only, the
+// local owner's token in the server's data directory (ServerDataDir), as the Python CLI finds
+// it; nil when there is none. It fails when the chosen token is malformed or the credentials
+// file cannot be read as one.
 func ResolveToken(address, explicit string) (*Token, error) {
 	if strings.TrimSpace(explicit) != "" {
 		return checkToken(explicit, "WithToken")
@@ -93,10 +101,57 @@ func ResolveToken(address, explicit string) (*Token, error) {
 		return nil, err
 	}
 	value, found, err := configuredToken(path, serverKey(address))
-	if err != nil || !found {
+	if err != nil {
 		return nil, err
 	}
-	return checkToken(value, path)
+	if found {
+		return checkToken(value, path)
+	}
+	return localOwnerToken(address)
+}
+
+// ServerDataDir is the data directory `tablelog serve` uses by default: $TABLELOG_DATA_DIR,
+// else the platform's user data directory for "tablelog" (Python's platformdirs.user_data_dir).
+func ServerDataDir() (string, error) {
+	if configured := os.Getenv(DataDirEnv); configured != "" {
+		return configured, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return filepath.Join(home, "Library", "Application Support", "tablelog"), nil
+	case "windows":
+		if local := os.Getenv("LOCALAPPDATA"); local != "" {
+			return filepath.Join(local, "tablelog"), nil
+		}
+		return filepath.Join(home, "AppData", "Local", "tablelog"), nil
+	}
+	if data := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(data) {
+		return filepath.Join(data, "tablelog"), nil
+	}
+	return filepath.Join(home, ".local", "share", "tablelog"), nil
+}
+
+// localOwnerToken is the local owner's token for a server on this machine (nil: none).
+func localOwnerToken(address string) (*Token, error) {
+	if !IsLoopback(address) {
+		return nil, nil
+	}
+	dir, err := ServerDataDir()
+	if err != nil {
+		return nil, nil
+	}
+	path := filepath.Join(dir, OwnerTokenFile)
+	data, err := readBounded(path, "owner token file")
+	// Missing, or another OS user's server whose token is not ours to read: the server will
+	// say that no token came.
+	if err != nil || strings.TrimSpace(string(data)) == "" {
+		return nil, nil
+	}
+	return checkToken(string(data), path)
 }
 
 func configuredToken(path, server string) (value string, found bool, err error) {

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -109,6 +110,7 @@ func isolate(t *testing.T) string {
 	root := t.TempDir()
 	t.Setenv("HOME", filepath.Join(root, "home"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
+	t.Setenv(tablelog.DataDirEnv, filepath.Join(root, "data"))
 	t.Setenv(tablelog.TokenEnv, "")
 	t.Setenv(tablelog.CAEnv, "")
 	return filepath.Join(root, "config", "tablelog", "credentials.json")
@@ -220,6 +222,45 @@ func TestTokenPrecedence(t *testing.T) {
 		}
 		if err != nil || got != want {
 			t.Errorf("%s: token %q %v, want %q", address, got, err, want)
+		}
+	}
+}
+
+func TestTheLocalOwnerTokenIsTheLastResortForLoopback(t *testing.T) {
+	file := isolate(t)
+	ownerToken := filepath.Join(os.Getenv(tablelog.DataDirEnv), tablelog.OwnerTokenFile)
+	writeFile(t, ownerToken, "tl_owner\n")
+	writeFile(t, file, `{"servers": {"127.0.0.1:50051": {"token": "from-file"}}}`)
+	for address, want := range map[string]string{
+		"127.0.0.1:50051": "from-file", "127.0.0.1:50052": "tl_owner", "localhost:7": "tl_owner",
+		"club.example:50051": "", "bufnet": "",
+	} {
+		token, err := tablelog.ResolveToken(address, "")
+		got := ""
+		if token != nil {
+			got = token.Value
+		}
+		if err != nil || got != want {
+			t.Errorf("%s: %q %v, want %q", address, got, err, want)
+		}
+	}
+	if token, _ := tablelog.ResolveToken("127.0.0.1:50052", ""); token == nil || token.Source != ownerToken {
+		t.Errorf("source %v", token)
+	}
+	t.Setenv(tablelog.TokenEnv, "from-env")
+	if token, _ := tablelog.ResolveToken("127.0.0.1:50052", ""); token == nil || token.Value != "from-env" {
+		t.Errorf("env over the owner token: %v", token)
+	}
+	t.Setenv(tablelog.TokenEnv, "")
+	writeFile(t, ownerToken, "")
+	if token, err := tablelog.ResolveToken("127.0.0.1:50052", ""); token != nil || err != nil {
+		t.Errorf("an empty owner token file: %v %v", token, err)
+	}
+	if runtime.GOOS == "linux" {
+		t.Setenv(tablelog.DataDirEnv, "")
+		t.Setenv("XDG_DATA_HOME", "/srv/data")
+		if dir, err := tablelog.ServerDataDir(); err != nil || dir != "/srv/data/tablelog" {
+			t.Errorf("data dir %q %v", dir, err)
 		}
 	}
 }

@@ -1,10 +1,13 @@
 /**
  * Where the client's bearer token and TLS trust come from. The token is taken, first found
- * wins, from the `token` option, $TABLELOG_TOKEN, or the credentials file every tablelog client
+ * wins, from the `token` option, $TABLELOG_TOKEN, the credentials file every tablelog client
  * shares with the Python CLI (`tablelog login` writes it):
  *
  *   $XDG_CONFIG_HOME/tablelog/credentials.json   (default ~/.config/tablelog/credentials.json)
  *   {"servers": {"host:port": {"token": "..."}}}
+ *
+ * or, for a loopback address only, the local owner's token that `tablelog serve` writes to
+ * `owner.token` in its data directory, as the Python CLI finds it.
  */
 import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
@@ -12,6 +15,8 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 
 export const TOKEN_ENV = "TABLELOG_TOKEN";
+export const DATA_DIR_ENV = "TABLELOG_DATA_DIR";
+export const OWNER_TOKEN_FILE = "owner.token";
 export const CA_ENV = "TABLELOG_CA";
 
 /** Longer than any opaque token or JWT a server issues; anything longer is a mistake. */
@@ -61,7 +66,49 @@ export function resolveToken(
   }
   const path = credentialsPath(env);
   const token = configuredToken(path, serverKey(address));
-  return token === undefined ? undefined : { token: checkToken(token, path), source: path };
+  if (token !== undefined) {
+    return { token: checkToken(token, path), source: path };
+  }
+  return localOwnerToken(address, env);
+}
+
+/**
+ * The data directory `tablelog serve` uses by default: $TABLELOG_DATA_DIR, else the platform's
+ * user data directory for "tablelog" (Python's platformdirs.user_data_dir).
+ */
+export function serverDataDir(env: Environment = process.env): string {
+  const configured = env[DATA_DIR_ENV];
+  if (configured) {
+    return configured;
+  }
+  const home = env["HOME"] || homedir();
+  if (process.platform === "darwin") {
+    return join(home, "Library", "Application Support", "tablelog");
+  }
+  if (process.platform === "win32") {
+    return join(env["LOCALAPPDATA"] || join(home, "AppData", "Local"), "tablelog");
+  }
+  const data = env["XDG_DATA_HOME"];
+  return join(data !== undefined && isAbsolute(data) ? data : join(home, ".local", "share"), "tablelog");
+}
+
+/** The local owner's token, for a server on this machine; undefined when there is none. */
+function localOwnerToken(address: string, env: Environment): ResolvedToken | undefined {
+  if (!isLoopback(serverKey(address))) {
+    return undefined;
+  }
+  const path = join(serverDataDir(env), OWNER_TOKEN_FILE);
+  let text: string | undefined;
+  try {
+    text = readBounded(path, "owner token file", true);
+  } catch {
+    // Another OS user's server: its token is not ours to read, and the server will say so.
+    return undefined;
+  }
+  if (text === undefined || text.trim() === "") {
+    return undefined;
+  }
+  return { token: checkToken(text, path), source: path };
 }
 
 /** The credentials file's token for a server, undefined when the file or entry is absent. */

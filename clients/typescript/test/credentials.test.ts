@@ -18,7 +18,7 @@ import {
   credentialsPath,
   type ClientOptions,
 } from "../src/index.js";
-import { isLoopback, serverKey } from "../src/credentials.js";
+import { isLoopback, serverDataDir, serverKey } from "../src/credentials.js";
 import { ErrorInfoSchema } from "../src/gen/google/rpc/error_details_pb.js";
 import { TablelogService } from "../src/gen/tablelog/v1/service_pb.js";
 
@@ -59,20 +59,25 @@ async function headerSent(options: ClientOptions): Promise<string> {
   return seen[0]!.slice("getGame ".length);
 }
 
-/** A scratch HOME and XDG_CONFIG_HOME with no token in the environment, restored after. */
-function isolatedEnvironment(): { config: string; home: string } {
+/**
+ * A scratch HOME, XDG_CONFIG_HOME and server data directory with no token in the
+ * environment, restored after.
+ */
+function isolatedEnvironment(): { config: string; home: string; data: string } {
   const saved = { ...process.env };
   const root = mkdtempSync(join(tmpdir(), "tablelog-credentials-"));
-  const dirs = { config: join(root, "config"), home: join(root, "home") };
+  const dirs = { config: join(root, "config"), home: join(root, "home"), data: join(root, "data") };
   mkdirSync(dirs.config);
   mkdirSync(dirs.home);
   beforeEach(() => {
     process.env["HOME"] = dirs.home;
     process.env["XDG_CONFIG_HOME"] = dirs.config;
+    process.env["TABLELOG_DATA_DIR"] = dirs.data;
     delete process.env["TABLELOG_TOKEN"];
     delete process.env["TABLELOG_CA"];
-    rmSync(join(dirs.config, "tablelog"), { recursive: true, force: true });
-    rmSync(join(dirs.home, ".config"), { recursive: true, force: true });
+    for (const dir of [join(dirs.config, "tablelog"), join(dirs.home, ".config"), dirs.data]) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
   afterEach(() => {
     for (const key of Object.keys(process.env)) {
@@ -144,6 +149,25 @@ describe("the token", () => {
     assert.equal(await headerSent({ address }), "Bearer from-env");
     process.env["TABLELOG_TOKEN"] = "";
     assert.equal(await headerSent({ address }), "Bearer from-file", "an empty variable is unset");
+  });
+
+  it("falls back to the local server's owner token, for loopback only", async () => {
+    writeCredentials(join(dirs.data, "owner.token"), "tl_owner\n");
+    writeCredentials(file(), { servers: { "127.0.0.1:50051": { token: "from-file" } } });
+    assert.equal(await headerSent({ address: "127.0.0.1:50051" }), "Bearer from-file");
+    assert.equal(await headerSent({ address: "127.0.0.1:50052" }), "Bearer tl_owner");
+    assert.equal(await headerSent({ address: "localhost:50052" }), "Bearer tl_owner");
+    assert.equal(await headerSent({ address: "club.example:50052" }), "null");
+    process.env["TABLELOG_TOKEN"] = "from-env";
+    assert.equal(await headerSent({ address: "127.0.0.1:50052" }), "Bearer from-env");
+    delete process.env["TABLELOG_TOKEN"];
+    writeCredentials(join(dirs.data, "owner.token"), "");
+    assert.equal(await headerSent({ address: "127.0.0.1:50052" }), "null", "an empty file is none");
+    if (process.platform === "linux") {
+      delete process.env["TABLELOG_DATA_DIR"];
+      process.env["XDG_DATA_HOME"] = dirs.data;
+      assert.equal(serverDataDir(), join(dirs.data, "tablelog"));
+    }
   });
 
   it("reads ~/.config when XDG_CONFIG_HOME is unset or relative", async () => {
