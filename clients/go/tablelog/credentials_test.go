@@ -84,7 +84,7 @@ func (s *authServer) GetGame(_ context.Context, req *tablelogv1.GetGameRequest) 
 }
 
 func (s *authServer) RecordMove(context.Context, *tablelogv1.RecordMoveRequest) (*tablelogv1.RecordMoveResponse, error) {
-	return nil, refusedWith(codes.PermissionDenied, "a spectator may only look", tablelog.ReasonRoleForbids,
+	return nil, refusedWith(codes.PermissionDenied, "A spectator may only look.", tablelog.ReasonRoleForbids,
 		map[string]string{"role": "spectator", "rpc": "RecordMove"})
 }
 
@@ -375,15 +375,17 @@ func TestUnauthenticatedCarriesTheReasonTheWordsAndTheTokensSource(t *testing.T)
 	if status.Code(err) != codes.Unauthenticated || refused.Message != "the token expired on 2026-11-30" || refused.TokenSource != "WithToken" {
 		t.Errorf("code %v message %q source %q", status.Code(err), refused.Message, refused.TokenSource)
 	}
-	want := "not signed in: the token expired on 2026-11-30 (TOKEN_EXPIRED: the token has expired; ask the club's owner for a new one; the token came from WithToken)."
-	if !strings.HasPrefix(refused.Explain(), want) {
+	want := "not signed in: the token expired on 2026-11-30 (TOKEN_EXPIRED; the token came from WithToken). " +
+		"Ask the club's owner for a new token and keep it with `tablelog login`."
+	if refused.Explain() != want {
 		t.Errorf("explained as %q", refused.Explain())
 	}
 
 	anonymous, _ := overBufconn(t)
 	for _, err := range anonymous.Watch(context.Background(), "anonymous", tablelog.WatchOptions{}) {
 		if !errors.Is(err, tablelog.ErrTokenMissing) || !errors.As(err, &refused) || refused.TokenSource != "" ||
-			!strings.Contains(refused.Explain(), "no token was sent") {
+			refused.Explain() != "not signed in: no token was given (TOKEN_MISSING; no token was sent). "+
+				"Give a token with WithToken, $TABLELOG_TOKEN or `tablelog login`." {
 			t.Errorf("watch: %v", err)
 		}
 	}
@@ -401,7 +403,16 @@ func TestPermissionDeniedCarriesTheRoleAndTheCall(t *testing.T) {
 	if refused.Role() != "spectator" || refused.RPC() != "RecordMove" || refused.TokenSource != "" {
 		t.Errorf("role %q rpc %q source %q", refused.Role(), refused.RPC(), refused.TokenSource)
 	}
-	if got := refused.Explain(); got != "not allowed: a spectator may only look (as spectator, RecordMove is refused, ROLE_FORBIDS)" {
+	if got := refused.Explain(); got != "not allowed: A spectator may only look (ROLE_FORBIDS, role spectator, call RecordMove)" {
+		t.Errorf("explained as %q", got)
+	}
+	view := &tablelog.Error{Code: codes.PermissionDenied, Reason: "VIEW_FORBIDDEN", Message: "seat 0 is not yours"}
+	if got := view.Explain(); got != "not allowed: seat 0 is not yours (VIEW_FORBIDDEN)" {
+		t.Errorf("explained as %q", got)
+	}
+	bare := &tablelog.Error{Code: codes.Unauthenticated, Message: "who are you?", TokenSource: "$TABLELOG_TOKEN"}
+	if got := bare.Explain(); got != "not signed in: who are you? (UNAUTHENTICATED; the token came from $TABLELOG_TOKEN). "+
+		"Give a token with WithToken, $TABLELOG_TOKEN or `tablelog login`." {
 		t.Errorf("explained as %q", got)
 	}
 	other := &tablelog.Error{Code: codes.NotFound, Reason: tablelog.ReasonGameNotFound, Message: "no such game"}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -93,51 +94,52 @@ func (e *Error) Is(target error) bool {
 	}
 }
 
-// Explain puts the error in a sentence for a person: the server's words, then what they mean.
+// Explain puts the error in a sentence for a person: the server's words, the reason and
+// facts that go with it, and for a refused token what to do about it.
 func (e *Error) Explain() string {
+	words := strings.TrimSuffix(e.Message, ".")
+	reason := e.Reason
+	if reason == "" {
+		reason = codeName(e.Code)
+	}
 	switch e.Code {
 	case codes.Unauthenticated:
-		why, ok := authenticationAdvice[e.Reason]
-		if !ok {
-			why = "the server did not accept the token"
-		}
 		sent := "no token was sent"
 		if e.TokenSource != "" {
 			sent = "the token came from " + e.TokenSource
 		}
-		reason := e.Reason
-		if reason == "" {
-			reason = "UNAUTHENTICATED"
+		advice, ok := authenticationAdvice[e.Reason]
+		if !ok {
+			advice = giveAToken
 		}
-		return fmt.Sprintf("not signed in: %s (%s: %s; %s). Give a token with WithToken, $%s or `tablelog login`.",
-			e.Message, reason, why, sent, TokenEnv)
+		return fmt.Sprintf("not signed in: %s (%s; %s). %s", words, reason, sent, advice)
 	case codes.PermissionDenied:
-		who := ""
+		facts := []string{reason}
 		if role := e.Role(); role != "" {
-			who = "as " + role + ", "
+			facts = append(facts, "role "+role)
 		}
-		what := e.RPC()
-		if what == "" {
-			what = "this call"
+		if rpc := e.RPC(); rpc != "" {
+			facts = append(facts, "call "+rpc)
 		}
-		reason := ""
-		if e.Reason != "" {
-			reason = ", " + e.Reason
-		}
-		return fmt.Sprintf("not allowed: %s (%s%s is refused%s)", e.Message, who, what, reason)
-	default:
-		if e.Reason == "" {
-			return fmt.Sprintf("%s: %s", codeName(e.Code), e.Message)
-		}
-		return fmt.Sprintf("%s (%s): %s", codeName(e.Code), e.Reason, e.Message)
+		return fmt.Sprintf("not allowed: %s (%s)", words, strings.Join(facts, ", "))
 	}
+	if e.Reason == "" {
+		return fmt.Sprintf("%s: %s", codeName(e.Code), e.Message)
+	}
+	return fmt.Sprintf("%s (%s): %s", codeName(e.Code), e.Reason, e.Message)
 }
 
+const (
+	giveAToken = "Give a token with WithToken, $" + TokenEnv + " or `tablelog login`."
+	newToken   = "Ask the club's owner for a new token and keep it with `tablelog login`."
+)
+
+// authenticationAdvice says what to do about each refusal of a token.
 var authenticationAdvice = map[string]string{
-	ReasonTokenMissing: "the call carried no token",
-	ReasonTokenUnknown: "the server does not know this token",
-	ReasonTokenExpired: "the token has expired; ask the club's owner for a new one",
-	ReasonTokenRevoked: "the token was revoked; ask the club's owner for a new one",
+	ReasonTokenMissing: giveAToken,
+	ReasonTokenUnknown: "Check the token (is it for this server?). " + newToken,
+	ReasonTokenExpired: newToken,
+	ReasonTokenRevoked: newToken,
 }
 
 // codeNames are the canonical names of the status codes ("PERMISSION_DENIED"), as the server

@@ -133,13 +133,10 @@ export class UnauthenticatedError extends TablelogError {
   }
 
   override explain(): string {
-    const why = AUTHENTICATION_ADVICE[this.reason] ?? "the server did not accept the token";
     const sent =
       this.tokenSource === undefined ? "no token was sent" : `the token came from ${this.tokenSource}`;
-    return (
-      `not signed in: ${this.detail} (${this.reason || this.codeName}: ${why}; ${sent}). ` +
-      "Give a token with the token option, $TABLELOG_TOKEN or `tablelog login`."
-    );
+    const advice = AUTHENTICATION_ADVICE[this.reason] ?? GIVE_A_TOKEN;
+    return `not signed in: ${words(this.detail)} (${this.reason || this.codeName}; ${sent}). ${advice}`;
   }
 }
 
@@ -162,16 +159,27 @@ export class PermissionDeniedError extends TablelogError {
   }
 
   override explain(): string {
-    const who = this.role === undefined ? "" : `as ${this.role}, `;
-    const what = this.rpc === undefined ? "this call" : this.rpc;
-    const reason = this.reason ? `, ${this.reason}` : "";
-    return `not allowed: ${this.detail} (${who}${what} is refused${reason})`;
+    const facts = [
+      this.reason || this.codeName,
+      ...(this.role === undefined ? [] : [`role ${this.role}`]),
+      ...(this.rpc === undefined ? [] : [`call ${this.rpc}`]),
+    ];
+    return `not allowed: ${words(this.detail)} (${facts.join(", ")})`;
   }
 }
 
+const GIVE_A_TOKEN = "Give a token with the token option, $TABLELOG_TOKEN or `tablelog login`.";
+const NEW_TOKEN = "Ask the club's owner for a new token and keep it with `tablelog login`.";
+
+/** What to do about each refusal of a token. */
 const AUTHENTICATION_ADVICE: Readonly<Record<string, string>> = {
-  [TOKEN_MISSING]: "the call carried no token",
-  [TOKEN_UNKNOWN]: "the server does not know this token",
-  [TOKEN_EXPIRED]: "the token has expired; ask the club's owner for a new one",
-  [TOKEN_REVOKED]: "the token was revoked; ask the club's owner for a new one",
+  [TOKEN_MISSING]: GIVE_A_TOKEN,
+  [TOKEN_UNKNOWN]: `Check the token (is it for this server?). ${NEW_TOKEN}`,
+  [TOKEN_EXPIRED]: NEW_TOKEN,
+  [TOKEN_REVOKED]: NEW_TOKEN,
 };
+
+/** The server's sentence without its full stop, to be followed by a parenthesis. */
+function words(detail: string): string {
+  return detail.replace(/\.$/, "");
+}

@@ -256,8 +256,11 @@ describe("refusals", () => {
       assert.equal(error.reason, "TOKEN_EXPIRED");
       assert.equal(error.detail, "the token expired on 2026-11-30");
       assert.equal(error.tokenSource, "the token option");
-      assert.match(error.explain(), /^not signed in: the token expired on 2026-11-30 \(TOKEN_EXPIRED: /);
-      assert.match(error.explain(), /the token came from the token option/);
+      assert.equal(
+        error.explain(),
+        "not signed in: the token expired on 2026-11-30 (TOKEN_EXPIRED; the token came from the " +
+          "token option). Ask the club's owner for a new token and keep it with `tablelog login`.",
+      );
       return true;
     });
     await assert.rejects(
@@ -266,7 +269,10 @@ describe("refusals", () => {
           // the stream is refused before its first item
         }
       })(),
-      (error: unknown) => error instanceof UnauthenticatedError && error.reason === "TOKEN_MISSING",
+      (error: unknown) =>
+        error instanceof UnauthenticatedError &&
+        error.reason === "TOKEN_MISSING" &&
+        error.explain().startsWith("not signed in: no token was given (TOKEN_MISSING; the token came"),
     );
   });
 
@@ -276,7 +282,7 @@ describe("refusals", () => {
         recordMove() {
           throw refusal(
             Code.PermissionDenied,
-            "a spectator may only look",
+            "A spectator may only look.",
             "ROLE_FORBIDS",
             { role: "spectator", rpc: "RecordMove" },
           );
@@ -292,10 +298,10 @@ describe("refusals", () => {
       assert.equal(error.reason, "ROLE_FORBIDS");
       assert.equal(error.role, "spectator");
       assert.equal(error.rpc, "RecordMove");
-      assert.equal(error.detail, "a spectator may only look");
+      assert.equal(error.detail, "A spectator may only look.");
       assert.equal(
         error.explain(),
-        "not allowed: a spectator may only look (as spectator, RecordMove is refused, ROLE_FORBIDS)",
+        "not allowed: A spectator may only look (ROLE_FORBIDS, role spectator, call RecordMove)",
       );
       return true;
     });
@@ -308,7 +314,7 @@ describe("refusals", () => {
       (error: unknown) =>
         error instanceof PermissionDeniedError &&
         error.role === undefined &&
-        error.explain() === "not allowed: seat 0 is not yours (this call is refused, VIEW_FORBIDDEN)",
+        error.explain() === "not allowed: seat 0 is not yours (VIEW_FORBIDDEN)",
     );
   });
 
