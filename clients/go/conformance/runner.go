@@ -124,13 +124,22 @@ func (r *Runner) Run(ctx context.Context) (passed, failed int) {
 	for i := range r.scenario.Steps {
 		step := &r.scenario.Steps[i]
 		if err := r.step(ctx, step); err != nil {
-			r.log(fmt.Sprintf("FAIL %s (%s): %v", step.ID, step.Op, err))
+			r.log(fmt.Sprintf("FAIL %s (%s): %s", step.ID, step.Op, explain(err)))
 			return passed, 1
 		}
 		passed++
 		r.log(fmt.Sprintf("ok   %s (%s)", step.ID, step.Op))
 	}
 	return passed, 0
+}
+
+// explain says a server's refusal in words (who may not do what, and why); other errors, and
+// refusals wrapped in the runner's own context, as they are.
+func explain(err error) string {
+	if refused, ok := err.(*tablelog.Error); ok {
+		return refused.Explain()
+	}
+	return err.Error()
 }
 
 func (r *Runner) client(step *Step) *tablelog.Client {

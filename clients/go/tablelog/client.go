@@ -8,6 +8,7 @@ package tablelog
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -36,12 +37,19 @@ type Client struct {
 	conn    *grpc.ClientConn
 	headers metadata.MD
 	timeout time.Duration
+	// token is the bearer token sent with every call (nil: none).
+	token *Token
+	// unusable is why New could not use its token: every call returns it.
+	unusable error
 }
 
 type settings struct {
 	user, club, client string
 	timeout            time.Duration
 	dialOptions        []grpc.DialOption
+	token, ca          string
+	tls                *tls.Config
+	allowInsecure      bool
 }
 
 // Option configures a Client.
@@ -59,13 +67,16 @@ func WithClientName(name string) Option { return func(s *settings) { s.client = 
 // WithTimeout sets the deadline of each unary call whose context has none (default 30 s).
 func WithTimeout(timeout time.Duration) Option { return func(s *settings) { s.timeout = timeout } }
 
-// WithDialOptions adds gRPC dial options (TLS credentials, interceptors, ...) for Dial.
+// WithDialOptions adds gRPC dial options (interceptors, ...) for Dial; for TLS use WithCA or
+// WithTLS, which also tell Dial that a token may be sent.
 func WithDialOptions(options ...grpc.DialOption) Option {
 	return func(s *settings) { s.dialOptions = append(s.dialOptions, options...) }
 }
 
 // Dial connects to a server at address ("" means $TABLELOG_ADDRESS or 127.0.0.1:50051).
-// Without WithDialOptions credentials the connection is plaintext.
+// The connection is TLS with WithCA, $TABLELOG_CA or WithTLS, plaintext otherwise. Every call
+// carries the token (WithToken, $TABLELOG_TOKEN or the credentials file; see ResolveToken);
+// Dial refuses to send one in plaintext to anything but loopback unless WithAllowInsecure.
 func Dial(address string, options ...Option) (*Client, error) {
 	if address == "" {
 		address = os.Getenv("TABLELOG_ADDRESS")
@@ -74,19 +85,41 @@ func Dial(address string, options ...Option) (*Client, error) {
 		address = DefaultAddress
 	}
 	s := configure(options)
-	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, s.dialOptions...)
+	token, err := ResolveToken(address, s.token)
+	if err != nil {
+		return nil, err
+	}
+	creds, secure, err := transportCredentials(s)
+	if err != nil {
+		return nil, err
+	}
+	if token != nil && !secure && !s.allowInsecure && !IsLoopback(address) {
+		return nil, fmt.Errorf("tablelog: refusing to send a token in plaintext to %s: give the "+
+			"server's CA (WithCA or $%s) to use TLS, or WithAllowInsecure on a network you trust", address, CAEnv)
+	}
+	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, s.dialOptions...)
 	conn, err := grpc.NewClient(address, dial...)
 	if err != nil {
 		return nil, fmt.Errorf("tablelog: connect to %s: %w", address, err)
 	}
-	c := newClient(conn, s)
+	c := newClient(conn, s, token)
 	c.conn = conn
 	return c, nil
 }
 
-// New wraps an existing connection (which the caller closes).
+// New wraps an existing connection (which the caller closes and secures). The token is
+// resolved as for Dial, the credentials file keyed by the connection's target; when it cannot
+// be used (malformed, or an unreadable credentials file) every call returns why.
 func New(conn grpc.ClientConnInterface, options ...Option) *Client {
-	return newClient(conn, configure(options))
+	s := configure(options)
+	target := ""
+	if named, ok := conn.(interface{ Target() string }); ok {
+		target = named.Target()
+	}
+	token, err := ResolveToken(target, s.token)
+	c := newClient(conn, s, token)
+	c.unusable = err
+	return c
 }
 
 func configure(options []Option) *settings {
@@ -97,15 +130,36 @@ func configure(options []Option) *settings {
 	return s
 }
 
-func newClient(conn grpc.ClientConnInterface, s *settings) *Client {
+func newClient(conn grpc.ClientConnInterface, s *settings, token *Token) *Client {
 	headers := metadata.Pairs("x-tablelog-client", s.client)
+	if token != nil {
+		headers.Set("authorization", "Bearer "+token.Value)
+	}
 	if s.user != "" {
 		headers.Set("x-tablelog-user", s.user)
 	}
 	if s.club != "" {
 		headers.Set("x-tablelog-club", s.club)
 	}
-	return &Client{Raw: tablelogv1.NewTablelogServiceClient(conn), headers: headers, timeout: s.timeout}
+	return &Client{Raw: tablelogv1.NewTablelogServiceClient(conn), headers: headers, timeout: s.timeout, token: token}
+}
+
+// TokenSource says where the token sent with every call came from ("" when none is sent).
+func (c *Client) TokenSource() string {
+	if c.token == nil {
+		return ""
+	}
+	return c.token.Source
+}
+
+// wrap turns a gRPC error into an *Error that knows which token the client sent.
+func (c *Client) wrap(err error) error {
+	err = wrap(err)
+	var e *Error
+	if errors.As(err, &e) && e.Code == codes.Unauthenticated {
+		e.TokenSource = c.TokenSource()
+	}
+	return err
 }
 
 // Close closes a connection opened by Dial.
@@ -135,10 +189,14 @@ func outgoing(ctx context.Context) metadata.MD {
 }
 
 func unary[Req, Resp any](c *Client, ctx context.Context, call func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	if c.unusable != nil {
+		var none Resp
+		return none, c.unusable
+	}
 	ctx, cancel := c.unaryContext(ctx)
 	defer cancel()
 	resp, err := call(ctx, req)
-	return resp, wrap(err)
+	return resp, c.wrap(err)
 }
 
 // Viewers of a state.
@@ -326,9 +384,13 @@ func (c *Client) Replay(ctx context.Context, gameID string, from, to uint64, vie
 	return func(yield func(*tablelogv1.ReplayGameResponse, error) bool) {
 		ctx, cancel := context.WithCancel(c.streamContext(ctx))
 		defer cancel()
+		if c.unusable != nil {
+			yield(nil, c.unusable)
+			return
+		}
 		stream, err := c.Raw.ReplayGame(ctx, &tablelogv1.ReplayGameRequest{GameId: gameID, FromRevision: from, ToRevision: to, Viewer: viewer})
 		if err != nil {
-			yield(nil, wrap(err))
+			yield(nil, c.wrap(err))
 			return
 		}
 		for {
@@ -337,7 +399,7 @@ func (c *Client) Replay(ctx context.Context, gameID string, from, to uint64, vie
 				return
 			}
 			if err != nil {
-				yield(nil, wrap(err))
+				yield(nil, c.wrap(err))
 				return
 			}
 			if !yield(resp, nil) {
@@ -378,11 +440,15 @@ func (c *Client) Watch(ctx context.Context, gameID string, options WatchOptions)
 	return func(yield func(WatchItem, error) bool) {
 		ctx, cancel := context.WithCancel(c.streamContext(ctx))
 		defer cancel()
+		if c.unusable != nil {
+			yield(WatchItem{}, c.unusable)
+			return
+		}
 		stream, err := c.Raw.WatchGame(ctx, &tablelogv1.WatchGameRequest{
 			GameId: gameID, FromRevision: options.From, Viewer: viewer, HeartbeatSeconds: options.HeartbeatSeconds,
 		})
 		if err != nil {
-			yield(WatchItem{}, wrap(err))
+			yield(WatchItem{}, c.wrap(err))
 			return
 		}
 		for {
@@ -391,7 +457,7 @@ func (c *Client) Watch(ctx context.Context, gameID string, options WatchOptions)
 				if errors.Is(err, io.EOF) || ctx.Err() != nil {
 					return
 				}
-				yield(WatchItem{}, wrap(err))
+				yield(WatchItem{}, c.wrap(err))
 				return
 			}
 			var item WatchItem

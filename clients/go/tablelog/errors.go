@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -20,6 +21,14 @@ const (
 	ReasonNothingToUndo   = "NOTHING_TO_UNDO"
 	ReasonNothingToRedo   = "NOTHING_TO_REDO"
 	ReasonInvalidNotation = "INVALID_NOTATION"
+
+	// UNAUTHENTICATED: no token, or one the server does not accept.
+	ReasonTokenMissing = "TOKEN_MISSING"
+	ReasonTokenUnknown = "TOKEN_UNKNOWN"
+	ReasonTokenExpired = "TOKEN_EXPIRED"
+	ReasonTokenRevoked = "TOKEN_REVOKED"
+	// PERMISSION_DENIED: the caller's role does not allow the call (metadata "role", "rpc").
+	ReasonRoleForbids = "ROLE_FORBIDS"
 )
 
 // Sentinels for errors.Is: errors.Is(err, tablelog.ErrStaleVersion) holds for any Error
@@ -33,6 +42,19 @@ var (
 	ErrNothingToUndo   = &Error{Reason: ReasonNothingToUndo}
 	ErrNothingToRedo   = &Error{Reason: ReasonNothingToRedo}
 	ErrInvalidNotation = &Error{Reason: ReasonInvalidNotation}
+	ErrTokenMissing    = &Error{Reason: ReasonTokenMissing}
+	ErrTokenUnknown    = &Error{Reason: ReasonTokenUnknown}
+	ErrTokenExpired    = &Error{Reason: ReasonTokenExpired}
+	ErrTokenRevoked    = &Error{Reason: ReasonTokenRevoked}
+	ErrRoleForbids     = &Error{Reason: ReasonRoleForbids}
+)
+
+// Sentinels that match by status code whatever the reason: errors.Is(err,
+// tablelog.ErrUnauthenticated) holds for every refusal of who the caller is, and
+// ErrPermissionDenied for every refusal of what a known caller asked.
+var (
+	ErrUnauthenticated  = &Error{Code: codes.Unauthenticated}
+	ErrPermissionDenied = &Error{Code: codes.PermissionDenied}
 )
 
 // Error is a failed call to the tablelog server: the gRPC status with the reason and
@@ -46,6 +68,8 @@ type Error struct {
 	Message             string
 	BadRequest          *errdetails.BadRequest
 	PreconditionFailure *errdetails.PreconditionFailure
+	// TokenSource says, on UNAUTHENTICATED, where the refused token came from ("": none sent).
+	TokenSource string
 
 	status *status.Status
 }
@@ -57,10 +81,91 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("tablelog: %s %s: %s", e.Code, e.Reason, e.Message)
 }
 
-// Is matches the sentinels by reason.
+// Is matches the sentinels: by reason when the sentinel has one, else by status code.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Reason != "" && t.Reason == e.Reason
+	switch {
+	case !ok:
+		return false
+	case t.Reason != "":
+		return t.Reason == e.Reason
+	default:
+		return t.Code != codes.OK && t.Code == e.Code
+	}
+}
+
+// Explain puts the error in a sentence for a person: the server's words, the reason and
+// facts that go with it, and for a refused token what to do about it.
+func (e *Error) Explain() string {
+	words := strings.TrimSuffix(e.Message, ".")
+	reason := e.Reason
+	if reason == "" {
+		reason = codeName(e.Code)
+	}
+	switch e.Code {
+	case codes.Unauthenticated:
+		sent := "no token was sent"
+		if e.TokenSource != "" {
+			sent = "the token came from " + e.TokenSource
+		}
+		advice, ok := authenticationAdvice[e.Reason]
+		if !ok {
+			advice = giveAToken
+		}
+		return fmt.Sprintf("not signed in: %s (%s; %s). %s", words, reason, sent, advice)
+	case codes.PermissionDenied:
+		facts := []string{reason}
+		if role := e.Role(); role != "" {
+			facts = append(facts, "role "+role)
+		}
+		if rpc := e.RPC(); rpc != "" {
+			facts = append(facts, "call "+rpc)
+		}
+		return fmt.Sprintf("not allowed: %s (%s)", words, strings.Join(facts, ", "))
+	}
+	if e.Reason == "" {
+		return fmt.Sprintf("%s: %s", codeName(e.Code), e.Message)
+	}
+	return fmt.Sprintf("%s (%s): %s", codeName(e.Code), e.Reason, e.Message)
+}
+
+const (
+	giveAToken = "Give a token with WithToken, $" + TokenEnv + " or `tablelog login`."
+	newToken   = "Ask the club's owner for a new token and keep it with `tablelog login`."
+)
+
+// authenticationAdvice says what to do about each refusal of a token.
+var authenticationAdvice = map[string]string{
+	ReasonTokenMissing: giveAToken,
+	ReasonTokenUnknown: "Check the token (is it for this server?). " + newToken,
+	ReasonTokenExpired: newToken,
+	ReasonTokenRevoked: newToken,
+}
+
+// codeNames are the canonical names of the status codes ("PERMISSION_DENIED"), as the server
+// and the other clients spell them; grpc-go's String() says "PermissionDenied".
+var codeNames = [...]string{
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+	"UNAUTHENTICATED",
+}
+
+func codeName(code codes.Code) string {
+	if int(code) < len(codeNames) {
+		return codeNames[code]
+	}
+	return code.String()
+}
+
+// Role is the caller's role in the club on PERMISSION_DENIED (ErrorInfo metadata "role").
+func (e *Error) Role() string {
+	return e.Metadata["role"]
+}
+
+// RPC is the refused call on PERMISSION_DENIED (ErrorInfo metadata "rpc").
+func (e *Error) RPC() string {
+	return e.Metadata["rpc"]
 }
 
 // GRPCStatus lets status.FromError and status.Code see the original status.

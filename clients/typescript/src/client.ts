@@ -5,6 +5,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
+import { isLoopback, resolveCa, resolveToken, serverKey } from "./credentials.js";
 import { TablelogError } from "./errors.js";
 import type { Event } from "./gen/tablelog/v1/events_pb.js";
 import {
@@ -58,6 +59,18 @@ export interface ClientOptions {
   client?: string;
   /** Deadline of each unary call in milliseconds (default 30 s). */
   timeoutMs?: number;
+  /**
+   * The bearer token sent with every call; default $TABLELOG_TOKEN, else the address's entry
+   * in $XDG_CONFIG_HOME/tablelog/credentials.json.
+   */
+  token?: string;
+  /** A PEM CA bundle to verify the server with over TLS; default $TABLELOG_CA. */
+  ca?: string;
+  /**
+   * Send the token over plaintext to a server that is not on this machine (a private network
+   * you trust). Without it, a token is sent in plaintext only to a loopback address.
+   */
+  allowInsecure?: boolean;
   /** A Connect transport to use instead of a gRPC connection to `address` (tests). */
   transport?: Transport;
 }
@@ -114,19 +127,23 @@ export interface LegalMoves {
 export class TablelogClient {
   /** The generated Connect client, for anything the wrapper does not cover. */
   readonly raw: Client<typeof TablelogService>;
+  /** Where the token sent with every call came from (undefined: no token is sent). */
+  readonly tokenSource: string | undefined;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
 
+  /** Throws when the token, the credentials file or the CA file is unusable. */
   constructor(options: ClientOptions = {}) {
     const address = options.address ?? process.env["TABLELOG_ADDRESS"] ?? DEFAULT_ADDRESS;
-    const transport =
-      options.transport ??
-      createGrpcTransport({
-        baseUrl: address.includes("://") ? address : `http://${address}`,
-      });
+    const token = resolveToken(address, options.token);
+    const transport = options.transport ?? grpcTransport(address, options, token !== undefined);
     this.raw = createClient(TablelogService, transport);
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.tokenSource = token?.source;
     this.headers = { "x-tablelog-client": options.client ?? CLIENT_NAME };
+    if (token !== undefined) {
+      this.headers["authorization"] = `Bearer ${token.token}`;
+    }
     if (options.user !== undefined) {
       this.headers["x-tablelog-user"] = options.user;
     }
@@ -314,7 +331,7 @@ export class TablelogClient {
     try {
       yield* stream;
     } catch (error) {
-      throw TablelogError.from(error);
+      throw TablelogError.from(error, this.tokenSource);
     }
   }
 
@@ -364,7 +381,7 @@ export class TablelogClient {
       if (abort.signal.aborted) {
         return;
       }
-      throw TablelogError.from(error);
+      throw TablelogError.from(error, this.tokenSource);
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
       abort.abort();
@@ -441,9 +458,37 @@ export class TablelogClient {
     try {
       return await call({ headers: this.headers, timeoutMs: this.timeoutMs });
     } catch (error) {
-      throw TablelogError.from(error);
+      throw TablelogError.from(error, this.tokenSource);
     }
   }
+}
+
+/**
+ * A gRPC connection to `address`: TLS when a CA is given or the address says https://,
+ * plaintext otherwise. A token goes over plaintext only to this machine unless allowed.
+ */
+function grpcTransport(address: string, options: ClientOptions, withToken: boolean): Transport {
+  const ca = resolveCa(options.ca);
+  const scheme = address.includes("://") ? address.slice(0, address.indexOf("://")) : undefined;
+  if (scheme !== undefined && scheme !== "http" && scheme !== "https") {
+    throw new Error(`tablelog: ${address}: the address is host:port, http:// or https://`);
+  }
+  if (scheme === "http" && ca !== undefined) {
+    throw new Error(`tablelog: a CA (${ca.path}) means TLS, but ${address} says http://`);
+  }
+  const tls = scheme === "https" || ca !== undefined;
+  const server = serverKey(address);
+  if (withToken && !tls && !options.allowInsecure && !isLoopback(server)) {
+    throw new Error(
+      `tablelog: refusing to send a token in plaintext to ${server}: give the server's CA ` +
+        "(the ca option or $TABLELOG_CA) to use TLS, or allowInsecure on a network you trust",
+    );
+  }
+  const baseUrl = scheme === undefined ? `${tls ? "https" : "http"}://${address}` : address;
+  return createGrpcTransport({
+    baseUrl,
+    nodeOptions: ca === undefined ? undefined : { ca: ca.pem },
+  });
 }
 
 /** The protobuf Viewer of a ViewerSpec (default: spectator). */

@@ -66,7 +66,12 @@ export class ConformanceRunner {
       try {
         await this.step(step);
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message =
+          error instanceof TablelogError
+            ? error.explain()
+            : error instanceof Error
+              ? error.message
+              : String(error);
         this.log(`FAIL ${step["id"]} (${step["op"]}): ${message}`);
         return { passed, failed: 1 };
       }
@@ -369,15 +374,23 @@ function eventIds(events: Event[]): string[] {
   return events.map((e) => `${e.sequence}:${Buffer.from(e.hash).toString("hex")}`);
 }
 
-export async function runScenario(
+/** The scenario's two connections, "a" and "b", as different users. */
+export function conformanceClients(
   address: string,
+  connection: { token?: string | undefined; ca?: string | undefined } = {},
+): Record<string, TablelogClient> {
+  const client = "tablelog-ts-conformance/0.1.0";
+  return {
+    a: new TablelogClient({ ...connection, address, user: "conformance-a", client }),
+    b: new TablelogClient({ ...connection, address, user: "conformance-b", client }),
+  };
+}
+
+export async function runScenario(
+  clients: Record<string, TablelogClient>,
   scenario: Json,
   log: (line: string) => void = console.log,
 ): Promise<{ passed: number; failed: number }> {
-  const clients = {
-    a: new TablelogClient({ address, user: "conformance-a", client: "tablelog-ts-conformance/0.1.0" }),
-    b: new TablelogClient({ address, user: "conformance-b", client: "tablelog-ts-conformance/0.1.0" }),
-  };
   const steps = Array.isArray(scenario["steps"]) ? (scenario["steps"] as Json[]).length : 0;
   const result = await new ConformanceRunner(clients, scenario, log).run();
   // A run that skipped steps (or a scenario read without any) has not shown conformance.
@@ -394,10 +407,22 @@ async function main(): Promise<number> {
     options: {
       address: { type: "string", default: process.env["TABLELOG_ADDRESS"] ?? "127.0.0.1:50051" },
       scenario: { type: "string", default: DEFAULT_SCENARIO },
+      // Default: $TABLELOG_TOKEN, then the credentials file (see credentials.ts).
+      token: { type: "string" },
+      // Default: $TABLELOG_CA; with a CA the connection is TLS.
+      ca: { type: "string" },
     },
   });
   const scenario = JSON.parse(readFileSync(values.scenario, "utf-8")) as Json;
-  const { failed } = await runScenario(values.address, scenario);
+  let clients: Record<string, TablelogClient>;
+  try {
+    clients = conformanceClients(values.address, { token: values.token, ca: values.ca });
+  } catch (error) {
+    // An unusable token, credentials file or CA file: say which, without a stack trace.
+    console.error(error instanceof Error ? error.message : String(error));
+    return 2;
+  }
+  const { failed } = await runScenario(clients, scenario);
   return failed === 0 ? 0 : 1;
 }
 

@@ -15,7 +15,24 @@ export {
   type WatchItem,
   type WriteOptions,
 } from "./client.js";
-export { TablelogError, codeName } from "./errors.js";
+export {
+  CA_ENV,
+  TOKEN_ENV,
+  credentialsPath,
+  resolveToken,
+  type ResolvedToken,
+} from "./credentials.js";
+export {
+  PermissionDeniedError,
+  ROLE_FORBIDS,
+  TOKEN_EXPIRED,
+  TOKEN_MISSING,
+  TOKEN_REVOKED,
+  TOKEN_UNKNOWN,
+  TablelogError,
+  UnauthenticatedError,
+  codeName,
+} from "./errors.js";
 export * from "./gen/tablelog/v1/service_pb.js";
 export * from "./gen/tablelog/v1/events_pb.js";
 export * from "./gen/tablelog/v1/game_pb.js";

@@ -21,11 +21,13 @@ import (
 func main() {
 	address := flag.String("address", envOr("TABLELOG_ADDRESS", tablelog.DefaultAddress), "host:port of the server")
 	path := flag.String("scenario", defaultScenario(), "the scenario file")
+	token := flag.String("token", "", "the bearer token (default $TABLELOG_TOKEN, then the credentials file)")
+	ca := flag.String("ca", "", "a PEM CA bundle: connect over TLS (default $TABLELOG_CA)")
 	flag.Parse()
-	os.Exit(run(*address, *path))
+	os.Exit(run(*address, *path, tablelog.WithToken(*token), tablelog.WithCA(*ca)))
 }
 
-func run(address, path string) int {
+func run(address, path string, connection ...tablelog.Option) int {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -48,9 +50,11 @@ func run(address, path string) int {
 	}
 	clients := map[string]*tablelog.Client{}
 	for _, name := range []string{"a", "b"} {
-		client, err := tablelog.Dial(address,
-			tablelog.WithUser("conformance-"+name),
-			tablelog.WithClientName("tablelog-go-conformance/0.1.0"))
+		options := append([]tablelog.Option{
+			tablelog.WithUser("conformance-" + name),
+			tablelog.WithClientName("tablelog-go-conformance/0.1.0"),
+		}, connection...)
+		client, err := tablelog.Dial(address, options...)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
