@@ -4,6 +4,7 @@ the viewer asked for), and when a game reveals everything to everyone."""
 from __future__ import annotations
 
 import itertools
+
 import grpc
 import pytest
 
