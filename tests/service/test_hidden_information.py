@@ -407,3 +407,70 @@ def test_no_viewer_sees_another_seats_secret_by_any_read_path(
     if case.secrets_in_view is not no_secrets:
         assert secrets_met, f"{case.game}: the game never reached a secret; play longer"
         assert refused, f"{case.game}: no move list was ever withheld"
+
+
+# ------------------------------------------------------------------ the edges, one by one
+
+
+def blind_reserve(client: Client) -> tuple[str, int, str]:
+    """A dealt Splendor game where Ann has reserved blind: its id, the deal's revision and
+    what was dealt."""
+    game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+    response = client.record(game.game_id, "reserve 1.deck", expected_version=game.version)
+    (dealt,) = [e for e in response.events if e.move_recorded.dealt]
+    return game.game_id, dealt.revision, dealt.move_recorded.notation
+
+
+def test_the_audit_describes_a_hidden_deal_without_naming_it(client: Client) -> None:
+    game_id, revision, secret = blind_reserve(client)
+    version = client.get_game(game_id).version
+    client.undo(game_id, expected_version=version, reason="misdealt")
+
+    def summaries(viewer: service_pb2.Viewer | None) -> list[str]:
+        return [entry.summary for entry in client.audit(game_id, viewer=viewer)]
+
+    full = summaries(None)  # unset: the full view, as before viewers
+    assert f"the server dealt {secret}" in full
+    assert summaries(service_pb2.Viewer(seat=0)) == full
+    for viewer in (service_pb2.Viewer(seat=1), service_pb2.Viewer(spectator=True)):
+        shown = summaries(viewer)
+        assert "the server dealt a hidden card or tile" in shown
+        assert any(f"undid a hidden move (revision {revision})" in s for s in shown)
+        assert not any(secret in s for s in shown)
+        assert len(shown) == len(full)
+
+
+def test_another_seats_decision_is_not_listed_while_a_secret_is_held(client: Client) -> None:
+    game_id, _revision, _secret = blind_reserve(client)
+    # Bob is to move; Ann holds a named blind reserve. Bob sees his own moves, Ann sees
+    # them too (nothing is hidden from her), a spectator does not.
+    bobs = client.legal_moves(game_id, viewer=service_pb2.Viewer(seat=1))[1]
+    assert len(bobs) > 1
+    assert client.legal_moves(game_id, viewer=service_pb2.Viewer(seat=0))[1] == bobs
+    assert client.legal_moves(game_id)[1] == bobs  # unset: the full view
+    request = service_pb2.ListLegalMovesRequest(
+        game_id=game_id, viewer=service_pb2.Viewer(spectator=True)
+    )
+    with pytest.raises(grpc.RpcError) as info:
+        client.stub.ListLegalMoves(request)
+    refusal: Any = info.value
+    assert refusal.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "Bob's decision" in refusal.details()
+
+
+@pytest.mark.parametrize("seat", [2, 10_000])
+def test_a_viewer_seat_outside_the_game_is_refused(client: Client, seat: int) -> None:
+    game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+    viewer = service_pb2.Viewer(seat=seat)
+    for call in (
+        lambda: client.stub.GetAuditLog(
+            service_pb2.GetAuditLogRequest(game_id=game.game_id, viewer=viewer)
+        ),
+        lambda: client.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id, viewer=viewer)
+        ),
+    ):
+        with pytest.raises(grpc.RpcError) as info:
+            call()
+        refusal: Any = info.value
+        assert refusal.code() == grpc.StatusCode.INVALID_ARGUMENT
