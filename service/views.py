@@ -88,6 +88,15 @@ def viewer_of(viewer: service_pb2.Viewer | None, players: int, unset: Viewer = S
     return int(viewer.seat)
 
 
+def viewer_message(viewer: Viewer) -> service_pb2.Viewer:
+    """A decided viewer as the reads' requests carry it (`viewer_of` reads it back)."""
+    if viewer is FULL:
+        return service_pb2.Viewer(full=True)
+    if viewer == SPECTATOR:
+        return service_pb2.Viewer(spectator=True)
+    return service_pb2.Viewer(seat=viewer)
+
+
 def viewer_words(viewer: Viewer) -> str:
     """A viewer as an error's metadata names it: "full", "spectator" or "seat 2"."""
     if viewer is FULL:

@@ -14,7 +14,7 @@ from replay.registry import all_games
 from service import errors
 from service.entitlement import NOT_ASKED, Asked, Role, entitled_viewer, viewer_for
 from service.errors import InvalidRequest, PermissionDenied
-from service.views import reveals_all
+from service.views import reveals_all, viewer_message, viewer_of
 from tablelog.v1 import game_pb2, service_pb2
 from tests.support.play import random_game
 
@@ -97,6 +97,11 @@ def test_asking_for_more_is_refused_and_says_what_is_allowed(
         viewer_for(role, seats, False, asked)
     assert info.value.metadata["allowed"] == allowed
     assert role.value in info.value.message
+
+
+@pytest.mark.parametrize("viewer", [FULL, SPECTATOR, 0, 3])
+def test_a_decided_viewer_goes_into_a_request_and_back(viewer: Viewer) -> None:
+    assert viewer_of(viewer_message(viewer), 4) == viewer
 
 
 def test_once_revealed_everyone_gets_the_full_view_unasked() -> None:

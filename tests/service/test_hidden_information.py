@@ -38,7 +38,7 @@ from replay import fold as folding
 from replay.core import FULL, SPECTATOR, Viewer
 from service.embedded import EmbeddedRedis
 from service.server import BackgroundServer
-from service.views import HIDDEN_MOVE
+from service.views import HIDDEN_MOVE, viewer_message
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
 from tablelog_client import cli as tablelog_cli
@@ -131,14 +131,6 @@ class Seen:
         self.views.append((where, getattr(state.view, state.view.WhichOneof("game") or "")))
         self.texts.append(state.text)
         self.texts.extend(state.moves)
-
-
-def viewer_message(viewer: Viewer) -> service_pb2.Viewer:
-    if viewer is FULL:
-        return service_pb2.Viewer(full=True)
-    if viewer == SPECTATOR:
-        return service_pb2.Viewer(spectator=True)
-    return service_pb2.Viewer(seat=viewer)
 
 
 def cli_output(server: BackgroundServer, *args: str) -> str:
