@@ -143,6 +143,11 @@ class Game(Protocol[StateT, MoveT]):
     view_type: type[Message]
     option_docs: tuple[OptionDoc, ...]
     notation_doc: str
+    reveals_all_at_end: bool
+    """Whether the rules show everything recorded once the game has ended (the remaining
+    missions, the tiles removed unseen, the coins behind the screens), so that every viewer
+    may then see the full view. A dealt game reveals everything at its end whatever this
+    says: its end publishes the seed every dealt outcome is drawn from."""
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
         """The component files a new game uses unless the creator supplies others."""
@@ -181,6 +186,13 @@ class Game(Protocol[StateT, MoveT]):
         drawn into a hand, a tile removed unseen) to anyone but the seat it goes to; FULL
         sees every move. Replays, live watching and move lists show such a move to other
         viewers only as "hidden"."""
+        ...
+
+    def hides_from(self, state: StateT, viewer: Viewer) -> bool:
+        """Whether `state` holds something `viewer` may not see (another seat's hand or
+        blind reserve, a tile removed unseen, hidden coins): then the legal moves of a
+        decision that is not the viewer's own could name it, or betray it by what they leave
+        out, and are not listed to that viewer. FULL is hidden nothing."""
         ...
 
     def to_move(self, state: StateT) -> int:

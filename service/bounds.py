@@ -243,6 +243,11 @@ def _viewed(request: Any) -> None:
         _check_viewer(request.viewer)
 
 
+def _paged_and_viewed(request: Any) -> None:
+    _paged(request)
+    _viewed(request)
+
+
 def _remove_annotation(request: service_pb2.RemoveAnnotationRequest) -> None:
     check_length("annotation_id", request.annotation_id, MAX_ANNOTATION_ID)
 
@@ -294,9 +299,9 @@ CHECKS: Final[dict[type[Message], Callable[[Any], None]]] = {
     service_pb2.GetStateRequest: _viewed,
     service_pb2.ReplayGameRequest: _viewed,
     service_pb2.WatchGameRequest: _viewed,
-    service_pb2.ListLegalMovesRequest: _paged,
+    service_pb2.ListLegalMovesRequest: _paged_and_viewed,
     service_pb2.ListAnnotationsRequest: _paged,
-    service_pb2.GetAuditLogRequest: _paged,
+    service_pb2.GetAuditLogRequest: _paged_and_viewed,
     service_pb2.RemoveAnnotationRequest: _remove_annotation,
     service_pb2.ImportGameRequest: _import_game,
 }

@@ -90,6 +90,11 @@ class Unverifiable(ServiceError):
     """A check that needs something the game does not have yet (the dealt seed)."""
 
 
+class PermissionDenied(ServiceError):
+    """A caller asking for more than it may see (a seat or the full view it is not entitled
+    to, `VIEW_NOT_ALLOWED`), or for a list that would name what its view hides."""
+
+
 class Exhausted(ServiceError):
     """A limit of this instance reached (watchers, watched games) or a watcher that fell
     too far behind; the metadata says how to come back (`resume_from_revision`)."""
@@ -167,6 +172,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),
     (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),
+    (PermissionDenied, None, C.PERMISSION_DENIED, ""),
     (ServiceError, None, C.INVALID_ARGUMENT, ""),
 )
 

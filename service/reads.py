@@ -8,13 +8,20 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from replay import fold as folding
-from replay.core import DEALT, TERMINAL
+from replay.core import CHANCE, DEALT, FULL, TERMINAL
 from replay.registry import all_games, describe, find_game
-from service.errors import InvalidRequest, OutOfRange
+from service.errors import InvalidRequest, OutOfRange, PermissionDenied
 from service.heads import Heads
 from service.limits import page_bounds, page_token
 from service.store import EventStore
-from service.views import replay_item, result_words, to_move_message, viewer_of
+from service.views import (
+    replay_item,
+    result_words,
+    shown_event,
+    to_move_message,
+    viewer_of,
+    viewer_words,
+)
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
 
@@ -45,6 +52,12 @@ class EventWords:
             return f"{who} created a {created.game} game ({mode} mode) for {names}"
         if body == "move_recorded":
             recorded = event.move_recorded
+            if recorded.hidden:
+                # A move redacted for this viewer: its words name nothing it dealt.
+                self.moves[event.revision] = "a hidden move"
+                if recorded.dealt:
+                    return "the server dealt a hidden card or tile"
+                return f"the table recorded a hidden move (recorded by {who})"
             if recorded.dealt:
                 self.moves[event.revision] = f"the deal {recorded.notation}"
                 return f"the server dealt {recorded.notation}"
@@ -157,16 +170,23 @@ class Reads:
         notes = live_annotations(await self.events(game_id))
         return sorted(notes.values(), key=lambda a: (a.revision, a.time.ToNanoseconds()))
 
-    async def audit(self, game_id: str) -> list[service_pb2.AuditEntry]:
+    async def audit(
+        self, game_id: str, viewer: service_pb2.Viewer | None = None
+    ) -> list[service_pb2.AuditEntry]:
+        """Every event with its description, as `viewer` may see it (unset: the full view).
+        A redacted entry is redacted as a replay redacts it (`shown_event`), and its
+        description is made from what is shown."""
         events = await self.events(game_id)
         position = folding.start(events[0].game_created)
+        seen = viewer_of(viewer, len(position.table.players), unset=FULL)
         words = EventWords()
         described = []
         for index, event in enumerate(events):
             before = position
             if index:
                 position = folding.advance(position, event)
-            described.append((event, words.describe(event, before)))
+            shown = shown_event(event, before, seen)
+            described.append((shown, words.describe(shown, before)))
         in_effect = {applied.revision for applied in position.applied or ()}
         return [
             service_pb2.AuditEntry(
@@ -208,16 +228,37 @@ class Reads:
                 yield replay_item(event, before, position, seen)
 
     async def legal_moves(
-        self, game_id: str, revision: int, page_size: int, token: str
+        self,
+        game_id: str,
+        revision: int,
+        page_size: int,
+        token: str,
+        viewer: service_pb2.Viewer | None = None,
     ) -> service_pb2.ListLegalMovesResponse:
+        """The legal moves at `revision`, for `viewer` (unset: the full view). The seat to
+        move sees all of its own; any other viewer sees another's decision only while the
+        state hides nothing from it (`Game.hides_from`): such a list would name a hidden
+        component (a seat's blind reserve it may buy) or betray it by leaving it out (the
+        cards a dealt draw can still give), and is refused, PERMISSION_DENIED."""
         offset, size = page_bounds(page_size, token)
         position = await self.position_at(game_id, revision)
+        seen = viewer_of(viewer, len(position.table.players), unset=FULL)
         response = service_pb2.ListLegalMovesResponse(to_move=to_move_message(position))
         if position.to_move() == TERMINAL:
             return response
         game, state = position.game, position.state
-        moves: Sequence[Any] = game.legal_moves(state)
         who = position.to_move()
+        # (SPECTATOR and CHANCE are both -1: only a seat index is a decision of one's own.)
+        own_decision = who >= 0 and seen == who
+        if not own_decision and game.hides_from(state, seen):
+            whose = "the table's" if who == CHANCE else f"{position.table.seat_name(who)}'s"
+            raise PermissionDenied(
+                "LEGAL_MOVES_HIDDEN",
+                f"The legal moves are {whose} decision and would show hidden information "
+                f"to {viewer_words(seen)}; ask as the seat to move, or watch the game.",
+                metadata={"asked": viewer_words(seen), "to_move": str(who)},
+            )
+        moves: Sequence[Any] = game.legal_moves(state)
         seat = who if who >= 0 else None
         response.total_size = len(moves)
         for inner in moves[offset : offset + size]:

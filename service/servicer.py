@@ -241,7 +241,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.ListLegalMovesRequest, context: Context
     ) -> service_pb2.ListLegalMovesResponse:
         return await self.recorder.legal_moves(
-            request.game_id, request.revision, request.page_size, request.page_token
+            request.game_id,
+            request.revision,
+            request.page_size,
+            request.page_token,
+            request.viewer if request.HasField("viewer") else None,
         )
 
     @streaming
@@ -340,7 +344,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.GetAuditLogRequest, context: Context
     ) -> service_pb2.GetAuditLogResponse:
         offset, size = page_bounds(request.page_size, request.page_token)
-        entries = await self.recorder.audit(request.game_id)
+        viewer = request.viewer if request.HasField("viewer") else None
+        entries = await self.recorder.audit(request.game_id, viewer)
         token = page_token(offset + size) if offset + size < len(entries) else ""
         return service_pb2.GetAuditLogResponse(
             entries=entries[offset : offset + size], next_page_token=token

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replay import fold as folding
-from replay.core import CHANCE, FULL, SPECTATOR, TERMINAL, Viewer
+from replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer
 from service.errors import InvalidRequest
 from service.heads import Head
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -73,9 +73,12 @@ def summarize(head: Head) -> service_pb2.GameSummary:
     return summary
 
 
-def viewer_of(viewer: service_pb2.Viewer | None, players: int) -> Viewer:
+def viewer_of(viewer: service_pb2.Viewer | None, players: int, unset: Viewer = SPECTATOR) -> Viewer:
+    """The viewer a request names; `unset` when it names none (the read's default)."""
     kind = viewer.WhichOneof("kind") if viewer is not None else None
-    if kind is None or kind == "spectator":
+    if kind is None:
+        return unset
+    if kind == "spectator":
         return SPECTATOR
     if kind == "full":
         return FULL
@@ -83,6 +86,35 @@ def viewer_of(viewer: service_pb2.Viewer | None, players: int) -> Viewer:
     if viewer.seat >= players:
         raise InvalidRequest("viewer.seat", f"This game has seats 0-{players - 1}.")
     return int(viewer.seat)
+
+
+def viewer_message(viewer: Viewer) -> service_pb2.Viewer:
+    """A decided viewer as the reads' requests carry it (`viewer_of` reads it back)."""
+    if viewer is FULL:
+        return service_pb2.Viewer(full=True)
+    if viewer == SPECTATOR:
+        return service_pb2.Viewer(spectator=True)
+    return service_pb2.Viewer(seat=viewer)
+
+
+def viewer_words(viewer: Viewer) -> str:
+    """A viewer as an error's metadata names it: "full", "spectator" or "seat 2"."""
+    if viewer is FULL:
+        return "full"
+    return "spectator" if viewer == SPECTATOR else f"seat {viewer}"
+
+
+def reveals_all(position: folding.Position) -> bool:
+    """Whether everything recorded of the game at `position` (its head) may be seen by every
+    viewer: once a dealt game is over (ended or abandoned), since its GameEnded or
+    GameAbandoned publishes the seed that every dealt outcome follows from; once a table
+    game has ended, where its rules show everything at the end (`Game.reveals_all_at_end`:
+    every game but Splendor, whose unbought blind reserves stay hidden, RULES.md E13)."""
+    if position.status is folding.Status.IN_PROGRESS:
+        return False
+    if position.table.mode == DEALT:
+        return True
+    return position.status is folding.Status.ENDED and position.game.reveals_all_at_end
 
 
 def result_words(result: game_pb2.GameResult, players: Sequence[str]) -> str:
@@ -148,6 +180,24 @@ def snapshot(
     )
 
 
+def shown_event(
+    event: events_pb2.Event, before: folding.Position, viewer: Viewer
+) -> events_pb2.Event:
+    """`event` as `viewer` may see it: a move that deals hidden information to another seat
+    keeps its place, revision, actor, request id and hashes, not its content (`move` left
+    out, notation "(hidden)", `hidden` set). Its hashes still cover the stored event, so
+    only the full view's copy can be checked against the chain."""
+    body = event.move_recorded if event.WhichOneof("body") == "move_recorded" else None
+    if body is None or _visible(before.table, body.move, before.state, viewer):
+        return event
+    shown = events_pb2.Event()
+    shown.CopyFrom(event)
+    shown.move_recorded.ClearField("move")
+    shown.move_recorded.notation = HIDDEN_MOVE
+    shown.move_recorded.hidden = True
+    return shown
+
+
 def replay_item(
     event: events_pb2.Event,
     before: folding.Position,
@@ -155,15 +205,8 @@ def replay_item(
     viewer: Viewer,
     moves: Sequence[str] | None = None,
 ) -> service_pb2.ReplayGameResponse:
-    """One step of a replay or a watch: the event as `viewer` may see it (a move that deals
-    hidden information to another seat keeps its place, revision and hashes, not its
-    content) and the state after it (`moves`: its move list, if known)."""
-    body = event.move_recorded if event.WhichOneof("body") == "move_recorded" else None
-    if body is not None and not _visible(after.table, body.move, before.state, viewer):
-        shown = events_pb2.Event()
-        shown.CopyFrom(event)
-        shown.move_recorded.ClearField("move")
-        shown.move_recorded.notation = HIDDEN_MOVE
-        shown.move_recorded.hidden = True
-        event = shown
-    return service_pb2.ReplayGameResponse(event=event, state=snapshot(after, viewer, moves))
+    """One step of a replay or a watch: the event as `viewer` may see it (`shown_event`) and
+    the state after it (`moves`: its move list, if known)."""
+    return service_pb2.ReplayGameResponse(
+        event=shown_event(event, before, viewer), state=snapshot(after, viewer, moves)
+    )

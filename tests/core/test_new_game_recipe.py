@@ -226,6 +226,7 @@ class Nim:
         OptionDoc("first_player", "The seat that takes first.", "0"),
     )
     notation_doc = "docs/notation/nim.md"
+    reveals_all_at_end = True
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
         return [default_heaps()]
@@ -254,6 +255,9 @@ class Nim:
 
     def visible_to(self, move: Any, state: State, viewer: Viewer) -> bool:
         return True
+
+    def hides_from(self, state: State, viewer: Viewer) -> bool:
+        return False
 
     def to_move(self, state: State) -> int:
         return to_move(state)

@@ -504,8 +504,18 @@ def cmd_show(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+def _asked_viewer(args: argparse.Namespace, client: Client) -> service_pb2.Viewer | None:
+    """--seat or --spectator as a viewer; None (the server's default) for neither."""
+    seat = _seat(args, client)
+    if seat is not None:
+        return service_pb2.Viewer(seat=seat)
+    return service_pb2.Viewer(spectator=True) if args.spectator else None
+
+
 def cmd_legal(args: argparse.Namespace, client: Client) -> int:
-    to_move, moves = client.legal_moves(args.game_id, args.revision)
+    to_move, moves = client.legal_moves(
+        args.game_id, args.revision, viewer=_asked_viewer(args, client)
+    )
     if args.json:
         print_json(
             service_pb2.ListLegalMovesResponse(moves=moves, to_move=to_move, total_size=len(moves))
@@ -717,7 +727,7 @@ def cmd_annotations(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_audit(args: argparse.Namespace, client: Client) -> int:
-    entries = client.audit(args.game_id)
+    entries = client.audit(args.game_id, viewer=_asked_viewer(args, client))
     if args.json:
         print_json(service_pb2.GetAuditLogResponse(entries=entries))
         return 0
@@ -786,7 +796,8 @@ def cmd_verify(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_export(args: argparse.Namespace, client: Client) -> int:
-    lines = [to_json(event) + "\n" for event in client.export(args.game_id)]
+    events = client.export(args.game_id, viewer=_asked_viewer(args, client))
+    lines = [to_json(event) + "\n" for event in events]
     if args.output in (None, "-"):
         sys.stdout.writelines(lines)
     else:
@@ -873,6 +884,14 @@ def _installed_version() -> str:
 GAME_ID_HELP = "the game's id, as `tablelog new` and `tablelog list` print it"
 SEAT_HELP = "as this player sees it (a name, or a seat number from 0)"
 OPTIONAL_GAME_HELP = "the game's id (default: the current game, see `tablelog use`)"
+
+
+def _viewer_arguments(command: argparse.ArgumentParser) -> None:
+    """--seat / --spectator: read as that viewer (default: everything the server shows)."""
+    command.add_argument("--seat", help=SEAT_HELP)
+    command.add_argument(
+        "--spectator", action="store_true", help="public information only (hidden moves redacted)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -986,6 +1005,7 @@ def build_parser() -> argparse.ArgumentParser:
     command = add("legal", on_game(cmd_legal), "the legal moves, in notation")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")
+    _viewer_arguments(command)
     command = add("replay", on_game(cmd_replay), "step through a game, forward and back")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--all", action="store_true", help="print every revision and exit")
@@ -1028,6 +1048,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command = add("audit", on_game(cmd_audit), "every event, undone moves included")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
+    _viewer_arguments(command)
     command = add(
         "verify", on_game(cmd_verify), "re-check the hash chain and re-validate every move"
     )
@@ -1042,6 +1063,7 @@ def build_parser() -> argparse.ArgumentParser:
     command = add("export", on_game(cmd_export), "the events as JSON lines")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("-o", "--output", help="file (default: stdout)")
+    _viewer_arguments(command)
     command = add("import", cmd_import, "import exported JSON lines as a new game")
     command.add_argument("file", help="a file of JSON lines, or - for stdin")
     command.add_argument(

@@ -356,15 +356,20 @@ class Client:
         return self._call(self.stub.GetState, request).state
 
     def legal_moves(
-        self, game_id: str, revision: int = 0
+        self, game_id: str, revision: int = 0, *, viewer: service_pb2.Viewer | None = None
     ) -> tuple[game_pb2.ToMove, list[service_pb2.LegalMove]]:
+        """The legal moves; `viewer` (default: the server's) names whose eyes they are for."""
         moves: list[service_pb2.LegalMove] = []
         token = ""
         while True:
             response = self._call(
                 self.stub.ListLegalMoves,
                 service_pb2.ListLegalMovesRequest(
-                    game_id=game_id, revision=revision, page_size=1000, page_token=token
+                    game_id=game_id,
+                    revision=revision,
+                    page_size=1000,
+                    page_token=token,
+                    viewer=viewer,
                 ),
             )
             moves += response.moves
@@ -462,21 +467,30 @@ class Client:
             if not token:
                 return found
 
-    def audit(self, game_id: str) -> list[service_pb2.AuditEntry]:
+    def audit(
+        self, game_id: str, *, viewer: service_pb2.Viewer | None = None
+    ) -> list[service_pb2.AuditEntry]:
+        """Every event; `viewer` (default: the server's) redacts what it may not see."""
         entries: list[service_pb2.AuditEntry] = []
         token = ""
         while True:
             response = self._call(
                 self.stub.GetAuditLog,
-                service_pb2.GetAuditLogRequest(game_id=game_id, page_size=1000, page_token=token),
+                service_pb2.GetAuditLogRequest(
+                    game_id=game_id, page_size=1000, page_token=token, viewer=viewer
+                ),
             )
             entries += response.entries
             token = response.next_page_token
             if not token:
                 return entries
 
-    def export(self, game_id: str) -> list[events_pb2.Event]:
-        return [entry.event for entry in self.audit(game_id)]
+    def export(
+        self, game_id: str, *, viewer: service_pb2.Viewer | None = None
+    ) -> list[events_pb2.Event]:
+        """The events (a redacted export, for a viewer that is not full, cannot be imported:
+        its hashes cover what was left out)."""
+        return [entry.event for entry in self.audit(game_id, viewer=viewer)]
 
     def verify(
         self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()

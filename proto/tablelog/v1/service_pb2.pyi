@@ -733,11 +733,23 @@ class ListLegalMovesRequest(_message.Message):
     REVISION_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    VIEWER_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     revision: _builtins.int
     """0 means the head."""
     page_size: _builtins.int
     page_token: _builtins.str
+    @_builtins.property
+    def viewer(self) -> Global___Viewer:
+        """Whose eyes the list is for (unset: every legal move, as the full view). The seat to
+        move sees all its legal moves. Any other viewer sees the moves of another's decision
+        (a seat's or the table's) only while the state hides nothing from it; otherwise the
+        list would name, or betray by what it leaves out, a hidden component (a blind-reserved
+        card, another hand, a tile removed unseen, hidden money), and the call is refused with
+        PERMISSION_DENIED, reason LEGAL_MOVES_HIDDEN (no game has an honest collapse of such a
+        list: see docs/service.md, "Hidden information").
+        """
+
     def __init__(
         self,
         *,
@@ -745,10 +757,11 @@ class ListLegalMovesRequest(_message.Message):
         revision: _builtins.int = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        viewer: Global___Viewer | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "page_size", b"page_size", "page_token", b"page_token", "revision", b"revision"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "page_size", b"page_size", "page_token", b"page_token", "revision", b"revision", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1136,19 +1149,32 @@ class GetAuditLogRequest(_message.Message):
     GAME_ID_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    VIEWER_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     page_size: _builtins.int
     page_token: _builtins.str
+    @_builtins.property
+    def viewer(self) -> Global___Viewer:
+        """Whose eyes the log is for (unset: the full view). An entry whose event deals hidden
+        information to someone else is redacted as a replay redacts it: `move_recorded.move`
+        is left out, `notation` is "(hidden)", `hidden` is set, and the summary says only that
+        something was dealt or drawn; a dealt game's seed (GameEnded, GameAbandoned) is left
+        out until the game has ended. A redacted entry keeps its sequence, revision and
+        hashes, and those hashes cover the unredacted event: a redacted log cannot be checked
+        by the client (VerifyGame checks the chain on the server), only a full one can.
+        """
+
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        viewer: Global___Viewer | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "page_size", b"page_size", "page_token", b"page_token", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

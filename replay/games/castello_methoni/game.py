@@ -42,6 +42,9 @@ class CastelloMethoni:
         ),
     )
     notation_doc = "docs/notation/castello-methoni.md"
+    reveals_all_at_end: bool = True
+    """RULES.md §8 and engine decisions: the missions are revealed for the final scoring;
+    table mode records no hand, so nothing recorded stays hidden after the end."""
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
         return components.default_components()
@@ -69,6 +72,9 @@ class CastelloMethoni:
 
     def visible_to(self, move: pb.CastelloMethoniMove, state: State, viewer: Viewer) -> bool:
         return rules.visible_to(move, state, viewer)
+
+    def hides_from(self, state: State, viewer: Viewer) -> bool:
+        return views.hides_from(state, viewer)
 
     def to_move(self, state: State) -> int:
         return rules.to_move(state)

@@ -210,3 +210,18 @@ def _initials(names: list[str]) -> list[str]:
 
 def _pieces(counts: Iterable[int], initials: list[str], mark: str) -> str:
     return " ".join(f"{k}{mark}{initials[s]}" for s, k in enumerate(counts) if k)
+
+
+def hides_from(state: State, viewer: Viewer) -> bool:
+    """RULES.md §2 steps 3-4 and §9: whether `state` holds something `viewer` may not see:
+    in dealt mode, another seat's mission (until the end) or the cards in its hand. Table
+    mode records no hand, and the missions only when they are revealed."""
+    if viewer is None or not state.ctx.dealt:
+        return False
+    over = state.phase == OVER
+    return any(
+        (state.missions[seat] >= 0 and not over)
+        or (state.hands is not None and any(state.hands[seat]))
+        for seat in range(len(state.ctx.players))
+        if seat != viewer
+    )

@@ -26,6 +26,9 @@ class Medici:
     options_type: type[Message] = MediciOptions
     view_type: type[Message] = MediciView
     notation_doc: str = "docs/notation/medici.md"
+    reveals_all_at_end: bool = True
+    """RULES.md, engine decisions and §B2: the tiles removed unseen are hidden only until
+    the day ends, and the game ends with day 3."""
     option_docs: tuple[OptionDoc, ...] = (
         OptionDoc(
             "edition",
@@ -68,6 +71,9 @@ class Medici:
 
     def visible_to(self, move: MediciMove, state: rules.State, viewer: Viewer) -> bool:
         return rules.visible_to(move, state, viewer)
+
+    def hides_from(self, state: rules.State, viewer: Viewer) -> bool:
+        return views.hides_from(state, viewer)
 
     def to_move(self, state: rules.State) -> int:
         return rules.to_move(state)

@@ -146,3 +146,9 @@ def render(v: MediciView) -> str:
         )
     )
     return "\n".join(lines)
+
+
+def hides_from(state: rules.State, viewer: Viewer) -> bool:
+    """RULES.md §B2: whether `state` holds something `viewer` may not see: the tiles removed
+    unseen today (recorded in dealt mode only), which only the full view shows."""
+    return viewer is not None and bool(state.removed)

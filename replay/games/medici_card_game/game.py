@@ -31,6 +31,9 @@ class MediciCardGame:
     options_type: type[Message] = MediciCardGameOptions
     view_type: type[Message] = MediciCardGameView
     notation_doc: str = "docs/notation/medici-card-game.md"
+    reveals_all_at_end: bool = True
+    """RULES.md §A3: every card is turned face up into the market; nothing recorded is
+    hidden."""
     option_docs: tuple[OptionDoc, ...] = (
         OptionDoc("first_player", "Seat (0-based) that starts round 1 (A2).", "0"),
         OptionDoc(
@@ -85,6 +88,9 @@ class MediciCardGame:
 
     def visible_to(self, move: MediciCardGameMove, state: rules.State, viewer: Viewer) -> bool:
         return rules.visible_to(move, state, viewer)
+
+    def hides_from(self, state: rules.State, viewer: Viewer) -> bool:
+        return views.hides_from(state, viewer)
 
     def to_move(self, state: rules.State) -> int:
         return rules.to_move(state)

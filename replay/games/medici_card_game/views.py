@@ -5,6 +5,7 @@ placeholder deck counts (G-A1) and the unsourced ship-reward tables of 2, 3, 5 a
 
 from __future__ import annotations
 
+from replay.core import Viewer
 from replay.games.medici_card_game import rules
 from replay.games.medici_card_game.components import UNVERIFIED_NOTE, CardKind
 from replay.games.medici_common.components import GOODS
@@ -129,3 +130,9 @@ def render(v: MediciCardGameView) -> str:
         )
     )
     return "\n".join(lines)
+
+
+def hides_from(state: rules.State, viewer: Viewer) -> bool:
+    """RULES.md §A3 step 1: nothing recorded is hidden (only the order of the face-down deck
+    is secret, and no state records it), so no state hides anything from any viewer."""
+    return False

@@ -27,6 +27,9 @@ class MercadoDeLisboa:
     options_type: type[Message] = pb.MercadoDeLisboaOptions
     view_type: type[Message] = pb.MercadoDeLisboaView
     notation_doc = "docs/notation/mercado-de-lisboa.md"
+    reveals_all_at_end: bool = True
+    """RULES.md §2 step 8 and final scoring: hidden money is kept behind the screens only
+    while playing; the final scoring counts every coin."""
     option_docs: tuple[OptionDoc, ...] = (
         OptionDoc("money", "open or hidden money (hidden: other seats see no coins)", "hidden"),
         OptionDoc(
@@ -83,6 +86,9 @@ class MercadoDeLisboa:
 
     def visible_to(self, move: pb.MercadoDeLisboaMove, state: rules.State, viewer: Viewer) -> bool:
         return rules.visible_to(move, state, viewer)
+
+    def hides_from(self, state: rules.State, viewer: Viewer) -> bool:
+        return views.hides_from(state, viewer)
 
     def to_move(self, state: rules.State) -> int:
         return rules.to_move(state)

@@ -202,3 +202,12 @@ def render(v: pb.MercadoDeLisboaView) -> str:
     if v.coin_streak:
         lines.append(f"consecutive coin turns: {v.coin_streak}")
     return "\n".join(lines)
+
+
+def hides_from(state: rl.State, viewer: Viewer) -> bool:
+    """Rules §2 step 8: whether `state` holds something `viewer` may not see: with hidden
+    money, another seat's coins until the game is over (what `view` and the running result
+    leave out). Face-down restaurants are never recorded before they are turned over."""
+    if viewer is None or not state.rules.money_hidden or state.over:
+        return False
+    return any(seat != viewer for seat in range(state.rules.players))

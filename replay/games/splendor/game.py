@@ -42,6 +42,9 @@ class Splendor:
         ),
     )
     notation_doc: str = "docs/notation/splendor.md"
+    reveals_all_at_end: bool = False
+    """RULES.md E13 and §8: a blind reserve stays hidden from opponents until it is bought,
+    and no rule turns the unbought ones face up at the end."""
 
     def default_components(self) -> Sequence[game_pb2.ComponentFile]:
         return components.default_components()
@@ -69,6 +72,9 @@ class Splendor:
 
     def visible_to(self, move: SplendorMove, state: State, viewer: Viewer) -> bool:
         return rules.visible_to(move, state, viewer)
+
+    def hides_from(self, state: State, viewer: Viewer) -> bool:
+        return views.hides_from(state, viewer)
 
     def to_move(self, state: State) -> int:
         return rules.to_move(state)

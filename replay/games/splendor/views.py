@@ -164,3 +164,17 @@ def render(v: SplendorView) -> str:
         if p.nobles:
             lines.append("    nobles: " + ", ".join(n.text for n in p.nobles))
     return "\n".join(lines)
+
+
+def hides_from(state: State, viewer: Viewer) -> bool:
+    """RULES.md §4C, E13: whether `state` holds something `viewer` may not see: a card
+    reserved blind and named (dealt, or typed by the recorder) that another seat holds.
+    The order of the decks is never in the state; what is unseen is public by its count."""
+    if viewer is FULL:
+        return False
+    return any(
+        card_id and blind
+        for seat, player in enumerate(state.players)
+        if seat != viewer
+        for card_id, _level, blind in player.reserved
+    )
