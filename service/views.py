@@ -148,6 +148,19 @@ def snapshot(
     )
 
 
+def _hidden_amendment(
+    amended: events_pb2.MoveAmended, before: folding.Position, viewer: Viewer
+) -> bool:
+    """Whether an amendment puts in or takes out a move `viewer` may not see (judged, like
+    a recorded move, in the state it is played in)."""
+    target = folding.amended_move(before, amended.amended_revision)
+    table = before.table
+    moves = [amended.move] if amended.kind != folding.DELETE else []
+    if amended.kind != folding.INSERT:
+        moves.append(target.move)
+    return not all(_visible(table, move, target.before, viewer) for move in moves)
+
+
 def replay_item(
     event: events_pb2.Event,
     before: folding.Position,
@@ -158,7 +171,16 @@ def replay_item(
     """One step of a replay or a watch: the event as `viewer` may see it (a move that deals
     hidden information to another seat keeps its place, revision and hashes, not its
     content) and the state after it (`moves`: its move list, if known)."""
-    body = event.move_recorded if event.WhichOneof("body") == "move_recorded" else None
+    which = event.WhichOneof("body")
+    if which == "move_amended" and _hidden_amendment(event.move_amended, before, viewer):
+        shown = events_pb2.Event()
+        shown.CopyFrom(event)
+        amended = shown.move_amended
+        amended.ClearField("move")
+        amended.notation = amended.removed_notation = HIDDEN_MOVE
+        amended.hidden = True
+        event = shown
+    body = event.move_recorded if which == "move_recorded" else None
     if body is not None and not _visible(after.table, body.move, before.state, viewer):
         shown = events_pb2.Event()
         shown.CopyFrom(event)
