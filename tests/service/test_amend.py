@@ -16,9 +16,9 @@ import pytest
 
 from replay import fold as folding
 from replay.core import CHANCE, RulesError
-from tablelog.v1 import events_pb2, service_pb2
+from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client import Client
-from tests.service.helpers import refused, splendor_line
+from tests.service.helpers import play_random, refused, splendor_line
 from tests.support.play import new_position
 
 pytestmark = pytest.mark.slow
@@ -394,3 +394,69 @@ def test_an_illegal_replacement_is_refused_by_its_own_rule(client: Client) -> No
     )
     assert error.reason == "INVALID_NOTATION"
     assert client.get_game(game_id).version == version
+
+
+def test_a_typed_move_past_the_bounds_is_refused_before_anything(client: Client) -> None:
+    game_id, version, line = recorded(client)
+    move = game_pb2.Move()
+    move.splendor.returned.red = 4_294_967_295
+    error = refused(lambda: client.amend(game_id, 20, move=move, expected_version=version))
+    assert error.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.violations[0][0] == "replace_move.move.splendor.returned.red"
+    long_reason = refused(
+        lambda: client.amend(
+            game_id, 20, change="delete", reason="x" * 501, expected_version=version
+        )
+    )
+    assert long_reason.violations[0][0] == "reason"
+    assert len(client.export(game_id)) == len(line) + 1
+
+
+def _waiting_for_a_deal(
+    position: folding.Position,
+) -> tuple[int, game_pb2.Move, folding.Amended] | None:
+    """A player's move and a replacement whose corrected history, its tail dropped, waits
+    for the table (found with the fold: what is tested is that the server then deals)."""
+    for applied in reversed(position.moves()):
+        if applied.chance:
+            continue
+        for inner in position.game.legal_moves(applied.before):
+            move = position.table.wrap(inner)
+            trial = folding.amend(position, folding.REPLACE, applied.revision, move)
+            if trial.broken is not None and trial.position.to_move() == CHANCE:
+                return applied.revision, move, trial
+    return None
+
+
+def test_in_dealt_mode_the_deals_stay_and_the_server_deals_what_is_missing(
+    client: Client,
+) -> None:
+    """A dealt outcome cannot be amended; a player's move can, and when the corrected
+    history (its tail dropped) waits for a deal, the server deals it from the seed."""
+    game = client.create_game("splendor", list(PLAYERS), mode="dealt")
+    version = play_random(client, game.game_id, 40, seed=5)
+    events = client.export(game.game_id)
+    dealt = [e for e in events if e.WhichOneof("body") == "move_recorded" and e.move_recorded.dealt]
+    error = refused(
+        lambda: client.amend(
+            game.game_id, dealt[-1].revision, change="delete", expected_version=version
+        )
+    )
+    assert (error.reason, error.metadata["rule"]) == ("ILLEGAL_MOVE", "DEALT_BY_SERVER")
+    # An amendment whose corrected history, its tail dropped, waits for a deal (a buy put
+    # in, whose card the next deal no longer fills): the server deals it from the seed.
+    position = folding.fold(events)
+    found = _waiting_for_a_deal(position)
+    assert found is not None, "no amendment leaves a deal waiting"
+    target, move, trial = found
+    assert trial.broken is not None
+    answer = client.amend(game.game_id, target, move=move, drop_tail=True, expected_version=version)
+    first, *dealt_after = answer.events
+    assert first.move_amended.dropped_moves == trial.broken.dropped
+    assert dealt_after
+    assert all(e.move_recorded.dealt for e in dealt_after)
+    head = client.get_game(game.game_id)
+    assert head.to_move.WhichOneof("who") == "seat"  # nothing left waiting for a deal
+    assert client.verify(game.game_id).ok
+    folded = folding.fold(client.export(game.game_id), strict=True)
+    assert folded.move_count == head.move_count
