@@ -178,7 +178,10 @@ def amendment_words(
     if body.kind == folding.REPLACE:
         words = f"{who} amended revision {body.amended_revision}: {removed} → {body.notation}"
     elif body.kind == folding.INSERT:
-        words = f"{who} inserted {moves[event.revision]} before revision {body.amended_revision}"
+        words = (
+            f"{who} inserted {moves[event.revision]} before {removed} "
+            f"(revision {body.amended_revision})"
+        )
     else:
         words = f"{who} deleted revision {body.amended_revision}: {removed}"
     if body.dropped_moves:

@@ -77,7 +77,10 @@ def test_insert_and_delete(server: BackgroundServer, client: Client) -> None:
     assert case.notation is not None
     done = tablelog(server, "insert", game_id, str(case.index + 2), case.notation)
     mover = _mover(line, case.index)
-    assert f"inserted {mover}'s {case.notation} before revision {case.index + 2}" in done.stdout
+    assert (
+        f"inserted {mover}'s {case.notation} before {mover}'s {line[case.index]} "
+        f"(revision {case.index + 2})" in done.stdout
+    )
 
     game_id, _version, line = recorded(client, DELETION_SEED)
     case = find_deletion(line, breaks=False)

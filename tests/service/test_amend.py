@@ -167,6 +167,11 @@ def test_an_insertion_and_a_deletion_that_keep_the_tail(client: Client) -> None:
     )
     assert answer.events[0].move_amended.kind == events_pb2.AMEND_KIND_INSERT
     assert_head_is(client, game_id, inserted.fresh.position)
+    mover = PLAYERS[record_fresh(line[: inserted.index]).position.to_move()]
+    assert client.audit(game_id)[-1].summary == (
+        f"tester inserted {mover}'s {inserted.notation} before {mover}'s "
+        f"{line[inserted.index]} (revision {_revision(inserted.index)})"
+    )
 
     game_id, version, line = recorded(client, DELETION_SEED)
     deleted = find_deletion(line, breaks=False)
@@ -174,6 +179,10 @@ def test_an_insertion_and_a_deletion_that_keep_the_tail(client: Client) -> None:
         game_id, _revision(deleted.index), change="delete", expected_version=version
     )
     assert answer.events[0].move_amended.removed_notation == line[deleted.index]
+    mover = PLAYERS[record_fresh(line[: deleted.index]).position.to_move()]
+    assert client.audit(game_id)[-1].summary == (
+        f"tester deleted revision {_revision(deleted.index)}: {mover}'s {line[deleted.index]}"
+    )
     assert_head_is(client, game_id, deleted.fresh.position)
     assert client.verify(game_id).ok
 
@@ -460,3 +469,28 @@ def test_in_dealt_mode_the_deals_stay_and_the_server_deals_what_is_missing(
     assert client.verify(game.game_id).ok
     folded = folding.fold(client.export(game.game_id), strict=True)
     assert folded.move_count == head.move_count
+
+
+def test_an_ended_table_game_reopens_and_ends_again(client: Client) -> None:
+    """Amending a finished table game reopens it, as an undo does; a corrected history
+    that is over ends it again, with a new GameEnded."""
+    line = splendor_line(11)
+    game = client.create_game("splendor", list(PLAYERS))
+    version = game.version
+    for text in line:
+        version = client.record(game.game_id, text, expected_version=version).game.version
+    assert client.get_game(game.game_id).status == service_pb2.GAME_STATUS_ENDED
+    final = _revision(len(line) - 1)
+    again = client.amend(game.game_id, final, line[-1], expected_version=version)
+    assert [e.WhichOneof("body") for e in again.events] == ["move_amended", "game_ended"]
+    assert again.game.status == service_pb2.GAME_STATUS_ENDED
+    # The final move, put in again, is now named by the amendment's revision.
+    final = again.events[0].revision
+    reopened = client.amend(
+        game.game_id, final, change="delete", expected_version=again.game.version
+    )
+    assert [e.WhichOneof("body") for e in reopened.events] == ["move_amended"]
+    assert reopened.game.status == service_pb2.GAME_STATUS_IN_PROGRESS
+    last = client.record(game.game_id, line[-1], expected_version=reopened.game.version)
+    assert last.game.status == service_pb2.GAME_STATUS_ENDED
+    assert client.verify(game.game_id).ok

@@ -285,6 +285,13 @@ def valid_requests(target: TargetGame) -> dict[str, Message]:
         ),
         "UndoMove": s.UndoMoveRequest(game_id=game_id, expected_version=1, request_id="fz-u"),
         "RedoMove": s.RedoMoveRequest(game_id=game_id, expected_version=1, request_id="fz-r"),
+        "AmendMove": s.AmendMoveRequest(
+            game_id=game_id,
+            revision=2,
+            replace_move=s.NewMove(notation="take w u g"),
+            expected_version=1,
+            request_id="fz-a",
+        ),
         "AbandonGame": s.AbandonGameRequest(game_id=game_id, expected_version=1, reason="x"),
         "GetState": s.GetStateRequest(game_id=game_id, viewer=s.Viewer(seat=1)),
         "ListLegalMoves": s.ListLegalMovesRequest(game_id=game_id, page_size=3),

@@ -76,7 +76,7 @@ class Narrator:
             new = f"{mover}'s {new}" if mover else f"the table's {new}"
         self.moves[event.revision], self.movers[event.revision] = new, mover
         if amended.kind == events_pb2.AMEND_KIND_INSERT:
-            words = f"inserted {new} before revision {named} ({was})"
+            words = f"inserted {new} before {was} (revision {named})"
         elif amended.kind == events_pb2.AMEND_KIND_DELETE:
             words = f"deleted revision {named}: {was}"
         else:
