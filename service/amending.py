@@ -198,12 +198,12 @@ def mark_orphans(
 ) -> None:
     """Flag each annotation (in place) whose move an amendment took out of the history.
 
-    An annotation is anchored to the last move in effect at its revision (the move whose
-    position it comments on). A move that survives an amendment keeps its name (the
-    revision that recorded it), so its annotations stay with it; one that an amendment
-    replaced, deleted or dropped never comes back (an amendment clears redo), so its
-    annotations are `orphaned`, naming the amendment (`orphaned_by`). An undone move is
-    not taken out: it may be redone."""
+    An annotation is anchored to a move: the move its revision names (recorded there, or
+    put in by the amendment there), else the last move in effect at its revision (an undo,
+    a redo, a deletion). A move that survives an amendment keeps its name, so its
+    annotations stay with it; one that an amendment replaced, deleted or dropped never
+    comes back (an amendment clears redo), so its annotations are `orphaned`, naming the
+    amendment (`orphaned_by`). An undone move is not taken out: it may be redone."""
     events = list(events)
     if not notes or not any(e.WhichOneof("body") == "move_amended" for e in events):
         return
@@ -217,7 +217,9 @@ def mark_orphans(
             continue
         before = {a.revision for a in position.applied or ()} if body == "move_amended" else None
         position = folding.advance(position, event)
-        if body in folding.HISTORY_BODIES:
+        if body == "move_amended" and event.move_amended.kind != folding.DELETE:
+            anchors[event.revision] = event.revision
+        elif body in folding.HISTORY_BODIES:
             anchors[event.revision] = position.applied.head.revision if position.applied else 0
         if before is not None:
             for name in before - {a.revision for a in position.applied or ()}:

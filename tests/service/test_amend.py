@@ -342,6 +342,18 @@ def test_an_annotation_on_a_replaced_move_is_orphaned_one_on_a_kept_move_is_not(
     assert notes[on_replaced.annotation_id].orphaned_by == answer.game.version
     assert not notes[on_kept.annotation_id].orphaned
     assert not notes[on_earlier.annotation_id].orphaned
+    # The new move is named by the amendment's revision: annotated there, it is the one
+    # annotated, and replacing it in turn orphans the annotation.
+    on_new = client.annotate(game_id, "the real move", revision=answer.game.version)
+    assert not {n.annotation_id: n for n in client.annotations(game_id)}[
+        on_new.annotation_id
+    ].orphaned
+    again = client.amend(
+        game_id, answer.game.version, line[case.index], expected_version=answer.game.version
+    )
+    notes = {n.annotation_id: n for n in client.annotations(game_id)}
+    assert notes[on_new.annotation_id].orphaned_by == again.game.version
+    assert not notes[on_kept.annotation_id].orphaned
 
 
 def test_undo_after_an_amendment_and_no_redo_of_a_replaced_move(client: Client) -> None:

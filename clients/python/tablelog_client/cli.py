@@ -342,7 +342,10 @@ def _print_change(
         narrator.to_move = before
         words = narrator.describe(event)
         before = None  # whoever follows a move in the same change is not known here
-        print(f"{words}  (revision {event.revision})" if body == "move_recorded" else words)
+        named = body == "move_recorded" or (
+            body == "move_amended" and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE
+        )  # a move put in: its revision names it (for annotate, amend)
+        print(f"{words}  (revision {event.revision})" if named else words)
     print(describe_game(response.game))
     return 0
 

@@ -1151,7 +1151,9 @@ Global___AddAnnotationResponse: _TypeAlias = AddAnnotationResponse  # noqa: Y015
 
 @_typing.final
 class Annotation(_message.Message):
-    """An annotation as listed. It is anchored to the move in effect at its revision."""
+    """An annotation as listed. It is anchored to the move its revision names (recorded or put
+    in by an amendment there), else to the last move in effect at its revision.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
