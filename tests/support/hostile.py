@@ -366,6 +366,38 @@ def fuzz_typed_moves(
                 target.version = service_pb2.RecordMoveResponse.FromString(answer).game.version
 
 
+def fuzz_amendments(
+    campaign: Campaign, targets: Sequence[TargetGame], count: int, seed: int
+) -> None:
+    """AmendMove with random changes: typed moves of random fields (as `fuzz_typed_moves`),
+    deletions, odd revisions and seats, with and without drop_tail, sent at the target
+    game's current version (an amendment that is accepted moves the version on)."""
+    rng = random.Random(seed)
+    for target in targets:
+        game = find_game(target.name)
+        for _ in range(count):
+            revision = rng.choice((0, 1, 2, rng.randrange(1, target.version + 2), 1 << 63))
+            request = service_pb2.AmendMoveRequest(
+                game_id=target.game_id,
+                revision=revision,
+                expected_version=target.version,
+                request_id=uuid.uuid4().hex,
+                reason=rng.choice(_TEXTS),
+                drop_tail=rng.random() < 0.5,
+            )
+            change = rng.choice(("replace_move", "insert_move", "delete_move"))
+            if change == "delete_move":
+                request.delete_move.SetInParent()
+            else:
+                new = getattr(request, change)
+                getattr(new.move, game.oneof_field).CopyFrom(random_message(game.move_type, rng))
+                if rng.random() < 0.3:
+                    new.seat = rng.choice((0, 1, 7, 1 << 31))
+            answer = campaign.call("AmendMove", request, f"amendment {str(request)[:160]!r}")
+            if answer is not None:
+                target.version = service_pb2.AmendMoveResponse.FromString(answer).game.version
+
+
 def fuzz_notation(
     campaign: Campaign, client: Client, targets: Sequence[TargetGame], count: int, seed: int
 ) -> None:
