@@ -8,10 +8,10 @@ Runs `tablelog serve` in a subprocess over a Debian `redis-server` of its own, t
 
 * fuzzed request bytes to every RPC (random bytes, damaged valid requests, well-formed
   requests with random fields), fuzzed typed moves, notation and amendments for every
-  game, damaged component files for every game: prints each campaign's answers by status code, the calls
-  answered INTERNAL or UNKNOWN and the refused calls after which Redis was not the same
-  (both must be 0), and the server's resident memory before, at its peak and after (from
-  /proc/<pid>/status: VmRSS, VmHWM);
+  game, damaged component files for every game: prints each campaign's answers by status
+  code, the calls answered INTERNAL or UNKNOWN and the refused calls after which Redis was
+  not the same (both must be 0), and the server's resident memory before, at its peak and
+  after (from /proc/<pid>/status: VmRSS, VmHWM);
 * fishing for a dealt card: `--fishing` times reserve a blind Splendor card, undo, reserve
   again; prints how many different cards came (1 when dealing is fair);
 * `--clients` racing recorders over two service instances on the same Redis for
