@@ -7,11 +7,11 @@
 Runs `tablelog serve` in a subprocess over a Debian `redis-server` of its own, then:
 
 * fuzzed request bytes to every RPC (random bytes, damaged valid requests, well-formed
-  requests with random fields), fuzzed typed moves and notation for every game, damaged
-  component files for every game: prints each campaign's answers by status code, the calls
-  answered INTERNAL or UNKNOWN and the refused calls after which Redis was not the same
-  (both must be 0), and the server's resident memory before, at its peak and after (from
-  /proc/<pid>/status: VmRSS, VmHWM);
+  requests with random fields), fuzzed typed moves, notation and amendments for every
+  game, damaged component files for every game: prints each campaign's answers by status
+  code, the calls answered INTERNAL or UNKNOWN and the refused calls after which Redis was
+  not the same (both must be 0), and the server's resident memory before, at its peak and
+  after (from /proc/<pid>/status: VmRSS, VmHWM);
 * fishing for a dealt card: `--fishing` times reserve a blind Splendor card, undo, reserve
   again; prints how many different cards came (1 when dealing is fair);
 * `--clients` racing recorders over two service instances on the same Redis for
@@ -45,6 +45,7 @@ from tests.service.support import ServeProcess  # noqa: E402
 from tests.support.hostile import (  # noqa: E402
     Campaign,
     create_targets,
+    fuzz_amendments,
     fuzz_component_files,
     fuzz_notation,
     fuzz_request_bytes,
@@ -102,6 +103,7 @@ def fuzz(args: argparse.Namespace, redis_url: str, scratch: Path) -> int:
                 "request bytes": lambda c: fuzz_request_bytes(c, targets, args.per_method, seed),
                 "typed moves": lambda c: fuzz_typed_moves(c, targets, per_game, seed),
                 "notation": lambda c: fuzz_notation(c, client, targets, per_game, seed),
+                "amendments": lambda c: fuzz_amendments(c, targets, per_game, seed),
                 "component files": lambda c: fuzz_component_files(c, args.components, seed),
             }  # fmt: skip
             failures = 0

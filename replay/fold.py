@@ -8,6 +8,13 @@ before it is appended and rebuild a game from its stream, so the two can never d
 
 Undo and redo (stated once, here): undo takes back the last move in effect; redo re-applies
 the most recently undone move while nothing new was recorded; recording a move clears redo.
+
+Amending (`amend`) corrects a move in effect in the middle of the history: it is replaced,
+deleted, or a move is inserted before it, and every later move in effect is re-applied in
+order on the corrected history. A move keeps the revision that first recorded it as its
+name through amendments (a move an amendment puts in is named by the amendment's revision),
+so undo, redo and annotations keep naming the same moves. An amendment clears redo, as
+recording a move does: a move it replaced or dropped never comes back by redo.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from google.protobuf.message import Message
 
@@ -29,6 +36,7 @@ from replay.core import (
     IllegalMove,
     InvalidSetup,
     NotYourTurn,
+    RulesError,
 )
 from replay.registry import find_game, rules_recorded_under
 from tablelog.v1 import events_pb2, game_pb2
@@ -120,7 +128,8 @@ class Applied:
     """A move in effect (or, on the redo stack, one that was undone)."""
 
     revision: int
-    """The revision of the MoveRecorded event that first recorded it."""
+    """The revision of the MoveRecorded event that first recorded it (or of the MoveAmended
+    that put it into the history): the move's name, kept through undo, redo and amends."""
     move: game_pb2.Move
     notation: str
     before: Any
@@ -301,8 +310,171 @@ def end(position: Position, result: game_pb2.GameResult, abandoned: bool = False
     )
 
 
+REPLACE: Final = events_pb2.AMEND_KIND_REPLACE
+INSERT: Final = events_pb2.AMEND_KIND_INSERT
+DELETE: Final = events_pb2.AMEND_KIND_DELETE
+
+
+@dataclass(frozen=True, slots=True)
+class TailBreak:
+    """The first later move that no longer applies once a move before it is amended."""
+
+    applied: Applied
+    """The move as it stood before the amendment (its revision, notation and states)."""
+    error: RulesError
+    """The rules' refusal of it in the corrected history."""
+    dropped: int
+    """How many moves dropping the tail from it takes out (it included)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Amended:
+    """A corrected history: the position after the amendment (with the tail dropped from
+    `broken`, when a later move no longer applies), the canonical notation of the move put
+    in, and the move taken out."""
+
+    position: Position
+    notation: str
+    removed: Applied | None
+    broken: TailBreak | None
+
+
+def amended_move(position: Position, revision: int) -> Applied:
+    """The move in effect named by `revision` (the revision that recorded it)."""
+    for applied in position.applied or ():
+        if applied.revision == revision:
+            return applied
+    raise HistoryError(
+        "MOVE_NOT_IN_EFFECT",
+        f"Revision {revision} is not a move in effect: only the moves of the current history "
+        "can be amended (an undone, replaced or dropped move, an undo or an annotation cannot).",
+    )
+
+
+def _put(position: Position, name: int, move: game_pb2.Move) -> Position:
+    """`position` with `move` applied (validated) under the name `name` and written in its
+    canonical text there; the position's revision is kept."""
+    after, chance = _checked(position, move)
+    notation = position.game.format(position.table.unwrap(move), position.state)
+    applied = Applied(name, move, notation, position.state, after, chance)
+    return Position(
+        position.table,
+        after,
+        position.revision,
+        position.sequence,
+        Status.IN_PROGRESS,
+        Link(applied, position.applied),
+        None,
+        position.move_count + 1,
+        None,
+        position.chance_count + chance,
+    )
+
+
+def check_amendable(position: Position) -> None:
+    """Refuse (GameOver) to correct a game that is closed: abandoned, or dealt and ended
+    (its seed revealed). A game that ended in table mode can be corrected, as by undo."""
+    if position.status is Status.ABANDONED:
+        raise GameOver("The game was abandoned: its moves can no longer be corrected.")
+    if position.status is Status.ENDED and position.table.mode == DEALT:
+        raise GameOver(
+            "The game is over and its dealing seed is revealed: its moves can no longer be "
+            "corrected."
+        )
+
+
+def amend(
+    position: Position,
+    kind: int,
+    revision: int,
+    move: game_pb2.Move | None = None,
+    sequence: int | None = None,
+) -> Amended:
+    """The history corrected at the move in effect named `revision`: replaced by `move`
+    (REPLACE), `move` inserted before it (INSERT), or deleted (DELETE). Every later move
+    in effect is then re-checked with the rules in order, as it was recorded (the seat it
+    named, if it named one; otherwise it is the move of whoever is now to move), and
+    written again in its new position. When one no longer applies, the position keeps the
+    moves before it and `broken` says which it is and why: the caller refuses the
+    amendment, or drops that tail.
+
+    A game that ended in table mode is reopened, as by undo (the caller ends it again when
+    the corrected history is over); an abandoned game and a dealt game whose end revealed
+    its seed are closed. In dealt mode the server's chance moves cannot be amended, nor
+    typed in, and a dealt outcome later in the history stays as dealt; in table mode a
+    reveal later in the history stays as it was seen."""
+    check_amendable(position)
+    if kind not in (REPLACE, INSERT, DELETE):
+        raise HistoryError("AMEND_KIND", "An amendment replaces, inserts or deletes a move.")
+    if (move is None) != (kind == DELETE):
+        raise HistoryError(
+            "AMEND_MOVE", "A replacement or an insertion needs a move; a deletion none."
+        )
+    target = amended_move(position, revision)
+    later: list[Applied] = []
+    node = position.applied
+    while node is not None and node.head is not target:
+        later.append(node.head)
+        node = node.tail
+    assert node is not None
+    later.reverse()
+    table = position.table
+    if table.mode == DEALT and (
+        (move is not None and table.game.is_chance(table.unwrap(move)))
+        or (kind != INSERT and target.chance)
+    ):
+        raise IllegalMove(
+            "DEALT_BY_SERVER",
+            "This game is dealt by the server: its reveals and draws are not typed in or amended.",
+        )
+    name = position.revision + 1
+    corrected = Position(
+        table,
+        target.before,
+        position.revision,
+        position.sequence,
+        Status.IN_PROGRESS,
+        node.tail,
+        None,
+        position.move_count - len(later) - 1,
+        None,
+        position.chance_count - target.chance - sum(a.chance for a in later),
+    )
+    notation = ""
+    if move is not None:
+        corrected = _put(corrected, name, move)
+        assert corrected.applied is not None
+        notation = corrected.applied.head.notation
+    tail = [target, *later] if kind == INSERT else later
+    broken = None
+    for index, applied in enumerate(tail):
+        try:
+            corrected = _put(corrected, applied.revision, applied.move)
+        except RulesError as refused:
+            broken = TailBreak(applied, refused, len(tail) - index)
+            break
+    return Amended(
+        replace(
+            corrected,
+            revision=name,
+            sequence=position.sequence if sequence is None else sequence,
+        ),
+        notation,
+        None if kind == INSERT else target,
+        broken,
+    )
+
+
 HISTORY_BODIES = frozenset(
-    {"game_created", "move_recorded", "move_undone", "move_redone", "game_ended", "game_abandoned"}
+    {
+        "game_created",
+        "move_recorded",
+        "move_undone",
+        "move_redone",
+        "move_amended",
+        "game_ended",
+        "game_abandoned",
+    }
 )
 
 
@@ -350,6 +522,8 @@ def advance(position: Position, event: events_pb2.Event, strict: bool = False) -
     elif body == "move_redone":
         _check_names(event, "re-applies", position.undone, event.move_redone.redone_revision)
         after = redo(position)
+    elif body == "move_amended":
+        return _amended(position, event, strict)
     elif body == "game_ended":
         _check_ending(position, event)
         after = end(position, event.game_ended.result)
@@ -393,6 +567,34 @@ def _check_names(
             f"Event {event.sequence} names revision {named} as the move it {verb}; "
             f"that move is revision {actual}.",
         )
+
+
+def _amended(position: Position, event: events_pb2.Event, strict: bool) -> Position:
+    """A stored MoveAmended: the corrected history, which must drop exactly the tail that no
+    longer applies (nothing when all of it does)."""
+    body = event.move_amended
+    move = body.move if body.kind != DELETE else None
+    amended = amend(position, body.kind, body.amended_revision, move, event.sequence)
+    broken = amended.broken
+    dropped = (broken.applied.revision, broken.dropped) if broken else (0, 0)
+    if (body.dropped_from_revision, body.dropped_moves) != dropped:
+        refusal = f": {broken.error.message}" if broken else ""
+        raise HistoryError(
+            "WRONG_TAIL_DROPPED",
+            f"Event {event.sequence} drops {body.dropped_moves} moves from revision "
+            f"{body.dropped_from_revision}; the corrected history drops {dropped[1]} from "
+            f"revision {dropped[0]}{refusal}",
+        )
+    if strict:
+        removed = amended.removed.notation if amended.removed else ""
+        if (body.notation, body.removed_notation) != (amended.notation, removed):
+            raise HistoryError(
+                "WRONG_NOTATION",
+                f"Event {event.sequence} stores {body.notation!r} for the move "
+                f"{amended.notation!r}, or {body.removed_notation!r} for the move it "
+                f"takes out ({removed!r}).",
+            )
+    return amended.position
 
 
 def _check_ending(position: Position, event: events_pb2.Event) -> None:

@@ -234,6 +234,16 @@ def _record_move(request: service_pb2.RecordMoveRequest) -> None:
         raise InvalidRequest("seat", f"There is no seat {request.seat}.")
 
 
+def _amend_move(request: service_pb2.AmendMoveRequest) -> None:
+    change = request.WhichOneof("change")
+    if change in ("replace_move", "insert_move"):
+        new = getattr(request, change)
+        if new.HasField("move"):
+            check_move(f"{change}.move", new.move)
+        if new.HasField("seat") and new.seat > MAX_SEAT:
+            raise InvalidRequest(f"{change}.seat", f"There is no seat {new.seat}.")
+
+
 def _paged(request: Any) -> None:
     _check_page_token(request.page_token)
 
@@ -262,6 +272,13 @@ def check_event(field_name: str, event: events_pb2.Event) -> None:
         check_length(
             f"{field_name}.move_recorded.notation", event.move_recorded.notation, MAX_NOTATION
         )
+    elif body == "move_amended":
+        amended = event.move_amended
+        where = f"{field_name}.move_amended"
+        check_move(f"{where}.move", amended.move)
+        for name in ("notation", "removed_notation"):
+            check_length(f"{where}.{name}", getattr(amended, name), MAX_NOTATION)
+        check_length(f"{where}.reason", amended.reason, MAX_REASON)
     elif body == "game_created":
         created = event.game_created
         where = f"{field_name}.game_created"
@@ -296,6 +313,7 @@ CHECKS: Final[dict[type[Message], Callable[[Any], None]]] = {
     service_pb2.CreateGameRequest: _create_game,
     service_pb2.ListGamesRequest: _list_games,
     service_pb2.RecordMoveRequest: _record_move,
+    service_pb2.AmendMoveRequest: _amend_move,
     service_pb2.GetStateRequest: _viewed,
     service_pb2.ReplayGameRequest: _viewed,
     service_pb2.WatchGameRequest: _viewed,

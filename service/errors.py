@@ -95,6 +95,11 @@ class PermissionDenied(ServiceError):
     to, `VIEW_NOT_ALLOWED`), or for a list that would name what its view hides."""
 
 
+class AmendRefused(ServiceError):
+    """An amendment the history cannot take as asked: a later move no longer applies
+    (AMEND_BREAKS_LATER_MOVE, naming that move and the rule it breaks)."""
+
+
 class Exhausted(ServiceError):
     """A limit of this instance reached (watchers, watched games) or a watcher that fell
     too far behind; the metadata says how to come back (`resume_from_revision`)."""
@@ -152,6 +157,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (IllegalMove, None, C.FAILED_PRECONDITION, "ILLEGAL_MOVE"),
     (HistoryError, "NOTHING_TO_UNDO", C.FAILED_PRECONDITION, "NOTHING_TO_UNDO"),
     (HistoryError, "NOTHING_TO_REDO", C.FAILED_PRECONDITION, "NOTHING_TO_REDO"),
+    (HistoryError, "MOVE_NOT_IN_EFFECT", C.FAILED_PRECONDITION, "MOVE_NOT_IN_EFFECT"),
     (HistoryError, None, C.INVALID_ARGUMENT, "INVALID_HISTORY"),
     (InvalidSetup, "UNKNOWN_GAME", C.INVALID_ARGUMENT, "UNKNOWN_GAME"),
     (InvalidSetup, None, C.INVALID_ARGUMENT, "INVALID_SETUP"),
@@ -171,6 +177,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (NotFound, None, C.NOT_FOUND, ""),
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),
+    (AmendRefused, None, C.FAILED_PRECONDITION, ""),
     (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),
     (PermissionDenied, None, C.PERMISSION_DENIED, ""),
     (ServiceError, None, C.INVALID_ARGUMENT, ""),

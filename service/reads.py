@@ -10,6 +10,7 @@ from typing import Any
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, FULL, TERMINAL
 from replay.registry import all_games, describe, find_game
+from service.amending import amendment_words, mark_orphans
 from service.errors import InvalidRequest, OutOfRange, PermissionDenied
 from service.heads import Heads
 from service.limits import page_bounds, page_token
@@ -31,6 +32,14 @@ def _mover(before: folding.Position, event: events_pb2.Event) -> str:
     move = event.move_recorded.move
     seat = move.seat if move.HasField("seat") else before.to_move()
     return before.table.seat_name(seat) if seat >= 0 else ""
+
+
+def _puts_a_move(event: events_pb2.Event) -> bool:
+    """A MoveRecorded, or a MoveAmended that replaces or inserts a move."""
+    body = event.WhichOneof("body")
+    return body == "move_recorded" or (
+        body == "move_amended" and event.move_amended.kind != folding.DELETE
+    )
 
 
 class EventWords:
@@ -77,6 +86,8 @@ class EventWords:
             words = self.moves.get(redone, "a move")
             self.moves[event.revision] = words
             return f"{who} redid {words} (revision {redone})"
+        if body == "move_amended":
+            return amendment_words(event, before, self.moves)
         if body == "annotation_added":
             note = event.annotation_added
             text = " ".join(t for t in (note.glyph, note.comment) if t)
@@ -167,7 +178,9 @@ class Reads:
         return await self.heads.verified_events(game_id)
 
     async def annotations(self, game_id: str) -> list[service_pb2.Annotation]:
-        notes = live_annotations(await self.events(game_id))
+        events = await self.events(game_id)
+        notes = live_annotations(events)
+        mark_orphans(events, notes)
         return sorted(notes.values(), key=lambda a: (a.revision, a.time.ToNanoseconds()))
 
     async def audit(
@@ -192,8 +205,7 @@ class Reads:
             service_pb2.AuditEntry(
                 event=event,
                 summary=summary,
-                undone=event.WhichOneof("body") == "move_recorded"
-                and event.revision not in in_effect,
+                undone=_puts_a_move(event) and event.revision not in in_effect,
             )
             for event, summary in described
         ]

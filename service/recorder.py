@@ -3,6 +3,7 @@ call. It decides nothing itself; every method is a use case of the room that own
 
     service.usecases      the changes (`create_game`, `record_move`, `undo`, ...), which all
                           go through the one append path of service.appending
+    service.amending      `amend_move`: a move in the middle of the history corrected
     service.reads         the reads (`position_at`, `replay`, `legal_moves`, `audit`, ...)
     service.heads         the head cache (`load`, `rebuild`, `cached`, `forget`)
     service.verification  VerifyGame (`verify`)
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from service.amending import Amending
 from service.appending import Appender, Outcome
 from service.heads import Head, Heads
 from service.reads import Reads
@@ -21,7 +23,7 @@ from service.verification import verify
 from tablelog.v1 import service_pb2
 
 
-class Recorder(Commands, Reads):
+class Recorder(Commands, Amending, Reads):
     """One per process; safe for many asyncio tasks."""
 
     def __init__(self, store: EventStore, cache_size: int = 2_048) -> None:

@@ -15,6 +15,7 @@ from grpc import aio
 
 from replay.core import SPECTATOR
 from service import errors
+from service.amending import KINDS
 from service.appending import Outcome
 from service.bounds import check_request
 from service.interceptors import note
@@ -207,6 +208,34 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         )
         return service_pb2.RedoMoveResponse(
             game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
+        )
+
+    @unary
+    async def AmendMove(
+        self, request: service_pb2.AmendMoveRequest, context: Context
+    ) -> service_pb2.AmendMoveResponse:
+        before_append(context)
+        change = request.WhichOneof("change") or ""
+        new = getattr(request, change) if change in ("replace_move", "insert_move") else None
+        which = new.WhichOneof("input") if new is not None else None
+        outcome = await self.recorder.amend_move(
+            request.game_id,
+            revision=request.revision,
+            kind=KINDS.get(change, 0),
+            move=new.move if new is not None and which == "move" else None,
+            notation=new.notation if new is not None and which == "notation" else None,
+            seat=new.seat if new is not None and new.HasField("seat") else None,
+            expected_version=request.expected_version,
+            request_id=request.request_id,
+            reason=request.reason,
+            drop_tail=request.drop_tail,
+            actor=actor_of(context),
+        )
+        return service_pb2.AmendMoveResponse(
+            game=_outcome(outcome),
+            events=outcome.events,
+            receipt=self.recorder.receipt(outcome),
+            dropped_moves=outcome.events[0].move_amended.dropped_moves,
         )
 
     @unary

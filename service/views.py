@@ -180,14 +180,37 @@ def snapshot(
     )
 
 
+def _hidden_amendment(
+    amended: events_pb2.MoveAmended, before: folding.Position, viewer: Viewer
+) -> bool:
+    """Whether an amendment puts in or takes out a move `viewer` may not see (judged, like
+    a recorded move, in the state it is played in)."""
+    target = folding.amended_move(before, amended.amended_revision)
+    table = before.table
+    moves = [amended.move] if amended.kind != folding.DELETE else []
+    if amended.kind != folding.INSERT:
+        moves.append(target.move)
+    return not all(_visible(table, move, target.before, viewer) for move in moves)
+
+
 def shown_event(
     event: events_pb2.Event, before: folding.Position, viewer: Viewer
 ) -> events_pb2.Event:
     """`event` as `viewer` may see it: a move that deals hidden information to another seat
-    keeps its place, revision, actor, request id and hashes, not its content (`move` left
-    out, notation "(hidden)", `hidden` set). Its hashes still cover the stored event, so
-    only the full view's copy can be checked against the chain."""
-    body = event.move_recorded if event.WhichOneof("body") == "move_recorded" else None
+    (or an amendment that puts in or takes out such a move) keeps its place, revision,
+    actor, request id and hashes, not its content (`move` left out, notation "(hidden)",
+    `hidden` set). Its hashes still cover the stored event, so only the full view's copy
+    can be checked against the chain."""
+    which = event.WhichOneof("body")
+    if which == "move_amended" and _hidden_amendment(event.move_amended, before, viewer):
+        shown = events_pb2.Event()
+        shown.CopyFrom(event)
+        amended = shown.move_amended
+        amended.ClearField("move")
+        amended.notation = amended.removed_notation = HIDDEN_MOVE
+        amended.hidden = True
+        return shown
+    body = event.move_recorded if which == "move_recorded" else None
     if body is None or _visible(before.table, body.move, before.state, viewer):
         return event
     shown = events_pb2.Event()

@@ -162,6 +162,7 @@ COMMAND_OF_RPC = {
     "RecordMove": "move",
     "UndoMove": "undo",
     "RedoMove": "redo",
+    "AmendMove": "amend",
     "AbandonGame": "abandon",
     "GetState": "show",
     "ListLegalMoves": "legal",

@@ -59,3 +59,47 @@ def test_a_narrator_names_movers_from_the_state_before_and_keeps_hidden_moves_hi
     assert narrator.describe(undo) == "undid Bob's take w u g (revision 5)"
     redo = events_pb2.Event(revision=10, move_redone=events_pb2.MoveRedone(redone_revision=7))
     assert narrator.describe(redo) == "redid the deal (hidden) (revision 7)"
+
+
+def test_an_amendment_names_the_move_it_replaces_and_who_made_it() -> None:
+    narrator = Narrator(PLAYERS, game_pb2.ToMove(seat=1))
+    recorded = events_pb2.Event(
+        revision=17, move_recorded=events_pb2.MoveRecorded(notation="take w u g")
+    )
+    assert narrator.describe(recorded) == "Bob: take w u g"
+
+    def amended(revision: int, **body: object) -> events_pb2.Event:
+        return events_pb2.Event(
+            revision=revision,
+            move_amended=events_pb2.MoveAmended(amended_revision=17, **body),  # type: ignore[arg-type]
+        )
+
+    replace = amended(
+        30,
+        kind=events_pb2.AMEND_KIND_REPLACE,
+        notation="take w u k",
+        removed_notation="take w u g",
+        reason="typo",
+    )
+    assert narrator.describe(replace) == "amended revision 17: Bob's take w u g → take w u k (typo)"
+    insert = amended(31, kind=events_pb2.AMEND_KIND_INSERT, notation="take r r")
+    assert narrator.describe(insert) == (
+        "inserted Bob's take r r before Bob's take w u g (revision 17)"
+    )
+    dropped = amended(
+        32,
+        kind=events_pb2.AMEND_KIND_DELETE,
+        removed_notation="take w u g",
+        dropped_from_revision=20,
+        dropped_moves=3,
+    )
+    assert narrator.describe(dropped) == (
+        "deleted revision 17: Bob's take w u g; dropped 3 later moves from revision 20, "
+        "which no longer applied"
+    )
+    # An undo of the move an amendment put in names it.
+    undone = events_pb2.Event(revision=33, move_undone=events_pb2.MoveUndone(undone_revision=30))
+    assert narrator.describe(undone) == "undid Bob's take w u k (revision 30)"
+    # A narrator that never saw revision 17 names it by what the event says.
+    stranger = Narrator(PLAYERS)
+    assert stranger.describe(replace) == "amended revision 17: take w u g → take w u k (typo)"

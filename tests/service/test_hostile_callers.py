@@ -28,6 +28,7 @@ from tests.support.hostile import (
     Campaign,
     TargetGame,
     create_targets,
+    fuzz_amendments,
     fuzz_component_files,
     fuzz_notation,
     fuzz_request_bytes,
@@ -104,6 +105,11 @@ def test_fuzzed_request_bytes_to_every_rpc(campaign: Campaign, targets: list[Tar
 
 def test_fuzzed_typed_moves_for_every_game(campaign: Campaign, targets: list[TargetGame]) -> None:
     fuzz_typed_moves(campaign, targets, PER_GAME, seed=2)
+    check(campaign)
+
+
+def test_fuzzed_amendments_for_every_game(campaign: Campaign, targets: list[TargetGame]) -> None:
+    fuzz_amendments(campaign, targets, PER_GAME, seed=5)
     check(campaign)
 
 

@@ -285,6 +285,13 @@ def valid_requests(target: TargetGame) -> dict[str, Message]:
         ),
         "UndoMove": s.UndoMoveRequest(game_id=game_id, expected_version=1, request_id="fz-u"),
         "RedoMove": s.RedoMoveRequest(game_id=game_id, expected_version=1, request_id="fz-r"),
+        "AmendMove": s.AmendMoveRequest(
+            game_id=game_id,
+            revision=2,
+            replace_move=s.NewMove(notation="take w u g"),
+            expected_version=1,
+            request_id="fz-a",
+        ),
         "AbandonGame": s.AbandonGameRequest(game_id=game_id, expected_version=1, reason="x"),
         "GetState": s.GetStateRequest(game_id=game_id, viewer=s.Viewer(seat=1)),
         "ListLegalMoves": s.ListLegalMovesRequest(game_id=game_id, page_size=3),
@@ -357,6 +364,38 @@ def fuzz_typed_moves(
             answer = campaign.call("RecordMove", request, f"typed move {str(inner)[:160]!r}")
             if answer is not None:
                 target.version = service_pb2.RecordMoveResponse.FromString(answer).game.version
+
+
+def fuzz_amendments(
+    campaign: Campaign, targets: Sequence[TargetGame], count: int, seed: int
+) -> None:
+    """AmendMove with random changes: typed moves of random fields (as `fuzz_typed_moves`),
+    deletions, odd revisions and seats, with and without drop_tail, sent at the target
+    game's current version (an amendment that is accepted moves the version on)."""
+    rng = random.Random(seed)
+    for target in targets:
+        game = find_game(target.name)
+        for _ in range(count):
+            revision = rng.choice((0, 1, 2, rng.randrange(1, target.version + 2), 1 << 63))
+            request = service_pb2.AmendMoveRequest(
+                game_id=target.game_id,
+                revision=revision,
+                expected_version=target.version,
+                request_id=uuid.uuid4().hex,
+                reason=rng.choice(_TEXTS),
+                drop_tail=rng.random() < 0.5,
+            )
+            change = rng.choice(("replace_move", "insert_move", "delete_move"))
+            if change == "delete_move":
+                request.delete_move.SetInParent()
+            else:
+                new = getattr(request, change)
+                getattr(new.move, game.oneof_field).CopyFrom(random_message(game.move_type, rng))
+                if rng.random() < 0.3:
+                    new.seat = rng.choice((0, 1, 7, 1 << 31))
+            answer = campaign.call("AmendMove", request, f"amendment {str(request)[:160]!r}")
+            if answer is not None:
+                target.version = service_pb2.AmendMoveResponse.FromString(answer).game.version
 
 
 def fuzz_notation(

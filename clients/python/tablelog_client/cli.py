@@ -349,10 +349,15 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
             _learn_move(client, game_id, event.move_undone.undone_revision, narrator)
         elif body == "move_redone":
             _learn_move(client, game_id, event.move_redone.redone_revision, narrator)
+        elif body == "move_amended":
+            _learn_move(client, game_id, event.move_amended.amended_revision, narrator)
         narrator.to_move = before
         words = narrator.describe(event)
         before = None  # whoever follows a move in the same change is not known here
-        lines.append(f"{words}  (revision {event.revision})" if body == "move_recorded" else words)
+        named = body == "move_recorded" or (
+            body == "move_amended" and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE
+        )  # a move put in: its revision names it (for annotate, amend)
+        lines.append(f"{words}  (revision {event.revision})" if named else words)
     return lines
 
 
@@ -490,6 +495,74 @@ def cmd_redo(args: argparse.Namespace, client: Client) -> int:
     version, before = _current(args, client)
     response = client.redo(args.game_id, expected_version=version)
     return _print_change(args, client, response, before)
+
+
+# ---------------------------------------------------------------- amend, insert, delete
+# A move in the middle of the game corrected with one command; the server re-checks every
+# later move and refuses with the first that no longer applies (its rule), unless
+# --drop-tail.
+
+
+def _amend(args: argparse.Namespace, client: Client, change: str) -> int:
+    notation = " ".join(getattr(args, "notation", []))
+    seat = _seat(args, client) if change != "delete" else None
+    version, _ = _current(args, client)
+    response = client.amend(
+        args.game_id,
+        args.revision,
+        notation or None,
+        change=change,
+        seat=seat,
+        reason=args.reason,
+        drop_tail=args.drop_tail,
+        expected_version=version,
+    )
+    return _print_change(args, client, response, None)
+
+
+def cmd_amend(args: argparse.Namespace, client: Client) -> int:
+    return _amend(args, client, "replace")
+
+
+def cmd_insert(args: argparse.Namespace, client: Client) -> int:
+    return _amend(args, client, "insert")
+
+
+def cmd_delete(args: argparse.Namespace, client: Client) -> int:
+    return _amend(args, client, "delete")
+
+
+def _add_amend_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    for name, handler, text in (
+        ("amend", cmd_amend, "replace the move recorded at a revision, re-checking later moves"),
+        ("insert", cmd_insert, "insert a move before the move recorded at a revision"),
+        ("delete", cmd_delete, "delete the move recorded at a revision"),
+    ):
+        command = add(name, handler, text)
+        command.add_argument("game_id", help=GAME_ID_HELP)
+        command.add_argument(
+            "revision",
+            type=int,
+            help="the move's revision, as `move`, `replay` and `audit` print it",
+        )
+        if name != "delete":
+            command.add_argument("notation", nargs="+", help="the new move, in the game's notation")
+            command.add_argument(
+                "--seat", help="the player you say made it (a name, or a seat number from 0)"
+            )
+        command.add_argument("--reason", default="", help="why, in words (kept in the history)")
+        command.add_argument(
+            "--drop-tail",
+            action="store_true",
+            help="when a later move no longer applies, drop it and the moves after it "
+            "(default: refuse, naming that move and its rule)",
+        )
+        command.add_argument(
+            "--expect-version",
+            type=int,
+            default=None,
+            help="the version you saw (default: fetch the current one)",
+        )
 
 
 def cmd_show(args: argparse.Namespace, client: Client) -> int:
@@ -722,6 +795,8 @@ def cmd_annotations(args: argparse.Namespace, client: Client) -> int:
         return 0
     for note in notes:
         by = f"— {note.actor.user} [{note.annotation_id}]"
+        if note.orphaned:
+            by += f"  [orphaned: its move was taken out at revision {note.orphaned_by}]"
         print(f"revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
     return 0
 
@@ -988,6 +1063,7 @@ def build_parser() -> argparse.ArgumentParser:
             default=None,
             help="the version you saw (default: fetch the current one)",
         )
+    _add_amend_commands(add)
     command = add("abandon", cmd_abandon, "stop the game before its end")
     command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("--reason", default="", help="why, in words (kept in the history)")
@@ -1086,7 +1162,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Free text that may follow options ("annotate G --glyph ! a fine move"): argparse leaves
 # such words over, and they belong to the command's trailing text argument.
-TRAILING_TEXT = {"annotate": "comment", "move": "notation", "new": "players"}
+TRAILING_TEXT = {
+    "annotate": "comment",
+    "move": "notation",
+    "new": "players",
+    "amend": "notation",
+    "insert": "notation",
+}
 
 
 BROKEN_PIPE = 128 + 13

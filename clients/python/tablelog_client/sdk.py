@@ -34,6 +34,10 @@ STATUSES = {
 }
 
 
+AMEND_CHANGES = {"replace": "replace_move", "insert": "insert_move", "delete": "delete_move"}
+"""`Client.amend`'s changes and the AmendMoveRequest field each sets."""
+
+
 class TablelogError(Exception):
     """A refusal from the server: gRPC code, stable reason (ILLEGAL_MOVE, STALE_VERSION, ...),
     metadata (rule, current_version, candidates ...) and field violations."""
@@ -288,6 +292,46 @@ class Client:
             request_id=request_id or self.request_id(),
         )
         return self._call(self.stub.RedoMove, request, retry=True)
+
+    def amend(
+        self,
+        game_id: str,
+        revision: int,
+        notation: str | None = None,
+        *,
+        change: str = "replace",
+        move: game_pb2.Move | None = None,
+        seat: int | None = None,
+        reason: str = "",
+        drop_tail: bool = False,
+        expected_version: int | None = None,
+        request_id: str | None = None,
+    ) -> service_pb2.AmendMoveResponse:
+        """Correct the move recorded at `revision`: `change` "replace" (by `notation` or
+        the typed `move`), "insert" (that move before it) or "delete". Refused with
+        AMEND_BREAKS_LATER_MOVE, naming the first later move that no longer applies,
+        unless `drop_tail` (then that move and the ones after it are dropped)."""
+        if change not in AMEND_CHANGES:
+            raise ValueError(f"change is one of {', '.join(AMEND_CHANGES)}, not {change!r}")
+        request = service_pb2.AmendMoveRequest(
+            game_id=game_id,
+            revision=revision,
+            expected_version=self._version(game_id, expected_version),
+            request_id=request_id or self.request_id(),
+            reason=reason,
+            drop_tail=drop_tail,
+        )
+        if change == "delete":
+            request.delete_move.SetInParent()
+        else:
+            new = getattr(request, AMEND_CHANGES[change])
+            if move is not None:
+                new.move.CopyFrom(move)
+            else:
+                new.notation = notation or ""
+            if seat is not None:
+                new.seat = seat
+        return self._call(self.stub.AmendMove, request, retry=True)
 
     def abandon(
         self, game_id: str, *, expected_version: int | None = None, reason: str = ""

@@ -46,6 +46,9 @@ class Narrator:
         self.players = list(players)
         self.to_move = to_move
         self.moves: dict[int, str] = {}
+        self.movers: dict[int, str | None] = {}
+        """Who made the move each revision put in: a name, "" for the table, None if not
+        known (an amendment's new move is made by whoever made the move it replaces)."""
 
     def follow(self, to_move: game_pb2.ToMove) -> None:
         """Whose decision it is now (the `to_move` of the state after the last event)."""
@@ -62,6 +65,30 @@ class Narrator:
             return seat_name(self.players, self.to_move.seat)
         return "" if kind == "chance" else None
 
+    def _amended(self, event: events_pb2.Event) -> str:
+        """ "amended revision 17: Bob's take w u g → take w u k (reason)"."""
+        amended = event.move_amended
+        named = amended.amended_revision
+        was = self.moves.get(named, amended.removed_notation or f"the move of revision {named}")
+        mover = self.movers.get(named)
+        new = amended.notation
+        if mover is not None:
+            new = f"{mover}'s {new}" if mover else f"the table's {new}"
+        self.moves[event.revision], self.movers[event.revision] = new, mover
+        if amended.kind == events_pb2.AMEND_KIND_INSERT:
+            words = f"inserted {new} before {was} (revision {named})"
+        elif amended.kind == events_pb2.AMEND_KIND_DELETE:
+            words = f"deleted revision {named}: {was}"
+        else:
+            words = f"amended revision {named}: {was} → {amended.notation}"
+        if amended.dropped_moves:
+            plural = "" if amended.dropped_moves == 1 else "s"
+            words += (
+                f"; dropped {amended.dropped_moves} later move{plural} from revision "
+                f"{amended.dropped_from_revision}, which no longer applied"
+            )
+        return words + (f" ({amended.reason})" if amended.reason else "")
+
     def describe(self, event: events_pb2.Event) -> str:
         body = event.WhichOneof("body") or "?"
         if body == "move_recorded":
@@ -70,6 +97,7 @@ class Narrator:
                 self.moves[event.revision] = f"the deal {recorded.notation}"
                 return f"the server dealt {recorded.notation}"
             mover = self._mover(recorded)
+            self.movers[event.revision] = mover
             if mover:
                 self.moves[event.revision] = f"{mover}'s {recorded.notation}"
                 return f"{mover}: {recorded.notation}"
@@ -88,6 +116,8 @@ class Narrator:
             words = self.moves.get(redone, "the move")
             self.moves[event.revision] = words
             return f"redid {words} (revision {redone})"
+        if body == "move_amended":
+            return self._amended(event)
         if body == "annotation_added":
             note = event.annotation_added
             return f"annotation on revision {note.revision}: {note.glyph} {note.comment}".rstrip()

@@ -8,6 +8,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from tablelog.v1 import game_pb2 as _game_pb2
 import builtins as _builtins
 import sys
@@ -20,6 +21,32 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _AmendKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AmendKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AmendKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    AMEND_KIND_UNSPECIFIED: _AmendKind.ValueType  # 0
+    AMEND_KIND_REPLACE: _AmendKind.ValueType  # 1
+    """The move is replaced by another."""
+    AMEND_KIND_INSERT: _AmendKind.ValueType  # 2
+    """A move is inserted before it."""
+    AMEND_KIND_DELETE: _AmendKind.ValueType  # 3
+    """The move is deleted."""
+
+class AmendKind(_AmendKind, metaclass=_AmendKindEnumTypeWrapper):
+    """What an amendment does to the move it names."""
+
+AMEND_KIND_UNSPECIFIED: AmendKind.ValueType  # 0
+AMEND_KIND_REPLACE: AmendKind.ValueType  # 1
+"""The move is replaced by another."""
+AMEND_KIND_INSERT: AmendKind.ValueType  # 2
+"""A move is inserted before it."""
+AMEND_KIND_DELETE: AmendKind.ValueType  # 3
+"""The move is deleted."""
+Global___AmendKind: _TypeAlias = AmendKind  # noqa: Y015
+
 @_typing.final
 class Event(_message.Message):
     """One entry of a game's stream. Events are named in the past tense and never change once
@@ -27,7 +54,7 @@ class Event(_message.Message):
 
     `sequence` numbers every event of the game (1, 2, 3, ... with no gaps). `revision` is the
     version of the move history: it counts the events that change it (GameCreated,
-    MoveRecorded, MoveUndone, MoveRedone, GameEnded, GameAbandoned) and stays put for events
+    MoveRecorded, MoveUndone, MoveRedone, MoveAmended, GameEnded, GameAbandoned) and stays put for events
     that do not (annotations), so annotating never makes a recorder's version stale.
     """
 
@@ -50,6 +77,7 @@ class Event(_message.Message):
     ANNOTATION_REMOVED_FIELD_NUMBER: _builtins.int
     GAME_ENDED_FIELD_NUMBER: _builtins.int
     GAME_ABANDONED_FIELD_NUMBER: _builtins.int
+    MOVE_AMENDED_FIELD_NUMBER: _builtins.int
     IMPORTED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     revision: _builtins.int
@@ -87,6 +115,8 @@ class Event(_message.Message):
     @_builtins.property
     def game_abandoned(self) -> Global___GameAbandoned: ...
     @_builtins.property
+    def move_amended(self) -> Global___MoveAmended: ...
+    @_builtins.property
     def imported(self) -> Global___Imported:
         """Set on every event brought in by ImportGame: the event keeps its original actor and
         time; this says who imported it, when, from where, and how its original chain stood.
@@ -112,13 +142,14 @@ class Event(_message.Message):
         annotation_removed: Global___AnnotationRemoved | None = ...,
         game_ended: Global___GameEnded | None = ...,
         game_abandoned: Global___GameAbandoned | None = ...,
+        move_amended: Global___MoveAmended | None = ...,
         imported: Global___Imported | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "imported", b"imported", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "chain_key_id", b"chain_key_id", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "hash", b"hash", "imported", b"imported", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "chain_key_id", b"chain_key_id", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "hash", b"hash", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["game_created", "move_recorded", "move_undone", "move_redone", "annotation_added", "annotation_removed", "game_ended", "game_abandoned"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["game_created", "move_recorded", "move_undone", "move_redone", "annotation_added", "annotation_removed", "game_ended", "game_abandoned", "move_amended"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -470,3 +501,70 @@ class GameAbandoned(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameAbandoned: _TypeAlias = GameAbandoned  # noqa: Y015
+
+@_typing.final
+class MoveAmended(_message.Message):
+    """A move in the middle of the history was corrected: replaced, deleted, or preceded by an
+    inserted move. The moves in effect after it are re-applied, in order, on the corrected
+    history (each with the seat it named, if any, and its notation written again in its new
+    position). When one no longer applies and the recorder chose to drop the tail, it and
+    every move after it are dropped: `dropped_from_revision` names the first, and
+    `dropped_moves` says how many. The stream is never rewritten: the replaced and the
+    dropped moves stay in their MoveRecorded events. An amendment clears the redo stack.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AMENDED_REVISION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    MOVE_FIELD_NUMBER: _builtins.int
+    NOTATION_FIELD_NUMBER: _builtins.int
+    REMOVED_NOTATION_FIELD_NUMBER: _builtins.int
+    DROPPED_FROM_REVISION_FIELD_NUMBER: _builtins.int
+    DROPPED_MOVES_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    HIDDEN_FIELD_NUMBER: _builtins.int
+    amended_revision: _builtins.int
+    """The move in effect the change is made at, named by the revision that recorded it
+    (a MoveRecorded, or an earlier MoveAmended that put it into the history).
+    """
+    kind: Global___AmendKind.ValueType
+    notation: _builtins.str
+    removed_notation: _builtins.str
+    """Replace and delete: the notation of the move taken out, as it stood."""
+    dropped_from_revision: _builtins.int
+    """The first later move that no longer applied (0: none was dropped), by the revision
+    that recorded it, and how many moves were dropped from it on (it included).
+    """
+    dropped_moves: _builtins.int
+    reason: _builtins.str
+    hidden: _builtins.bool
+    """Set only in a copy sent to a viewer who may not see the new or the removed move (as
+    MoveRecorded.hidden): `move`, `notation` and `removed_notation` are then left out.
+    """
+    @_builtins.property
+    def move(self) -> _game_pb2.Move:
+        """Replace and insert: the new move, and its canonical notation in its position. The new
+        move is named by this event's revision from then on.
+        """
+
+    def __init__(
+        self,
+        *,
+        amended_revision: _builtins.int = ...,
+        kind: Global___AmendKind.ValueType = ...,
+        move: _game_pb2.Move | None = ...,
+        notation: _builtins.str = ...,
+        removed_notation: _builtins.str = ...,
+        dropped_from_revision: _builtins.int = ...,
+        dropped_moves: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        hidden: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amended_revision", b"amended_revision", "dropped_from_revision", b"dropped_from_revision", "dropped_moves", b"dropped_moves", "hidden", b"hidden", "kind", b"kind", "move", b"move", "notation", b"notation", "reason", b"reason", "removed_notation", b"removed_notation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MoveAmended: _TypeAlias = MoveAmended  # noqa: Y015

@@ -627,6 +627,157 @@ class RedoMoveResponse(_message.Message):
 Global___RedoMoveResponse: _TypeAlias = RedoMoveResponse  # noqa: Y015
 
 @_typing.final
+class NewMove(_message.Message):
+    """A move to put into the history, typed or as notation, as RecordMove takes it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVE_FIELD_NUMBER: _builtins.int
+    NOTATION_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    notation: _builtins.str
+    """The move in the game's notation, parsed in the position it goes into."""
+    seat: _builtins.int
+    """With notation: the seat that the recorder says made the move (optional)."""
+    @_builtins.property
+    def move(self) -> _game_pb2.Move: ...
+    def __init__(
+        self,
+        *,
+        move: _game_pb2.Move | None = ...,
+        notation: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "input", b"input", "move", b"move", "notation", b"notation", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "input", b"input", "move", b"move", "notation", b"notation", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    _WhichOneofReturnType_input: _TypeAlias = _typing.Literal["move", "notation"]  # noqa: Y015
+    _WhichOneofArgType_input: _TypeAlias = _typing.Literal["input", b"input"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_input) -> _WhichOneofReturnType_input | None: ...
+
+Global___NewMove: _TypeAlias = NewMove  # noqa: Y015
+
+@_typing.final
+class DeletedMove(_message.Message):
+    """Deleting a move needs nothing more than its revision."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeletedMove: _TypeAlias = DeletedMove  # noqa: Y015
+
+@_typing.final
+class AmendMoveRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    REPLACE_MOVE_FIELD_NUMBER: _builtins.int
+    INSERT_MOVE_FIELD_NUMBER: _builtins.int
+    DELETE_MOVE_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DROP_TAIL_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    revision: _builtins.int
+    """The move to correct, by the revision that recorded it (as `move`, replays and the
+    audit show it). It must be a move in effect.
+    """
+    expected_version: _builtins.int
+    """The version the client saw; a different current version is STALE_VERSION."""
+    request_id: _builtins.str
+    """Idempotency key: a retry with the same id returns the original result."""
+    reason: _builtins.str
+    """Why (kept in the event and shown by the audit), at most 500 characters."""
+    drop_tail: _builtins.bool
+    """When a later move no longer applies: drop it and every move after it instead of
+    refusing the amendment.
+    """
+    @_builtins.property
+    def replace_move(self) -> Global___NewMove:
+        """Put this move in its place."""
+
+    @_builtins.property
+    def insert_move(self) -> Global___NewMove:
+        """Insert this move before it."""
+
+    @_builtins.property
+    def delete_move(self) -> Global___DeletedMove:
+        """Take it out of the history."""
+
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        revision: _builtins.int = ...,
+        replace_move: Global___NewMove | None = ...,
+        insert_move: Global___NewMove | None = ...,
+        delete_move: Global___DeletedMove | None = ...,
+        expected_version: _builtins.int = ...,
+        request_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        drop_tail: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "delete_move", b"delete_move", "insert_move", b"insert_move", "replace_move", b"replace_move"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "delete_move", b"delete_move", "drop_tail", b"drop_tail", "expected_version", b"expected_version", "game_id", b"game_id", "insert_move", b"insert_move", "reason", b"reason", "replace_move", b"replace_move", "request_id", b"request_id", "revision", b"revision"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_change: _TypeAlias = _typing.Literal["replace_move", "insert_move", "delete_move"]  # noqa: Y015
+    _WhichOneofArgType_change: _TypeAlias = _typing.Literal["change", b"change"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_change) -> _WhichOneofReturnType_change | None: ...
+
+Global___AmendMoveRequest: _TypeAlias = AmendMoveRequest  # noqa: Y015
+
+@_typing.final
+class AmendMoveResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
+    DROPPED_MOVES_FIELD_NUMBER: _builtins.int
+    dropped_moves: _builtins.int
+    """How many later moves were dropped (only with `drop_tail`)."""
+    @_builtins.property
+    def game(self) -> Global___GameSummary: ...
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
+        """The events appended (the MoveAmended, any dealt chance outcomes, a GameEnded)."""
+
+    @_builtins.property
+    def receipt(self) -> Global___Receipt: ...
+    def __init__(
+        self,
+        *,
+        game: Global___GameSummary | None = ...,
+        events: _abc.Iterable[_events_pb2.Event] | None = ...,
+        receipt: Global___Receipt | None = ...,
+        dropped_moves: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dropped_moves", b"dropped_moves", "events", b"events", "game", b"game", "receipt", b"receipt"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AmendMoveResponse: _TypeAlias = AmendMoveResponse  # noqa: Y015
+
+@_typing.final
 class AbandonGameRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1013,7 +1164,9 @@ Global___AddAnnotationResponse: _TypeAlias = AddAnnotationResponse  # noqa: Y015
 
 @_typing.final
 class Annotation(_message.Message):
-    """An annotation as listed."""
+    """An annotation as listed. It is anchored to the move its revision names (recorded or put
+    in by an amendment there), else to the last move in effect at its revision.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1023,10 +1176,19 @@ class Annotation(_message.Message):
     GLYPH_FIELD_NUMBER: _builtins.int
     ACTOR_FIELD_NUMBER: _builtins.int
     TIME_FIELD_NUMBER: _builtins.int
+    ORPHANED_FIELD_NUMBER: _builtins.int
+    ORPHANED_BY_FIELD_NUMBER: _builtins.int
     annotation_id: _builtins.str
     revision: _builtins.int
     comment: _builtins.str
     glyph: _builtins.str
+    orphaned: _builtins.bool
+    """The move it is anchored to was replaced, deleted or dropped by an amendment: it no
+    longer annotates a move of the game's history. (A move that survives an amendment
+    keeps its revision, so its annotations stay with it.)
+    """
+    orphaned_by: _builtins.int
+    """The revision of the MoveAmended that took the move out (when orphaned)."""
     @_builtins.property
     def actor(self) -> _events_pb2.Actor: ...
     @_builtins.property
@@ -1040,10 +1202,12 @@ class Annotation(_message.Message):
         glyph: _builtins.str = ...,
         actor: _events_pb2.Actor | None = ...,
         time: _timestamp_pb2.Timestamp | None = ...,
+        orphaned: _builtins.bool = ...,
+        orphaned_by: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_id", b"annotation_id", "comment", b"comment", "glyph", b"glyph", "revision", b"revision", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_id", b"annotation_id", "comment", b"comment", "glyph", b"glyph", "orphaned", b"orphaned", "orphaned_by", b"orphaned_by", "revision", b"revision", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1192,7 +1356,9 @@ class AuditEntry(_message.Message):
     summary: _builtins.str
     """A one-line description ("alice recorded take w u g", "bob undid revision 7")."""
     undone: _builtins.bool
-    """True for a recorded move that is no longer in effect (undone and not redone)."""
+    """True for a recorded move that is no longer in effect (undone and not redone, or taken
+    out by an amendment).
+    """
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
     def __init__(

@@ -73,6 +73,11 @@ class TablelogServiceStub:
                 request_serializer=tablelog_dot_v1_dot_service__pb2.RedoMoveRequest.SerializeToString,
                 response_deserializer=tablelog_dot_v1_dot_service__pb2.RedoMoveResponse.FromString,
                 _registered_method=True)
+        self.AmendMove = channel.unary_unary(
+                '/tablelog.v1.TablelogService/AmendMove',
+                request_serializer=tablelog_dot_v1_dot_service__pb2.AmendMoveRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_service__pb2.AmendMoveResponse.FromString,
+                _registered_method=True)
         self.AbandonGame = channel.unary_unary(
                 '/tablelog.v1.TablelogService/AbandonGame',
                 request_serializer=tablelog_dot_v1_dot_service__pb2.AbandonGameRequest.SerializeToString,
@@ -178,6 +183,15 @@ class TablelogServiceServicer:
 
     def RedoMove(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AmendMove(self, request, context):
+        """Corrects a move in the middle of the history (replace it, insert a move before it, or
+        delete it) and re-checks every later move with the rules: refused with the first later
+        move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -291,6 +305,11 @@ def add_TablelogServiceServicer_to_server(servicer, server):
                     servicer.RedoMove,
                     request_deserializer=tablelog_dot_v1_dot_service__pb2.RedoMoveRequest.FromString,
                     response_serializer=tablelog_dot_v1_dot_service__pb2.RedoMoveResponse.SerializeToString,
+            ),
+            'AmendMove': grpc.unary_unary_rpc_method_handler(
+                    servicer.AmendMove,
+                    request_deserializer=tablelog_dot_v1_dot_service__pb2.AmendMoveRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_service__pb2.AmendMoveResponse.SerializeToString,
             ),
             'AbandonGame': grpc.unary_unary_rpc_method_handler(
                     servicer.AbandonGame,
@@ -541,6 +560,33 @@ class TablelogService:
             '/tablelog.v1.TablelogService/RedoMove',
             tablelog_dot_v1_dot_service__pb2.RedoMoveRequest.SerializeToString,
             tablelog_dot_v1_dot_service__pb2.RedoMoveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AmendMove(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.TablelogService/AmendMove',
+            tablelog_dot_v1_dot_service__pb2.AmendMoveRequest.SerializeToString,
+            tablelog_dot_v1_dot_service__pb2.AmendMoveResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,11 @@ class TablelogServiceStub:
     """
     UndoMove: _grpc.UnaryUnaryMultiCallable[_service_pb2.UndoMoveRequest, _service_pb2.UndoMoveResponse]
     RedoMove: _grpc.UnaryUnaryMultiCallable[_service_pb2.RedoMoveRequest, _service_pb2.RedoMoveResponse]
+    AmendMove: _grpc.UnaryUnaryMultiCallable[_service_pb2.AmendMoveRequest, _service_pb2.AmendMoveResponse]
+    """Corrects a move in the middle of the history (replace it, insert a move before it, or
+    delete it) and re-checks every later move with the rules: refused with the first later
+    move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
+    """
     AbandonGame: _grpc.UnaryUnaryMultiCallable[_service_pb2.AbandonGameRequest, _service_pb2.AbandonGameResponse]
     GetState: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetStateRequest, _service_pb2.GetStateResponse]
     """The state at any revision, as one viewer may see it."""
@@ -86,6 +91,11 @@ class TablelogServiceAsyncStub(TablelogServiceStub):
     """
     UndoMove: _aio.UnaryUnaryMultiCallable[_service_pb2.UndoMoveRequest, _service_pb2.UndoMoveResponse]  # type: ignore[assignment]
     RedoMove: _aio.UnaryUnaryMultiCallable[_service_pb2.RedoMoveRequest, _service_pb2.RedoMoveResponse]  # type: ignore[assignment]
+    AmendMove: _aio.UnaryUnaryMultiCallable[_service_pb2.AmendMoveRequest, _service_pb2.AmendMoveResponse]  # type: ignore[assignment]
+    """Corrects a move in the middle of the history (replace it, insert a move before it, or
+    delete it) and re-checks every later move with the rules: refused with the first later
+    move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
+    """
     AbandonGame: _aio.UnaryUnaryMultiCallable[_service_pb2.AbandonGameRequest, _service_pb2.AbandonGameResponse]  # type: ignore[assignment]
     GetState: _aio.UnaryUnaryMultiCallable[_service_pb2.GetStateRequest, _service_pb2.GetStateResponse]  # type: ignore[assignment]
     """The state at any revision, as one viewer may see it."""
@@ -163,6 +173,17 @@ class TablelogServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.RedoMoveRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.RedoMoveResponse, _abc.Awaitable[_service_pb2.RedoMoveResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def AmendMove(
+        self,
+        request: _service_pb2.AmendMoveRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.AmendMoveResponse, _abc.Awaitable[_service_pb2.AmendMoveResponse]]:
+        """Corrects a move in the middle of the history (replace it, insert a move before it, or
+        delete it) and re-checks every later move with the rules: refused with the first later
+        move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
+        """
 
     @_abc_1.abstractmethod
     def AbandonGame(
