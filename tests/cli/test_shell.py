@@ -377,3 +377,37 @@ def test_record_without_a_game_uses_the_current_one(server: BackgroundServer) ->
     assert "Ann: take w u g  (revision 17)" in done.stdout.splitlines()
     as_json = tablelog(server, "record", "--json", stdin="", ok=False)
     assert json.loads(as_json.stderr)["error"]["code"] == "USAGE"
+
+
+def test_amend_insert_and_delete_in_the_shell_keep_history_by_name(
+    server: BackgroundServer, client: Client
+) -> None:
+    """A recorder fixes a move several moves back with one line: `history` shows the
+    corrected moves, each named by the revision that put it in."""
+    game_id = dealt_game(server)
+    lines = [
+        "take w u g",  # Ann, revision 17: the move to correct
+        "take r r",  # Bob
+        "take u r k",  # Ann
+        "amend 17 take w u k",
+        "amend 99 take w u k",  # no such move
+        "amend seventeen",  # not a revision
+        "history",
+    ]
+    done = tablelog(server, "record", game_id, stdin="\n".join(lines) + "\n", ok=False)
+    said = done.stdout.splitlines()
+    amended = said[said.index("Bob> amend 17 take w u k") + 1]
+    assert amended.startswith("amended revision 17: Ann's take w u g → take w u k")
+    assert any(line.startswith("usage: amend N MOVE [--drop-tail]") for line in said)
+    history = said[said.index("Bob> history") + 1 :]
+    assert history[-3:] == [
+        "  16. Ann's take w u k  (revision 20)",
+        "  17. Bob: take r r  (revision 18)",
+        "  18. Ann: take u r k  (revision 19)",
+    ]
+    assert moves_of(client, game_id)[-3:] == ["take w u k", "take r r", "take u r k"]
+    assert done.returncode == 1  # the move of revision 99 was refused
+    # delete, then insert it back: two lines, the same moves again (the later move still
+    # applies in between: Splendor's notation names no seat).
+    tablelog(server, "record", game_id, stdin="delete 18\ninsert 19 take r r\n")
+    assert moves_of(client, game_id)[-3:] == ["take w u k", "take r r", "take u r k"]

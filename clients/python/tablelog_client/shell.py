@@ -29,7 +29,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from tablelog.v1 import game_pb2, service_pb2
+from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.cli import (
     _learn_move,
     _refusal,
@@ -188,7 +188,10 @@ class Command:
 
 
 Change = (
-    service_pb2.RecordMoveResponse | service_pb2.UndoMoveResponse | service_pb2.RedoMoveResponse
+    service_pb2.RecordMoveResponse
+    | service_pb2.UndoMoveResponse
+    | service_pb2.RedoMoveResponse
+    | service_pb2.AmendMoveResponse
 )
 
 
@@ -322,6 +325,9 @@ class RecordingShell:
                 _learn_move(self.client, self.game_id, event.move_undone.undone_revision, narrator)
             elif body == "move_redone":
                 _learn_move(self.client, self.game_id, event.move_redone.redone_revision, narrator)
+            elif body == "move_amended":
+                amended = event.move_amended.amended_revision
+                _learn_move(self.client, self.game_id, amended, narrator)
             words = narrator.describe(event)
             narrator.follow(frame.state.to_move)
             who = event.actor.user or "another recorder"
@@ -345,6 +351,37 @@ class RecordingShell:
         before = self.game.to_move
         response = self.client.redo(self.game_id, expected_version=self.version)
         self.after_change(response, before)
+
+    def amend(self, text: str) -> None:
+        self._amend("replace", text)
+
+    def insert(self, text: str) -> None:
+        self._amend("insert", text)
+
+    def delete(self, text: str) -> None:
+        self._amend("delete", text)
+
+    def _amend(self, change: str, text: str) -> None:
+        """`amend N MOVE`, `insert N MOVE`, `delete N`: N is the revision that names the
+        move (as `history` shows it). A later move the change breaks is refused with its
+        rule; the line is kept so `--drop-tail` is a decision the recorder types again."""
+        revision, _, notation = text.partition(" ")
+        drop_tail = notation.endswith(" --drop-tail") or notation == "--drop-tail"
+        notation = notation.removesuffix("--drop-tail").strip()
+        if not revision.isdigit() or (change != "delete") != bool(notation):
+            name = "amend" if change == "replace" else change
+            command = COMMANDS[name]
+            self.say(f"usage: {name} {command.arguments} (N: the move's revision in `history`)")
+            return
+        response = self.client.amend(
+            self.game_id,
+            int(revision),
+            notation or None,
+            change=change,
+            drop_tail=drop_tail,
+            expected_version=self.version,
+        )
+        self.after_change(response, None)
 
     def show(self, _: str) -> None:
         self.seen(self.client.get_game(self.game_id))
@@ -379,6 +416,9 @@ class RecordingShell:
                 redone = event.move_redone.redone_revision
                 said[event.revision] = said.get(redone, (f"revision {redone}", False))
                 standing.append((event.revision, *said[event.revision]))
+            elif body == "move_amended":
+                narrator.describe(event)
+                standing = amended_standing(standing, event, narrator.moves[event.revision])
             narrator.follow(frame.state.to_move)
         return [
             MoveInEffect(number, revision, words, dealt)
@@ -452,6 +492,31 @@ class RecordingShell:
         self.legal.close()
 
 
+def amended_standing(
+    standing: list[tuple[int, str, bool]], event: events_pb2.Event, words: str
+) -> list[tuple[int, str, bool]]:
+    """The moves that stand after an amendment: the move named `amended_revision` replaced,
+    preceded or taken out, then the tail it dropped; the move it puts in is named by the
+    amendment's revision, in `words`."""
+    amended = event.move_amended
+    standing = list(standing)
+    at = next((i for i, entry in enumerate(standing) if entry[0] == amended.amended_revision), None)
+    if at is not None:
+        if amended.kind == events_pb2.AMEND_KIND_INSERT:
+            standing.insert(at, (event.revision, words, False))
+        elif amended.kind == events_pb2.AMEND_KIND_DELETE:
+            del standing[at]
+        else:
+            standing[at] = (event.revision, words, False)
+    if amended.dropped_moves:
+        first = next(
+            (i for i, entry in enumerate(standing) if entry[0] == amended.dropped_from_revision),
+            len(standing),
+        )
+        del standing[first : first + amended.dropped_moves]
+    return standing
+
+
 GLYPHS = ("!", "?", "!!", "??", "!?", "?!")
 """A note may start with one of these, as `tablelog annotate --glyph` takes them."""
 
@@ -462,6 +527,24 @@ COMMANDS: dict[str, Command] = {
         Command("redo", "", "re-apply the last undone move", RecordingShell.redo),
         Command(
             "legal", "[START]", "the legal moves (those starting START)", RecordingShell.list_legal
+        ),
+        Command(
+            "amend",
+            "N MOVE [--drop-tail]",
+            "replace the move of revision N; every later move is checked again",
+            RecordingShell.amend,
+        ),
+        Command(
+            "insert",
+            "N MOVE [--drop-tail]",
+            "put a forgotten move in before the move of revision N",
+            RecordingShell.insert,
+        ),
+        Command(
+            "delete",
+            "N [--drop-tail]",
+            "take out the move of revision N",
+            RecordingShell.delete,
         ),
         Command("show", "", "the game as it is now on the server", RecordingShell.show),
         Command(
