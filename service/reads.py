@@ -197,7 +197,7 @@ class Reads:
                 metadata={"head_revision": str(head_revision)},
             )
         position = folding.start(events[0].game_created)
-        seen = viewer_of(viewer, len(position.table.players))
+        seen = viewer_of(viewer, position.table.players)
         for index, event in enumerate(events):
             before = position
             if index:

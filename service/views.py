@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replay import fold as folding
-from replay.core import CHANCE, FULL, SPECTATOR, TERMINAL, Viewer
+from replay.core import CHANCE, FULL, SPECTATOR, TERMINAL, Viewer, seats_named
 from service.errors import InvalidRequest
 from service.heads import Head
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -73,15 +73,18 @@ def summarize(head: Head) -> service_pb2.GameSummary:
     return summary
 
 
-def viewer_of(viewer: service_pb2.Viewer | None, players: int) -> Viewer:
+def viewer_of(viewer: service_pb2.Viewer | None, players: Sequence[str]) -> Viewer:
     kind = viewer.WhichOneof("kind") if viewer is not None else None
     if kind is None or kind == "spectator":
         return SPECTATOR
     if kind == "full":
         return FULL
     assert viewer is not None
-    if viewer.seat >= players:
-        raise InvalidRequest("viewer.seat", f"This game has seats 0-{players - 1}.")
+    if viewer.seat >= len(players):
+        raise InvalidRequest(
+            "viewer.seat",
+            f"There is no seat {viewer.seat}: the players are {seats_named(players)}.",
+        )
     return int(viewer.seat)
 
 

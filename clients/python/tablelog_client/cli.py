@@ -151,14 +151,23 @@ def _enum_values(field: FieldDescriptor) -> dict[str, str]:
     return {name.removeprefix(shared).lower(): name for name in names}
 
 
-def _kind(field: FieldDescriptor) -> str:
-    """What an option's value must be, in words."""
+def _kind(field: FieldDescriptor, *, one: bool = False) -> str:
+    """What an option's value must be, in words (`one`: a single item of a list)."""
+    if field.is_repeated and not one:
+        if field.enum_type is not None:
+            return "a JSON list of values from: " + ", ".join(_enum_values(field))
+        if field.message_type is not None:
+            return "a JSON list of objects with keys from: " + ", ".join(
+                field.message_type.fields_by_name
+            )
+        plural = {"true or false": "trues and falses", "text": "texts"}
+        single = _kind(field, one=True)
+        return "a JSON list of " + plural.get(single, single.removeprefix("a ") + "s")
     if field.enum_type is not None:
         return "one of: " + ", ".join(_enum_values(field))
-    if field.is_repeated:
-        return "a JSON list, e.g. [1, 2]"
     if field.message_type is not None:
-        return 'a JSON object, e.g. {"name": 1}'
+        keys = ", ".join(field.message_type.fields_by_name)
+        return f"a JSON object with keys from: {keys}"
     if field.type == FieldDescriptor.TYPE_BOOL:
         return "true or false"
     if field.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
@@ -331,15 +340,20 @@ def _print_change(
         print_json(response)
         return 0
     narrator = Narrator([p.name for p in response.game.players])
+    moved = [e.revision for e in response.events if e.WhichOneof("body") == "move_recorded"]
+    deciding: dict[int, game_pb2.ToMove] = {}
+    if len(moved) > 1:  # one line that stood for several moves: who made each of the others
+        for frame in client.replay(args.game_id, moved[0], moved[-1] - 1):
+            deciding[frame.event.revision + 1] = frame.state.to_move
     for event in response.events:
         body = event.WhichOneof("body")
         if body == "move_undone":
             _learn_move(client, args.game_id, event.move_undone.undone_revision, narrator)
         elif body == "move_redone":
             _learn_move(client, args.game_id, event.move_redone.redone_revision, narrator)
-        narrator.to_move = before
+        narrator.to_move = before if before is not None else deciding.get(event.revision)
         words = narrator.describe(event)
-        before = None  # whoever follows a move in the same change is not known here
+        before = None
         print(f"{words}  (revision {event.revision})" if body == "move_recorded" else words)
     print(describe_game(response.game))
     return 0

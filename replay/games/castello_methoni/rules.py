@@ -25,6 +25,7 @@ from replay.core import (
     TERMINAL,
     IllegalMove,
     InvalidSetup,
+    no_such_seat,
     recorded_component,
     refuse_unknown_components,
 )
@@ -213,7 +214,7 @@ def initial_state(ctx: Context, first_player: int | None) -> State:
     if sum(board.deck) < HAND_SIZE * n:
         raise InvalidSetup("BOARD_DECK", "The land deck is too small to deal 5 cards each.")
     if first_player is not None and not 0 <= first_player < n:
-        raise InvalidSetup("FIRST_PLAYER", f"There is no seat {first_player} with {n} players.")
+        raise InvalidSetup("FIRST_PLAYER", no_such_seat("first_player", first_player, ctx.players))
     cells = len(board.cell_ids)
     zeros = (0,) * n
     state = State(

@@ -21,6 +21,7 @@ from replay.core import (
     GameOver,
     IllegalMove,
     InvalidSetup,
+    no_such_seat,
     recorded_component,
     refuse_unknown_components,
 )
@@ -369,7 +370,7 @@ def make_rules(names: Sequence[str], options: pb.MercadoDeLisboaOptions, board: 
     if options.first_player >= players:
         raise InvalidSetup(
             "FIRST_PLAYER",
-            f"The first player must be a seat 0..{players - 1}, not {options.first_player}.",
+            no_such_seat("first_player", options.first_player, names),
         )
     stage = options.stage
     solo_only = stage or options.campaign.stages or options.stage1_good or options.stage9_side
