@@ -166,3 +166,20 @@ def test_one_line_records_one_table_event_as_its_moves(
         client.record(game.game_id, "flip cloth99")
     assert refused.value.reason == "INVALID_NOTATION"
     assert client.get_game(game.game_id).version == version
+
+
+def test_the_replay_counts_in_revisions_and_goes_to_one_by_number(
+    server: BackgroundServer, client: Client
+) -> None:
+    game_id = new_game(server)
+    for text in splendor_line(seed=3)[:4]:
+        client.record(game_id, text)
+    client.annotate(game_id, "shares its move's revision", revision=3)
+    stepped = tablelog(server, "replay", game_id, "--step", stdin="\n3\np\nq\n").stdout
+    screens = stepped.split("\033[2J\033[H")[1:]  # each step clears the screen first
+    assert [screen.split(":")[0] for screen in screens] == [
+        "revision 1/5",
+        "revision 2/5",
+        "revision 3/5",
+        "revision 2/5",
+    ]

@@ -89,6 +89,8 @@ def _tokens(text: str) -> list[str]:
     cleaned = text.lower().replace("_", " ").replace("-", " ").replace("+", " ").replace(",", " ")
     for two in ("sushi bar", "tea house", "burger joint", "wine bar"):
         cleaned = re.sub(rf"\b{two}\b", two.replace(" ", ""), cleaned)
+    # The two-word good of GOOD_SYNONYMS, read as one word as the restaurants are.
+    cleaned = re.sub(r"\bwine grapes?\b", "grape", cleaned)
     return cleaned.split()
 
 
