@@ -1098,6 +1098,11 @@ def any_placement(state: State) -> bool:
 # --------------------------------------------------------------------------------- chance
 
 
+def _name(state: State, seat: int) -> str:
+    names = state.rules.names
+    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+
 def pending_text(state: State) -> str:
     if not state.pending:
         return ""
@@ -1106,9 +1111,9 @@ def pending_text(state: State) -> str:
     if kind == DRAW_DISPLAY:
         return "draw a stand tile from the bag for the display"
     if kind == DRAW_HAND:
-        return f"draw a stand tile from the bag for seat {item[1]}"
+        return f"draw a stand tile from the bag for {_name(state, item[1])}"
     if kind == FLIP:
-        return f"turn over the restaurant seat {item[1]} took"
+        return f"turn over the restaurant {_name(state, item[1])} took"
     if kind == REVEAL_OFFER:
         return f"reveal the next {item[1]}-customer tile"
     return f"reveal the {item[2]}-customer tile starting at {ENTRANCE_NAMES[item[1]].upper()}"
