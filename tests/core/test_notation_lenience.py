@@ -107,7 +107,7 @@ CASES: list[tuple[str, int, str, Respell]] = [
         "full restaurant names",
         lambda t: re.sub(r"\b(sushi|tea|pizza)\b", lambda m: RESTAURANTS[m[1]], t),
     ),
-    ("mercado-de-lisboa", 2, "`t` for take", lambda t: t.replace(" take ", " t ")),
+    ("mercado-de-lisboa", 2, "`t` for take", lambda t: re.sub(r"(^| )take ", r"\1t ", t)),
     ("mercado-de-lisboa", 2, "`take` left out", lambda t: t.replace(" take ", " ")),
     ("mercado-de-lisboa", 2, "`s` for stand", lambda t: re.sub(r"^stand ", "s ", t)),
     ("mercado-de-lisboa", 2, "`c` for customer", lambda t: re.sub(r"^customer ", "c ", t)),

@@ -904,11 +904,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--timeout", type=float, default=None, help="stop after N seconds")
     command.add_argument("--verbose", action="store_true", help="print heartbeats")
-    command = add("annotate", cmd_annotate, "comment on a revision")
+    command = add("annotate", cmd_annotate, "comment on a move")
     command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("comment", nargs="*", help="the comment, in words")
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
-    command.add_argument("--revision", type=int, default=0, help="default: the head")
+    command.add_argument(
+        "--revision",
+        type=int,
+        default=0,
+        help="the move's revision, or 1 for the game as a whole (default: the last move)",
+    )
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
     command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
