@@ -50,6 +50,19 @@ def clip(text: str, limit: int = 40) -> str:
     return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
 
 
+def seats_named(players: Sequence[str]) -> str:
+    """The players with their seat numbers, for a message about a seat that names none:
+    "Ann (seat 0), Bob (seat 1) and Cleo (seat 2)"."""
+    named = [f"{name} (seat {seat})" for seat, name in enumerate(players)]
+    return ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else "".join(named)
+
+
+def no_such_seat(what: str, seat: int, players: Sequence[str]) -> str:
+    """A refusal of a seat number past the players: "first_player is seat 5, but the
+    players are Ann (seat 0) and Bob (seat 1)."."""
+    return f"{what} is seat {seat}, but the players are {seats_named(players)}."
+
+
 class RulesError(Exception):
     """Base class of everything the rules core refuses. The message is clipped to
     MESSAGE_LIMIT characters, so a refusal that quotes a hostile input stays small."""
@@ -217,6 +230,14 @@ class Game(Protocol[StateT, MoveT]):
 
     def format(self, move: MoveT, state: StateT) -> str:
         """The canonical text of `move` in `state`: `parse(format(m), s) == m`."""
+        ...
+
+    def split(self, text: str, state: StateT) -> Sequence[str]:
+        """The moves one typed line stands for, each as its own line, in order: a shorthand
+        for one table event that the notation writes as several moves (Medici's `flip fur3`
+        for `flip` and `reveal fur3`). Each line is parsed in the state the lines before it
+        lead to; a line that is no shorthand comes back alone. Never raises: a line that
+        reads as nothing is left for `parse` to refuse."""
         ...
 
 

@@ -37,6 +37,7 @@ from replay.core import (
     InvalidSetup,
     NotYourTurn,
     RulesError,
+    seats_named,
 )
 from replay.registry import find_game, rules_recorded_under
 from tablelog.v1 import events_pb2, game_pb2
@@ -205,6 +206,11 @@ def _checked(position: Position, move: game_pb2.Move) -> tuple[Any, bool]:
     if who == TERMINAL:
         raise GameOver()
     inner = table.unwrap(move)
+    if move.HasField("seat") and not 0 <= move.seat < len(table.players):
+        raise IllegalMove(
+            "UNKNOWN_SEAT",
+            f"There is no seat {move.seat}: the players are {seats_named(table.players)}.",
+        )
     if move.HasField("seat") and move.seat != who:
         if who == CHANCE:
             raise NotYourTurn(

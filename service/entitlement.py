@@ -102,5 +102,5 @@ def entitled_viewer(
     (None when unset); a seat outside the game is INVALID_ARGUMENT before any check."""
     wanted: Asked = NOT_ASKED
     if asked is not None and asked.WhichOneof("kind") is not None:
-        wanted = viewer_of(asked, len(head.table.players))
+        wanted = viewer_of(asked, head.table.players)
     return viewer_for(role, seats, reveals_all(head), wanted)

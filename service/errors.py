@@ -77,6 +77,16 @@ class NotFound(ServiceError):
     """Something inside a game that does not exist (an annotation, a revision)."""
 
 
+class NotAMove(ServiceError):
+    """An annotation anchored to a revision that records no move (an undo, a redo, the
+    game's end); metadata `move_revision` is the move to annotate instead."""
+
+    def __init__(
+        self, message: str, *, field_name: str = "", metadata: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__("NOT_A_MOVE", message, field_name=field_name, metadata=metadata)
+
+
 class OutOfRange(ServiceError):
     """A revision beyond the head of the game."""
 
@@ -98,6 +108,24 @@ class PermissionDenied(ServiceError):
 class AmendRefused(ServiceError):
     """An amendment the history cannot take as asked: a later move no longer applies
     (AMEND_BREAKS_LATER_MOVE, naming that move and the rule it breaks)."""
+
+
+class TypoWhileStale(ServiceError):
+    """A move whose text reads as no move, sent at a version the game has moved on from:
+    told as the typo it is (the text needs fixing at any version), the versions in the
+    message and the metadata."""
+
+    def __init__(self, typo: NotationError, stale: StaleVersion) -> None:
+        super().__init__(
+            "INVALID_NOTATION",
+            f"{typo.message} (Also, the game has moved on since: you saw version "
+            f"{stale.expected}, it is now at version {stale.current}.)",
+            field_name="notation",
+            metadata={
+                "current_version": str(stale.current),
+                "expected_version": str(stale.expected),
+            },
+        )
 
 
 class Exhausted(ServiceError):

@@ -191,7 +191,7 @@ class Reads:
         description is made from what is shown."""
         events = await self.events(game_id)
         position = folding.start(events[0].game_created)
-        seen = viewer_of(viewer, len(position.table.players), unset=FULL)
+        seen = viewer_of(viewer, position.table.players, unset=FULL)
         words = EventWords()
         described = []
         for index, event in enumerate(events):
@@ -229,7 +229,7 @@ class Reads:
                 metadata={"head_revision": str(head_revision)},
             )
         position = folding.start(events[0].game_created)
-        seen = viewer_of(viewer, len(position.table.players))
+        seen = viewer_of(viewer, position.table.players)
         for index, event in enumerate(events):
             before = position
             if index:
@@ -254,7 +254,7 @@ class Reads:
         cards a dealt draw can still give), and is refused, PERMISSION_DENIED."""
         offset, size = page_bounds(page_size, token)
         position = await self.position_at(game_id, revision)
-        seen = viewer_of(viewer, len(position.table.players), unset=FULL)
+        seen = viewer_of(viewer, position.table.players, unset=FULL)
         response = service_pb2.ListLegalMovesResponse(to_move=to_move_message(position))
         if position.to_move() == TERMINAL:
             return response

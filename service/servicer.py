@@ -261,7 +261,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         position = await self.recorder.position_at(request.game_id, request.revision)
         note(revision=position.revision)
         viewer = viewer_of(
-            request.viewer if request.HasField("viewer") else None, len(position.table.players)
+            request.viewer if request.HasField("viewer") else None, position.table.players
         )
         return service_pb2.GetStateResponse(state=snapshot(position, viewer))
 

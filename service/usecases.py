@@ -8,15 +8,19 @@ import hashlib
 import secrets
 from collections.abc import Sequence
 
+from google.protobuf.message import Message
+
 from replay import fold as folding
 from replay.core import (
     DEALT,
     TABLE,
     TERMINAL,
+    AmbiguousNotation,
     GameOver,
     HistoryError,
     IllegalMove,
     InvalidSetup,
+    NotationError,
     RulesError,
 )
 from replay.registry import find_game
@@ -36,8 +40,10 @@ from service.building import DEALING_SCHEME, deal_and_end, next_event, push, wit
 from service.errors import (
     ImportRefused,
     InvalidRequest,
+    NotAMove,
     NotFound,
     OutOfRange,
+    TypoWhileStale,
     Unverifiable,
     refusal,
 )
@@ -58,9 +64,15 @@ from service.limits import (
     check_length,
 )
 from service.reads import live_annotations
-from service.store import EventStore, GameNotFound, SequenceMoved
+from service.store import EventStore, GameNotFound, SequenceMoved, StaleVersion
 from service.verification import ChainBroken, ChainWalk, HistoryCheck
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+
+def _last_move(position: folding.Position) -> int:
+    """The revision of the last move in effect at `position` (a redone move keeps the
+    revision that first recorded it); 1, the creation, when no move is."""
+    return position.applied.head.revision if position.applied is not None else 1
 
 
 class _Recheck(Exception):
@@ -152,18 +164,15 @@ class Commands:
         elif move is None:
             raise InvalidRequest("input", "Send a move or its notation.")
 
-        def build(head: Head) -> Built:
-            position = head.position
+        def one_move(
+            position: folding.Position,
+            inner: Message,
+            chosen_seat: int | None,
+            events: list[events_pb2.Event],
+        ) -> folding.Position:
             if position.to_move() == TERMINAL:
                 raise GameOver()
             table, game, state = position.table, position.game, position.state
-            if notation is not None:
-                inner = game.parse(notation, state)
-                chosen_seat = seat
-            else:
-                assert move is not None
-                inner = table.unwrap(move)
-                chosen_seat = move.seat if move.HasField("seat") else seat
             if table.mode == DEALT and game.is_chance(inner):
                 raise IllegalMove(
                     "DEALT_BY_SERVER",
@@ -179,9 +188,25 @@ class Commands:
                 folding.check_move(position, envelope)
                 raise
             recorded = events_pb2.MoveRecorded(move=envelope, notation=text)
+            return push(position, events, next_event(position, move_recorded=recorded))
+
+        def build(head: Head) -> Built:
+            position = head.position
             events: list[events_pb2.Event] = []
-            after = push(position, events, next_event(position, move_recorded=recorded))
-            return events, deal_and_end(after, events, head.seed)
+            if notation is None:
+                assert move is not None
+                chosen_seat = move.seat if move.HasField("seat") else seat
+                position = one_move(position, position.table.unwrap(move), chosen_seat, events)
+                return events, deal_and_end(position, events, head.seed)
+            # One line may stand for several moves (a game's shorthand for one table
+            # event): each is read in the state the ones before it lead to, all are
+            # recorded in one change or none is, and `seat` names the first one's mover.
+            for index, line in enumerate(position.game.split(notation, position.state)):
+                if index and position.to_move() == TERMINAL:
+                    raise GameOver("The game ended before the end of this line.")
+                inner = position.game.parse(line, position.state)
+                position = one_move(position, inner, seat if index == 0 else None, events)
+            return events, deal_and_end(position, events, head.seed)
 
         asked = (
             fingerprint(
@@ -195,12 +220,32 @@ class Commands:
             if request_id
             else ""
         )
-        return await self.appender.change(
-            game_id,
-            build,
-            expected_revision=expected_version,
-            origin=Origin(actor, request_id, asked),
-        )
+        try:
+            return await self.appender.change(
+                game_id,
+                build,
+                expected_revision=expected_version,
+                origin=Origin(actor, request_id, asked),
+            )
+        except StaleVersion as stale:
+            if notation is not None:
+                await self._refuse_a_typo(game_id, notation, stale)
+            raise
+
+    async def _refuse_a_typo(self, game_id: str, notation: str, stale: StaleVersion) -> None:
+        """A recorder must not be told "stale" for a typo: text that reads as no move (in
+        the game as it is now) is refused as a typo, saying the version moved too. Text
+        that reads as a move, or only as several, is left to the stale refusal."""
+        position = (await self.heads.load(game_id, fresh=False)).position
+        try:
+            first = position.game.split(notation, position.state)[0]
+            position.game.parse(first, position.state)
+        except AmbiguousNotation:
+            return
+        except NotationError as typo:
+            raise TypoWhileStale(typo, stale) from stale
+        except RulesError:
+            return
 
     async def undo(
         self,
@@ -314,8 +359,11 @@ class Commands:
             raise InvalidRequest("comment", "An annotation needs a comment or a glyph.")
         annotation_id = secrets.token_hex(6)
 
+        if revision > 1:
+            await self._check_anchor(game_id, revision)
+
         def build(head: Head) -> Built:
-            anchor = revision or head.revision
+            anchor = revision or _last_move(head.position)
             if anchor > head.revision:
                 raise OutOfRange(
                     "REVISION_OUT_OF_RANGE",
@@ -332,6 +380,48 @@ class Commands:
         asked = fingerprint("AddAnnotation", game_id, revision, comment, glyph)
         return await self.appender.change(
             game_id, build, expected_revision=None, origin=Origin(actor, request_id, asked)
+        )
+
+    async def _check_anchor(self, game_id: str, revision: int) -> None:
+        """Annotations anchor to moves (and to the creation, a note on the whole game): a
+        revision made by an undo, a redo or the game's end is refused, naming the move to
+        annotate instead. A revision past the head is left to the build, which names the
+        head; past revisions never change, so the check holds when the note is appended."""
+        check_game_id(game_id)
+        events = await self.store.read(game_id)
+        if not events:
+            raise GameNotFound(game_id)
+        if revision > events[-1].revision:
+            return
+        made = next(
+            event
+            for event in events
+            if event.revision == revision and event.WhichOneof("body") in folding.HISTORY_BODIES
+        )
+        body = made.WhichOneof("body")
+        if body in ("game_created", "move_recorded") or (
+            body == "move_amended" and made.move_amended.kind != events_pb2.AMEND_KIND_DELETE
+        ):
+            return  # the creation, or a move: recorded, or put in by an amendment
+        if body == "move_undone":
+            move = made.move_undone.undone_revision
+            what, which = f"an undo (of revision {move})", "the move it took back"
+        elif body == "move_redone":
+            move = made.move_redone.redone_revision
+            what, which = f"a redo (of revision {move})", "the move it re-applied"
+        else:
+            move = _last_move(folding.fold(events, until_revision=revision))
+            what = (
+                f"a deletion (of revision {made.move_amended.amended_revision})"
+                if body == "move_amended"
+                else "the end of the game"
+            )
+            which = "the last move in effect then"
+        raise NotAMove(
+            f"Revision {revision} is {what}, not a move: annotations anchor to moves. "
+            f"Annotate revision {move}, {which}.",
+            field_name="revision",
+            metadata={"move_revision": str(move)},
         )
 
     async def remove_annotation(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replay import fold as folding
-from replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer
+from replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer, seats_named
 from service.errors import InvalidRequest
 from service.heads import Head
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -73,7 +73,9 @@ def summarize(head: Head) -> service_pb2.GameSummary:
     return summary
 
 
-def viewer_of(viewer: service_pb2.Viewer | None, players: int, unset: Viewer = SPECTATOR) -> Viewer:
+def viewer_of(
+    viewer: service_pb2.Viewer | None, players: Sequence[str], unset: Viewer = SPECTATOR
+) -> Viewer:
     """The viewer a request names; `unset` when it names none (the read's default)."""
     kind = viewer.WhichOneof("kind") if viewer is not None else None
     if kind is None:
@@ -83,8 +85,11 @@ def viewer_of(viewer: service_pb2.Viewer | None, players: int, unset: Viewer = S
     if kind == "full":
         return FULL
     assert viewer is not None
-    if viewer.seat >= players:
-        raise InvalidRequest("viewer.seat", f"This game has seats 0-{players - 1}.")
+    if viewer.seat >= len(players):
+        raise InvalidRequest(
+            "viewer.seat",
+            f"There is no seat {viewer.seat}: the players are {seats_named(players)}.",
+        )
     return int(viewer.seat)
 
 

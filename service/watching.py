@@ -234,7 +234,7 @@ class Watcher:
         return update.rendered(self.viewer)
 
     def _start(self, head: folding.Position) -> None:
-        self.viewer = viewer_of(self._viewer_kind, len(head.table.players))
+        self.viewer = viewer_of(self._viewer_kind, head.table.players)
         self.sequence = self.given = head.sequence
         self.revision = head.revision
 

@@ -88,11 +88,11 @@ def test_piped_lines_record_name_the_players_and_refuse_in_the_words_of_move(
     history = said[said.index("Ann> history") + 1 : said.index("Ann> quit")]
     assert history[-2:] == [
         "  16. Ann: take w u g  (revision 17)",
-        "  17. Bob: take r r  (revision 20)",
+        "  17. Bob: take r r  (revision 18)",
     ]
     assert moves_of(client, game_id)[-2:] == ["take w u g", "take r r"]
     notes = client.annotations(game_id)
-    assert [(n.revision, n.glyph, n.comment) for n in notes] == [(20, "!?", "greedy")]
+    assert [(n.revision, n.glyph, n.comment) for n in notes] == [(18, "!?", "greedy")]
     # The refusal reads as `tablelog move` says it (the game has not changed since).
     tablelog(server, "undo", game_id)
     by_move = tablelog(server, "move", game_id, "take w w", ok=False)

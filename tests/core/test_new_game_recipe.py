@@ -277,6 +277,9 @@ class Nim:
     def format(self, move: Any, state: State) -> str:
         return format_move(move, state)
 
+    def split(self, text: str, state: State) -> Sequence[str]:
+        return (text,)  # every line of Nim's notation is one move
+
 
 GAME: Game[State, Any] = Nim()
 

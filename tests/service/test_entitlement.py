@@ -101,7 +101,7 @@ def test_asking_for_more_is_refused_and_says_what_is_allowed(
 
 @pytest.mark.parametrize("viewer", [FULL, SPECTATOR, 0, 3])
 def test_a_decided_viewer_goes_into_a_request_and_back(viewer: Viewer) -> None:
-    assert viewer_of(viewer_message(viewer), 4) == viewer
+    assert viewer_of(viewer_message(viewer), ["Ann", "Bob", "Cleo", "Dan"]) == viewer
 
 
 def test_once_revealed_everyone_gets_the_full_view_unasked() -> None:

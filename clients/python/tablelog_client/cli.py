@@ -152,14 +152,23 @@ def _enum_values(field: FieldDescriptor) -> dict[str, str]:
     return {name.removeprefix(shared).lower(): name for name in names}
 
 
-def _kind(field: FieldDescriptor) -> str:
-    """What an option's value must be, in words."""
+def _kind(field: FieldDescriptor, *, one: bool = False) -> str:
+    """What an option's value must be, in words (`one`: a single item of a list)."""
+    if field.is_repeated and not one:
+        if field.enum_type is not None:
+            return "a JSON list of values from: " + ", ".join(_enum_values(field))
+        if field.message_type is not None:
+            return "a JSON list of objects with keys from: " + ", ".join(
+                field.message_type.fields_by_name
+            )
+        plural = {"true or false": "trues and falses", "text": "texts"}
+        single = _kind(field, one=True)
+        return "a JSON list of " + plural.get(single, single.removeprefix("a ") + "s")
     if field.enum_type is not None:
         return "one of: " + ", ".join(_enum_values(field))
-    if field.is_repeated:
-        return "a JSON list, e.g. [1, 2]"
     if field.message_type is not None:
-        return 'a JSON object, e.g. {"name": 1}'
+        keys = ", ".join(field.message_type.fields_by_name)
+        return f"a JSON object with keys from: {keys}"
     if field.type == FieldDescriptor.TYPE_BOOL:
         return "true or false"
     if field.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
@@ -343,6 +352,11 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
     game_id = response.game.game_id
     narrator = Narrator([p.name for p in response.game.players])
     lines = []
+    moved = [e.revision for e in response.events if e.WhichOneof("body") == "move_recorded"]
+    deciding: dict[int, game_pb2.ToMove] = {}
+    if len(moved) > 1:  # one line that stood for several moves: who made each of the others
+        for frame in client.replay(game_id, moved[0], moved[-1] - 1):
+            deciding[frame.event.revision + 1] = frame.state.to_move
     for event in response.events:
         body = event.WhichOneof("body")
         if body == "move_undone":
@@ -351,7 +365,7 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
             _learn_move(client, game_id, event.move_redone.redone_revision, narrator)
         elif body == "move_amended":
             _learn_move(client, game_id, event.move_amended.amended_revision, narrator)
-        narrator.to_move = before
+        narrator.to_move = before if before is not None else deciding.get(event.revision)
         words = narrator.describe(event)
         before = None  # whoever follows a move in the same change is not known here
         named = body == "move_recorded" or (
@@ -1108,7 +1122,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--timeout", type=float, default=None, help="stop after N seconds")
     command.add_argument("--verbose", action="store_true", help="print heartbeats")
-    command = add("annotate", on_game(cmd_annotate, "comment"), "comment on a revision")
+    command = add("annotate", on_game(cmd_annotate, "comment"), "comment on a move")
     command.add_argument(
         "comment",
         nargs="*",
@@ -1116,7 +1130,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the game's id (default: the current game, see `tablelog use`), then the comment",
     )
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
-    command.add_argument("--revision", type=int, default=0, help="default: the head")
+    command.add_argument(
+        "--revision",
+        type=int,
+        default=0,
+        help="the move's revision, or 1 for the game as a whole (default: the last move)",
+    )
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
     command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("annotation_id", help="as `tablelog annotations` prints it")

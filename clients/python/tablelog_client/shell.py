@@ -414,8 +414,9 @@ class RecordingShell:
                 standing = [entry for entry in standing if entry[0] != undone]
             elif body == "move_redone":
                 redone = event.move_redone.redone_revision
-                said[event.revision] = said.get(redone, (f"revision {redone}", False))
-                standing.append((event.revision, *said[event.revision]))
+                # A redone move keeps the revision that recorded it: that names it for
+                # annotations and amendments.
+                standing.append((redone, *said.get(redone, (f"revision {redone}", False))))
             elif body == "move_amended":
                 narrator.describe(event)
                 standing = amended_standing(standing, event, narrator.moves[event.revision])

@@ -27,7 +27,8 @@ class CastelloMethoni:
     option_docs = (
         OptionDoc(
             "first_player",
-            "The seat (0-based) that plays first; unset: recorded as the first chance move.",
+            "The player who plays first (by name in the CLI; the seat from 0 in the API); "
+            "unset: recorded as the first chance move.",
             "unset",
         ),
         OptionDoc(
@@ -95,3 +96,6 @@ class CastelloMethoni:
 
     def format(self, move: pb.CastelloMethoniMove, state: State) -> str:
         return notation.format_move(move, state)
+
+    def split(self, text: str, state: State) -> Sequence[str]:
+        return (text,)  # no line of this game's notation stands for several moves

@@ -25,6 +25,7 @@ from replay.core import (
     TERMINAL,
     IllegalMove,
     InvalidSetup,
+    no_such_seat,
     recorded_component,
     refuse_unknown_components,
 )
@@ -213,7 +214,7 @@ def initial_state(ctx: Context, first_player: int | None) -> State:
     if sum(board.deck) < HAND_SIZE * n:
         raise InvalidSetup("BOARD_DECK", "The land deck is too small to deal 5 cards each.")
     if first_player is not None and not 0 <= first_player < n:
-        raise InvalidSetup("FIRST_PLAYER", f"There is no seat {first_player} with {n} players.")
+        raise InvalidSetup("FIRST_PLAYER", no_such_seat("first_player", first_player, ctx.players))
     cells = len(board.cell_ids)
     zeros = (0,) * n
     state = State(
@@ -724,7 +725,7 @@ def _placements(
     found: list[tuple[int, int]] = []
     for house in move.houses:
         if house.seat >= n:
-            raise IllegalMove("UNKNOWN_SEAT", f"There is no seat {house.seat + 1}.")
+            raise IllegalMove("UNKNOWN_SEAT", _no_player(state, house.seat))
         cell = cell_index(board, house.cell)
         if cell not in (a, b):
             raise IllegalMove(
@@ -1268,12 +1269,18 @@ def hidden_owner(state: State, move: pb.CastelloMethoniMove) -> int | None:
     return None
 
 
+def _no_player(state: State, seat: int) -> str:
+    """A seat past the players, as the notation numbers them (`p1` is the first player)."""
+    named = ", ".join(f"p{i + 1} {name}" for i, name in enumerate(state.ctx.players))
+    return f"There is no p{seat + 1}: the players are {named}."
+
+
 def choose_first(state: State, move: pb.CastelloMethoniFirstPlayer) -> State:
     """RULES.md §2 step 6: the table says who starts (engine decision: random)."""
     if state.phase != FIRST:
         raise IllegalMove("FIRST_PLAYER_KNOWN", "The first player is already known.")
     if move.seat >= state.ctx.n:
-        raise IllegalMove("UNKNOWN_SEAT", f"There is no seat {move.seat + 1}.")
+        raise IllegalMove("UNKNOWN_SEAT", _no_player(state, move.seat))
     return _after_first_player(state, move.seat)
 
 
@@ -1294,7 +1301,7 @@ def record_mission(state: State, move: pb.CastelloMethoniMission) -> State:
             "MISSION_NOT_NOW", f"Missions are secret until the end of the game: {when}."
         )
     if move.seat >= n:
-        raise IllegalMove("UNKNOWN_SEAT", f"There is no seat {move.seat + 1}.")
+        raise IllegalMove("UNKNOWN_SEAT", _no_player(state, move.seat))
     names = [m.name for m in board.missions]
     key = move.mission.strip().lower()
     if key not in names:
@@ -1309,7 +1316,8 @@ def record_mission(state: State, move: pb.CastelloMethoniMission) -> State:
     if state.phase == DEAL and move.seat != state.missions.index(-1):
         raise IllegalMove(
             "DEAL_ORDER",
-            f"Missions are dealt in seat order: seat {state.missions.index(-1) + 1} next.",
+            f"Missions are dealt in seat order: "
+            f"{state.ctx.players[state.missions.index(-1)]}'s next.",
         )
     if mission in state.missions:
         raise IllegalMove("MISSION_TAKEN", f"Mission {key} is already someone else's.")

@@ -36,7 +36,11 @@ class Medici:
             "unset means classic, or 2016 with 2 players.",
             "classic",
         ),
-        OptionDoc("first_player", "Seat (0-based) that starts day 1 (B2).", "0"),
+        OptionDoc(
+            "first_player",
+            "The player who starts day 1 (B2) (by name in the CLI; the seat from 0 in the API).",
+            "the first player named",
+        ),
         OptionDoc(
             "lot_limit_others_with_money",
             "G-B3: a lot may not outgrow the largest free space among the other non-full "
@@ -92,6 +96,9 @@ class Medici:
 
     def format(self, move: MediciMove, state: rules.State) -> str:
         return notation.format_move(move, state)
+
+    def split(self, text: str, state: rules.State) -> Sequence[str]:
+        return notation.split(text, state)
 
 
 _CONFORMS: Game[rules.State, MediciMove] = Medici()

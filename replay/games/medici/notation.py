@@ -6,6 +6,9 @@ draw cloth3       the table records the tile drawn (chance); `cloth3`, `gold` al
 bid 7 / pass      a bid, or a pass
 remove cloth3     dealt mode: a tile removed unseen at the day's setup (chance)
 start 2           the table picks seat 2 to start the day (a tie for fewest florins)
+
+One line may stand for two moves (`split`): `draw cloth3` while the drawer decides is the
+drawer's `draw` and the tile the table then draws.
 """
 
 from __future__ import annotations
@@ -83,6 +86,16 @@ def parse(text: str, state: rules.State) -> MediciMove:
             f"Not a move or a tile: {text!r} (tiles look like cloth3, fur5, gold).", text
         )
     return draw_move(name)
+
+
+def split(text: str, state: rules.State) -> tuple[str, ...]:
+    """The moves a line stands for: `draw cloth3` typed while the drawer decides (§B3
+    step 1: draw another tile, or auction) is the drawer's `draw` followed by the table's
+    `draw cloth3`, the tile that came out of the bag. Any other line is one move."""
+    tokens = words(text)
+    if state.phase == rules.DECIDE and len(tokens) > 1 and tokens[0] in DRAW_WORDS:
+        return ("draw", "draw " + " ".join(tokens[1:]))
+    return (text,)
 
 
 def format_move(move: MediciMove, state: rules.State) -> str:

@@ -19,6 +19,7 @@ from replay.core import (
     GameOver,
     IllegalMove,
     InvalidSetup,
+    no_such_seat,
     recorded_component,
 )
 from replay.games.medici.components import TILES_COMPONENT, Tiles, load_tiles
@@ -134,7 +135,7 @@ def make_rules(
         raise InvalidSetup("PLAYER_COUNT", f"Medici is for 3 to 6 players (2 in 2016), not {n}.")
     if options.first_player >= n:
         raise InvalidSetup(
-            "FIRST_PLAYER", f"There is no seat {options.first_player + 1} among {n} players."
+            "FIRST_PLAYER", no_such_seat("first_player", options.first_player, players)
         )
     tiles_file = recorded_component(components, TILES_COMPONENT, "Medici")
     tiles = load_tiles(tiles_file.content)

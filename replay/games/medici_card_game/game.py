@@ -35,7 +35,11 @@ class MediciCardGame:
     """RULES.md §A3: every card is turned face up into the market; nothing recorded is
     hidden."""
     option_docs: tuple[OptionDoc, ...] = (
-        OptionDoc("first_player", "Seat (0-based) that starts round 1 (A2).", "0"),
+        OptionDoc(
+            "first_player",
+            "The player who starts round 1 (A2) (by name in the CLI; the seat from 0 in the API).",
+            "the first player named",
+        ),
         OptionDoc(
             "ship_rewards",
             "G-A2: ship-value rewards by place, best first (default: the A4 table; only "
@@ -109,6 +113,9 @@ class MediciCardGame:
 
     def format(self, move: MediciCardGameMove, state: rules.State) -> str:
         return notation.format_move(move, state)
+
+    def split(self, text: str, state: rules.State) -> Sequence[str]:
+        return notation.split(text, state)
 
 
 _CONFORMS: Game[rules.State, MediciCardGameMove] = MediciCardGame()

@@ -4,6 +4,9 @@ flip              the player turns over one more card
 reveal fur3       the table records the card (chance); `fur3` alone also reads
 take 1 2          take positions 1 (last card) and 2; `take fur3 green2` names the cards
 start 2           the table picks seat 2 to start the round (a tie for fewest florins)
+
+One line may stand for two moves (`split`): `flip fur3` (any word for `flip`) while a
+player is to move is the player's `flip` and the table's `reveal fur3`.
 """
 
 from __future__ import annotations
@@ -124,6 +127,17 @@ def parse(text: str, state: rules.State) -> MediciCardGameMove:
             text,
         )
     return reveal_move(name)
+
+
+def split(text: str, state: rules.State) -> tuple[str, ...]:
+    """The moves a line stands for: `flip fur3` typed while a player is to move (§A3 step
+    1: turn over one more card) is the player's `flip` followed by the table's
+    `reveal fur3`, the card turned over. While the table is to reveal, `flip fur3` is the
+    reveal alone, as before. Any other line is one move."""
+    tokens = words(text)
+    if state.phase == rules.PLAY and len(tokens) > 1 and tokens[0] in FLIP_WORDS:
+        return ("flip", "reveal " + " ".join(tokens[1:]))
+    return (text,)
 
 
 def format_move(move: MediciCardGameMove, state: rules.State) -> str:

@@ -17,6 +17,7 @@ from replay.core import (
     GameOver,
     IllegalMove,
     InvalidSetup,
+    no_such_seat,
     recorded_component,
 )
 from replay.games.medici_card_game.components import DECK_COMPONENT, Deck, load_deck
@@ -112,7 +113,7 @@ def make_rules(
         raise InvalidSetup("PLAYER_COUNT", f"Medici: The Card Game is for 2 to 6, not {n}.")
     if options.first_player >= n:
         raise InvalidSetup(
-            "FIRST_PLAYER", f"There is no seat {options.first_player + 1} among {n} players."
+            "FIRST_PLAYER", no_such_seat("first_player", options.first_player, players)
         )
     deck_file = recorded_component(components, DECK_COMPONENT, "Medici: The Card Game")
     deck = load_deck(deck_file.content)

@@ -33,7 +33,10 @@ class MercadoDeLisboa:
     option_docs: tuple[OptionDoc, ...] = (
         OptionDoc("money", "open or hidden money (hidden: other seats see no coins)", "hidden"),
         OptionDoc(
-            "first_player", "the seat that starts; with 4 players the last seat gets the pub", "0"
+            "first_player",
+            "the player who starts (by name in the CLI; the seat from 0 in the API); with 4 "
+            "players the last in turn order gets the pub",
+            "the first player named",
         ),
         OptionDoc(
             "clamp_penalty_at_zero",
@@ -109,6 +112,9 @@ class MercadoDeLisboa:
 
     def format(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
         return notation.format_move(move, state)
+
+    def split(self, text: str, state: rules.State) -> Sequence[str]:
+        return notation.split(text, state)
 
 
 class MercadoDeLisboaRecordedUnderV1(MercadoDeLisboa):

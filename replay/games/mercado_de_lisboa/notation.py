@@ -7,6 +7,10 @@ Canonical forms (lowercase, single spaces):
 Input is lenient: any case and spacing, goods and restaurants by synonyms or abbreviations,
 goods in any order, the customer count or a lone stand tile's good may be left out when only
 one tile fits (otherwise AmbiguousNotation lists the candidates).
+
+One line may stand for several moves (`split`): a refresh or swap with the tiles drawn
+(`stand fish b3 refresh meat fish grape take meat`, `swap fish meat grape`), and several
+draws (`draw fish grape flower`).
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ VERBS: Final = {
     "take1": "coin",
     "swap": "swap",
     "take": "take",
+    "t": "take",
     "draw": "draw",
     "d": "draw",
     "flip": "flip",
@@ -84,6 +89,8 @@ def _tokens(text: str) -> list[str]:
     cleaned = text.lower().replace("_", " ").replace("-", " ").replace("+", " ").replace(",", " ")
     for two in ("sushi bar", "tea house", "burger joint", "wine bar"):
         cleaned = re.sub(rf"\b{two}\b", two.replace(" ", ""), cleaned)
+    # The two-word good of GOOD_SYNONYMS, read as one word as the restaurants are.
+    cleaned = re.sub(r"\bwine grapes?\b", "grape", cleaned)
     return cleaned.split()
 
 
@@ -121,6 +128,38 @@ def _count(token: str, text: str) -> int:
 
 def _goods_text(goods: tuple[int, ...] | list[int]) -> str:
     return "+".join(GOODS[g] for g in sorted(goods))
+
+
+REFRESH_WORDS: Final = ("refresh", "swap")
+
+
+def split(text: str, state: rl.State) -> tuple[str, ...]:
+    """The moves a line stands for, so that one table event is one line (§4.5):
+
+    - `stand fish b3 refresh meat fish grape [take meat]`: the stand with the refresh, the
+      table's three draws for the new display, and the tile then taken from it;
+    - `swap fish meat grape`: the swap and the table's three draws for the new hand;
+    - `draw fish grape flower`: one draw per good named.
+
+    Any other line is one move (the long forms stay as they are)."""
+    tokens = _tokens(text)
+    if not tokens:
+        return (text,)
+    verb = VERBS.get(tokens[0])
+    if verb == "draw" and len(tokens) > 2:
+        return tuple(f"draw {good}" for good in tokens[1:])
+    if verb == "swap" and len(tokens) > 1:
+        return ("swap", *(f"draw {good}" for good in tokens[1:]))
+    if verb == "stand":
+        at = next((i for i, t in enumerate(tokens) if t in REFRESH_WORDS), None)
+        if at is not None and at + 1 < len(tokens):
+            drawn, taken = tokens[at + 1 :], []
+            if "take" in drawn or "t" in drawn:
+                cut = drawn.index("take") if "take" in drawn else drawn.index("t")
+                drawn, taken = drawn[:cut], drawn[cut:]
+            lines = [" ".join(tokens[: at + 1]), *(f"draw {good}" for good in drawn)]
+            return (*lines, " ".join(taken)) if taken else tuple(lines)
+    return (text,)
 
 
 def parse(text: str, state: rl.State) -> rl.Move:

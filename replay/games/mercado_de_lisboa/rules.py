@@ -21,6 +21,7 @@ from replay.core import (
     GameOver,
     IllegalMove,
     InvalidSetup,
+    no_such_seat,
     recorded_component,
     refuse_unknown_components,
 )
@@ -369,7 +370,7 @@ def make_rules(names: Sequence[str], options: pb.MercadoDeLisboaOptions, board: 
     if options.first_player >= players:
         raise InvalidSetup(
             "FIRST_PLAYER",
-            f"The first player must be a seat 0..{players - 1}, not {options.first_player}.",
+            no_such_seat("first_player", options.first_player, names),
         )
     stage = options.stage
     solo_only = stage or options.campaign.stages or options.stage1_good or options.stage9_side
@@ -1097,6 +1098,11 @@ def any_placement(state: State) -> bool:
 # --------------------------------------------------------------------------------- chance
 
 
+def _name(state: State, seat: int) -> str:
+    names = state.rules.names
+    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+
 def pending_text(state: State) -> str:
     if not state.pending:
         return ""
@@ -1105,9 +1111,9 @@ def pending_text(state: State) -> str:
     if kind == DRAW_DISPLAY:
         return "draw a stand tile from the bag for the display"
     if kind == DRAW_HAND:
-        return f"draw a stand tile from the bag for seat {item[1]}"
+        return f"draw a stand tile from the bag for {_name(state, item[1])}"
     if kind == FLIP:
-        return f"turn over the restaurant seat {item[1]} took"
+        return f"turn over the restaurant {_name(state, item[1])} took"
     if kind == REVEAL_OFFER:
         return f"reveal the next {item[1]}-customer tile"
     return f"reveal the {item[2]}-customer tile starting at {ENTRANCE_NAMES[item[1]].upper()}"

@@ -196,7 +196,8 @@ def render(v: pb.MercadoDeLisboaView) -> str:
     elif v.pending_reveal:
         lines.append("table: " + v.pending_reveal)
     elif v.choosing_display_tile:
-        lines.append(f"seat {v.to_move + 1} takes a tile from the refreshed display")
+        chooser = v.players[v.to_move].name if v.to_move < len(v.players) else "the player"
+        lines.append(f"{chooser} takes a tile from the refreshed display")
     if v.end_triggered and not v.over:
         lines.append(f"end triggered: {v.turns_left} turn(s) left")
     if v.coin_streak:

@@ -37,8 +37,9 @@ class Splendor:
         ),
         OptionDoc(
             "first_player",
-            "The seat (0-based) that plays first; it defines the round for the game end (§8).",
-            "0",
+            "The player who plays first (by name in the CLI; the seat from 0 in the API); it "
+            "defines the round for the game end (§8).",
+            "the first player named",
         ),
     )
     notation_doc: str = "docs/notation/splendor.md"
@@ -93,3 +94,6 @@ class Splendor:
 
     def format(self, move: SplendorMove, state: State) -> str:
         return notation.format_move(move, state)
+
+    def split(self, text: str, state: State) -> Sequence[str]:
+        return (text,)  # no line of this game's notation stands for several moves

@@ -244,6 +244,20 @@ def _split(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     return head, tails
 
 
+_COLON: Final = re.compile(r"\s*:\s*")
+_COST_PART: Final = re.compile(r"(:[wugrk0-9]*[0-9])\s+([wugrk][0-9])")
+
+
+def _joined_cards(text: str) -> str:
+    """A card name typed with separators inside it, which the notation ignores
+    (`1w0 : u1, g1, r1, k1` is `1w0:u1g1r1k1`): the spaces around its colon and between
+    the parts of its cost removed, so that a card is one word again."""
+    text = _COLON.sub(":", text)
+    while (joined := _COST_PART.sub(r"\1\2", text)) != text:
+        text = joined
+    return text
+
+
 def parse(text: str, state: State) -> SplendorMove:
     """Read a move typed by a recorder (see the module docstring). A move that names more
     than the game has (`return u10` with 4 blue tokens in the game) is not read: whatever
@@ -259,7 +273,9 @@ def parse(text: str, state: State) -> SplendorMove:
 def _read_move(text: str, state: State) -> SplendorMove:
     if not isinstance(text, str):
         raise NotationError("A move is a line of text.", repr(text))
-    words = text.lower().replace(",", " ").replace(";", " ").replace("+", " ").split()
+    words = _joined_cards(
+        text.lower().replace(",", " ").replace(";", " ").replace("+", " ")
+    ).split()
     if not words:
         raise NotationError("Type a move, e.g. `take w u g` or `buy 1.4`.", text)
     comps = state.rules.components

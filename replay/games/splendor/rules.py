@@ -20,7 +20,17 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Final, cast
 
-from replay.core import CHANCE, DEALT, TABLE, TERMINAL, GameOver, IllegalMove, InvalidSetup, clip
+from replay.core import (
+    CHANCE,
+    DEALT,
+    TABLE,
+    TERMINAL,
+    GameOver,
+    IllegalMove,
+    InvalidSetup,
+    clip,
+    no_such_seat,
+)
 from replay.games.splendor import components
 from replay.games.splendor.components import GEMS, GOLD, Card, Components
 from tablelog.v1 import game_pb2
@@ -155,7 +165,7 @@ def setup(
     if opts.first_player >= count:
         raise InvalidSetup(
             "OPTIONS",
-            f"first_player is a seat from 0 to {count - 1}, not {opts.first_player}.",
+            no_such_seat("first_player", opts.first_player, players),
         )
     comps = components.load(components_files)
     if len(comps.nobles) < count + 1:
