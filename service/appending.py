@@ -164,7 +164,7 @@ class Appender:
         # The summary stored for listing is computed on the head as it will be.
         summary = summarize(Head(plan.game_id, plan.after, b"", created_time, updated_time, seed))
         if base is None:
-            await self.store.index_game(plan.game_id)
+            await self.store.index_game(plan.game_id, plan.events[0].game_created.club)
         result = await self.store.append(
             plan.game_id,
             plan.events,

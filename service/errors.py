@@ -88,6 +88,16 @@ class Unverifiable(ServiceError):
     """A check that needs something the game does not have yet (the dealt seed)."""
 
 
+class Unauthenticated(ServiceError):
+    """A call without a token this server accepts (reason TOKEN_MISSING, TOKEN_UNKNOWN,
+    TOKEN_EXPIRED, TOKEN_REVOKED)."""
+
+
+class Forbidden(ServiceError):
+    """A call the caller's role or seats do not allow (reason ROLE_FORBIDS, metadata role
+    and rpc; or a narrower reason such as NOT_YOUR_SEAT)."""
+
+
 class Exhausted(ServiceError):
     """A limit of this instance reached (watchers, watched games) or a watcher that fell
     too far behind; the metadata says how to come back (`resume_from_revision`)."""
@@ -135,6 +145,8 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),
     (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),
+    (Unauthenticated, None, C.UNAUTHENTICATED, ""),
+    (Forbidden, None, C.PERMISSION_DENIED, ""),
     (ServiceError, None, C.INVALID_ARGUMENT, ""),
 )
 

@@ -21,7 +21,7 @@ import contextvars
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from grpc import aio
@@ -292,17 +292,31 @@ def guard(
     return handler
 
 
+class Gating(Protocol):
+    """What puts a method's handler behind authentication (`service.authentication.Gate`)."""
+
+    def wrap(
+        self, method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
+    ) -> grpc.RpcMethodHandler[Any, Any] | None: ...
+
+
 def _prepare(
-    method: str, handler: grpc.RpcMethodHandler[Any, Any] | None, log: bool
+    method: str,
+    handler: grpc.RpcMethodHandler[Any, Any] | None,
+    log: bool,
+    gate: Gating | None = None,
 ) -> grpc.RpcMethodHandler[Any, Any] | None:
     guarded = guard(method, handler)
+    if gate is not None:
+        guarded = gate.wrap(method, guarded)
     return LoggingInterceptor.wrap(method, guarded) if log else guarded
 
 
 class _GuardedGenericHandler(grpc.GenericRpcHandler):
-    def __init__(self, inner: grpc.GenericRpcHandler, log: bool) -> None:
+    def __init__(self, inner: grpc.GenericRpcHandler, log: bool, gate: Gating | None) -> None:
         self._inner = inner
         self._log = log
+        self._gate = gate
         self._wrapped: dict[str, grpc.RpcMethodHandler[Any, Any] | None] = {}
 
     def service(
@@ -311,14 +325,15 @@ class _GuardedGenericHandler(grpc.GenericRpcHandler):
         method: str = handler_call_details.method
         if method not in self._wrapped:
             handler = self._inner.service(handler_call_details)
-            self._wrapped[method] = _prepare(method, handler, self._log)
+            self._wrapped[method] = _prepare(method, handler, self._log, self._gate)
         return self._wrapped[method]
 
 
 class Registrar:
     """Stands in for the server while generated code registers a servicer's handlers:
     guards their decoding (`guard`), wraps them with the logging interceptor (`log`), and
-    passes to grpc as registered methods only those named in `registered` (None: all).
+    passes to grpc as registered methods only those named in `registered` (None: all),
+    and puts them behind `gate` (authentication and authorization) when one is given.
 
     Generated code registers every method twice: as a generic handler (looked up by
     path on each call) and as a registered method (matched by grpc's core). grpc.aio
@@ -330,15 +345,21 @@ class Registrar:
     (`service.server.HOT_METHODS`); the others are served by the generic handler."""
 
     def __init__(
-        self, server: aio.Server, *, log: bool = True, registered: Collection[str] | None = None
+        self,
+        server: aio.Server,
+        *,
+        log: bool = True,
+        registered: Collection[str] | None = None,
+        gate: Gating | None = None,
     ) -> None:
         self._server = server
         self._log = log
         self._registered = registered
+        self._gate = gate
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         self._server.add_generic_rpc_handlers(
-            [_GuardedGenericHandler(h, self._log) for h in handlers]
+            [_GuardedGenericHandler(h, self._log, self._gate) for h in handlers]
         )
 
     def add_registered_method_handlers(
@@ -348,7 +369,7 @@ class Registrar:
         for name, handler in handlers.items():
             if self._registered is not None and name not in self._registered:
                 continue
-            prepared = _prepare(f"/{service}/{name}", handler, self._log)
+            prepared = _prepare(f"/{service}/{name}", handler, self._log, self._gate)
             if prepared is not None:
                 kept[name] = prepared
         if kept:

@@ -16,12 +16,16 @@ from grpc import aio
 from replay.core import SPECTATOR
 from service import errors
 from service.appending import Outcome
+from service.authentication import GameClubs, current_caller
+from service.authorization import TABLELOG, Access, row
 from service.bounds import check_request
+from service.identity import Caller
 from service.interceptors import note
 from service.limits import check_game_id, page_bounds, page_token
 from service.logs import get_logger
 from service.recorder import Recorder
 from service.store import GameNotFound
+from service.store.members import MemberStore
 from service.views import snapshot, summarize, viewer_of
 from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
@@ -35,20 +39,8 @@ log = get_logger("tablelog.service")
 
 
 def actor_of(context: Context) -> events_pb2.Actor:
-    """Who is calling, as the client says (metadata x-tablelog-user/-club/-client)."""
-    actor = events_pb2.Actor()
-    for key, value in context.invocation_metadata() or ():
-        if not isinstance(value, str):
-            continue
-        if key == "x-tablelog-user":
-            actor.user = value[:100]
-        elif key == "x-tablelog-club":
-            actor.club = value[:100]
-        elif key == "x-tablelog-client":
-            actor.client = value[:100]
-        elif key == "user-agent" and not actor.client:
-            actor.client = value.split(" ")[0][:100]
-    return actor
+    """Who is calling: the member the gate authenticated (`service.authentication`)."""
+    return current_caller().actor()
 
 
 async def refuse(context: Context, error: Exception) -> None:
@@ -118,10 +110,53 @@ def _outcome(outcome: Outcome) -> service_pb2.GameSummary:
     return outcome.game()
 
 
+def _owns_only(rpc: str, caller: Caller) -> bool:
+    """Whether the table lets the caller call `rpc` only on what is their own."""
+    return row(f"/{TABLELOG}/{rpc}").access(caller.role) is Access.OWN
+
+
 class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
-    def __init__(self, recorder: Recorder, watching: WatchHub | None = None) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        watching: WatchHub | None = None,
+        members: MemberStore | None = None,
+        games: GameClubs | None = None,
+    ) -> None:
         self.recorder = recorder
         self.watching = watching or WatchHub(recorder.store)
+        self.members = members
+        self.games = games
+
+    async def _check_seat_members(self, request: service_pb2.CreateGameRequest) -> None:
+        """Every member a new game's seat is bound to is a member of the caller's club."""
+        bound = [p.member_id for p in request.players if p.member_id]
+        if not bound:
+            return
+        if self.members is None:
+            raise RuntimeError("seats bound to members need the member store")
+        club_id = current_caller().club_id
+        for member_id in bound:
+            await self.members.member(club_id, member_id)
+
+    async def _own_seats(self, game_id: str, caller: Caller) -> set[int]:
+        """The seats of a game bound to the caller (CreateGame's players, then BindSeat)."""
+        if not caller.club.players_may_record:
+            raise errors.Forbidden(
+                "PLAYERS_MAY_NOT_RECORD",
+                "This club lets only recorders record moves (an owner can allow players "
+                "to record their own seats: tablelog club --players-may-record).",
+                metadata={"role": caller.role.value, "rpc": "RecordMove"},
+            )
+        if self.members is None:
+            raise RuntimeError("a player's seats need the member store")
+        head = await self.recorder.load(game_id, fresh=False)
+        seats = {
+            seat: player.member_id
+            for seat, player in enumerate(head.position.table.created.players)
+        }
+        seats.update(await self.members.seat_bindings(game_id))
+        return {seat for seat, member in seats.items() if member == caller.member_id}
 
     @unary
     async def ListGameTypes(
@@ -134,7 +169,10 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.CreateGameRequest, context: Context
     ) -> service_pb2.CreateGameResponse:
         before_append(context)
+        await self._check_seat_members(request)
         outcome = await self.recorder.create_game(request, actor_of(context))
+        if self.games is not None:
+            self.games.learn(outcome.head.game_id, current_caller().club_id)
         return service_pb2.CreateGameResponse(
             game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
         )
@@ -152,7 +190,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.ListGamesRequest, context: Context
     ) -> service_pb2.ListGamesResponse:
         games, token = await self.recorder.list_games(
-            request.game, request.status, request.page_size, request.page_token
+            request.game,
+            request.status,
+            request.page_size,
+            request.page_token,
+            current_caller().club_id,
         )
         return service_pb2.ListGamesResponse(games=games, next_page_token=token)
 
@@ -162,6 +204,12 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> service_pb2.RecordMoveResponse:
         before_append(context)
         which = request.WhichOneof("input")
+        caller = current_caller()
+        seats = (
+            await self._own_seats(request.game_id, caller)
+            if _owns_only("RecordMove", caller)
+            else None
+        )
         outcome = await self.recorder.record_move(
             request.game_id,
             move=request.move if which == "move" else None,
@@ -169,7 +217,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             seat=request.seat if request.HasField("seat") else None,
             expected_version=request.expected_version,
             request_id=request.request_id,
-            actor=actor_of(context),
+            actor=caller.actor(),
+            seats=seats,
         )
         response = service_pb2.RecordMoveResponse(
             game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
@@ -315,11 +364,13 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.RemoveAnnotationRequest, context: Context
     ) -> service_pb2.RemoveAnnotationResponse:
         before_append(context)
+        caller = current_caller()
         outcome = await self.recorder.remove_annotation(
             request.game_id,
             annotation_id=request.annotation_id,
             request_id=request.request_id,
-            actor=actor_of(context),
+            actor=caller.actor(),
+            may_remove=caller.owns if _owns_only("RemoveAnnotation", caller) else None,
         )
         _outcome(outcome)
         return service_pb2.RemoveAnnotationResponse(receipt=self.recorder.receipt(outcome))

@@ -29,6 +29,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from service.embedded import EmbeddedRedis
 from service.server import channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
+from tests.service.helpers import OWNER_TOKEN
 from tests.support.play import random_game
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -48,7 +49,7 @@ def stored_revision(client: redis.Redis, game_id: str) -> int:
 
 def health_status(target: str, timeout: float = 1.0) -> int:
     """The server's overall health (NOT_SERVING also when it does not answer)."""
-    with channel(target) as opened:
+    with channel(target, OWNER_TOKEN) as opened:
         try:
             stub: Any = health_pb2_grpc.HealthStub(opened)  # the stubs type it loosely
             answer = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
@@ -128,7 +129,7 @@ class RecordingClient:
         return game_id, line
 
     def _run(self) -> None:
-        with channel(self.target) as opened:
+        with channel(self.target, OWNER_TOKEN) as opened:
             stub = service_pb2_grpc.TablelogServiceStub(opened)
             try:
                 game_id, line = self._new_game(stub)
@@ -380,7 +381,7 @@ def outage_trial(
     """Record a few moves; `inject` the fault; send a RecordMove (deadline `call_deadline`)
     while health is watched; after `outage_seconds`, `repair`; wait for SERVING; record
     again, with the same service."""
-    with channel(target) as opened:
+    with channel(target, OWNER_TOKEN) as opened:
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         game_id, version = create_game(stub)
         line = lines[0]
