@@ -26,6 +26,7 @@ import grpc
 from grpc import aio
 
 from service.authorization import Access, row, short_name
+from service.bounds import check_request
 from service.errors import INTERNAL, MAPPED, Unauthenticated, refusal, to_status
 from service.identity import MAX_CLIENT_NAME, Caller, Club, Member, TokenRecord, forbid
 from service.interceptors import note
@@ -98,14 +99,15 @@ class GameClubs:
             self._clubs.clear()
         self._clubs[game_id] = club_id
 
-    async def club_of(self, game_id: str) -> str:
+    async def club_of(self, game_id: str) -> str | None:
+        """The game's club; None when there is no such game."""
         known = self._clubs.get(game_id)
         if known is not None:
             return known
         check_game_id(game_id)
         first = await self.store.read(game_id, 0, 1)
         if not first or first[0].WhichOneof("body") != "game_created":
-            raise GameNotFound(game_id)
+            return None
         club_id = first[0].game_created.club
         self.learn(game_id, club_id)
         return club_id
@@ -156,10 +158,13 @@ class Gate:
 
     async def scope(self, caller: Caller, game_id: str) -> None:
         """NOT_FOUND for a game outside the caller's club (or, for a link token, any game
-        but its own), exactly as for a game that does not exist."""
+        but its own), exactly as for a game that does not exist. A game that does not
+        exist is left to the servicer, which checks the rest of the request first and then
+        says so: the same answer, in the same order, as before there were clubs."""
         if caller.link and game_id != caller.game_id:
             raise GameNotFound(game_id)
-        if await self.games.club_of(game_id) != caller.club_id:
+        club_id = await self.games.club_of(game_id)
+        if club_id is not None and club_id != caller.club_id:
             raise GameNotFound(game_id)
 
     async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
@@ -167,6 +172,7 @@ class Gate:
         self.authorize(method, caller)
         game_id = getattr(request, "game_id", "")
         if isinstance(game_id, str) and game_id:
+            check_request(request)  # bounded before the game is looked up
             await self.scope(caller, game_id)
         note(member_id=caller.member_id or caller.token.token_id, club=caller.club_id)
         return caller

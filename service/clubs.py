@@ -116,6 +116,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         self, request: clubs_pb2.CreateLinkTokenRequest, context: Context
     ) -> clubs_pb2.CreateLinkTokenResponse:
         expires = expiry(request.expires_in_seconds, DEFAULT_LINK_SECONDS)
+        await self.recorder.load(request.game_id, fresh=False)  # GAME_NOT_FOUND
         token, record = await self.members.create_token(
             current_caller().club_id, "", expires, game_id=request.game_id
         )

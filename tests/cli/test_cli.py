@@ -229,7 +229,7 @@ def test_a_move_typed_against_an_old_picture_of_the_table_is_refused(
     game_id = new_game(server, "--mode", "dealt")
     first = tablelog(server, "move", game_id, "take w u g")
     assert "Ann: take w u g  (revision " in first.stdout
-    with Client(server.target) as other:
+    with Client(server.target, token=OWNER_TOKEN) as other:
         other.record(game_id, "take r k w")  # another recorder, another terminal
         again = tablelog(server, "move", game_id, "take w u g", ok=False)
         assert again.returncode == 1

@@ -97,6 +97,10 @@ def stored_sequences(stub: service_pb2_grpc.TablelogServiceStub, game_id: str) -
     return [entry.event.sequence for entry in log.entries]
 
 
+BEARER = (("authorization", f"Bearer {OWNER_TOKEN}"),)
+"""The metadata of the watches made on channels of their own (see `slow_stream`)."""
+
+
 def wait_until(condition: Any, seconds: float = 20) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -121,7 +125,10 @@ def test_a_crowd_of_watchers_leaves_record_move_its_connections(
             async with aio.insecure_channel(crowded.target) as shared:
                 watch = service_pb2_grpc.TablelogServiceStub(shared).WatchGame
                 calls: list[Any] = [
-                    watch(service_pb2.WatchGameRequest(game_id=game_id, heartbeat_seconds=1))
+                    watch(
+                        service_pb2.WatchGameRequest(game_id=game_id, heartbeat_seconds=1),
+                        metadata=BEARER,
+                    )
                     for _ in range(CROWD)
                 ]
                 # Each call sends a heartbeat first: then all 120 are watching.
@@ -198,7 +205,7 @@ def slow_stream(target: str, game_id: str, from_revision: int = 0) -> tuple[grpc
     request = service_pb2.WatchGameRequest(
         game_id=game_id, from_revision=from_revision, heartbeat_seconds=300
     )
-    return opened, stub.WatchGame(request, timeout=120)
+    return opened, stub.WatchGame(request, timeout=120, metadata=BEARER)
 
 
 def test_a_slow_watcher_is_ended_resumably_while_the_others_continue(

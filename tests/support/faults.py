@@ -104,8 +104,11 @@ class RecordingClient:
     """Records moves of its own games in a thread until told to stop, keeping the last
     version acknowledged for each game. A refused or failed call ends it (and is kept)."""
 
-    def __init__(self, target: str, lines: list[list[str]], first_line: int) -> None:
+    def __init__(
+        self, target: str, lines: list[list[str]], first_line: int, token: str = OWNER_TOKEN
+    ) -> None:
         self.target = target
+        self.token = token
         self.lines = lines
         self.next_line = first_line
         self.acknowledged: dict[str, int] = {}
@@ -129,7 +132,7 @@ class RecordingClient:
         return game_id, line
 
     def _run(self) -> None:
-        with channel(self.target, OWNER_TOKEN) as opened:
+        with channel(self.target, self.token) as opened:
             stub = service_pb2_grpc.TablelogServiceStub(opened)
             try:
                 game_id, line = self._new_game(stub)
@@ -324,8 +327,9 @@ def kill_service_during_burst(
         try:
             children = redis_children(service.pid)
             assert len(children) == 1, f"expected one redis-server child, found {children}"
+            owner = (data_dir / "owner.token").read_text(encoding="utf-8").strip()
             running = [
-                RecordingClient(target, lines, first_line=trial * recorders + i).start()
+                RecordingClient(target, lines, trial * recorders + i, owner).start()
                 for i in range(recorders)
             ]
             time.sleep(burst_seconds)

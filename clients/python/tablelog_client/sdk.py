@@ -208,12 +208,20 @@ class Client:
         options: game_pb2.GameOptions | None = None,
         components: Sequence[game_pb2.ComponentFile] = (),
         request_id: str | None = None,
+        seat_members: Sequence[str] = (),
     ) -> service_pb2.GameSummary:
         """Create a game; `components` replace the game's default component files of the
-        same names (a transcribed board, a corrected deck)."""
+        same names (a transcribed board, a corrected deck); `seat_members` are the member
+        ids of the club members playing the seats, in seat order (a player records for
+        their own seats)."""
+        if len(seat_members) > len(players):
+            raise ValueError("more seat members than players")
+        bound = [*seat_members, *[""] * (len(players) - len(seat_members))]
         request = service_pb2.CreateGameRequest(
             game=game,
-            players=[events_pb2.Player(name=p) for p in players],
+            players=[
+                events_pb2.Player(name=p, member_id=m) for p, m in zip(players, bound, strict=True)
+            ],
             mode=MODES[mode],
             title=title,
             options=options,
