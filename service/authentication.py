@@ -156,15 +156,16 @@ class Gate:
             raise forbid(caller, short_name(method))
         return access
 
-    async def scope(self, caller: Caller, game_id: str) -> None:
+    async def scope(self, caller: Caller, game_id: str, request: Any) -> None:
         """NOT_FOUND for a game outside the caller's club (or, for a link token, any game
-        but its own), exactly as for a game that does not exist. A game that does not
-        exist is left to the servicer, which checks the rest of the request first and then
-        says so: the same answer, in the same order, as before there were clubs."""
-        if caller.link and game_id != caller.game_id:
-            raise GameNotFound(game_id)
+        but its own), answered exactly as for a game that does not exist: a game that does
+        not exist is left to the servicer, which bounds the request first and then says
+        so, and a game of another club is refused here after the same bounds."""
         club_id = await self.games.club_of(game_id)
-        if club_id is not None and club_id != caller.club_id:
+        if (caller.link and game_id != caller.game_id) or (
+            club_id is not None and club_id != caller.club_id
+        ):
+            check_request(request)
             raise GameNotFound(game_id)
 
     async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
@@ -172,8 +173,7 @@ class Gate:
         self.authorize(method, caller)
         game_id = getattr(request, "game_id", "")
         if isinstance(game_id, str) and game_id:
-            check_request(request)  # bounded before the game is looked up
-            await self.scope(caller, game_id)
+            await self.scope(caller, game_id, request)
         note(member_id=caller.member_id or caller.token.token_id, club=caller.club_id)
         return caller
 

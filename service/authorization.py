@@ -36,12 +36,13 @@ class Row:
     """Whether a link token may call it (on its own game)."""
 
     def access(self, role: Role) -> Access:
-        return {
-            Role.OWNER: self.owner,
-            Role.RECORDER: self.recorder,
-            Role.PLAYER: self.player,
-            Role.SPECTATOR: self.spectator,
-        }[role]
+        if role is Role.OWNER:
+            return self.owner
+        if role is Role.RECORDER:
+            return self.recorder
+        if role is Role.PLAYER:
+            return self.player
+        return self.spectator
 
 
 A, OWN, D = Access.ALLOW, Access.OWN, Access.DENY
@@ -89,6 +90,14 @@ TABLE: Mapping[str, Row] = {
 """Every RPC of the two services; an RPC not in it is refused to everyone."""
 
 NOBODY = Row(D, D, D, D, link=False)
+_INPUTS = {
+    f"/{service.full_name}/{method.name}": method.input_type
+    for service in (
+        service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
+        clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
+    )
+    for method in service.methods
+}
 
 
 def row(method: str) -> Row:
@@ -98,3 +107,20 @@ def row(method: str) -> Row:
 
 def short_name(method: str) -> str:
     return method.rsplit("/", 1)[-1]
+
+
+def render() -> str:
+    """The table as the Markdown docs/service.md shows ("Who may do what"; a test holds the
+    document to it)."""
+    words = {Access.ALLOW: "yes", Access.OWN: "own", Access.DENY: "-"}
+    lines = [
+        "| RPC | owner | recorder | player | spectator | link token |",
+        "|---|---|---|---|---|---|",
+    ]
+    for method, found in TABLE.items():
+        service, rpc = method.strip("/").split("/")
+        cells = [words[found.access(role)] for role in Role]
+        names_game = "game_id" in _INPUTS[method].fields_by_name
+        link = ("its game" if names_game else "yes") if found.link else "-"
+        lines.append(f"| {service.rsplit('.', 1)[-1]}.{rpc} | {' | '.join(cells)} | {link} |")
+    return "\n".join(lines)

@@ -112,7 +112,10 @@ def _outcome(outcome: Outcome) -> service_pb2.GameSummary:
 
 def _owns_only(rpc: str, caller: Caller) -> bool:
     """Whether the table lets the caller call `rpc` only on what is their own."""
-    return row(f"/{TABLELOG}/{rpc}").access(caller.role) is Access.OWN
+    return row(_PATHS[rpc]).access(caller.role) is Access.OWN
+
+
+_PATHS = {rpc: f"/{TABLELOG}/{rpc}" for rpc in ("RecordMove", "RemoveAnnotation")}
 
 
 class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):

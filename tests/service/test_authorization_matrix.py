@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -25,7 +26,7 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from service.authorization import CLUBS, TABLE, TABLELOG, Access
+from service.authorization import CLUBS, TABLE, TABLELOG, Access, render
 from service.embedded import EmbeddedRedis
 from service.identity import Role, TokenRecord, new_id, new_token
 from service.server import BackgroundServer, channel
@@ -315,6 +316,12 @@ class Tally:
 def test_every_rpc_is_in_the_table_and_the_matrix() -> None:
     assert set(TABLE) == set(METHODS)
     assert set(BUILDERS) == set(METHODS)
+
+
+def test_the_documented_table_is_the_table() -> None:
+    """docs/service.md, "Who may do what", shows the table as the code has it."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "service.md").read_text("utf-8")
+    assert render() in doc
 
 
 def test_the_authorization_matrix(
