@@ -15,6 +15,7 @@ import pytest
 
 from service.server import BackgroundServer
 from tablelog_client import Client
+from tablelog_client.credentials import Token, resolve_token, store_token
 from tests.service.helpers import OWNER_TOKEN
 from tests.service.support import ServeProcess, tablelog_command
 
@@ -152,3 +153,25 @@ def test_a_fresh_data_directory_serves_the_cli_beside_it_with_no_flags(isolated_
         assert str(owner_file) in who
     finally:
         serving.stop()
+
+
+def test_the_local_owner_token_is_sent_only_to_loopback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TABLELOG_TOKEN", raising=False)
+    monkeypatch.setenv("TABLELOG_DATA_DIR", str(tmp_path))
+    (tmp_path / "owner.token").write_text("tlm_local\n")
+    for address in ("127.0.0.1:50051", "localhost:1", "[::1]:50051", "127.8.9.10:2"):
+        found = resolve_token(address)
+        assert found is not None
+        assert (found.value, found.source) == ("tlm_local", str(tmp_path / "owner.token"))
+    for address in ("10.0.0.1:50051", "tablelog.example:443", "[2001:db8::1]:50051"):
+        assert resolve_token(address) is None
+    store_token("10.0.0.1:50051", "tlm_kept")
+    kept = resolve_token("10.0.0.1:50051")
+    assert kept is not None
+    assert kept.value == "tlm_kept"
+    monkeypatch.setenv("TABLELOG_TOKEN", "tlm_env")
+    for address in ("10.0.0.1:50051", "127.0.0.1:1"):
+        assert resolve_token(address) == Token("tlm_env", "$TABLELOG_TOKEN")
+    assert resolve_token("127.0.0.1:1", "tlm_flag") == Token("tlm_flag", "--token")

@@ -24,6 +24,7 @@ from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.club_cli import add_club_commands
+from tablelog_client.credentials import CredentialsError
 from tablelog_client.sdk import (
     DEFAULT_ADDRESS,
     MODES,
@@ -1032,7 +1033,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     try:
         with Client(args.address, token=args.token, client_name=CLIENT_NAME) as client:
             return handler(args, client)
-    except UsageError as error:
+    except (UsageError, CredentialsError) as error:
         _report(args, {"code": "USAGE", "message": str(error)})
         return 2
     except TablelogError as error:
