@@ -202,12 +202,15 @@ def new_id(prefix: str) -> str:
     return prefix + secrets.token_hex(6)
 
 
-def check_display_name(name: str) -> str:
+def check_display_name(name: str, field_name: str = "display_name") -> str:
+    """`name` with its spaces tidied; refused when empty or longer than MAX_DISPLAY_NAME."""
+    if len(name) > 4 * MAX_DISPLAY_NAME:  # bounded before it is split
+        raise InvalidRequest(field_name, f"At most {MAX_DISPLAY_NAME} characters.")
     cleaned = " ".join(name.split())
     if not cleaned:
-        raise InvalidRequest("display_name", "A member needs a display name.")
+        raise InvalidRequest(field_name, "A name cannot be empty.")
     if len(cleaned) > MAX_DISPLAY_NAME:
-        raise InvalidRequest("display_name", f"At most {MAX_DISPLAY_NAME} characters.")
+        raise InvalidRequest(field_name, f"At most {MAX_DISPLAY_NAME} characters.")
     return cleaned
 
 

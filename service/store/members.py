@@ -98,7 +98,7 @@ class MemberStore:
         await self.club(club_id)
         changes: dict[Any, Any] = {}
         if name is not None:
-            changes["name"] = check_display_name(name)
+            changes["name"] = check_display_name(name, "name")
         if players_may_record is not None:
             changes["players_may_record"] = "1" if players_may_record else "0"
         if changes:

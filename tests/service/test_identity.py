@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -16,7 +16,7 @@ import redis
 from service.authentication import CACHE_SECONDS
 from service.embedded import EmbeddedRedis
 from service.server import BackgroundServer, background_server
-from tablelog.v1 import service_pb2
+from tablelog.v1 import clubs_pb2, service_pb2
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import CHAIN, OWNER_NAME, OWNER_TOKEN, refused, splendor_line
 
@@ -251,3 +251,33 @@ def test_revocation_reaches_another_instance_within_the_cache_time(
         assert reason == "TOKEN_REVOKED"
         took = time.monotonic() - revoked_at
     print(f"\nrevocation reached another instance after {took:.2f} s (bound {CACHE_SECONDS} s)")
+
+
+def test_club_requests_are_bounded_and_named_in_refusals(
+    server: BackgroundServer, owner: Client
+) -> None:
+    name = f"Dup-{uuid.uuid4().hex[:6]}"
+    owner.add_member(name, "player")
+    game_id = owner.create_game("splendor", ["Ann", "Bob"]).game_id
+    refusals: dict[str, Callable[[], object]] = {
+        "empty name": lambda: owner.add_member("   ", "player"),
+        "huge name": lambda: owner.add_member("x" * 1_000_000, "player"),
+        "same name": lambda: owner.add_member(name.lower(), "recorder"),
+        "no role": lambda: owner._call(
+            owner.clubs.AddMember, clubs_pb2.AddMemberRequest(display_name="Nobody")
+        ),
+        "too long a token": lambda: owner.create_token("", 11 * 365 * 24 * 3600),
+        "a seat past the players": lambda: owner.bind_seat(game_id, 2, ""),
+        "a bad game id": lambda: owner.create_link_token("NOT A GAME"),
+    }
+    for what, call in refusals.items():
+        error = refused(call)
+        assert (error.code, error.reason) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        ), what
+        assert len(error.message) < 200, what
+    missing = refused(lambda: owner.create_link_token("nosuchgame"))
+    assert (missing.code, missing.reason) == (grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
+    unknown = refused(lambda: owner.set_role("m_nobody", "player"))
+    assert (unknown.reason, unknown.metadata["member_id"]) == ("MEMBER_NOT_FOUND", "m_nobody")
