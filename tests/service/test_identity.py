@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -16,9 +17,16 @@ import redis
 from service.authentication import CACHE_SECONDS
 from service.embedded import EmbeddedRedis
 from service.server import BackgroundServer, background_server
-from tablelog.v1 import clubs_pb2, service_pb2
+from tablelog.v1 import clubs_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import CHAIN, OWNER_NAME, OWNER_TOKEN, refused, splendor_line
+from tests.service.helpers import (
+    CHAIN,
+    OWNER_NAME,
+    OWNER_TOKEN,
+    refused,
+    rpc_refused,
+    splendor_line,
+)
 
 
 @pytest.fixture
@@ -281,3 +289,27 @@ def test_club_requests_are_bounded_and_named_in_refusals(
     assert (missing.code, missing.reason) == (grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
     unknown = refused(lambda: owner.set_role("m_nobody", "player"))
     assert (unknown.reason, unknown.metadata["member_id"]) == ("MEMBER_NOT_FOUND", "m_nobody")
+
+
+def test_health_and_reflection_need_no_token(server: BackgroundServer) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    with grpc.insecure_channel(server.target) as opened:
+        health: Any = health_pb2_grpc.HealthStub(opened)  # the stubs type it loosely
+        answer = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        reflection: Any = reflection_pb2_grpc.ServerReflectionStub(opened)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        listed = next(iter(reflection.ServerReflectionInfo(iter([request]), timeout=10)))
+        names = {s.name for s in listed.list_services_response.service}
+        assert {"tablelog.v1.TablelogService", "tablelog.v1.ClubService"} <= names
+        stub = service_pb2_grpc.TablelogServiceStub(opened)
+        error = refused_rpc(lambda: stub.ListGameTypes(service_pb2.ListGameTypesRequest()))
+        assert error == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING")
+
+
+def refused_rpc(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
+    code, details = rpc_refused(call)
+    reasons = [d.reason for d in details if hasattr(d, "reason")]
+    return code, reasons[0] if reasons else ""
