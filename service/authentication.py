@@ -28,7 +28,15 @@ from grpc import aio
 from service.authorization import Access, row, short_name
 from service.bounds import check_request
 from service.errors import INTERNAL, MAPPED, Unauthenticated, refusal, to_status
-from service.identity import MAX_CLIENT_NAME, Caller, Club, Member, TokenRecord, forbid
+from service.identity import (
+    LOCAL_CLUB,
+    MAX_CLIENT_NAME,
+    Caller,
+    Club,
+    Member,
+    TokenRecord,
+    forbid,
+)
 from service.interceptors import note
 from service.limits import check_game_id
 from service.logs import get_logger
@@ -108,7 +116,8 @@ class GameClubs:
         first = await self.store.read(game_id, 0, 1)
         if not first or first[0].WhichOneof("body") != "game_created":
             return None
-        club_id = first[0].game_created.club
+        # Games recorded before clubs are the local club's (`service.local_owner`).
+        club_id = first[0].game_created.club or LOCAL_CLUB
         self.learn(game_id, club_id)
         return club_id
 

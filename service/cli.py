@@ -202,12 +202,19 @@ async def _local_owner(url: str, args: argparse.Namespace) -> str:
     data directory, see `service.local_owner`)."""
     import redis.asyncio as aioredis
 
+    from service.chain_keys import configured_chain
     from service.local_owner import ensure_local_owner
     from service.store.members import MemberStore
+
+    from service.identity import LOCAL_CLUB
+    from service.store import RedisEventStore
 
     client = aioredis.Redis.from_url(url)
     try:
         owner, _token = await ensure_local_owner(MemberStore(client), args.data_dir)
+        # The games recorded before clubs are the local club's: list them there.
+        chain = configured_chain(args.chain_key_file, args.data_dir)
+        await RedisEventStore(client, chain=chain).adopt_unclubbed_games(LOCAL_CLUB)
     finally:
         await client.aclose()
     return owner.display_name

@@ -347,6 +347,21 @@ class RedisEventStore(EventStore):
         rank = await self._call(self._redis.incr(f"{self._prefix}:games:counter"))
         await self._call(self._redis.zadd(index, {game_id: rank}, nx=True))
 
+    async def adopt_unclubbed_games(self, club: str) -> int:
+        """Lists the games of no club (recorded before clubs) among `club`'s too; how many
+        were not yet. Idempotent."""
+        rows = await self._call(
+            self._redis.zrange(self._game_index(""), 0, -1, withscores=True)
+        )
+        if not rows:
+            return 0
+        added = await self._call(
+            self._redis.zadd(
+                self._game_index(club), {member: score for member, score in rows}, nx=True
+            )
+        )
+        return int(added)
+
     async def list_game_ids(
         self, before: int | None, count: int, club: str = ""
     ) -> list[tuple[str, int]]:

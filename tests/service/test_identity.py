@@ -8,16 +8,18 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
 import redis
 
+from service.appending import Outcome
 from service.authentication import CACHE_SECONDS
 from service.embedded import EmbeddedRedis
 from service.server import BackgroundServer, background_server
-from tablelog.v1 import clubs_pb2, service_pb2, service_pb2_grpc
+from service.store import RedisEventStore
+from tablelog.v1 import clubs_pb2, events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import (
     CHAIN,
@@ -313,3 +315,23 @@ def refused_rpc(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
     code, details = rpc_refused(call)
     reasons = [d.reason for d in details if hasattr(d, "reason")]
     return code, reasons[0] if reasons else ""
+
+
+def test_games_recorded_before_clubs_are_the_local_clubs(
+    server: BackgroundServer, owner: Client
+) -> None:
+    assert server.built is not None
+    recorder = server.built.recorder
+    store = recorder.store
+    assert isinstance(store, RedisEventStore)
+    request = service_pb2.CreateGameRequest(
+        game="splendor", players=[events_pb2.Player(name="Old"), events_pb2.Player(name="Timer")]
+    )
+    before = events_pb2.Actor(user="someone, as a client said")  # no club: before clubs
+    created = cast(Outcome, server.run(recorder.create_game(request, before)))
+    game_id = created.head.game_id
+    assert owner.get_game(game_id).game_id == game_id
+    assert game_id not in {g.game_id for g in owner.list_games()}
+    assert cast(int, server.run(store.adopt_unclubbed_games("local"))) >= 1
+    assert server.run(store.adopt_unclubbed_games("local")) == 0  # once
+    assert game_id in {g.game_id for g in owner.list_games()}
