@@ -203,11 +203,10 @@ async def _local_owner(url: str, args: argparse.Namespace) -> str:
     import redis.asyncio as aioredis
 
     from service.chain_keys import configured_chain
-    from service.local_owner import ensure_local_owner
-    from service.store.members import MemberStore
-
     from service.identity import LOCAL_CLUB
+    from service.local_owner import ensure_local_owner
     from service.store import RedisEventStore
+    from service.store.members import MemberStore
 
     client = aioredis.Redis.from_url(url)
     try:

@@ -350,16 +350,10 @@ class RedisEventStore(EventStore):
     async def adopt_unclubbed_games(self, club: str) -> int:
         """Lists the games of no club (recorded before clubs) among `club`'s too; how many
         were not yet. Idempotent."""
-        rows = await self._call(
-            self._redis.zrange(self._game_index(""), 0, -1, withscores=True)
-        )
+        rows = await self._call(self._redis.zrange(self._game_index(""), 0, -1, withscores=True))
         if not rows:
             return 0
-        added = await self._call(
-            self._redis.zadd(
-                self._game_index(club), {member: score for member, score in rows}, nx=True
-            )
-        )
+        added = await self._call(self._redis.zadd(self._game_index(club), dict(rows), nx=True))
         return int(added)
 
     async def list_game_ids(
