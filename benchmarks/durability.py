@@ -26,7 +26,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
 
-from benchmarks.record import random_lines, run_load, start_server, stop  # noqa: E402  (path set just above)
+from benchmarks.record import (  # noqa: E402  (path set just above)
+    random_lines,
+    register_token,
+    run_load,
+    start_server,
+    stop,
+)
 from service.chain_keys import KEY_FILE_NAME, data_dir_chain  # noqa: E402
 from service.embedded import Durability, EmbeddedRedis  # noqa: E402
 
@@ -53,6 +59,7 @@ def main() -> int:
                     data = Path(scratch) / f"{durability.value}-{round_number}-{clients}"
                     with EmbeddedRedis(data, durability=durability) as redis:
                         assert redis.pid is not None
+                        register_token(redis.url)
                         process, target = start_server("service", redis.url, key_file)
                         try:
                             row = run_load(

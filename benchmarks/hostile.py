@@ -40,7 +40,7 @@ from service.logs import configure_logging  # noqa: E402
 from service.server import BackgroundServer  # noqa: E402
 from tablelog_client import Client  # noqa: E402
 from tests.service.conftest import STANDALONE_REDIS, _wait_for  # noqa: E402
-from tests.service.helpers import CHAIN  # noqa: E402
+from tests.service.helpers import CHAIN, OWNER_TOKEN, register_owner  # noqa: E402
 from tests.service.support import ServeProcess  # noqa: E402
 from tests.support.hostile import (  # noqa: E402
     Campaign,
@@ -91,10 +91,11 @@ def main() -> int:
 
 def fuzz(args: argparse.Namespace, redis_url: str, scratch: Path) -> int:
     served = ServeProcess(scratch / "serve", "--redis-url", redis_url).start()
+    register_owner(redis_url)
     try:
         assert served.process is not None
         pid = served.process.pid
-        with Client(served.address, user="fuzzer", timeout=60) as client:
+        with Client(served.address, token=OWNER_TOKEN, timeout=60) as client:
             targets = create_targets(client)
             rss_before, _ = rss_kib(pid)
             print(f"server RSS before fuzzing: {rss_before / 1024:.1f} MiB")
@@ -144,8 +145,8 @@ def fishing(client: Client, tries: int) -> int:
 
 
 def racing(args: argparse.Namespace, redis_url: str) -> int:
-    first = BackgroundServer(redis_url, chain=CHAIN).start()
-    second = BackgroundServer(redis_url, chain=CHAIN).start()
+    first = BackgroundServer(redis_url, chain=CHAIN, owner_token=OWNER_TOKEN).start()
+    second = BackgroundServer(redis_url, chain=CHAIN, owner_token=OWNER_TOKEN).start()
     try:
         report = race(
             [first.target, second.target],

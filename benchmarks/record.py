@@ -62,6 +62,45 @@ from replay.registry import find_game  # noqa: E402
 from service.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
+TOKEN_VARIABLE = "TABLELOG_TOKEN"
+"""The local owner's token every server of a run accepts (registered in the run's Redis by
+`register_token`) and every client sends: set by `main`, inherited by the processes."""
+
+
+def bearer() -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {os.environ.get(TOKEN_VARIABLE, '')}"),)
+
+
+def authenticated_channel(target: str) -> Any:
+    import grpc
+
+    from tablelog_client.sdk import BearerToken
+
+    opened = grpc.insecure_channel(target)
+    return grpc.intercept_channel(opened, BearerToken(os.environ.get(TOKEN_VARIABLE, "")))
+
+
+def register_token(redis_url: str) -> None:
+    """A new owner token for the run, in its Redis and in $TABLELOG_TOKEN."""
+    import redis.asyncio as aioredis
+
+    from service.identity import new_token
+    from service.local_owner import register_owner_token
+    from service.store.members import MemberStore
+
+    token = new_token()
+
+    async def register() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            await register_owner_token(MemberStore(client), token)
+        finally:
+            await client.aclose()
+
+    asyncio.run(register())
+    os.environ[TOKEN_VARIABLE] = token
+
+
 FLOOR_SERVICE = "bench.Floor"
 FLOOR_METHOD = f"/{FLOOR_SERVICE}/Append"
 
@@ -324,7 +363,8 @@ async def load(
             service_pb2.CreateGameRequest(
                 game="splendor",
                 players=[events_pb2.Player(name="Ann"), events_pb2.Player(name="Bob")],
-            )
+            ),
+            metadata=bearer(),
         )
         return created.game.game_id, created.game.version
 
@@ -332,7 +372,7 @@ async def load(
         stub = service_pb2_grpc.TablelogServiceStub(stub_channel)
 
         async def call(request: service_pb2.RecordMoveRequest) -> int:
-            return (await stub.RecordMove(request)).game.version
+            return (await stub.RecordMove(request, metadata=bearer())).game.version
 
         games = prepared.setdefault(index, [])
         while len(games) < games_each:
@@ -398,9 +438,8 @@ def run_load(
 
 
 def get_state_p50(target: str, lines: list[list[str]], calls: int = 300) -> tuple[float, int]:
-    import grpc
 
-    with grpc.insecure_channel(target) as channel:
+    with authenticated_channel(target) as channel:
         stub = service_pb2_grpc.TablelogServiceStub(channel)
         created = stub.CreateGame(
             service_pb2.CreateGameRequest(
@@ -430,11 +469,10 @@ def thousand_move_game(target: str, lines: list[list[str]]) -> tuple[str, int]:
     """A game with 1,000 MoveRecorded events: a 4-player game whose moves are each recorded,
     undone and recorded again until 1,000 moves have been validated (a Splendor game is
     shorter than 1,000 moves)."""
-    import grpc
 
     line = lines[0]
     extra, spread = 1000 - len(line), len(line) - 1  # the last move ends the game: once
-    with grpc.insecure_channel(target) as channel:
+    with authenticated_channel(target) as channel:
         stub = service_pb2_grpc.TablelogServiceStub(channel)
         created = stub.CreateGame(
             service_pb2.CreateGameRequest(
@@ -462,9 +500,8 @@ def thousand_move_game(target: str, lines: list[list[str]]) -> tuple[str, int]:
 
 
 def cold_rebuild_ms(target: str, game_id: str) -> float:
-    import grpc
 
-    with grpc.insecure_channel(target) as channel:
+    with authenticated_channel(target) as channel:
         stub = service_pb2_grpc.TablelogServiceStub(channel)
         stub.ListGameTypes(service_pb2.ListGameTypesRequest())  # connect first
         started = time.perf_counter()
@@ -530,6 +567,7 @@ def main() -> int:
         key_file = str(Path(scratch) / KEY_FILE_NAME)
         with EmbeddedRedis(Path(scratch) / "redis", durability=Durability.FAST) as redis:
             assert redis.process is not None  # a fresh data directory: started here
+            register_token(redis.url)
             runs: list[dict[str, Any]] = []
             kinds = [
                 "floor",

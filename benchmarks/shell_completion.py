@@ -133,7 +133,7 @@ def main() -> int:
     ):
         server = BackgroundServer(redis.url, chain=CHAIN).start()
         try:
-            with Client(server.target, user="bench") as client:
+            with Client(server.target, token=server.owner_token) as client:
                 lists = longest_lists(client, args.moves, args.seed, args.lists)
                 print(
                     f"{'position':36} {'moves':>6} {'tabs':>6} {'fetch':>7} {'index':>7}"

@@ -54,7 +54,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
 
-from benchmarks.record import cpu_seconds, random_lines, stop  # noqa: E402  (path set above)
+from benchmarks.record import (  # noqa: E402  (path set above)
+    authenticated_channel,
+    bearer,
+    cpu_seconds,
+    random_lines,
+    register_token,
+    stop,
+)
 from service.embedded import EmbeddedRedis, free_port  # noqa: E402
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
@@ -188,7 +195,7 @@ async def run_watchers(target: str, game_ids: list[str], count: int, out: str) -
         # Bytes in, bytes out (no (de)serializers): each message is parsed once, below.
         watch_game: Any = channel.unary_stream("/tablelog.v1.TablelogService/WatchGame")
         request = service_pb2.WatchGameRequest(game_id=games[index], heartbeat_seconds=300)
-        call = watch_game(request.SerializeToString())
+        call = watch_game(request.SerializeToString(), metadata=bearer())
         mine = received[index]
         done = False
         async for data in call:
@@ -309,12 +316,11 @@ def run_scenario(
     floor_bytes: int | None = None,
 ) -> dict[str, Any]:
     """One run of `scenario` on the service (on the floor with `floor_bytes`)."""
-    import grpc
 
     process, target = start_service(redis.url, floor_bytes)
     watchers: subprocess.Popen[str] | None = None
     try:
-        with grpc.insecure_channel(target) as channel:
+        with authenticated_channel(target) as channel:
             stub = service_pb2_grpc.TablelogServiceStub(channel)
             games = prepare_games(stub, lines, scenario)
             versions = {game_id: version for game_id, version, _ in games}
@@ -464,6 +470,7 @@ def main() -> int:
     pairs = []
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch, EmbeddedRedis(Path(scratch) / "redis") as redis:
+        register_token(redis.url)
         for name, games, length, moves in shapes:
             # The same recording without watchers, just before: the floor of the pair.
             pair = []

@@ -168,7 +168,7 @@ class Appender:
         if base is None:
             # Refused before the game is indexed: a creation with no room leaves no trace.
             await self.store.check_club_storage(club, plan.events)
-            await self.store.index_game(plan.game_id)
+            await self.store.index_game(plan.game_id, plan.events[0].game_created.club)
         result = await self.store.append(
             plan.game_id,
             plan.events,

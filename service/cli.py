@@ -23,6 +23,7 @@ from service.quotas import CallerLimits
 
 if TYPE_CHECKING:
     from service.recorder import Recorder
+    from tablelog.v1 import events_pb2
 
 # Loaded by every `tablelog` command (to register `serve`), so the server's modules are
 # imported only when `serve` runs.
@@ -281,6 +282,7 @@ def redis_url(args: argparse.Namespace) -> str | None:
 def run_serve(args: argparse.Namespace) -> int:
     from service.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from service.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
+    from service.errors import MAPPED
     from service.logs import configure_logging, get_logger
     from service.transport import TransportError, check_listening, tls_files
 
@@ -328,6 +330,16 @@ def run_serve(args: argparse.Namespace) -> int:
             durability=args.durability,
         )
     try:
+        try:
+            owner_name = asyncio.run(_local_owner(url, args))
+        except MAPPED as exc:
+            print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
+            return 1
+        log.info(
+            "local owner",
+            member=owner_name,
+            token_file=str(args.data_dir / "owner.token"),
+        )
         if args.workers > 1:
             return _serve_workers(url, args)
         return asyncio.run(_serve(url, args))
@@ -337,6 +349,28 @@ def run_serve(args: argparse.Namespace) -> int:
         if embedded is not None:
             embedded.stop()
             log.info("embedded redis stopped")
+
+
+async def _local_owner(url: str, args: argparse.Namespace) -> str:
+    """The local club's owner, with their token in `<data dir>/owner.token` (made on a fresh
+    data directory, see `service.local_owner`)."""
+    import redis.asyncio as aioredis
+
+    from service.chain_keys import configured_chain
+    from service.identity import LOCAL_CLUB
+    from service.local_owner import ensure_local_owner
+    from service.store import RedisEventStore
+    from service.store.members import MemberStore
+
+    client = aioredis.Redis.from_url(url)
+    try:
+        owner, _token = await ensure_local_owner(MemberStore(client), args.data_dir)
+        # The games recorded before clubs are the local club's: list them there.
+        chain = configured_chain(args.chain_key_file, args.data_dir)
+        await RedisEventStore(client, chain=chain).adopt_unclubbed_games(LOCAL_CLUB)
+    finally:
+        await client.aclose()
+    return owner.display_name
 
 
 def _serve_workers(url: str, args: argparse.Namespace) -> int:
@@ -446,7 +480,10 @@ async def _serve(
     if not quiet:
         print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
     if args.demo:
-        await record_demo(built.recorder, address)
+        from service.local_owner import ensure_local_owner, owner_actor
+
+        owner, _token = await ensure_local_owner(built.members, args.data_dir)
+        await record_demo(built.recorder, address, owner_actor(owner, "tablelog-serve --demo"))
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
     await stop.wait()
@@ -515,12 +552,14 @@ def _shown_address(address: str, port: int) -> str:
     return f"{host}:{port}"
 
 
-async def record_demo(recorder: Recorder, address: str, moves: int = 8) -> str:
+async def record_demo(
+    recorder: Recorder, address: str, actor: events_pb2.Actor, moves: int = 8
+) -> str:
     """A short demo game of Splendor, dealt by the server, played by seeded random choices
-    among the legal moves the server lists (the service knows no game's strategy)."""
+    among the legal moves the server lists (the service knows no game's strategy), recorded
+    as `actor` (the local owner)."""
     from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
-    actor = events_pb2.Actor(user="demo", client="tablelog-serve --demo")
     created = await recorder.create_game(
         service_pb2.CreateGameRequest(
             game="splendor",

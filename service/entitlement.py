@@ -26,18 +26,9 @@ from typing import Final, Literal
 from replay import fold as folding
 from replay.core import FULL, SPECTATOR, Viewer
 from service.errors import PermissionDenied
+from service.identity import Role
 from service.views import reveals_all, viewer_of, viewer_words
 from tablelog.v1 import service_pb2
-
-
-class Role(enum.Enum):
-    """A member's role in a club (DESIGN.md, Trust). A reader holding a game's link token
-    reads as a SPECTATOR."""
-
-    OWNER = "owner"
-    RECORDER = "recorder"
-    PLAYER = "player"
-    SPECTATOR = "spectator"
 
 
 class _NotAsked(enum.Enum):

@@ -128,6 +128,16 @@ class TypoWhileStale(ServiceError):
         )
 
 
+class Unauthenticated(ServiceError):
+    """A call without a token this server accepts (reason TOKEN_MISSING, TOKEN_UNKNOWN,
+    TOKEN_EXPIRED, TOKEN_REVOKED)."""
+
+
+class Forbidden(ServiceError):
+    """A call the caller's role or seats do not allow (reason ROLE_FORBIDS, metadata role
+    and rpc; or a narrower reason such as NOT_YOUR_SEAT)."""
+
+
 class Exhausted(ServiceError):
     """A limit of this instance reached (watchers, watched games) or a watcher that fell
     too far behind; the metadata says how to come back (`resume_from_revision`)."""
@@ -208,6 +218,8 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (AmendRefused, None, C.FAILED_PRECONDITION, ""),
     (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),
     (PermissionDenied, None, C.PERMISSION_DENIED, ""),
+    (Unauthenticated, None, C.UNAUTHENTICATED, ""),
+    (Forbidden, None, C.PERMISSION_DENIED, ""),
     (ServiceError, None, C.INVALID_ARGUMENT, ""),
 )
 

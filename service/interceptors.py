@@ -21,7 +21,7 @@ import contextvars
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from grpc import aio
@@ -293,24 +293,42 @@ def guard(
     return handler
 
 
+class Gating(Protocol):
+    """What puts a method's handler behind authentication (`service.authentication.Gate`)."""
+
+    def wrap(
+        self, method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
+    ) -> grpc.RpcMethodHandler[Any, Any] | None: ...
+
+
 def _prepare(
     method: str,
     handler: grpc.RpcMethodHandler[Any, Any] | None,
     log: bool,
+    gate: Gating | None = None,
     admission: Admission | None = None,
 ) -> grpc.RpcMethodHandler[Any, Any] | None:
     prepared = guard(method, handler)
-    if admission is not None:  # inside the log line: a refused call is logged too
+    # Inside out: the gate runs first (who is calling), then admission counts that caller
+    # against its limits, then the method; all inside the log line, so a refusal is logged.
+    if admission is not None:
         prepared = admission.wrap(method, prepared)
+    if gate is not None:
+        prepared = gate.wrap(method, prepared)
     return LoggingInterceptor.wrap(method, prepared) if log else prepared
 
 
 class _GuardedGenericHandler(grpc.GenericRpcHandler):
     def __init__(
-        self, inner: grpc.GenericRpcHandler, log: bool, admission: Admission | None
+        self,
+        inner: grpc.GenericRpcHandler,
+        log: bool,
+        gate: Gating | None,
+        admission: Admission | None,
     ) -> None:
         self._inner = inner
         self._log = log
+        self._gate = gate
         self._admission = admission
         self._wrapped: dict[str, grpc.RpcMethodHandler[Any, Any] | None] = {}
 
@@ -320,14 +338,17 @@ class _GuardedGenericHandler(grpc.GenericRpcHandler):
         method: str = handler_call_details.method
         if method not in self._wrapped:
             handler = self._inner.service(handler_call_details)
-            self._wrapped[method] = _prepare(method, handler, self._log, self._admission)
+            self._wrapped[method] = _prepare(
+                method, handler, self._log, self._gate, self._admission
+            )
         return self._wrapped[method]
 
 
 class Registrar:
     """Stands in for the server while generated code registers a servicer's handlers:
     guards their decoding (`guard`), wraps them with the logging interceptor (`log`), and
-    passes to grpc as registered methods only those named in `registered` (None: all).
+    passes to grpc as registered methods only those named in `registered` (None: all),
+    and puts them behind `gate` (authentication and authorization) when one is given.
 
     Generated code registers every method twice: as a generic handler (looked up by
     path on each call) and as a registered method (matched by grpc's core). grpc.aio
@@ -346,16 +367,18 @@ class Registrar:
         *,
         log: bool = True,
         registered: Collection[str] | None = None,
+        gate: Gating | None = None,
         admission: Admission | None = None,
     ) -> None:
         self._server = server
         self._log = log
         self._registered = registered
+        self._gate = gate
         self._admission = admission
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         self._server.add_generic_rpc_handlers(
-            [_GuardedGenericHandler(h, self._log, self._admission) for h in handlers]
+            [_GuardedGenericHandler(h, self._log, self._gate, self._admission) for h in handlers]
         )
 
     def add_registered_method_handlers(
@@ -365,7 +388,9 @@ class Registrar:
         for name, handler in handlers.items():
             if self._registered is not None and name not in self._registered:
                 continue
-            prepared = _prepare(f"/{service}/{name}", handler, self._log, self._admission)
+            prepared = _prepare(
+                f"/{service}/{name}", handler, self._log, self._gate, self._admission
+            )
             if prepared is not None:
                 kept[name] = prepared
         if kept:

@@ -149,14 +149,14 @@ class Reads:
         return [describe(game) for game in all_games().values()]
 
     async def list_games(
-        self, game: str, status: int, page_size: int, token: str
+        self, game: str, status: int, page_size: int, token: str, club: str = ""
     ) -> tuple[list[service_pb2.GameSummary], str]:
         offset, size = page_bounds(page_size, token)
         wanted = find_game(game).name if game else ""
         before = offset or None
         found: list[service_pb2.GameSummary] = []
         while len(found) < size:
-            batch = await self.store.list_game_ids(before, max(size, 50))
+            batch = await self.store.list_game_ids(before, max(size, 50), club)
             if not batch:
                 return found, ""
             blobs = await self.store.summaries([gid for gid, _ in batch])

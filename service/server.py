@@ -18,23 +18,29 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from replay.registry import all_games
 from service.admission import Admission
+from service.authentication import GameClubs, Gate, member_keys
 from service.chain import Chain
+from service.clubs import ClubServicer
 from service.health import StoreProbe
+from service.identity import new_token
 from service.interceptors import Registrar, add_servicer
-from service.quotas import CallerLimits, KeysOf, peer_keys
+from service.local_owner import register_owner_token
+from service.quotas import CallerLimits, KeysOf
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
 from service.store.club_storage import DEFAULT_LEASE
+from service.store.members import MemberStore
 from service.transport import TlsFiles
 from service.watching import WatchHub, WatchLimits
-from tablelog.v1 import service_pb2, service_pb2_grpc
+from tablelog.v1 import clubs_pb2, clubs_pb2_grpc, service_pb2, service_pb2_grpc
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 HOT_METHODS = frozenset({"RecordMove"})
 """The call a recorder makes on every move: it keeps grpc's registered-method path (the
 others save a microsecond or two there and would cost every call one, see `Registrar`)."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
+CLUB_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
 PRESERIALIZED_METHODS = frozenset({"WatchGame"})
 """Methods whose handlers yield messages already serialized (each watch update is
 serialized once for all its watchers): their serializer passes bytes through."""
@@ -49,6 +55,8 @@ class Built:
     probe: StoreProbe | None
     """Keeps `health` in step with Redis (started by `mark_serving`)."""
     watching: WatchHub
+    members: MemberStore
+    gate: Gate
 
 
 def build_server(
@@ -61,7 +69,8 @@ def build_server(
     watch_limits: WatchLimits | None = None,
     tls: TlsFiles | None = None,
     caller_limits: CallerLimits | None = None,
-    keys_of: KeysOf = peer_keys,
+    keys_of: KeysOf = member_keys,
+    gate: Gate | None = None,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
@@ -69,26 +78,35 @@ def build_server(
     `redis_url`, the store's Redis, is probed for health (see `service.health`; without
     it, health says SERVING for as long as the server runs);
     `watch_limits` bounds the watchers and watched games (see `service.watching`);
-    `tls` serves TLS instead of plaintext (see `service.transport`); `caller_limits`
-    bounds each caller's rate and watches (see `service.quotas`), telling callers apart by
-    `keys_of`."""
+    `tls` serves TLS instead of plaintext (see `service.transport`); `gate` authenticates
+    and authorizes every call but health and reflection (by default one on the store's
+    Redis, see `service.authentication`); `caller_limits` then bounds each caller's rate
+    and watches (see `service.quotas`), telling callers apart by `keys_of` (by default the
+    authenticated member and its club)."""
+    if not isinstance(store, RedisEventStore):
+        raise TypeError("the server keeps its members in the event store's Redis")
     server = aio.server(options=server_options(reuse_port))
     recorder = Recorder(store)
+    members = MemberStore(store.redis)
+    games = GameClubs(store)
+    gate = gate or Gate(members, games)
     # Watch tails block on their own connections, never on the request path's pool.
-    open_reader = store.dedicated if isinstance(store, RedisEventStore) else None
-    watching = WatchHub(store, open_reader, watch_limits)
-    servicer = TablelogServicer(recorder, watching)
+    watching = WatchHub(store, store.dedicated, watch_limits)
+    servicer = TablelogServicer(recorder, watching, members, games)
+    admission = Admission(caller_limits, keys_of) if caller_limits else None
     # Only the per-move call is a grpc registered method (see `Registrar`); the other
     # methods, health and reflection are served by their generic handlers.
     add_servicer(
         service_pb2_grpc.add_TablelogServiceServicer_to_server,
         servicer,
         _PreserializingRegistrar(
-            server,
-            log=log_rpcs,
-            registered=HOT_METHODS,
-            admission=Admission(caller_limits, keys_of) if caller_limits else None,
+            server, log=log_rpcs, registered=HOT_METHODS, gate=gate, admission=admission
         ),
+    )
+    add_servicer(
+        clubs_pb2_grpc.add_ClubServiceServicer_to_server,
+        ClubServicer(members, gate, recorder),
+        Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
     )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
@@ -96,7 +114,7 @@ def build_server(
     add_servicer(
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
         reflection.aio.ReflectionServicer(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+            (SERVICE_NAME, CLUB_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
         ),
         plain,
     )
@@ -111,10 +129,10 @@ def build_server(
     tune_gc()
     probe = (
         StoreProbe(redis_url, store, health_servicer, HEALTH_NAMES)
-        if redis_url is not None and isinstance(store, RedisEventStore)
+        if redis_url is not None
         else None
     )
-    return Built(server, port, recorder, health_servicer, probe, watching)
+    return Built(server, port, recorder, health_servicer, probe, watching, members, gate)
 
 
 def _pass_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes]:
@@ -212,7 +230,8 @@ async def stop_serving(built: Built, grace: float) -> None:
 
 class BackgroundServer:
     """A tablelog server on its own event loop in a thread (tests, benchmarks), sealing with
-    `chain` (instances of one deployment share it).
+    `chain` (instances of one deployment share it). `owner_token` (by default a new one) is
+    made a token of the local club's owner (`service.local_owner`).
 
     `recorder` is only for assertions made from the server's own loop (`run`)."""
 
@@ -226,9 +245,11 @@ class BackgroundServer:
         watch_limits: WatchLimits | None = None,
         tls: TlsFiles | None = None,
         caller_limits: CallerLimits | None = None,
-        keys_of: KeysOf = peer_keys,
+        keys_of: KeysOf = member_keys,
         club_storage: int | None = None,
         club_lease: int = DEFAULT_LEASE,
+        owner_token: str | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.redis_url = redis_url
         self.club_lease = club_lease
@@ -236,6 +257,8 @@ class BackgroundServer:
         self.caller_limits = caller_limits
         self.keys_of = keys_of
         self.club_storage = club_storage
+        self.owner_token = owner_token or new_token()
+        self.gate = gate
         self.chain = chain
         self.address = address
         self.pool_size = pool_size
@@ -280,7 +303,9 @@ class BackgroundServer:
                 tls=self.tls,
                 caller_limits=self.caller_limits,
                 keys_of=self.keys_of,
+                gate=self.gate,
             )
+            await register_owner_token(self.built.members, self.owner_token)
             self.port = self.built.port
             await self.built.server.start()
             await mark_serving(self.built)
@@ -306,19 +331,42 @@ class BackgroundServer:
 
 
 @contextmanager
-def background_server(redis_url: str, chain: Chain) -> Iterator[BackgroundServer]:
-    server = BackgroundServer(redis_url, chain=chain).start()
+def background_server(
+    redis_url: str, chain: Chain, owner_token: str | None = None
+) -> Iterator[BackgroundServer]:
+    server = BackgroundServer(redis_url, chain=chain, owner_token=owner_token).start()
     try:
         yield server
     finally:
         server.stop()
 
 
-def channel(target: str) -> grpc.Channel:
-    return grpc.insecure_channel(
+def channel(target: str, token: str | None = None) -> grpc.Channel:
+    """A channel to a server; with `token`, every call on it carries it as its bearer."""
+    opened = grpc.insecure_channel(
         target,
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ],
     )
+    if token is None:
+        return opened
+    return grpc.intercept_channel(opened, _Bearer(token))
+
+
+class _Bearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Adds `authorization: Bearer <token>` to every call."""
+
+    def __init__(self, token: str) -> None:
+        self._metadata = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: Any) -> Any:
+        metadata = [*(details.metadata or ()), self._metadata]
+        return details._replace(metadata=metadata)
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)

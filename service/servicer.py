@@ -13,17 +13,23 @@ from typing import Any, TypeVar
 import grpc
 from grpc import aio
 
+from replay import fold as folding
 from replay.core import SPECTATOR
 from service import errors
 from service.amending import KINDS
 from service.appending import Outcome
+from service.authentication import GameClubs, current_caller
+from service.authorization import TABLELOG, Access, row
 from service.bounds import check_request
+from service.entitlement import entitled_viewer
+from service.identity import Caller, Role
 from service.interceptors import note
 from service.limits import check_game_id, page_bounds, page_token
 from service.logs import get_logger
 from service.recorder import Recorder
 from service.store import GameNotFound
-from service.views import snapshot, summarize, viewer_of
+from service.store.members import MemberStore
+from service.views import snapshot, summarize, viewer_message, viewer_of
 from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 
@@ -36,20 +42,8 @@ log = get_logger("tablelog.service")
 
 
 def actor_of(context: Context) -> events_pb2.Actor:
-    """Who is calling, as the client says (metadata x-tablelog-user/-club/-client)."""
-    actor = events_pb2.Actor()
-    for key, value in context.invocation_metadata() or ():
-        if not isinstance(value, str):
-            continue
-        if key == "x-tablelog-user":
-            actor.user = value[:100]
-        elif key == "x-tablelog-club":
-            actor.club = value[:100]
-        elif key == "x-tablelog-client":
-            actor.client = value[:100]
-        elif key == "user-agent" and not actor.client:
-            actor.client = value.split(" ")[0][:100]
-    return actor
+    """Who is calling: the member the gate authenticated (`service.authentication`)."""
+    return current_caller().actor()
 
 
 async def refuse(context: Context, error: Exception) -> None:
@@ -119,10 +113,78 @@ def _outcome(outcome: Outcome) -> service_pb2.GameSummary:
     return outcome.game()
 
 
+def _owns_only(rpc: str, caller: Caller) -> bool:
+    """Whether the table lets the caller call `rpc` only on what is their own."""
+    return row(_PATHS[rpc]).access(caller.role) is Access.OWN
+
+
+_PATHS = {rpc: f"/{TABLELOG}/{rpc}" for rpc in ("RecordMove", "RemoveAnnotation")}
+
+
 class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
-    def __init__(self, recorder: Recorder, watching: WatchHub | None = None) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        watching: WatchHub | None = None,
+        members: MemberStore | None = None,
+        games: GameClubs | None = None,
+    ) -> None:
         self.recorder = recorder
         self.watching = watching or WatchHub(recorder.store)
+        self.members = members
+        self.games = games
+
+    async def _check_seat_members(self, request: service_pb2.CreateGameRequest) -> None:
+        """Every member a new game's seat is bound to is a member of the caller's club."""
+        bound = [p.member_id for p in request.players if p.member_id]
+        if not bound:
+            return
+        if self.members is None:
+            raise RuntimeError("seats bound to members need the member store")
+        club_id = current_caller().club_id
+        for member_id in bound:
+            await self.members.member(club_id, member_id)
+
+    async def _own_seats(self, game_id: str, caller: Caller) -> set[int]:
+        """The seats of a game bound to the caller (CreateGame's players, then BindSeat)."""
+        if not caller.club.players_may_record:
+            raise errors.Forbidden(
+                "PLAYERS_MAY_NOT_RECORD",
+                "This club lets only recorders record moves (an owner can allow players "
+                "to record their own seats: tablelog club --players-may-record).",
+                metadata={"role": caller.role.value, "rpc": "RecordMove"},
+            )
+        head = await self.recorder.load(game_id, fresh=False)
+        return await self._bound_seats(game_id, head.position, caller)
+
+    async def _bound_seats(
+        self, game_id: str, position: folding.Position, caller: Caller
+    ) -> set[int]:
+        """The seats of a game bound to the caller (CreateGame's players, then BindSeat)."""
+        if not caller.member_id:
+            return set()  # a link token is no one's seat
+        if self.members is None:
+            raise RuntimeError("a player's seats need the member store")
+        seats = {
+            seat: player.member_id for seat, player in enumerate(position.table.created.players)
+        }
+        seats.update(await self.members.seat_bindings(game_id))
+        return {seat for seat, member in seats.items() if member == caller.member_id}
+
+    async def _viewer(self, game_id: str, asked: service_pb2.Viewer | None) -> service_pb2.Viewer:
+        """The view this caller gets of a game: what its role and bound seats entitle it to
+        (`service.entitlement`), the most of it when it asks for nothing, refused
+        (VIEW_NOT_ALLOWED) when it asks for more. Never what it merely asks for."""
+        check_game_id(game_id)
+        caller = current_caller()
+        head = await self.recorder.load(game_id, fresh=False)
+        seats = (
+            await self._bound_seats(game_id, head.position, caller)
+            if caller.role is Role.PLAYER
+            else set()
+        )
+        role = caller.role if caller.member_id else Role.SPECTATOR  # a link token reads
+        return viewer_message(entitled_viewer(head.position, role, seats, asked))
 
     @unary
     async def ListGameTypes(
@@ -135,7 +197,10 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.CreateGameRequest, context: Context
     ) -> service_pb2.CreateGameResponse:
         before_append(context)
+        await self._check_seat_members(request)
         outcome = await self.recorder.create_game(request, actor_of(context))
+        if self.games is not None:
+            self.games.learn(outcome.head.game_id, current_caller().club_id)
         return service_pb2.CreateGameResponse(
             game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
         )
@@ -153,7 +218,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.ListGamesRequest, context: Context
     ) -> service_pb2.ListGamesResponse:
         games, token = await self.recorder.list_games(
-            request.game, request.status, request.page_size, request.page_token
+            request.game,
+            request.status,
+            request.page_size,
+            request.page_token,
+            current_caller().club_id,
         )
         return service_pb2.ListGamesResponse(games=games, next_page_token=token)
 
@@ -163,6 +232,12 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> service_pb2.RecordMoveResponse:
         before_append(context)
         which = request.WhichOneof("input")
+        caller = current_caller()
+        seats = (
+            await self._own_seats(request.game_id, caller)
+            if _owns_only("RecordMove", caller)
+            else None
+        )
         outcome = await self.recorder.record_move(
             request.game_id,
             move=request.move if which == "move" else None,
@@ -170,7 +245,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             seat=request.seat if request.HasField("seat") else None,
             expected_version=request.expected_version,
             request_id=request.request_id,
-            actor=actor_of(context),
+            actor=caller.actor(),
+            seats=seats,
         )
         response = service_pb2.RecordMoveResponse(
             game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
@@ -258,11 +334,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def GetState(
         self, request: service_pb2.GetStateRequest, context: Context
     ) -> service_pb2.GetStateResponse:
+        asked = request.viewer if request.HasField("viewer") else None
+        decided = await self._viewer(request.game_id, asked)
         position = await self.recorder.position_at(request.game_id, request.revision)
         note(revision=position.revision)
-        viewer = viewer_of(
-            request.viewer if request.HasField("viewer") else None, position.table.players
-        )
+        viewer = viewer_of(decided, position.table.players)
         return service_pb2.GetStateResponse(state=snapshot(position, viewer))
 
     @unary
@@ -274,14 +350,18 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request.revision,
             request.page_size,
             request.page_token,
-            request.viewer if request.HasField("viewer") else None,
+            await self._viewer(
+                request.game_id, request.viewer if request.HasField("viewer") else None
+            ),
         )
 
     @streaming
     async def ReplayGame(
         self, request: service_pb2.ReplayGameRequest, context: Context
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
-        viewer = request.viewer if request.HasField("viewer") else None
+        viewer = await self._viewer(
+            request.game_id, request.viewer if request.HasField("viewer") else None
+        )
         async for item in self.recorder.replay(
             request.game_id, request.from_revision, request.to_revision, viewer
         ):
@@ -295,7 +375,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         the same bytes go to every watcher of that kind (see `service.watching`)."""
         heartbeat = float(request.heartbeat_seconds or DEFAULT_HEARTBEAT)
         heartbeat = min(heartbeat, MAX_HEARTBEAT)
-        viewer = request.viewer if request.HasField("viewer") else None
+        viewer = await self._viewer(
+            request.game_id, request.viewer if request.HasField("viewer") else None
+        )
         async with self.watching.watch(request.game_id, request.from_revision, viewer) as watcher:
             note(revision=watcher.revision)
             for earlier in watcher.backlog():
@@ -348,11 +430,13 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.RemoveAnnotationRequest, context: Context
     ) -> service_pb2.RemoveAnnotationResponse:
         before_append(context)
+        caller = current_caller()
         outcome = await self.recorder.remove_annotation(
             request.game_id,
             annotation_id=request.annotation_id,
             request_id=request.request_id,
-            actor=actor_of(context),
+            actor=caller.actor(),
+            may_remove=caller.owns if _owns_only("RemoveAnnotation", caller) else None,
         )
         _outcome(outcome)
         return service_pb2.RemoveAnnotationResponse(receipt=self.recorder.receipt(outcome))
@@ -373,7 +457,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         self, request: service_pb2.GetAuditLogRequest, context: Context
     ) -> service_pb2.GetAuditLogResponse:
         offset, size = page_bounds(request.page_size, request.page_token)
-        viewer = request.viewer if request.HasField("viewer") else None
+        viewer = await self._viewer(
+            request.game_id, request.viewer if request.HasField("viewer") else None
+        )
         entries = await self.recorder.audit(request.game_id, viewer)
         token = page_token(offset + size) if offset + size < len(entries) else ""
         return service_pb2.GetAuditLogResponse(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from google.protobuf.message import Message
 
@@ -38,6 +38,7 @@ from service.appending import (
 )
 from service.building import DEALING_SCHEME, deal_and_end, next_event, push, with_defaults
 from service.errors import (
+    Forbidden,
     ImportRefused,
     InvalidRequest,
     NotAMove,
@@ -138,6 +139,7 @@ class Commands:
             title=request.title,
             rules_version=game.rules_version,
             dealing_scheme=DEALING_SCHEME if mode == DEALT else 0,
+            club=actor.club,
         )
         events = [events_pb2.Event(sequence=1, revision=1, game_created=created)]
         position = folding.start(created)  # validates players, mode, options, components
@@ -156,7 +158,10 @@ class Commands:
         expected_version: int,
         request_id: str,
         actor: events_pb2.Actor,
+        seats: Collection[int] | None = None,
     ) -> Outcome:
+        """`seats`: the seats the caller may move for (None: any), checked against the move
+        as it is built on the head it is appended to."""
         if notation is not None:
             check_length("notation", notation, MAX_NOTATION)
             if not notation.strip():
@@ -179,6 +184,15 @@ class Commands:
                     "This game is dealt by the server: reveals and draws are not typed in.",
                 )
             envelope = table.wrap(inner, chosen_seat)
+            if seats is not None:
+                mover = envelope.seat if envelope.HasField("seat") else position.to_move()
+                if mover not in seats:
+                    raise Forbidden(
+                        "NOT_YOUR_SEAT",
+                        f"A player records only for their own seats; this move is "
+                        f"{table.seat_name(mover)}'s.",
+                        metadata={"seat": str(mover)},
+                    )
             try:
                 text = game.format(inner, state)
             except RulesError:
@@ -425,12 +439,19 @@ class Commands:
         )
 
     async def remove_annotation(
-        self, game_id: str, *, annotation_id: str, request_id: str, actor: events_pb2.Actor
+        self,
+        game_id: str,
+        *,
+        annotation_id: str,
+        request_id: str,
+        actor: events_pb2.Actor,
+        may_remove: Callable[[events_pb2.Actor], bool] | None = None,
     ) -> Outcome:
         """Atomic: the removal is appended at the very sequence its annotation was found
         live at, so of two concurrent removals the second finds the stream moved, looks
         again and is refused (ANNOTATION_NOT_FOUND). The stream is read once; looking
-        again reads only the events appended since."""
+        again reads only the events appended since. `may_remove`, given an annotation's
+        actor, says whether the caller may remove it (None: any)."""
         check_game_id(game_id)
         check_length("request_id", request_id, MAX_REQUEST_ID)
         origin = Origin(actor, request_id, fingerprint("RemoveAnnotation", game_id, annotation_id))
@@ -447,6 +468,13 @@ class Commands:
                 raise NotFound(
                     "ANNOTATION_NOT_FOUND",
                     f"Game {game_id} has no annotation {annotation_id!r}.",
+                    metadata={"annotation_id": annotation_id},
+                )
+            if may_remove is not None and not may_remove(notes[annotation_id].actor):
+                raise Forbidden(
+                    "NOT_YOUR_ANNOTATION",
+                    f"Annotation {annotation_id} is {notes[annotation_id].actor.user or 'someone'}"
+                    "'s: you may remove only your own.",
                     metadata={"annotation_id": annotation_id},
                 )
 
@@ -537,6 +565,10 @@ class Commands:
                 metadata={"rule": "NO_CREATION", "line": "1"},
             )
         copies[0].game_created.game_id = game_id
+        # The game is the importer's club's; the exporting server's members are not ours.
+        copies[0].game_created.club = actor.club
+        for player in copies[0].game_created.players:
+            player.member_id = ""
         if not copies[0].game_created.rules_version:  # exported before the field existed
             copies[0].game_created.rules_version = find_game(
                 copies[0].game_created.game

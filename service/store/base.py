@@ -106,12 +106,16 @@ class EventStore(abc.ABC):
         """Dealt mode's seed while it is secret."""
 
     @abc.abstractmethod
-    async def index_game(self, game_id: str) -> None:
-        """Add a game to the listing index (idempotent; done before its creation append)."""
+    async def index_game(self, game_id: str, club: str = "") -> None:
+        """Add a game to the listing index of its club (idempotent; done before its creation
+        append). Games of no club (recorded before clubs) are in an index of their own."""
 
     @abc.abstractmethod
-    async def list_game_ids(self, before: int | None, count: int) -> list[tuple[str, int]]:
-        """Game ids newest first with their creation rank, ranks below `before` if given."""
+    async def list_game_ids(
+        self, before: int | None, count: int, club: str = ""
+    ) -> list[tuple[str, int]]:
+        """A club's game ids newest first with their creation rank, ranks below `before` if
+        given."""
 
     @abc.abstractmethod
     async def ping(self) -> bool: ...

@@ -9,8 +9,9 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint": the sequences
                              it appended and the fingerprint of the request that did
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
-    tl:games                 sorted set of game ids by creation order (the ListGames index)
-    tl:games:counter         the creation counter that orders that set
+    tl:{club:<id>}:games     sorted set of a club's game ids by creation order (ListGames)
+    tl:games                 the same for games of no club (recorded before clubs)
+    tl:games:counter         the creation counter that orders those sets
     tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
                              (the bytes of its games' streams: see `service.store.club_storage`)
 
@@ -410,18 +411,32 @@ class RedisEventStore(EventStore):
         value = await self._call(self._redis.get(self.key(game_id, "seed")))
         return None if value is None else bytes(value)
 
-    async def index_game(self, game_id: str) -> None:
-        index = f"{self._prefix}:games"
+    def _game_index(self, club: str) -> str:
+        return f"{self._prefix}:{{club:{club}}}:games" if club else f"{self._prefix}:games"
+
+    async def index_game(self, game_id: str, club: str = "") -> None:
+        index = self._game_index(club)
         if await self._call(self._redis.zscore(index, game_id)) is not None:
             return
         rank = await self._call(self._redis.incr(f"{self._prefix}:games:counter"))
         await self._call(self._redis.zadd(index, {game_id: rank}, nx=True))
 
-    async def list_game_ids(self, before: int | None, count: int) -> list[tuple[str, int]]:
+    async def adopt_unclubbed_games(self, club: str) -> int:
+        """Lists the games of no club (recorded before clubs) among `club`'s too; how many
+        were not yet. Idempotent."""
+        rows = await self._call(self._redis.zrange(self._game_index(""), 0, -1, withscores=True))
+        if not rows:
+            return 0
+        added = await self._call(self._redis.zadd(self._game_index(club), dict(rows), nx=True))
+        return int(added)
+
+    async def list_game_ids(
+        self, before: int | None, count: int, club: str = ""
+    ) -> list[tuple[str, int]]:
         top: str | int = "+inf" if before is None else f"({before}"
         rows = await self._call(
             self._redis.zrevrangebyscore(
-                f"{self._prefix}:games", top, "-inf", start=0, num=count, withscores=True
+                self._game_index(club), top, "-inf", start=0, num=count, withscores=True
             )
         )
         return [(member.decode(), int(score)) for member, score in rows]

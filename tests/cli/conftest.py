@@ -3,13 +3,15 @@ session fixtures: an embedded Redis and a server on a free port).
 
 Every test gets its own home, state and data directories: the CLI remembers what each
 terminal saw of a game in the user's state directory, and a test must never write there
-(nor read what a real recorder's terminal remembered)."""
+(nor read what a real recorder's terminal remembered). They call as the session server's
+owner ($TABLELOG_TOKEN)."""
 
 from pathlib import Path
 
 import pytest
 
 from tests.service.conftest import client, embedded_redis, game_id, server
+from tests.service.helpers import OWNER_TOKEN
 
 __all__ = ["client", "embedded_redis", "game_id", "isolated_home", "server"]
 
@@ -29,4 +31,6 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ):
         monkeypatch.setenv(variable, str(home / folder))
     monkeypatch.delenv("TABLELOG_STATE_DIR", raising=False)
+    # The session server's owner (the commands find no other token in a fresh home).
+    monkeypatch.setenv("TABLELOG_TOKEN", OWNER_TOKEN)
     return home

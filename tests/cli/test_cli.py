@@ -12,7 +12,7 @@ import pytest
 
 from service.server import BackgroundServer
 from tablelog_client import Client
-from tests.service.helpers import splendor_line
+from tests.service.helpers import OWNER_NAME, OWNER_TOKEN, splendor_line
 from tests.service.support import tablelog_command
 
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 def tablelog(
     server: BackgroundServer, *args: str, ok: bool = True, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_USER="cli-tester")
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_TOKEN=OWNER_TOKEN)
     done = subprocess.run(
         [*tablelog_command(), *args],
         capture_output=True,
@@ -106,7 +106,7 @@ def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -
     ]
     audit = tablelog(server, "audit", game_id).stdout
     assert "[undone]" in audit
-    assert "cli-tester" in audit
+    assert OWNER_NAME in audit
     assert "tablelog-cli" in audit
     audit_json = json.loads(tablelog(server, "audit", game_id, "--json").stdout)
     assert sum(1 for e in audit_json["entries"] if e.get("undone")) == 1
@@ -146,7 +146,7 @@ def test_replay_prints_every_revision(server: BackgroundServer) -> None:
 
 def test_watch_prints_moves_recorded_elsewhere(server: BackgroundServer, client: Client) -> None:
     game_id = new_game(server, "--mode", "dealt")
-    env = dict(os.environ, TABLELOG_ADDRESS=server.target)
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_TOKEN=OWNER_TOKEN)
     watcher = subprocess.Popen(
         [*tablelog_command(), "watch", game_id, "--timeout", "20"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -229,7 +229,7 @@ def test_a_move_typed_against_an_old_picture_of_the_table_is_refused(
     game_id = new_game(server, "--mode", "dealt")
     first = tablelog(server, "move", game_id, "take w u g")
     assert "Ann: take w u g  (revision " in first.stdout
-    with Client(server.target) as other:
+    with Client(server.target, token=OWNER_TOKEN) as other:
         other.record(game_id, "take r k w")  # another recorder, another terminal
         again = tablelog(server, "move", game_id, "take w u g", ok=False)
         assert again.returncode == 1
@@ -273,11 +273,11 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
     watched = tablelog(server, "watch", game_id, "--from", bob).stdout.splitlines()
     assert watched[1:] == [line.removeprefix("== ") for line in headers[dealt + 1 :]]
     audit = [entry.summary for entry in client.audit(game_id)]
-    assert audit[dealt] == "Ann: take w u g (recorded by cli-tester)"
+    assert audit[dealt] == f"Ann: take w u g (recorded by {OWNER_NAME})"
     assert audit[dealt + 2] == (
-        f"cli-tester undid Bob's take w r k (revision {dealt + 2}) (misread)"
+        f"{OWNER_NAME} undid Bob's take w r k (revision {dealt + 2}) (misread)"
     )
-    assert audit[-1] == "cli-tester abandoned the game (dinner)"
+    assert audit[-1] == f"{OWNER_NAME} abandoned the game (dinner)"
 
 
 def first_count(summary: str) -> int:

@@ -19,14 +19,14 @@ from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tablelog_client.cli import build_parser
 from tests.cli.test_cli import new_game, tablelog
-from tests.service.helpers import splendor_line
+from tests.service.helpers import OWNER_TOKEN, splendor_line
 from tests.service.support import tablelog_command
 
 pytestmark = pytest.mark.slow
 
 
 def run(*args: str, address: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TABLELOG_ADDRESS=address, TABLELOG_USER="cli-tester")
+    env = dict(os.environ, TABLELOG_ADDRESS=address, TABLELOG_TOKEN=OWNER_TOKEN)
     return subprocess.run(
         [*tablelog_command(), *args], capture_output=True, text=True, env=env, timeout=60
     )

@@ -17,7 +17,7 @@ from tablelog_client import Client
 from tablelog_client.cli import BROKEN_PIPE, _options, media_type
 from tests.cli.test_cli import new_game, tablelog
 from tests.games.castello_methoni.boards import board_data, grid_data
-from tests.service.helpers import splendor_line
+from tests.service.helpers import OWNER_TOKEN, splendor_line
 from tests.service.support import tablelog_command
 
 pytestmark = pytest.mark.slow
@@ -171,7 +171,7 @@ def test_the_server_refuses_an_invalid_board_with_its_rule(
 
 def run_into_closed_pipe(server: BackgroundServer, *args: str) -> tuple[int, str]:
     """Run a command whose stdout reader is gone before it writes (as `| head -1` leaves it)."""
-    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_USER="cli-tester")
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_TOKEN=OWNER_TOKEN)
     process = subprocess.Popen(
         [*tablelog_command(), *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -187,7 +187,7 @@ def run_into_closed_pipe(server: BackgroundServer, *args: str) -> tuple[int, str
 @pytest.fixture(scope="module")
 def played(server: BackgroundServer) -> str:
     game_id = new_game(server)
-    with Client(server.target) as client:
+    with Client(server.target, token=OWNER_TOKEN) as client:
         version = client.get_game(game_id).version
         for notation in splendor_line(seed=41)[:40]:
             version = client.record(game_id, notation, expected_version=version).game.version
@@ -224,7 +224,7 @@ def test_a_closed_pipe_ends_any_command_quietly(
 def test_legal_into_head_prints_one_line_and_no_traceback(
     server: BackgroundServer, played: str
 ) -> None:
-    env = dict(os.environ, TABLELOG_ADDRESS=server.target)
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_TOKEN=OWNER_TOKEN)
     command = " ".join(tablelog_command())
     for pipeline in (
         f"{command} legal {played} | head -1",

@@ -113,13 +113,15 @@ def test_a_game_moved_on_by_another_recorder_is_caught_up_by_name(
     server: BackgroundServer, client: Client
 ) -> None:
     game_id = dealt_game(server)
+    recorder = client.add_member("bob-phone", "recorder")
+    bob_phone = client.create_token(recorder.member_id).token
     out = io.StringIO()
     shell = RecordingShell(client, game_id, address=server.target, out=out)
 
     def typed() -> Iterator[str]:
         yield "take w u g"
         # Meanwhile, at the other end of the table, Bob's move is recorded on a phone.
-        with Client(server.target, user="bob-phone") as other:
+        with Client(server.target, token=bob_phone) as other:
             other.record(game_id, "take k k")
         yield "take r r"  # this terminal still thinks Bob is to move
         yield shell.kept  # the kept line, sent again as it is: now Ann's move

@@ -50,7 +50,7 @@ def _moves(path: Path) -> list[str]:
 def _move(
     server: BackgroundServer, capsys: pytest.CaptureFixture[str], game_id: str, text: str
 ) -> str:
-    code = cli.main(["move", "--address", server.target, "--user", "cli-tester", game_id, text])
+    code = cli.main(["move", "--address", server.target, game_id, text])
     out, err = capsys.readouterr()
     assert code == 0, err
     return out

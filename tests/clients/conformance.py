@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import sys
 import threading
@@ -101,8 +102,9 @@ class Runner:
         return service_pb2_grpc.TablelogServiceStub(self.channels[step.get("client", "a")])
 
     def metadata(self, step: Json) -> tuple[tuple[str, str], ...]:
-        user = f"conformance-{step.get('client', 'a')}"
-        return (("x-tablelog-client", CLIENT_NAME), ("x-tablelog-user", user))
+        """Both clients call as the member whose token is in $TABLELOG_TOKEN."""
+        token = os.environ.get("TABLELOG_TOKEN", "")
+        return (("x-tablelog-client", CLIENT_NAME), ("authorization", f"Bearer {token}"))
 
     def run(self, steps: Sequence[Json]) -> tuple[int, int]:
         passed = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -30,7 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "clients" / "conformance" / "scenario.json"
 SERVICE = "tablelog.v1.TablelogService"
 TIMEOUT = 30.0
-METADATA = (("x-tablelog-client", "tablelog-reflection-check/0.1.0"),)
+METADATA = (
+    ("x-tablelog-client", "tablelog-reflection-check/0.1.0"),
+    ("authorization", f"Bearer {os.environ.get('TABLELOG_TOKEN', '')}"),
+)
 
 Json = dict[str, Any]
 

@@ -76,10 +76,17 @@ def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    previous = os.environ.get("TABLELOG_TOKEN")
     try:
         _wait_until_serving(address, server, data / "serve.log")
+        # Every runner (and the processes it starts) calls as the local owner.
+        os.environ["TABLELOG_TOKEN"] = (data / "owner.token").read_text().strip()
         yield address
     finally:
+        if previous is None:
+            os.environ.pop("TABLELOG_TOKEN", None)
+        else:
+            os.environ["TABLELOG_TOKEN"] = previous
         server.send_signal(signal.SIGINT)
         try:
             server.wait(30)

@@ -19,7 +19,7 @@ from service.logs import configure_logging
 from service.server import BackgroundServer, channel
 from tablelog.v1 import service_pb2_grpc
 from tablelog_client import Client
-from tests.service.helpers import CHAIN
+from tests.service.helpers import CHAIN, OWNER_TOKEN
 
 STANDALONE_REDIS = "/usr/bin/redis-server"
 
@@ -111,18 +111,18 @@ def data_dir(tmp_path: Path) -> Path:
 def server(embedded_redis: EmbeddedRedis) -> Iterator[BackgroundServer]:
     """One tablelog server per session on a free port, over the session's embedded Redis."""
     configure_logging("warning", json=True)
-    running = BackgroundServer(embedded_redis.url, chain=CHAIN).start()
+    running = BackgroundServer(embedded_redis.url, chain=CHAIN, owner_token=OWNER_TOKEN).start()
     yield running
     running.stop()
 
 
 @pytest.fixture
 def client(server: BackgroundServer) -> Iterator[Client]:
-    with Client(server.target, user="tester", timeout=30) as connected:
+    with Client(server.target, token=OWNER_TOKEN, timeout=30) as connected:
         yield connected
 
 
 @pytest.fixture
 def stub(server: BackgroundServer) -> Iterator[service_pb2_grpc.TablelogServiceStub]:
-    with channel(server.target) as opened:
+    with channel(server.target, OWNER_TOKEN) as opened:
         yield service_pb2_grpc.TablelogServiceStub(opened)

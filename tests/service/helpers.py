@@ -3,6 +3,7 @@ a client, folding exported events locally."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import secrets
 from collections.abc import Callable
@@ -12,8 +13,12 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
+from redis import asyncio as aioredis
 
 from service.chain import Chain, ChainKey
+from service.identity import new_token
+from service.local_owner import owner_name, register_owner_token
+from service.store.members import MemberStore
 from tablelog_client import Client, TablelogError
 from tests.support.play import random_game
 
@@ -22,6 +27,27 @@ T = TypeVar("T")
 CHAIN = Chain(ChainKey.of(secrets.token_bytes(32)))
 """The chain key of the stores and servers of this test process (one deployment: every
 instance shares it, as they share a key file)."""
+
+OWNER_NAME = owner_name()
+"""The local club owner's display name (the OS user's, as `tablelog serve` names it): the
+actor of whatever the tests record with OWNER_TOKEN."""
+OWNER_TOKEN = new_token()
+"""The local club owner's token on every server of this test process (each registers it:
+`BackgroundServer(owner_token=...)`); clients and stubs call as that owner by default."""
+
+
+def register_owner(redis_url: str, token: str = OWNER_TOKEN) -> None:
+    """Makes `token` a token of the local club's owner in the Redis at `redis_url` (for a
+    `tablelog serve` subprocess, whose own owner token is in its data directory)."""
+
+    async def register() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            await register_owner_token(MemberStore(client), token)
+        finally:
+            await client.aclose()
+
+    asyncio.run(register())
 
 
 def refused(call: Callable[[], object]) -> TablelogError:

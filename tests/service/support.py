@@ -73,6 +73,11 @@ class ServeProcess:
         self.stop()
         raise RuntimeError("tablelog serve did not start")
 
+    @property
+    def token(self) -> str:
+        """The local owner's token the server wrote to its data directory."""
+        return (self.data_dir / "owner.token").read_text(encoding="utf-8").strip()
+
     def read_lines(self, count: int) -> list[str]:
         assert self.process is not None
         assert self.process.stdout is not None

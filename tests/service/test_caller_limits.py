@@ -23,8 +23,9 @@ from service.embedded import EmbeddedRedis
 from service.quotas import CallerKeys, CallerLimits, TokenBuckets, WatchCounts, peer_host
 from service.server import BackgroundServer, channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
+from tablelog_client import Client, TablelogError
 from tablelog_client.cli import build_parser
-from tests.service.helpers import CHAIN, splendor_line
+from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line
 
 CALLER = "x-test-caller"
 CLUB = "x-test-club"
@@ -37,7 +38,9 @@ def keys_from_metadata(context: Any) -> CallerKeys:
 
 
 def as_caller(caller: str, club: str) -> tuple[tuple[str, str], ...]:
-    return ((CALLER, caller), (CLUB, club))
+    """The owner's token (the gate lets the call in) and who the test's key function
+    counts it as."""
+    return (("authorization", f"Bearer {OWNER_TOKEN}"), (CALLER, caller), (CLUB, club))
 
 
 def refusal_details(error: grpc.RpcError) -> tuple[Any, Any]:
@@ -68,6 +71,7 @@ def serve(redis_url: str, **options: Any) -> BackgroundServer:
         chain=CHAIN,
         caller_limits=options.pop("limits", CallerLimits()),
         keys_of=keys_from_metadata,
+        owner_token=OWNER_TOKEN,
         **options,
     ).start()
 
@@ -268,18 +272,20 @@ def test_a_club_past_its_stored_bytes_is_refused_and_nothing_is_appended(
             assert retry is None  # waiting frees no bytes
             # Nothing was appended: the club stores at most its quota.
             for stub in stubs:
-                read = stub.GetGame(service_pb2.GetGameRequest(game_id=game.game_id))
+                read = stub.GetGame(
+                    service_pb2.GetGameRequest(game_id=game.game_id), metadata=as_caller("x", club)
+                )
                 assert read.game.version == version
             stored = stored_bytes(embedded_redis.url, [game.game_id])
             assert stored <= counted(embedded_redis.url, club) <= quota
             # A new game of the club is refused before it is even listed.
             with redis.Redis.from_url(embedded_redis.url) as direct:
-                listed = direct.zcard("tl:games")
+                listed = direct.zcard("tl:{club:local}:games")
                 for stub in stubs:
                     with pytest.raises(grpc.RpcError) as creating:
                         create(stub, as_caller("bob", club))
                     assert refusal_details(creating.value)[0].reason == "CLUB_STORAGE_FULL"
-                assert direct.zcard("tl:games") == listed
+                assert direct.zcard("tl:{club:local}:games") == listed
             # Another club still records.
             other = create(stubs[1], as_caller("ann", club + "-other"))
             assert other.version >= 1
@@ -444,3 +450,34 @@ def test_serve_takes_its_limits_from_flags_and_the_environment(
     for wrong in (["--club-storage-bytes", "12Q"], ["--changes-per-second", "0"]):
         with pytest.raises(SystemExit):
             build_parser().parse_args(["serve", *wrong])
+
+
+def test_by_default_each_authenticated_member_has_a_rate_of_its_own(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """Without a key function of the test's own, the limits count the member the gate
+    authenticated (`service.authentication.member_keys`): one member's burst leaves another
+    member of the same machine and club served."""
+    running = BackgroundServer(
+        embedded_redis.url,
+        chain=CHAIN,
+        caller_limits=CallerLimits(reads_per_second=0.5, read_burst=5),
+        owner_token=OWNER_TOKEN,
+    ).start()
+    try:
+        with Client(running.target, token=OWNER_TOKEN) as owner:
+            ann = owner.create_token(owner.add_member("Ann", "recorder").member_id).token
+            bob = owner.create_token(owner.add_member("Bob", "spectator").member_id).token
+        with (
+            Client(running.target, token=ann) as as_ann,
+            Client(running.target, token=bob) as as_bob,
+        ):
+            for _ in range(5):
+                as_ann.game_types()
+            with pytest.raises(TablelogError) as refused:
+                as_ann.game_types()
+            assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert refused.value.reason == "RATE_LIMITED"
+            assert as_bob.game_types()
+    finally:
+        running.stop()

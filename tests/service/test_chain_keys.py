@@ -85,7 +85,7 @@ def test_serve_keeps_its_key_across_restarts_and_verifies_after_a_rotation(
     line = splendor_line(seed=5)
     first = ServeProcess(data_dir).start()
     try:
-        with Client(first.address, timeout=30) as client:
+        with Client(first.address, token=first.token, timeout=30) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             for notation in line[:3]:
                 client.record(game.game_id, notation)
@@ -103,7 +103,7 @@ def test_serve_keeps_its_key_across_restarts_and_verifies_after_a_rotation(
     rotated.write_text(f"{new}\n{old_key.secret.hex()}\n")
     second = ServeProcess(data_dir, "--chain-key-file", str(rotated)).start()
     try:
-        with Client(second.address, timeout=30) as client:
+        with Client(second.address, token=second.token, timeout=30) as client:
             result = client.verify(game.game_id)
             assert result.ok
             assert result.keyed
@@ -119,7 +119,7 @@ def test_serve_keeps_its_key_across_restarts_and_verifies_after_a_rotation(
     rotated.write_text(f"{new}\n")
     third = ServeProcess(data_dir, "--chain-key-file", str(rotated)).start()
     try:
-        with Client(third.address, timeout=30) as client:
+        with Client(third.address, token=third.token, timeout=30) as client:
             result = client.verify(game.game_id)
             assert not result.ok
             assert result.first_bad_sequence == 1

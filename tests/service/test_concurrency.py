@@ -11,7 +11,7 @@ import pytest
 from service.embedded import EmbeddedRedis
 from service.server import BackgroundServer, background_server
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import CHAIN, splendor_line
+from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line
 
 pytestmark = pytest.mark.slow
 
@@ -23,9 +23,9 @@ def test_sixteen_clients_race_for_each_version(
     server: BackgroundServer, embedded_redis: EmbeddedRedis
 ) -> None:
     line = splendor_line(seed=17)[:ROUNDS]
-    with background_server(embedded_redis.url, CHAIN) as second:
+    with background_server(embedded_redis.url, CHAIN, OWNER_TOKEN) as second:
         targets = [server.target, second.target]
-        clients = [Client(targets[i % 2], user=f"racer{i}") for i in range(CLIENTS)]
+        clients = [Client(targets[i % 2], token=OWNER_TOKEN) for i in range(CLIENTS)]
         try:
             game = clients[0].create_game("splendor", ["Ann", "Bob"])
             outcomes: Counter[str] = Counter()

@@ -21,7 +21,15 @@ from service.heads import Head
 from service.server import BackgroundServer, background_server, channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import CHAIN, play_random, refused, rpc_refused, splendor_line
+from tests.service.helpers import (
+    CHAIN,
+    OWNER_NAME,
+    OWNER_TOKEN,
+    play_random,
+    refused,
+    rpc_refused,
+    splendor_line,
+)
 from tests.support.play import new_position, play_all
 
 pytestmark = pytest.mark.slow
@@ -66,7 +74,9 @@ def test_an_illegal_move_is_refused_with_its_rule_and_nothing_is_stored(client: 
         if text not in legal_texts
     )
     code, details = rpc_refused(
-        lambda: service_pb2_grpc.TablelogServiceStub(channel(client.address)).RecordMove(
+        lambda: service_pb2_grpc.TablelogServiceStub(
+            channel(client.address, OWNER_TOKEN)
+        ).RecordMove(
             service_pb2.RecordMoveRequest(
                 game_id=game.game_id, notation=illegal, expected_version=version
             )
@@ -95,7 +105,7 @@ def test_a_stale_version_is_refused_with_the_current_version(client: Client) -> 
     game = new_game(client, mode="dealt")
     version = play_random(client, game.game_id, 2)
     code, details = rpc_refused(
-        lambda: service_pb2_grpc.TablelogServiceStub(channel(client.address)).UndoMove(
+        lambda: service_pb2_grpc.TablelogServiceStub(channel(client.address, OWNER_TOKEN)).UndoMove(
             service_pb2.UndoMoveRequest(game_id=game.game_id, expected_version=version - 1)
         )
     )
@@ -189,9 +199,9 @@ def test_watch_receives_moves_recorded_by_another_client(
     game = new_game(client, mode="dealt")
     received: list[service_pb2.WatchGameResponse] = []
     with (
-        background_server(embedded_redis.url, CHAIN) as elsewhere,
-        Client(elsewhere.target, user="recorder") as recorder,
-        Client(server.target, user="watcher") as watcher,
+        background_server(embedded_redis.url, CHAIN, OWNER_TOKEN) as elsewhere,
+        Client(elsewhere.target, token=OWNER_TOKEN) as recorder,
+        Client(server.target, token=OWNER_TOKEN) as watcher,
     ):
         stream: Any = watcher.stub.WatchGame(
             service_pb2.WatchGameRequest(game_id=game.game_id, heartbeat_seconds=1),
@@ -254,7 +264,7 @@ def test_annotations_come_back_at_their_revisions(client: Client) -> None:
         (version, "now", "?!"),
     ]
     assert notes[0].annotation_id == first.annotation_id
-    assert notes[1].actor.user == "tester"
+    assert notes[1].actor.user == OWNER_NAME
     assert second.time.seconds > 0
     assert client.record(
         game.game_id, client.legal_moves(game.game_id)[1][0].notation, expected_version=version
@@ -279,13 +289,15 @@ def test_the_audit_log_shows_undone_moves(client: Client) -> None:
     assert [e.undone for e in recorded] == [False] * 7 + [True]
     kinds = [e.event.WhichOneof("body") for e in entries]
     assert kinds[-3:] == ["move_undone", "move_undone", "move_redone"]
-    assert all(e.event.actor.user == "tester" for e in entries)
+    owner = client.whoami().member  # the authenticated member, whatever a client says
+    assert all(e.event.actor.user == owner.display_name for e in entries)
+    assert all(e.event.actor.member_id == owner.member_id for e in entries)
     assert all(e.event.actor.client == "tablelog-python/0.1" for e in entries)
     assert all(len(e.event.hash) == 32 and e.summary for e in entries)
     # Undo and redo name the move they take back or re-apply (here the table's: the first
     # twelve moves of a Splendor game turn up the layout).
-    assert entries[-3].summary == f"tester undid the table's {line[7]} (revision 9)"
-    assert entries[-1].summary == f"tester redid the table's {line[6]} (revision 8)"
+    assert entries[-3].summary == f"{OWNER_NAME} undid the table's {line[7]} (revision 9)"
+    assert entries[-1].summary == f"{OWNER_NAME} redid the table's {line[6]} (revision 8)"
     page = client.stub.GetAuditLog(
         service_pb2.GetAuditLogRequest(game_id=game.game_id, page_size=4)
     )
@@ -444,7 +456,7 @@ def test_input_limits_and_unknown_things(client: Client) -> None:
 
 
 def test_health_and_reflection_are_on(server: BackgroundServer) -> None:
-    with channel(server.target) as opened:
+    with channel(server.target, OWNER_TOKEN) as opened:
         health: Any = health_pb2_grpc.HealthStub(opened)  # the stubs type it loosely
         for name in ("", "tablelog.v1.TablelogService"):
             answer = health.Check(health_pb2.HealthCheckRequest(service=name))

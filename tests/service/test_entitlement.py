@@ -12,8 +12,9 @@ from replay import fold as folding
 from replay.core import DEALT, FULL, SPECTATOR, TABLE, Viewer
 from replay.registry import all_games
 from service import errors
-from service.entitlement import NOT_ASKED, Asked, Role, entitled_viewer, viewer_for
+from service.entitlement import NOT_ASKED, Asked, entitled_viewer, viewer_for
 from service.errors import InvalidRequest, PermissionDenied
+from service.identity import Role
 from service.views import reveals_all, viewer_message, viewer_of
 from tablelog.v1 import game_pb2, service_pb2
 from tests.support.play import random_game

@@ -14,6 +14,7 @@ from service.server import BackgroundServer
 from service.views import HIDDEN_MOVE
 from tablelog.v1 import service_pb2
 from tablelog_client import Client
+from tests.service.helpers import OWNER_TOKEN
 from tests.service.support import tablelog_command
 
 pytestmark = pytest.mark.slow
@@ -109,7 +110,7 @@ def test_the_cli_names_the_deal_without_showing_it_to_other_seats(
     game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
     response = client.record(game.game_id, "reserve 1.deck", expected_version=game.version)
     secret = next(e for e in response.events if e.move_recorded.dealt).move_recorded.notation
-    env = dict(os.environ, TABLELOG_ADDRESS=server.target)
+    env = dict(os.environ, TABLELOG_ADDRESS=server.target, TABLELOG_TOKEN=OWNER_TOKEN)
 
     def replayed(*viewer: str) -> str:
         done = subprocess.run(

@@ -17,11 +17,11 @@ import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from service.embedded import free_port
-from service.server import BackgroundServer
+from service.server import BackgroundServer, channel
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, splendor_pb2
 from tablelog_client import Client
 from tests.service.conftest import STANDALONE_REDIS, _wait_for
-from tests.service.helpers import CHAIN, rpc_refused
+from tests.service.helpers import CHAIN, OWNER_TOKEN, register_owner, rpc_refused
 from tests.service.support import ServeProcess
 from tests.support.hostile import (
     SERVICE,
@@ -69,13 +69,14 @@ def served(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     """`tablelog serve` in a subprocess, so its memory can be read from /proc."""
     process = ServeProcess(tmp_path_factory.mktemp("hostile-serve"), "--redis-url", redis_url)
     process.start()
+    register_owner(redis_url)
     yield process
     process.stop()
 
 
 @pytest.fixture(scope="module")
 def targets(served: ServeProcess) -> list[TargetGame]:
-    with Client(served.address, user="fuzzer", timeout=30) as client:
+    with Client(served.address, token=OWNER_TOKEN, timeout=30) as client:
         return create_targets(client)
 
 
@@ -116,7 +117,7 @@ def test_fuzzed_amendments_for_every_game(campaign: Campaign, targets: list[Targ
 def test_fuzzed_notation_for_every_game(
     campaign: Campaign, targets: list[TargetGame], served: ServeProcess
 ) -> None:
-    with Client(served.address, user="fuzzer", timeout=30) as client:
+    with Client(served.address, token=OWNER_TOKEN, timeout=30) as client:
         fuzz_notation(campaign, client, targets, PER_GAME, seed=3)
     check(campaign)
 
@@ -128,7 +129,7 @@ def test_fuzzed_component_files_for_every_game(campaign: Campaign) -> None:
 
 
 def test_undecodable_bytes_are_invalid_argument_without_internals(served: ServeProcess) -> None:
-    with grpc.insecure_channel(served.address) as opened:
+    with channel(served.address, OWNER_TOKEN) as opened:
         for method in SERVICE.methods:
             path = f"/{SERVICE.full_name}/{method.name}"
             streaming = method.server_streaming
@@ -158,7 +159,7 @@ def test_undecodable_bytes_are_invalid_argument_without_internals(served: ServeP
 def test_health_and_reflection_refuse_undecodable_bytes_too(
     served: ServeProcess, path: str, shape: str
 ) -> None:
-    with grpc.insecure_channel(served.address) as opened:
+    with channel(served.address, OWNER_TOKEN) as opened:
         if shape == "unary":
             call: Any = opened.unary_unary(path)
             code, _details = rpc_refused(lambda: call(b"\xff\xff", timeout=5))
@@ -173,7 +174,7 @@ def test_health_and_reflection_refuse_undecodable_bytes_too(
 
 def test_echoed_inputs_are_clipped(served: ServeProcess) -> None:
     """A 1 MiB game name, component name or annotation id is never sent back in full."""
-    with Client(served.address, user="fuzzer", timeout=30) as client:
+    with Client(served.address, token=OWNER_TOKEN, timeout=30) as client:
         huge = "x" * (1 << 20)
         requests = [
             ("CreateGame", service_pb2.CreateGameRequest(
@@ -201,7 +202,7 @@ def test_the_issues_hostile_inputs_are_refused_before_any_work(served: ServeProc
     moves."""
     pid = server_pid(served)
     rss_before, _peak = rss_kib(pid)
-    with Client(served.address, user="fuzzer", timeout=30) as client:
+    with Client(served.address, token=OWNER_TOKEN, timeout=30) as client:
         game = client.create_game("splendor", ["Ann", "Bob"])
         version = game.version
         greedy = splendor_pb2.SplendorMove(
@@ -256,8 +257,8 @@ def test_the_server_memory_stays_bounded_through_the_fuzzing(
 
 
 def test_racing_clients_over_two_instances(redis_url: str) -> None:
-    first = BackgroundServer(redis_url, chain=CHAIN).start()
-    second = BackgroundServer(redis_url, chain=CHAIN).start()
+    first = BackgroundServer(redis_url, chain=CHAIN, owner_token=OWNER_TOKEN).start()
+    second = BackgroundServer(redis_url, chain=CHAIN, owner_token=OWNER_TOKEN).start()
     try:
         report = race([first.target, second.target], clients=32, games=4, seconds=3, seed=7)
     finally:

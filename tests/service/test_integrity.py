@@ -27,7 +27,7 @@ from service.server import MAX_MESSAGE_BYTES, BackgroundServer, channel
 from service.store import RedisEventStore
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
-from tests.service.helpers import CHAIN, refused, rpc_refused, splendor_line
+from tests.service.helpers import CHAIN, OWNER_TOKEN, refused, rpc_refused, splendor_line
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ def raw_redis(embedded_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
 
 
 def stub_of(client: Client) -> service_pb2_grpc.TablelogServiceStub:
-    return service_pb2_grpc.TablelogServiceStub(channel(client.address))
+    return service_pb2_grpc.TablelogServiceStub(channel(client.address, OWNER_TOKEN))
 
 
 def error_info(details: list[object]) -> error_details_pb2.ErrorInfo:

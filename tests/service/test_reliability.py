@@ -24,7 +24,7 @@ from service.cli import warn_if_not_durable
 from service.embedded import Durability, EmbeddedRedis, free_port
 from service.server import background_server
 from service.store import RedisEventStore
-from tests.service.helpers import CHAIN
+from tests.service.helpers import CHAIN, OWNER_TOKEN
 from tests.service.support import ServeProcess
 from tests.support.faults import (
     SERVING,
@@ -88,7 +88,7 @@ def test_redis_killed_right_after_a_burst_loses_no_acknowledged_move(
     """With `--durability fast` (everysec, the old default) the same procedure lost
     acknowledged moves in 10 of 10 trials (benchmarks/faults.py burst --durability fast)."""
     assert supervised.durability is Durability.DISK
-    with background_server(supervised.url, CHAIN) as serving:
+    with background_server(supervised.url, CHAIN, OWNER_TOKEN) as serving:
         losses = burst_then_kill_redis(supervised, serving.target, lines, trials=10)
         assert losses.trials == 10
         assert losses.acknowledged > 10 * 10
@@ -248,7 +248,7 @@ def test_a_frozen_redis_makes_the_service_unhealthy_and_calls_fail_fast(
 ) -> None:
     pid = supervised.pid
     assert pid is not None
-    with background_server(supervised.url, CHAIN) as serving:
+    with background_server(supervised.url, CHAIN, OWNER_TOKEN) as serving:
         assert health_status(serving.target) == SERVING
         outage = outage_trial(
             serving.target,
@@ -270,7 +270,7 @@ def test_a_redis_down_makes_the_service_unhealthy_until_it_is_back(
     external: StandaloneRedis, lines: list[list[str]]
 ) -> None:
     """An external Redis (not supervised: it stays down until its operator starts it)."""
-    with background_server(external.url, CHAIN) as serving:
+    with background_server(external.url, CHAIN, OWNER_TOKEN) as serving:
         outage = outage_trial(
             serving.target,
             lambda: external.url,

@@ -12,7 +12,7 @@ from service.embedded import EmbeddedRedis
 from service.server import background_server
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import CHAIN, refused, splendor_line
+from tests.service.helpers import CHAIN, OWNER_TOKEN, refused, splendor_line
 from tests.service.support import ServeProcess
 
 pytestmark = pytest.mark.slow
@@ -22,7 +22,7 @@ def test_restart_keeps_every_game_and_recording_continues(tmp_path: Path) -> Non
     line = splendor_line(seed=23)[:16]
     first = ServeProcess(tmp_path / "data").start()
     try:
-        with Client(first.address) as client:
+        with Client(first.address, token=first.token) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             for notation in line[:8]:
                 client.record(game.game_id, notation)
@@ -33,7 +33,7 @@ def test_restart_keeps_every_game_and_recording_continues(tmp_path: Path) -> Non
     assert (tmp_path / "data" / "tablelog.aof").stat().st_size > 0
     second = ServeProcess(tmp_path / "data").start()
     try:
-        with Client(second.address) as client:
+        with Client(second.address, token=second.token) as client:
             assert client.state(game.game_id) == before
             for notation in line[8:]:
                 client.record(game.game_id, notation)
@@ -65,11 +65,13 @@ def test_demo_records_a_game_and_says_how_to_record(tmp_path: Path) -> None:
         game_id = lines[0].split()[2]
         assert "second terminal" in lines[1]
         assert f"tablelog show {game_id}" in lines[2]
-        with Client(demo.address) as client:
+        with Client(demo.address, token=demo.token) as client:
             game = client.get_game(game_id)
             assert game.move_count > 0
             assert client.verify(game_id).ok
             assert client.annotations(game_id)
+            owner = client.whoami().member  # the demo is recorded as the local owner
+            assert {e.event.actor.member_id for e in client.audit(game_id)} == {owner.member_id}
     finally:
         demo.stop()
 
@@ -79,7 +81,7 @@ def test_one_json_log_line_per_rpc(tmp_path: Path) -> None:
     with log.open("w") as stderr:
         serving = ServeProcess(tmp_path / "data", "--log-level", "info", stderr=stderr).start()
         try:
-            with Client(serving.address) as client:
+            with Client(serving.address, token=serving.token) as client:
                 game = client.create_game("splendor", ["Ann", "Bob"], request_id="log-test")
                 client.record(game.game_id, splendor_line(seed=1)[0], request_id="move-1")
                 with pytest.raises(TablelogError):
@@ -103,7 +105,10 @@ def test_workers_share_one_address_and_one_history(tmp_path: Path) -> None:
     serving = ServeProcess(tmp_path / "data", "--workers", "2").start()
     try:
         line = splendor_line(seed=29)[:12]
-        with Client(serving.address) as first, Client(serving.address) as second:
+        with (
+            Client(serving.address, token=serving.token) as first,
+            Client(serving.address, token=serving.token) as second,
+        ):
             game = first.create_game("splendor", ["Ann", "Bob"])
             for index, notation in enumerate(line):
                 (first if index % 2 else second).record(game.game_id, notation)
@@ -115,7 +120,7 @@ def test_workers_share_one_address_and_one_history(tmp_path: Path) -> None:
 
 def test_a_redis_orphaned_by_a_killed_server_is_stopped_at_restart(tmp_path: Path) -> None:
     first = ServeProcess(tmp_path / "data").start()
-    with Client(first.address) as client:
+    with Client(first.address, token=first.token) as client:
         game = client.create_game("splendor", ["Ann", "Bob"])
     assert first.process is not None
     first.process.kill()  # no clean-up by the server (the kernel stops its Redis)
@@ -125,7 +130,7 @@ def test_a_redis_orphaned_by_a_killed_server_is_stopped_at_restart(tmp_path: Pat
     first.process = None
     second = ServeProcess(tmp_path / "data").start()
     try:
-        with Client(second.address) as client:
+        with Client(second.address, token=second.token) as client:
             assert client.get_game(game.game_id).version == game.version
     finally:
         assert second.stop() == 0
@@ -135,7 +140,10 @@ def test_redis_down_is_unavailable_and_a_retry_after_it_stores_once(tmp_path: Pa
     redis = EmbeddedRedis(tmp_path / "redis")
     redis.start()
     try:
-        with background_server(redis.url, CHAIN) as serving, Client(serving.target) as client:
+        with (
+            background_server(redis.url, CHAIN, OWNER_TOKEN) as serving,
+            Client(serving.target, token=OWNER_TOKEN) as client,
+        ):
             game = client.create_game("splendor", ["Ann", "Bob"])
             first = splendor_line(seed=37)[0]
             redis.stop()

@@ -25,7 +25,14 @@ from service.server import BackgroundServer, background_server
 from service.store import RedisEventStore, TamperedHistory
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client
-from tests.service.helpers import CHAIN, refused, rpc_refused, splendor_line
+from tests.service.helpers import (
+    CHAIN,
+    OWNER_NAME,
+    OWNER_TOKEN,
+    refused,
+    rpc_refused,
+    splendor_line,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -46,14 +53,14 @@ def raw_redis(embedded_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
 def cold_server(embedded_redis: EmbeddedRedis) -> Iterator[BackgroundServer]:
     """Another instance of the same deployment (same key): it has loaded none of a test's
     games before they are tampered with, so it loads them from the stream."""
-    running = BackgroundServer(embedded_redis.url, chain=CHAIN).start()
+    running = BackgroundServer(embedded_redis.url, chain=CHAIN, owner_token=OWNER_TOKEN).start()
     yield running
     running.stop()
 
 
 @pytest.fixture
 def cold(cold_server: BackgroundServer) -> Iterator[Client]:
-    with Client(cold_server.target, user="tester", timeout=30) as connected:
+    with Client(cold_server.target, token=OWNER_TOKEN, timeout=30) as connected:
         yield connected
 
 
@@ -480,7 +487,7 @@ def test_an_export_with_edited_actors_is_refused_with_its_line(
     assert [e.actor.user for e in events] == [e.actor.user for e in exported]
     for event, original in zip(events, exported, strict=True):
         assert event.imported.verified
-        assert event.imported.by.user == "tester"
+        assert event.imported.by.user == OWNER_NAME
         assert event.imported.source == "game.jsonl"
         assert event.imported.original_game_id == recorded.game_id
         assert event.imported.original_hash == original.hash
@@ -498,8 +505,8 @@ def test_an_export_from_an_unknown_key_needs_accepting_as_unverified(
     exported = client.export(recorded.game_id)
     elsewhere = Chain(ChainKey.of(secrets.token_bytes(32)))  # another club's server
     with (
-        background_server(embedded_redis.url, elsewhere) as other,
-        Client(other.target, user="importer", timeout=30) as there,
+        background_server(embedded_redis.url, elsewhere, OWNER_TOKEN) as other,
+        Client(other.target, token=OWNER_TOKEN, timeout=30) as there,
     ):
         error = refused(lambda: there.import_events(exported))
         assert (error.code, error.reason) == (

@@ -24,7 +24,7 @@ from service.store import RedisEventStore
 from service.watching import WatchLimits
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
-from tests.service.helpers import CHAIN, refused, splendor_line
+from tests.service.helpers import CHAIN, OWNER_TOKEN, refused, splendor_line
 from tests.service.support import ServeProcess, tablelog_command
 
 pytestmark = pytest.mark.slow
@@ -38,7 +38,9 @@ RECENT = 8
 @pytest.fixture(scope="module")
 def crowded(embedded_redis: EmbeddedRedis) -> Iterator[BackgroundServer]:
     """A server with a small request pool (on main, every watcher held a connection)."""
-    running = BackgroundServer(embedded_redis.url, chain=CHAIN, pool_size=POOL_SIZE).start()
+    running = BackgroundServer(
+        embedded_redis.url, chain=CHAIN, pool_size=POOL_SIZE, owner_token=OWNER_TOKEN
+    ).start()
     yield running
     running.stop()
 
@@ -47,7 +49,9 @@ def crowded(embedded_redis: EmbeddedRedis) -> Iterator[BackgroundServer]:
 def strict(embedded_redis: EmbeddedRedis) -> Iterator[BackgroundServer]:
     """A server with tight watch limits: short queues, a short memory, few games."""
     limits = WatchLimits(games=2, watchers_per_game=3, queue=SLOW_QUEUE, recent=RECENT)
-    running = BackgroundServer(embedded_redis.url, chain=CHAIN, watch_limits=limits).start()
+    running = BackgroundServer(
+        embedded_redis.url, chain=CHAIN, watch_limits=limits, owner_token=OWNER_TOKEN
+    ).start()
     yield running
     running.stop()
 
@@ -93,6 +97,10 @@ def stored_sequences(stub: service_pb2_grpc.TablelogServiceStub, game_id: str) -
     return [entry.event.sequence for entry in log.entries]
 
 
+BEARER = (("authorization", f"Bearer {OWNER_TOKEN}"),)
+"""The metadata of the watches made on channels of their own (see `slow_stream`)."""
+
+
 def wait_until(condition: Any, seconds: float = 20) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -105,7 +113,7 @@ def test_a_crowd_of_watchers_leaves_record_move_its_connections(
 ) -> None:
     """120 watchers on one game, 4 request connections: every move is recorded, each
     watcher gets each update once and in order, and Redis sees one tail, not 120."""
-    with channel(crowded.target) as opened:
+    with channel(crowded.target, OWNER_TOKEN) as opened:
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         game_id = create(stub)
         line = splendor_line(seed=3)[:12]
@@ -117,7 +125,10 @@ def test_a_crowd_of_watchers_leaves_record_move_its_connections(
             async with aio.insecure_channel(crowded.target) as shared:
                 watch = service_pb2_grpc.TablelogServiceStub(shared).WatchGame
                 calls: list[Any] = [
-                    watch(service_pb2.WatchGameRequest(game_id=game_id, heartbeat_seconds=1))
+                    watch(
+                        service_pb2.WatchGameRequest(game_id=game_id, heartbeat_seconds=1),
+                        metadata=BEARER,
+                    )
                     for _ in range(CROWD)
                 ]
                 # Each call sends a heartbeat first: then all 120 are watching.
@@ -194,7 +205,7 @@ def slow_stream(target: str, game_id: str, from_revision: int = 0) -> tuple[grpc
     request = service_pb2.WatchGameRequest(
         game_id=game_id, from_revision=from_revision, heartbeat_seconds=300
     )
-    return opened, stub.WatchGame(request, timeout=120)
+    return opened, stub.WatchGame(request, timeout=120, metadata=BEARER)
 
 
 def test_a_slow_watcher_is_ended_resumably_while_the_others_continue(
@@ -202,7 +213,10 @@ def test_a_slow_watcher_is_ended_resumably_while_the_others_continue(
 ) -> None:
     assert strict.built is not None
     hub = strict.built.watching
-    with channel(strict.target) as opened, Client(strict.target, user="fast") as fast:
+    with (
+        channel(strict.target, OWNER_TOKEN) as opened,
+        Client(strict.target, token=OWNER_TOKEN) as fast,
+    ):
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         game_id = create(stub)
         line = splendor_line(seed=8)
@@ -261,7 +275,7 @@ def test_a_slow_watcher_is_ended_resumably_while_the_others_continue(
 
 
 def test_resume_from_a_revision_older_than_the_tail_remembers(strict: BackgroundServer) -> None:
-    with channel(strict.target) as opened:
+    with channel(strict.target, OWNER_TOKEN) as opened:
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         game_id = create(stub)
         record_line(stub, game_id, splendor_line(seed=9)[: RECENT * 2])
@@ -287,7 +301,7 @@ def test_resume_from_a_revision_older_than_the_tail_remembers(strict: Background
 def test_watch_limits_refuse_with_resource_exhausted(strict: BackgroundServer) -> None:
     assert strict.built is not None
     hub = strict.built.watching
-    with channel(strict.target) as opened:
+    with channel(strict.target, OWNER_TOKEN) as opened:
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         games = [create(stub) for _ in range(3)]
         open_calls = []
@@ -332,11 +346,13 @@ def test_the_python_client_resumes_a_watch_across_a_server_restart(
     """`tablelog watch` (the SDK's watch) follows a game through a restart of the server it
     watches on: every update once, in order. The moves go through another instance."""
     address = f"127.0.0.1:{free_port()}"
-    first = BackgroundServer(embedded_redis.url, address, chain=CHAIN).start()
+    first = BackgroundServer(
+        embedded_redis.url, address, chain=CHAIN, owner_token=OWNER_TOKEN
+    ).start()
     game = client.create_game("splendor", ["Ann", "Bob"])
     line = splendor_line(seed=12)[:8]
     updates: list[events_pb2.Event] = []
-    with Client(address, user="watcher") as watcher:
+    with Client(address, token=OWNER_TOKEN) as watcher:
         # From what follows the creation: a watch from "now" may start after a move or two
         # when its server is slow to read the head.
         stream = watcher.watch(
@@ -352,13 +368,15 @@ def test_the_python_client_resumes_a_watch_across_a_server_restart(
 
         reader = threading.Thread(target=follow)
         reader.start()
-        stub = service_pb2_grpc.TablelogServiceStub(channel(client.address))
+        stub = service_pb2_grpc.TablelogServiceStub(channel(client.address, OWNER_TOKEN))
         wait_until(lambda: first.built is not None and first.built.watching.watchers == 1)
         record_line(stub, game.game_id, line[:4])
         wait_until(lambda: len(updates) == 4)
         first.stop()
         record_line(stub, game.game_id, line[4:6])  # while nobody serves the watcher
-        second = BackgroundServer(embedded_redis.url, address, chain=CHAIN).start()
+        second = BackgroundServer(
+            embedded_redis.url, address, chain=CHAIN, owner_token=OWNER_TOKEN
+        ).start()
         try:
             record_line(stub, game.game_id, line[6:])
             reader.join(60)
@@ -373,7 +391,7 @@ def test_serve_takes_its_pool_size_and_watch_limits_from_the_command_line(
 ) -> None:
     serving = ServeProcess(tmp_path, "--redis-pool-size", "2", "--max-watchers", "1").start()
     try:
-        with Client(serving.address, user="tester") as client:
+        with Client(serving.address, token=serving.token) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             first = client.watch(game.game_id, heartbeat_seconds=1, timeout=30)
             assert next(first).WhichOneof("item") == "heartbeat"

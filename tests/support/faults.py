@@ -29,6 +29,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from service.embedded import EmbeddedRedis
 from service.server import channel
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
+from tests.service.helpers import OWNER_TOKEN
 from tests.support.play import random_game
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -48,7 +49,7 @@ def stored_revision(client: redis.Redis, game_id: str) -> int:
 
 def health_status(target: str, timeout: float = 1.0) -> int:
     """The server's overall health (NOT_SERVING also when it does not answer)."""
-    with channel(target) as opened:
+    with channel(target, OWNER_TOKEN) as opened:
         try:
             stub: Any = health_pb2_grpc.HealthStub(opened)  # the stubs type it loosely
             answer = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
@@ -103,8 +104,11 @@ class RecordingClient:
     """Records moves of its own games in a thread until told to stop, keeping the last
     version acknowledged for each game. A refused or failed call ends it (and is kept)."""
 
-    def __init__(self, target: str, lines: list[list[str]], first_line: int) -> None:
+    def __init__(
+        self, target: str, lines: list[list[str]], first_line: int, token: str = OWNER_TOKEN
+    ) -> None:
         self.target = target
+        self.token = token
         self.lines = lines
         self.next_line = first_line
         self.acknowledged: dict[str, int] = {}
@@ -128,7 +132,7 @@ class RecordingClient:
         return game_id, line
 
     def _run(self) -> None:
-        with channel(self.target) as opened:
+        with channel(self.target, self.token) as opened:
             stub = service_pb2_grpc.TablelogServiceStub(opened)
             try:
                 game_id, line = self._new_game(stub)
@@ -323,8 +327,9 @@ def kill_service_during_burst(
         try:
             children = redis_children(service.pid)
             assert len(children) == 1, f"expected one redis-server child, found {children}"
+            owner = (data_dir / "owner.token").read_text(encoding="utf-8").strip()
             running = [
-                RecordingClient(target, lines, first_line=trial * recorders + i).start()
+                RecordingClient(target, lines, trial * recorders + i, owner).start()
                 for i in range(recorders)
             ]
             time.sleep(burst_seconds)
@@ -380,7 +385,7 @@ def outage_trial(
     """Record a few moves; `inject` the fault; send a RecordMove (deadline `call_deadline`)
     while health is watched; after `outage_seconds`, `repair`; wait for SERVING; record
     again, with the same service."""
-    with channel(target) as opened:
+    with channel(target, OWNER_TOKEN) as opened:
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         game_id, version = create_game(stub)
         line = lines[0]

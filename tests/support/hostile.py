@@ -27,6 +27,7 @@ from replay.registry import all_games, find_game
 from service.server import channel
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client import Client, TablelogError
+from tests.service.helpers import OWNER_TOKEN
 
 FORBIDDEN = frozenset({grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN})
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["TablelogService"]
@@ -106,7 +107,7 @@ class Campaign:
     that the store is unchanged."""
 
     def __init__(self, target: str, redis_url: str) -> None:
-        self.channel = channel(target)
+        self.channel = channel(target, OWNER_TOKEN)
         self.digest = StoreDigest(redis_url)
         self.tally = Tally()
         self._before = self.digest()
@@ -516,7 +517,7 @@ def race(targets: Sequence[str], clients: int, games: int, seconds: float, seed:
     (exactly once, under its request id) and every game is verified."""
     report = RaceReport()
     lock = threading.Lock()
-    with Client(targets[0], user="racer", timeout=30) as setup:
+    with Client(targets[0], token=OWNER_TOKEN, timeout=30) as setup:
         report.games = [
             setup.create_game("splendor", ["Ann", "Bob", "Cleo"]).game_id for _ in range(games)
         ]
@@ -524,7 +525,7 @@ def race(targets: Sequence[str], clients: int, games: int, seconds: float, seed:
 
     def racer(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
-        with Client(targets[index % len(targets)], user=f"racer{index}", timeout=30) as client:
+        with Client(targets[index % len(targets)], token=OWNER_TOKEN, timeout=30) as client:
             while time.monotonic() < deadline:
                 game_id = rng.choice(report.games)
                 request_id = uuid.uuid4().hex
@@ -542,7 +543,7 @@ def race(targets: Sequence[str], clients: int, games: int, seconds: float, seed:
         thread.start()
     for thread in threads:
         thread.join()
-    with Client(targets[-1], user="checker", timeout=60) as checker:
+    with Client(targets[-1], token=OWNER_TOKEN, timeout=60) as checker:
         stored: dict[str, list[events_pb2.Event]] = {}
         for game_id in report.games:
             exported = checker.export(game_id)

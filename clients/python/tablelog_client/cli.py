@@ -24,6 +24,8 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
+from tablelog_client.club_cli import add_club_commands
+from tablelog_client.credentials import CredentialsError
 from tablelog_client.sdk import (
     DEFAULT_ADDRESS,
     MODES,
@@ -952,7 +954,10 @@ def _common() -> argparse.ArgumentParser:
         help=f"server address (default: $TABLELOG_ADDRESS or {DEFAULT_ADDRESS})",
     )
     common.add_argument(
-        "--user", default=None, help="who you are (default: $TABLELOG_USER or your login)"
+        "--token",
+        default=None,
+        help="your bearer token (default: $TABLELOG_TOKEN, else the one `tablelog login` "
+        "kept for the address, else on this machine the local server's owner token)",
     )
     common.add_argument(
         "--ca",
@@ -1168,6 +1173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "recorded before keys), marked unverified",
     )
     command.add_argument("--source", help="where the export comes from (default: the file)")
+    add_club_commands(sub, common, add)
 
     for plugin in entry_points(group=PLUGIN_GROUP):
         try:
@@ -1311,9 +1317,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with Client(args.address, user=args.user, client_name=CLIENT_NAME, ca=args.ca) as client:
+        with Client(args.address, token=args.token, client_name=CLIENT_NAME, ca=args.ca) as client:
             return handler(args, client)
-    except UsageError as error:
+    except (UsageError, CredentialsError) as error:
         _report(args, {"code": "USAGE", "message": str(error)})
         return 2
     except TablelogError as error:
@@ -1333,6 +1339,19 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+TOKEN_HINTS = {
+    "TOKEN_MISSING": "Log in with `tablelog login {address}` (or pass --token / set "
+    "$TABLELOG_TOKEN).",
+    "TOKEN_UNKNOWN": "The server does not know the token sent: log in again with "
+    "`tablelog login {address}`.",
+    "TOKEN_EXPIRED": "Ask an owner of your club for a new token (tablelog tokens create), then "
+    "`tablelog login {address}`.",
+    "TOKEN_REVOKED": "Ask an owner of your club for a new token (tablelog tokens create), then "
+    "`tablelog login {address}`.",
+}
+"""What to do about a refused token, after the server's own words."""
+
+
 def _refusal(error: TablelogError, address: str) -> dict[str, Any]:
     """A refusal as data: the gRPC code, the server's reason, message, details and field
     violations. A server that never answered (UNAVAILABLE with no reason from a server)
@@ -1340,6 +1359,8 @@ def _refusal(error: TablelogError, address: str) -> dict[str, Any]:
     message = error.message
     if error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
         message = f"no tablelog server at {address}: start one with `tablelog serve`"
+    elif error.reason in TOKEN_HINTS:
+        message = f"{message} {TOKEN_HINTS[error.reason].format(address=address)}"
     refusal: dict[str, Any] = {"code": error.code.name, "message": message}
     if error.reason:
         refusal["reason"] = error.reason

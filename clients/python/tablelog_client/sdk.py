@@ -6,7 +6,6 @@ that failed with UNAVAILABLE using the same id, so it is never stored twice."""
 
 from __future__ import annotations
 
-import getpass
 import os
 import time
 import uuid
@@ -19,7 +18,15 @@ import grpc
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
+from tablelog.v1 import (
+    clubs_pb2,
+    clubs_pb2_grpc,
+    events_pb2,
+    game_pb2,
+    service_pb2,
+    service_pb2_grpc,
+)
+from tablelog_client.credentials import resolve_token
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 CLIENT_NAME = "tablelog-python/0.1"
@@ -122,15 +129,31 @@ def open_channel(address: str, ca: str | None = None) -> grpc.Channel:
     return grpc.secure_channel(address, grpc.ssl_channel_credentials(roots), options=options)
 
 
+class BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Adds `authorization: Bearer <token>` to every call on a channel."""
+
+    def __init__(self, token: str) -> None:
+        self._header = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: Any) -> Any:
+        return details._replace(metadata=[*(details.metadata or ()), self._header])
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)
+
+
 class Client:
-    """A connection to one tablelog server."""
+    """A connection to one tablelog server, as the member its token names (`token`, else
+    found as `tablelog_client.credentials` says)."""
 
     def __init__(
         self,
         address: str | None = None,
         *,
-        user: str | None = None,
-        club: str | None = None,
+        token: str | None = None,
         timeout: float = 30.0,
         client_name: str = CLIENT_NAME,
         ca: str | None = None,
@@ -141,13 +164,16 @@ class Client:
         self.address = resolve_address(address)
         self.timeout = timeout
         self._channel = open_channel(self.address, ca or os.environ.get("TABLELOG_CA") or None)
-        self.stub = service_pb2_grpc.TablelogServiceStub(self._channel)
-        who = user or os.environ.get("TABLELOG_USER") or _login()
-        self.metadata: tuple[tuple[str, str], ...] = (
-            ("x-tablelog-user", who),
-            ("x-tablelog-club", club or os.environ.get("TABLELOG_CLUB", "")),
-            ("x-tablelog-client", client_name),
-        )
+        self.token = resolve_token(self.address, token)
+        """The token sent and where it was found (None: none was, and the server will say
+        TOKEN_MISSING)."""
+        # On the channel, so that every call through `stub` and `clubs` carries it.
+        calls: grpc.Channel = self._channel
+        if self.token is not None:
+            calls = grpc.intercept_channel(self._channel, BearerToken(self.token.value))
+        self.stub = service_pb2_grpc.TablelogServiceStub(calls)
+        self.clubs = clubs_pb2_grpc.ClubServiceStub(calls)
+        self.metadata: tuple[tuple[str, str], ...] = (("x-tablelog-client", client_name),)
 
     def close(self) -> None:
         self._channel.close()
@@ -205,12 +231,20 @@ class Client:
         options: game_pb2.GameOptions | None = None,
         components: Sequence[game_pb2.ComponentFile] = (),
         request_id: str | None = None,
+        seat_members: Sequence[str] = (),
     ) -> service_pb2.GameSummary:
         """Create a game; `components` replace the game's default component files of the
-        same names (a transcribed board, a corrected deck)."""
+        same names (a transcribed board, a corrected deck); `seat_members` are the member
+        ids of the club members playing the seats, in seat order (a player records for
+        their own seats)."""
+        if len(seat_members) > len(players):
+            raise ValueError("more seat members than players")
+        bound = [*seat_members, *[""] * (len(players) - len(seat_members))]
         request = service_pb2.CreateGameRequest(
             game=game,
-            players=[events_pb2.Player(name=p) for p in players],
+            players=[
+                events_pb2.Player(name=p, member_id=m) for p, m in zip(players, bound, strict=True)
+            ],
             mode=MODES[mode],
             title=title,
             options=options,
@@ -544,9 +578,71 @@ class Client:
         request = service_pb2.VerifyGameRequest(game_id=game_id, receipts=list(receipts))
         return self._call(self.stub.VerifyGame, request)
 
+    # -------------------------------------------------------------- club
 
-def _login() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "anonymous"
+    def whoami(self) -> clubs_pb2.WhoAmIResponse:
+        return self._call(self.clubs.WhoAmI, clubs_pb2.WhoAmIRequest())
+
+    def members(self) -> list[clubs_pb2.Member]:
+        return list(self._call(self.clubs.ListMembers, clubs_pb2.ListMembersRequest()).members)
+
+    def add_member(self, display_name: str, role: str) -> clubs_pb2.Member:
+        request = clubs_pb2.AddMemberRequest(display_name=display_name, role=ROLES[role])
+        return self._call(self.clubs.AddMember, request).member
+
+    def remove_member(self, member_id: str) -> int:
+        """Removes a member; how many of their tokens were revoked."""
+        request = clubs_pb2.RemoveMemberRequest(member_id=member_id)
+        return self._call(self.clubs.RemoveMember, request).tokens_revoked
+
+    def set_role(self, member_id: str, role: str) -> clubs_pb2.Member:
+        request = clubs_pb2.SetRoleRequest(member_id=member_id, role=ROLES[role])
+        return self._call(self.clubs.SetRole, request).member
+
+    def create_token(
+        self, member_id: str = "", expires_in_seconds: int = 0
+    ) -> clubs_pb2.CreateTokenResponse:
+        request = clubs_pb2.CreateTokenRequest(
+            member_id=member_id, expires_in_seconds=expires_in_seconds
+        )
+        return self._call(self.clubs.CreateToken, request)
+
+    def tokens(self, member_id: str = "") -> list[clubs_pb2.TokenInfo]:
+        request = clubs_pb2.ListTokensRequest(member_id=member_id)
+        return list(self._call(self.clubs.ListTokens, request).tokens)
+
+    def revoke_token(self, token_id: str) -> clubs_pb2.TokenInfo:
+        return self._call(
+            self.clubs.RevokeToken, clubs_pb2.RevokeTokenRequest(token_id=token_id)
+        ).token
+
+    def create_link_token(
+        self, game_id: str, expires_in_seconds: int = 0
+    ) -> clubs_pb2.CreateLinkTokenResponse:
+        request = clubs_pb2.CreateLinkTokenRequest(
+            game_id=game_id, expires_in_seconds=expires_in_seconds
+        )
+        return self._call(self.clubs.CreateLinkToken, request)
+
+    def bind_seat(self, game_id: str, seat: int, member_id: str) -> list[str]:
+        request = clubs_pb2.BindSeatRequest(game_id=game_id, seat=seat, member_id=member_id)
+        return list(self._call(self.clubs.BindSeat, request).seat_member_ids)
+
+    def update_club(
+        self, *, name: str | None = None, players_may_record: bool | None = None
+    ) -> clubs_pb2.Club:
+        request = clubs_pb2.UpdateClubRequest()
+        if name is not None:
+            request.name = name
+        if players_may_record is not None:
+            request.players_may_record = players_may_record
+        return self._call(self.clubs.UpdateClub, request).club
+
+
+ROLES = {
+    "owner": clubs_pb2.ROLE_OWNER,
+    "recorder": clubs_pb2.ROLE_RECORDER,
+    "player": clubs_pb2.ROLE_PLAYER,
+    "spectator": clubs_pb2.ROLE_SPECTATOR,
+}
+ROLE_NAMES = {number: name for name, number in ROLES.items()}

@@ -205,28 +205,35 @@ Global___Imported: _TypeAlias = Imported  # noqa: Y015
 
 @_typing.final
 class Actor(_message.Message):
-    """Who appended an event."""
+    """Who appended an event: the member the server authenticated (by their bearer token),
+    never what a client says of itself.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     USER_FIELD_NUMBER: _builtins.int
     CLUB_FIELD_NUMBER: _builtins.int
     CLIENT_FIELD_NUMBER: _builtins.int
+    MEMBER_ID_FIELD_NUMBER: _builtins.int
     user: _builtins.str
-    """The person or account, as the client identified it."""
+    """The member's display name when the event was appended."""
     club: _builtins.str
+    """The id of the member's club."""
     client: _builtins.str
-    """The client program and version ("tablelog-cli/0.1", "tablelog-go/0.1")."""
+    """The client program and version ("tablelog-cli/0.1", "tablelog-go/0.1"), as it says."""
+    member_id: _builtins.str
+    """The authenticated member's id (empty in events recorded before members existed)."""
     def __init__(
         self,
         *,
         user: _builtins.str = ...,
         club: _builtins.str = ...,
         client: _builtins.str = ...,
+        member_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "club", b"club", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "club", b"club", "member_id", b"member_id", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -239,15 +246,21 @@ class Player(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
+    MEMBER_ID_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    member_id: _builtins.str
+    """The club member who plays this seat (optional): a member with the player role may
+    record for the seats bound to them (see ClubService.BindSeat).
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
+        member_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["member_id", b"member_id", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -269,6 +282,7 @@ class GameCreated(_message.Message):
     TITLE_FIELD_NUMBER: _builtins.int
     RULES_VERSION_FIELD_NUMBER: _builtins.int
     DEALING_SCHEME_FIELD_NUMBER: _builtins.int
+    CLUB_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game: _builtins.str
     """The registry name of the game ("splendor")."""
@@ -285,6 +299,10 @@ class GameCreated(_message.Message):
     field): the outcome of the move recorded at revision r uses the ticket of r, so a move
     taken back and played again could draw another outcome. 1: the k-th chance move in
     effect uses the ticket of k, so taking a move back and playing it again deals the same.
+    """
+    club: _builtins.str
+    """The club the game belongs to (the creator's, or for an import the importer's): only its
+    members see the game.
     """
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___Player]: ...
@@ -307,10 +325,11 @@ class GameCreated(_message.Message):
         title: _builtins.str = ...,
         rules_version: _builtins.str = ...,
         dealing_scheme: _builtins.int = ...,
+        club: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "dealing_scheme", b"dealing_scheme", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "rules_version", b"rules_version", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "components", b"components", "dealing_scheme", b"dealing_scheme", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "rules_version", b"rules_version", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

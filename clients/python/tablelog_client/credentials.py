@@ -1,0 +1,111 @@
+"""Which bearer token a client sends to a server, first found wins:
+
+1. the one given (`--token`, `Client(token=...)`);
+2. `$TABLELOG_TOKEN`;
+3. the config file `$XDG_CONFIG_HOME/tablelog/credentials.json`
+   (`{"servers": {"host:port": {"token": "..."}}}`, mode 0600), written by `tablelog login`;
+4. for a loopback address only: the local owner's token that `tablelog serve` wrote to
+   `owner.token` in its data directory ($TABLELOG_DATA_DIR, else the platform's user data
+   directory for "tablelog"), so the CLI beside a local server needs no setup."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+ENV_TOKEN = "TABLELOG_TOKEN"
+OWNER_TOKEN_FILE = "owner.token"
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    value: str
+    source: str
+    """Where it was found, in words ("--token", "$TABLELOG_TOKEN", a file's path)."""
+
+
+def config_file() -> Path:
+    return platformdirs.user_config_path("tablelog", appauthor=False) / "credentials.json"
+
+
+def data_dir() -> Path:
+    """The server's default data directory (as `tablelog serve` picks it)."""
+    configured = os.environ.get("TABLELOG_DATA_DIR")
+    return (
+        Path(configured) if configured else platformdirs.user_data_path("tablelog", appauthor=False)
+    )
+
+
+def is_loopback(address: str) -> bool:
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _servers(path: Path) -> dict[str, dict[str, str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise CredentialsError(f"{path} is not a readable credentials file: {exc}") from exc
+    servers = data.get("servers", {}) if isinstance(data, dict) else {}
+    return servers if isinstance(servers, dict) else {}
+
+
+class CredentialsError(Exception):
+    """A credentials file that cannot be read or written."""
+
+
+def stored_token(address: str, path: Path | None = None) -> Token | None:
+    path = path or config_file()
+    entry = _servers(path).get(address)
+    token = entry.get("token") if isinstance(entry, dict) else None
+    return Token(token, str(path)) if isinstance(token, str) and token else None
+
+
+def local_owner_token(address: str) -> Token | None:
+    if not is_loopback(address):
+        return None
+    path = data_dir() / OWNER_TOKEN_FILE
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return Token(token, str(path)) if token else None
+
+
+def resolve_token(address: str, given: str | None = None) -> Token | None:
+    """The token to send to `address` (see the module doc); None when there is none."""
+    if given:
+        return Token(given, "--token")
+    from_env = os.environ.get(ENV_TOKEN)
+    if from_env:
+        return Token(from_env, f"${ENV_TOKEN}")
+    return stored_token(address) or local_owner_token(address)
+
+
+def store_token(address: str, token: str, path: Path | None = None) -> Path:
+    """Keep `token` for `address` in the credentials file (mode 0600); its path."""
+    path = path or config_file()
+    servers = _servers(path)
+    servers[address] = {"token": token}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        json.dump({"servers": servers}, file, indent=2)
+        file.write("\n")
+    os.chmod(partial, 0o600)
+    os.replace(partial, path)
+    return path
