@@ -201,12 +201,12 @@ def test_the_audit_check_tells_the_recorder_from_another_member(address: str) ->
     assert "actor of event 1" in lines[-2], lines
 
 
-def test_reflection_check_needs_no_proto_files(address: str) -> None:
+def _reflection_check(address: str, *arguments: str) -> subprocess.CompletedProcess[str]:
     # A process that cannot import the generated modules: no PYTHONPATH, run from /.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     script = ROOT / "tests" / "clients" / "reflection_check.py"
-    done = subprocess.run(
-        [sys.executable, "-P", str(script), "--address", address],
+    return subprocess.run(
+        [sys.executable, "-P", str(script), "--address", address, *arguments],
         cwd="/",
         env=env,
         capture_output=True,
@@ -214,9 +214,40 @@ def test_reflection_check_needs_no_proto_files(address: str) -> None:
         timeout=120,
         check=False,
     )
+
+
+def test_reflection_check_needs_no_proto_files(address: str) -> None:
+    done = _reflection_check(address)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     _assert_all_passed(output, _reflection_steps(), "reflection:")
+
+
+def test_reflection_check_amends(address: str, tmp_path: Path) -> None:
+    """The scenario's amendments, by reflection: its moves up to bo's first turn, then its
+    refused and its accepted amendment (which there come right after that turn)."""
+    scenario = conformance.load_scenario()
+    ids = [step["id"] for step in scenario["steps"]]
+    steps = [
+        step
+        for step in scenario["steps"][: ids.index("bo-takes-three") + 1]
+        if step["op"] in ("create", "record") and "retry_of" not in step
+    ]
+    refused = dict(scenario["steps"][ids.index("amend-breaking-the-buy-refused")])
+    # Without the later buy, replacing ada's first take breaks nothing: a move that does not
+    # apply where it goes in is refused instead.
+    refused["notation"] = "buy 1.1"
+    refused["expect"] = {"error": {"code": "FAILED_PRECONDITION", "reason": "ILLEGAL_MOVE"}}
+    kept = dict(scenario["steps"][ids.index("amend-keeps-the-tail")])
+    kept["expect"] = {"version": 19, "move_count": 17, "to_move": "seat:0"}
+    steps += [refused, kept]
+    part = {"until": kept["id"], "verify": {"ok": True, "events_checked": 19}}
+    path = tmp_path / "amend.json"
+    path.write_text(json.dumps({**scenario, "steps": steps, "reflection": part}), "utf-8")
+    done = _reflection_check(address, "--scenario", str(path))
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    _assert_all_passed(output, len(steps) + 1, "reflection:")
 
 
 @contextlib.contextmanager
