@@ -4,6 +4,9 @@ A client like any other: it speaks to a live server through the generated `table
 stubs and reads google.rpc error details; it imports nothing from replay/ or service/.
 
     PYTHONPATH=proto .venv/bin/python tests/clients/conformance.py --address 127.0.0.1:50051
+
+It calls as the member whose token is in $TABLELOG_TOKEN (a recorder), and the steps marked
+`"as": "spectator"` as the one whose token is in $TABLELOG_SPECTATOR_TOKEN.
 """
 
 from __future__ import annotations
@@ -25,12 +28,22 @@ from google.protobuf import json_format
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
+from tablelog.v1 import (
+    clubs_pb2,
+    clubs_pb2_grpc,
+    events_pb2,
+    game_pb2,
+    service_pb2,
+    service_pb2_grpc,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "clients" / "conformance" / "scenario.json"
 CLIENT_NAME = "tablelog-python-conformance/0.1.0"
 TIMEOUT = 30.0
+TOKEN_ENV = {"recorder": "TABLELOG_TOKEN", "spectator": "TABLELOG_SPECTATOR_TOKEN"}
+"""Where the token of each identity a step may call as (`as`) is found."""
+AMEND_CHANGES = ("replace", "insert", "delete")
 
 Json = dict[str, Any]
 
@@ -97,14 +110,33 @@ class Runner:
     records: dict[str, tuple[service_pb2.RecordMoveRequest, service_pb2.RecordMoveResponse]] = (
         field(default_factory=dict)
     )
+    members: dict[str, clubs_pb2.Member] = field(default_factory=dict)
+    """Who each identity's token names, asked once (WhoAmI)."""
 
     def stub(self, step: Json) -> service_pb2_grpc.TablelogServiceStub:
         return service_pb2_grpc.TablelogServiceStub(self.channels[step.get("client", "a")])
 
     def metadata(self, step: Json) -> tuple[tuple[str, str], ...]:
-        """Both clients call as the member whose token is in $TABLELOG_TOKEN."""
-        token = os.environ.get("TABLELOG_TOKEN", "")
+        """Both clients call as the recorder, or as the spectator for a step marked so."""
+        return self.metadata_as(step.get("as", "recorder"))
+
+    def metadata_as(self, identity: str) -> tuple[tuple[str, str], ...]:
+        if identity not in TOKEN_ENV:
+            raise ScenarioFailure(f"unknown identity {identity!r}: one of {', '.join(TOKEN_ENV)}")
+        token = os.environ.get(TOKEN_ENV[identity], "")
+        if not token:
+            raise ScenarioFailure(f"no {identity} token: set ${TOKEN_ENV[identity]}")
         return (("x-tablelog-client", CLIENT_NAME), ("authorization", f"Bearer {token}"))
+
+    def member(self, identity: str) -> clubs_pb2.Member:
+        """The member an identity's token names."""
+        if identity not in self.members:
+            stub = clubs_pb2_grpc.ClubServiceStub(self.channels["a"])
+            response = stub.WhoAmI(
+                clubs_pb2.WhoAmIRequest(), timeout=TIMEOUT, metadata=self.metadata_as(identity)
+            )
+            self.members[identity] = response.member
+        return self.members[identity]
 
     def run(self, steps: Sequence[Json]) -> tuple[int, int]:
         passed = 0
@@ -232,6 +264,38 @@ class Runner:
         response = self.stub(step).RedoMove(request, timeout=TIMEOUT, metadata=self.metadata(step))
         self.version = response.game.version
         self.expect_game(response.game, expect)
+
+    def op_amend(self, step: Json, expect: Json) -> None:
+        change = step.get("change", "replace")
+        if change not in AMEND_CHANGES:
+            raise ScenarioFailure(f"unknown amend change {change!r}")
+        request = service_pb2.AmendMoveRequest(
+            game_id=self.game_id,
+            revision=int(step["revision"]),
+            expected_version=self.expected_version(step),
+            request_id=step.get("request_id", ""),
+            reason=step.get("reason", ""),
+        )
+        if change == "delete":
+            request.delete_move.SetInParent()
+        else:
+            new = request.replace_move if change == "replace" else request.insert_move
+            if "notation" in step:
+                new.notation = step["notation"]
+            else:
+                json_format.ParseDict(step["move"], new.move)
+        response = self.stub(step).AmendMove(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        self.version = response.game.version
+        self.expect_game(response.game, expect)
+
+    def op_whoami(self, step: Json, expect: Json) -> None:
+        identity = step.get("as", "recorder")
+        self.members.pop(identity, None)  # asked afresh: this step is the check
+        member = self.member(identity)
+        if "role" in expect:
+            check("role", clubs_pb2.Role.Name(member.role), expect["role"])
+        if not member.member_id:
+            raise ScenarioFailure(f"the {identity} token names no member")
 
     def op_game(self, step: Json, expect: Json) -> None:
         response = self.stub(step).GetGame(
@@ -409,6 +473,14 @@ class Runner:
             check("undone entries", sum(entry.undone for entry in entries), expect["undone"])
         sequences = [entry.event.sequence for entry in entries]
         check("audit sequences", sequences, list(range(1, len(entries) + 1)))
+        if "actor" in expect:
+            member = self.member(expect["actor"])
+            for entry in entries:
+                actor = entry.event.actor
+                check(f"actor of event {entry.event.sequence}", actor.member_id, member.member_id)
+                check(
+                    f"actor name of event {entry.event.sequence}", actor.user, member.display_name
+                )
 
     def op_verify(self, step: Json, expect: Json) -> None:
         response = self.stub(step).VerifyGame(

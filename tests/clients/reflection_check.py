@@ -5,6 +5,9 @@ JSON and responses read back as JSON, as `grpcurl -d '{...}' HOST:PORT tablelog.
 would. Nothing generated from proto/ is imported (the check asserts it).
 
     .venv/bin/python tests/clients/reflection_check.py --address 127.0.0.1:50051
+
+It calls as the recorder ($TABLELOG_TOKEN), the steps marked `"as": "spectator"` as the
+spectator ($TABLELOG_SPECTATOR_TOKEN).
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from grpc_status import rpc_status
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "clients" / "conformance" / "scenario.json"
 SERVICE = "tablelog.v1.TablelogService"
+CLUBS = "tablelog.v1.ClubService"
 TIMEOUT = 30.0
-METADATA = (
-    ("x-tablelog-client", "tablelog-reflection-check/0.1.0"),
-    ("authorization", f"Bearer {os.environ.get('TABLELOG_TOKEN', '')}"),
-)
+CLIENT_NAME = "tablelog-reflection-check/0.1.0"
+TOKEN_ENV = {"recorder": "TABLELOG_TOKEN", "spectator": "TABLELOG_SPECTATOR_TOKEN"}
+"""Where the token of each identity a step may call as (`as`) is found."""
+AMEND_CHANGES = {"replace": "replace_move", "insert": "insert_move", "delete": "delete_move"}
 
 Json = dict[str, Any]
 
@@ -54,25 +58,47 @@ class ReflectedService:
     def __init__(self, channel: grpc.Channel) -> None:
         self.channel = channel
         self.pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(channel))
-        self.service = self.pool.FindServiceByName(SERVICE)
 
     def services(self) -> list[str]:
         database = ProtoReflectionDescriptorDatabase(self.channel)
         return sorted(database.get_services())
 
-    def call(self, method: str, request: Json) -> Json:
-        descriptor = self.service.FindMethodByName(method)
+    def call(
+        self, method: str, request: Json, identity: str = "recorder", service: str = SERVICE
+    ) -> Json:
+        descriptor = self.pool.FindServiceByName(service).FindMethodByName(method)
         request_class = message_factory.GetMessageClass(descriptor.input_type)
         response_class = message_factory.GetMessageClass(descriptor.output_type)
         invoke = self.channel.unary_unary(
-            f"/{SERVICE}/{method}",
+            f"/{service}/{method}",
             request_serializer=_serialize,
             response_deserializer=response_class.FromString,
         )
         response = invoke(
-            json_format.ParseDict(request, request_class()), timeout=TIMEOUT, metadata=METADATA
+            json_format.ParseDict(request, request_class()),
+            timeout=TIMEOUT,
+            metadata=metadata_as(identity),
         )
         return json_format.MessageToDict(response, preserving_proto_field_name=True)
+
+
+def metadata_as(identity: str) -> tuple[tuple[str, str], ...]:
+    if identity not in TOKEN_ENV:
+        raise CheckFailure(f"unknown identity {identity!r}: one of {', '.join(TOKEN_ENV)}")
+    token = os.environ.get(TOKEN_ENV[identity], "")
+    if not token:
+        raise CheckFailure(f"no {identity} token: set ${TOKEN_ENV[identity]}")
+    return (("x-tablelog-client", CLIENT_NAME), ("authorization", f"Bearer {token}"))
+
+
+def viewer(spec: object) -> Json:
+    if spec is None or spec == "spectator":
+        return {"spectator": True}
+    if spec == "full":
+        return {"full": True}
+    if isinstance(spec, dict) and "seat" in spec:
+        return {"seat": int(spec["seat"])}
+    raise CheckFailure(f"unknown viewer {spec!r}")
 
 
 def _serialize(request: message.Message) -> bytes:
@@ -146,7 +172,11 @@ class ReflectionRunner:
         return int(spec)
 
     def dispatch(self, op: str, step: Json, expect: Json) -> None:
-        call = self.service.call
+        identity = step.get("as", "recorder")
+
+        def call(method: str, request: Json, service: str = SERVICE) -> Json:
+            return self.service.call(method, request, identity, service)
+
         if op == "create":
             spec = self.scenario["create"]
             response = call(
@@ -187,10 +217,65 @@ class ReflectionRunner:
             if "notation" in expect:
                 notation = response["events"][0]["move_recorded"]["notation"]
                 check("notation", notation, expect["notation"])
+        elif op in ("undo", "redo"):
+            request = {
+                "game_id": self.game_id,
+                "expected_version": str(self.expected_version(step)),
+                "request_id": step.get("request_id") or str(uuid.uuid4()),
+            }
+            if op == "undo":
+                request["reason"] = step.get("reason", "")
+            response = call("UndoMove" if op == "undo" else "RedoMove", request)
+            self.version = int(response["game"]["version"])
+            self.expect_game(response["game"], expect)
+        elif op == "amend":
+            change = step.get("change", "replace")
+            if change not in AMEND_CHANGES:
+                raise CheckFailure(f"unknown amend change {change!r}")
+            new: Json = {}
+            if change != "delete":
+                new = (
+                    {"notation": step["notation"]} if "notation" in step else {"move": step["move"]}
+                )
+            request = {
+                "game_id": self.game_id,
+                "revision": str(step["revision"]),
+                "expected_version": str(self.expected_version(step)),
+                "request_id": step.get("request_id") or str(uuid.uuid4()),
+                "reason": step.get("reason", ""),
+                AMEND_CHANGES[change]: new,
+            }
+            response = call("AmendMove", request)
+            self.version = int(response["game"]["version"])
+            self.expect_game(response["game"], expect)
+        elif op == "annotate":
+            request = {
+                "game_id": self.game_id,
+                "revision": str(step["revision"]),
+                "comment": step.get("comment", ""),
+                "glyph": step.get("glyph", ""),
+                "request_id": step.get("request_id") or str(uuid.uuid4()),
+            }
+            annotation = call("AddAnnotation", request)["annotation"]
+            for key in ("comment", "glyph"):
+                if key in expect:
+                    check(key, annotation.get(key, ""), expect[key])
+            if "revision" in expect:
+                check("revision", int(annotation.get("revision", 0)), expect["revision"])
+        elif op == "whoami":
+            member = call("WhoAmI", {}, service=CLUBS).get("member", {})
+            if "role" in expect:
+                check("role", member.get("role"), expect["role"])
+            if not member.get("member_id"):
+                raise CheckFailure(f"the {identity} token names no member")
         elif op == "game":
             self.expect_game(call("GetGame", {"game_id": self.game_id})["game"], expect)
         elif op == "state":
-            request = {"game_id": self.game_id, "revision": str(step.get("revision", 0))}
+            request = {
+                "game_id": self.game_id,
+                "revision": str(step.get("revision", 0)),
+                "viewer": viewer(step.get("viewer")),
+            }
             state = call("GetState", request)["state"]
             if "revision" in expect:
                 check("revision", int(state.get("revision", 0)), expect["revision"])
@@ -198,6 +283,8 @@ class ReflectionRunner:
                 check("to_move", describe_to_move(state.get("to_move", {})), expect["to_move"])
             if "moves" in expect:
                 check("moves", state.get("moves", []), expect["moves"])
+            if "moves_count" in expect:
+                check("moves_count", len(state.get("moves", [])), expect["moves_count"])
             for text in expect.get("text_contains", []):
                 if text not in state.get("text", ""):
                     raise CheckFailure(f"state text lacks {text!r}")

@@ -1,8 +1,10 @@
 """Every client holds to the one conformance scenario against a live server.
 
-A `tablelog serve` is started on a free port with its embedded Redis; the Python runner
-(generated stubs only), the reflection check (no .proto files), the TypeScript client and the
-Go client each run clients/conformance/scenario.json against it. The TypeScript and Go
+A `tablelog serve` is started on a free port with its embedded Redis; with the owner token
+it writes, a recorder and a spectator are added to its club. The Python runner (generated
+stubs only), the reflection check (no .proto files), the TypeScript client and the Go client
+each run clients/conformance/scenario.json against it as the recorder ($TABLELOG_TOKEN), the
+spectator's steps with the spectator's token ($TABLELOG_SPECTATOR_TOKEN). The TypeScript and Go
 clients are built here and their unit tests run too. Without node/npm or go the matching
 tests are skipped, unless CI is set: there a missing toolchain is a failure.
 """
@@ -27,6 +29,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from tablelog_client.sdk import Client
 from tests.clients import conformance
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,17 +79,20 @@ def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    previous = os.environ.get("TABLELOG_TOKEN")
+    previous = {name: os.environ.get(name) for name in conformance.TOKEN_ENV.values()}
     try:
         _wait_until_serving(address, server, data / "serve.log")
-        # Every runner (and the processes it starts) calls as the local owner.
-        os.environ["TABLELOG_TOKEN"] = (data / "owner.token").read_text().strip()
+        owner = (data / "owner.token").read_text().strip()
+        # Every runner (and the processes it starts) calls as the recorder, and as the
+        # spectator where a step says so: not as the owner, who may do and see everything.
+        os.environ.update(_member_tokens(address, owner))
         yield address
     finally:
-        if previous is None:
-            os.environ.pop("TABLELOG_TOKEN", None)
-        else:
-            os.environ["TABLELOG_TOKEN"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         server.send_signal(signal.SIGINT)
         try:
             server.wait(30)
@@ -94,6 +100,17 @@ def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             server.kill()
             server.wait(10)
         log.close()
+
+
+def _member_tokens(address: str, owner_token: str) -> dict[str, str]:
+    """Adds a recorder and a spectator to the local club (as its owner); the environment
+    variable that carries each one's new token, as conformance.TOKEN_ENV names them."""
+    tokens: dict[str, str] = {}
+    with Client(address, token=owner_token) as owner:
+        for role, variable in conformance.TOKEN_ENV.items():
+            member = owner.add_member(f"conformance {role}", role)
+            tokens[variable] = owner.create_token(member.member_id, 3600).token
+    return tokens
 
 
 def _wait_until_serving(address: str, server: subprocess.Popen[bytes], log: Path) -> None:
@@ -171,12 +188,25 @@ def test_a_run_of_fewer_steps_than_the_scenario_fails(address: str) -> None:
     assert conformance.run(address, scenario, lines.append) == (0, 1), lines
 
 
-def test_reflection_check_needs_no_proto_files(address: str) -> None:
+def test_the_audit_check_tells_the_recorder_from_another_member(address: str) -> None:
+    """The audit's actors are checked against the member the recorder's token names: the
+    same run expecting the spectator as actor fails at that step."""
+    scenario = conformance.load_scenario()
+    steps = [dict(step) for step in scenario["steps"]]
+    last_audit = max(i for i, step in enumerate(steps) if step["op"] == "audit")
+    steps[last_audit]["expect"] = {**steps[last_audit]["expect"], "actor": "spectator"}
+    lines: list[str] = []
+    passed, failed = conformance.run(address, {**scenario, "steps": steps}, lines.append)
+    assert (passed, failed) == (last_audit, 1), lines
+    assert "actor of event 1" in lines[-2], lines
+
+
+def _reflection_check(address: str, *arguments: str) -> subprocess.CompletedProcess[str]:
     # A process that cannot import the generated modules: no PYTHONPATH, run from /.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     script = ROOT / "tests" / "clients" / "reflection_check.py"
-    done = subprocess.run(
-        [sys.executable, "-P", str(script), "--address", address],
+    return subprocess.run(
+        [sys.executable, "-P", str(script), "--address", address, *arguments],
         cwd="/",
         env=env,
         capture_output=True,
@@ -184,9 +214,40 @@ def test_reflection_check_needs_no_proto_files(address: str) -> None:
         timeout=120,
         check=False,
     )
+
+
+def test_reflection_check_needs_no_proto_files(address: str) -> None:
+    done = _reflection_check(address)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     _assert_all_passed(output, _reflection_steps(), "reflection:")
+
+
+def test_reflection_check_amends(address: str, tmp_path: Path) -> None:
+    """The scenario's amendments, by reflection: its moves up to bo's first turn, then its
+    refused and its accepted amendment (which there come right after that turn)."""
+    scenario = conformance.load_scenario()
+    ids = [step["id"] for step in scenario["steps"]]
+    steps = [
+        step
+        for step in scenario["steps"][: ids.index("bo-takes-three") + 1]
+        if step["op"] in ("create", "record") and "retry_of" not in step
+    ]
+    refused = dict(scenario["steps"][ids.index("amend-breaking-the-buy-refused")])
+    # Without the later buy, replacing ada's first take breaks nothing: a move that does not
+    # apply where it goes in is refused instead.
+    refused["notation"] = "buy 1.1"
+    refused["expect"] = {"error": {"code": "FAILED_PRECONDITION", "reason": "ILLEGAL_MOVE"}}
+    kept = dict(scenario["steps"][ids.index("amend-keeps-the-tail")])
+    kept["expect"] = {"version": 19, "move_count": 17, "to_move": "seat:0"}
+    steps += [refused, kept]
+    part = {"until": kept["id"], "verify": {"ok": True, "events_checked": 19}}
+    path = tmp_path / "amend.json"
+    path.write_text(json.dumps({**scenario, "steps": steps, "reflection": part}), "utf-8")
+    done = _reflection_check(address, "--scenario", str(path))
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    _assert_all_passed(output, len(steps) + 1, "reflection:")
 
 
 @contextlib.contextmanager

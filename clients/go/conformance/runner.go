@@ -44,6 +44,8 @@ type Step struct {
 	Comment          string          `json:"comment"`
 	Note             string          `json:"note"`
 	Client           string          `json:"client"`
+	As               string          `json:"as"`
+	Change           string          `json:"change"`
 	Notation         *string         `json:"notation"`
 	Move             json.RawMessage `json:"move"`
 	Version          json.RawMessage `json:"version"`
@@ -90,6 +92,8 @@ type Expect struct {
 	Undone         *int           `json:"undone"`
 	OK             *bool          `json:"ok"`
 	EventsChecked  *uint64        `json:"events_checked"`
+	Role           *string        `json:"role"`
+	Actor          *string        `json:"actor"`
 }
 
 // ExpectedError is a refusal: the status code's name, the ErrorInfo reason and metadata.
@@ -112,11 +116,26 @@ type Runner struct {
 	gameID   string
 	version  uint64
 	records  map[string]recorded
+	// members holds who each identity's token names, asked once (WhoAmI).
+	members map[string]*tablelogv1.Member
 }
 
-// NewRunner prepares a run; clients holds "a" and "b", two connections as different users.
+// Recorder and Spectator are the identities a step calls as (its "as"; default Recorder).
+const (
+	Recorder  = "recorder"
+	Spectator = "spectator"
+)
+
+// SpectatorClient is the key of the spectator's connection in the clients given to NewRunner.
+const SpectatorClient = "spectator"
+
+// NewRunner prepares a run; clients holds "a" and "b", two connections as the recorder (as
+// different users), and SpectatorClient, one as the spectator (needed by steps that say so).
 func NewRunner(clients map[string]*tablelog.Client, scenario *Scenario, log func(string)) *Runner {
-	return &Runner{clients: clients, scenario: scenario, log: log, records: map[string]recorded{}}
+	return &Runner{
+		clients: clients, scenario: scenario, log: log,
+		records: map[string]recorded{}, members: map[string]*tablelogv1.Member{},
+	}
 }
 
 // Run runs every step and stops at the first failure (later steps depend on earlier ones).
@@ -143,18 +162,62 @@ func explain(err error) string {
 }
 
 func (r *Runner) client(step *Step) *tablelog.Client {
+	if step.As == Spectator {
+		return r.clients[SpectatorClient]
+	}
 	if step.Client == "" {
 		return r.clients["a"]
 	}
 	return r.clients[step.Client]
 }
 
+// clientOf is the connection that calls as an identity.
+func (r *Runner) clientOf(identity string) (*tablelog.Client, error) {
+	switch identity {
+	case "", Recorder:
+		return r.clients["a"], nil
+	case Spectator:
+		if client := r.clients[SpectatorClient]; client != nil {
+			return client, nil
+		}
+		return nil, errors.New("no spectator token: give --spectator-token or set $TABLELOG_SPECTATOR_TOKEN")
+	}
+	return nil, fmt.Errorf("unknown identity %q: recorder or spectator", identity)
+}
+
+// member is who an identity's token names.
+func (r *Runner) member(ctx context.Context, identity string) (*tablelogv1.Member, error) {
+	if member, ok := r.members[identity]; ok {
+		return member, nil
+	}
+	client, err := r.clientOf(identity)
+	if err != nil {
+		return nil, err
+	}
+	me, err := client.WhoAmI(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if me.GetMember().GetMemberId() == "" {
+		return nil, fmt.Errorf("the %s token names no member", identity)
+	}
+	r.members[identity] = me.GetMember()
+	return me.GetMember(), nil
+}
+
 func (r *Runner) step(ctx context.Context, step *Step) error {
+	if _, err := r.clientOf(step.As); err != nil {
+		return err
+	}
 	if r.client(step) == nil {
 		return fmt.Errorf("unknown client %q", step.Client)
 	}
 	var err error
 	switch step.Op {
+	case "whoami":
+		err = r.whoami(ctx, step)
+	case "amend":
+		err = r.amend(ctx, step)
 	case "create":
 		err = r.create(ctx, step)
 	case "record":
@@ -427,6 +490,55 @@ func (r *Runner) redo(ctx context.Context, step *Step) error {
 	return r.expectGame(response.GetGame(), &step.Expect)
 }
 
+func (r *Runner) amend(ctx context.Context, step *Step) error {
+	version, err := r.expectedVersion(step)
+	if err != nil {
+		return err
+	}
+	amendment := tablelog.Amendment{Reason: step.Reason}
+	switch step.Change {
+	case "", "replace":
+		amendment.Kind = tablelog.Replace
+	case "insert":
+		amendment.Kind = tablelog.Insert
+	case "delete":
+		amendment.Kind = tablelog.Delete
+	default:
+		return fmt.Errorf("unknown amend change %q", step.Change)
+	}
+	if step.Notation != nil {
+		amendment.Notation = *step.Notation
+	} else if len(step.Move) > 0 {
+		amendment.Move = &tablelogv1.Move{}
+		if err := protojson.Unmarshal(step.Move, amendment.Move); err != nil {
+			return fmt.Errorf("move: %w", err)
+		}
+	}
+	response, err := r.client(step).Amend(ctx, r.gameID, step.Revision, amendment,
+		tablelog.Write{ExpectedVersion: version, RequestID: step.RequestID})
+	if err != nil {
+		return err
+	}
+	r.version = response.GetGame().GetVersion()
+	return r.expectGame(response.GetGame(), &step.Expect)
+}
+
+func (r *Runner) whoami(ctx context.Context, step *Step) error {
+	identity := step.As
+	if identity == "" {
+		identity = Recorder
+	}
+	delete(r.members, identity) // asked afresh: this step is the check
+	member, err := r.member(ctx, identity)
+	if err != nil {
+		return err
+	}
+	if step.Expect.Role != nil {
+		return check("role", member.GetRole().String(), *step.Expect.Role)
+	}
+	return nil
+}
+
 func (r *Runner) game(ctx context.Context, step *Step) error {
 	game, err := r.client(step).GetGame(ctx, r.gameID)
 	if err != nil {
@@ -691,7 +803,23 @@ func (r *Runner) audit(ctx context.Context, step *Step) error {
 	if expect.Undone != nil {
 		errs = append(errs, check("undone entries", undone, *expect.Undone))
 	}
-	return firstError(errs...)
+	if err := firstError(errs...); err != nil || expect.Actor == nil {
+		return err
+	}
+	member, err := r.member(ctx, *expect.Actor)
+	if err != nil {
+		return err
+	}
+	for _, entry := range entries {
+		actor, sequence := entry.GetEvent().GetActor(), entry.GetEvent().GetSequence()
+		if err := firstError(
+			check(fmt.Sprintf("actor of event %d", sequence), actor.GetMemberId(), member.GetMemberId()),
+			check(fmt.Sprintf("actor name of event %d", sequence), actor.GetUser(), member.GetDisplayName()),
+		); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *Runner) verify(ctx context.Context, step *Step) error {

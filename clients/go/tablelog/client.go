@@ -33,7 +33,9 @@ const DefaultAddress = "127.0.0.1:50051"
 // Client calls one tablelog server. It is safe for concurrent use.
 type Client struct {
 	// Raw is the generated client, for anything the wrapper does not cover.
-	Raw     tablelogv1.TablelogServiceClient
+	Raw tablelogv1.TablelogServiceClient
+	// Clubs is the generated client of the club's members and tokens (ClubService).
+	Clubs   tablelogv1.ClubServiceClient
 	conn    *grpc.ClientConn
 	headers metadata.MD
 	timeout time.Duration
@@ -141,7 +143,10 @@ func newClient(conn grpc.ClientConnInterface, s *settings, token *Token) *Client
 	if s.club != "" {
 		headers.Set("x-tablelog-club", s.club)
 	}
-	return &Client{Raw: tablelogv1.NewTablelogServiceClient(conn), headers: headers, timeout: s.timeout, token: token}
+	return &Client{
+		Raw: tablelogv1.NewTablelogServiceClient(conn), Clubs: tablelogv1.NewClubServiceClient(conn),
+		headers: headers, timeout: s.timeout, token: token,
+	}
 }
 
 // TokenSource says where the token sent with every call came from ("" when none is sent).

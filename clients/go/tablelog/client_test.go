@@ -3,6 +3,7 @@ package tablelog_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"testing"
@@ -25,6 +26,7 @@ type fakeServer struct {
 	tablelogv1.UnimplementedTablelogServiceServer
 	headers      metadata.MD
 	lastRecord   *tablelogv1.RecordMoveRequest
+	amends       []string
 	watchStopped chan struct{}
 }
 
@@ -103,12 +105,89 @@ func (f *fakeServer) GetGame(context.Context, *tablelogv1.GetGameRequest) (*tabl
 	return nil, status.Error(codes.NotFound, "no such game")
 }
 
-func start(t *testing.T) (*tablelog.Client, *fakeServer) {
+func (f *fakeServer) AmendMove(_ context.Context, req *tablelogv1.AmendMoveRequest) (*tablelogv1.AmendMoveResponse, error) {
+	if req.GetRequestId() == "" || req.GetExpectedVersion() != 24 {
+		return nil, status.Error(codes.InvalidArgument, "bad amend request")
+	}
+	switch change := req.GetChange().(type) {
+	case *tablelogv1.AmendMoveRequest_ReplaceMove:
+		if change.ReplaceMove.GetNotation() == "take r g k" {
+			return nil, refusal(codes.FailedPrecondition, tablelog.ReasonAmendBreaksLaterMove,
+				map[string]string{"revision": "23", "notation": "buy 1.1"})
+		}
+		f.amends = append(f.amends, fmt.Sprintf("replace %d %s", req.GetRevision(), change.ReplaceMove.GetNotation()))
+	case *tablelogv1.AmendMoveRequest_InsertMove:
+		move := change.InsertMove
+		f.amends = append(f.amends, fmt.Sprintf("insert %d typed=%v seat=%d", req.GetRevision(), move.GetMove() != nil, move.GetSeat()))
+	case *tablelogv1.AmendMoveRequest_DeleteMove:
+		f.amends = append(f.amends, fmt.Sprintf("delete %d drop_tail=%v reason=%s", req.GetRevision(), req.GetDropTail(), req.GetReason()))
+	}
+	return &tablelogv1.AmendMoveResponse{Game: &tablelogv1.GameSummary{Version: 25}}, nil
+}
+
+// fakeClubs answers the club calls as a club of one owner would.
+type fakeClubs struct {
+	tablelogv1.UnimplementedClubServiceServer
+	authorization []string
+	calls         []string
+}
+
+func (f *fakeClubs) WhoAmI(ctx context.Context, _ *tablelogv1.WhoAmIRequest) (*tablelogv1.WhoAmIResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	f.authorization = md.Get("authorization")
+	return &tablelogv1.WhoAmIResponse{
+		Member: &tablelogv1.Member{MemberId: "m1", DisplayName: "rita", Role: tablelogv1.Role_ROLE_RECORDER},
+		Club:   &tablelogv1.Club{ClubId: "c1", Name: "local"},
+	}, nil
+}
+
+func (f *fakeClubs) AddMember(_ context.Context, req *tablelogv1.AddMemberRequest) (*tablelogv1.AddMemberResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("add %s %s", req.GetDisplayName(), req.GetRole()))
+	return &tablelogv1.AddMemberResponse{Member: &tablelogv1.Member{MemberId: "m2", DisplayName: req.GetDisplayName(), Role: req.GetRole()}}, nil
+}
+
+func (f *fakeClubs) CreateToken(_ context.Context, req *tablelogv1.CreateTokenRequest) (*tablelogv1.CreateTokenResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("token %s %d", req.GetMemberId(), req.GetExpiresInSeconds()))
+	return &tablelogv1.CreateTokenResponse{Token: "tl_new", Info: &tablelogv1.TokenInfo{TokenId: "t1", MemberId: req.GetMemberId()}}, nil
+}
+
+func (f *fakeClubs) ListTokens(_ context.Context, req *tablelogv1.ListTokensRequest) (*tablelogv1.ListTokensResponse, error) {
+	f.calls = append(f.calls, "tokens "+req.GetMemberId())
+	return &tablelogv1.ListTokensResponse{Tokens: []*tablelogv1.TokenInfo{{TokenId: "t1", LastChars: "_new"}}}, nil
+}
+
+func (f *fakeClubs) RevokeToken(_ context.Context, req *tablelogv1.RevokeTokenRequest) (*tablelogv1.RevokeTokenResponse, error) {
+	f.calls = append(f.calls, "revoke "+req.GetTokenId())
+	return &tablelogv1.RevokeTokenResponse{Token: &tablelogv1.TokenInfo{TokenId: req.GetTokenId(), Revoked: true}}, nil
+}
+
+func (f *fakeClubs) SetRole(_ context.Context, req *tablelogv1.SetRoleRequest) (*tablelogv1.SetRoleResponse, error) {
+	f.calls = append(f.calls, fmt.Sprintf("role %s %s", req.GetMemberId(), req.GetRole()))
+	return &tablelogv1.SetRoleResponse{Member: &tablelogv1.Member{MemberId: req.GetMemberId(), Role: req.GetRole()}}, nil
+}
+
+func (f *fakeClubs) RemoveMember(_ context.Context, req *tablelogv1.RemoveMemberRequest) (*tablelogv1.RemoveMemberResponse, error) {
+	f.calls = append(f.calls, "remove "+req.GetMemberId())
+	return &tablelogv1.RemoveMemberResponse{TokensRevoked: 1}, nil
+}
+
+func (f *fakeClubs) ListMembers(context.Context, *tablelogv1.ListMembersRequest) (*tablelogv1.ListMembersResponse, error) {
+	return &tablelogv1.ListMembersResponse{Members: []*tablelogv1.Member{{MemberId: "m1"}, {MemberId: "m2"}}}, nil
+}
+
+func start(t *testing.T, options ...tablelog.Option) (*tablelog.Client, *fakeServer) {
+	client, fake, _ := startWithClubs(t, options...)
+	return client, fake
+}
+
+func startWithClubs(t *testing.T, options ...tablelog.Option) (*tablelog.Client, *fakeServer, *fakeClubs) {
 	t.Helper()
 	listener := bufconn.Listen(1 << 20)
 	server := grpc.NewServer()
 	fake := &fakeServer{watchStopped: make(chan struct{})}
 	tablelogv1.RegisterTablelogServiceServer(server, fake)
+	clubs := &fakeClubs{}
+	tablelogv1.RegisterClubServiceServer(server, clubs)
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(server.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufnet",
@@ -118,7 +197,8 @@ func start(t *testing.T) (*tablelog.Client, *fakeServer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return tablelog.New(conn, tablelog.WithUser("ada"), tablelog.WithClub("the club")), fake
+	options = append([]tablelog.Option{tablelog.WithUser("ada"), tablelog.WithClub("the club")}, options...)
+	return tablelog.New(conn, options...), fake, clubs
 }
 
 func TestCreateGameSendsIdentityAndTableMode(t *testing.T) {
@@ -282,5 +362,88 @@ func TestDescribeToMoveAndViewers(t *testing.T) {
 	}
 	if a, b := tablelog.NewRequestID(), tablelog.NewRequestID(); a == b || len(a) != 36 {
 		t.Errorf("request ids %q %q", a, b)
+	}
+}
+
+func TestAmendSendsEachChange(t *testing.T) {
+	client, fake := start(t)
+	ctx := context.Background()
+	w := tablelog.Write{ExpectedVersion: 24}
+	if _, err := client.Amend(ctx, "g1", 18, tablelog.Amendment{Kind: tablelog.Replace, Notation: "take u r w"}, w); err != nil {
+		t.Fatal(err)
+	}
+	seat := uint32(1)
+	typed := &tablelogv1.Move{Game: &tablelogv1.Move_Splendor{Splendor: &tablelogv1.SplendorMove{}}}
+	if _, err := client.Amend(ctx, "g1", 18, tablelog.Amendment{Kind: tablelog.Insert, Move: typed, Seat: &seat}, w); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Amend(ctx, "g1", 19, tablelog.Amendment{Kind: tablelog.Delete, DropTail: true, Reason: "never"}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetGame().GetVersion() != 25 {
+		t.Fatalf("version %d", resp.GetGame().GetVersion())
+	}
+	want := []string{"replace 18 take u r w", "insert 18 typed=true seat=1", "delete 19 drop_tail=true reason=never"}
+	if !slices.Equal(fake.amends, want) {
+		t.Fatalf("amends %q, want %q", fake.amends, want)
+	}
+	if _, err := client.Amend(ctx, "g1", 18, tablelog.Amendment{}, w); err == nil {
+		t.Fatal("an amendment without a kind was sent")
+	}
+}
+
+func TestAmendRefusalNamesTheBrokenMove(t *testing.T) {
+	client, _ := start(t)
+	_, err := client.Amend(context.Background(), "g1", 17,
+		tablelog.Amendment{Kind: tablelog.Replace, Notation: "take r g k"}, tablelog.Write{ExpectedVersion: 24})
+	if !errors.Is(err, tablelog.ErrAmendBreaksLaterMove) {
+		t.Fatalf("want AMEND_BREAKS_LATER_MOVE, got %v", err)
+	}
+	var e *tablelog.Error
+	if !errors.As(err, &e) || e.Metadata["revision"] != "23" {
+		t.Fatalf("the refusal does not name revision 23: %v", err)
+	}
+}
+
+func TestClubCallsCarryTheToken(t *testing.T) {
+	client, _, clubs := startWithClubs(t, tablelog.WithToken("tl_test"))
+	ctx := context.Background()
+	me, err := client.WhoAmI(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if me.GetMember().GetDisplayName() != "rita" || me.GetMember().GetRole() != tablelogv1.Role_ROLE_RECORDER {
+		t.Fatalf("whoami %v", me)
+	}
+	if !slices.Equal(clubs.authorization, []string{"Bearer tl_test"}) {
+		t.Fatalf("authorization %q", clubs.authorization)
+	}
+	member, err := client.AddMember(ctx, "sam", tablelogv1.Role_ROLE_SPECTATOR)
+	if err != nil || member.GetRole() != tablelogv1.Role_ROLE_SPECTATOR {
+		t.Fatalf("add member %v %v", member, err)
+	}
+	created, err := client.CreateToken(ctx, member.GetMemberId(), time.Minute)
+	if err != nil || created.GetToken() != "tl_new" {
+		t.Fatalf("create token %v %v", created, err)
+	}
+	if tokens, err := client.Tokens(ctx, "m2"); err != nil || len(tokens) != 1 || tokens[0].GetLastChars() != "_new" {
+		t.Fatalf("tokens %v %v", tokens, err)
+	}
+	if info, err := client.RevokeToken(ctx, "t1"); err != nil || !info.GetRevoked() {
+		t.Fatalf("revoke %v %v", info, err)
+	}
+	if m, err := client.SetRole(ctx, "m2", tablelogv1.Role_ROLE_PLAYER); err != nil || m.GetRole() != tablelogv1.Role_ROLE_PLAYER {
+		t.Fatalf("set role %v %v", m, err)
+	}
+	if revoked, err := client.RemoveMember(ctx, "m2"); err != nil || revoked != 1 {
+		t.Fatalf("remove %d %v", revoked, err)
+	}
+	if members, err := client.Members(ctx); err != nil || len(members) != 2 {
+		t.Fatalf("members %v %v", members, err)
+	}
+	want := []string{"add sam ROLE_SPECTATOR", "token m2 60", "tokens m2", "revoke t1", "role m2 ROLE_PLAYER", "remove m2"}
+	if !slices.Equal(clubs.calls, want) {
+		t.Fatalf("calls %q, want %q", clubs.calls, want)
 	}
 }

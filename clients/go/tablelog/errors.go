@@ -21,6 +21,9 @@ const (
 	ReasonNothingToUndo   = "NOTHING_TO_UNDO"
 	ReasonNothingToRedo   = "NOTHING_TO_REDO"
 	ReasonInvalidNotation = "INVALID_NOTATION"
+	// An amendment after which a later move no longer applies (metadata "revision",
+	// "notation", "rule", "moves_to_drop").
+	ReasonAmendBreaksLaterMove = "AMEND_BREAKS_LATER_MOVE"
 
 	// UNAUTHENTICATED: no token, or one the server does not accept.
 	ReasonTokenMissing = "TOKEN_MISSING"
@@ -29,24 +32,29 @@ const (
 	ReasonTokenRevoked = "TOKEN_REVOKED"
 	// PERMISSION_DENIED: the caller's role does not allow the call (metadata "role", "rpc").
 	ReasonRoleForbids = "ROLE_FORBIDS"
+	// PERMISSION_DENIED: a view of the game the caller may not see (metadata "asked",
+	// "allowed").
+	ReasonViewNotAllowed = "VIEW_NOT_ALLOWED"
 )
 
 // Sentinels for errors.Is: errors.Is(err, tablelog.ErrStaleVersion) holds for any Error
 // whose reason is STALE_VERSION, whatever its message and metadata.
 var (
-	ErrIllegalMove     = &Error{Reason: ReasonIllegalMove}
-	ErrNotYourTurn     = &Error{Reason: ReasonNotYourTurn}
-	ErrStaleVersion    = &Error{Reason: ReasonStaleVersion}
-	ErrGameNotFound    = &Error{Reason: ReasonGameNotFound}
-	ErrGameOver        = &Error{Reason: ReasonGameOver}
-	ErrNothingToUndo   = &Error{Reason: ReasonNothingToUndo}
-	ErrNothingToRedo   = &Error{Reason: ReasonNothingToRedo}
-	ErrInvalidNotation = &Error{Reason: ReasonInvalidNotation}
-	ErrTokenMissing    = &Error{Reason: ReasonTokenMissing}
-	ErrTokenUnknown    = &Error{Reason: ReasonTokenUnknown}
-	ErrTokenExpired    = &Error{Reason: ReasonTokenExpired}
-	ErrTokenRevoked    = &Error{Reason: ReasonTokenRevoked}
-	ErrRoleForbids     = &Error{Reason: ReasonRoleForbids}
+	ErrIllegalMove          = &Error{Reason: ReasonIllegalMove}
+	ErrNotYourTurn          = &Error{Reason: ReasonNotYourTurn}
+	ErrStaleVersion         = &Error{Reason: ReasonStaleVersion}
+	ErrGameNotFound         = &Error{Reason: ReasonGameNotFound}
+	ErrGameOver             = &Error{Reason: ReasonGameOver}
+	ErrNothingToUndo        = &Error{Reason: ReasonNothingToUndo}
+	ErrNothingToRedo        = &Error{Reason: ReasonNothingToRedo}
+	ErrInvalidNotation      = &Error{Reason: ReasonInvalidNotation}
+	ErrTokenMissing         = &Error{Reason: ReasonTokenMissing}
+	ErrTokenUnknown         = &Error{Reason: ReasonTokenUnknown}
+	ErrTokenExpired         = &Error{Reason: ReasonTokenExpired}
+	ErrTokenRevoked         = &Error{Reason: ReasonTokenRevoked}
+	ErrRoleForbids          = &Error{Reason: ReasonRoleForbids}
+	ErrViewNotAllowed       = &Error{Reason: ReasonViewNotAllowed}
+	ErrAmendBreaksLaterMove = &Error{Reason: ReasonAmendBreaksLaterMove}
 )
 
 // Sentinels that match by status code whatever the reason: errors.Is(err,

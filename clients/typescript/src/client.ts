@@ -7,6 +7,14 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 
 import { isLoopback, resolveCa, resolveToken, serverKey } from "./credentials.js";
 import { TablelogError } from "./errors.js";
+import {
+  ClubService,
+  Role,
+  type CreateTokenResponse,
+  type Member,
+  type TokenInfo,
+  type WhoAmIResponse,
+} from "./gen/tablelog/v1/clubs_pb.js";
 import type { Event } from "./gen/tablelog/v1/events_pb.js";
 import {
   Mode,
@@ -19,6 +27,8 @@ import {
 import {
   GameStatus,
   TablelogService,
+  type AmendMoveRequestSchema,
+  type AmendMoveResponse,
   ViewerSchema,
   type Annotation,
   type AuditEntry,
@@ -101,6 +111,36 @@ export interface RecordOptions extends WriteOptions {
   includeState?: boolean;
 }
 
+/**
+ * A correction of the move recorded at a revision: put another move in its place, insert one
+ * before it, or take it out. A move is notation text (parsed by the server) or typed; `seat`
+ * (with notation) is the seat the recorder says made it.
+ */
+export type Amendment =
+  | { replace: string | MoveInput; seat?: number }
+  | { insert: string | MoveInput; seat?: number }
+  | { delete: true };
+
+export interface AmendOptions extends WriteOptions {
+  /** Why (kept in the event and shown by the audit). */
+  reason?: string;
+  /**
+   * When a later move no longer applies, drop it and every move after it instead of being
+   * refused with AMEND_BREAKS_LATER_MOVE.
+   */
+  dropTail?: boolean;
+}
+
+/** A member's role in their club, as the server's Role enum names it. */
+export type RoleName = "owner" | "recorder" | "player" | "spectator";
+
+const ROLES: Record<RoleName, Role> = {
+  owner: Role.OWNER,
+  recorder: Role.RECORDER,
+  player: Role.PLAYER,
+  spectator: Role.SPECTATOR,
+};
+
 export interface ListGamesFilter {
   game?: string;
   status?: GameStatus;
@@ -127,6 +167,8 @@ export interface LegalMoves {
 export class TablelogClient {
   /** The generated Connect client, for anything the wrapper does not cover. */
   readonly raw: Client<typeof TablelogService>;
+  /** The generated Connect client of the club's members and tokens (ClubService). */
+  readonly clubs: Client<typeof ClubService>;
   /** Where the token sent with every call came from (undefined: no token is sent). */
   readonly tokenSource: string | undefined;
   private readonly headers: Record<string, string>;
@@ -138,6 +180,7 @@ export class TablelogClient {
     const token = resolveToken(address, options.token);
     const transport = options.transport ?? grpcTransport(address, options, token !== undefined);
     this.raw = createClient(TablelogService, transport);
+    this.clubs = createClient(ClubService, transport);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.tokenSource = token?.source;
     this.headers = { "x-tablelog-client": options.client ?? CLIENT_NAME };
@@ -251,6 +294,33 @@ export class TablelogClient {
           gameId,
           expectedVersion: BigInt(options.expectedVersion),
           requestId: options.requestId ?? randomUUID(),
+        },
+        o,
+      ),
+    );
+  }
+
+  /**
+   * Corrects the move recorded at `revision` (a move in effect). Refused with
+   * AMEND_BREAKS_LATER_MOVE, naming the first later move that no longer applies, unless
+   * `dropTail`.
+   */
+  async amend(
+    gameId: string,
+    revision: Version,
+    change: Amendment,
+    options: AmendOptions,
+  ): Promise<AmendMoveResponse> {
+    return this.unary((o) =>
+      this.raw.amendMove(
+        {
+          gameId,
+          revision: BigInt(revision),
+          change: amendmentChange(change),
+          expectedVersion: BigInt(options.expectedVersion),
+          requestId: options.requestId ?? randomUUID(),
+          reason: options.reason ?? "",
+          dropTail: options.dropTail ?? false,
         },
         o,
       ),
@@ -452,6 +522,64 @@ export class TablelogClient {
     return this.unary((o) => this.raw.verifyGame({ gameId }, o));
   }
 
+  /** Who this client's token names: the member, their club, and a link token's game. */
+  async whoAmI(): Promise<WhoAmIResponse> {
+    return this.unary((o) => this.clubs.whoAmI({}, o));
+  }
+
+  /** The members of the caller's club. */
+  async members(): Promise<Member[]> {
+    const response = await this.unary((o) => this.clubs.listMembers({}, o));
+    return response.members;
+  }
+
+  /** Adds a member to the caller's club (owners only). */
+  async addMember(displayName: string, role: RoleName): Promise<Member> {
+    const response = await this.unary((o) =>
+      this.clubs.addMember({ displayName, role: ROLES[role] }, o),
+    );
+    return required(response.member, "AddMember returned no member");
+  }
+
+  /** Removes a member and revokes their tokens; how many tokens were revoked. */
+  async removeMember(memberId: string): Promise<number> {
+    const response = await this.unary((o) => this.clubs.removeMember({ memberId }, o));
+    return response.tokensRevoked;
+  }
+
+  async setRole(memberId: string, role: RoleName): Promise<Member> {
+    const response = await this.unary((o) =>
+      this.clubs.setRole({ memberId, role: ROLES[role] }, o),
+    );
+    return required(response.member, "SetRole returned no member");
+  }
+
+  /**
+   * A new bearer token for a member (default: the caller), answered only here. `expiresInSeconds`
+   * 0 is the server's default.
+   */
+  async createToken(
+    options: { memberId?: string; expiresInSeconds?: number } = {},
+  ): Promise<CreateTokenResponse> {
+    return this.unary((o) =>
+      this.clubs.createToken(
+        { memberId: options.memberId ?? "", expiresInSeconds: options.expiresInSeconds ?? 0 },
+        o,
+      ),
+    );
+  }
+
+  /** The club's tokens (default: every member's), never the tokens themselves. */
+  async tokens(memberId = ""): Promise<TokenInfo[]> {
+    const response = await this.unary((o) => this.clubs.listTokens({ memberId }, o));
+    return response.tokens;
+  }
+
+  async revokeToken(tokenId: string): Promise<TokenInfo> {
+    const response = await this.unary((o) => this.clubs.revokeToken({ tokenId }, o));
+    return required(response.token, "RevokeToken returned no token");
+  }
+
   private async unary<T>(
     call: (options: { headers: Record<string, string>; timeoutMs: number }) => Promise<T>,
   ): Promise<T> {
@@ -489,6 +617,24 @@ function grpcTransport(address: string, options: ClientOptions, withToken: boole
     baseUrl,
     nodeOptions: ca === undefined ? undefined : { ca: ca.pem },
   });
+}
+
+/** The AmendMoveRequest.change oneof of an Amendment. */
+function amendmentChange(
+  change: Amendment,
+): MessageInitShape<typeof AmendMoveRequestSchema>["change"] {
+  if ("delete" in change) {
+    return { case: "deleteMove" as const, value: {} };
+  }
+  const [kind, move] =
+    "replace" in change
+      ? (["replaceMove", change.replace] as const)
+      : (["insertMove", change.insert] as const);
+  const input =
+    typeof move === "string"
+      ? { case: "notation" as const, value: move }
+      : { case: "move" as const, value: create(MoveSchema, move) };
+  return { case: kind, value: { input, seat: change.seat } };
 }
 
 /** The protobuf Viewer of a ViewerSpec (default: spectator). */

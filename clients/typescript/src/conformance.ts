@@ -2,6 +2,10 @@
 /**
  * The TypeScript runner of the conformance scenario (clients/conformance/scenario.json),
  * through the wrapper: `node dist/src/conformance.js --address 127.0.0.1:50051`.
+ *
+ * It calls as the member its token names (a recorder), and the steps marked
+ * `"as": "spectator"` with the spectator's token (--spectator-token or
+ * $TABLELOG_SPECTATOR_TOKEN).
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -9,8 +13,9 @@ import { parseArgs } from "node:util";
 
 import { equals, fromJson, type JsonValue } from "@bufbuild/protobuf";
 
-import { TablelogClient, describeToMove, type ViewerSpec } from "./client.js";
+import { TablelogClient, describeToMove, type Amendment, type ViewerSpec } from "./client.js";
 import { TablelogError } from "./errors.js";
+import { Role, type Member } from "./gen/tablelog/v1/clubs_pb.js";
 import type { Event } from "./gen/tablelog/v1/events_pb.js";
 import { MoveSchema } from "./gen/tablelog/v1/game_pb.js";
 import {
@@ -25,6 +30,14 @@ type Json = { [key: string]: any };
 export const DEFAULT_SCENARIO = fileURLToPath(
   new URL("../../../conformance/scenario.json", import.meta.url),
 );
+
+/** Where the runner finds the spectator's token when no flag gives it. */
+export const SPECTATOR_TOKEN_ENV = "TABLELOG_SPECTATOR_TOKEN";
+
+/** The scenario's identities (a step's `as`) and the client that calls as the spectator. */
+const IDENTITIES = ["recorder", "spectator"] as const;
+type Identity = (typeof IDENTITIES)[number];
+const SPECTATOR_CLIENT = "spectator";
 
 class ScenarioFailure extends Error {}
 
@@ -53,6 +66,8 @@ export class ConformanceRunner {
   private gameId = "";
   private version = 0n;
   private readonly records = new Map<string, RecordedCall>();
+  /** Who each identity's token names, asked once (WhoAmI). */
+  private readonly members = new Map<Identity, Member>();
 
   constructor(
     private readonly clients: Record<string, TablelogClient>,
@@ -82,11 +97,36 @@ export class ConformanceRunner {
   }
 
   private client(step: Json): TablelogClient {
+    if (identity(step) === "spectator") {
+      return this.clientOf("spectator");
+    }
     const client = this.clients[step["client"] ?? "a"];
     if (client === undefined) {
       throw new ScenarioFailure(`unknown client ${step["client"]}`);
     }
     return client;
+  }
+
+  private clientOf(who: Identity): TablelogClient {
+    const client = this.clients[who === "spectator" ? SPECTATOR_CLIENT : "a"];
+    if (client === undefined) {
+      throw new ScenarioFailure(
+        `no ${who} token: give --spectator-token or set $${SPECTATOR_TOKEN_ENV}`,
+      );
+    }
+    return client;
+  }
+
+  /** The member an identity's token names. */
+  private async member(who: Identity): Promise<Member> {
+    let member = this.members.get(who);
+    if (member === undefined) {
+      const me = await this.clientOf(who).whoAmI();
+      if (me.member === undefined) throw new ScenarioFailure(`the ${who} token names no member`);
+      member = me.member;
+      this.members.set(who, member);
+    }
+    return member;
   }
 
   private async step(step: Json): Promise<void> {
@@ -221,6 +261,35 @@ export class ConformanceRunner {
     });
     this.version = response.game?.version ?? this.version;
     this.expectGame(response.game, expect);
+  }
+
+  async op_amend(step: Json, expect: Json): Promise<void> {
+    const change = step["change"] ?? "replace";
+    const move: string | Json | undefined =
+      step["notation"] ?? (step["move"] === undefined ? undefined : fromJson(MoveSchema, step["move"]));
+    let amendment: Amendment;
+    if (change === "delete") {
+      amendment = { delete: true };
+    } else if ((change === "replace" || change === "insert") && move !== undefined) {
+      amendment = change === "replace" ? { replace: move } : { insert: move };
+    } else {
+      throw new ScenarioFailure(`an amend step is replace or insert with a move, or delete: ${change}`);
+    }
+    const response = await this.client(step).amend(this.gameId, step["revision"], amendment, {
+      expectedVersion: this.expectedVersion(step),
+      requestId: step["request_id"],
+      reason: step["reason"],
+    });
+    this.version = response.game?.version ?? this.version;
+    this.expectGame(response.game, expect);
+  }
+
+  async op_whoami(step: Json, expect: Json): Promise<void> {
+    const who = identity(step);
+    this.members.delete(who); // asked afresh: this step is the check
+    const member = await this.member(who);
+    if ("role" in expect) check("role", `ROLE_${Role[member.role]}`, expect["role"]);
+    if (member.memberId === "") throw new ScenarioFailure(`the ${who} token names no member`);
   }
 
   async op_game(step: Json, expect: Json): Promise<void> {
@@ -361,6 +430,14 @@ export class ConformanceRunner {
       entries.map((e) => Number(e.event?.sequence ?? 0)),
       entries.map((_, i) => i + 1),
     );
+    if ("actor" in expect) {
+      const member = await this.member(asIdentity(expect["actor"]));
+      for (const entry of entries) {
+        const sequence = entry.event?.sequence ?? 0n;
+        check(`actor of event ${sequence}`, entry.event?.actor?.memberId, member.memberId);
+        check(`actor name of event ${sequence}`, entry.event?.actor?.user, member.displayName);
+      }
+    }
   }
 
   async op_verify(step: Json, expect: Json): Promise<void> {
@@ -370,20 +447,51 @@ export class ConformanceRunner {
   }
 }
 
+function asIdentity(name: unknown): Identity {
+  const found = IDENTITIES.find((known) => known === name);
+  if (found === undefined) {
+    throw new ScenarioFailure(`unknown identity ${JSON.stringify(name)}: one of ${IDENTITIES.join(", ")}`);
+  }
+  return found;
+}
+
+/** Whom a step calls as: the recorder unless it says `"as": "spectator"`. */
+function identity(step: Json): Identity {
+  return asIdentity(step["as"] ?? "recorder");
+}
+
 function eventIds(events: Event[]): string[] {
   return events.map((e) => `${e.sequence}:${Buffer.from(e.hash).toString("hex")}`);
 }
 
-/** The scenario's two connections, "a" and "b", as different users. */
+/**
+ * The scenario's two connections as the recorder, "a" and "b", and one as the spectator when
+ * its token is given (default $TABLELOG_SPECTATOR_TOKEN).
+ */
 export function conformanceClients(
   address: string,
-  connection: { token?: string | undefined; ca?: string | undefined } = {},
+  connection: {
+    token?: string | undefined;
+    spectatorToken?: string | undefined;
+    ca?: string | undefined;
+  } = {},
 ): Record<string, TablelogClient> {
   const client = "tablelog-ts-conformance/0.1.0";
-  return {
-    a: new TablelogClient({ ...connection, address, user: "conformance-a", client }),
-    b: new TablelogClient({ ...connection, address, user: "conformance-b", client }),
+  const { spectatorToken, ...recorder } = connection;
+  const clients: Record<string, TablelogClient> = {
+    a: new TablelogClient({ ...recorder, address, user: "conformance-a", client }),
+    b: new TablelogClient({ ...recorder, address, user: "conformance-b", client }),
   };
+  const spectator = spectatorToken ?? process.env[SPECTATOR_TOKEN_ENV];
+  if (spectator !== undefined && spectator !== "") {
+    clients[SPECTATOR_CLIENT] = new TablelogClient({
+      ca: recorder.ca,
+      token: spectator,
+      address,
+      client,
+    });
+  }
+  return clients;
 }
 
 export async function runScenario(
@@ -409,6 +517,9 @@ async function main(): Promise<number> {
       scenario: { type: "string", default: DEFAULT_SCENARIO },
       // Default: $TABLELOG_TOKEN, then the credentials file (see credentials.ts).
       token: { type: "string" },
+      // The token of the spectator the scenario's `"as": "spectator"` steps call as.
+      // Default: $TABLELOG_SPECTATOR_TOKEN.
+      "spectator-token": { type: "string" },
       // Default: $TABLELOG_CA; with a CA the connection is TLS.
       ca: { type: "string" },
     },
@@ -416,7 +527,11 @@ async function main(): Promise<number> {
   const scenario = JSON.parse(readFileSync(values.scenario, "utf-8")) as Json;
   let clients: Record<string, TablelogClient>;
   try {
-    clients = conformanceClients(values.address, { token: values.token, ca: values.ca });
+    clients = conformanceClients(values.address, {
+      token: values.token,
+      spectatorToken: values["spectator-token"],
+      ca: values.ca,
+    });
   } catch (error) {
     // An unusable token, credentials file or CA file: say which, without a stack trace.
     console.error(error instanceof Error ? error.message : String(error));

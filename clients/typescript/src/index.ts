@@ -4,12 +4,15 @@ export {
   TablelogClient,
   describeToMove,
   viewer,
+  type AmendOptions,
+  type Amendment,
   type ClientOptions,
   type CreateGameOptions,
   type LegalMoves,
   type ListGamesFilter,
   type MoveInput,
   type RecordOptions,
+  type RoleName,
   type Version,
   type ViewerSpec,
   type WatchItem,
@@ -36,3 +39,4 @@ export {
 export * from "./gen/tablelog/v1/service_pb.js";
 export * from "./gen/tablelog/v1/events_pb.js";
 export * from "./gen/tablelog/v1/game_pb.js";
+export * from "./gen/tablelog/v1/clubs_pb.js";

@@ -14,8 +14,17 @@ import {
   TablelogService,
 } from "../src/gen/tablelog/v1/service_pb.js";
 import { SplendorGem } from "../src/gen/tablelog/v1/splendor_pb.js";
+import { ClubService, Role } from "../src/gen/tablelog/v1/clubs_pb.js";
 
 type Impl = Partial<ServiceImpl<typeof TablelogService>>;
+type ClubImpl = Partial<ServiceImpl<typeof ClubService>>;
+
+function clubClientFor(impl: ClubImpl): TablelogClient {
+  const transport = createRouterTransport(({ service }) => {
+    service(ClubService, impl);
+  });
+  return new TablelogClient({ transport, token: "tl_test" });
+}
 
 function clientFor(impl: Impl, user = "ada"): TablelogClient {
   const transport = createRouterTransport(({ service }) => {
@@ -251,6 +260,147 @@ describe("TablelogClient", () => {
       abort.abort();
     }
     assert.equal(items, 1);
+  });
+});
+
+describe("amending", () => {
+  it("sends a replacement, an insertion and a deletion as the change oneof", async () => {
+    const seen: string[] = [];
+    const client = clientFor({
+      amendMove(request) {
+        const change = request.change;
+        if (change.case === "replaceMove" || change.case === "insertMove") {
+          const input = change.value.input;
+          const what = input.case === "notation" ? input.value : `typed:${input.value?.game.case}`;
+          seen.push(`${change.case} ${request.revision} ${what} seat=${change.value.seat}`);
+        } else {
+          seen.push(`${change.case} ${request.revision}`);
+        }
+        assert.equal(request.expectedVersion, 24n);
+        assert.notEqual(request.requestId, "", "a request id is always sent");
+        return { game: summary(25n), droppedMoves: request.dropTail ? 2 : 0 };
+      },
+    });
+    await client.amend("g1", 18, { replace: "take u r w" }, { expectedVersion: 24 });
+    await client.amend(
+      "g1",
+      18n,
+      {
+        insert: {
+          game: {
+            case: "splendor",
+            value: { action: { case: "takeDifferent", value: { gems: [SplendorGem.RED] } } },
+          },
+        },
+        seat: 1,
+      },
+      { expectedVersion: 24n },
+    );
+    const dropped = await client.amend(
+      "g1",
+      19,
+      { delete: true },
+      { expectedVersion: 24, dropTail: true, reason: "never happened" },
+    );
+    assert.deepEqual(seen, [
+      "replaceMove 18 take u r w seat=undefined",
+      "insertMove 18 typed:splendor seat=1",
+      "deleteMove 19",
+    ]);
+    assert.equal(dropped.droppedMoves, 2);
+    assert.equal(dropped.game?.version, 25n);
+  });
+
+  it("surfaces AMEND_BREAKS_LATER_MOVE with the move it breaks", async () => {
+    const client = clientFor({
+      amendMove() {
+        throw refusal(Code.FailedPrecondition, "AMEND_BREAKS_LATER_MOVE", {
+          revision: "23",
+          notation: "buy 1.1",
+        });
+      },
+    });
+    await assert.rejects(
+      client.amend("g1", 17, { replace: "take r g k" }, { expectedVersion: 24 }),
+      (error: unknown) => {
+        assert.ok(error instanceof TablelogError);
+        assert.equal(error.reason, "AMEND_BREAKS_LATER_MOVE");
+        assert.equal(error.metadata["revision"], "23");
+        return true;
+      },
+    );
+  });
+});
+
+describe("club calls", () => {
+  it("asks who the token names, with the token sent", async () => {
+    let authorization: string | null = null;
+    const client = clubClientFor({
+      whoAmI(_request, context) {
+        authorization = context.requestHeader.get("authorization");
+        return {
+          member: { memberId: "m1", displayName: "rita", role: Role.RECORDER },
+          club: { clubId: "c1", name: "local" },
+        };
+      },
+    });
+    const me = await client.whoAmI();
+    assert.equal(me.member?.displayName, "rita");
+    assert.equal(me.member?.role, Role.RECORDER);
+    assert.equal(authorization, "Bearer tl_test");
+  });
+
+  it("adds a member by role name and creates, lists and revokes their tokens", async () => {
+    const calls: string[] = [];
+    const client = clubClientFor({
+      addMember(request) {
+        calls.push(`add ${request.displayName} ${Role[request.role]}`);
+        return { member: { memberId: "m2", displayName: request.displayName, role: request.role } };
+      },
+      createToken(request) {
+        calls.push(`token ${request.memberId} ${request.expiresInSeconds}`);
+        return { token: "tl_new", info: { tokenId: "t1", memberId: request.memberId } };
+      },
+      listTokens(request) {
+        calls.push(`tokens ${request.memberId}`);
+        return { tokens: [{ tokenId: "t1", memberId: "m2", lastChars: "_new" }] };
+      },
+      revokeToken(request) {
+        calls.push(`revoke ${request.tokenId}`);
+        return { token: { tokenId: request.tokenId, revoked: true } };
+      },
+      setRole(request) {
+        calls.push(`role ${request.memberId} ${Role[request.role]}`);
+        return { member: { memberId: request.memberId, role: request.role } };
+      },
+      removeMember(request) {
+        calls.push(`remove ${request.memberId}`);
+        return { tokensRevoked: 1 };
+      },
+      listMembers() {
+        return { members: [{ memberId: "m1" }, { memberId: "m2" }] };
+      },
+    });
+    const member = await client.addMember("sam", "spectator");
+    assert.equal(member.role, Role.SPECTATOR);
+    const created = await client.createToken({ memberId: member.memberId, expiresInSeconds: 60 });
+    assert.equal(created.token, "tl_new");
+    assert.deepEqual(
+      (await client.tokens("m2")).map((t) => t.lastChars),
+      ["_new"],
+    );
+    assert.equal((await client.revokeToken("t1")).revoked, true);
+    assert.equal((await client.setRole("m2", "player")).role, Role.PLAYER);
+    assert.equal(await client.removeMember("m2"), 1);
+    assert.equal((await client.members()).length, 2);
+    assert.deepEqual(calls, [
+      "add sam SPECTATOR",
+      "token m2 60",
+      "tokens m2",
+      "revoke t1",
+      "role m2 PLAYER",
+      "remove m2",
+    ]);
   });
 });
 

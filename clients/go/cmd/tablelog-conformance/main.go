@@ -2,6 +2,10 @@
 // (clients/conformance/scenario.json) against a live server through the Go wrapper:
 //
 //	go run ./cmd/tablelog-conformance --address 127.0.0.1:50051
+//
+// It calls as the member its token names (a recorder), and the steps marked
+// "as": "spectator" with the spectator's token (--spectator-token or
+// $TABLELOG_SPECTATOR_TOKEN).
 package main
 
 import (
@@ -22,12 +26,14 @@ func main() {
 	address := flag.String("address", envOr("TABLELOG_ADDRESS", tablelog.DefaultAddress), "host:port of the server")
 	path := flag.String("scenario", defaultScenario(), "the scenario file")
 	token := flag.String("token", "", "the bearer token (default $TABLELOG_TOKEN, then the credentials file)")
+	spectator := flag.String("spectator-token", os.Getenv("TABLELOG_SPECTATOR_TOKEN"),
+		"the token of the spectator the scenario's spectator steps call as (default $TABLELOG_SPECTATOR_TOKEN)")
 	ca := flag.String("ca", "", "a PEM CA bundle: connect over TLS (default $TABLELOG_CA)")
 	flag.Parse()
-	os.Exit(run(*address, *path, tablelog.WithToken(*token), tablelog.WithCA(*ca)))
+	os.Exit(run(*address, *path, *token, *spectator, *ca))
 }
 
-func run(address, path string, connection ...tablelog.Option) int {
+func run(address, path, token, spectatorToken, ca string) int {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -48,12 +54,16 @@ func run(address, path string, connection ...tablelog.Option) int {
 		fmt.Fprintf(os.Stderr, "%s: the scenario has no steps\n", path)
 		return 2
 	}
+	connections := map[string][]tablelog.Option{
+		"a": {tablelog.WithUser("conformance-a"), tablelog.WithToken(token)},
+		"b": {tablelog.WithUser("conformance-b"), tablelog.WithToken(token)},
+	}
+	if spectatorToken != "" {
+		connections[conformance.SpectatorClient] = []tablelog.Option{tablelog.WithToken(spectatorToken)}
+	}
 	clients := map[string]*tablelog.Client{}
-	for _, name := range []string{"a", "b"} {
-		options := append([]tablelog.Option{
-			tablelog.WithUser("conformance-" + name),
-			tablelog.WithClientName("tablelog-go-conformance/0.1.0"),
-		}, connection...)
+	for name, options := range connections {
+		options = append(options, tablelog.WithClientName("tablelog-go-conformance/0.1.0"), tablelog.WithCA(ca))
 		client, err := tablelog.Dial(address, options...)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -22,12 +22,68 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// What an amendment does to the move it names.
+type AmendKind int32
+
+const (
+	AmendKind_AMEND_KIND_UNSPECIFIED AmendKind = 0
+	// The move is replaced by another.
+	AmendKind_AMEND_KIND_REPLACE AmendKind = 1
+	// A move is inserted before it.
+	AmendKind_AMEND_KIND_INSERT AmendKind = 2
+	// The move is deleted.
+	AmendKind_AMEND_KIND_DELETE AmendKind = 3
+)
+
+// Enum value maps for AmendKind.
+var (
+	AmendKind_name = map[int32]string{
+		0: "AMEND_KIND_UNSPECIFIED",
+		1: "AMEND_KIND_REPLACE",
+		2: "AMEND_KIND_INSERT",
+		3: "AMEND_KIND_DELETE",
+	}
+	AmendKind_value = map[string]int32{
+		"AMEND_KIND_UNSPECIFIED": 0,
+		"AMEND_KIND_REPLACE":     1,
+		"AMEND_KIND_INSERT":      2,
+		"AMEND_KIND_DELETE":      3,
+	}
+)
+
+func (x AmendKind) Enum() *AmendKind {
+	p := new(AmendKind)
+	*p = x
+	return p
+}
+
+func (x AmendKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AmendKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_tablelog_v1_events_proto_enumTypes[0].Descriptor()
+}
+
+func (AmendKind) Type() protoreflect.EnumType {
+	return &file_tablelog_v1_events_proto_enumTypes[0]
+}
+
+func (x AmendKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AmendKind.Descriptor instead.
+func (AmendKind) EnumDescriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
 // One entry of a game's stream. Events are named in the past tense and never change once
 // stored; the stream is append-only (undo is an event, not a deletion).
 //
 // `sequence` numbers every event of the game (1, 2, 3, ... with no gaps). `revision` is the
 // version of the move history: it counts the events that change it (GameCreated,
-// MoveRecorded, MoveUndone, MoveRedone, GameEnded, GameAbandoned) and stays put for events
+// MoveRecorded, MoveUndone, MoveRedone, MoveAmended, GameEnded, GameAbandoned) and stays put for events
 // that do not (annotations), so annotating never makes a recorder's version stale.
 type Event struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -57,6 +113,7 @@ type Event struct {
 	//	*Event_AnnotationRemoved
 	//	*Event_GameEnded
 	//	*Event_GameAbandoned
+	//	*Event_MoveAmended
 	Body isEvent_Body `protobuf_oneof:"body"`
 	// Set on every event brought in by ImportGame: the event keeps its original actor and
 	// time; this says who imported it, when, from where, and how its original chain stood.
@@ -237,6 +294,15 @@ func (x *Event) GetGameAbandoned() *GameAbandoned {
 	return nil
 }
 
+func (x *Event) GetMoveAmended() *MoveAmended {
+	if x != nil {
+		if x, ok := x.Body.(*Event_MoveAmended); ok {
+			return x.MoveAmended
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetImported() *Imported {
 	if x != nil {
 		return x.Imported
@@ -280,6 +346,10 @@ type Event_GameAbandoned struct {
 	GameAbandoned *GameAbandoned `protobuf:"bytes,17,opt,name=game_abandoned,json=gameAbandoned,proto3,oneof"`
 }
 
+type Event_MoveAmended struct {
+	MoveAmended *MoveAmended `protobuf:"bytes,19,opt,name=move_amended,json=moveAmended,proto3,oneof"`
+}
+
 func (*Event_GameCreated) isEvent_Body() {}
 
 func (*Event_MoveRecorded) isEvent_Body() {}
@@ -295,6 +365,8 @@ func (*Event_AnnotationRemoved) isEvent_Body() {}
 func (*Event_GameEnded) isEvent_Body() {}
 
 func (*Event_GameAbandoned) isEvent_Body() {}
+
+func (*Event_MoveAmended) isEvent_Body() {}
 
 // How an imported event came in.
 type Imported struct {
@@ -394,14 +466,18 @@ func (x *Imported) GetVerified() bool {
 	return false
 }
 
-// Who appended an event.
+// Who appended an event: the member the server authenticated (by their bearer token),
+// never what a client says of itself.
 type Actor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The person or account, as the client identified it.
+	// The member's display name when the event was appended.
 	User string `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	// The id of the member's club.
 	Club string `protobuf:"bytes,2,opt,name=club,proto3" json:"club,omitempty"`
-	// The client program and version ("tablelog-cli/0.1", "tablelog-go/0.1").
-	Client        string `protobuf:"bytes,3,opt,name=client,proto3" json:"client,omitempty"`
+	// The client program and version ("tablelog-cli/0.1", "tablelog-go/0.1"), as it says.
+	Client string `protobuf:"bytes,3,opt,name=client,proto3" json:"client,omitempty"`
+	// The authenticated member's id (empty in events recorded before members existed).
+	MemberId      string `protobuf:"bytes,4,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -457,10 +533,20 @@ func (x *Actor) GetClient() string {
 	return ""
 }
 
+func (x *Actor) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
 // A player at the table, in seat order.
 type Player struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The club member who plays this seat (optional): a member with the player role may
+	// record for the seats bound to them (see ClubService.BindSeat).
+	MemberId      string `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +588,13 @@ func (x *Player) GetName() string {
 	return ""
 }
 
+func (x *Player) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
 // The first event of every game.
 type GameCreated struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -524,6 +617,9 @@ type GameCreated struct {
 	// taken back and played again could draw another outcome. 1: the k-th chance move in
 	// effect uses the ticket of k, so taking a move back and playing it again deals the same.
 	DealingScheme uint32 `protobuf:"varint,10,opt,name=dealing_scheme,json=dealingScheme,proto3" json:"dealing_scheme,omitempty"`
+	// The club the game belongs to (the creator's, or for an import the importer's): only its
+	// members see the game.
+	Club          string `protobuf:"bytes,11,opt,name=club,proto3" json:"club,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -626,6 +722,13 @@ func (x *GameCreated) GetDealingScheme() uint32 {
 		return x.DealingScheme
 	}
 	return 0
+}
+
+func (x *GameCreated) GetClub() string {
+	if x != nil {
+		return x.Club
+	}
+	return ""
 }
 
 // A move validated against the rules and appended.
@@ -1024,11 +1127,135 @@ func (x *GameAbandoned) GetSeed() []byte {
 	return nil
 }
 
+// A move in the middle of the history was corrected: replaced, deleted, or preceded by an
+// inserted move. The moves in effect after it are re-applied, in order, on the corrected
+// history (each with the seat it named, if any, and its notation written again in its new
+// position). When one no longer applies and the recorder chose to drop the tail, it and
+// every move after it are dropped: `dropped_from_revision` names the first, and
+// `dropped_moves` says how many. The stream is never rewritten: the replaced and the
+// dropped moves stay in their MoveRecorded events. An amendment clears the redo stack.
+type MoveAmended struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The move in effect the change is made at, named by the revision that recorded it
+	// (a MoveRecorded, or an earlier MoveAmended that put it into the history).
+	AmendedRevision uint64    `protobuf:"varint,1,opt,name=amended_revision,json=amendedRevision,proto3" json:"amended_revision,omitempty"`
+	Kind            AmendKind `protobuf:"varint,2,opt,name=kind,proto3,enum=tablelog.v1.AmendKind" json:"kind,omitempty"`
+	// Replace and insert: the new move, and its canonical notation in its position. The new
+	// move is named by this event's revision from then on.
+	Move     *Move  `protobuf:"bytes,3,opt,name=move,proto3" json:"move,omitempty"`
+	Notation string `protobuf:"bytes,4,opt,name=notation,proto3" json:"notation,omitempty"`
+	// Replace and delete: the notation of the move taken out, as it stood.
+	RemovedNotation string `protobuf:"bytes,5,opt,name=removed_notation,json=removedNotation,proto3" json:"removed_notation,omitempty"`
+	// The first later move that no longer applied (0: none was dropped), by the revision
+	// that recorded it, and how many moves were dropped from it on (it included).
+	DroppedFromRevision uint64 `protobuf:"varint,6,opt,name=dropped_from_revision,json=droppedFromRevision,proto3" json:"dropped_from_revision,omitempty"`
+	DroppedMoves        uint32 `protobuf:"varint,7,opt,name=dropped_moves,json=droppedMoves,proto3" json:"dropped_moves,omitempty"`
+	Reason              string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Set only in a copy sent to a viewer who may not see the new or the removed move (as
+	// MoveRecorded.hidden): `move`, `notation` and `removed_notation` are then left out.
+	Hidden        bool `protobuf:"varint,9,opt,name=hidden,proto3" json:"hidden,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveAmended) Reset() {
+	*x = MoveAmended{}
+	mi := &file_tablelog_v1_events_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveAmended) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveAmended) ProtoMessage() {}
+
+func (x *MoveAmended) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_events_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveAmended.ProtoReflect.Descriptor instead.
+func (*MoveAmended) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *MoveAmended) GetAmendedRevision() uint64 {
+	if x != nil {
+		return x.AmendedRevision
+	}
+	return 0
+}
+
+func (x *MoveAmended) GetKind() AmendKind {
+	if x != nil {
+		return x.Kind
+	}
+	return AmendKind_AMEND_KIND_UNSPECIFIED
+}
+
+func (x *MoveAmended) GetMove() *Move {
+	if x != nil {
+		return x.Move
+	}
+	return nil
+}
+
+func (x *MoveAmended) GetNotation() string {
+	if x != nil {
+		return x.Notation
+	}
+	return ""
+}
+
+func (x *MoveAmended) GetRemovedNotation() string {
+	if x != nil {
+		return x.RemovedNotation
+	}
+	return ""
+}
+
+func (x *MoveAmended) GetDroppedFromRevision() uint64 {
+	if x != nil {
+		return x.DroppedFromRevision
+	}
+	return 0
+}
+
+func (x *MoveAmended) GetDroppedMoves() uint32 {
+	if x != nil {
+		return x.DroppedMoves
+	}
+	return 0
+}
+
+func (x *MoveAmended) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *MoveAmended) GetHidden() bool {
+	if x != nil {
+		return x.Hidden
+	}
+	return false
+}
+
 var File_tablelog_v1_events_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xfe\x06\n" +
+	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xbd\a\n" +
 	"\x05Event\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12.\n" +
@@ -1052,7 +1279,8 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x12annotation_removed\x18\x0f \x01(\v2\x1e.tablelog.v1.AnnotationRemovedH\x00R\x11annotationRemoved\x127\n" +
 	"\n" +
 	"game_ended\x18\x10 \x01(\v2\x16.tablelog.v1.GameEndedH\x00R\tgameEnded\x12C\n" +
-	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandoned\x121\n" +
+	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandoned\x12=\n" +
+	"\fmove_amended\x18\x13 \x01(\v2\x18.tablelog.v1.MoveAmendedH\x00R\vmoveAmended\x121\n" +
 	"\bimported\x18\x12 \x01(\v2\x15.tablelog.v1.ImportedR\bimportedB\x06\n" +
 	"\x04body\"\x94\x02\n" +
 	"\bImported\x12\"\n" +
@@ -1062,13 +1290,15 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x10original_game_id\x18\x04 \x01(\tR\x0eoriginalGameId\x12#\n" +
 	"\roriginal_hash\x18\x05 \x01(\fR\foriginalHash\x121\n" +
 	"\x15original_chain_key_id\x18\x06 \x01(\tR\x12originalChainKeyId\x12\x1a\n" +
-	"\bverified\x18\a \x01(\bR\bverified\"G\n" +
+	"\bverified\x18\a \x01(\bR\bverified\"d\n" +
 	"\x05Actor\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
 	"\x04club\x18\x02 \x01(\tR\x04club\x12\x16\n" +
-	"\x06client\x18\x03 \x01(\tR\x06client\"\x1c\n" +
+	"\x06client\x18\x03 \x01(\tR\x06client\x12\x1b\n" +
+	"\tmember_id\x18\x04 \x01(\tR\bmemberId\"9\n" +
 	"\x06Player\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x8b\x03\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\"\x9f\x03\n" +
 	"\vGameCreated\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12-\n" +
@@ -1082,7 +1312,8 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x05title\x18\b \x01(\tR\x05title\x12#\n" +
 	"\rrules_version\x18\t \x01(\tR\frulesVersion\x12%\n" +
 	"\x0edealing_scheme\x18\n" +
-	" \x01(\rR\rdealingScheme\"\x7f\n" +
+	" \x01(\rR\rdealingScheme\x12\x12\n" +
+	"\x04club\x18\v \x01(\tR\x04club\"\x7f\n" +
 	"\fMoveRecorded\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x14\n" +
@@ -1107,7 +1338,22 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x04seed\x18\x02 \x01(\fR\x04seed\";\n" +
 	"\rGameAbandoned\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04seed\x18\x02 \x01(\fR\x04seedb\x06proto3"
+	"\x04seed\x18\x02 \x01(\fR\x04seed\"\xdb\x02\n" +
+	"\vMoveAmended\x12)\n" +
+	"\x10amended_revision\x18\x01 \x01(\x04R\x0famendedRevision\x12*\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x16.tablelog.v1.AmendKindR\x04kind\x12%\n" +
+	"\x04move\x18\x03 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
+	"\bnotation\x18\x04 \x01(\tR\bnotation\x12)\n" +
+	"\x10removed_notation\x18\x05 \x01(\tR\x0fremovedNotation\x122\n" +
+	"\x15dropped_from_revision\x18\x06 \x01(\x04R\x13droppedFromRevision\x12#\n" +
+	"\rdropped_moves\x18\a \x01(\rR\fdroppedMoves\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x12\x16\n" +
+	"\x06hidden\x18\t \x01(\bR\x06hidden*m\n" +
+	"\tAmendKind\x12\x1a\n" +
+	"\x16AMEND_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12AMEND_KIND_REPLACE\x10\x01\x12\x15\n" +
+	"\x11AMEND_KIND_INSERT\x10\x02\x12\x15\n" +
+	"\x11AMEND_KIND_DELETE\x10\x03b\x06proto3"
 
 var (
 	file_tablelog_v1_events_proto_rawDescOnce sync.Once
@@ -1121,52 +1367,58 @@ func file_tablelog_v1_events_proto_rawDescGZIP() []byte {
 	return file_tablelog_v1_events_proto_rawDescData
 }
 
-var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_tablelog_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_tablelog_v1_events_proto_goTypes = []any{
-	(*Event)(nil),                 // 0: tablelog.v1.Event
-	(*Imported)(nil),              // 1: tablelog.v1.Imported
-	(*Actor)(nil),                 // 2: tablelog.v1.Actor
-	(*Player)(nil),                // 3: tablelog.v1.Player
-	(*GameCreated)(nil),           // 4: tablelog.v1.GameCreated
-	(*MoveRecorded)(nil),          // 5: tablelog.v1.MoveRecorded
-	(*MoveUndone)(nil),            // 6: tablelog.v1.MoveUndone
-	(*MoveRedone)(nil),            // 7: tablelog.v1.MoveRedone
-	(*AnnotationAdded)(nil),       // 8: tablelog.v1.AnnotationAdded
-	(*AnnotationRemoved)(nil),     // 9: tablelog.v1.AnnotationRemoved
-	(*GameEnded)(nil),             // 10: tablelog.v1.GameEnded
-	(*GameAbandoned)(nil),         // 11: tablelog.v1.GameAbandoned
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*GameOptions)(nil),           // 13: tablelog.v1.GameOptions
-	(Mode)(0),                     // 14: tablelog.v1.Mode
-	(*ComponentFile)(nil),         // 15: tablelog.v1.ComponentFile
-	(*Move)(nil),                  // 16: tablelog.v1.Move
-	(*GameResult)(nil),            // 17: tablelog.v1.GameResult
+	(AmendKind)(0),                // 0: tablelog.v1.AmendKind
+	(*Event)(nil),                 // 1: tablelog.v1.Event
+	(*Imported)(nil),              // 2: tablelog.v1.Imported
+	(*Actor)(nil),                 // 3: tablelog.v1.Actor
+	(*Player)(nil),                // 4: tablelog.v1.Player
+	(*GameCreated)(nil),           // 5: tablelog.v1.GameCreated
+	(*MoveRecorded)(nil),          // 6: tablelog.v1.MoveRecorded
+	(*MoveUndone)(nil),            // 7: tablelog.v1.MoveUndone
+	(*MoveRedone)(nil),            // 8: tablelog.v1.MoveRedone
+	(*AnnotationAdded)(nil),       // 9: tablelog.v1.AnnotationAdded
+	(*AnnotationRemoved)(nil),     // 10: tablelog.v1.AnnotationRemoved
+	(*GameEnded)(nil),             // 11: tablelog.v1.GameEnded
+	(*GameAbandoned)(nil),         // 12: tablelog.v1.GameAbandoned
+	(*MoveAmended)(nil),           // 13: tablelog.v1.MoveAmended
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*GameOptions)(nil),           // 15: tablelog.v1.GameOptions
+	(Mode)(0),                     // 16: tablelog.v1.Mode
+	(*ComponentFile)(nil),         // 17: tablelog.v1.ComponentFile
+	(*Move)(nil),                  // 18: tablelog.v1.Move
+	(*GameResult)(nil),            // 19: tablelog.v1.GameResult
 }
 var file_tablelog_v1_events_proto_depIdxs = []int32{
-	12, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	2,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
-	4,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
-	5,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
-	6,  // 4: tablelog.v1.Event.move_undone:type_name -> tablelog.v1.MoveUndone
-	7,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
-	8,  // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
-	9,  // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
-	10, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
-	11, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
-	1,  // 10: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
-	2,  // 11: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
-	12, // 12: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
-	3,  // 13: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
-	13, // 14: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
-	14, // 15: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
-	15, // 16: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
-	16, // 17: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
-	17, // 18: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	14, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	3,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
+	5,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
+	6,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
+	7,  // 4: tablelog.v1.Event.move_undone:type_name -> tablelog.v1.MoveUndone
+	8,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
+	9,  // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
+	10, // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
+	11, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
+	12, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
+	13, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
+	2,  // 11: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
+	3,  // 12: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
+	14, // 13: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
+	4,  // 14: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
+	15, // 15: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
+	16, // 16: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
+	17, // 17: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
+	18, // 18: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
+	19, // 19: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
+	0,  // 20: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
+	18, // 21: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_events_proto_init() }
@@ -1184,19 +1436,21 @@ func file_tablelog_v1_events_proto_init() {
 		(*Event_AnnotationRemoved)(nil),
 		(*Event_GameEnded)(nil),
 		(*Event_GameAbandoned)(nil),
+		(*Event_MoveAmended)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_events_proto_rawDesc), len(file_tablelog_v1_events_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   12,
+			NumEnums:      1,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_tablelog_v1_events_proto_goTypes,
 		DependencyIndexes: file_tablelog_v1_events_proto_depIdxs,
+		EnumInfos:         file_tablelog_v1_events_proto_enumTypes,
 		MessageInfos:      file_tablelog_v1_events_proto_msgTypes,
 	}.Build()
 	File_tablelog_v1_events_proto = out.File

@@ -1398,6 +1398,362 @@ func (x *RedoMoveResponse) GetReceipt() *Receipt {
 	return nil
 }
 
+// A move to put into the history, typed or as notation, as RecordMove takes it.
+type NewMove struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Input:
+	//
+	//	*NewMove_Move
+	//	*NewMove_Notation
+	Input isNewMove_Input `protobuf_oneof:"input"`
+	// With notation: the seat that the recorder says made the move (optional).
+	Seat          *uint32 `protobuf:"varint,3,opt,name=seat,proto3,oneof" json:"seat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NewMove) Reset() {
+	*x = NewMove{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NewMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NewMove) ProtoMessage() {}
+
+func (x *NewMove) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NewMove.ProtoReflect.Descriptor instead.
+func (*NewMove) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *NewMove) GetInput() isNewMove_Input {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *NewMove) GetMove() *Move {
+	if x != nil {
+		if x, ok := x.Input.(*NewMove_Move); ok {
+			return x.Move
+		}
+	}
+	return nil
+}
+
+func (x *NewMove) GetNotation() string {
+	if x != nil {
+		if x, ok := x.Input.(*NewMove_Notation); ok {
+			return x.Notation
+		}
+	}
+	return ""
+}
+
+func (x *NewMove) GetSeat() uint32 {
+	if x != nil && x.Seat != nil {
+		return *x.Seat
+	}
+	return 0
+}
+
+type isNewMove_Input interface {
+	isNewMove_Input()
+}
+
+type NewMove_Move struct {
+	Move *Move `protobuf:"bytes,1,opt,name=move,proto3,oneof"`
+}
+
+type NewMove_Notation struct {
+	// The move in the game's notation, parsed in the position it goes into.
+	Notation string `protobuf:"bytes,2,opt,name=notation,proto3,oneof"`
+}
+
+func (*NewMove_Move) isNewMove_Input() {}
+
+func (*NewMove_Notation) isNewMove_Input() {}
+
+// Deleting a move needs nothing more than its revision.
+type DeletedMove struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletedMove) Reset() {
+	*x = DeletedMove{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletedMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletedMove) ProtoMessage() {}
+
+func (x *DeletedMove) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletedMove.ProtoReflect.Descriptor instead.
+func (*DeletedMove) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{19}
+}
+
+type AmendMoveRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	GameId string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	// The move to correct, by the revision that recorded it (as `move`, replays and the
+	// audit show it). It must be a move in effect.
+	Revision uint64 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	// Types that are valid to be assigned to Change:
+	//
+	//	*AmendMoveRequest_ReplaceMove
+	//	*AmendMoveRequest_InsertMove
+	//	*AmendMoveRequest_DeleteMove
+	Change isAmendMoveRequest_Change `protobuf_oneof:"change"`
+	// The version the client saw; a different current version is STALE_VERSION.
+	ExpectedVersion uint64 `protobuf:"varint,6,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	// Idempotency key: a retry with the same id returns the original result.
+	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Why (kept in the event and shown by the audit), at most 500 characters.
+	Reason string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	// When a later move no longer applies: drop it and every move after it instead of
+	// refusing the amendment.
+	DropTail      bool `protobuf:"varint,9,opt,name=drop_tail,json=dropTail,proto3" json:"drop_tail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AmendMoveRequest) Reset() {
+	*x = AmendMoveRequest{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AmendMoveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AmendMoveRequest) ProtoMessage() {}
+
+func (x *AmendMoveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AmendMoveRequest.ProtoReflect.Descriptor instead.
+func (*AmendMoveRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *AmendMoveRequest) GetGameId() string {
+	if x != nil {
+		return x.GameId
+	}
+	return ""
+}
+
+func (x *AmendMoveRequest) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *AmendMoveRequest) GetChange() isAmendMoveRequest_Change {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
+func (x *AmendMoveRequest) GetReplaceMove() *NewMove {
+	if x != nil {
+		if x, ok := x.Change.(*AmendMoveRequest_ReplaceMove); ok {
+			return x.ReplaceMove
+		}
+	}
+	return nil
+}
+
+func (x *AmendMoveRequest) GetInsertMove() *NewMove {
+	if x != nil {
+		if x, ok := x.Change.(*AmendMoveRequest_InsertMove); ok {
+			return x.InsertMove
+		}
+	}
+	return nil
+}
+
+func (x *AmendMoveRequest) GetDeleteMove() *DeletedMove {
+	if x != nil {
+		if x, ok := x.Change.(*AmendMoveRequest_DeleteMove); ok {
+			return x.DeleteMove
+		}
+	}
+	return nil
+}
+
+func (x *AmendMoveRequest) GetExpectedVersion() uint64 {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return 0
+}
+
+func (x *AmendMoveRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *AmendMoveRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *AmendMoveRequest) GetDropTail() bool {
+	if x != nil {
+		return x.DropTail
+	}
+	return false
+}
+
+type isAmendMoveRequest_Change interface {
+	isAmendMoveRequest_Change()
+}
+
+type AmendMoveRequest_ReplaceMove struct {
+	// Put this move in its place.
+	ReplaceMove *NewMove `protobuf:"bytes,3,opt,name=replace_move,json=replaceMove,proto3,oneof"`
+}
+
+type AmendMoveRequest_InsertMove struct {
+	// Insert this move before it.
+	InsertMove *NewMove `protobuf:"bytes,4,opt,name=insert_move,json=insertMove,proto3,oneof"`
+}
+
+type AmendMoveRequest_DeleteMove struct {
+	// Take it out of the history.
+	DeleteMove *DeletedMove `protobuf:"bytes,5,opt,name=delete_move,json=deleteMove,proto3,oneof"`
+}
+
+func (*AmendMoveRequest_ReplaceMove) isAmendMoveRequest_Change() {}
+
+func (*AmendMoveRequest_InsertMove) isAmendMoveRequest_Change() {}
+
+func (*AmendMoveRequest_DeleteMove) isAmendMoveRequest_Change() {}
+
+type AmendMoveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Game  *GameSummary           `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
+	// The events appended (the MoveAmended, any dealt chance outcomes, a GameEnded).
+	Events  []*Event `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	Receipt *Receipt `protobuf:"bytes,3,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	// How many later moves were dropped (only with `drop_tail`).
+	DroppedMoves  uint32 `protobuf:"varint,4,opt,name=dropped_moves,json=droppedMoves,proto3" json:"dropped_moves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AmendMoveResponse) Reset() {
+	*x = AmendMoveResponse{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AmendMoveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AmendMoveResponse) ProtoMessage() {}
+
+func (x *AmendMoveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AmendMoveResponse.ProtoReflect.Descriptor instead.
+func (*AmendMoveResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AmendMoveResponse) GetGame() *GameSummary {
+	if x != nil {
+		return x.Game
+	}
+	return nil
+}
+
+func (x *AmendMoveResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *AmendMoveResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
+	}
+	return nil
+}
+
+func (x *AmendMoveResponse) GetDroppedMoves() uint32 {
+	if x != nil {
+		return x.DroppedMoves
+	}
+	return 0
+}
+
 type AbandonGameRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	GameId          string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
@@ -1410,7 +1766,7 @@ type AbandonGameRequest struct {
 
 func (x *AbandonGameRequest) Reset() {
 	*x = AbandonGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	mi := &file_tablelog_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1778,7 @@ func (x *AbandonGameRequest) String() string {
 func (*AbandonGameRequest) ProtoMessage() {}
 
 func (x *AbandonGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	mi := &file_tablelog_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1791,7 @@ func (x *AbandonGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonGameRequest.ProtoReflect.Descriptor instead.
 func (*AbandonGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AbandonGameRequest) GetGameId() string {
@@ -1476,7 +1832,7 @@ type AbandonGameResponse struct {
 
 func (x *AbandonGameResponse) Reset() {
 	*x = AbandonGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	mi := &file_tablelog_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1844,7 @@ func (x *AbandonGameResponse) String() string {
 func (*AbandonGameResponse) ProtoMessage() {}
 
 func (x *AbandonGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	mi := &file_tablelog_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1857,7 @@ func (x *AbandonGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonGameResponse.ProtoReflect.Descriptor instead.
 func (*AbandonGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AbandonGameResponse) GetGame() *GameSummary {
@@ -1530,7 +1886,7 @@ type GetStateRequest struct {
 
 func (x *GetStateRequest) Reset() {
 	*x = GetStateRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	mi := &file_tablelog_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1542,7 +1898,7 @@ func (x *GetStateRequest) String() string {
 func (*GetStateRequest) ProtoMessage() {}
 
 func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	mi := &file_tablelog_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1555,7 +1911,7 @@ func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateRequest.ProtoReflect.Descriptor instead.
 func (*GetStateRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetStateRequest) GetGameId() string {
@@ -1588,7 +1944,7 @@ type GetStateResponse struct {
 
 func (x *GetStateResponse) Reset() {
 	*x = GetStateResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	mi := &file_tablelog_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1600,7 +1956,7 @@ func (x *GetStateResponse) String() string {
 func (*GetStateResponse) ProtoMessage() {}
 
 func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	mi := &file_tablelog_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1613,7 +1969,7 @@ func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateResponse.ProtoReflect.Descriptor instead.
 func (*GetStateResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetStateResponse) GetState() *StateSnapshot {
@@ -1627,16 +1983,24 @@ type ListLegalMovesRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	GameId string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
 	// 0 means the head.
-	Revision      uint64 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
-	PageSize      int32  `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	Revision  uint64 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	PageSize  int32  `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Whose eyes the list is for (unset: every legal move, as the full view). The seat to
+	// move sees all its legal moves. Any other viewer sees the moves of another's decision
+	// (a seat's or the table's) only while the state hides nothing from it; otherwise the
+	// list would name, or betray by what it leaves out, a hidden component (a blind-reserved
+	// card, another hand, a tile removed unseen, hidden money), and the call is refused with
+	// PERMISSION_DENIED, reason LEGAL_MOVES_HIDDEN (no game has an honest collapse of such a
+	// list: see docs/service.md, "Hidden information").
+	Viewer        *Viewer `protobuf:"bytes,5,opt,name=viewer,proto3" json:"viewer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListLegalMovesRequest) Reset() {
 	*x = ListLegalMovesRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[22]
+	mi := &file_tablelog_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +2012,7 @@ func (x *ListLegalMovesRequest) String() string {
 func (*ListLegalMovesRequest) ProtoMessage() {}
 
 func (x *ListLegalMovesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[22]
+	mi := &file_tablelog_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +2025,7 @@ func (x *ListLegalMovesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLegalMovesRequest.ProtoReflect.Descriptor instead.
 func (*ListLegalMovesRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListLegalMovesRequest) GetGameId() string {
@@ -1692,6 +2056,13 @@ func (x *ListLegalMovesRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListLegalMovesRequest) GetViewer() *Viewer {
+	if x != nil {
+		return x.Viewer
+	}
+	return nil
+}
+
 // A legal move, typed and as canonical notation.
 type LegalMove struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1703,7 +2074,7 @@ type LegalMove struct {
 
 func (x *LegalMove) Reset() {
 	*x = LegalMove{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[23]
+	mi := &file_tablelog_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +2086,7 @@ func (x *LegalMove) String() string {
 func (*LegalMove) ProtoMessage() {}
 
 func (x *LegalMove) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[23]
+	mi := &file_tablelog_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +2099,7 @@ func (x *LegalMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LegalMove.ProtoReflect.Descriptor instead.
 func (*LegalMove) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *LegalMove) GetMove() *Move {
@@ -1757,7 +2128,7 @@ type ListLegalMovesResponse struct {
 
 func (x *ListLegalMovesResponse) Reset() {
 	*x = ListLegalMovesResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[24]
+	mi := &file_tablelog_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +2140,7 @@ func (x *ListLegalMovesResponse) String() string {
 func (*ListLegalMovesResponse) ProtoMessage() {}
 
 func (x *ListLegalMovesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[24]
+	mi := &file_tablelog_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +2153,7 @@ func (x *ListLegalMovesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLegalMovesResponse.ProtoReflect.Descriptor instead.
 func (*ListLegalMovesResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListLegalMovesResponse) GetMoves() []*LegalMove {
@@ -1826,7 +2197,7 @@ type ReplayGameRequest struct {
 
 func (x *ReplayGameRequest) Reset() {
 	*x = ReplayGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	mi := &file_tablelog_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +2209,7 @@ func (x *ReplayGameRequest) String() string {
 func (*ReplayGameRequest) ProtoMessage() {}
 
 func (x *ReplayGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	mi := &file_tablelog_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2222,7 @@ func (x *ReplayGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayGameRequest.ProtoReflect.Descriptor instead.
 func (*ReplayGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReplayGameRequest) GetGameId() string {
@@ -1892,7 +2263,7 @@ type ReplayGameResponse struct {
 
 func (x *ReplayGameResponse) Reset() {
 	*x = ReplayGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2275,7 @@ func (x *ReplayGameResponse) String() string {
 func (*ReplayGameResponse) ProtoMessage() {}
 
 func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2288,7 @@ func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayGameResponse.ProtoReflect.Descriptor instead.
 func (*ReplayGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReplayGameResponse) GetEvent() *Event {
@@ -1948,7 +2319,7 @@ type WatchGameRequest struct {
 
 func (x *WatchGameRequest) Reset() {
 	*x = WatchGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[27]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2331,7 @@ func (x *WatchGameRequest) String() string {
 func (*WatchGameRequest) ProtoMessage() {}
 
 func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[27]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2344,7 @@ func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameRequest.ProtoReflect.Descriptor instead.
 func (*WatchGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchGameRequest) GetGameId() string {
@@ -2014,7 +2385,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[28]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2026,7 +2397,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[28]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2039,7 +2410,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Heartbeat) GetHeadRevision() uint64 {
@@ -2069,7 +2440,7 @@ type WatchGameResponse struct {
 
 func (x *WatchGameResponse) Reset() {
 	*x = WatchGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[29]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2452,7 @@ func (x *WatchGameResponse) String() string {
 func (*WatchGameResponse) ProtoMessage() {}
 
 func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[29]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2465,7 @@ func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameResponse.ProtoReflect.Descriptor instead.
 func (*WatchGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WatchGameResponse) GetItem() isWatchGameResponse_Item {
@@ -2151,7 +2522,7 @@ type AddAnnotationRequest struct {
 
 func (x *AddAnnotationRequest) Reset() {
 	*x = AddAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2163,7 +2534,7 @@ func (x *AddAnnotationRequest) String() string {
 func (*AddAnnotationRequest) ProtoMessage() {}
 
 func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2176,7 +2547,7 @@ func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*AddAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AddAnnotationRequest) GetGameId() string {
@@ -2224,7 +2595,7 @@ type AddAnnotationResponse struct {
 
 func (x *AddAnnotationResponse) Reset() {
 	*x = AddAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +2607,7 @@ func (x *AddAnnotationResponse) String() string {
 func (*AddAnnotationResponse) ProtoMessage() {}
 
 func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +2620,7 @@ func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*AddAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AddAnnotationResponse) GetAnnotation() *Annotation {
@@ -2266,22 +2637,29 @@ func (x *AddAnnotationResponse) GetReceipt() *Receipt {
 	return nil
 }
 
-// An annotation as listed.
+// An annotation as listed. It is anchored to the move its revision names (recorded or put
+// in by an amendment there), else to the last move in effect at its revision.
 type Annotation struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AnnotationId  string                 `protobuf:"bytes,1,opt,name=annotation_id,json=annotationId,proto3" json:"annotation_id,omitempty"`
-	Revision      uint64                 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
-	Comment       string                 `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
-	Glyph         string                 `protobuf:"bytes,4,opt,name=glyph,proto3" json:"glyph,omitempty"`
-	Actor         *Actor                 `protobuf:"bytes,5,opt,name=actor,proto3" json:"actor,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=time,proto3" json:"time,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AnnotationId string                 `protobuf:"bytes,1,opt,name=annotation_id,json=annotationId,proto3" json:"annotation_id,omitempty"`
+	Revision     uint64                 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	Comment      string                 `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
+	Glyph        string                 `protobuf:"bytes,4,opt,name=glyph,proto3" json:"glyph,omitempty"`
+	Actor        *Actor                 `protobuf:"bytes,5,opt,name=actor,proto3" json:"actor,omitempty"`
+	Time         *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=time,proto3" json:"time,omitempty"`
+	// The move it is anchored to was replaced, deleted or dropped by an amendment: it no
+	// longer annotates a move of the game's history. (A move that survives an amendment
+	// keeps its revision, so its annotations stay with it.)
+	Orphaned bool `protobuf:"varint,7,opt,name=orphaned,proto3" json:"orphaned,omitempty"`
+	// The revision of the MoveAmended that took the move out (when orphaned).
+	OrphanedBy    uint64 `protobuf:"varint,8,opt,name=orphaned_by,json=orphanedBy,proto3" json:"orphaned_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Annotation) Reset() {
 	*x = Annotation{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2671,7 @@ func (x *Annotation) String() string {
 func (*Annotation) ProtoMessage() {}
 
 func (x *Annotation) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2684,7 @@ func (x *Annotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Annotation.ProtoReflect.Descriptor instead.
 func (*Annotation) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Annotation) GetAnnotationId() string {
@@ -2351,6 +2729,20 @@ func (x *Annotation) GetTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Annotation) GetOrphaned() bool {
+	if x != nil {
+		return x.Orphaned
+	}
+	return false
+}
+
+func (x *Annotation) GetOrphanedBy() uint64 {
+	if x != nil {
+		return x.OrphanedBy
+	}
+	return 0
+}
+
 type RemoveAnnotationRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	GameId        string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
@@ -2362,7 +2754,7 @@ type RemoveAnnotationRequest struct {
 
 func (x *RemoveAnnotationRequest) Reset() {
 	*x = RemoveAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2766,7 @@ func (x *RemoveAnnotationRequest) String() string {
 func (*RemoveAnnotationRequest) ProtoMessage() {}
 
 func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2779,7 @@ func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RemoveAnnotationRequest) GetGameId() string {
@@ -2420,7 +2812,7 @@ type RemoveAnnotationResponse struct {
 
 func (x *RemoveAnnotationResponse) Reset() {
 	*x = RemoveAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2824,7 @@ func (x *RemoveAnnotationResponse) String() string {
 func (*RemoveAnnotationResponse) ProtoMessage() {}
 
 func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2837,7 @@ func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RemoveAnnotationResponse) GetReceipt() *Receipt {
@@ -2466,7 +2858,7 @@ type ListAnnotationsRequest struct {
 
 func (x *ListAnnotationsRequest) Reset() {
 	*x = ListAnnotationsRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2478,7 +2870,7 @@ func (x *ListAnnotationsRequest) String() string {
 func (*ListAnnotationsRequest) ProtoMessage() {}
 
 func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2491,7 +2883,7 @@ func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsRequest.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListAnnotationsRequest) GetGameId() string {
@@ -2525,7 +2917,7 @@ type ListAnnotationsResponse struct {
 
 func (x *ListAnnotationsResponse) Reset() {
 	*x = ListAnnotationsResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2929,7 @@ func (x *ListAnnotationsResponse) String() string {
 func (*ListAnnotationsResponse) ProtoMessage() {}
 
 func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2942,7 @@ func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsResponse.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListAnnotationsResponse) GetAnnotations() []*Annotation {
@@ -2568,17 +2960,25 @@ func (x *ListAnnotationsResponse) GetNextPageToken() string {
 }
 
 type GetAuditLogRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	GameId        string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
-	PageSize      int32                  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string                 `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	GameId    string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	PageSize  int32                  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string                 `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Whose eyes the log is for (unset: the full view). An entry whose event deals hidden
+	// information to someone else is redacted as a replay redacts it: `move_recorded.move`
+	// is left out, `notation` is "(hidden)", `hidden` is set, and the summary says only that
+	// something was dealt or drawn; a dealt game's seed (GameEnded, GameAbandoned) is left
+	// out until the game has ended. A redacted entry keeps its sequence, revision and
+	// hashes, and those hashes cover the unredacted event: a redacted log cannot be checked
+	// by the client (VerifyGame checks the chain on the server), only a full one can.
+	Viewer        *Viewer `protobuf:"bytes,4,opt,name=viewer,proto3" json:"viewer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetAuditLogRequest) Reset() {
 	*x = GetAuditLogRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2590,7 +2990,7 @@ func (x *GetAuditLogRequest) String() string {
 func (*GetAuditLogRequest) ProtoMessage() {}
 
 func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2603,7 +3003,7 @@ func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditLogRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetAuditLogRequest) GetGameId() string {
@@ -2627,13 +3027,21 @@ func (x *GetAuditLogRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *GetAuditLogRequest) GetViewer() *Viewer {
+	if x != nil {
+		return x.Viewer
+	}
+	return nil
+}
+
 // One event as the audit log shows it.
 type AuditEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Event *Event                 `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
 	// A one-line description ("alice recorded take w u g", "bob undid revision 7").
 	Summary string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
-	// True for a recorded move that is no longer in effect (undone and not redone).
+	// True for a recorded move that is no longer in effect (undone and not redone, or taken
+	// out by an amendment).
 	Undone        bool `protobuf:"varint,3,opt,name=undone,proto3" json:"undone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2641,7 +3049,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +3061,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +3074,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AuditEntry) GetEvent() *Event {
@@ -2700,7 +3108,7 @@ type GetAuditLogResponse struct {
 
 func (x *GetAuditLogResponse) Reset() {
 	*x = GetAuditLogResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2712,7 +3120,7 @@ func (x *GetAuditLogResponse) String() string {
 func (*GetAuditLogResponse) ProtoMessage() {}
 
 func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2725,7 +3133,7 @@ func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditLogResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetAuditLogResponse) GetEntries() []*AuditEntry {
@@ -2754,7 +3162,7 @@ type VerifyGameRequest struct {
 
 func (x *VerifyGameRequest) Reset() {
 	*x = VerifyGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2766,7 +3174,7 @@ func (x *VerifyGameRequest) String() string {
 func (*VerifyGameRequest) ProtoMessage() {}
 
 func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2779,7 +3187,7 @@ func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameRequest.ProtoReflect.Descriptor instead.
 func (*VerifyGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *VerifyGameRequest) GetGameId() string {
@@ -2824,7 +3232,7 @@ type VerifyGameResponse struct {
 
 func (x *VerifyGameResponse) Reset() {
 	*x = VerifyGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2836,7 +3244,7 @@ func (x *VerifyGameResponse) String() string {
 func (*VerifyGameResponse) ProtoMessage() {}
 
 func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2849,7 +3257,7 @@ func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameResponse.ProtoReflect.Descriptor instead.
 func (*VerifyGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *VerifyGameResponse) GetOk() bool {
@@ -2945,7 +3353,7 @@ type ImportGameRequest struct {
 
 func (x *ImportGameRequest) Reset() {
 	*x = ImportGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3365,7 @@ func (x *ImportGameRequest) String() string {
 func (*ImportGameRequest) ProtoMessage() {}
 
 func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3378,7 @@ func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameRequest.ProtoReflect.Descriptor instead.
 func (*ImportGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ImportGameRequest) GetEvents() []*Event {
@@ -3011,7 +3419,7 @@ type ImportGameResponse struct {
 
 func (x *ImportGameResponse) Reset() {
 	*x = ImportGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[43]
+	mi := &file_tablelog_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +3431,7 @@ func (x *ImportGameResponse) String() string {
 func (*ImportGameResponse) ProtoMessage() {}
 
 func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[43]
+	mi := &file_tablelog_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +3444,7 @@ func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameResponse.ProtoReflect.Descriptor instead.
 func (*ImportGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ImportGameResponse) GetGame() *GameSummary {
@@ -3160,7 +3568,33 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x10RedoMoveResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12*\n" +
 	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\x12.\n" +
-	"\areceipt\x18\x03 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8f\x01\n" +
+	"\areceipt\x18\x03 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"{\n" +
+	"\aNewMove\x12'\n" +
+	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveH\x00R\x04move\x12\x1c\n" +
+	"\bnotation\x18\x02 \x01(\tH\x00R\bnotation\x12\x17\n" +
+	"\x04seat\x18\x03 \x01(\rH\x01R\x04seat\x88\x01\x01B\a\n" +
+	"\x05inputB\a\n" +
+	"\x05_seat\"\r\n" +
+	"\vDeletedMove\"\x81\x03\n" +
+	"\x10AmendMoveRequest\x12\x17\n" +
+	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\x129\n" +
+	"\freplace_move\x18\x03 \x01(\v2\x14.tablelog.v1.NewMoveH\x00R\vreplaceMove\x127\n" +
+	"\vinsert_move\x18\x04 \x01(\v2\x14.tablelog.v1.NewMoveH\x00R\n" +
+	"insertMove\x12;\n" +
+	"\vdelete_move\x18\x05 \x01(\v2\x18.tablelog.v1.DeletedMoveH\x00R\n" +
+	"deleteMove\x12)\n" +
+	"\x10expected_version\x18\x06 \x01(\x04R\x0fexpectedVersion\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestId\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x12\x1b\n" +
+	"\tdrop_tail\x18\t \x01(\bR\bdropTailB\b\n" +
+	"\x06change\"\xc2\x01\n" +
+	"\x11AmendMoveResponse\x12,\n" +
+	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12*\n" +
+	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\x12.\n" +
+	"\areceipt\x18\x03 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\x12#\n" +
+	"\rdropped_moves\x18\x04 \x01(\rR\fdroppedMoves\"\x8f\x01\n" +
 	"\x12AbandonGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12)\n" +
 	"\x10expected_version\x18\x02 \x01(\x04R\x0fexpectedVersion\x12\x1d\n" +
@@ -3175,13 +3609,14 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12+\n" +
 	"\x06viewer\x18\x03 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"D\n" +
 	"\x10GetStateResponse\x120\n" +
-	"\x05state\x18\x01 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\x88\x01\n" +
+	"\x05state\x18\x01 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\xb5\x01\n" +
 	"\x15ListLegalMovesRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"N\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12+\n" +
+	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"N\n" +
 	"\tLegalMove\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\"\xbb\x01\n" +
@@ -3223,7 +3658,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"annotation\x18\x01 \x01(\v2\x17.tablelog.v1.AnnotationR\n" +
 	"annotation\x12.\n" +
-	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xd7\x01\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x94\x02\n" +
 	"\n" +
 	"Annotation\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x1a\n" +
@@ -3231,7 +3666,10 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\acomment\x18\x03 \x01(\tR\acomment\x12\x14\n" +
 	"\x05glyph\x18\x04 \x01(\tR\x05glyph\x12(\n" +
 	"\x05actor\x18\x05 \x01(\v2\x12.tablelog.v1.ActorR\x05actor\x12.\n" +
-	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"v\n" +
+	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1a\n" +
+	"\borphaned\x18\a \x01(\bR\borphaned\x12\x1f\n" +
+	"\vorphaned_by\x18\b \x01(\x04R\n" +
+	"orphanedBy\"v\n" +
 	"\x17RemoveAnnotationRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rannotation_id\x18\x02 \x01(\tR\fannotationId\x12\x1d\n" +
@@ -3246,12 +3684,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"|\n" +
 	"\x17ListAnnotationsResponse\x129\n" +
 	"\vannotations\x18\x01 \x03(\v2\x17.tablelog.v1.AnnotationR\vannotations\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x96\x01\n" +
 	"\x12GetAuditLogRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"h\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12+\n" +
+	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"h\n" +
 	"\n" +
 	"AuditEntry\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x12.tablelog.v1.EventR\x05event\x12\x18\n" +
@@ -3290,7 +3729,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x17GAME_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17GAME_STATUS_IN_PROGRESS\x10\x01\x12\x15\n" +
 	"\x11GAME_STATUS_ENDED\x10\x02\x12\x19\n" +
-	"\x15GAME_STATUS_ABANDONED\x10\x032\xc7\v\n" +
+	"\x15GAME_STATUS_ABANDONED\x10\x032\x93\f\n" +
 	"\x0fTablelogService\x12V\n" +
 	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\x12M\n" +
 	"\n" +
@@ -3300,7 +3739,8 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"RecordMove\x12\x1e.tablelog.v1.RecordMoveRequest\x1a\x1f.tablelog.v1.RecordMoveResponse\x12G\n" +
 	"\bUndoMove\x12\x1c.tablelog.v1.UndoMoveRequest\x1a\x1d.tablelog.v1.UndoMoveResponse\x12G\n" +
-	"\bRedoMove\x12\x1c.tablelog.v1.RedoMoveRequest\x1a\x1d.tablelog.v1.RedoMoveResponse\x12P\n" +
+	"\bRedoMove\x12\x1c.tablelog.v1.RedoMoveRequest\x1a\x1d.tablelog.v1.RedoMoveResponse\x12J\n" +
+	"\tAmendMove\x12\x1d.tablelog.v1.AmendMoveRequest\x1a\x1e.tablelog.v1.AmendMoveResponse\x12P\n" +
 	"\vAbandonGame\x12\x1f.tablelog.v1.AbandonGameRequest\x1a .tablelog.v1.AbandonGameResponse\x12G\n" +
 	"\bGetState\x12\x1c.tablelog.v1.GetStateRequest\x1a\x1d.tablelog.v1.GetStateResponse\x12Y\n" +
 	"\x0eListLegalMoves\x12\".tablelog.v1.ListLegalMovesRequest\x1a#.tablelog.v1.ListLegalMovesResponse\x12O\n" +
@@ -3329,7 +3769,7 @@ func file_tablelog_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_tablelog_v1_service_proto_goTypes = []any{
 	(GameStatus)(0),                  // 0: tablelog.v1.GameStatus
 	(*Viewer)(nil),                   // 1: tablelog.v1.Viewer
@@ -3350,145 +3790,160 @@ var file_tablelog_v1_service_proto_goTypes = []any{
 	(*UndoMoveResponse)(nil),         // 16: tablelog.v1.UndoMoveResponse
 	(*RedoMoveRequest)(nil),          // 17: tablelog.v1.RedoMoveRequest
 	(*RedoMoveResponse)(nil),         // 18: tablelog.v1.RedoMoveResponse
-	(*AbandonGameRequest)(nil),       // 19: tablelog.v1.AbandonGameRequest
-	(*AbandonGameResponse)(nil),      // 20: tablelog.v1.AbandonGameResponse
-	(*GetStateRequest)(nil),          // 21: tablelog.v1.GetStateRequest
-	(*GetStateResponse)(nil),         // 22: tablelog.v1.GetStateResponse
-	(*ListLegalMovesRequest)(nil),    // 23: tablelog.v1.ListLegalMovesRequest
-	(*LegalMove)(nil),                // 24: tablelog.v1.LegalMove
-	(*ListLegalMovesResponse)(nil),   // 25: tablelog.v1.ListLegalMovesResponse
-	(*ReplayGameRequest)(nil),        // 26: tablelog.v1.ReplayGameRequest
-	(*ReplayGameResponse)(nil),       // 27: tablelog.v1.ReplayGameResponse
-	(*WatchGameRequest)(nil),         // 28: tablelog.v1.WatchGameRequest
-	(*Heartbeat)(nil),                // 29: tablelog.v1.Heartbeat
-	(*WatchGameResponse)(nil),        // 30: tablelog.v1.WatchGameResponse
-	(*AddAnnotationRequest)(nil),     // 31: tablelog.v1.AddAnnotationRequest
-	(*AddAnnotationResponse)(nil),    // 32: tablelog.v1.AddAnnotationResponse
-	(*Annotation)(nil),               // 33: tablelog.v1.Annotation
-	(*RemoveAnnotationRequest)(nil),  // 34: tablelog.v1.RemoveAnnotationRequest
-	(*RemoveAnnotationResponse)(nil), // 35: tablelog.v1.RemoveAnnotationResponse
-	(*ListAnnotationsRequest)(nil),   // 36: tablelog.v1.ListAnnotationsRequest
-	(*ListAnnotationsResponse)(nil),  // 37: tablelog.v1.ListAnnotationsResponse
-	(*GetAuditLogRequest)(nil),       // 38: tablelog.v1.GetAuditLogRequest
-	(*AuditEntry)(nil),               // 39: tablelog.v1.AuditEntry
-	(*GetAuditLogResponse)(nil),      // 40: tablelog.v1.GetAuditLogResponse
-	(*VerifyGameRequest)(nil),        // 41: tablelog.v1.VerifyGameRequest
-	(*VerifyGameResponse)(nil),       // 42: tablelog.v1.VerifyGameResponse
-	(*ImportGameRequest)(nil),        // 43: tablelog.v1.ImportGameRequest
-	(*ImportGameResponse)(nil),       // 44: tablelog.v1.ImportGameResponse
-	(*Player)(nil),                   // 45: tablelog.v1.Player
-	(Mode)(0),                        // 46: tablelog.v1.Mode
-	(*ToMove)(nil),                   // 47: tablelog.v1.ToMove
-	(*timestamppb.Timestamp)(nil),    // 48: google.protobuf.Timestamp
-	(*GameOptions)(nil),              // 49: tablelog.v1.GameOptions
-	(*GameResult)(nil),               // 50: tablelog.v1.GameResult
-	(*GameView)(nil),                 // 51: tablelog.v1.GameView
-	(*GameInfo)(nil),                 // 52: tablelog.v1.GameInfo
-	(*ComponentFile)(nil),            // 53: tablelog.v1.ComponentFile
-	(*Move)(nil),                     // 54: tablelog.v1.Move
-	(*Event)(nil),                    // 55: tablelog.v1.Event
-	(*Actor)(nil),                    // 56: tablelog.v1.Actor
+	(*NewMove)(nil),                  // 19: tablelog.v1.NewMove
+	(*DeletedMove)(nil),              // 20: tablelog.v1.DeletedMove
+	(*AmendMoveRequest)(nil),         // 21: tablelog.v1.AmendMoveRequest
+	(*AmendMoveResponse)(nil),        // 22: tablelog.v1.AmendMoveResponse
+	(*AbandonGameRequest)(nil),       // 23: tablelog.v1.AbandonGameRequest
+	(*AbandonGameResponse)(nil),      // 24: tablelog.v1.AbandonGameResponse
+	(*GetStateRequest)(nil),          // 25: tablelog.v1.GetStateRequest
+	(*GetStateResponse)(nil),         // 26: tablelog.v1.GetStateResponse
+	(*ListLegalMovesRequest)(nil),    // 27: tablelog.v1.ListLegalMovesRequest
+	(*LegalMove)(nil),                // 28: tablelog.v1.LegalMove
+	(*ListLegalMovesResponse)(nil),   // 29: tablelog.v1.ListLegalMovesResponse
+	(*ReplayGameRequest)(nil),        // 30: tablelog.v1.ReplayGameRequest
+	(*ReplayGameResponse)(nil),       // 31: tablelog.v1.ReplayGameResponse
+	(*WatchGameRequest)(nil),         // 32: tablelog.v1.WatchGameRequest
+	(*Heartbeat)(nil),                // 33: tablelog.v1.Heartbeat
+	(*WatchGameResponse)(nil),        // 34: tablelog.v1.WatchGameResponse
+	(*AddAnnotationRequest)(nil),     // 35: tablelog.v1.AddAnnotationRequest
+	(*AddAnnotationResponse)(nil),    // 36: tablelog.v1.AddAnnotationResponse
+	(*Annotation)(nil),               // 37: tablelog.v1.Annotation
+	(*RemoveAnnotationRequest)(nil),  // 38: tablelog.v1.RemoveAnnotationRequest
+	(*RemoveAnnotationResponse)(nil), // 39: tablelog.v1.RemoveAnnotationResponse
+	(*ListAnnotationsRequest)(nil),   // 40: tablelog.v1.ListAnnotationsRequest
+	(*ListAnnotationsResponse)(nil),  // 41: tablelog.v1.ListAnnotationsResponse
+	(*GetAuditLogRequest)(nil),       // 42: tablelog.v1.GetAuditLogRequest
+	(*AuditEntry)(nil),               // 43: tablelog.v1.AuditEntry
+	(*GetAuditLogResponse)(nil),      // 44: tablelog.v1.GetAuditLogResponse
+	(*VerifyGameRequest)(nil),        // 45: tablelog.v1.VerifyGameRequest
+	(*VerifyGameResponse)(nil),       // 46: tablelog.v1.VerifyGameResponse
+	(*ImportGameRequest)(nil),        // 47: tablelog.v1.ImportGameRequest
+	(*ImportGameResponse)(nil),       // 48: tablelog.v1.ImportGameResponse
+	(*Player)(nil),                   // 49: tablelog.v1.Player
+	(Mode)(0),                        // 50: tablelog.v1.Mode
+	(*ToMove)(nil),                   // 51: tablelog.v1.ToMove
+	(*timestamppb.Timestamp)(nil),    // 52: google.protobuf.Timestamp
+	(*GameOptions)(nil),              // 53: tablelog.v1.GameOptions
+	(*GameResult)(nil),               // 54: tablelog.v1.GameResult
+	(*GameView)(nil),                 // 55: tablelog.v1.GameView
+	(*GameInfo)(nil),                 // 56: tablelog.v1.GameInfo
+	(*ComponentFile)(nil),            // 57: tablelog.v1.ComponentFile
+	(*Move)(nil),                     // 58: tablelog.v1.Move
+	(*Event)(nil),                    // 59: tablelog.v1.Event
+	(*Actor)(nil),                    // 60: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
-	45, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
-	46, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
+	49, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
+	50, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
 	0,  // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
-	47, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
-	48, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
-	48, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
-	49, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
-	50, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
-	51, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
-	47, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
-	50, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
-	52, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
-	45, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
-	49, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
-	46, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
-	53, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
+	51, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
+	52, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
+	52, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
+	53, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
+	54, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
+	55, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
+	51, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
+	54, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
+	56, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
+	49, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
+	53, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
+	50, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
+	57, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
 	2,  // 16: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
 	8,  // 17: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 18: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
 	0,  // 19: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
 	2,  // 20: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	54, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	58, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
 	2,  // 22: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	55, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	59, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
 	3,  // 24: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
 	8,  // 25: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 26: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	55, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	59, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 28: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 29: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	55, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	59, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 31: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 32: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 33: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	1,  // 34: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
-	3,  // 35: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
-	54, // 36: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
-	24, // 37: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	47, // 38: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
-	1,  // 39: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	55, // 40: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
-	3,  // 41: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
-	1,  // 42: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	48, // 43: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	27, // 44: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
-	29, // 45: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	33, // 46: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	8,  // 47: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	56, // 48: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	48, // 49: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	8,  // 50: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	33, // 51: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	55, // 52: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	39, // 53: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	8,  // 54: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	55, // 55: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,  // 56: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 57: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	4,  // 58: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 59: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	9,  // 60: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	11, // 61: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	13, // 62: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	15, // 63: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	17, // 64: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	19, // 65: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	21, // 66: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	23, // 67: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	26, // 68: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	28, // 69: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	31, // 70: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	34, // 71: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	36, // 72: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	38, // 73: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	41, // 74: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	43, // 75: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	5,  // 76: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 77: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	10, // 78: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	12, // 79: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	14, // 80: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	16, // 81: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	18, // 82: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	20, // 83: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	22, // 84: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	25, // 85: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	27, // 86: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	30, // 87: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	32, // 88: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	35, // 89: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	37, // 90: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	40, // 91: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	42, // 92: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	44, // 93: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	76, // [76:94] is the sub-list for method output_type
-	58, // [58:76] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	58, // 32: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
+	19, // 33: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
+	19, // 34: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
+	20, // 35: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
+	2,  // 36: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	59, // 37: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
+	8,  // 38: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 39: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 40: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	1,  // 41: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
+	3,  // 42: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
+	1,  // 43: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
+	58, // 44: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	28, // 45: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
+	51, // 46: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	1,  // 47: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	59, // 48: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	3,  // 49: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
+	1,  // 50: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	52, // 51: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	31, // 52: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
+	33, // 53: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
+	37, // 54: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	8,  // 55: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	60, // 56: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	52, // 57: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	8,  // 58: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	37, // 59: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	1,  // 60: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
+	59, // 61: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	43, // 62: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	8,  // 63: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	59, // 64: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	2,  // 65: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 66: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	4,  // 67: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	6,  // 68: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	9,  // 69: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	11, // 70: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	13, // 71: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	15, // 72: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	17, // 73: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	21, // 74: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	23, // 75: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	25, // 76: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	27, // 77: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	30, // 78: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	32, // 79: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	35, // 80: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	38, // 81: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	40, // 82: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	42, // 83: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	45, // 84: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	47, // 85: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	5,  // 86: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	7,  // 87: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	10, // 88: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	12, // 89: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	14, // 90: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	16, // 91: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	18, // 92: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	22, // 93: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	24, // 94: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	26, // 95: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	29, // 96: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	31, // 97: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	34, // 98: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	36, // 99: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	39, // 100: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	41, // 101: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	44, // 102: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	46, // 103: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	48, // 104: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	86, // [86:105] is the sub-list for method output_type
+	67, // [67:86] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -3507,7 +3962,16 @@ func file_tablelog_v1_service_proto_init() {
 		(*RecordMoveRequest_Move)(nil),
 		(*RecordMoveRequest_Notation)(nil),
 	}
-	file_tablelog_v1_service_proto_msgTypes[29].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[18].OneofWrappers = []any{
+		(*NewMove_Move)(nil),
+		(*NewMove_Notation)(nil),
+	}
+	file_tablelog_v1_service_proto_msgTypes[20].OneofWrappers = []any{
+		(*AmendMoveRequest_ReplaceMove)(nil),
+		(*AmendMoveRequest_InsertMove)(nil),
+		(*AmendMoveRequest_DeleteMove)(nil),
+	}
+	file_tablelog_v1_service_proto_msgTypes[33].OneofWrappers = []any{
 		(*WatchGameResponse_Update)(nil),
 		(*WatchGameResponse_Heartbeat)(nil),
 	}
@@ -3517,7 +3981,7 @@ func file_tablelog_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_service_proto_rawDesc), len(file_tablelog_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   44,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	TablelogService_RecordMove_FullMethodName       = "/tablelog.v1.TablelogService/RecordMove"
 	TablelogService_UndoMove_FullMethodName         = "/tablelog.v1.TablelogService/UndoMove"
 	TablelogService_RedoMove_FullMethodName         = "/tablelog.v1.TablelogService/RedoMove"
+	TablelogService_AmendMove_FullMethodName        = "/tablelog.v1.TablelogService/AmendMove"
 	TablelogService_AbandonGame_FullMethodName      = "/tablelog.v1.TablelogService/AbandonGame"
 	TablelogService_GetState_FullMethodName         = "/tablelog.v1.TablelogService/GetState"
 	TablelogService_ListLegalMoves_FullMethodName   = "/tablelog.v1.TablelogService/ListLegalMoves"
@@ -58,6 +59,10 @@ type TablelogServiceClient interface {
 	RecordMove(ctx context.Context, in *RecordMoveRequest, opts ...grpc.CallOption) (*RecordMoveResponse, error)
 	UndoMove(ctx context.Context, in *UndoMoveRequest, opts ...grpc.CallOption) (*UndoMoveResponse, error)
 	RedoMove(ctx context.Context, in *RedoMoveRequest, opts ...grpc.CallOption) (*RedoMoveResponse, error)
+	// Corrects a move in the middle of the history (replace it, insert a move before it, or
+	// delete it) and re-checks every later move with the rules: refused with the first later
+	// move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
+	AmendMove(ctx context.Context, in *AmendMoveRequest, opts ...grpc.CallOption) (*AmendMoveResponse, error)
 	AbandonGame(ctx context.Context, in *AbandonGameRequest, opts ...grpc.CallOption) (*AbandonGameResponse, error)
 	// The state at any revision, as one viewer may see it.
 	GetState(ctx context.Context, in *GetStateRequest, opts ...grpc.CallOption) (*GetStateResponse, error)
@@ -149,6 +154,16 @@ func (c *tablelogServiceClient) RedoMove(ctx context.Context, in *RedoMoveReques
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RedoMoveResponse)
 	err := c.cc.Invoke(ctx, TablelogService_RedoMove_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tablelogServiceClient) AmendMove(ctx context.Context, in *AmendMoveRequest, opts ...grpc.CallOption) (*AmendMoveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AmendMoveResponse)
+	err := c.cc.Invoke(ctx, TablelogService_AmendMove_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +317,10 @@ type TablelogServiceServer interface {
 	RecordMove(context.Context, *RecordMoveRequest) (*RecordMoveResponse, error)
 	UndoMove(context.Context, *UndoMoveRequest) (*UndoMoveResponse, error)
 	RedoMove(context.Context, *RedoMoveRequest) (*RedoMoveResponse, error)
+	// Corrects a move in the middle of the history (replace it, insert a move before it, or
+	// delete it) and re-checks every later move with the rules: refused with the first later
+	// move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
+	AmendMove(context.Context, *AmendMoveRequest) (*AmendMoveResponse, error)
 	AbandonGame(context.Context, *AbandonGameRequest) (*AbandonGameResponse, error)
 	// The state at any revision, as one viewer may see it.
 	GetState(context.Context, *GetStateRequest) (*GetStateResponse, error)
@@ -349,6 +368,9 @@ func (UnimplementedTablelogServiceServer) UndoMove(context.Context, *UndoMoveReq
 }
 func (UnimplementedTablelogServiceServer) RedoMove(context.Context, *RedoMoveRequest) (*RedoMoveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RedoMove not implemented")
+}
+func (UnimplementedTablelogServiceServer) AmendMove(context.Context, *AmendMoveRequest) (*AmendMoveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AmendMove not implemented")
 }
 func (UnimplementedTablelogServiceServer) AbandonGame(context.Context, *AbandonGameRequest) (*AbandonGameResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AbandonGame not implemented")
@@ -526,6 +548,24 @@ func _TablelogService_RedoMove_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(TablelogServiceServer).RedoMove(ctx, req.(*RedoMoveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TablelogService_AmendMove_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AmendMoveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TablelogServiceServer).AmendMove(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TablelogService_AmendMove_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TablelogServiceServer).AmendMove(ctx, req.(*AmendMoveRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -748,6 +788,10 @@ var TablelogService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RedoMove",
 			Handler:    _TablelogService_RedoMove_Handler,
+		},
+		{
+			MethodName: "AmendMove",
+			Handler:    _TablelogService_AmendMove_Handler,
 		},
 		{
 			MethodName: "AbandonGame",

@@ -2,8 +2,8 @@
 // @generated from file tablelog/v1/events.proto (package tablelog.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ComponentFile, GameOptions, GameResult, Mode, Move } from "./game_pb.js";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/events.proto.
  */
 export const file_tablelog_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIq0FCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIUCgxjaGFpbl9rZXlfaWQYCSABKAkSMAoMZ2FtZV9jcmVhdGVkGAogASgLMhgudGFibGVsb2cudjEuR2FtZUNyZWF0ZWRIABIyCg1tb3ZlX3JlY29yZGVkGAsgASgLMhkudGFibGVsb2cudjEuTW92ZVJlY29yZGVkSAASLgoLbW92ZV91bmRvbmUYDCABKAsyFy50YWJsZWxvZy52MS5Nb3ZlVW5kb25lSAASLgoLbW92ZV9yZWRvbmUYDSABKAsyFy50YWJsZWxvZy52MS5Nb3ZlUmVkb25lSAASOAoQYW5ub3RhdGlvbl9hZGRlZBgOIAEoCzIcLnRhYmxlbG9nLnYxLkFubm90YXRpb25BZGRlZEgAEjwKEmFubm90YXRpb25fcmVtb3ZlZBgPIAEoCzIeLnRhYmxlbG9nLnYxLkFubm90YXRpb25SZW1vdmVkSAASLAoKZ2FtZV9lbmRlZBgQIAEoCzIWLnRhYmxlbG9nLnYxLkdhbWVFbmRlZEgAEjQKDmdhbWVfYWJhbmRvbmVkGBEgASgLMhoudGFibGVsb2cudjEuR2FtZUFiYW5kb25lZEgAEicKCGltcG9ydGVkGBIgASgLMhUudGFibGVsb2cudjEuSW1wb3J0ZWRCBgoEYm9keSLGAQoISW1wb3J0ZWQSHgoCYnkYASABKAsyEi50YWJsZWxvZy52MS5BY3RvchIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzb3VyY2UYAyABKAkSGAoQb3JpZ2luYWxfZ2FtZV9pZBgEIAEoCRIVCg1vcmlnaW5hbF9oYXNoGAUgASgMEh0KFW9yaWdpbmFsX2NoYWluX2tleV9pZBgGIAEoCRIQCgh2ZXJpZmllZBgHIAEoCCIzCgVBY3RvchIMCgR1c2VyGAEgASgJEgwKBGNsdWIYAiABKAkSDgoGY2xpZW50GAMgASgJIhYKBlBsYXllchIMCgRuYW1lGAEgASgJIqUCCgtHYW1lQ3JlYXRlZBIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSJAoHcGxheWVycxgDIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIpCgdvcHRpb25zGAQgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSHwoEbW9kZRgFIAEoDjIRLnRhYmxlbG9nLnYxLk1vZGUSLgoKY29tcG9uZW50cxgGIAMoCzIaLnRhYmxlbG9nLnYxLkNvbXBvbmVudEZpbGUSFwoPc2VlZF9jb21taXRtZW50GAcgASgMEg0KBXRpdGxlGAggASgJEhUKDXJ1bGVzX3ZlcnNpb24YCSABKAkSFgoOZGVhbGluZ19zY2hlbWUYCiABKA0iYAoMTW92ZVJlY29yZGVkEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg0KBWRlYWx0GAMgASgIEg4KBmhpZGRlbhgEIAEoCCI1CgpNb3ZlVW5kb25lEhcKD3VuZG9uZV9yZXZpc2lvbhgBIAEoBBIOCgZyZWFzb24YAiABKAkiJQoKTW92ZVJlZG9uZRIXCg9yZWRvbmVfcmV2aXNpb24YASABKAQiWgoPQW5ub3RhdGlvbkFkZGVkEhUKDWFubm90YXRpb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCSIqChFBbm5vdGF0aW9uUmVtb3ZlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJIkIKCUdhbWVFbmRlZBInCgZyZXN1bHQYASABKAsyFy50YWJsZWxvZy52MS5HYW1lUmVzdWx0EgwKBHNlZWQYAiABKAwiLQoNR2FtZUFiYW5kb25lZBIOCgZyZWFzb24YASABKAkSDAoEc2VlZBgCIAEoDGIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
+  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIt8FCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIUCgxjaGFpbl9rZXlfaWQYCSABKAkSMAoMZ2FtZV9jcmVhdGVkGAogASgLMhgudGFibGVsb2cudjEuR2FtZUNyZWF0ZWRIABIyCg1tb3ZlX3JlY29yZGVkGAsgASgLMhkudGFibGVsb2cudjEuTW92ZVJlY29yZGVkSAASLgoLbW92ZV91bmRvbmUYDCABKAsyFy50YWJsZWxvZy52MS5Nb3ZlVW5kb25lSAASLgoLbW92ZV9yZWRvbmUYDSABKAsyFy50YWJsZWxvZy52MS5Nb3ZlUmVkb25lSAASOAoQYW5ub3RhdGlvbl9hZGRlZBgOIAEoCzIcLnRhYmxlbG9nLnYxLkFubm90YXRpb25BZGRlZEgAEjwKEmFubm90YXRpb25fcmVtb3ZlZBgPIAEoCzIeLnRhYmxlbG9nLnYxLkFubm90YXRpb25SZW1vdmVkSAASLAoKZ2FtZV9lbmRlZBgQIAEoCzIWLnRhYmxlbG9nLnYxLkdhbWVFbmRlZEgAEjQKDmdhbWVfYWJhbmRvbmVkGBEgASgLMhoudGFibGVsb2cudjEuR2FtZUFiYW5kb25lZEgAEjAKDG1vdmVfYW1lbmRlZBgTIAEoCzIYLnRhYmxlbG9nLnYxLk1vdmVBbWVuZGVkSAASJwoIaW1wb3J0ZWQYEiABKAsyFS50YWJsZWxvZy52MS5JbXBvcnRlZEIGCgRib2R5IsYBCghJbXBvcnRlZBIeCgJieRgBIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNvdXJjZRgDIAEoCRIYChBvcmlnaW5hbF9nYW1lX2lkGAQgASgJEhUKDW9yaWdpbmFsX2hhc2gYBSABKAwSHQoVb3JpZ2luYWxfY2hhaW5fa2V5X2lkGAYgASgJEhAKCHZlcmlmaWVkGAcgASgIIkYKBUFjdG9yEgwKBHVzZXIYASABKAkSDAoEY2x1YhgCIAEoCRIOCgZjbGllbnQYAyABKAkSEQoJbWVtYmVyX2lkGAQgASgJIikKBlBsYXllchIMCgRuYW1lGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCSKzAgoLR2FtZUNyZWF0ZWQSDwoHZ2FtZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEiQKB3BsYXllcnMYAyADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgEIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBSABKA4yES50YWJsZWxvZy52MS5Nb2RlEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhcKD3NlZWRfY29tbWl0bWVudBgHIAEoDBINCgV0aXRsZRgIIAEoCRIVCg1ydWxlc192ZXJzaW9uGAkgASgJEhYKDmRlYWxpbmdfc2NoZW1lGAogASgNEgwKBGNsdWIYCyABKAkiYAoMTW92ZVJlY29yZGVkEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg0KBWRlYWx0GAMgASgIEg4KBmhpZGRlbhgEIAEoCCI1CgpNb3ZlVW5kb25lEhcKD3VuZG9uZV9yZXZpc2lvbhgBIAEoBBIOCgZyZWFzb24YAiABKAkiJQoKTW92ZVJlZG9uZRIXCg9yZWRvbmVfcmV2aXNpb24YASABKAQiWgoPQW5ub3RhdGlvbkFkZGVkEhUKDWFubm90YXRpb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCSIqChFBbm5vdGF0aW9uUmVtb3ZlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJIkIKCUdhbWVFbmRlZBInCgZyZXN1bHQYASABKAsyFy50YWJsZWxvZy52MS5HYW1lUmVzdWx0EgwKBHNlZWQYAiABKAwiLQoNR2FtZUFiYW5kb25lZBIOCgZyZWFzb24YASABKAkSDAoEc2VlZBgCIAEoDCLwAQoLTW92ZUFtZW5kZWQSGAoQYW1lbmRlZF9yZXZpc2lvbhgBIAEoBBIkCgRraW5kGAIgASgOMhYudGFibGVsb2cudjEuQW1lbmRLaW5kEh8KBG1vdmUYAyABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAQgASgJEhgKEHJlbW92ZWRfbm90YXRpb24YBSABKAkSHQoVZHJvcHBlZF9mcm9tX3JldmlzaW9uGAYgASgEEhUKDWRyb3BwZWRfbW92ZXMYByABKA0SDgoGcmVhc29uGAggASgJEg4KBmhpZGRlbhgJIAEoCCptCglBbWVuZEtpbmQSGgoWQU1FTkRfS0lORF9VTlNQRUNJRklFRBAAEhYKEkFNRU5EX0tJTkRfUkVQTEFDRRABEhUKEUFNRU5EX0tJTkRfSU5TRVJUEAISFQoRQU1FTkRfS0lORF9ERUxFVEUQA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
 
 /**
  * One entry of a game's stream. Events are named in the past tense and never change once
@@ -22,7 +22,7 @@ export const file_tablelog_v1_events: GenFile = /*@__PURE__*/
  *
  * `sequence` numbers every event of the game (1, 2, 3, ... with no gaps). `revision` is the
  * version of the move history: it counts the events that change it (GameCreated,
- * MoveRecorded, MoveUndone, MoveRedone, GameEnded, GameAbandoned) and stays put for events
+ * MoveRecorded, MoveUndone, MoveRedone, MoveAmended, GameEnded, GameAbandoned) and stays put for events
  * that do not (annotations), so annotating never makes a recorder's version stale.
  *
  * @generated from message tablelog.v1.Event
@@ -135,6 +135,12 @@ export type Event = Message<"tablelog.v1.Event"> & {
      */
     value: GameAbandoned;
     case: "gameAbandoned";
+  } | {
+    /**
+     * @generated from field: tablelog.v1.MoveAmended move_amended = 19;
+     */
+    value: MoveAmended;
+    case: "moveAmended";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -212,29 +218,39 @@ export const ImportedSchema: GenMessage<Imported> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_events, 1);
 
 /**
- * Who appended an event.
+ * Who appended an event: the member the server authenticated (by their bearer token),
+ * never what a client says of itself.
  *
  * @generated from message tablelog.v1.Actor
  */
 export type Actor = Message<"tablelog.v1.Actor"> & {
   /**
-   * The person or account, as the client identified it.
+   * The member's display name when the event was appended.
    *
    * @generated from field: string user = 1;
    */
   user: string;
 
   /**
+   * The id of the member's club.
+   *
    * @generated from field: string club = 2;
    */
   club: string;
 
   /**
-   * The client program and version ("tablelog-cli/0.1", "tablelog-go/0.1").
+   * The client program and version ("tablelog-cli/0.1", "tablelog-go/0.1"), as it says.
    *
    * @generated from field: string client = 3;
    */
   client: string;
+
+  /**
+   * The authenticated member's id (empty in events recorded before members existed).
+   *
+   * @generated from field: string member_id = 4;
+   */
+  memberId: string;
 };
 
 /**
@@ -254,6 +270,14 @@ export type Player = Message<"tablelog.v1.Player"> & {
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * The club member who plays this seat (optional): a member with the player role may
+   * record for the seats bound to them (see ClubService.BindSeat).
+   *
+   * @generated from field: string member_id = 2;
+   */
+  memberId: string;
 };
 
 /**
@@ -332,6 +356,14 @@ export type GameCreated = Message<"tablelog.v1.GameCreated"> & {
    * @generated from field: uint32 dealing_scheme = 10;
    */
   dealingScheme: number;
+
+  /**
+   * The club the game belongs to (the creator's, or for an import the importer's): only its
+   * members see the game.
+   *
+   * @generated from field: string club = 11;
+   */
+  club: string;
 };
 
 /**
@@ -534,4 +566,122 @@ export type GameAbandoned = Message<"tablelog.v1.GameAbandoned"> & {
  */
 export const GameAbandonedSchema: GenMessage<GameAbandoned> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_events, 11);
+
+/**
+ * A move in the middle of the history was corrected: replaced, deleted, or preceded by an
+ * inserted move. The moves in effect after it are re-applied, in order, on the corrected
+ * history (each with the seat it named, if any, and its notation written again in its new
+ * position). When one no longer applies and the recorder chose to drop the tail, it and
+ * every move after it are dropped: `dropped_from_revision` names the first, and
+ * `dropped_moves` says how many. The stream is never rewritten: the replaced and the
+ * dropped moves stay in their MoveRecorded events. An amendment clears the redo stack.
+ *
+ * @generated from message tablelog.v1.MoveAmended
+ */
+export type MoveAmended = Message<"tablelog.v1.MoveAmended"> & {
+  /**
+   * The move in effect the change is made at, named by the revision that recorded it
+   * (a MoveRecorded, or an earlier MoveAmended that put it into the history).
+   *
+   * @generated from field: uint64 amended_revision = 1;
+   */
+  amendedRevision: bigint;
+
+  /**
+   * @generated from field: tablelog.v1.AmendKind kind = 2;
+   */
+  kind: AmendKind;
+
+  /**
+   * Replace and insert: the new move, and its canonical notation in its position. The new
+   * move is named by this event's revision from then on.
+   *
+   * @generated from field: tablelog.v1.Move move = 3;
+   */
+  move?: Move | undefined;
+
+  /**
+   * @generated from field: string notation = 4;
+   */
+  notation: string;
+
+  /**
+   * Replace and delete: the notation of the move taken out, as it stood.
+   *
+   * @generated from field: string removed_notation = 5;
+   */
+  removedNotation: string;
+
+  /**
+   * The first later move that no longer applied (0: none was dropped), by the revision
+   * that recorded it, and how many moves were dropped from it on (it included).
+   *
+   * @generated from field: uint64 dropped_from_revision = 6;
+   */
+  droppedFromRevision: bigint;
+
+  /**
+   * @generated from field: uint32 dropped_moves = 7;
+   */
+  droppedMoves: number;
+
+  /**
+   * @generated from field: string reason = 8;
+   */
+  reason: string;
+
+  /**
+   * Set only in a copy sent to a viewer who may not see the new or the removed move (as
+   * MoveRecorded.hidden): `move`, `notation` and `removed_notation` are then left out.
+   *
+   * @generated from field: bool hidden = 9;
+   */
+  hidden: boolean;
+};
+
+/**
+ * Describes the message tablelog.v1.MoveAmended.
+ * Use `create(MoveAmendedSchema)` to create a new message.
+ */
+export const MoveAmendedSchema: GenMessage<MoveAmended> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_events, 12);
+
+/**
+ * What an amendment does to the move it names.
+ *
+ * @generated from enum tablelog.v1.AmendKind
+ */
+export enum AmendKind {
+  /**
+   * @generated from enum value: AMEND_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The move is replaced by another.
+   *
+   * @generated from enum value: AMEND_KIND_REPLACE = 1;
+   */
+  REPLACE = 1,
+
+  /**
+   * A move is inserted before it.
+   *
+   * @generated from enum value: AMEND_KIND_INSERT = 2;
+   */
+  INSERT = 2,
+
+  /**
+   * The move is deleted.
+   *
+   * @generated from enum value: AMEND_KIND_DELETE = 3;
+   */
+  DELETE = 3,
+}
+
+/**
+ * Describes the enum tablelog.v1.AmendKind.
+ */
+export const AmendKindSchema: GenEnum<AmendKind> = /*@__PURE__*/
+  enumDesc(file_tablelog_v1_events, 0);
 

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/service.proto.
  */
 export const file_tablelog_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIukDCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJIrIBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCSIWChRMaXN0R2FtZVR5cGVzUmVxdWVzdCI9ChVMaXN0R2FtZVR5cGVzUmVzcG9uc2USJAoFZ2FtZXMYASADKAsyFS50YWJsZWxvZy52MS5HYW1lSW5mbyLmAQoRQ3JlYXRlR2FtZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIkCgdwbGF5ZXJzGAIgAygLMhMudGFibGVsb2cudjEuUGxheWVyEikKB29wdGlvbnMYAyABKAsyGC50YWJsZWxvZy52MS5HYW1lT3B0aW9ucxIfCgRtb2RlGAQgASgOMhEudGFibGVsb2cudjEuTW9kZRINCgV0aXRsZRgFIAEoCRIuCgpjb21wb25lbnRzGAYgAygLMhoudGFibGVsb2cudjEuQ29tcG9uZW50RmlsZRISCgpyZXF1ZXN0X2lkGAcgASgJImMKEkNyZWF0ZUdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQibwoHUmVjZWlwdBIPCgdnYW1lX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEhAKCHJldmlzaW9uGAMgASgEEhIKCmNoYWluX2hhc2gYBCABKAwSDgoGa2V5X2lkGAUgASgJEgsKA3RhZxgGIAEoDCIhCg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjkKD0dldEdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkicAoQTGlzdEdhbWVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLnRhYmxlbG9nLnYxLkdhbWVTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVQoRTGlzdEdhbWVzUmVzcG9uc2USJwoFZ2FtZXMYASADKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkixQEKEVJlY29yZE1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIQoEbW92ZRgCIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmVIABISCghub3RhdGlvbhgDIAEoCUgAEhgKEGV4cGVjdGVkX3ZlcnNpb24YBCABKAQSEgoKcmVxdWVzdF9pZBgFIAEoCRIRCgRzZWF0GAYgASgNSAGIAQESFQoNaW5jbHVkZV9zdGF0ZRgHIAEoCEIHCgVpbnB1dEIHCgVfc2VhdCKyAQoSUmVjb3JkTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIpCgVzdGF0ZRgDIAEoCzIaLnRhYmxlbG9nLnYxLlN0YXRlU25hcHNob3QSJQoHcmVjZWlwdBgEIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiYAoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSKFAQoQVW5kb01vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSJQoHcmVjZWlwdBgDIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiUAoPUmVkb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJIoUBChBSZWRvTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIlCgdyZWNlaXB0GAMgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJjChJBYmFuZG9uR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkSDgoGcmVhc29uGAQgASgJImQKE0FiYW5kb25HYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IlkKD0dldFN0YXRlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEiMKBnZpZXdlchgDIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlciI9ChBHZXRTdGF0ZVJlc3BvbnNlEikKBXN0YXRlGAEgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdCJhChVMaXN0TGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSI+CglMZWdhbE1vdmUSHwoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YAiABKAkikgEKFkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USJQoFbW92ZXMYASADKAsyFi50YWJsZWxvZy52MS5MZWdhbE1vdmUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKA0SJAoHdG9fbW92ZRgEIAEoCzITLnRhYmxlbG9nLnYxLlRvTW92ZSJ1ChFSZXBsYXlHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWZyb21fcmV2aXNpb24YAiABKAQSEwoLdG9fcmV2aXNpb24YAyABKAQSIwoGdmlld2VyGAQgASgLMhMudGFibGVsb2cudjEuVmlld2VyImIKElJlcGxheUdhbWVSZXNwb25zZRIhCgVldmVudBgBIAEoCzISLnRhYmxlbG9nLnYxLkV2ZW50EikKBXN0YXRlGAIgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdCJ6ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBIjCgZ2aWV3ZXIYAyABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISGQoRaGVhcnRiZWF0X3NlY29uZHMYBCABKA0iTAoJSGVhcnRiZWF0EhUKDWhlYWRfcmV2aXNpb24YASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiewoRV2F0Y2hHYW1lUmVzcG9uc2USMQoGdXBkYXRlGAEgASgLMh8udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlc3BvbnNlSAASKwoJaGVhcnRiZWF0GAIgASgLMhYudGFibGVsb2cudjEuSGVhcnRiZWF0SABCBgoEaXRlbSJtChRBZGRBbm5vdGF0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSJrChVBZGRBbm5vdGF0aW9uUmVzcG9uc2USKwoKYW5ub3RhdGlvbhgBIAEoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiogEKCkFubm90YXRpb24SFQoNYW5ub3RhdGlvbl9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIPCgdjb21tZW50GAMgASgJEg0KBWdseXBoGAQgASgJEiEKBWFjdG9yGAUgASgLMhIudGFibGVsb2cudjEuQWN0b3ISKAoEdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVQoXUmVtb3ZlQW5ub3RhdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hbm5vdGF0aW9uX2lkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiQQoYUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlEiUKB3JlY2VpcHQYASABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IlAKFkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJgChdMaXN0QW5ub3RhdGlvbnNSZXNwb25zZRIsCgthbm5vdGF0aW9ucxgBIAMoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkwKEkdldEF1ZGl0TG9nUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlAKCkF1ZGl0RW50cnkSIQoFZXZlbnQYASABKAsyEi50YWJsZWxvZy52MS5FdmVudBIPCgdzdW1tYXJ5GAIgASgJEg4KBnVuZG9uZRgDIAEoCCJYChNHZXRBdWRpdExvZ1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YWJsZWxvZy52MS5BdWRpdEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJMChFWZXJpZnlHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiYKCHJlY2VpcHRzGAIgAygLMhQudGFibGVsb2cudjEuUmVjZWlwdCKNAgoSVmVyaWZ5R2FtZVJlc3BvbnNlEgoKAm9rGAEgASgIEhYKDmV2ZW50c19jaGVja2VkGAIgASgEEhoKEmZpcnN0X2JhZF9zZXF1ZW5jZRgDIAEoBBIaChJmaXJzdF9iYWRfcmV2aXNpb24YBCABKAQSDwoHcHJvYmxlbRgFIAEoCRIbChNkZWFsdF9tb3Zlc19jaGVja2VkGAYgASgNEg0KBWtleWVkGAcgASgIEhYKDnVua2V5ZWRfZXZlbnRzGAggASgEEg8KB2tleV9pZHMYCSADKAkSGAoQcmVjZWlwdHNfY2hlY2tlZBgKIAEoDRIbChNpbXBvcnRlZF91bnZlcmlmaWVkGAsgASgIInYKEUltcG9ydEdhbWVSZXF1ZXN0EiIKBmV2ZW50cxgBIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EhIKCnJlcXVlc3RfaWQYAiABKAkSGQoRYWNjZXB0X3VudmVyaWZpZWQYAyABKAgSDgoGc291cmNlGAQgASgJImMKEkltcG9ydEdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQqeAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0dBTUVfU1RBVFVTX0lOX1BST0dSRVNTEAESFQoRR0FNRV9TVEFUVVNfRU5ERUQQAhIZChVHQU1FX1NUQVRVU19BQkFORE9ORUQQAzLHCwoPVGFibGVsb2dTZXJ2aWNlElYKDUxpc3RHYW1lVHlwZXMSIS50YWJsZWxvZy52MS5MaXN0R2FtZVR5cGVzUmVxdWVzdBoiLnRhYmxlbG9nLnYxLkxpc3RHYW1lVHlwZXNSZXNwb25zZRJNCgpDcmVhdGVHYW1lEh4udGFibGVsb2cudjEuQ3JlYXRlR2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5DcmVhdGVHYW1lUmVzcG9uc2USRAoHR2V0R2FtZRIbLnRhYmxlbG9nLnYxLkdldEdhbWVSZXF1ZXN0GhwudGFibGVsb2cudjEuR2V0R2FtZVJlc3BvbnNlEkoKCUxpc3RHYW1lcxIdLnRhYmxlbG9nLnYxLkxpc3RHYW1lc1JlcXVlc3QaHi50YWJsZWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZRJNCgpSZWNvcmRNb3ZlEh4udGFibGVsb2cudjEuUmVjb3JkTW92ZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZWNvcmRNb3ZlUmVzcG9uc2USRwoIVW5kb01vdmUSHC50YWJsZWxvZy52MS5VbmRvTW92ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5VbmRvTW92ZVJlc3BvbnNlEkcKCFJlZG9Nb3ZlEhwudGFibGVsb2cudjEuUmVkb01vdmVSZXF1ZXN0Gh0udGFibGVsb2cudjEuUmVkb01vdmVSZXNwb25zZRJQCgtBYmFuZG9uR2FtZRIfLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVxdWVzdBogLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVzcG9uc2USRwoIR2V0U3RhdGUSHC50YWJsZWxvZy52MS5HZXRTdGF0ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5HZXRTdGF0ZVJlc3BvbnNlElkKDkxpc3RMZWdhbE1vdmVzEiIudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiMudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXNwb25zZRJPCgpSZXBsYXlHYW1lEh4udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVzcG9uc2UwARJMCglXYXRjaEdhbWUSHS50YWJsZWxvZy52MS5XYXRjaEdhbWVSZXF1ZXN0Gh4udGFibGVsb2cudjEuV2F0Y2hHYW1lUmVzcG9uc2UwARJWCg1BZGRBbm5vdGF0aW9uEiEudGFibGVsb2cudjEuQWRkQW5ub3RhdGlvblJlcXVlc3QaIi50YWJsZWxvZy52MS5BZGRBbm5vdGF0aW9uUmVzcG9uc2USXwoQUmVtb3ZlQW5ub3RhdGlvbhIkLnRhYmxlbG9nLnYxLlJlbW92ZUFubm90YXRpb25SZXF1ZXN0GiUudGFibGVsb2cudjEuUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlElwKD0xpc3RBbm5vdGF0aW9ucxIjLnRhYmxlbG9nLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaJC50YWJsZWxvZy52MS5MaXN0QW5ub3RhdGlvbnNSZXNwb25zZRJQCgtHZXRBdWRpdExvZxIfLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVxdWVzdBogLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVzcG9uc2USTQoKVmVyaWZ5R2FtZRIeLnRhYmxlbG9nLnYxLlZlcmlmeUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlc3BvbnNlEk0KCkltcG9ydEdhbWUSHi50YWJsZWxvZy52MS5JbXBvcnRHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
+  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIukDCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJIrIBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCSIWChRMaXN0R2FtZVR5cGVzUmVxdWVzdCI9ChVMaXN0R2FtZVR5cGVzUmVzcG9uc2USJAoFZ2FtZXMYASADKAsyFS50YWJsZWxvZy52MS5HYW1lSW5mbyLmAQoRQ3JlYXRlR2FtZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIkCgdwbGF5ZXJzGAIgAygLMhMudGFibGVsb2cudjEuUGxheWVyEikKB29wdGlvbnMYAyABKAsyGC50YWJsZWxvZy52MS5HYW1lT3B0aW9ucxIfCgRtb2RlGAQgASgOMhEudGFibGVsb2cudjEuTW9kZRINCgV0aXRsZRgFIAEoCRIuCgpjb21wb25lbnRzGAYgAygLMhoudGFibGVsb2cudjEuQ29tcG9uZW50RmlsZRISCgpyZXF1ZXN0X2lkGAcgASgJImMKEkNyZWF0ZUdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQibwoHUmVjZWlwdBIPCgdnYW1lX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEhAKCHJldmlzaW9uGAMgASgEEhIKCmNoYWluX2hhc2gYBCABKAwSDgoGa2V5X2lkGAUgASgJEgsKA3RhZxgGIAEoDCIhCg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjkKD0dldEdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkicAoQTGlzdEdhbWVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLnRhYmxlbG9nLnYxLkdhbWVTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVQoRTGlzdEdhbWVzUmVzcG9uc2USJwoFZ2FtZXMYASADKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkixQEKEVJlY29yZE1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIQoEbW92ZRgCIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmVIABISCghub3RhdGlvbhgDIAEoCUgAEhgKEGV4cGVjdGVkX3ZlcnNpb24YBCABKAQSEgoKcmVxdWVzdF9pZBgFIAEoCRIRCgRzZWF0GAYgASgNSAGIAQESFQoNaW5jbHVkZV9zdGF0ZRgHIAEoCEIHCgVpbnB1dEIHCgVfc2VhdCKyAQoSUmVjb3JkTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIpCgVzdGF0ZRgDIAEoCzIaLnRhYmxlbG9nLnYxLlN0YXRlU25hcHNob3QSJQoHcmVjZWlwdBgEIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiYAoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSKFAQoQVW5kb01vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSJQoHcmVjZWlwdBgDIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiUAoPUmVkb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJIoUBChBSZWRvTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIlCgdyZWNlaXB0GAMgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJlCgdOZXdNb3ZlEiEKBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlSAASEgoIbm90YXRpb24YAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQFCBwoFaW5wdXRCBwoFX3NlYXQiDQoLRGVsZXRlZE1vdmUinAIKEEFtZW5kTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIsCgxyZXBsYWNlX21vdmUYAyABKAsyFC50YWJsZWxvZy52MS5OZXdNb3ZlSAASKwoLaW5zZXJ0X21vdmUYBCABKAsyFC50YWJsZWxvZy52MS5OZXdNb3ZlSAASLwoLZGVsZXRlX21vdmUYBSABKAsyGC50YWJsZWxvZy52MS5EZWxldGVkTW92ZUgAEhgKEGV4cGVjdGVkX3ZlcnNpb24YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCRIOCgZyZWFzb24YCCABKAkSEQoJZHJvcF90YWlsGAkgASgIQggKBmNoYW5nZSKdAQoRQW1lbmRNb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EiUKB3JlY2VpcHQYAyABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0EhUKDWRyb3BwZWRfbW92ZXMYBCABKA0iYwoSQWJhbmRvbkdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJkChNBYmFuZG9uR2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJZCg9HZXRTdGF0ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIjCgZ2aWV3ZXIYAyABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXIiPQoQR2V0U3RhdGVSZXNwb25zZRIpCgVzdGF0ZRgBIAEoCzIaLnRhYmxlbG9nLnYxLlN0YXRlU25hcHNob3QihgEKFUxpc3RMZWdhbE1vdmVzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEiMKBnZpZXdlchgFIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlciI+CglMZWdhbE1vdmUSHwoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YAiABKAkikgEKFkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USJQoFbW92ZXMYASADKAsyFi50YWJsZWxvZy52MS5MZWdhbE1vdmUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKA0SJAoHdG9fbW92ZRgEIAEoCzITLnRhYmxlbG9nLnYxLlRvTW92ZSJ1ChFSZXBsYXlHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWZyb21fcmV2aXNpb24YAiABKAQSEwoLdG9fcmV2aXNpb24YAyABKAQSIwoGdmlld2VyGAQgASgLMhMudGFibGVsb2cudjEuVmlld2VyImIKElJlcGxheUdhbWVSZXNwb25zZRIhCgVldmVudBgBIAEoCzISLnRhYmxlbG9nLnYxLkV2ZW50EikKBXN0YXRlGAIgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdCJ6ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBIjCgZ2aWV3ZXIYAyABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISGQoRaGVhcnRiZWF0X3NlY29uZHMYBCABKA0iTAoJSGVhcnRiZWF0EhUKDWhlYWRfcmV2aXNpb24YASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiewoRV2F0Y2hHYW1lUmVzcG9uc2USMQoGdXBkYXRlGAEgASgLMh8udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlc3BvbnNlSAASKwoJaGVhcnRiZWF0GAIgASgLMhYudGFibGVsb2cudjEuSGVhcnRiZWF0SABCBgoEaXRlbSJtChRBZGRBbm5vdGF0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSJrChVBZGRBbm5vdGF0aW9uUmVzcG9uc2USKwoKYW5ub3RhdGlvbhgBIAEoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiyQEKCkFubm90YXRpb24SFQoNYW5ub3RhdGlvbl9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIPCgdjb21tZW50GAMgASgJEg0KBWdseXBoGAQgASgJEiEKBWFjdG9yGAUgASgLMhIudGFibGVsb2cudjEuQWN0b3ISKAoEdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIb3JwaGFuZWQYByABKAgSEwoLb3JwaGFuZWRfYnkYCCABKAQiVQoXUmVtb3ZlQW5ub3RhdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hbm5vdGF0aW9uX2lkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiQQoYUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlEiUKB3JlY2VpcHQYASABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IlAKFkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJgChdMaXN0QW5ub3RhdGlvbnNSZXNwb25zZRIsCgthbm5vdGF0aW9ucxgBIAMoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInEKEkdldEF1ZGl0TG9nUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiMKBnZpZXdlchgEIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlciJQCgpBdWRpdEVudHJ5EiEKBWV2ZW50GAEgASgLMhIudGFibGVsb2cudjEuRXZlbnQSDwoHc3VtbWFyeRgCIAEoCRIOCgZ1bmRvbmUYAyABKAgiWAoTR2V0QXVkaXRMb2dSZXNwb25zZRIoCgdlbnRyaWVzGAEgAygLMhcudGFibGVsb2cudjEuQXVkaXRFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTAoRVmVyaWZ5R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRImCghyZWNlaXB0cxgCIAMoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQijQIKElZlcmlmeUdhbWVSZXNwb25zZRIKCgJvaxgBIAEoCBIWCg5ldmVudHNfY2hlY2tlZBgCIAEoBBIaChJmaXJzdF9iYWRfc2VxdWVuY2UYAyABKAQSGgoSZmlyc3RfYmFkX3JldmlzaW9uGAQgASgEEg8KB3Byb2JsZW0YBSABKAkSGwoTZGVhbHRfbW92ZXNfY2hlY2tlZBgGIAEoDRINCgVrZXllZBgHIAEoCBIWCg51bmtleWVkX2V2ZW50cxgIIAEoBBIPCgdrZXlfaWRzGAkgAygJEhgKEHJlY2VpcHRzX2NoZWNrZWQYCiABKA0SGwoTaW1wb3J0ZWRfdW52ZXJpZmllZBgLIAEoCCJ2ChFJbXBvcnRHYW1lUmVxdWVzdBIiCgZldmVudHMYASADKAsyEi50YWJsZWxvZy52MS5FdmVudBISCgpyZXF1ZXN0X2lkGAIgASgJEhkKEWFjY2VwdF91bnZlcmlmaWVkGAMgASgIEg4KBnNvdXJjZRgEIAEoCSJjChJJbXBvcnRHYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0KngKCkdhbWVTdGF0dXMSGwoXR0FNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdHQU1FX1NUQVRVU19JTl9QUk9HUkVTUxABEhUKEUdBTUVfU1RBVFVTX0VOREVEEAISGQoVR0FNRV9TVEFUVVNfQUJBTkRPTkVEEAMykwwKD1RhYmxlbG9nU2VydmljZRJWCg1MaXN0R2FtZVR5cGVzEiEudGFibGVsb2cudjEuTGlzdEdhbWVUeXBlc1JlcXVlc3QaIi50YWJsZWxvZy52MS5MaXN0R2FtZVR5cGVzUmVzcG9uc2USTQoKQ3JlYXRlR2FtZRIeLnRhYmxlbG9nLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuQ3JlYXRlR2FtZVJlc3BvbnNlEkQKB0dldEdhbWUSGy50YWJsZWxvZy52MS5HZXRHYW1lUmVxdWVzdBocLnRhYmxlbG9nLnYxLkdldEdhbWVSZXNwb25zZRJKCglMaXN0R2FtZXMSHS50YWJsZWxvZy52MS5MaXN0R2FtZXNSZXF1ZXN0Gh4udGFibGVsb2cudjEuTGlzdEdhbWVzUmVzcG9uc2USTQoKUmVjb3JkTW92ZRIeLnRhYmxlbG9nLnYxLlJlY29yZE1vdmVSZXF1ZXN0Gh8udGFibGVsb2cudjEuUmVjb3JkTW92ZVJlc3BvbnNlEkcKCFVuZG9Nb3ZlEhwudGFibGVsb2cudjEuVW5kb01vdmVSZXF1ZXN0Gh0udGFibGVsb2cudjEuVW5kb01vdmVSZXNwb25zZRJHCghSZWRvTW92ZRIcLnRhYmxlbG9nLnYxLlJlZG9Nb3ZlUmVxdWVzdBodLnRhYmxlbG9nLnYxLlJlZG9Nb3ZlUmVzcG9uc2USSgoJQW1lbmRNb3ZlEh0udGFibGVsb2cudjEuQW1lbmRNb3ZlUmVxdWVzdBoeLnRhYmxlbG9nLnYxLkFtZW5kTW92ZVJlc3BvbnNlElAKC0FiYW5kb25HYW1lEh8udGFibGVsb2cudjEuQWJhbmRvbkdhbWVSZXF1ZXN0GiAudGFibGVsb2cudjEuQWJhbmRvbkdhbWVSZXNwb25zZRJHCghHZXRTdGF0ZRIcLnRhYmxlbG9nLnYxLkdldFN0YXRlUmVxdWVzdBodLnRhYmxlbG9nLnYxLkdldFN0YXRlUmVzcG9uc2USWQoOTGlzdExlZ2FsTW92ZXMSIi50YWJsZWxvZy52MS5MaXN0TGVnYWxNb3Zlc1JlcXVlc3QaIy50YWJsZWxvZy52MS5MaXN0TGVnYWxNb3Zlc1Jlc3BvbnNlEk8KClJlcGxheUdhbWUSHi50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLlJlcGxheUdhbWVSZXNwb25zZTABEkwKCVdhdGNoR2FtZRIdLnRhYmxlbG9nLnYxLldhdGNoR2FtZVJlcXVlc3QaHi50YWJsZWxvZy52MS5XYXRjaEdhbWVSZXNwb25zZTABElYKDUFkZEFubm90YXRpb24SIS50YWJsZWxvZy52MS5BZGRBbm5vdGF0aW9uUmVxdWVzdBoiLnRhYmxlbG9nLnYxLkFkZEFubm90YXRpb25SZXNwb25zZRJfChBSZW1vdmVBbm5vdGF0aW9uEiQudGFibGVsb2cudjEuUmVtb3ZlQW5ub3RhdGlvblJlcXVlc3QaJS50YWJsZWxvZy52MS5SZW1vdmVBbm5vdGF0aW9uUmVzcG9uc2USXAoPTGlzdEFubm90YXRpb25zEiMudGFibGVsb2cudjEuTGlzdEFubm90YXRpb25zUmVxdWVzdBokLnRhYmxlbG9nLnYxLkxpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlElAKC0dldEF1ZGl0TG9nEh8udGFibGVsb2cudjEuR2V0QXVkaXRMb2dSZXF1ZXN0GiAudGFibGVsb2cudjEuR2V0QXVkaXRMb2dSZXNwb25zZRJNCgpWZXJpZnlHYW1lEh4udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5WZXJpZnlHYW1lUmVzcG9uc2USTQoKSW1wb3J0R2FtZRIeLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuSW1wb3J0R2FtZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
 
 /**
  * Who is looking at a state.
@@ -669,6 +669,180 @@ export const RedoMoveResponseSchema: GenMessage<RedoMoveResponse> = /*@__PURE__*
   messageDesc(file_tablelog_v1_service, 17);
 
 /**
+ * A move to put into the history, typed or as notation, as RecordMove takes it.
+ *
+ * @generated from message tablelog.v1.NewMove
+ */
+export type NewMove = Message<"tablelog.v1.NewMove"> & {
+  /**
+   * @generated from oneof tablelog.v1.NewMove.input
+   */
+  input: {
+    /**
+     * @generated from field: tablelog.v1.Move move = 1;
+     */
+    value: Move;
+    case: "move";
+  } | {
+    /**
+     * The move in the game's notation, parsed in the position it goes into.
+     *
+     * @generated from field: string notation = 2;
+     */
+    value: string;
+    case: "notation";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * With notation: the seat that the recorder says made the move (optional).
+   *
+   * @generated from field: optional uint32 seat = 3;
+   */
+  seat?: number | undefined;
+};
+
+/**
+ * Describes the message tablelog.v1.NewMove.
+ * Use `create(NewMoveSchema)` to create a new message.
+ */
+export const NewMoveSchema: GenMessage<NewMove> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 18);
+
+/**
+ * Deleting a move needs nothing more than its revision.
+ *
+ * @generated from message tablelog.v1.DeletedMove
+ */
+export type DeletedMove = Message<"tablelog.v1.DeletedMove"> & {
+};
+
+/**
+ * Describes the message tablelog.v1.DeletedMove.
+ * Use `create(DeletedMoveSchema)` to create a new message.
+ */
+export const DeletedMoveSchema: GenMessage<DeletedMove> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 19);
+
+/**
+ * @generated from message tablelog.v1.AmendMoveRequest
+ */
+export type AmendMoveRequest = Message<"tablelog.v1.AmendMoveRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * The move to correct, by the revision that recorded it (as `move`, replays and the
+   * audit show it). It must be a move in effect.
+   *
+   * @generated from field: uint64 revision = 2;
+   */
+  revision: bigint;
+
+  /**
+   * @generated from oneof tablelog.v1.AmendMoveRequest.change
+   */
+  change: {
+    /**
+     * Put this move in its place.
+     *
+     * @generated from field: tablelog.v1.NewMove replace_move = 3;
+     */
+    value: NewMove;
+    case: "replaceMove";
+  } | {
+    /**
+     * Insert this move before it.
+     *
+     * @generated from field: tablelog.v1.NewMove insert_move = 4;
+     */
+    value: NewMove;
+    case: "insertMove";
+  } | {
+    /**
+     * Take it out of the history.
+     *
+     * @generated from field: tablelog.v1.DeletedMove delete_move = 5;
+     */
+    value: DeletedMove;
+    case: "deleteMove";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The version the client saw; a different current version is STALE_VERSION.
+   *
+   * @generated from field: uint64 expected_version = 6;
+   */
+  expectedVersion: bigint;
+
+  /**
+   * Idempotency key: a retry with the same id returns the original result.
+   *
+   * @generated from field: string request_id = 7;
+   */
+  requestId: string;
+
+  /**
+   * Why (kept in the event and shown by the audit), at most 500 characters.
+   *
+   * @generated from field: string reason = 8;
+   */
+  reason: string;
+
+  /**
+   * When a later move no longer applies: drop it and every move after it instead of
+   * refusing the amendment.
+   *
+   * @generated from field: bool drop_tail = 9;
+   */
+  dropTail: boolean;
+};
+
+/**
+ * Describes the message tablelog.v1.AmendMoveRequest.
+ * Use `create(AmendMoveRequestSchema)` to create a new message.
+ */
+export const AmendMoveRequestSchema: GenMessage<AmendMoveRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 20);
+
+/**
+ * @generated from message tablelog.v1.AmendMoveResponse
+ */
+export type AmendMoveResponse = Message<"tablelog.v1.AmendMoveResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.GameSummary game = 1;
+   */
+  game?: GameSummary | undefined;
+
+  /**
+   * The events appended (the MoveAmended, any dealt chance outcomes, a GameEnded).
+   *
+   * @generated from field: repeated tablelog.v1.Event events = 2;
+   */
+  events: Event[];
+
+  /**
+   * @generated from field: tablelog.v1.Receipt receipt = 3;
+   */
+  receipt?: Receipt | undefined;
+
+  /**
+   * How many later moves were dropped (only with `drop_tail`).
+   *
+   * @generated from field: uint32 dropped_moves = 4;
+   */
+  droppedMoves: number;
+};
+
+/**
+ * Describes the message tablelog.v1.AmendMoveResponse.
+ * Use `create(AmendMoveResponseSchema)` to create a new message.
+ */
+export const AmendMoveResponseSchema: GenMessage<AmendMoveResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 21);
+
+/**
  * @generated from message tablelog.v1.AbandonGameRequest
  */
 export type AbandonGameRequest = Message<"tablelog.v1.AbandonGameRequest"> & {
@@ -698,7 +872,7 @@ export type AbandonGameRequest = Message<"tablelog.v1.AbandonGameRequest"> & {
  * Use `create(AbandonGameRequestSchema)` to create a new message.
  */
 export const AbandonGameRequestSchema: GenMessage<AbandonGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 18);
+  messageDesc(file_tablelog_v1_service, 22);
 
 /**
  * @generated from message tablelog.v1.AbandonGameResponse
@@ -720,7 +894,7 @@ export type AbandonGameResponse = Message<"tablelog.v1.AbandonGameResponse"> & {
  * Use `create(AbandonGameResponseSchema)` to create a new message.
  */
 export const AbandonGameResponseSchema: GenMessage<AbandonGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 19);
+  messageDesc(file_tablelog_v1_service, 23);
 
 /**
  * @generated from message tablelog.v1.GetStateRequest
@@ -749,7 +923,7 @@ export type GetStateRequest = Message<"tablelog.v1.GetStateRequest"> & {
  * Use `create(GetStateRequestSchema)` to create a new message.
  */
 export const GetStateRequestSchema: GenMessage<GetStateRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 20);
+  messageDesc(file_tablelog_v1_service, 24);
 
 /**
  * @generated from message tablelog.v1.GetStateResponse
@@ -766,7 +940,7 @@ export type GetStateResponse = Message<"tablelog.v1.GetStateResponse"> & {
  * Use `create(GetStateResponseSchema)` to create a new message.
  */
 export const GetStateResponseSchema: GenMessage<GetStateResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 21);
+  messageDesc(file_tablelog_v1_service, 25);
 
 /**
  * @generated from message tablelog.v1.ListLegalMovesRequest
@@ -793,6 +967,19 @@ export type ListLegalMovesRequest = Message<"tablelog.v1.ListLegalMovesRequest">
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
+
+  /**
+   * Whose eyes the list is for (unset: every legal move, as the full view). The seat to
+   * move sees all its legal moves. Any other viewer sees the moves of another's decision
+   * (a seat's or the table's) only while the state hides nothing from it; otherwise the
+   * list would name, or betray by what it leaves out, a hidden component (a blind-reserved
+   * card, another hand, a tile removed unseen, hidden money), and the call is refused with
+   * PERMISSION_DENIED, reason LEGAL_MOVES_HIDDEN (no game has an honest collapse of such a
+   * list: see docs/service.md, "Hidden information").
+   *
+   * @generated from field: tablelog.v1.Viewer viewer = 5;
+   */
+  viewer?: Viewer | undefined;
 };
 
 /**
@@ -800,7 +987,7 @@ export type ListLegalMovesRequest = Message<"tablelog.v1.ListLegalMovesRequest">
  * Use `create(ListLegalMovesRequestSchema)` to create a new message.
  */
 export const ListLegalMovesRequestSchema: GenMessage<ListLegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 22);
+  messageDesc(file_tablelog_v1_service, 26);
 
 /**
  * A legal move, typed and as canonical notation.
@@ -824,7 +1011,7 @@ export type LegalMove = Message<"tablelog.v1.LegalMove"> & {
  * Use `create(LegalMoveSchema)` to create a new message.
  */
 export const LegalMoveSchema: GenMessage<LegalMove> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 23);
+  messageDesc(file_tablelog_v1_service, 27);
 
 /**
  * @generated from message tablelog.v1.ListLegalMovesResponse
@@ -856,7 +1043,7 @@ export type ListLegalMovesResponse = Message<"tablelog.v1.ListLegalMovesResponse
  * Use `create(ListLegalMovesResponseSchema)` to create a new message.
  */
 export const ListLegalMovesResponseSchema: GenMessage<ListLegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 24);
+  messageDesc(file_tablelog_v1_service, 28);
 
 /**
  * @generated from message tablelog.v1.ReplayGameRequest
@@ -890,7 +1077,7 @@ export type ReplayGameRequest = Message<"tablelog.v1.ReplayGameRequest"> & {
  * Use `create(ReplayGameRequestSchema)` to create a new message.
  */
 export const ReplayGameRequestSchema: GenMessage<ReplayGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 25);
+  messageDesc(file_tablelog_v1_service, 29);
 
 /**
  * @generated from message tablelog.v1.ReplayGameResponse
@@ -912,7 +1099,7 @@ export type ReplayGameResponse = Message<"tablelog.v1.ReplayGameResponse"> & {
  * Use `create(ReplayGameResponseSchema)` to create a new message.
  */
 export const ReplayGameResponseSchema: GenMessage<ReplayGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 26);
+  messageDesc(file_tablelog_v1_service, 30);
 
 /**
  * @generated from message tablelog.v1.WatchGameRequest
@@ -948,7 +1135,7 @@ export type WatchGameRequest = Message<"tablelog.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 27);
+  messageDesc(file_tablelog_v1_service, 31);
 
 /**
  * @generated from message tablelog.v1.Heartbeat
@@ -970,7 +1157,7 @@ export type Heartbeat = Message<"tablelog.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 28);
+  messageDesc(file_tablelog_v1_service, 32);
 
 /**
  * @generated from message tablelog.v1.WatchGameResponse
@@ -999,7 +1186,7 @@ export type WatchGameResponse = Message<"tablelog.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 29);
+  messageDesc(file_tablelog_v1_service, 33);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationRequest
@@ -1036,7 +1223,7 @@ export type AddAnnotationRequest = Message<"tablelog.v1.AddAnnotationRequest"> &
  * Use `create(AddAnnotationRequestSchema)` to create a new message.
  */
 export const AddAnnotationRequestSchema: GenMessage<AddAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 30);
+  messageDesc(file_tablelog_v1_service, 34);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationResponse
@@ -1058,10 +1245,11 @@ export type AddAnnotationResponse = Message<"tablelog.v1.AddAnnotationResponse">
  * Use `create(AddAnnotationResponseSchema)` to create a new message.
  */
 export const AddAnnotationResponseSchema: GenMessage<AddAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 31);
+  messageDesc(file_tablelog_v1_service, 35);
 
 /**
- * An annotation as listed.
+ * An annotation as listed. It is anchored to the move its revision names (recorded or put
+ * in by an amendment there), else to the last move in effect at its revision.
  *
  * @generated from message tablelog.v1.Annotation
  */
@@ -1095,6 +1283,22 @@ export type Annotation = Message<"tablelog.v1.Annotation"> & {
    * @generated from field: google.protobuf.Timestamp time = 6;
    */
   time?: Timestamp | undefined;
+
+  /**
+   * The move it is anchored to was replaced, deleted or dropped by an amendment: it no
+   * longer annotates a move of the game's history. (A move that survives an amendment
+   * keeps its revision, so its annotations stay with it.)
+   *
+   * @generated from field: bool orphaned = 7;
+   */
+  orphaned: boolean;
+
+  /**
+   * The revision of the MoveAmended that took the move out (when orphaned).
+   *
+   * @generated from field: uint64 orphaned_by = 8;
+   */
+  orphanedBy: bigint;
 };
 
 /**
@@ -1102,7 +1306,7 @@ export type Annotation = Message<"tablelog.v1.Annotation"> & {
  * Use `create(AnnotationSchema)` to create a new message.
  */
 export const AnnotationSchema: GenMessage<Annotation> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 32);
+  messageDesc(file_tablelog_v1_service, 36);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationRequest
@@ -1129,7 +1333,7 @@ export type RemoveAnnotationRequest = Message<"tablelog.v1.RemoveAnnotationReque
  * Use `create(RemoveAnnotationRequestSchema)` to create a new message.
  */
 export const RemoveAnnotationRequestSchema: GenMessage<RemoveAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 33);
+  messageDesc(file_tablelog_v1_service, 37);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationResponse
@@ -1146,7 +1350,7 @@ export type RemoveAnnotationResponse = Message<"tablelog.v1.RemoveAnnotationResp
  * Use `create(RemoveAnnotationResponseSchema)` to create a new message.
  */
 export const RemoveAnnotationResponseSchema: GenMessage<RemoveAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 34);
+  messageDesc(file_tablelog_v1_service, 38);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsRequest
@@ -1173,7 +1377,7 @@ export type ListAnnotationsRequest = Message<"tablelog.v1.ListAnnotationsRequest
  * Use `create(ListAnnotationsRequestSchema)` to create a new message.
  */
 export const ListAnnotationsRequestSchema: GenMessage<ListAnnotationsRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 35);
+  messageDesc(file_tablelog_v1_service, 39);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsResponse
@@ -1195,7 +1399,7 @@ export type ListAnnotationsResponse = Message<"tablelog.v1.ListAnnotationsRespon
  * Use `create(ListAnnotationsResponseSchema)` to create a new message.
  */
 export const ListAnnotationsResponseSchema: GenMessage<ListAnnotationsResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 36);
+  messageDesc(file_tablelog_v1_service, 40);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogRequest
@@ -1215,6 +1419,19 @@ export type GetAuditLogRequest = Message<"tablelog.v1.GetAuditLogRequest"> & {
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * Whose eyes the log is for (unset: the full view). An entry whose event deals hidden
+   * information to someone else is redacted as a replay redacts it: `move_recorded.move`
+   * is left out, `notation` is "(hidden)", `hidden` is set, and the summary says only that
+   * something was dealt or drawn; a dealt game's seed (GameEnded, GameAbandoned) is left
+   * out until the game has ended. A redacted entry keeps its sequence, revision and
+   * hashes, and those hashes cover the unredacted event: a redacted log cannot be checked
+   * by the client (VerifyGame checks the chain on the server), only a full one can.
+   *
+   * @generated from field: tablelog.v1.Viewer viewer = 4;
+   */
+  viewer?: Viewer | undefined;
 };
 
 /**
@@ -1222,7 +1439,7 @@ export type GetAuditLogRequest = Message<"tablelog.v1.GetAuditLogRequest"> & {
  * Use `create(GetAuditLogRequestSchema)` to create a new message.
  */
 export const GetAuditLogRequestSchema: GenMessage<GetAuditLogRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 37);
+  messageDesc(file_tablelog_v1_service, 41);
 
 /**
  * One event as the audit log shows it.
@@ -1243,7 +1460,8 @@ export type AuditEntry = Message<"tablelog.v1.AuditEntry"> & {
   summary: string;
 
   /**
-   * True for a recorded move that is no longer in effect (undone and not redone).
+   * True for a recorded move that is no longer in effect (undone and not redone, or taken
+   * out by an amendment).
    *
    * @generated from field: bool undone = 3;
    */
@@ -1255,7 +1473,7 @@ export type AuditEntry = Message<"tablelog.v1.AuditEntry"> & {
  * Use `create(AuditEntrySchema)` to create a new message.
  */
 export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 38);
+  messageDesc(file_tablelog_v1_service, 42);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogResponse
@@ -1277,7 +1495,7 @@ export type GetAuditLogResponse = Message<"tablelog.v1.GetAuditLogResponse"> & {
  * Use `create(GetAuditLogResponseSchema)` to create a new message.
  */
 export const GetAuditLogResponseSchema: GenMessage<GetAuditLogResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 39);
+  messageDesc(file_tablelog_v1_service, 43);
 
 /**
  * @generated from message tablelog.v1.VerifyGameRequest
@@ -1302,7 +1520,7 @@ export type VerifyGameRequest = Message<"tablelog.v1.VerifyGameRequest"> & {
  * Use `create(VerifyGameRequestSchema)` to create a new message.
  */
 export const VerifyGameRequestSchema: GenMessage<VerifyGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 40);
+  messageDesc(file_tablelog_v1_service, 44);
 
 /**
  * @generated from message tablelog.v1.VerifyGameResponse
@@ -1384,7 +1602,7 @@ export type VerifyGameResponse = Message<"tablelog.v1.VerifyGameResponse"> & {
  * Use `create(VerifyGameResponseSchema)` to create a new message.
  */
 export const VerifyGameResponseSchema: GenMessage<VerifyGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 41);
+  messageDesc(file_tablelog_v1_service, 45);
 
 /**
  * @generated from message tablelog.v1.ImportGameRequest
@@ -1422,7 +1640,7 @@ export type ImportGameRequest = Message<"tablelog.v1.ImportGameRequest"> & {
  * Use `create(ImportGameRequestSchema)` to create a new message.
  */
 export const ImportGameRequestSchema: GenMessage<ImportGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 42);
+  messageDesc(file_tablelog_v1_service, 46);
 
 /**
  * @generated from message tablelog.v1.ImportGameResponse
@@ -1444,7 +1662,7 @@ export type ImportGameResponse = Message<"tablelog.v1.ImportGameResponse"> & {
  * Use `create(ImportGameResponseSchema)` to create a new message.
  */
 export const ImportGameResponseSchema: GenMessage<ImportGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 43);
+  messageDesc(file_tablelog_v1_service, 47);
 
 /**
  * Whether a game is still being recorded.
@@ -1548,6 +1766,18 @@ export const TablelogService: GenService<{
     methodKind: "unary";
     input: typeof RedoMoveRequestSchema;
     output: typeof RedoMoveResponseSchema;
+  },
+  /**
+   * Corrects a move in the middle of the history (replace it, insert a move before it, or
+   * delete it) and re-checks every later move with the rules: refused with the first later
+   * move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
+   *
+   * @generated from rpc tablelog.v1.TablelogService.AmendMove
+   */
+  amendMove: {
+    methodKind: "unary";
+    input: typeof AmendMoveRequestSchema;
+    output: typeof AmendMoveResponseSchema;
   },
   /**
    * @generated from rpc tablelog.v1.TablelogService.AbandonGame
