@@ -333,7 +333,9 @@ def run_serve(args: argparse.Namespace) -> int:
         try:
             owner_name = asyncio.run(_local_owner(url, args))
         except MAPPED as exc:
-            print(f"error: cannot reach Redis at {url}: {exc}", file=sys.stderr)
+            from service.store.redis_store import redacted
+
+            print(f"error: {_unreachable(redacted(url), exc)}", file=sys.stderr)
             return 1
         log.info(
             "local owner",
@@ -354,22 +356,21 @@ def run_serve(args: argparse.Namespace) -> int:
 async def _local_owner(url: str, args: argparse.Namespace) -> str:
     """The local club's owner, with their token in `<data dir>/owner.token` (made on a fresh
     data directory, see `service.local_owner`)."""
-    import redis.asyncio as aioredis
-
     from service.chain_keys import configured_chain
     from service.identity import LOCAL_CLUB
     from service.local_owner import ensure_local_owner
     from service.store import RedisEventStore
     from service.store.members import MemberStore
 
-    client = aioredis.Redis.from_url(url)
+    chain = configured_chain(args.chain_key_file, args.data_dir)
+    store = RedisEventStore.from_url(url, chain=chain, pool_size=1)
     try:
-        owner, _token = await ensure_local_owner(MemberStore(client), args.data_dir)
+        await store.ping()  # the same check as `_serve`'s, so a refusal reads the same
+        owner, _token = await ensure_local_owner(MemberStore(store.redis), args.data_dir)
         # The games recorded before clubs are the local club's: list them there.
-        chain = configured_chain(args.chain_key_file, args.data_dir)
-        await RedisEventStore(client, chain=chain).adopt_unclubbed_games(LOCAL_CLUB)
+        await store.adopt_unclubbed_games(LOCAL_CLUB)
     finally:
-        await client.aclose()
+        await store.close()
     return owner.display_name
 
 

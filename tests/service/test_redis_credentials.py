@@ -26,7 +26,8 @@ pytestmark = pytest.mark.slow
 PASSWORD = "default-s3cret"
 ACL_PASSWORD = "alice-s3cret"
 ACL_RIGHTS = (
-    "~tl:*", "+@stream", "+@hash", "+@sortedset", "+@string", "+@keyspace", "+@scripting",
+    "~tl:*", "+@stream", "+@hash", "+@sortedset", "+@set", "+@string", "+@keyspace",
+    "+@scripting",
     "+@connection", "-@dangerous",
 )  # fmt: skip
 """What docs/service.md (External Redis) says tablelog's ACL user needs: tablelog's keys,
@@ -61,7 +62,7 @@ def test_an_acl_user_records_and_watches(protected_redis: str) -> None:
         url, chain=CHAIN, caller_limits=CallerLimits(), club_storage=1 << 30
     ).start()
     try:
-        with Client(running.target) as client:
+        with Client(running.target, token=running.owner_token) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             line = splendor_line(seed=8)
             client.record(game.game_id, line[0])
@@ -86,7 +87,7 @@ def test_serve_reads_the_password_from_a_file(protected_redis: str, tmp_path: Pa
         tmp_path / "data", "--redis-url", protected_redis, "--redis-password-file", str(secret)
     ).start()
     try:
-        with Client(serving.address) as client:
+        with Client(serving.address, token=serving.token) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             client.record(game.game_id, splendor_line(seed=8)[0])
     finally:
@@ -149,7 +150,7 @@ def test_serve_on_a_tls_redis_with_its_ca(
         tmp_path / "data", "--redis-url", tls_redis, "--redis-ca", str(redis_certificates.ca)
     ).start()
     try:
-        with Client(serving.address) as client:
+        with Client(serving.address, token=serving.token) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             client.record(game.game_id, splendor_line(seed=8)[0])
             assert client.verify(game.game_id).ok

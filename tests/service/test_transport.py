@@ -53,7 +53,7 @@ def tls_server(
 def test_a_client_with_the_ca_records_over_tls(
     tls_server: BackgroundServer, certificates: Certificates
 ) -> None:
-    with Client(tls_server.target, ca=str(certificates.ca)) as client:
+    with Client(tls_server.target, ca=str(certificates.ca), token=tls_server.owner_token) as client:
         game = client.create_game("splendor", ["Ann", "Bob"])
         assert client.get_game(game.game_id).version == game.version
 
@@ -62,7 +62,7 @@ def test_the_ca_comes_from_the_environment_too(
     tls_server: BackgroundServer, certificates: Certificates, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TABLELOG_CA", str(certificates.ca))
-    with Client(tls_server.target) as client:
+    with Client(tls_server.target, token=tls_server.owner_token) as client:
         assert client.game_types()
 
 
@@ -154,7 +154,7 @@ def test_serve_on_every_interface_with_allow_insecure(tmp_path: Path) -> None:
     serving.extra = (*serving.extra, "--address", f"0.0.0.0:{serving.port}")
     serving.start()
     try:
-        with Client(serving.address) as client:
+        with Client(serving.address, token=serving.token) as client:
             assert client.game_types()
     finally:
         assert serving.stop() == 0
@@ -170,7 +170,7 @@ def test_serve_with_tls_on_every_interface(tmp_path: Path, certificates: Certifi
     serving.extra = (*serving.extra, "--address", f"0.0.0.0:{serving.port}")
     serving.start()
     try:
-        with Client(serving.address, ca=str(certificates.ca)) as client:
+        with Client(serving.address, ca=str(certificates.ca), token=serving.token) as client:
             game = client.create_game("splendor", ["Ann", "Bob"])
             assert client.get_game(game.game_id).game_id == game.game_id
         with Client(serving.address, timeout=5) as plaintext, pytest.raises(TablelogError):
