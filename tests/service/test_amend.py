@@ -39,6 +39,11 @@ class Fresh:
     refusal: RulesError | None
 
 
+def me(client: Client) -> str:
+    """The name the audit gives the caller: the authenticated member's."""
+    return str(client.whoami().member.display_name)
+
+
 def record_fresh(line: Sequence[str]) -> Fresh:
     """`line` recorded from scratch in table mode: how far it got, and why it stopped."""
     position = new_position("splendor", list(PLAYERS))
@@ -169,7 +174,7 @@ def test_an_insertion_and_a_deletion_that_keep_the_tail(client: Client) -> None:
     assert_head_is(client, game_id, inserted.fresh.position)
     mover = PLAYERS[record_fresh(line[: inserted.index]).position.to_move()]
     assert client.audit(game_id)[-1].summary == (
-        f"{client.whoami().member.display_name} inserted {mover}'s {inserted.notation} before {mover}'s "
+        f"{me(client)} inserted {mover}'s {inserted.notation} before {mover}'s "
         f"{line[inserted.index]} (revision {_revision(inserted.index)})"
     )
 
@@ -181,7 +186,7 @@ def test_an_insertion_and_a_deletion_that_keep_the_tail(client: Client) -> None:
     assert answer.events[0].move_amended.removed_notation == line[deleted.index]
     mover = PLAYERS[record_fresh(line[: deleted.index]).position.to_move()]
     assert client.audit(game_id)[-1].summary == (
-        f"{client.whoami().member.display_name} deleted revision {_revision(deleted.index)}: {mover}'s {line[deleted.index]}"
+        f"{me(client)} deleted revision {_revision(deleted.index)}: {mover}'s {line[deleted.index]}"
     )
     assert_head_is(client, game_id, deleted.fresh.position)
     assert client.verify(game_id).ok
@@ -290,7 +295,8 @@ def test_the_audit_says_who_amended_what_and_why(client: Client) -> None:
     client.amend(game_id, revision, case.notation, reason="typo", expected_version=version)
     entries = client.audit(game_id)
     assert entries[-1].summary == (
-        f"{client.whoami().member.display_name} amended revision {revision}: {mover}'s {line[case.index]} → {case.notation} (typo)"
+        f"{me(client)} amended revision {revision}: {mover}'s {line[case.index]} → "
+        f"{case.notation} (typo)"
     )
     replaced = next(e for e in entries if e.event.revision == revision)
     assert replaced.undone
