@@ -429,11 +429,19 @@ class AnnotationAdded(_message.Message):
     REVISION_FIELD_NUMBER: _builtins.int
     COMMENT_FIELD_NUMBER: _builtins.int
     GLYPH_FIELD_NUMBER: _builtins.int
+    VARIATION_FIELD_NUMBER: _builtins.int
     annotation_id: _builtins.str
     revision: _builtins.int
     comment: _builtins.str
     glyph: _builtins.str
     """A standard glyph such as "!", "?", "!!", "??", "!?", "?!"."""
+    @_builtins.property
+    def variation(self) -> Global___Variation:
+        """An alternative line: moves that could have been played instead of the annotated move,
+        from the position before it, each checked by the rules when the annotation was added
+        (empty: a plain comment).
+        """
+
     def __init__(
         self,
         *,
@@ -441,14 +449,77 @@ class AnnotationAdded(_message.Message):
         revision: _builtins.int = ...,
         comment: _builtins.str = ...,
         glyph: _builtins.str = ...,
+        variation: Global___Variation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["variation", b"variation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation_id", b"annotation_id", "comment", b"comment", "glyph", b"glyph", "revision", b"revision"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation_id", b"annotation_id", "comment", b"comment", "glyph", b"glyph", "revision", b"revision", "variation", b"variation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AnnotationAdded: _TypeAlias = AnnotationAdded  # noqa: Y015
+
+@_typing.final
+class Variation(_message.Message):
+    """A line of moves other than the game's own, as a person analysing the game writes it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___VariationMove]: ...
+    def __init__(
+        self,
+        *,
+        moves: _abc.Iterable[Global___VariationMove] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["moves", b"moves"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Variation: _TypeAlias = Variation  # noqa: Y015
+
+@_typing.final
+class VariationMove(_message.Message):
+    """One move of a variation, in the position the moves before it in the line lead to."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVE_FIELD_NUMBER: _builtins.int
+    NOTATION_FIELD_NUMBER: _builtins.int
+    COMMENT_FIELD_NUMBER: _builtins.int
+    GLYPH_FIELD_NUMBER: _builtins.int
+    VARIATIONS_FIELD_NUMBER: _builtins.int
+    notation: _builtins.str
+    """The move's canonical notation in its position."""
+    comment: _builtins.str
+    glyph: _builtins.str
+    @_builtins.property
+    def move(self) -> _game_pb2.Move:
+        """The typed move; a request may give only `notation`, the server fills in the rest."""
+
+    @_builtins.property
+    def variations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Variation]:
+        """Alternatives to this move, from the same position (variations nest to any depth)."""
+
+    def __init__(
+        self,
+        *,
+        move: _game_pb2.Move | None = ...,
+        notation: _builtins.str = ...,
+        comment: _builtins.str = ...,
+        glyph: _builtins.str = ...,
+        variations: _abc.Iterable[Global___Variation] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["comment", b"comment", "glyph", b"glyph", "move", b"move", "notation", b"notation", "variations", b"variations"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VariationMove: _TypeAlias = VariationMove  # noqa: Y015
 
 @_typing.final
 class AnnotationRemoved(_message.Message):

@@ -1116,11 +1116,18 @@ class AddAnnotationRequest(_message.Message):
     COMMENT_FIELD_NUMBER: _builtins.int
     GLYPH_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    VARIATION_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     revision: _builtins.int
     comment: _builtins.str
     glyph: _builtins.str
     request_id: _builtins.str
+    @_builtins.property
+    def variation(self) -> _events_pb2.Variation:
+        """An alternative line instead of the annotated move (see AnnotationAdded.variation);
+        its moves may be given by notation alone.
+        """
+
     def __init__(
         self,
         *,
@@ -1129,10 +1136,11 @@ class AddAnnotationRequest(_message.Message):
         comment: _builtins.str = ...,
         glyph: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        variation: _events_pb2.Variation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["variation", b"variation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["comment", b"comment", "game_id", b"game_id", "glyph", b"glyph", "request_id", b"request_id", "revision", b"revision"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["comment", b"comment", "game_id", b"game_id", "glyph", b"glyph", "request_id", b"request_id", "revision", b"revision", "variation", b"variation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1178,6 +1186,7 @@ class Annotation(_message.Message):
     TIME_FIELD_NUMBER: _builtins.int
     ORPHANED_FIELD_NUMBER: _builtins.int
     ORPHANED_BY_FIELD_NUMBER: _builtins.int
+    VARIATION_FIELD_NUMBER: _builtins.int
     annotation_id: _builtins.str
     revision: _builtins.int
     comment: _builtins.str
@@ -1193,6 +1202,10 @@ class Annotation(_message.Message):
     def actor(self) -> _events_pb2.Actor: ...
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def variation(self) -> _events_pb2.Variation:
+        """The alternative line it carries, if any (AnnotationAdded.variation)."""
+
     def __init__(
         self,
         *,
@@ -1204,10 +1217,11 @@ class Annotation(_message.Message):
         time: _timestamp_pb2.Timestamp | None = ...,
         orphaned: _builtins.bool = ...,
         orphaned_by: _builtins.int = ...,
+        variation: _events_pb2.Variation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "time", b"time", "variation", b"variation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_id", b"annotation_id", "comment", b"comment", "glyph", b"glyph", "orphaned", b"orphaned", "orphaned_by", b"orphaned_by", "revision", b"revision", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_id", b"annotation_id", "comment", b"comment", "glyph", b"glyph", "orphaned", b"orphaned", "orphaned_by", b"orphaned_by", "revision", b"revision", "time", b"time", "variation", b"variation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

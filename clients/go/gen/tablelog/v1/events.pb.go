@@ -912,7 +912,11 @@ type AnnotationAdded struct {
 	Revision     uint64                 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	Comment      string                 `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
 	// A standard glyph such as "!", "?", "!!", "??", "!?", "?!".
-	Glyph         string `protobuf:"bytes,4,opt,name=glyph,proto3" json:"glyph,omitempty"`
+	Glyph string `protobuf:"bytes,4,opt,name=glyph,proto3" json:"glyph,omitempty"`
+	// An alternative line: moves that could have been played instead of the annotated move,
+	// from the position before it, each checked by the rules when the annotation was added
+	// (empty: a plain comment).
+	Variation     *Variation `protobuf:"bytes,5,opt,name=variation,proto3" json:"variation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -975,6 +979,138 @@ func (x *AnnotationAdded) GetGlyph() string {
 	return ""
 }
 
+func (x *AnnotationAdded) GetVariation() *Variation {
+	if x != nil {
+		return x.Variation
+	}
+	return nil
+}
+
+// A line of moves other than the game's own, as a person analysing the game writes it.
+type Variation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Moves         []*VariationMove       `protobuf:"bytes,1,rep,name=moves,proto3" json:"moves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Variation) Reset() {
+	*x = Variation{}
+	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Variation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Variation) ProtoMessage() {}
+
+func (x *Variation) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Variation.ProtoReflect.Descriptor instead.
+func (*Variation) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Variation) GetMoves() []*VariationMove {
+	if x != nil {
+		return x.Moves
+	}
+	return nil
+}
+
+// One move of a variation, in the position the moves before it in the line lead to.
+type VariationMove struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The typed move; a request may give only `notation`, the server fills in the rest.
+	Move *Move `protobuf:"bytes,1,opt,name=move,proto3" json:"move,omitempty"`
+	// The move's canonical notation in its position.
+	Notation string `protobuf:"bytes,2,opt,name=notation,proto3" json:"notation,omitempty"`
+	Comment  string `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
+	Glyph    string `protobuf:"bytes,4,opt,name=glyph,proto3" json:"glyph,omitempty"`
+	// Alternatives to this move, from the same position (variations nest to any depth).
+	Variations    []*Variation `protobuf:"bytes,5,rep,name=variations,proto3" json:"variations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariationMove) Reset() {
+	*x = VariationMove{}
+	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariationMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariationMove) ProtoMessage() {}
+
+func (x *VariationMove) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariationMove.ProtoReflect.Descriptor instead.
+func (*VariationMove) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *VariationMove) GetMove() *Move {
+	if x != nil {
+		return x.Move
+	}
+	return nil
+}
+
+func (x *VariationMove) GetNotation() string {
+	if x != nil {
+		return x.Notation
+	}
+	return ""
+}
+
+func (x *VariationMove) GetComment() string {
+	if x != nil {
+		return x.Comment
+	}
+	return ""
+}
+
+func (x *VariationMove) GetGlyph() string {
+	if x != nil {
+		return x.Glyph
+	}
+	return ""
+}
+
+func (x *VariationMove) GetVariations() []*Variation {
+	if x != nil {
+		return x.Variations
+	}
+	return nil
+}
+
 // An annotation was withdrawn (it stays in the audit log).
 type AnnotationRemoved struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -985,7 +1121,7 @@ type AnnotationRemoved struct {
 
 func (x *AnnotationRemoved) Reset() {
 	*x = AnnotationRemoved{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	mi := &file_tablelog_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -997,7 +1133,7 @@ func (x *AnnotationRemoved) String() string {
 func (*AnnotationRemoved) ProtoMessage() {}
 
 func (x *AnnotationRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	mi := &file_tablelog_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1010,7 +1146,7 @@ func (x *AnnotationRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotationRemoved.ProtoReflect.Descriptor instead.
 func (*AnnotationRemoved) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AnnotationRemoved) GetAnnotationId() string {
@@ -1032,7 +1168,7 @@ type GameEnded struct {
 
 func (x *GameEnded) Reset() {
 	*x = GameEnded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	mi := &file_tablelog_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1180,7 @@ func (x *GameEnded) String() string {
 func (*GameEnded) ProtoMessage() {}
 
 func (x *GameEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	mi := &file_tablelog_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1193,7 @@ func (x *GameEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameEnded.ProtoReflect.Descriptor instead.
 func (*GameEnded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GameEnded) GetResult() *GameResult {
@@ -1085,7 +1221,7 @@ type GameAbandoned struct {
 
 func (x *GameAbandoned) Reset() {
 	*x = GameAbandoned{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[11]
+	mi := &file_tablelog_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1233,7 @@ func (x *GameAbandoned) String() string {
 func (*GameAbandoned) ProtoMessage() {}
 
 func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[11]
+	mi := &file_tablelog_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1246,7 @@ func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameAbandoned.ProtoReflect.Descriptor instead.
 func (*GameAbandoned) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GameAbandoned) GetReason() string {
@@ -1160,7 +1296,7 @@ type MoveAmended struct {
 
 func (x *MoveAmended) Reset() {
 	*x = MoveAmended{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[12]
+	mi := &file_tablelog_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1308,7 @@ func (x *MoveAmended) String() string {
 func (*MoveAmended) ProtoMessage() {}
 
 func (x *MoveAmended) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[12]
+	mi := &file_tablelog_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1321,7 @@ func (x *MoveAmended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveAmended.ProtoReflect.Descriptor instead.
 func (*MoveAmended) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MoveAmended) GetAmendedRevision() uint64 {
@@ -1325,12 +1461,23 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"5\n" +
 	"\n" +
 	"MoveRedone\x12'\n" +
-	"\x0fredone_revision\x18\x01 \x01(\x04R\x0eredoneRevision\"\x82\x01\n" +
+	"\x0fredone_revision\x18\x01 \x01(\x04R\x0eredoneRevision\"\xb8\x01\n" +
 	"\x0fAnnotationAdded\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12\x18\n" +
 	"\acomment\x18\x03 \x01(\tR\acomment\x12\x14\n" +
-	"\x05glyph\x18\x04 \x01(\tR\x05glyph\"8\n" +
+	"\x05glyph\x18\x04 \x01(\tR\x05glyph\x124\n" +
+	"\tvariation\x18\x05 \x01(\v2\x16.tablelog.v1.VariationR\tvariation\"=\n" +
+	"\tVariation\x120\n" +
+	"\x05moves\x18\x01 \x03(\v2\x1a.tablelog.v1.VariationMoveR\x05moves\"\xba\x01\n" +
+	"\rVariationMove\x12%\n" +
+	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
+	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x18\n" +
+	"\acomment\x18\x03 \x01(\tR\acomment\x12\x14\n" +
+	"\x05glyph\x18\x04 \x01(\tR\x05glyph\x126\n" +
+	"\n" +
+	"variations\x18\x05 \x03(\v2\x16.tablelog.v1.VariationR\n" +
+	"variations\"8\n" +
 	"\x11AnnotationRemoved\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\"P\n" +
 	"\tGameEnded\x12/\n" +
@@ -1368,7 +1515,7 @@ func file_tablelog_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_tablelog_v1_events_proto_goTypes = []any{
 	(AmendKind)(0),                // 0: tablelog.v1.AmendKind
 	(*Event)(nil),                 // 1: tablelog.v1.Event
@@ -1380,45 +1527,51 @@ var file_tablelog_v1_events_proto_goTypes = []any{
 	(*MoveUndone)(nil),            // 7: tablelog.v1.MoveUndone
 	(*MoveRedone)(nil),            // 8: tablelog.v1.MoveRedone
 	(*AnnotationAdded)(nil),       // 9: tablelog.v1.AnnotationAdded
-	(*AnnotationRemoved)(nil),     // 10: tablelog.v1.AnnotationRemoved
-	(*GameEnded)(nil),             // 11: tablelog.v1.GameEnded
-	(*GameAbandoned)(nil),         // 12: tablelog.v1.GameAbandoned
-	(*MoveAmended)(nil),           // 13: tablelog.v1.MoveAmended
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*GameOptions)(nil),           // 15: tablelog.v1.GameOptions
-	(Mode)(0),                     // 16: tablelog.v1.Mode
-	(*ComponentFile)(nil),         // 17: tablelog.v1.ComponentFile
-	(*Move)(nil),                  // 18: tablelog.v1.Move
-	(*GameResult)(nil),            // 19: tablelog.v1.GameResult
+	(*Variation)(nil),             // 10: tablelog.v1.Variation
+	(*VariationMove)(nil),         // 11: tablelog.v1.VariationMove
+	(*AnnotationRemoved)(nil),     // 12: tablelog.v1.AnnotationRemoved
+	(*GameEnded)(nil),             // 13: tablelog.v1.GameEnded
+	(*GameAbandoned)(nil),         // 14: tablelog.v1.GameAbandoned
+	(*MoveAmended)(nil),           // 15: tablelog.v1.MoveAmended
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*GameOptions)(nil),           // 17: tablelog.v1.GameOptions
+	(Mode)(0),                     // 18: tablelog.v1.Mode
+	(*ComponentFile)(nil),         // 19: tablelog.v1.ComponentFile
+	(*Move)(nil),                  // 20: tablelog.v1.Move
+	(*GameResult)(nil),            // 21: tablelog.v1.GameResult
 }
 var file_tablelog_v1_events_proto_depIdxs = []int32{
-	14, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	16, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
 	3,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
 	5,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
 	6,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
 	7,  // 4: tablelog.v1.Event.move_undone:type_name -> tablelog.v1.MoveUndone
 	8,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
 	9,  // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
-	10, // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
-	11, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
-	12, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
-	13, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
+	12, // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
+	13, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
+	14, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
+	15, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
 	2,  // 11: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
 	3,  // 12: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
-	14, // 13: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
+	16, // 13: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
 	4,  // 14: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
-	15, // 15: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
-	16, // 16: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
-	17, // 17: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
-	18, // 18: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
-	19, // 19: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
-	0,  // 20: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
-	18, // 21: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	17, // 15: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
+	18, // 16: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
+	19, // 17: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
+	20, // 18: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
+	10, // 19: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
+	11, // 20: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
+	20, // 21: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
+	10, // 22: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
+	21, // 23: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
+	0,  // 24: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
+	20, // 25: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_events_proto_init() }
@@ -1444,7 +1597,7 @@ func file_tablelog_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_events_proto_rawDesc), len(file_tablelog_v1_events_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2510,12 +2510,15 @@ func (*WatchGameResponse_Update) isWatchGameResponse_Item() {}
 func (*WatchGameResponse_Heartbeat) isWatchGameResponse_Item() {}
 
 type AddAnnotationRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	GameId        string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
-	Revision      uint64                 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
-	Comment       string                 `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
-	Glyph         string                 `protobuf:"bytes,4,opt,name=glyph,proto3" json:"glyph,omitempty"`
-	RequestId     string                 `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	GameId    string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	Revision  uint64                 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	Comment   string                 `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
+	Glyph     string                 `protobuf:"bytes,4,opt,name=glyph,proto3" json:"glyph,omitempty"`
+	RequestId string                 `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// An alternative line instead of the annotated move (see AnnotationAdded.variation);
+	// its moves may be given by notation alone.
+	Variation     *Variation `protobuf:"bytes,6,opt,name=variation,proto3" json:"variation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2585,6 +2588,13 @@ func (x *AddAnnotationRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *AddAnnotationRequest) GetVariation() *Variation {
+	if x != nil {
+		return x.Variation
+	}
+	return nil
+}
+
 type AddAnnotationResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Annotation    *Annotation            `protobuf:"bytes,1,opt,name=annotation,proto3" json:"annotation,omitempty"`
@@ -2652,7 +2662,9 @@ type Annotation struct {
 	// keeps its revision, so its annotations stay with it.)
 	Orphaned bool `protobuf:"varint,7,opt,name=orphaned,proto3" json:"orphaned,omitempty"`
 	// The revision of the MoveAmended that took the move out (when orphaned).
-	OrphanedBy    uint64 `protobuf:"varint,8,opt,name=orphaned_by,json=orphanedBy,proto3" json:"orphaned_by,omitempty"`
+	OrphanedBy uint64 `protobuf:"varint,8,opt,name=orphaned_by,json=orphanedBy,proto3" json:"orphaned_by,omitempty"`
+	// The alternative line it carries, if any (AnnotationAdded.variation).
+	Variation     *Variation `protobuf:"bytes,9,opt,name=variation,proto3" json:"variation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2741,6 +2753,13 @@ func (x *Annotation) GetOrphanedBy() uint64 {
 		return x.OrphanedBy
 	}
 	return 0
+}
+
+func (x *Annotation) GetVariation() *Variation {
+	if x != nil {
+		return x.Variation
+	}
+	return nil
 }
 
 type RemoveAnnotationRequest struct {
@@ -3646,19 +3665,20 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x11WatchGameResponse\x129\n" +
 	"\x06update\x18\x01 \x01(\v2\x1f.tablelog.v1.ReplayGameResponseH\x00R\x06update\x126\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x16.tablelog.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
-	"\x04item\"\x9a\x01\n" +
+	"\x04item\"\xd0\x01\n" +
 	"\x14AddAnnotationRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12\x18\n" +
 	"\acomment\x18\x03 \x01(\tR\acomment\x12\x14\n" +
 	"\x05glyph\x18\x04 \x01(\tR\x05glyph\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestId\"\x80\x01\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x124\n" +
+	"\tvariation\x18\x06 \x01(\v2\x16.tablelog.v1.VariationR\tvariation\"\x80\x01\n" +
 	"\x15AddAnnotationResponse\x127\n" +
 	"\n" +
 	"annotation\x18\x01 \x01(\v2\x17.tablelog.v1.AnnotationR\n" +
 	"annotation\x12.\n" +
-	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x94\x02\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xca\x02\n" +
 	"\n" +
 	"Annotation\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x1a\n" +
@@ -3669,7 +3689,8 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1a\n" +
 	"\borphaned\x18\a \x01(\bR\borphaned\x12\x1f\n" +
 	"\vorphaned_by\x18\b \x01(\x04R\n" +
-	"orphanedBy\"v\n" +
+	"orphanedBy\x124\n" +
+	"\tvariation\x18\t \x01(\v2\x16.tablelog.v1.VariationR\tvariation\"v\n" +
 	"\x17RemoveAnnotationRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rannotation_id\x18\x02 \x01(\tR\fannotationId\x12\x1d\n" +
@@ -3831,7 +3852,8 @@ var file_tablelog_v1_service_proto_goTypes = []any{
 	(*ComponentFile)(nil),            // 57: tablelog.v1.ComponentFile
 	(*Move)(nil),                     // 58: tablelog.v1.Move
 	(*Event)(nil),                    // 59: tablelog.v1.Event
-	(*Actor)(nil),                    // 60: tablelog.v1.Actor
+	(*Variation)(nil),                // 60: tablelog.v1.Variation
+	(*Actor)(nil),                    // 61: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
 	49, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
@@ -3888,62 +3910,64 @@ var file_tablelog_v1_service_proto_depIdxs = []int32{
 	52, // 51: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
 	31, // 52: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
 	33, // 53: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	37, // 54: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	8,  // 55: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	60, // 56: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	52, // 57: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	8,  // 58: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	37, // 59: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	1,  // 60: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
-	59, // 61: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	43, // 62: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	8,  // 63: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	59, // 64: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,  // 65: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 66: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	4,  // 67: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 68: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	9,  // 69: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	11, // 70: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	13, // 71: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	15, // 72: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	17, // 73: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	21, // 74: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
-	23, // 75: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	25, // 76: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	27, // 77: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	30, // 78: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	32, // 79: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	35, // 80: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	38, // 81: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	40, // 82: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	42, // 83: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	45, // 84: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	47, // 85: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	5,  // 86: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 87: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	10, // 88: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	12, // 89: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	14, // 90: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	16, // 91: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	18, // 92: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	22, // 93: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
-	24, // 94: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	26, // 95: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	29, // 96: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	31, // 97: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	34, // 98: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	36, // 99: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	39, // 100: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	41, // 101: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	44, // 102: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	46, // 103: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	48, // 104: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	86, // [86:105] is the sub-list for method output_type
-	67, // [67:86] is the sub-list for method input_type
-	67, // [67:67] is the sub-list for extension type_name
-	67, // [67:67] is the sub-list for extension extendee
-	0,  // [0:67] is the sub-list for field type_name
+	60, // 54: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
+	37, // 55: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	8,  // 56: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	61, // 57: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	52, // 58: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	60, // 59: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
+	8,  // 60: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	37, // 61: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	1,  // 62: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
+	59, // 63: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	43, // 64: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	8,  // 65: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	59, // 66: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	2,  // 67: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 68: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	4,  // 69: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	6,  // 70: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	9,  // 71: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	11, // 72: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	13, // 73: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	15, // 74: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	17, // 75: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	21, // 76: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	23, // 77: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	25, // 78: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	27, // 79: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	30, // 80: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	32, // 81: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	35, // 82: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	38, // 83: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	40, // 84: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	42, // 85: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	45, // 86: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	47, // 87: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	5,  // 88: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	7,  // 89: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	10, // 90: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	12, // 91: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	14, // 92: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	16, // 93: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	18, // 94: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	22, // 95: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	24, // 96: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	26, // 97: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	29, // 98: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	31, // 99: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	34, // 100: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	36, // 101: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	39, // 102: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	41, // 103: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	44, // 104: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	46, // 105: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	48, // 106: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	88, // [88:107] is the sub-list for method output_type
+	69, // [69:88] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }

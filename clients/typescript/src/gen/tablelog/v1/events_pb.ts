@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/events.proto.
  */
 export const file_tablelog_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIt8FCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIUCgxjaGFpbl9rZXlfaWQYCSABKAkSMAoMZ2FtZV9jcmVhdGVkGAogASgLMhgudGFibGVsb2cudjEuR2FtZUNyZWF0ZWRIABIyCg1tb3ZlX3JlY29yZGVkGAsgASgLMhkudGFibGVsb2cudjEuTW92ZVJlY29yZGVkSAASLgoLbW92ZV91bmRvbmUYDCABKAsyFy50YWJsZWxvZy52MS5Nb3ZlVW5kb25lSAASLgoLbW92ZV9yZWRvbmUYDSABKAsyFy50YWJsZWxvZy52MS5Nb3ZlUmVkb25lSAASOAoQYW5ub3RhdGlvbl9hZGRlZBgOIAEoCzIcLnRhYmxlbG9nLnYxLkFubm90YXRpb25BZGRlZEgAEjwKEmFubm90YXRpb25fcmVtb3ZlZBgPIAEoCzIeLnRhYmxlbG9nLnYxLkFubm90YXRpb25SZW1vdmVkSAASLAoKZ2FtZV9lbmRlZBgQIAEoCzIWLnRhYmxlbG9nLnYxLkdhbWVFbmRlZEgAEjQKDmdhbWVfYWJhbmRvbmVkGBEgASgLMhoudGFibGVsb2cudjEuR2FtZUFiYW5kb25lZEgAEjAKDG1vdmVfYW1lbmRlZBgTIAEoCzIYLnRhYmxlbG9nLnYxLk1vdmVBbWVuZGVkSAASJwoIaW1wb3J0ZWQYEiABKAsyFS50YWJsZWxvZy52MS5JbXBvcnRlZEIGCgRib2R5IsYBCghJbXBvcnRlZBIeCgJieRgBIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNvdXJjZRgDIAEoCRIYChBvcmlnaW5hbF9nYW1lX2lkGAQgASgJEhUKDW9yaWdpbmFsX2hhc2gYBSABKAwSHQoVb3JpZ2luYWxfY2hhaW5fa2V5X2lkGAYgASgJEhAKCHZlcmlmaWVkGAcgASgIIkYKBUFjdG9yEgwKBHVzZXIYASABKAkSDAoEY2x1YhgCIAEoCRIOCgZjbGllbnQYAyABKAkSEQoJbWVtYmVyX2lkGAQgASgJIikKBlBsYXllchIMCgRuYW1lGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCSKzAgoLR2FtZUNyZWF0ZWQSDwoHZ2FtZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEiQKB3BsYXllcnMYAyADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgEIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBSABKA4yES50YWJsZWxvZy52MS5Nb2RlEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhcKD3NlZWRfY29tbWl0bWVudBgHIAEoDBINCgV0aXRsZRgIIAEoCRIVCg1ydWxlc192ZXJzaW9uGAkgASgJEhYKDmRlYWxpbmdfc2NoZW1lGAogASgNEgwKBGNsdWIYCyABKAkiYAoMTW92ZVJlY29yZGVkEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg0KBWRlYWx0GAMgASgIEg4KBmhpZGRlbhgEIAEoCCI1CgpNb3ZlVW5kb25lEhcKD3VuZG9uZV9yZXZpc2lvbhgBIAEoBBIOCgZyZWFzb24YAiABKAkiJQoKTW92ZVJlZG9uZRIXCg9yZWRvbmVfcmV2aXNpb24YASABKAQiWgoPQW5ub3RhdGlvbkFkZGVkEhUKDWFubm90YXRpb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCSIqChFBbm5vdGF0aW9uUmVtb3ZlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJIkIKCUdhbWVFbmRlZBInCgZyZXN1bHQYASABKAsyFy50YWJsZWxvZy52MS5HYW1lUmVzdWx0EgwKBHNlZWQYAiABKAwiLQoNR2FtZUFiYW5kb25lZBIOCgZyZWFzb24YASABKAkSDAoEc2VlZBgCIAEoDCLwAQoLTW92ZUFtZW5kZWQSGAoQYW1lbmRlZF9yZXZpc2lvbhgBIAEoBBIkCgRraW5kGAIgASgOMhYudGFibGVsb2cudjEuQW1lbmRLaW5kEh8KBG1vdmUYAyABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAQgASgJEhgKEHJlbW92ZWRfbm90YXRpb24YBSABKAkSHQoVZHJvcHBlZF9mcm9tX3JldmlzaW9uGAYgASgEEhUKDWRyb3BwZWRfbW92ZXMYByABKA0SDgoGcmVhc29uGAggASgJEg4KBmhpZGRlbhgJIAEoCCptCglBbWVuZEtpbmQSGgoWQU1FTkRfS0lORF9VTlNQRUNJRklFRBAAEhYKEkFNRU5EX0tJTkRfUkVQTEFDRRABEhUKEUFNRU5EX0tJTkRfSU5TRVJUEAISFQoRQU1FTkRfS0lORF9ERUxFVEUQA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
+  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIt8FCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIUCgxjaGFpbl9rZXlfaWQYCSABKAkSMAoMZ2FtZV9jcmVhdGVkGAogASgLMhgudGFibGVsb2cudjEuR2FtZUNyZWF0ZWRIABIyCg1tb3ZlX3JlY29yZGVkGAsgASgLMhkudGFibGVsb2cudjEuTW92ZVJlY29yZGVkSAASLgoLbW92ZV91bmRvbmUYDCABKAsyFy50YWJsZWxvZy52MS5Nb3ZlVW5kb25lSAASLgoLbW92ZV9yZWRvbmUYDSABKAsyFy50YWJsZWxvZy52MS5Nb3ZlUmVkb25lSAASOAoQYW5ub3RhdGlvbl9hZGRlZBgOIAEoCzIcLnRhYmxlbG9nLnYxLkFubm90YXRpb25BZGRlZEgAEjwKEmFubm90YXRpb25fcmVtb3ZlZBgPIAEoCzIeLnRhYmxlbG9nLnYxLkFubm90YXRpb25SZW1vdmVkSAASLAoKZ2FtZV9lbmRlZBgQIAEoCzIWLnRhYmxlbG9nLnYxLkdhbWVFbmRlZEgAEjQKDmdhbWVfYWJhbmRvbmVkGBEgASgLMhoudGFibGVsb2cudjEuR2FtZUFiYW5kb25lZEgAEjAKDG1vdmVfYW1lbmRlZBgTIAEoCzIYLnRhYmxlbG9nLnYxLk1vdmVBbWVuZGVkSAASJwoIaW1wb3J0ZWQYEiABKAsyFS50YWJsZWxvZy52MS5JbXBvcnRlZEIGCgRib2R5IsYBCghJbXBvcnRlZBIeCgJieRgBIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNvdXJjZRgDIAEoCRIYChBvcmlnaW5hbF9nYW1lX2lkGAQgASgJEhUKDW9yaWdpbmFsX2hhc2gYBSABKAwSHQoVb3JpZ2luYWxfY2hhaW5fa2V5X2lkGAYgASgJEhAKCHZlcmlmaWVkGAcgASgIIkYKBUFjdG9yEgwKBHVzZXIYASABKAkSDAoEY2x1YhgCIAEoCRIOCgZjbGllbnQYAyABKAkSEQoJbWVtYmVyX2lkGAQgASgJIikKBlBsYXllchIMCgRuYW1lGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCSKzAgoLR2FtZUNyZWF0ZWQSDwoHZ2FtZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEiQKB3BsYXllcnMYAyADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgEIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBSABKA4yES50YWJsZWxvZy52MS5Nb2RlEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhcKD3NlZWRfY29tbWl0bWVudBgHIAEoDBINCgV0aXRsZRgIIAEoCRIVCg1ydWxlc192ZXJzaW9uGAkgASgJEhYKDmRlYWxpbmdfc2NoZW1lGAogASgNEgwKBGNsdWIYCyABKAkiYAoMTW92ZVJlY29yZGVkEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg0KBWRlYWx0GAMgASgIEg4KBmhpZGRlbhgEIAEoCCI1CgpNb3ZlVW5kb25lEhcKD3VuZG9uZV9yZXZpc2lvbhgBIAEoBBIOCgZyZWFzb24YAiABKAkiJQoKTW92ZVJlZG9uZRIXCg9yZWRvbmVfcmV2aXNpb24YASABKAQihQEKD0Fubm90YXRpb25BZGRlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSKQoJdmFyaWF0aW9uGAUgASgLMhYudGFibGVsb2cudjEuVmFyaWF0aW9uIjYKCVZhcmlhdGlvbhIpCgVtb3ZlcxgBIAMoCzIaLnRhYmxlbG9nLnYxLlZhcmlhdGlvbk1vdmUijgEKDVZhcmlhdGlvbk1vdmUSHwoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YAiABKAkSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCRIqCgp2YXJpYXRpb25zGAUgAygLMhYudGFibGVsb2cudjEuVmFyaWF0aW9uIioKEUFubm90YXRpb25SZW1vdmVkEhUKDWFubm90YXRpb25faWQYASABKAkiQgoJR2FtZUVuZGVkEicKBnJlc3VsdBgBIAEoCzIXLnRhYmxlbG9nLnYxLkdhbWVSZXN1bHQSDAoEc2VlZBgCIAEoDCItCg1HYW1lQWJhbmRvbmVkEg4KBnJlYXNvbhgBIAEoCRIMCgRzZWVkGAIgASgMIvABCgtNb3ZlQW1lbmRlZBIYChBhbWVuZGVkX3JldmlzaW9uGAEgASgEEiQKBGtpbmQYAiABKA4yFi50YWJsZWxvZy52MS5BbWVuZEtpbmQSHwoEbW92ZRgDIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YBCABKAkSGAoQcmVtb3ZlZF9ub3RhdGlvbhgFIAEoCRIdChVkcm9wcGVkX2Zyb21fcmV2aXNpb24YBiABKAQSFQoNZHJvcHBlZF9tb3ZlcxgHIAEoDRIOCgZyZWFzb24YCCABKAkSDgoGaGlkZGVuGAkgASgIKm0KCUFtZW5kS2luZBIaChZBTUVORF9LSU5EX1VOU1BFQ0lGSUVEEAASFgoSQU1FTkRfS0lORF9SRVBMQUNFEAESFQoRQU1FTkRfS0lORF9JTlNFUlQQAhIVChFBTUVORF9LSU5EX0RFTEVURRADYgZwcm90bzM", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
 
 /**
  * One entry of a game's stream. Events are named in the past tense and never change once
@@ -489,6 +489,15 @@ export type AnnotationAdded = Message<"tablelog.v1.AnnotationAdded"> & {
    * @generated from field: string glyph = 4;
    */
   glyph: string;
+
+  /**
+   * An alternative line: moves that could have been played instead of the annotated move,
+   * from the position before it, each checked by the rules when the annotation was added
+   * (empty: a plain comment).
+   *
+   * @generated from field: tablelog.v1.Variation variation = 5;
+   */
+  variation?: Variation | undefined;
 };
 
 /**
@@ -497,6 +506,70 @@ export type AnnotationAdded = Message<"tablelog.v1.AnnotationAdded"> & {
  */
 export const AnnotationAddedSchema: GenMessage<AnnotationAdded> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_events, 8);
+
+/**
+ * A line of moves other than the game's own, as a person analysing the game writes it.
+ *
+ * @generated from message tablelog.v1.Variation
+ */
+export type Variation = Message<"tablelog.v1.Variation"> & {
+  /**
+   * @generated from field: repeated tablelog.v1.VariationMove moves = 1;
+   */
+  moves: VariationMove[];
+};
+
+/**
+ * Describes the message tablelog.v1.Variation.
+ * Use `create(VariationSchema)` to create a new message.
+ */
+export const VariationSchema: GenMessage<Variation> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_events, 9);
+
+/**
+ * One move of a variation, in the position the moves before it in the line lead to.
+ *
+ * @generated from message tablelog.v1.VariationMove
+ */
+export type VariationMove = Message<"tablelog.v1.VariationMove"> & {
+  /**
+   * The typed move; a request may give only `notation`, the server fills in the rest.
+   *
+   * @generated from field: tablelog.v1.Move move = 1;
+   */
+  move?: Move | undefined;
+
+  /**
+   * The move's canonical notation in its position.
+   *
+   * @generated from field: string notation = 2;
+   */
+  notation: string;
+
+  /**
+   * @generated from field: string comment = 3;
+   */
+  comment: string;
+
+  /**
+   * @generated from field: string glyph = 4;
+   */
+  glyph: string;
+
+  /**
+   * Alternatives to this move, from the same position (variations nest to any depth).
+   *
+   * @generated from field: repeated tablelog.v1.Variation variations = 5;
+   */
+  variations: Variation[];
+};
+
+/**
+ * Describes the message tablelog.v1.VariationMove.
+ * Use `create(VariationMoveSchema)` to create a new message.
+ */
+export const VariationMoveSchema: GenMessage<VariationMove> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_events, 10);
 
 /**
  * An annotation was withdrawn (it stays in the audit log).
@@ -515,7 +588,7 @@ export type AnnotationRemoved = Message<"tablelog.v1.AnnotationRemoved"> & {
  * Use `create(AnnotationRemovedSchema)` to create a new message.
  */
 export const AnnotationRemovedSchema: GenMessage<AnnotationRemoved> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 9);
+  messageDesc(file_tablelog_v1_events, 11);
 
 /**
  * The game reached its end; the result is recorded for listing and audit.
@@ -541,7 +614,7 @@ export type GameEnded = Message<"tablelog.v1.GameEnded"> & {
  * Use `create(GameEndedSchema)` to create a new message.
  */
 export const GameEndedSchema: GenMessage<GameEnded> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 10);
+  messageDesc(file_tablelog_v1_events, 12);
 
 /**
  * The table stopped the game before its end.
@@ -565,7 +638,7 @@ export type GameAbandoned = Message<"tablelog.v1.GameAbandoned"> & {
  * Use `create(GameAbandonedSchema)` to create a new message.
  */
 export const GameAbandonedSchema: GenMessage<GameAbandoned> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 11);
+  messageDesc(file_tablelog_v1_events, 13);
 
 /**
  * A move in the middle of the history was corrected: replaced, deleted, or preceded by an
@@ -644,7 +717,7 @@ export type MoveAmended = Message<"tablelog.v1.MoveAmended"> & {
  * Use `create(MoveAmendedSchema)` to create a new message.
  */
 export const MoveAmendedSchema: GenMessage<MoveAmended> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 12);
+  messageDesc(file_tablelog_v1_events, 14);
 
 /**
  * What an amendment does to the move it names.
