@@ -5,15 +5,19 @@ real Redis by real members of the club: a recorder and the player bound to the s
 take turns recording (random legal moves), each with their own token. Then every member of
 the game, the player bound to each seat (by CreateGame or by BindSeat), the recorder, a
 spectator and a link token, walks every read path WITHOUT asking for a viewer (the server
-decides it from the caller): GetState at every revision, ListLegalMoves at every revision,
-ReplayGame, WatchGame from revision 1, GetAuditLog, ListAnnotations, GetGame, ListGames,
-VerifyGame, and the CLI's `export` and `audit` run with the member's token; the answers to
-the changes the member made (RecordMove, UndoMove, RedoMove, AmendMove) are checked with
-them. Then the member asks for every other seat's view and the full view on every path that
-takes a viewer and is refused (PERMISSION_DENIED, VIEW_NOT_ALLOWED). All of it after the
-game is played, after an undo, after the redo and after an amend; at the end, each member's
-watch heartbeat is checked too. What a member must not see is derived from the full record
-(the owner's audit log, the positions folded from it, the dealt seed in Redis):
+decides it from the caller): GetState and ListLegalMoves at every revision, ReplayGame,
+WatchGame from revision 1, GetAuditLog, ListAnnotations, GetGame, ListGames, VerifyGame,
+and the CLI's `export` and `audit` run with the member's token; the answers to the changes
+the member made (RecordMove, UndoMove, RedoMove, AmendMove) are checked with them. Then the
+member asks for every other seat's view and the full view on every RPC that takes a viewer
+(and for another seat's through the CLI) and is refused (PERMISSION_DENIED,
+VIEW_NOT_ALLOWED). All of it after the game is played, after an undo, after the redo and
+after an amend: a revision's state never changes once recorded (each change appends a
+revision of its own), so GetState and ListLegalMoves read each revision once per member,
+the new ones after each change. At the end each member's watch heartbeat is checked too.
+
+What a member must not see is derived from the full record (the owner's audit log, the
+positions folded from it, the dealt seed in Redis):
 
 - every recorded move (or amendment) hidden from the member's viewer (`visible_to`) reaches
   it redacted, wherever the event is shown, and its notation appears nowhere as a whole
@@ -634,9 +638,7 @@ def test_no_member_sees_another_seats_secret_by_any_path(
         recorder = next(m for m in members if m.label == "the recorder")
         secrets_met = refused_lists = refusals = walks = 0
 
-        walked = 0
-        """The revisions whose states every member has read (a revision's state never
-        changes: an undo, a redo or an amend appends a revision of its own)."""
+        walked = 0  # the revisions up to which every member has read each state
 
         def check_every_member(phase: str) -> None:
             nonlocal secrets_met, refused_lists, refusals, walks, walked
@@ -696,7 +698,9 @@ def check_heartbeats(
 ) -> None:
     """Each member's watch, once caught up, beats with nothing hidden in it (the watches
     are opened together, so their one-second heartbeats overlap)."""
-    seed = redis.Redis.from_url(redis_url).get(f"tl:{{{game_id}}}:seed")
+    store = redis.Redis.from_url(redis_url)
+    seed = store.get(f"tl:{{{game_id}}}:seed")
+    store.close()
     head = clients[members[0]].get_game(game_id).version
     watches = {
         member: clients[member].stub.WatchGame(
