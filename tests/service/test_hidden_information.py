@@ -481,8 +481,10 @@ def _has_whole(text: str, word: str) -> bool:
     while start >= 0:
         end = start + len(word)
         before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not _continues_a_token(before) and not _continues_a_token(after):
+        after = text[end : end + 2]
+        if after[:1] == ".":
+            after = after[1:]  # a full stop ends a sentence, unless a token goes on after it
+        if not _continues_a_token(before) and not _continues_a_token(after[:1] or " "):
             return True
         start = text.find(word, start + 1)
     return False
@@ -557,7 +559,8 @@ def test_the_matcher_finds_whole_tokens_only() -> None:
     texts = ['{"card": "2w2:r5k3"}', "Bob reserved 3u1 blind"]
     assert found_words({"2w2:r5", "3u1", "3u", "reserved 3u1"}, texts) == {"3u1", "reserved 3u1"}
     assert found_words({"2w2:r5"}, ['"2w2:r5"', "x"]) == {"2w2:r5"}
-    assert found_words({"2w2:r5"}, ["the server dealt 2w2:r5."]) == set()  # '.' continues
+    assert found_words({"2w2:r5"}, ["the server dealt 2w2:r5."]) == {"2w2:r5"}
+    assert found_words({"reveal 1.2"}, ["reveal 1.23", "reveal 1.2.4"]) == set()
 
 
 def test_every_game_with_hidden_information_is_covered() -> None:
