@@ -121,6 +121,9 @@ class Outcome:
     duplicate: bool = False
     summary: service_pb2.GameSummary | None = None
     """The game after the change (computed once: stored for listing and answered)."""
+    before: folding.Position | None = None
+    """The position the events follow (None for a creation, and for a retry's original
+    events, whose position is folded again when it is needed)."""
 
     def game(self) -> service_pb2.GameSummary:
         return self.summary if self.summary is not None else summarize(self.head)
@@ -187,7 +190,12 @@ class Appender:
             return Outcome(await self.heads.load(plan.game_id), result.events, duplicate=True)
         last_hash = result.events[-1].hash
         head = Head(plan.game_id, plan.after, last_hash, created_time, updated_time, seed)
-        return Outcome(self.heads.remember(head), result.events, summary=summary)
+        return Outcome(
+            self.heads.remember(head),
+            result.events,
+            summary=summary,
+            before=base.position if base is not None else None,
+        )
 
     async def change(
         self, game_id: str, build: Build, *, expected_revision: int | None, origin: Origin

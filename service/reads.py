@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from replay import fold as folding
-from replay.core import CHANCE, DEALT, FULL, TERMINAL
+from replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
 from replay.registry import all_games, describe, find_game
 from service.amending import amendment_words, mark_orphans
+from service.appending import Outcome
 from service.errors import InvalidRequest, OutOfRange, PermissionDenied
 from service.heads import Heads
 from service.limits import page_bounds, page_token
@@ -19,6 +20,7 @@ from service.views import (
     replay_item,
     result_words,
     shown_event,
+    shown_events,
     to_move_message,
     viewer_of,
     viewer_words,
@@ -209,6 +211,40 @@ class Reads:
             )
             for event, summary in described
         ]
+
+    async def shown_change(self, outcome: Outcome, viewer: Viewer) -> Sequence[events_pb2.Event]:
+        """The events a change appended as `viewer` (the one decided for whoever asked for
+        the change) may see them: redacted as a replay redacts them, so a recorder, entitled
+        to the spectator's view, is not answered a card the server dealt to a seat.
+
+        The RecordMove path skips the work when nothing can be hidden: for the full view,
+        and when the game after the change hides nothing from `viewer` (`Game.hides_from`):
+        a move hidden from a viewer deals something into the state that stays hidden at
+        least until the next player's decision, where a change ends (a game that ends in
+        it reveals all, or keeps it hidden). An amendment, which can take a hidden move out,
+        is always judged, as are a retry's original events."""
+        events = outcome.events
+        if viewer is FULL:
+            return events
+        before = outcome.before
+        if before is None:
+            before = await self._position_before(outcome.head.game_id, events[0].sequence)
+        else:
+            after = outcome.head.position
+            amends = any(event.WhichOneof("body") == "move_amended" for event in events)
+            if not amends and not after.game.hides_from(after.state, viewer):
+                return events
+        return shown_events(events, before, viewer)
+
+    async def _position_before(self, game_id: str, sequence: int) -> folding.Position:
+        """The game just before the event numbered `sequence`."""
+        history = await self.events(game_id)
+        position = folding.start(history[0].game_created)
+        for event in history[1:]:
+            if event.sequence >= sequence:
+                break
+            position = folding.advance(position, event)
+        return position
 
     async def replay(
         self, game_id: str, first: int, last: int, viewer: service_pb2.Viewer | None

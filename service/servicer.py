@@ -7,7 +7,7 @@ calls the recorder, converts the answer; every refusal goes through the one tabl
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -171,6 +171,15 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         seats.update(await self.members.seat_bindings(game_id))
         return {seat for seat, member in seats.items() if member == caller.member_id}
 
+    async def _shown(
+        self, outcome: Outcome, caller: Caller, seats: Collection[int] = ()
+    ) -> Sequence[events_pb2.Event]:
+        """A change's events as its caller may see them: the viewer its role and `seats`
+        (the seats of a player recording for them) entitle it to at the game's new head,
+        as the reads decide it (a recorder gets the spectator's view)."""
+        viewer = entitled_viewer(outcome.head.position, caller.role, seats, None)
+        return await self.recorder.shown_change(outcome, viewer)
+
     async def _viewer(self, game_id: str, asked: service_pb2.Viewer | None) -> service_pb2.Viewer:
         """The view this caller gets of a game: what its role and bound seats entitle it to
         (`service.entitlement`), the most of it when it asks for nothing, refused
@@ -249,7 +258,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             seats=seats,
         )
         response = service_pb2.RecordMoveResponse(
-            game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
+            game=_outcome(outcome),
+            events=await self._shown(outcome, caller, seats or ()),
+            receipt=self.recorder.receipt(outcome),
         )
         if request.include_state:
             response.state.CopyFrom(snapshot(outcome.head.position, SPECTATOR))
@@ -268,7 +279,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             actor=actor_of(context),
         )
         return service_pb2.UndoMoveResponse(
-            game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
+            game=_outcome(outcome),
+            events=await self._shown(outcome, current_caller()),
+            receipt=self.recorder.receipt(outcome),
         )
 
     @unary
@@ -283,7 +296,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             actor=actor_of(context),
         )
         return service_pb2.RedoMoveResponse(
-            game=_outcome(outcome), events=outcome.events, receipt=self.recorder.receipt(outcome)
+            game=_outcome(outcome),
+            events=await self._shown(outcome, current_caller()),
+            receipt=self.recorder.receipt(outcome),
         )
 
     @unary
@@ -309,7 +324,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         )
         return service_pb2.AmendMoveResponse(
             game=_outcome(outcome),
-            events=outcome.events,
+            events=await self._shown(outcome, current_caller()),
             receipt=self.recorder.receipt(outcome),
             dropped_moves=outcome.events[0].move_amended.dropped_moves,
         )

@@ -226,6 +226,20 @@ def shown_event(
     return shown
 
 
+def shown_events(
+    events: Sequence[events_pb2.Event], before: folding.Position, viewer: Viewer
+) -> list[events_pb2.Event]:
+    """Consecutive `events`, the first of them following `before`, each as `viewer` may see
+    it (`shown_event`, judged in the position before that event)."""
+    shown = []
+    position = before
+    for index, event in enumerate(events):
+        if index:
+            position = folding.advance(position, events[index - 1])
+        shown.append(shown_event(event, position, viewer))
+    return shown
+
+
 def replay_item(
     event: events_pb2.Event,
     before: folding.Position,
