@@ -46,22 +46,16 @@ type Client struct {
 }
 
 type settings struct {
-	user, club, client string
-	timeout            time.Duration
-	dialOptions        []grpc.DialOption
-	token, ca          string
-	tls                *tls.Config
-	allowInsecure      bool
+	client        string
+	timeout       time.Duration
+	dialOptions   []grpc.DialOption
+	token, ca     string
+	tls           *tls.Config
+	allowInsecure bool
 }
 
 // Option configures a Client.
 type Option func(*settings)
-
-// WithUser names who is recording (the events' actor.user).
-func WithUser(user string) Option { return func(s *settings) { s.user = user } }
-
-// WithClub names the recorder's club (actor.club).
-func WithClub(club string) Option { return func(s *settings) { s.club = club } }
 
 // WithClientName replaces "tablelog-go/<version>" as actor.client.
 func WithClientName(name string) Option { return func(s *settings) { s.client = name } }
@@ -136,12 +130,6 @@ func newClient(conn grpc.ClientConnInterface, s *settings, token *Token) *Client
 	headers := metadata.Pairs("x-tablelog-client", s.client)
 	if token != nil {
 		headers.Set("authorization", "Bearer "+token.Value)
-	}
-	if s.user != "" {
-		headers.Set("x-tablelog-user", s.user)
-	}
-	if s.club != "" {
-		headers.Set("x-tablelog-club", s.club)
 	}
 	return &Client{
 		Raw: tablelogv1.NewTablelogServiceClient(conn), Clubs: tablelogv1.NewClubServiceClient(conn),

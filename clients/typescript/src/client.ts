@@ -61,10 +61,6 @@ export type MoveInput = Move | MessageInitShape<typeof MoveSchema>;
 export interface ClientOptions {
   /** host:port; default $TABLELOG_ADDRESS or 127.0.0.1:50051. */
   address?: string;
-  /** Who is recording (the event's actor.user). */
-  user?: string;
-  /** The club the recorder belongs to (actor.club). */
-  club?: string;
   /** The client program recorded in events; default "tablelog-ts/<version>". */
   client?: string;
   /** Deadline of each unary call in milliseconds (default 30 s). */
@@ -186,12 +182,6 @@ export class TablelogClient {
     this.headers = { "x-tablelog-client": options.client ?? CLIENT_NAME };
     if (token !== undefined) {
       this.headers["authorization"] = `Bearer ${token.token}`;
-    }
-    if (options.user !== undefined) {
-      this.headers["x-tablelog-user"] = options.user;
-    }
-    if (options.club !== undefined) {
-      this.headers["x-tablelog-club"] = options.club;
     }
   }
 
