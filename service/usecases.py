@@ -607,7 +607,7 @@ class Commands:
         created = copies[0].game_created
         # Re-validates every move, the numbering, each stored notation, every undo/redo
         # and ending, and (dealt) the revealed seed and every outcome drawn from it.
-        check = HistoryCheck()
+        check = HistoryCheck(variations.variation_viewer)
         try:
             for event in copies:
                 check.add(event)

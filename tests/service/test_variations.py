@@ -7,7 +7,7 @@ an annotation an amendment orphans."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import grpc
 import pytest
@@ -18,7 +18,7 @@ from replay.core import TERMINAL, RulesError
 from service.limits import MAX_VARIATION_DEPTH, MAX_VARIATION_MOVES
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as mercado_pb2
-from tablelog_client import Client
+from tablelog_client import Client, TablelogError
 from tablelog_client.sdk import variation_of, variation_path
 from tests.service.helpers import OWNER_NAME, refused, rpc_refused, splendor_line
 from tests.support.play import choose, new_position
@@ -273,3 +273,44 @@ def test_paths_are_read_as_the_cli_writes_them() -> None:
         variation_path("abc/3")
     with pytest.raises(ValueError, match="follows the move"):
         variation_of([["alone"]])
+
+
+def unsealed(events: Sequence[events_pb2.Event]) -> list[events_pb2.Event]:
+    """Exported events with their chain taken off (an export edited by hand)."""
+    copies = []
+    for event in events:
+        copy = events_pb2.Event()
+        copy.CopyFrom(event)
+        for sealing in ("prev_hash", "hash", "chain_key_id"):
+            copy.ClearField(sealing)
+        copies.append(copy)
+    return copies
+
+
+def test_an_imported_variation_is_checked_as_an_added_one(client: Client) -> None:
+    game_id = recorded_game(client)
+    line = alternative_line(before_anchor(), 3, seed=9)
+    note = client.annotate(game_id, "instead", revision=ANCHOR, variation=line)
+    exported = client.export(game_id)
+    imported = client.import_events(exported)
+    (again,) = client.annotations(imported.game_id)
+    assert again.variation == note.variation
+    assert client.verify(imported.game_id).ok
+    at = next(i for i, e in enumerate(exported) if e.HasField("annotation_added"))
+
+    def edited(change: Callable[[events_pb2.Variation], None]) -> TablelogError:
+        events = unsealed(exported)
+        change(events[at].annotation_added.variation)
+        return refused(lambda: client.import_events(events, accept_unverified=True))
+
+    def illegal(variation: events_pb2.Variation) -> None:
+        variation.moves[2].move.CopyFrom(variation.moves[0].move)  # a move no longer legal
+        variation.moves[2].notation = variation.moves[0].notation
+
+    error = edited(illegal)
+    assert error.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.metadata["line"] == str(at + 1)
+    assert error.metadata["rule"] == "ILLEGAL_VARIATION_MOVE"
+    assert f"Move 3 of the variation ({line[0]})" in str(error)
+    error = edited(lambda variation: variation.moves[1].ClearField("move"))
+    assert error.metadata["rule"] == "WRONG_VARIATION"
