@@ -30,7 +30,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from replay import fold as folding
-from replay.core import FULL, IllegalMove, NotationError, RulesError, Viewer, clip
+from replay.core import (
+    FULL,
+    HistoryError,
+    IllegalMove,
+    NotationError,
+    RulesError,
+    Viewer,
+    clip,
+)
 from tablelog.v1 import events_pb2, game_pb2
 
 Line = tuple[int, ...]
@@ -42,25 +50,6 @@ def line_text(line: Line) -> str:
     return "/".join(f"{line[i]}.{line[i + 1]}" for i in range(0, len(line) - 1, 2))
 
 
-def parse_line(text: str) -> Line:
-    """The line named by `text` ("3.1/2.2", or "" for the variation itself)."""
-    if not text.strip():
-        return ()
-    numbers: list[int] = []
-    for part in text.strip().split("/"):
-        move, dot, alternative = part.partition(".")
-        if not (dot and move.isdigit() and alternative.isdigit()):
-            raise NotationError(
-                f"{clip(text)!r} names no line of a variation: write MOVE.ALTERNATIVE, nested "
-                "with '/', e.g. 3.1 or 3.1/2.2 (numbers from 1).",
-                text,
-            )
-        numbers += [int(move), int(alternative)]
-    if min(numbers) < 1:
-        raise NotationError("Moves and alternatives of a variation are numbered from 1.", text)
-    return tuple(numbers)
-
-
 def move_words(line: Line, number: int) -> str:
     """ "move 3 of the variation", "move 2 of line 3.1 of the variation"."""
     return f"move {number} of " + (f"line {line_text(line)} of " if line else "") + "the variation"
@@ -68,7 +57,8 @@ def move_words(line: Line, number: int) -> str:
 
 class VariationRefused(RulesError):
     """A move of a variation that cannot stand: `line` and `number` name it, `notation` is
-    how it was given, `cause` is the rules' refusal (or `code` says why it is hidden)."""
+    how it was given; `code` says why (VARIATION_HIDDEN, VARIATION_MOVE_HIDDEN, or
+    ILLEGAL_VARIATION_MOVE for `IllegalVariationMove`)."""
 
     def __init__(self, code: str, line: Line, number: int, notation: str, message: str) -> None:
         super().__init__(code, message)
@@ -106,15 +96,19 @@ def start_before(position: folding.Position, revision: int) -> folding.Position:
     replaces the first move, so it starts from the position right after the creation."""
     if revision <= 1:
         return position
-    moved = folding.amended_move(position, revision)  # refuses a move not in effect
     node = position.applied
-    while node is not None and node.head is not moved:
+    while node is not None and node.head.revision != revision:
         node = node.tail
-    assert node is not None
+    if node is None:
+        raise HistoryError(
+            "NOT_A_MOVE",
+            f"Revision {revision} names no move in effect there: a variation is played "
+            "instead of a move.",
+        )
     before = list(node.tail) if node.tail is not None else []
     return replace(
         position,
-        state=moved.before,
+        state=node.head.before,
         applied=node.tail,
         undone=None,
         move_count=len(before),
@@ -128,7 +122,8 @@ def check_variation(
     start: folding.Position, variation: events_pb2.Variation, viewer: Viewer = FULL
 ) -> events_pb2.Variation:
     """`variation` checked by the rules from `start`, as the service stores it: every move
-    typed (a move given by notation alone is read in its position; a line of notation that
+    typed (a typed move is taken as given, whatever notation comes with it; a move given by
+    notation alone is read in its position; a line of notation that
     stands for several moves, a game's shorthand, becomes those moves, the first keeping
     the comment, glyph and alternatives) and written in its canonical notation, nested
     lines checked from their own positions. Raises `VariationRefused` naming the first
@@ -258,18 +253,3 @@ def _lines_offered(moves: Sequence[events_pb2.VariationMove], line: Line) -> str
         for rank in range(1, len(move.variations) + 1)
     ]
     return ("its lines there are " + ", ".join(offered[:10])) if offered else "it has none there."
-
-
-def count(variation: events_pb2.Variation) -> tuple[int, int, int]:
-    """(most moves in one line, moves in all lines, deepest nesting: 1 for a flat line),
-    walked without recursion, so a hostile nesting cannot exhaust the stack."""
-    longest = total = deepest = 0
-    pending: list[tuple[events_pb2.Variation, int]] = [(variation, 1)]
-    while pending:
-        current, depth = pending.pop()
-        longest = max(longest, len(current.moves))
-        total += len(current.moves)
-        deepest = max(deepest, depth)
-        for move in current.moves:
-            pending.extend((nested, depth + 1) for nested in move.variations)
-    return longest, total, deepest

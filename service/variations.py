@@ -26,7 +26,6 @@ from replay.variations import (
     check_variation,
     follow,
     line_text,
-    parse_line,
     start_before,
 )
 from service.errors import (
@@ -88,12 +87,6 @@ def audit_words(variation: events_pb2.Variation) -> str:
     branches = sum(len(move.variations) for move in variation.moves)
     nested = f" (and {branches} alternative line{'s' * (branches != 1)})" if branches else ""
     return f"with a variation: {shown}{nested}"
-
-
-def parse_path(annotation_id: str, text: str) -> service_pb2.VariationPath:
-    """A path as the CLI takes it: an annotation id and its line, "3.1/2.2" ("" for the
-    variation itself)."""
-    return service_pb2.VariationPath(annotation_id=annotation_id, line=parse_line(text))
 
 
 def replay_into(

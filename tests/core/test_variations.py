@@ -30,10 +30,8 @@ from replay.variations import (
     IllegalVariationMove,
     VariationRefused,
     check_variation,
-    count,
     follow,
     line_text,
-    parse_line,
     start_before,
 )
 from tablelog.v1 import events_pb2, game_pb2
@@ -277,19 +275,10 @@ def test_a_state_that_hides_something_refuses_before_the_move_is_read() -> None:
     assert info.value.code == "VARIATION_HIDDEN"  # not INVALID_NOTATION: nothing was read
 
 
-def test_lines_are_named_and_counted() -> None:
+def test_lines_are_named_by_move_and_alternative() -> None:
+    assert line_text(()) == ""
+    assert line_text((3, 1)) == "3.1"
     assert line_text((3, 1, 2, 2)) == "3.1/2.2"
-    assert parse_line("3.1/2.2") == (3, 1, 2, 2)
-    assert parse_line("") == ()
-    for bad in ("3", "3.x", "0.1", "3.1/"):
-        with pytest.raises(RulesError):
-            parse_line(bad)
-    inner = as_variation(["a", "b"])
-    outer = as_variation(["x", "y", "z"])
-    outer.moves[1].variations.append(inner)
-    inner.moves[0].variations.append(as_variation(["c"]))
-    outer.moves[1].variations[0].moves[0].variations.append(as_variation(["c"]))
-    assert count(outer) == (3, 6, 3)
 
 
 def test_following_a_line_that_is_not_there_names_the_lines_that_are() -> None:

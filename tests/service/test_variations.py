@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import grpc
 import pytest
@@ -16,7 +17,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from replay import fold as folding
 from replay.core import TERMINAL, RulesError
 from service.limits import MAX_VARIATION_DEPTH, MAX_VARIATION_MOVES
-from tablelog.v1 import events_pb2, service_pb2
+from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog.v1 import mercado_de_lisboa_pb2 as mercado_pb2
 from tablelog_client import Client, TablelogError
 from tablelog_client.sdk import variation_of, variation_path
@@ -120,6 +121,32 @@ def test_a_variation_of_the_whole_game_replaces_its_first_move(client: Client) -
     reveal = alternative_line(before_anchor(2), 1, seed=4)
     note = client.annotate(game_id, "another opening card", revision=1, variation=reveal)
     assert [m.notation for m in note.variation.moves] == reveal
+    frames = frames_of(client, game_id, variation=note.annotation_id)
+    assert [(f.event.revision, f.variation_move) for f in frames] == [(1, 0), (1, 1)]
+    assert list(frames[-1].state.moves) == reveal
+
+
+def test_a_replay_into_a_variation_is_bounded(
+    stub: service_pb2_grpc.TablelogServiceStub, client: Client
+) -> None:
+    game_id = recorded_game(client)
+    for asked, field in (
+        (service_pb2.VariationPath(annotation_id="a", line=[3]), "variation.line"),
+        (service_pb2.VariationPath(annotation_id="a", line=[0, 1]), "variation.line"),
+        (service_pb2.VariationPath(annotation_id="a" * 65), "variation.annotation_id"),
+    ):
+        request = service_pb2.ReplayGameRequest(game_id=game_id, variation=asked)
+        code, details = rpc_refused(partial(list, stub.ReplayGame(request)))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT
+        bad = next(d for d in details if isinstance(d, error_details_pb2.BadRequest))
+        assert bad.field_violations[0].field == field
+    request = service_pb2.ReplayGameRequest(
+        game_id=game_id, to_revision=3, variation=service_pb2.VariationPath(annotation_id="a")
+    )
+    code, _ = rpc_refused(partial(list, stub.ReplayGame(request)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    missing = refused(lambda: frames_of(client, game_id, variation="nosuchnote"))
+    assert missing.reason == "ANNOTATION_NOT_FOUND"
 
 
 def test_an_illegal_move_is_refused_by_path_notation_and_rule_and_nothing_is_stored(
@@ -254,12 +281,14 @@ def test_an_annotation_orphaned_by_an_amendment_keeps_its_variation(client: Clie
     assert [f.event.move_recorded.notation for f in steps] == line
 
 
-def test_the_refusal_carries_an_error_info_with_the_path(stub: object, client: Client) -> None:
+def test_the_refusal_carries_an_error_info_with_the_path(
+    stub: service_pb2_grpc.TablelogServiceStub, client: Client
+) -> None:
     game_id = recorded_game(client)
     request = service_pb2.AddAnnotationRequest(
         game_id=game_id, revision=ANCHOR, comment="x", variation=variation_of(["no move"])
     )
-    code, details = rpc_refused(lambda: stub.AddAnnotation(request))  # type: ignore[attr-defined]
+    code, details = rpc_refused(partial(stub.AddAnnotation, request))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     info = next(d for d in details if isinstance(d, error_details_pb2.ErrorInfo))
     assert info.metadata["path"] == "1"
