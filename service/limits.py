@@ -25,6 +25,14 @@ MAX_COMPONENT_BYTES = 1 << 20
 """One component file's content (1 MiB)."""
 MAX_COMPONENTS_BYTES = 4 << 20
 """All the component files of one CreateGame or ImportGame together (4 MiB)."""
+MAX_VARIATION_MOVES = 200
+"""Moves in one line of a variation (a whole game of Splendor is about 100 moves)."""
+MAX_VARIATION_TOTAL = 1_000
+"""Moves in all the lines of one variation together."""
+MAX_VARIATION_DEPTH = 8
+"""Lines nested inside lines: 1 for a variation without alternatives."""
+MAX_VARIATION_TEXT = 20_000
+"""Characters of all the comments inside one variation together."""
 GLYPHS = frozenset({"", "!", "?", "!!", "??", "!?", "?!"})
 GAME_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 

@@ -377,9 +377,16 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         viewer = await self._viewer(
             request.game_id, request.viewer if request.HasField("viewer") else None
         )
-        async for item in self.recorder.replay(
-            request.game_id, request.from_revision, request.to_revision, viewer
-        ):
+        steps = (
+            self.recorder.replay_variation(
+                request.game_id, request.variation, request.from_revision, viewer
+            )
+            if request.HasField("variation")
+            else self.recorder.replay(
+                request.game_id, request.from_revision, request.to_revision, viewer
+            )
+        )
+        async for item in steps:
             yield item
 
     @streaming
@@ -424,6 +431,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             glyph=request.glyph,
             request_id=request.request_id,
             actor=actor_of(context),
+            variation=request.variation if request.HasField("variation") else None,
         )
         _outcome(outcome)
         event = outcome.events[-1]
@@ -436,6 +444,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 glyph=added.glyph,
                 actor=event.actor,
                 time=event.time,
+                variation=added.variation if added.variation.moves else None,
             ),
             receipt=self.recorder.receipt(outcome),
         )

@@ -33,6 +33,7 @@ from tablelog_client.sdk import (
     Client,
     TablelogError,
     resolve_address,
+    variation_words,
 )
 from tablelog_client.words import Narrator, result_words
 
@@ -620,7 +621,14 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
 def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     seat = _seat(args, client)
     frames = list(
-        client.replay(args.game_id, args.from_revision, args.to_revision, seat=seat, full=args.full)
+        client.replay(
+            args.game_id,
+            args.from_revision,
+            args.to_revision,
+            seat=seat,
+            full=args.full,
+            variation=args.variation,
+        )
     )
     if args.json:
         for frame in frames:
@@ -639,11 +647,22 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
     if not interactive:
         for frame, words in zip(frames, lines, strict=True):
-            print(f"== revision {frame.event.revision}: {words}")
+            print(f"== {_frame_label(frame)}: {words}")
             print(show_snapshot(frame.state, players))
             print()
         return 0
     return _step_through(frames, lines, players)
+
+
+def _frame_label(frame: service_pb2.ReplayGameResponse) -> str:
+    """ "revision 17", or for a step of a variation "variation move 2 (instead of revision
+    17)"."""
+    if not frame.HasField("variation"):
+        return f"revision {frame.event.revision}"
+    line = frame.variation.line
+    named = "/".join(f"{line[i]}.{line[i + 1]}" for i in range(0, len(line) - 1, 2))
+    where = f"line {named} of the variation" if named else "variation"
+    return f"{where}, move {frame.variation_move} (instead of revision {frame.event.revision})"
 
 
 REPLAY_KEYS = "[enter/n] next  [p] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
@@ -773,8 +792,13 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
+    line = [move.strip() for move in (args.variation or "").split(";") if move.strip()]
     note = client.annotate(
-        args.game_id, " ".join(args.comment), glyph=args.glyph, revision=args.revision
+        args.game_id,
+        " ".join(args.comment),
+        glyph=args.glyph,
+        revision=args.revision,
+        variation=line or None,
     )
     if args.json:
         print_json(note)
@@ -814,6 +838,8 @@ def cmd_annotations(args: argparse.Namespace, client: Client) -> int:
         if note.orphaned:
             by += f"  [orphaned: its move was taken out at revision {note.orphaned_by}]"
         print(f"revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
+        if note.variation.moves:
+            print(f"               variation: {variation_words(note.variation)}")
     return 0
 
 
@@ -1115,6 +1141,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
+    command.add_argument(
+        "--variation",
+        metavar="ANNOTATION[/LINE]",
+        help="step into an annotation's variation (as `tablelog annotations` lists it; "
+        "LINE: 3.1 is the first alternative to its move 3, nested 3.1/2.2)",
+    )
     command = add("watch", on_game(cmd_watch), "follow a game live")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument(
@@ -1140,6 +1172,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="the move's revision, or 1 for the game as a whole (default: the last move)",
+    )
+    command.add_argument(
+        "--variation",
+        metavar="MOVES",
+        help="a line played instead of that move, moves separated by ';' "
+        '(e.g. "take w u k; buy 1.2"); checked by the rules',
     )
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
     command.add_argument("game_id", help=GAME_ID_HELP)

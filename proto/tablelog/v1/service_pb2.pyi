@@ -981,12 +981,20 @@ class ReplayGameRequest(_message.Message):
     FROM_REVISION_FIELD_NUMBER: _builtins.int
     TO_REVISION_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
+    VARIATION_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_revision: _builtins.int
     """First and last revision to stream; 0 for `to_revision` means the head."""
     to_revision: _builtins.int
     @_builtins.property
     def viewer(self) -> Global___Viewer: ...
+    @_builtins.property
+    def variation(self) -> Global___VariationPath:
+        """Step into an annotation's variation: the main line is streamed up to the position
+        before the annotated move (from_revision still applies; to_revision must be unset),
+        then the variation's moves (see ReplayGameResponse.variation).
+        """
+
     def __init__(
         self,
         *,
@@ -994,14 +1002,43 @@ class ReplayGameRequest(_message.Message):
         from_revision: _builtins.int = ...,
         to_revision: _builtins.int = ...,
         viewer: Global___Viewer | None = ...,
+        variation: Global___VariationPath | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "to_revision", b"to_revision", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "to_revision", b"to_revision", "variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReplayGameRequest: _TypeAlias = ReplayGameRequest  # noqa: Y015
+
+@_typing.final
+class VariationPath(_message.Message):
+    """A line of an annotation's variation: `line` holds pairs (move number, alternative
+    number), both from 1: [] is the variation itself, [3, 1] the first alternative to its
+    move 3, [3, 1, 2, 2] the second alternative to move 2 of that line.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ANNOTATION_ID_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
+    annotation_id: _builtins.str
+    @_builtins.property
+    def line(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        annotation_id: _builtins.str = ...,
+        line: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation_id", b"annotation_id", "line", b"line"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VariationPath: _TypeAlias = VariationPath  # noqa: Y015
 
 @_typing.final
 class ReplayGameResponse(_message.Message):
@@ -1009,19 +1046,31 @@ class ReplayGameResponse(_message.Message):
 
     EVENT_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    VARIATION_FIELD_NUMBER: _builtins.int
+    VARIATION_MOVE_FIELD_NUMBER: _builtins.int
+    variation_move: _builtins.int
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
     @_builtins.property
     def state(self) -> Global___StateSnapshot: ...
+    @_builtins.property
+    def variation(self) -> Global___VariationPath:
+        """Set on a step of a variation: `event` is synthesized for the stream, never stored (its
+        sequence 0, its revision the annotated move's, its MoveRecorded the variation's move),
+        and `state` is the position after it; `variation_move` numbers the move in its line.
+        """
+
     def __init__(
         self,
         *,
         event: _events_pb2.Event | None = ...,
         state: Global___StateSnapshot | None = ...,
+        variation: Global___VariationPath | None = ...,
+        variation_move: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation", "variation_move", b"variation_move"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
