@@ -1,0 +1,787 @@
+"""The portable text record: many games in one text, PGN-like (docs/record-format.md).
+
+`write` turns games (a `GameRecord`: the creation, the moves in effect with their
+annotations, how the game stands) into text; `read` turns text back into `GameRecord`s,
+checking every move with the rules as it reads (the main line and every variation), so a
+record that reads is one the service can store as it is. Every refusal is a `RecordError`
+naming the line and column. Pure: no I/O.
+
+The text holds the moves in effect only: undo, redo and amendments are history, kept by the
+strict archive (the JSON-lines export of every event with its chain), not by the record.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import hashlib
+import json
+import re
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from replay import fold as folding
+from replay.core import CHANCE, DEALT, TABLE, TERMINAL, Game, RulesError
+from replay.registry import find_game
+from tablelog.v1 import events_pb2, game_pb2
+
+GLYPHS: Final = ("!!", "??", "!?", "?!", "!", "?")
+"""The annotation glyphs, longest first (so `!?` is never read as `!`)."""
+NUMERIC_GLYPHS: Final = {"$1": "!", "$2": "?", "$3": "!!", "$4": "??", "$5": "!?", "$6": "?!"}
+"""PGN's numeric annotation glyphs, read for the glyphs they stand for."""
+HIDDEN: Final = "hidden"
+"""Written for a move the exporting viewer may not see; a record holding one is not imported."""
+MODES: Final = {"table": TABLE, "dealt": DEALT}
+KNOWN_TAGS: Final = (
+    "Game",
+    "Rules",
+    "Mode",
+    "Title",
+    "Players",
+    "Option",
+    "Component",
+    "Club",
+    "Event",
+    "Site",
+    "Date",
+    "Round",
+    "Result",
+    "Abandoned",
+)
+REPEATABLE_TAGS: Final = frozenset({"Option", "Component"})
+MAX_DEPTH: Final = 32
+"""How deep variations nest in a record read: deeper is no analysis a person writes, and the
+reader (like the writer) recurses once per level."""
+
+
+class RecordError(RulesError):
+    """Text that is not a readable record, or a move in it that the rules refuse; `line`
+    and `column` (both from 1) say where."""
+
+    def __init__(self, code: str, line: int, column: int, message: str) -> None:
+        super().__init__(code, f"Line {line}, column {column}: {message}")
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class Note:
+    """One annotation on a move: a glyph, a comment and an alternative line (each optional)."""
+
+    comment: str = ""
+    glyph: str = ""
+    variation: events_pb2.Variation = field(default_factory=events_pb2.Variation)
+
+
+@dataclass
+class RecordedMove:
+    """A move in effect: the move, its canonical notation, and the annotations on it."""
+
+    move: game_pb2.Move
+    notation: str
+    notes: list[Note] = field(default_factory=list)
+    hidden: bool = False
+    """The exporting viewer may not see it: written as `hidden`, and never imported."""
+
+
+@dataclass
+class GameRecord:
+    """One game of a record."""
+
+    created: events_pb2.GameCreated
+    moves: list[RecordedMove]
+    tags: dict[str, str] = field(default_factory=dict)
+    """The descriptive tags (Club, Event, Site, Date, Round and any other the text has),
+    kept as written."""
+    status: folding.Status = folding.Status.IN_PROGRESS
+    abandoned_reason: str = ""
+    result: game_pb2.GameResult | None = None
+    """The rules' result of an ended game."""
+    preamble: str = ""
+    """A comment before the first move (about the game as a whole)."""
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def record_of(
+    position: folding.Position,
+    annotations: Sequence[events_pb2.AnnotationAdded] = (),
+    tags: dict[str, str] | None = None,
+    visible: Callable[[folding.Applied], bool] | None = None,
+    abandoned_reason: str = "",
+) -> GameRecord:
+    """The record of a game folded to `position`: its moves in effect, each with the
+    annotations anchored to it (others, orphaned by an amendment, are left out), and
+    `visible` saying which moves the exporting viewer may see (default: all)."""
+    by_revision: dict[int, list[Note]] = {}
+    for added in annotations:
+        by_revision.setdefault(added.revision, []).append(
+            Note(added.comment, added.glyph, added.variation)
+        )
+    moves = [
+        RecordedMove(
+            applied.move,
+            applied.notation,
+            by_revision.get(applied.revision, []),
+            hidden=visible is not None and not visible(applied),
+        )
+        for applied in position.moves()
+    ]
+    return GameRecord(
+        position.table.created,
+        moves,
+        dict(tags or {}),
+        position.status,
+        abandoned_reason,
+        position.result if position.status is folding.Status.ENDED else None,
+    )
+
+
+def write(records: Sequence[GameRecord]) -> str:
+    """The text of `records`, one game after another with a blank line between."""
+    return "\n".join(_write_one(record) for record in records)
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def _escape_comment(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("}", "\\}")
+
+
+def _tag(name: str, value: str) -> str:
+    return f"[{name} {_quote(value)}]\n"
+
+
+def _write_one(record: GameRecord) -> str:
+    created = record.created
+    position = folding.start(created)
+    game, table = position.game, position.table
+    out: list[str] = [
+        _tag("Game", game.name),
+        _tag("Rules", created.rules_version or game.rules_version),
+        _tag("Mode", "dealt" if created.mode == DEALT else "table"),
+    ]
+    if created.title:
+        out.append(_tag("Title", created.title))
+    out.append(_tag("Players", "; ".join(p.replace(";", "\\;") for p in table.players)))
+    for name, value in json_format.MessageToDict(
+        table.options, preserving_proto_field_name=True
+    ).items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        out.append(_tag("Option", f"{name}={text}"))
+    defaults = {c.name: c for c in game.default_components()}
+    for component in created.components:
+        digest = hashlib.sha256(component.content).hexdigest()
+        described = f"{component.name} sha256={digest}"
+        if defaults.get(component.name) != component:
+            embedded = component.SerializeToString(deterministic=True)
+            described += " file=" + base64.b64encode(embedded).decode("ascii")
+        out.append(_tag("Component", described))
+    for name, value in record.tags.items():
+        out.append(_tag(name, value))
+    if record.status is folding.Status.ABANDONED:
+        out.append(_tag("Abandoned", record.abandoned_reason or "abandoned"))
+    out.append(_tag("Result", result_text(record.result, table.players)))
+    out.append("\n")
+    if record.preamble:
+        out.append("{" + _escape_comment(record.preamble) + "}\n")
+    number = 0
+    state = position.state
+    for recorded in record.moves:
+        who = game.to_move(state)
+        if who != CHANCE:
+            number += 1
+        line = _move_text(number, who, recorded.notation, table.players, recorded.hidden)
+        for note in recorded.notes:
+            if note.glyph:
+                line += " " + note.glyph
+            if note.comment:
+                line += " {" + _escape_comment(note.comment) + "}"
+            if note.variation.moves:
+                line += " " + _variation_text(
+                    table, state, note.variation, number - (who != CHANCE)
+                )
+        out.append(line + "\n")
+        state = game.apply(state, table.unwrap(recorded.move))
+    return "".join(out)
+
+
+def _move_text(number: int, who: int, notation: str, players: Sequence[str], hidden: bool) -> str:
+    text = HIDDEN if hidden else notation
+    if who == CHANCE:
+        return f"* {text}"
+    return f"{number}. {players[who]}: {text}"
+
+
+def _variation_text(
+    table: folding.Table, state: Any, variation: events_pb2.Variation, number: int
+) -> str:
+    """`( ... )`: the line's moves from `state`, each with its glyph, comment and the lines
+    that replace it; `number` is the count of players' moves before the line."""
+    game = table.game
+    parts: list[str] = []
+    for vmove in variation.moves:
+        who = game.to_move(state)
+        if who != CHANCE:
+            number += 1
+        inner = (
+            table.unwrap(vmove.move)
+            if vmove.HasField("move")
+            else game.parse(vmove.notation, state)
+        )
+        notation = vmove.notation or game.format(inner, state)
+        part = _move_text(number, who, notation, table.players, False)
+        if vmove.glyph:
+            part += " " + vmove.glyph
+        if vmove.comment:
+            part += " {" + _escape_comment(vmove.comment) + "}"
+        for nested in vmove.variations:
+            part += " " + _variation_text(table, state, nested, number - (who != CHANCE))
+        parts.append(part)
+        state = game.apply(state, inner)
+    return "(" + " ".join(parts) + ")"
+
+
+def result_text(result: game_pb2.GameResult | None, players: Sequence[str]) -> str:
+    """`Ann 16; Bob 15` for an ended game's scores, `*` for one without a result."""
+    if result is None or not result.scores:
+        return "*"
+    return "; ".join(f"{players[score.seat]} {score.total}" for score in result.scores)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Token:
+    kind: str  # "tag", "move", "chance", "comment", "glyph", "open", "close"
+    line: int
+    column: int
+    text: str = ""
+    name: str = ""
+    value: str = ""
+
+
+_TAG: Final = re.compile(r'\[\s*([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\\n]|\\.)*)"\s*\]')
+_NUMBER: Final = re.compile(r"(\d+)\.+")
+_MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
+_TRAILING_GLYPH: Final = re.compile(r"\s*([!?]{1,2})$")
+_NUMERIC_GLYPH: Final = re.compile(r"\$\d+")
+
+
+class _Scanner:
+    """The text as tokens, each with its line and column."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0, *(found.end() for found in re.finditer("\n", text))]
+
+    def where(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def fail(self, offset: int, code: str, message: str) -> RecordError:
+        line, column = self.where(offset)
+        return RecordError(code, line, column, message)
+
+    def tokens(self) -> Iterator[_Token]:
+        text, size = self.text, len(self.text)
+        at = 0
+        while at < size:
+            char = text[at]
+            if char.isspace():
+                at += 1
+                continue
+            line, column = self.where(at)
+            if char == "[":
+                match = _TAG.match(text, at)
+                if match is None:
+                    raise self.fail(at, "BAD_TAG", 'a tag is written [Name "value"] on one line.')
+                value = re.sub(r"\\(.)", r"\1", match.group(2))
+                yield _Token("tag", line, column, name=match.group(1), value=value)
+                at = match.end()
+            elif char == "{":
+                end = at + 1
+                while end < size and text[end] != "}":
+                    end += 2 if text[end] == "\\" else 1
+                if end >= size:
+                    raise self.fail(at, "UNBALANCED_BRACE", "this comment's { is never closed.")
+                body = re.sub(r"\\(.)", r"\1", text[at + 1 : end])
+                yield _Token("comment", line, column, text=body)
+                at = end + 1
+            elif char == "}":
+                raise self.fail(at, "UNBALANCED_BRACE", "a } that closes no comment.")
+            elif char == ";":
+                end = text.find("\n", at)
+                at = size if end < 0 else end
+            elif char == "(":
+                yield _Token("open", line, column)
+                at += 1
+            elif char == ")":
+                yield _Token("close", line, column)
+                at += 1
+            elif char == "$" and (match := _NUMERIC_GLYPH.match(text, at)):
+                glyph = NUMERIC_GLYPHS.get(match.group())
+                if glyph is None:
+                    raise self.fail(at, "BAD_GLYPH", f"{match.group()} is not a glyph ($1 to $6).")
+                yield _Token("glyph", line, column, text=glyph)
+                at = match.end()
+            elif char in "!?":
+                glyph = next((g for g in GLYPHS if text.startswith(g, at)), "")
+                after = at + len(glyph)
+                if after < size and text[after] in "!?":
+                    raise self.fail(at, "BAD_GLYPH", f"a glyph is one of {' '.join(GLYPHS)}.")
+                yield _Token("glyph", line, column, text=glyph)
+                at = after
+            else:
+                at = yield from self._move(at, line, column)
+
+    def _move(self, at: int, line: int, column: int) -> Generator[_Token, None, int]:
+        """A move: `12. Ann: take w u g`, `* reveal 1.1 …` or the notation alone, up to the
+        end of its line, a comment, a variation or the next numbered move."""
+        text = self.text
+        kind = "move"
+        number = _NUMBER.match(text, at)
+        if number is not None:
+            at = number.end()
+        elif text.startswith("*", at):
+            kind = "chance"
+            at += 1
+        while at < len(text) and text[at] in " \t":
+            at += 1
+        start = at
+        found = _MOVE_END.search(text, at)
+        end = len(text) if found is None else found.start()
+        body = text[start:end].rstrip()
+        glyph = _TRAILING_GLYPH.search(body)
+        if glyph is not None:
+            body = body[: glyph.start()]
+        token = _Token(kind, line, column, text=body.strip())
+        if not token.text:
+            if number is not None:
+                return end  # a bare move number ("12." before a line break)
+            raise self.fail(start, "EMPTY_MOVE", "a move number or mark with no move after it.")
+        yield token
+        if glyph is not None:
+            g_line, g_column = self.where(start + glyph.start(1))
+            yield _Token("glyph", g_line, g_column, text=glyph.group(1))
+        return end
+
+
+def read(text: str) -> list[GameRecord]:
+    """The games of a record, each checked move by move with its game's rules (the main
+    line and every variation). Raises `RecordError` with the line and column of the first
+    problem."""
+    scanner = _Scanner(text)
+    games: list[tuple[list[_Token], list[_Token]]] = []
+    for token in scanner.tokens():
+        if token.kind == "tag":
+            if not games or games[-1][1]:
+                games.append(([], []))
+            games[-1][0].append(token)
+        else:
+            if not games:
+                raise RecordError(
+                    "NO_TAGS",
+                    token.line,
+                    token.column,
+                    'a game starts with its tags ([Game "splendor"], [Players "Ann; Bob"]).',
+                )
+            games[-1][1].append(token)
+    return [_Reader(tags, movetext).read() for tags, movetext in games]
+
+
+class _Reader:
+    """One game: its tags, then its movetext folded with the rules."""
+
+    def __init__(self, tags: list[_Token], movetext: list[_Token]) -> None:
+        self.tag_tokens = tags
+        self.movetext = movetext
+        self.at = 0
+
+    def read(self) -> GameRecord:
+        created, extra, result_token, abandoned = self._creation()
+        first = self.tag_tokens[0]
+        try:
+            position = folding.start(created)
+        except RulesError as refused:
+            raise RecordError(refused.code, first.line, first.column, refused.message) from None
+        record = GameRecord(created, [], extra)
+        if self.movetext and self.movetext[0].kind == "comment":
+            record.preamble = self.movetext[0].text
+            self.at = 1
+        position = self._main_line(position, record)
+        if abandoned is not None:
+            record.status = folding.Status.ABANDONED
+            record.abandoned_reason = abandoned
+        elif position.to_move() == TERMINAL:
+            record.status = folding.Status.ENDED
+            record.result = position.game.result(position.state)
+        if result_token is not None:
+            self._check_result(result_token, record, position)
+        return record
+
+    def _tag_error(self, token: _Token, code: str, message: str) -> RecordError:
+        return RecordError(code, token.line, token.column, message)
+
+    def _creation(
+        self,
+    ) -> tuple[events_pb2.GameCreated, dict[str, str], _Token | None, str | None]:
+        seen: dict[str, _Token] = {}
+        options: list[_Token] = []
+        components: list[_Token] = []
+        extra: dict[str, str] = {}
+        for token in self.tag_tokens:
+            if token.name in seen and token.name not in REPEATABLE_TAGS:
+                raise self._tag_error(token, "DUPLICATE_TAG", f"a second {token.name} tag.")
+            seen[token.name] = token
+            if token.name == "Option":
+                options.append(token)
+            elif token.name == "Component":
+                components.append(token)
+            elif token.name not in KNOWN_TAGS:
+                extra[token.name] = token.value
+        for name in ("Club", "Event", "Site", "Date", "Round"):
+            if name in seen:
+                extra[name] = seen[name].value
+        first = self.tag_tokens[0]
+        if "Game" not in seen:
+            raise self._tag_error(first, "MISSING_TAG", 'a game needs its [Game "..."] tag.')
+        if "Players" not in seen:
+            raise self._tag_error(first, "MISSING_TAG", 'a game needs its [Players "..."] tag.')
+        try:
+            game = find_game(seen["Game"].value)
+        except RulesError as refused:
+            raise self._tag_error(seen["Game"], refused.code, refused.message) from None
+        rules = seen["Rules"].value if "Rules" in seen else game.rules_version
+        mode_text = seen["Mode"].value.strip().lower() if "Mode" in seen else "table"
+        if mode_text not in MODES:
+            raise self._tag_error(seen["Mode"], "BAD_TAG", 'Mode is "table" or "dealt".')
+        players = [
+            name.replace("\\;", ";").strip()
+            for name in re.split(r"(?<!\\);", seen["Players"].value)
+        ]
+        if any(not name for name in players):
+            raise self._tag_error(
+                seen["Players"], "BAD_TAG", 'Players names each seat: "Ann; Bob; Cleo".'
+            )
+        created = events_pb2.GameCreated(
+            game=game.name,
+            players=[events_pb2.Player(name=name) for name in players],
+            mode=MODES[mode_text],
+            rules_version=rules,
+            title=seen["Title"].value if "Title" in seen else "",
+        )
+        chosen = getattr(created.options, game.oneof_field)
+        chosen.SetInParent()
+        for token in options:
+            self._option(token, game, chosen, players)
+        if components:
+            created.components.extend(self._component(token, game) for token in components)
+        else:
+            created.components.extend(game.default_components())
+        abandoned = seen["Abandoned"].value if "Abandoned" in seen else None
+        return created, extra, seen.get("Result"), abandoned
+
+    def _option(
+        self, token: _Token, game: Game[Any, Any], options: Message, players: list[str]
+    ) -> None:
+        name, sep, value = token.value.partition("=")
+        name = name.strip().replace("-", "_")
+        known = options.DESCRIPTOR.fields_by_name
+        if not sep or name not in known:
+            accepted = ", ".join(sorted(known)) or "none"
+            raise self._tag_error(
+                token, "BAD_OPTION", f"Option is NAME=VALUE; {game.title}'s options: {accepted}."
+            )
+        value = value.strip()
+        parsed: Any
+        seat = [i for i, p in enumerate(players) if p.casefold() == value.casefold()]
+        if name == "first_player" and seat:
+            parsed = seat[0]
+        else:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = value
+        try:
+            json_format.ParseDict({name: parsed}, options, ignore_unknown_fields=False)
+        except json_format.ParseError:
+            raise self._tag_error(
+                token, "BAD_OPTION", f"{value!r} is not a value of option {name}."
+            ) from None
+
+    def _component(self, token: _Token, game: Game[Any, Any]) -> game_pb2.ComponentFile:
+        words = token.value.split()
+        fields = dict(word.partition("=")[::2] for word in words[1:])
+        if not words or "sha256" not in fields:
+            raise self._tag_error(
+                token, "BAD_COMPONENT", 'Component is "NAME sha256=HEX" (and file=BASE64).'
+            )
+        name, digest = words[0], fields["sha256"].lower()
+        if "file" in fields:
+            try:
+                component = game_pb2.ComponentFile.FromString(
+                    base64.b64decode(fields["file"], validate=True)
+                )
+            except (binascii.Error, ValueError):
+                raise self._tag_error(
+                    token, "BAD_COMPONENT", f"the embedded file of {name} is not readable."
+                ) from None
+            if component.name != name:
+                raise self._tag_error(
+                    token,
+                    "BAD_COMPONENT",
+                    f"the embedded file is {component.name!r}, not {name!r}.",
+                )
+        else:
+            shipped = {c.name: c for c in game.default_components()}
+            if name not in shipped:
+                raise self._tag_error(
+                    token, "UNKNOWN_COMPONENT", f"{game.title} ships no component {name!r}."
+                )
+            component = shipped[name]
+        if hashlib.sha256(component.content).hexdigest() != digest:
+            where = "the embedded file" if "file" in fields else f"the {name} this engine ships"
+            raise self._tag_error(
+                token,
+                "COMPONENT_HASH",
+                f"{where} does not have sha256={digest[:16]}…; embed the file (file=...).",
+            )
+        return component
+
+    def _check_result(self, token: _Token, record: GameRecord, position: folding.Position) -> None:
+        players = position.table.players
+        wanted = token.value.strip()
+        actual = result_text(record.result, players)
+        if wanted != "*" and " ".join(wanted.split()) != actual:
+            said = actual if record.result is not None else "no result: the game is not over"
+            raise self._tag_error(
+                token, "WRONG_RESULT", f"the result is {wanted!r}, but the moves give {said}."
+            )
+
+    # -- movetext --
+
+    def _next(self) -> _Token | None:
+        return self.movetext[self.at] if self.at < len(self.movetext) else None
+
+    def _main_line(self, position: folding.Position, record: GameRecord) -> folding.Position:
+        while (token := self._next()) is not None:
+            if token.kind not in ("move", "chance"):
+                raise RecordError(
+                    "NOTHING_TO_ANNOTATE",
+                    token.line,
+                    token.column,
+                    "a comment, glyph or variation must follow the move it is about.",
+                )
+            self.at += 1
+            steps = self._moves(token, position)
+            for _, after in steps:
+                applied = after.applied
+                assert applied is not None
+                record.moves.append(RecordedMove(applied.head.move, applied.head.notation))
+            before, position = steps[-1]
+            record.moves[-1].notes = self._notes(position.table, before)
+        return position
+
+    def _moves(
+        self, token: _Token, position: folding.Position
+    ) -> list[tuple[Any, folding.Position]]:
+        """The moves `token` stands for in `position` (a shorthand may stand for several),
+        each checked by the rules, as (the state before it, the position after it); the
+        rules' refusal is raised at the token."""
+        game, table = position.game, position.table
+        mover, text = _mover_and_move(token, table.players)
+        state = position.state
+        if text.lower() == HIDDEN:
+            raise RecordError(
+                "HIDDEN_MOVE",
+                token.line,
+                token.column,
+                "this move was hidden from whoever exported the record; export it as a viewer "
+                "who may see it to import it.",
+            )
+        steps: list[tuple[Any, folding.Position]] = []
+        for index, line in enumerate(game.split(text, state)):
+            try:
+                if index == 0:
+                    _check_mover(token.kind, mover, position.to_move(), table)
+                inner = game.parse(line, state)
+                after = folding.record(position, table.wrap(inner), game.format(inner, state))
+            except RulesError as refused:
+                raise RecordError(
+                    refused.code,
+                    token.line,
+                    token.column,
+                    f"{clip_move(token.text)}: {refused.message}",
+                ) from None
+            steps.append((state, after))
+            position = after
+            state = after.state
+        return steps
+
+    def _notes(self, table: folding.Table, before: Any) -> list[Note]:
+        """The annotations after a main-line move: each is a glyph, a comment and a
+        variation, in that order, any of them left out; an item that cannot continue the
+        annotation before it starts the next one."""
+        notes: list[Note] = []
+        order = {"glyph": 0, "comment": 1, "open": 2}
+        last = len(order)
+        while (token := self._next()) is not None and token.kind in order:
+            if order[token.kind] <= last:
+                notes.append(Note())
+            note = notes[-1]
+            last = order[token.kind]
+            self.at += 1
+            if token.kind == "glyph":
+                note.glyph = token.text
+            elif token.kind == "comment":
+                note.comment = token.text
+            else:
+                note.variation.CopyFrom(self._variation(table, before, token, 1))
+        return notes
+
+    def _variation(
+        self, table: folding.Table, state: Any, opened: _Token, depth: int
+    ) -> events_pb2.Variation:
+        """The line after `(` up to its `)`, each move checked from `state`; `depth` counts
+        the variations it is nested in, itself included."""
+        if depth > MAX_DEPTH:
+            raise RecordError(
+                "VARIATION_TOO_DEEP",
+                opened.line,
+                opened.column,
+                f"variations nest at most {MAX_DEPTH} deep.",
+            )
+        variation = events_pb2.Variation()
+        position = folding.Position(table=table, state=state, revision=0, sequence=0)
+        before_last = state
+        while True:
+            token = self._next()
+            if token is None or token.kind == "tag":
+                raise RecordError(
+                    "UNBALANCED_PAREN", opened.line, opened.column, "this ( is never closed."
+                )
+            self.at += 1
+            if token.kind == "close":
+                if not variation.moves:
+                    raise RecordError(
+                        "EMPTY_VARIATION", opened.line, opened.column, "a variation with no move."
+                    )
+                return variation
+            if token.kind in ("move", "chance"):
+                steps = self._moves(token, position)
+                for _, after in steps:
+                    applied = after.applied
+                    assert applied is not None
+                    variation.moves.add(move=applied.head.move, notation=applied.head.notation)
+                before_last, position = steps[-1]
+                continue
+            if not variation.moves:
+                raise RecordError(
+                    "NOTHING_TO_ANNOTATE",
+                    token.line,
+                    token.column,
+                    "a variation starts with a move.",
+                )
+            last = variation.moves[-1]
+            if token.kind == "glyph":
+                last.glyph = token.text
+            elif token.kind == "comment":
+                last.comment = f"{last.comment} {token.text}" if last.comment else token.text
+            else:
+                last.variations.append(self._variation(table, before_last, token, depth + 1))
+
+
+def _mover_and_move(token: _Token, players: Sequence[str]) -> tuple[str, str]:
+    """`Ann: take w u g` as ("Ann", "take w u g"); a move naming no player as ("", move)."""
+    name, colon, rest = token.text.partition(":")
+    if colon and token.kind == "move":
+        wanted = name.strip().casefold()
+        if any(player.casefold() == wanted for player in players):
+            return name.strip(), rest.strip()
+    return "", token.text
+
+
+def _check_mover(kind: str, mover: str, who: int, table: folding.Table) -> None:
+    """A move marked as the table's (`*`) or naming its player must be that one's to make."""
+    if kind == "chance" and who >= 0:
+        raise RulesError(
+            "NO_REVEAL_PENDING",
+            f"marked * as a chance move, but it is {table.seat_name(who)}'s turn.",
+        )
+    if not mover:
+        return
+    seat = next(i for i, p in enumerate(table.players) if p.casefold() == mover.casefold())
+    if who == CHANCE:
+        raise RulesError("REVEAL_PENDING", f"it is the table's move (a reveal), not {mover}'s.")
+    if who >= 0 and who != seat:
+        raise RulesError("NOT_YOUR_TURN", f"it is {table.seat_name(who)}'s turn, not {mover}'s.")
+
+
+def clip_move(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:39] + "…")
+
+
+def events_of(record: GameRecord) -> list[events_pb2.Event]:
+    """The events that store `record`: its creation, each move, its end, then its
+    annotations (ids `note-<n>`), numbered from 1 without hashes, times or actors."""
+    events = [events_pb2.Event(sequence=1, revision=1, game_created=record.created)]
+    revisions: list[int] = []
+    for recorded in record.moves:
+        revision = len(events) + 1
+        revisions.append(revision)
+        events.append(
+            events_pb2.Event(
+                sequence=revision,
+                revision=revision,
+                move_recorded=events_pb2.MoveRecorded(
+                    move=recorded.move, notation=recorded.notation
+                ),
+            )
+        )
+    if record.status is folding.Status.ENDED and record.result is not None:
+        revision = len(events) + 1
+        events.append(
+            events_pb2.Event(
+                sequence=revision,
+                revision=revision,
+                game_ended=events_pb2.GameEnded(result=record.result),
+            )
+        )
+    elif record.status is folding.Status.ABANDONED:
+        revision = len(events) + 1
+        events.append(
+            events_pb2.Event(
+                sequence=revision,
+                revision=revision,
+                game_abandoned=events_pb2.GameAbandoned(reason=record.abandoned_reason),
+            )
+        )
+    head = len(events)
+    count = 0
+    for recorded, revision in zip(record.moves, revisions, strict=True):
+        for note in recorded.notes:
+            count += 1
+            events.append(
+                events_pb2.Event(
+                    sequence=len(events) + 1,
+                    revision=head,
+                    annotation_added=events_pb2.AnnotationAdded(
+                        annotation_id=f"note-{count}",
+                        revision=revision,
+                        comment=note.comment,
+                        glyph=note.glyph,
+                        variation=note.variation,
+                    ),
+                )
+            )
+    return events
