@@ -104,6 +104,8 @@ class GameRecord:
     """The rules' result of an ended game."""
     preamble: str = ""
     """A comment before the first move (about the game as a whole)."""
+    line: int = 0
+    """The line its first tag is on, in the text it was read from."""
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -414,7 +416,7 @@ class _Reader:
             position = folding.start(created)
         except RulesError as refused:
             raise RecordError(refused.code, first.line, first.column, refused.message) from None
-        record = GameRecord(created, [], extra)
+        record = GameRecord(created, [], extra, line=first.line)
         if self.movetext and self.movetext[0].kind == "comment":
             record.preamble = self.movetext[0].text
             self.at = 1

@@ -119,6 +119,7 @@ def live_annotations(
                 glyph=added.glyph,
                 actor=event.actor,
                 time=event.time,
+                variation=added.variation,
             )
         elif body == "annotation_removed":
             notes.pop(event.annotation_removed.annotation_id, None)

@@ -4,74 +4,21 @@ and column; the documentation's examples read."""
 
 from __future__ import annotations
 
-import random
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from replay import fold as folding
 from replay import record
-from replay.core import CHANCE, TERMINAL
+from replay.core import CHANCE
 from replay.registry import all_games
 from tablelog.v1 import events_pb2
-from tests.support.play import choose, created, random_game
+from tests.support.play import created, random_game
+from tests.support.records import annotated_game
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = sorted(all_games())
-PLAYERS = ["Ann", "Bob Lee", "Cleo"]
-
-
-def _line(
-    table: folding.Table, state: Any, rng: random.Random, length: int
-) -> events_pb2.Variation:
-    """A random legal line of up to `length` moves from `state`, with glyphs, comments and
-    (once) a nested alternative to its first move."""
-    game = table.game
-    variation = events_pb2.Variation()
-    for step in range(length):
-        if game.to_move(state) == TERMINAL:
-            break
-        inner = choose(game, state, rng)
-        moved = variation.moves.add(move=table.wrap(inner), notation=game.format(inner, state))
-        if step == 0 and length > 1:
-            moved.glyph = "?!"
-            moved.comment = "the {obvious} move \\ or not"
-            nested = _line(table, state, rng, 1)
-            if nested.moves and nested.moves[0].notation != moved.notation:
-                moved.variations.append(nested)
-        state = game.apply(state, inner)
-    return variation
-
-
-def _annotated(name: str, seed: int) -> tuple[folding.Position, list[events_pb2.AnnotationAdded]]:
-    """A seeded random game with players named (one with a space), and annotations on some
-    moves: glyphs, comments with braces, several notes on one move, variations."""
-    game = all_games()[name]
-    players = PLAYERS[: max(game.min_players, 2)]
-    played = random_game(name, len(players), seed)
-    position = folding.start(created(name, players))
-    rng = random.Random(seed)
-    notes: list[events_pb2.AnnotationAdded] = []
-    for index, move in enumerate(played.moves):
-        before = position
-        position = folding.record(position, move, played.notations[index])
-        if index % 7 == 3:
-            notes.append(
-                events_pb2.AnnotationAdded(
-                    revision=position.revision,
-                    glyph="!?",
-                    comment="why {not} this?",
-                    variation=_line(before.table, before.state, rng, 3),
-                )
-            )
-            notes.append(events_pb2.AnnotationAdded(revision=position.revision, comment="second"))
-        elif index % 11 == 5:
-            notes.append(events_pb2.AnnotationAdded(revision=position.revision, glyph="??"))
-    if position.to_move() == TERMINAL:
-        position = folding.end(position, position.game.result(position.state))
-    return position, notes
 
 
 def _notes_by_move(
@@ -91,7 +38,7 @@ def _notes_by_move(
 @pytest.mark.parametrize("name", GAMES)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_random_game_written_and_read_back_is_the_same_game(name: str, seed: int) -> None:
-    position, notes = _annotated(name, seed)
+    position, notes = annotated_game(name, seed)
     text = record.write([record.record_of(position, notes, {"Event": "Club night"})])
     (back,) = record.read(text)
     expected = events_pb2.GameCreated()
@@ -122,8 +69,8 @@ def test_a_random_game_written_and_read_back_is_the_same_game(name: str, seed: i
 
 
 def test_many_games_in_one_text_read_in_order() -> None:
-    first, _ = _annotated("splendor", 3)
-    second, _ = _annotated("medici", 3)
+    first, _ = annotated_game("splendor", 3)
+    second, _ = annotated_game("medici", 3)
     text = record.write([record.record_of(first), record.record_of(second)])
     games = record.read(text)
     assert [g.created.game for g in games] == ["splendor", "medici"]
@@ -229,7 +176,7 @@ def test_an_illegal_move_in_the_main_line_or_a_variation_names_it_and_the_rule()
 
 
 def test_a_hidden_move_is_written_but_never_read_as_a_move() -> None:
-    position, _ = _annotated("splendor", 4)
+    position, _ = annotated_game("splendor", 4)
     chance = {a.revision for a in position.moves() if a.chance}
     text = record.write([record.record_of(position, visible=lambda a: a.revision not in chance)])
     assert "* hidden" in text
