@@ -84,6 +84,8 @@ class RecordedMove:
 
     move: game_pb2.Move
     notation: str
+    before: Any
+    """The game's state before the move (who made it, and where its variations start)."""
     notes: list[Note] = field(default_factory=list)
     hidden: bool = False
     """The exporting viewer may not see it: written as `hidden`, and never imported."""
@@ -130,6 +132,7 @@ def record_of(
         RecordedMove(
             applied.move,
             applied.notation,
+            applied.before,
             by_revision.get(applied.revision, []),
             hidden=visible is not None and not visible(applied),
         )
@@ -164,8 +167,8 @@ def _tag(name: str, value: str) -> str:
 
 def _write_one(record: GameRecord) -> str:
     created = record.created
-    position = folding.start(created)
-    game, table = position.game, position.table
+    table = folding.Table.from_created(created)
+    game = table.game
     out: list[str] = [
         _tag("Game", game.name),
         _tag("Rules", created.rules_version or game.rules_version),
@@ -196,8 +199,8 @@ def _write_one(record: GameRecord) -> str:
     if record.preamble:
         out.append("{" + _escape_comment(record.preamble) + "}\n")
     number = 0
-    state = position.state
     for recorded in record.moves:
+        state = recorded.before
         who = game.to_move(state)
         if who != CHANCE:
             number += 1
@@ -212,7 +215,6 @@ def _write_one(record: GameRecord) -> str:
                     table, state, note.variation, number - (who != CHANCE)
                 )
         out.append(line + "\n")
-        state = game.apply(state, table.unwrap(recorded.move))
     return "".join(out)
 
 
@@ -589,7 +591,8 @@ class _Reader:
             for _, after in steps:
                 applied = after.applied
                 assert applied is not None
-                record.moves.append(RecordedMove(applied.head.move, applied.head.notation))
+                head = applied.head
+                record.moves.append(RecordedMove(head.move, head.notation, head.before))
             before, position = steps[-1]
             record.moves[-1].notes = self._notes(position.table, before)
         return position

@@ -38,9 +38,10 @@ async def game_record(
 ) -> record.GameRecord:
     """The record of a game as `viewer` (decided by the caller's entitlement) sees it: a
     move it may not see is written `hidden`; annotations whose move an amendment took out
-    are left out, as the undone and amended history is."""
-    events = await recorder.events(game_id)
-    position = folding.fold(events)
+    are left out, as the undone and amended history is (and any on a move recorded since
+    the head was read)."""
+    position = (await recorder.load(game_id)).position  # the head cache's fold
+    events = await recorder.events(game_id)  # for the annotations
     table = position.table
     seen = viewer_of(viewer, table.players, unset=FULL)
     notes = live_annotations(events)
