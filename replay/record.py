@@ -18,7 +18,7 @@ import bisect
 import hashlib
 import json
 import re
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -267,16 +267,27 @@ def result_text(result: game_pb2.GameResult | None, players: Sequence[str]) -> s
 @dataclass
 class _Token:
     kind: str  # "tag", "move", "chance", "comment", "glyph", "open", "close"
-    line: int
-    column: int
+    at: int
+    """Its offset in the text; the line and column are worked out only when one is named."""
+    scanner: _Scanner
     text: str = ""
     name: str = ""
     value: str = ""
+
+    @property
+    def line(self) -> int:
+        return self.scanner.where(self.at)[0]
+
+    @property
+    def column(self) -> int:
+        return self.scanner.where(self.at)[1]
 
 
 _TAG: Final = re.compile(r'\[\s*([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\\n]|\\.)*)"\s*\]')
 _NUMBER: Final = re.compile(r"(\d+)\.+")
 _MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
+_NOTE_ORDER: Final = {"glyph": 0, "comment": 1, "open": 2}
+"""The items of an annotation, in the order they are written."""
 _TRAILING_GLYPH: Final = re.compile(r"\s*([!?]{1,2})$")
 _NUMERIC_GLYPH: Final = re.compile(r"\$\d+")
 
@@ -304,13 +315,12 @@ class _Scanner:
             if char.isspace():
                 at += 1
                 continue
-            line, column = self.where(at)
             if char == "[":
                 match = _TAG.match(text, at)
                 if match is None:
                     raise self.fail(at, "BAD_TAG", 'a tag is written [Name "value"] on one line.')
                 value = re.sub(r"\\(.)", r"\1", match.group(2))
-                yield _Token("tag", line, column, name=match.group(1), value=value)
+                yield _Token("tag", at, self, name=match.group(1), value=value)
                 at = match.end()
             elif char == "{":
                 end = at + 1
@@ -319,7 +329,7 @@ class _Scanner:
                 if end >= size:
                     raise self.fail(at, "UNBALANCED_BRACE", "this comment's { is never closed.")
                 body = re.sub(r"\\(.)", r"\1", text[at + 1 : end])
-                yield _Token("comment", line, column, text=body)
+                yield _Token("comment", at, self, text=body)
                 at = end + 1
             elif char == "}":
                 raise self.fail(at, "UNBALANCED_BRACE", "a } that closes no comment.")
@@ -327,31 +337,32 @@ class _Scanner:
                 end = text.find("\n", at)
                 at = size if end < 0 else end
             elif char == "(":
-                yield _Token("open", line, column)
+                yield _Token("open", at, self)
                 at += 1
             elif char == ")":
-                yield _Token("close", line, column)
+                yield _Token("close", at, self)
                 at += 1
             elif char == "$" and (match := _NUMERIC_GLYPH.match(text, at)):
                 glyph = NUMERIC_GLYPHS.get(match.group())
                 if glyph is None:
                     raise self.fail(at, "BAD_GLYPH", f"{match.group()} is not a glyph ($1 to $6).")
-                yield _Token("glyph", line, column, text=glyph)
+                yield _Token("glyph", at, self, text=glyph)
                 at = match.end()
             elif char in "!?":
                 glyph = next((g for g in GLYPHS if text.startswith(g, at)), "")
                 after = at + len(glyph)
                 if after < size and text[after] in "!?":
                     raise self.fail(at, "BAD_GLYPH", f"a glyph is one of {' '.join(GLYPHS)}.")
-                yield _Token("glyph", line, column, text=glyph)
+                yield _Token("glyph", at, self, text=glyph)
                 at = after
             else:
-                at = yield from self._move(at, line, column)
+                at = yield from self._move(at)
 
-    def _move(self, at: int, line: int, column: int) -> Generator[_Token, None, int]:
+    def _move(self, at: int) -> Generator[_Token, None, int]:
         """A move: `12. Ann: take w u g`, `* reveal 1.1 …` or the notation alone, up to the
         end of its line, a comment, a variation or the next numbered move."""
         text = self.text
+        begin = at
         kind = "move"
         number = _NUMBER.match(text, at)
         if number is not None:
@@ -365,18 +376,17 @@ class _Scanner:
         found = _MOVE_END.search(text, at)
         end = len(text) if found is None else found.start()
         body = text[start:end].rstrip()
-        glyph = _TRAILING_GLYPH.search(body)
+        glyph = _TRAILING_GLYPH.search(body) if body.endswith(("!", "?")) else None
         if glyph is not None:
             body = body[: glyph.start()]
-        token = _Token(kind, line, column, text=body.strip())
+        token = _Token(kind, begin, self, text=body.strip())
         if not token.text:
             if number is not None:
                 return end  # a bare move number ("12." before a line break)
             raise self.fail(start, "EMPTY_MOVE", "a move number or mark with no move after it.")
         yield token
         if glyph is not None:
-            g_line, g_column = self.where(start + glyph.start(1))
-            yield _Token("glyph", g_line, g_column, text=glyph.group(1))
+            yield _Token("glyph", start + glyph.start(1), self, text=glyph.group(1))
         return end
 
 
@@ -410,6 +420,7 @@ class _Reader:
         self.tag_tokens = tags
         self.movetext = movetext
         self.at = 0
+        self.seats: dict[str, int] = {}
 
     def read(self) -> GameRecord:
         created, extra, result_token, abandoned = self._creation()
@@ -419,6 +430,7 @@ class _Reader:
         except RulesError as refused:
             raise RecordError(refused.code, first.line, first.column, refused.message) from None
         record = GameRecord(created, [], extra, line=first.line)
+        self.seats = {name.casefold(): seat for seat, name in enumerate(position.table.players)}
         if self.movetext and self.movetext[0].kind == "comment":
             record.preamble = self.movetext[0].text
             self.at = 1
@@ -604,7 +616,7 @@ class _Reader:
         each checked by the rules, as (the state before it, the position after it); the
         rules' refusal is raised at the token."""
         game, table = position.game, position.table
-        mover, text = _mover_and_move(token, table.players)
+        mover, seat, text = _mover_and_move(token, self.seats)
         state = position.state
         if text.lower() == HIDDEN:
             raise RecordError(
@@ -617,8 +629,8 @@ class _Reader:
         steps: list[tuple[Any, folding.Position]] = []
         for index, line in enumerate(game.split(text, state)):
             try:
-                if index == 0:
-                    _check_mover(token.kind, mover, position.to_move(), table)
+                if index == 0 and (mover or token.kind == "chance"):
+                    _check_mover(token.kind, mover, seat, position.to_move(), table)
                 inner = game.parse(line, state)
                 after = folding.record(position, table.wrap(inner), game.format(inner, state))
             except RulesError as refused:
@@ -638,7 +650,7 @@ class _Reader:
         variation, in that order, any of them left out; an item that cannot continue the
         annotation before it starts the next one."""
         notes: list[Note] = []
-        order = {"glyph": 0, "comment": 1, "open": 2}
+        order = _NOTE_ORDER
         last = len(order)
         while (token := self._next()) is not None and token.kind in order:
             if order[token.kind] <= last:
@@ -706,17 +718,19 @@ class _Reader:
                 last.variations.append(self._variation(table, before_last, token, depth + 1))
 
 
-def _mover_and_move(token: _Token, players: Sequence[str]) -> tuple[str, str]:
-    """`Ann: take w u g` as ("Ann", "take w u g"); a move naming no player as ("", move)."""
-    name, colon, rest = token.text.partition(":")
-    if colon and token.kind == "move":
-        wanted = name.strip().casefold()
-        if any(player.casefold() == wanted for player in players):
-            return name.strip(), rest.strip()
-    return "", token.text
+def _mover_and_move(token: _Token, seats: Mapping[str, int]) -> tuple[str, int, str]:
+    """`Ann: take w u g` as ("Ann", Ann's seat, "take w u g"); a move naming no player as
+    ("", -1, move). `seats` are the players' seats by their casefolded names."""
+    if token.kind != "move" or ":" not in token.text:
+        return "", -1, token.text
+    name, _, rest = token.text.partition(":")
+    seat = seats.get(name.strip().casefold(), -1)
+    if seat < 0:
+        return "", -1, token.text
+    return name.strip(), seat, rest.strip()
 
 
-def _check_mover(kind: str, mover: str, who: int, table: folding.Table) -> None:
+def _check_mover(kind: str, mover: str, seat: int, who: int, table: folding.Table) -> None:
     """A move marked as the table's (`*`) or naming its player must be that one's to make."""
     if kind == "chance" and who >= 0:
         raise RulesError(
@@ -725,7 +739,6 @@ def _check_mover(kind: str, mover: str, who: int, table: folding.Table) -> None:
         )
     if not mover:
         return
-    seat = next(i for i, p in enumerate(table.players) if p.casefold() == mover.casefold())
     if who == CHANCE:
         raise RulesError("REVEAL_PENDING", f"it is the table's move (a reveal), not {mover}'s.")
     if who >= 0 and who != seat:
