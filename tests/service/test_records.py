@@ -201,3 +201,42 @@ def test_a_dealt_games_record_is_refused_for_its_strict_archive(client: Client) 
     assert refused.value.metadata["rule"] == "DEALT_RECORD"
     assert refused.value.metadata["line"] == str(first.count("\n") + 1)
     assert _game_ids(client) == before
+
+
+def test_the_record_holds_the_moves_in_effect_not_the_history(client: Client) -> None:
+    """Undone and amended moves, and the annotations on a move an amendment took out, are
+    history: the strict archive keeps them, the record does not."""
+    game_id = client.create_game("medici-card-game", ["Ann", "Bob"]).game_id
+    played = random_game("medici-card-game", 2, 8)
+    for notation in played.notations[:6]:
+        client.record(game_id, notation)
+    client.undo(game_id)
+    client.record(game_id, played.notations[5])
+    first_player_move = next(
+        e.revision
+        for e in client.export(game_id)
+        if e.WhichOneof("body") == "move_recorded" and e.move_recorded.notation == "flip"
+    )
+    client.annotate(game_id, "kept", revision=first_player_move)
+    client.amend(game_id, first_player_move, "flip")  # the same move: the tail stays
+    text = client.export_record([game_id])
+    (game,) = record.read(text)
+    assert [m.notation for m in game.moves] == played.notations[:6]
+    assert "kept" not in text  # its move was replaced by the amendment
+    (imported,) = client.import_record(text)
+    assert (
+        _by_revision(client, imported.game_id)[7]
+        == _by_revision(client, game_id)[max(_by_revision(client, game_id))]
+    )
+
+
+def test_an_abandoned_game_keeps_its_reason_through_the_record(client: Client) -> None:
+    game_id = client.create_game("splendor", ["Ann", "Bob"]).game_id
+    for notation in random_game("splendor", 2, 6).notations[:20]:
+        client.record(game_id, notation)
+    client.abandon(game_id, reason="closing time")
+    text = client.export_record([game_id])
+    assert '[Abandoned "closing time"]' in text
+    (imported,) = client.import_record(text)
+    assert imported.status == service_pb2.GAME_STATUS_ABANDONED
+    assert client.export_record([imported.game_id]) == text
