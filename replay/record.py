@@ -222,7 +222,10 @@ def _move_text(number: int, who: int, notation: str, players: Sequence[str], hid
     text = HIDDEN if hidden else notation
     if who == CHANCE:
         return f"* {text}"
-    return f"{number}. {players[who]}: {text}"
+    name = players[who]
+    if _MOVETEXT_MARKS.intersection(name):
+        return f"{number}. {text}"  # the name would read as a comment or a variation
+    return f"{number}. {name}: {text}"
 
 
 def _variation_text(
@@ -284,6 +287,10 @@ class _Token:
 
 
 _TAG: Final = re.compile(r'\[\s*([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\\n]|\\.)*)"\s*\]')
+_MOVETEXT_MARKS: Final = frozenset("{}();$!?*\n")
+"""Characters with a meaning in movetext: a player's name holding one is not written there."""
+_COMMENT: Final = re.compile(r"\{((?:[^}\\]|\\.)*)\}", re.DOTALL)
+_UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 _NUMBER: Final = re.compile(r"(\d+)\.+")
 _MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
 _NOTE_ORDER: Final = {"glyph": 0, "comment": 1, "open": 2}
@@ -319,18 +326,16 @@ class _Scanner:
                 match = _TAG.match(text, at)
                 if match is None:
                     raise self.fail(at, "BAD_TAG", 'a tag is written [Name "value"] on one line.')
-                value = re.sub(r"\\(.)", r"\1", match.group(2))
+                value = _UNESCAPE.sub(r"\1", match.group(2))
                 yield _Token("tag", at, self, name=match.group(1), value=value)
                 at = match.end()
             elif char == "{":
-                end = at + 1
-                while end < size and text[end] != "}":
-                    end += 2 if text[end] == "\\" else 1
-                if end >= size:
+                match = _COMMENT.match(text, at)
+                if match is None:
                     raise self.fail(at, "UNBALANCED_BRACE", "this comment's { is never closed.")
-                body = re.sub(r"\\(.)", r"\1", text[at + 1 : end])
+                body = _UNESCAPE.sub(r"\1", match.group(1))
                 yield _Token("comment", at, self, text=body)
-                at = end + 1
+                at = match.end()
             elif char == "}":
                 raise self.fail(at, "UNBALANCED_BRACE", "a } that closes no comment.")
             elif char == ";":
@@ -390,16 +395,34 @@ class _Scanner:
         return end
 
 
-def read(text: str) -> list[GameRecord]:
+def read(text: str, max_games: int | None = None, max_moves: int | None = None) -> list[GameRecord]:
     """The games of a record, each checked move by move with its game's rules (the main
     line and every variation). Raises `RecordError` with the line and column of the first
-    problem."""
+    problem. A text with more than `max_games` games or `max_moves` moves (variations
+    included) is refused before any rule is applied."""
     scanner = _Scanner(text)
     games: list[tuple[list[_Token], list[_Token]]] = []
+    moves = 0
     for token in scanner.tokens():
+        if token.kind in ("move", "chance"):
+            moves += 1
+            if max_moves is not None and moves > max_moves:
+                raise RecordError(
+                    "TOO_MANY_MOVES",
+                    token.line,
+                    token.column,
+                    f"a record holds at most {max_moves:,} moves; split it.",
+                )
         if token.kind == "tag":
             if not games or games[-1][1]:
                 games.append(([], []))
+                if max_games is not None and len(games) > max_games:
+                    raise RecordError(
+                        "TOO_MANY_GAMES",
+                        token.line,
+                        token.column,
+                        f"a record holds at most {max_games:,} games; split it.",
+                    )
             games[-1][0].append(token)
         else:
             if not games:
@@ -721,13 +744,18 @@ class _Reader:
 def _mover_and_move(token: _Token, seats: Mapping[str, int]) -> tuple[str, int, str]:
     """`Ann: take w u g` as ("Ann", Ann's seat, "take w u g"); a move naming no player as
     ("", -1, move). `seats` are the players' seats by their casefolded names."""
-    if token.kind != "move" or ":" not in token.text:
-        return "", -1, token.text
-    name, _, rest = token.text.partition(":")
+    text = token.text
+    if token.kind != "move" or ":" not in text:
+        return "", -1, text
+    name, _, rest = text.partition(":")
     seat = seats.get(name.strip().casefold(), -1)
-    if seat < 0:
-        return "", -1, token.text
-    return name.strip(), seat, rest.strip()
+    if seat >= 0:
+        return name.strip(), seat, rest.strip()
+    folded = text.casefold()
+    for player, seat in seats.items():  # a name with a colon in it
+        if folded.startswith(player + ":"):
+            return text[: len(player)], seat, text[len(player) + 1 :].strip()
+    return "", -1, text
 
 
 def _check_mover(kind: str, mover: str, seat: int, who: int, table: folding.Table) -> None:

@@ -18,6 +18,7 @@ from service.errors import Exhausted, ImportRefused, InvalidRequest
 from service.limits import (
     MAX_IMPORT_SOURCE,
     MAX_RECORD_GAMES,
+    MAX_RECORD_MOVES,
     MAX_RECORD_TEXT,
     MAX_REQUEST_ID,
     check_length,
@@ -92,7 +93,7 @@ def read_record(text: str, request_id: str, source: str) -> list[record.GameReco
     check_length("request_id", request_id, MAX_REQUEST_ID - GAME_SUFFIX)
     check_length("source", source, MAX_IMPORT_SOURCE)
     try:
-        games = record.read(text)
+        games = record.read(text, MAX_RECORD_GAMES, MAX_RECORD_MOVES)
     except record.RecordError as refused:
         raise ImportRefused(
             "INVALID_RECORD",
@@ -114,8 +115,6 @@ def read_record(text: str, request_id: str, source: str) -> list[record.GameReco
                 "(tablelog export GAME --format json) instead.",
                 metadata={"rule": "DEALT_RECORD", "line": str(game.line), "column": "1"},
             )
-    if len(games) > MAX_RECORD_GAMES:
-        raise InvalidRequest("text", f"At most {MAX_RECORD_GAMES} games per record.")
     return games
 
 

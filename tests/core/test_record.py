@@ -5,6 +5,7 @@ and column; the documentation's examples read."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,40 @@ def test_variations_nest_deep_but_not_without_bound() -> None:
     assert variation.moves[0].notation == "take w u r"
     refused = _refusal(head + moves + nested(record.MAX_DEPTH + 1))
     assert refused.code == "VARIATION_TOO_DEEP"
+
+
+def test_players_and_comments_with_the_formats_own_characters_read_back() -> None:
+    players = ["Dr: No", 'Ann "the; fox"']
+    played = random_game("splendor", 2, 8)
+    position = folding.start(created("splendor", players))
+    for move, notation in zip(played.moves[:20], played.notations[:20], strict=True):
+        position = folding.record(position, move, notation)
+    note = events_pb2.AnnotationAdded(
+        revision=position.revision, comment="a } and a \\ at the end \\", glyph="!"
+    )
+    text = record.write([record.record_of(position, [note])])
+    assert "Dr: No: " in text
+    assert '"the' not in text.split("\n\n", 1)[1]  # a name with a `;` is left out of the moves
+    (back,) = record.read(text)
+    assert [p.name for p in back.created.players] == players
+    assert back.moves[-1].notes[0].comment == note.comment
+    assert [m.move for m in back.moves] == [a.move for a in position.moves()]
+
+
+def test_a_record_past_its_bounds_is_refused_before_any_rule_is_applied() -> None:
+    position, _ = annotated_game("medici", 1)
+    one = record.write([record.record_of(position)])
+    three = "\n".join([one] * 3)
+    assert len(record.read(three, max_games=3)) == 3
+    refused = _refusal_of(lambda: record.read(three, max_games=2))
+    assert refused.code == "TOO_MANY_GAMES"
+    assert refused.line == 2 * one.count("\n") + 3
+    moves = position.move_count
+    assert len(record.read(one, max_moves=moves)) == 1
+    assert _refusal_of(lambda: record.read(one, max_moves=moves - 1)).code == "TOO_MANY_MOVES"
+
+
+def _refusal_of(reading: Callable[[], object]) -> record.RecordError:
+    with pytest.raises(record.RecordError) as refused:
+        reading()
+    return refused.value
