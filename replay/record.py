@@ -267,7 +267,7 @@ def result_text(result: game_pb2.GameResult | None, players: Sequence[str]) -> s
 # --- reading -----------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Token:
     kind: str  # "tag", "move", "chance", "comment", "glyph", "open", "close"
     at: int
@@ -629,7 +629,9 @@ class _Reader:
                 head = applied.head
                 record.moves.append(RecordedMove(head.move, head.notation, head.before))
             before, position = steps[-1]
-            record.moves[-1].notes = self._notes(position.table, before)
+            following = self._next()
+            if following is not None and following.kind in _NOTE_ORDER:
+                record.moves[-1].notes = self._notes(position.table, before)
         return position
 
     def _moves(
