@@ -104,8 +104,9 @@ class GameRecord:
     abandoned_reason: str = ""
     result: game_pb2.GameResult | None = None
     """The rules' result of an ended game."""
-    preamble: str = ""
-    """A comment before the first move (about the game as a whole)."""
+    opening: list[Note] = field(default_factory=list)
+    """The annotations on the game as a whole (anchored to its creation, revision 1),
+    written before the first move; a variation there replaces the first move."""
     line: int = 0
     """The line its first tag is on, in the text it was read from."""
 
@@ -145,6 +146,7 @@ def record_of(
         position.status,
         abandoned_reason,
         position.result if position.status is folding.Status.ENDED else None,
+        opening=by_revision.get(1, []),  # the creation's revision: notes on the whole game
     )
 
 
@@ -196,8 +198,9 @@ def _write_one(record: GameRecord) -> str:
         out.append(_tag("Abandoned", record.abandoned_reason or "abandoned"))
     out.append(_tag("Result", result_text(record.result, table.players)))
     out.append("\n")
-    if record.preamble:
-        out.append("{" + _escape_comment(record.preamble) + "}\n")
+    if record.opening:
+        start = record.moves[0].before if record.moves else folding.start(created).state
+        out.append(_notes_text(table, start, record.opening, 0).lstrip() + "\n")
     number = 0
     for recorded in record.moves:
         state = recorded.before
@@ -205,17 +208,23 @@ def _write_one(record: GameRecord) -> str:
         if who != CHANCE:
             number += 1
         line = _move_text(number, who, recorded.notation, table.players, recorded.hidden)
-        for note in recorded.notes:
-            if note.glyph:
-                line += " " + note.glyph
-            if note.comment:
-                line += " {" + _escape_comment(note.comment) + "}"
-            if note.variation.moves:
-                line += " " + _variation_text(
-                    table, state, note.variation, number - (who != CHANCE)
-                )
+        line += _notes_text(table, state, recorded.notes, number - (who != CHANCE))
         out.append(line + "\n")
     return "".join(out)
+
+
+def _notes_text(table: folding.Table, state: Any, notes: Sequence[Note], number: int) -> str:
+    """The annotations of a move made in `state` (or of the game, before its first move),
+    each as ` glyph {comment} (variation)`; `number` counts the players' moves before it."""
+    text = ""
+    for note in notes:
+        if note.glyph:
+            text += " " + note.glyph
+        if note.comment:
+            text += " {" + _escape_comment(note.comment) + "}"
+        if note.variation.moves:
+            text += " " + _variation_text(table, state, note.variation, number)
+    return text
 
 
 def _move_text(number: int, who: int, notation: str, players: Sequence[str], hidden: bool) -> str:
@@ -454,9 +463,8 @@ class _Reader:
             raise RecordError(refused.code, first.line, first.column, refused.message) from None
         record = GameRecord(created, [], extra, line=first.line)
         self.seats = {name.casefold(): seat for seat, name in enumerate(position.table.players)}
-        if self.movetext and self.movetext[0].kind == "comment":
-            record.preamble = self.movetext[0].text
-            self.at = 1
+        if self.movetext and self.movetext[0].kind in _NOTE_ORDER:
+            record.opening = self._notes(position.table, position.state)
         position = self._main_line(position, record)
         if abandoned is not None:
             record.status = folding.Status.ABANDONED
@@ -614,12 +622,9 @@ class _Reader:
 
     def _main_line(self, position: folding.Position, record: GameRecord) -> folding.Position:
         while (token := self._next()) is not None:
-            if token.kind not in ("move", "chance"):
+            if token.kind not in ("move", "chance"):  # annotations went with the move before
                 raise RecordError(
-                    "NOTHING_TO_ANNOTATE",
-                    token.line,
-                    token.column,
-                    "a comment, glyph or variation must follow the move it is about.",
+                    "UNBALANCED_PAREN", token.line, token.column, "a ) that closes no variation."
                 )
             self.at += 1
             steps = self._moves(token, position)
@@ -781,7 +786,8 @@ def clip_move(text: str) -> str:
 
 def events_of(record: GameRecord) -> list[events_pb2.Event]:
     """The events that store `record`: its creation, each move, its end, then its
-    annotations (ids `note-<n>`), numbered from 1 without hashes, times or actors."""
+    annotations (ids `note-<n>`; the game's own anchored to its creation), numbered from 1
+    without hashes, times or actors."""
     events = [events_pb2.Event(sequence=1, revision=1, game_created=record.created)]
     revisions: list[int] = []
     for recorded in record.moves:
@@ -816,8 +822,10 @@ def events_of(record: GameRecord) -> list[events_pb2.Event]:
         )
     head = len(events)
     count = 0
-    for recorded, revision in zip(record.moves, revisions, strict=True):
-        for note in recorded.notes:
+    moved = zip(record.moves, revisions, strict=True)
+    annotated = [(record.opening, 1), *((move.notes, revision) for move, revision in moved)]
+    for notes, revision in annotated:
+        for note in notes:
             count += 1
             events.append(
                 events_pb2.Event(

@@ -104,7 +104,7 @@ def test_a_hand_written_record_is_read_leniently() -> None:
         + " $5 {good}"
     )
     (game,) = record.read(text)
-    assert game.preamble == "before anything"
+    assert [(n.comment, n.glyph) for n in game.opening] == [("before anything", "")]
     assert game.moves[-1].notes[0].glyph == "!?"
     assert game.moves[-1].notes[0].comment == "good"
     assert game.created.players[0].name == "ann"
@@ -135,10 +135,10 @@ def test_malformed_records_are_refused_at_their_line_and_column() -> None:
             after,
             2,
         ),
-        (head + moves + ")\n", "NOTHING_TO_ANNOTATE", after, 1),
+        (head + moves + ")\n", "UNBALANCED_PAREN", after, 1),
         (head + moves + "}\n", "UNBALANCED_BRACE", after, 1),
         (head + "1. Ann: take w u g\n", "REVEAL_PENDING", 4, 1),
-        (head + "{x}\n!\n", "NOTHING_TO_ANNOTATE", 5, 1),
+        (head + moves + " (! 2. Bob: take w u g)\n", "NOTHING_TO_ANNOTATE", after, 3),
         ("1. Ann: take\n", "NO_TAGS", 1, 1),
         (head + moves + "?!!\n", "BAD_GLYPH", after, 1),
         (head + moves.replace("1. Ann:", "1. Bob:"), "NOT_YOUR_TURN", 0, 1),

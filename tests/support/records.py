@@ -46,7 +46,13 @@ def annotated_game(
     played = random_game(name, len(players), seed)
     position = folding.start(created(name, players))
     rng = random.Random(seed)
-    notes: list[events_pb2.AnnotationAdded] = []
+    notes = [  # on the game as a whole, with a line instead of its first move
+        events_pb2.AnnotationAdded(
+            revision=1,
+            comment="A club night game.",
+            variation=random_line(position.table, position.state, rng, 2),
+        )
+    ]
     for index, move in enumerate(played.moves):
         before = position
         position = folding.record(position, move, played.notations[index])
