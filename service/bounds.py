@@ -22,12 +22,16 @@ from google.protobuf.message import Message
 
 from service.errors import InvalidRequest
 from service.limits import (
+    GAME_ID,
     GLYPHS,
     MAX_COMMENT,
+    MAX_IMPORT_SOURCE,
     MAX_NOTATION,
     MAX_PLAYER_NAME,
     MAX_PLAYERS,
     MAX_REASON,
+    MAX_RECORD_GAMES,
+    MAX_RECORD_TEXT,
     MAX_REQUEST_ID,
     MAX_TITLE,
     MAX_VARIATION_DEPTH,
@@ -384,6 +388,24 @@ def _import_game(request: service_pb2.ImportGameRequest) -> None:
         check_event(f"events[{index}]", event)
 
 
+def _export_record(request: service_pb2.ExportRecordRequest) -> None:
+    if len(request.game_ids) > MAX_RECORD_GAMES:
+        raise InvalidRequest("game_ids", f"At most {MAX_RECORD_GAMES} games per record.")
+    for index, game_id in enumerate(request.game_ids):
+        if not GAME_ID.match(game_id):
+            raise InvalidRequest(f"game_ids[{index}]", "That is not a game id.")
+    _check_game_name("game", request.game)
+    if request.status not in service_pb2.GameStatus.values():
+        raise InvalidRequest("status", f"status {request.status} is not a game status.")
+    _viewed(request)
+
+
+def _import_record(request: service_pb2.ImportRecordRequest) -> None:
+    check_length("text", request.text, MAX_RECORD_TEXT)
+    check_length("request_id", request.request_id, MAX_REQUEST_ID)
+    check_length("source", request.source, MAX_IMPORT_SOURCE)
+
+
 CHECKS: Final[dict[type[Message], Callable[[Any], None]]] = {
     service_pb2.CreateGameRequest: _create_game,
     service_pb2.ListGamesRequest: _list_games,
@@ -398,6 +420,8 @@ CHECKS: Final[dict[type[Message], Callable[[Any], None]]] = {
     service_pb2.AddAnnotationRequest: _add_annotation,
     service_pb2.RemoveAnnotationRequest: _remove_annotation,
     service_pb2.ImportGameRequest: _import_game,
+    service_pb2.ExportRecordRequest: _export_record,
+    service_pb2.ImportRecordRequest: _import_record,
 }
 """The checks of each request beyond what its use case bounds itself (game ids, request
 ids, notation, comments, reasons, titles, players' names, glyphs and page sizes are bounded

@@ -21,6 +21,13 @@ MAX_PAGE_SIZE = 1_000
 DEFAULT_PAGE_SIZE = 100
 MAX_IMPORT_EVENTS = 100_000
 MAX_IMPORT_SOURCE = 200
+MAX_RECORD_TEXT = 8 << 20
+"""The longest text record imported or exported, in characters (some 150,000 moves)."""
+MAX_RECORD_GAMES = 1_000
+"""The most games one text record exports or imports."""
+MAX_RECORD_MOVES = 100_000
+"""The most moves (variations' included) one imported text record holds, as an imported
+history holds at most MAX_IMPORT_EVENTS events: each is parsed and checked by the rules."""
 MAX_COMPONENT_BYTES = 1 << 20
 """One component file's content (1 MiB)."""
 MAX_COMPONENTS_BYTES = 4 << 20

@@ -473,6 +473,17 @@ class Client:
         )
         return self._call(self.stub.ImportGame, request, retry=True).game
 
+    def import_record(
+        self, text: str, request_id: str | None = None, *, source: str = ""
+    ) -> list[service_pb2.GameSummary]:
+        """New games from a text record (docs/record-format.md): every game's moves and
+        variations are checked before any is stored; each game is stored whole or not at
+        all. A refusal names the line and column (metadata `line`, `column`, `rule`)."""
+        request = service_pb2.ImportRecordRequest(
+            text=text, request_id=request_id or self.request_id(), source=source
+        )
+        return list(self._call(self.stub.ImportRecord, request, retry=True).games)
+
     # -------------------------------------------------------------- reads
 
     @staticmethod
@@ -632,6 +643,24 @@ class Client:
         """The events (a redacted export, for a viewer that is not full, cannot be imported:
         its hashes cover what was left out)."""
         return [entry.event for entry in self.audit(game_id, viewer=viewer)]
+
+    def export_record(
+        self,
+        game_ids: Sequence[str] = (),
+        *,
+        game: str = "",
+        status: str = "",
+        viewer: service_pb2.Viewer | None = None,
+    ) -> str:
+        """Games as a text record: those named, else every game of the club of type `game`
+        and `status` (as `list_games` filters). Moves `viewer` may not see read `hidden`."""
+        request = service_pb2.ExportRecordRequest(
+            game_ids=list(game_ids),
+            game=game,
+            status=STATUSES.get(status, service_pb2.GAME_STATUS_UNSPECIFIED),
+            viewer=viewer,
+        )
+        return self._call(self.stub.ExportRecord, request).text
 
     def verify(
         self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()

@@ -1608,3 +1608,117 @@ class ImportGameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ImportGameResponse: _TypeAlias = ImportGameResponse  # noqa: Y015
+
+@_typing.final
+class ExportRecordRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_IDS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    VIEWER_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """With no game_ids: only games of this type (empty for all)."""
+    status: Global___GameStatus.ValueType
+    """With no game_ids: only games with this status (unspecified for all)."""
+    @_builtins.property
+    def game_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The games to write, in this order. Empty: every game of the caller's club that the
+        filter below selects (as ListGames does), newest first.
+        """
+
+    @_builtins.property
+    def viewer(self) -> Global___Viewer:
+        """The view to export as; unset: the most the caller may see. A move it may not see is
+        written `hidden`.
+        """
+
+    def __init__(
+        self,
+        *,
+        game_ids: _abc.Iterable[_builtins.str] | None = ...,
+        game: _builtins.str = ...,
+        status: Global___GameStatus.ValueType = ...,
+        viewer: Global___Viewer | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "game_ids", b"game_ids", "status", b"status", "viewer", b"viewer"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportRecordRequest: _TypeAlias = ExportRecordRequest  # noqa: Y015
+
+@_typing.final
+class ExportRecordResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The record: one game after another, a blank line between."""
+    games: _builtins.int
+    """How many games it holds."""
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportRecordResponse: _TypeAlias = ExportRecordResponse  # noqa: Y015
+
+@_typing.final
+class ImportRecordRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The record (docs/record-format.md), one or many games."""
+    request_id: _builtins.str
+    """Idempotency key: a retry with the same id and text returns the games first imported."""
+    source: _builtins.str
+    """Where the record comes from (a file name), kept in each event's `imported`."""
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        source: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "source", b"source", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportRecordRequest: _TypeAlias = ImportRecordRequest  # noqa: Y015
+
+@_typing.final
+class ImportRecordResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameSummary]:
+        """The new games, in the record's order."""
+
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[Global___GameSummary] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportRecordResponse: _TypeAlias = ImportRecordResponse  # noqa: Y015

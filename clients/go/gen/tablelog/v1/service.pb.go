@@ -3565,6 +3565,242 @@ func (x *ImportGameResponse) GetReceipt() *Receipt {
 	return nil
 }
 
+type ExportRecordRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The games to write, in this order. Empty: every game of the caller's club that the
+	// filter below selects (as ListGames does), newest first.
+	GameIds []string `protobuf:"bytes,1,rep,name=game_ids,json=gameIds,proto3" json:"game_ids,omitempty"`
+	// With no game_ids: only games of this type (empty for all).
+	Game string `protobuf:"bytes,2,opt,name=game,proto3" json:"game,omitempty"`
+	// With no game_ids: only games with this status (unspecified for all).
+	Status GameStatus `protobuf:"varint,3,opt,name=status,proto3,enum=tablelog.v1.GameStatus" json:"status,omitempty"`
+	// The view to export as; unset: the most the caller may see. A move it may not see is
+	// written `hidden`.
+	Viewer        *Viewer `protobuf:"bytes,4,opt,name=viewer,proto3" json:"viewer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportRecordRequest) Reset() {
+	*x = ExportRecordRequest{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportRecordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportRecordRequest) ProtoMessage() {}
+
+func (x *ExportRecordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportRecordRequest.ProtoReflect.Descriptor instead.
+func (*ExportRecordRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ExportRecordRequest) GetGameIds() []string {
+	if x != nil {
+		return x.GameIds
+	}
+	return nil
+}
+
+func (x *ExportRecordRequest) GetGame() string {
+	if x != nil {
+		return x.Game
+	}
+	return ""
+}
+
+func (x *ExportRecordRequest) GetStatus() GameStatus {
+	if x != nil {
+		return x.Status
+	}
+	return GameStatus_GAME_STATUS_UNSPECIFIED
+}
+
+func (x *ExportRecordRequest) GetViewer() *Viewer {
+	if x != nil {
+		return x.Viewer
+	}
+	return nil
+}
+
+type ExportRecordResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record: one game after another, a blank line between.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// How many games it holds.
+	Games         uint32 `protobuf:"varint,2,opt,name=games,proto3" json:"games,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportRecordResponse) Reset() {
+	*x = ExportRecordResponse{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportRecordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportRecordResponse) ProtoMessage() {}
+
+func (x *ExportRecordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportRecordResponse.ProtoReflect.Descriptor instead.
+func (*ExportRecordResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ExportRecordResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ExportRecordResponse) GetGames() uint32 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
+type ImportRecordRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record (docs/record-format.md), one or many games.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Idempotency key: a retry with the same id and text returns the games first imported.
+	RequestId string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Where the record comes from (a file name), kept in each event's `imported`.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportRecordRequest) Reset() {
+	*x = ImportRecordRequest{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportRecordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportRecordRequest) ProtoMessage() {}
+
+func (x *ImportRecordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportRecordRequest.ProtoReflect.Descriptor instead.
+func (*ImportRecordRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ImportRecordRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ImportRecordRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ImportRecordRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+type ImportRecordResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new games, in the record's order.
+	Games         []*GameSummary `protobuf:"bytes,1,rep,name=games,proto3" json:"games,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportRecordResponse) Reset() {
+	*x = ImportRecordResponse{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportRecordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportRecordResponse) ProtoMessage() {}
+
+func (x *ImportRecordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportRecordResponse.ProtoReflect.Descriptor instead.
+func (*ImportRecordResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ImportRecordResponse) GetGames() []*GameSummary {
+	if x != nil {
+		return x.Games
+	}
+	return nil
+}
+
 var File_tablelog_v1_service_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_service_proto_rawDesc = "" +
@@ -3835,13 +4071,28 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x06source\x18\x04 \x01(\tR\x06source\"r\n" +
 	"\x12ImportGameResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
-	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt*x\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xa2\x01\n" +
+	"\x13ExportRecordRequest\x12\x19\n" +
+	"\bgame_ids\x18\x01 \x03(\tR\agameIds\x12\x12\n" +
+	"\x04game\x18\x02 \x01(\tR\x04game\x12/\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x17.tablelog.v1.GameStatusR\x06status\x12+\n" +
+	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"@\n" +
+	"\x14ExportRecordResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
+	"\x05games\x18\x02 \x01(\rR\x05games\"`\n" +
+	"\x13ImportRecordRequest\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"F\n" +
+	"\x14ImportRecordResponse\x12.\n" +
+	"\x05games\x18\x01 \x03(\v2\x18.tablelog.v1.GameSummaryR\x05games*x\n" +
 	"\n" +
 	"GameStatus\x12\x1b\n" +
 	"\x17GAME_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17GAME_STATUS_IN_PROGRESS\x10\x01\x12\x15\n" +
 	"\x11GAME_STATUS_ENDED\x10\x02\x12\x19\n" +
-	"\x15GAME_STATUS_ABANDONED\x10\x032\x93\f\n" +
+	"\x15GAME_STATUS_ABANDONED\x10\x032\xbd\r\n" +
 	"\x0fTablelogService\x12V\n" +
 	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\x12M\n" +
 	"\n" +
@@ -3866,7 +4117,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"VerifyGame\x12\x1e.tablelog.v1.VerifyGameRequest\x1a\x1f.tablelog.v1.VerifyGameResponse\x12M\n" +
 	"\n" +
-	"ImportGame\x12\x1e.tablelog.v1.ImportGameRequest\x1a\x1f.tablelog.v1.ImportGameResponseb\x06proto3"
+	"ImportGame\x12\x1e.tablelog.v1.ImportGameRequest\x1a\x1f.tablelog.v1.ImportGameResponse\x12S\n" +
+	"\fExportRecord\x12 .tablelog.v1.ExportRecordRequest\x1a!.tablelog.v1.ExportRecordResponse\x12S\n" +
+	"\fImportRecord\x12 .tablelog.v1.ImportRecordRequest\x1a!.tablelog.v1.ImportRecordResponseb\x06proto3"
 
 var (
 	file_tablelog_v1_service_proto_rawDescOnce sync.Once
@@ -3881,7 +4134,7 @@ func file_tablelog_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_tablelog_v1_service_proto_goTypes = []any{
 	(GameStatus)(0),                  // 0: tablelog.v1.GameStatus
 	(*Viewer)(nil),                   // 1: tablelog.v1.Viewer
@@ -3933,135 +4186,146 @@ var file_tablelog_v1_service_proto_goTypes = []any{
 	(*VerifyGameResponse)(nil),       // 47: tablelog.v1.VerifyGameResponse
 	(*ImportGameRequest)(nil),        // 48: tablelog.v1.ImportGameRequest
 	(*ImportGameResponse)(nil),       // 49: tablelog.v1.ImportGameResponse
-	(*Player)(nil),                   // 50: tablelog.v1.Player
-	(Mode)(0),                        // 51: tablelog.v1.Mode
-	(*ToMove)(nil),                   // 52: tablelog.v1.ToMove
-	(*timestamppb.Timestamp)(nil),    // 53: google.protobuf.Timestamp
-	(*GameOptions)(nil),              // 54: tablelog.v1.GameOptions
-	(*GameResult)(nil),               // 55: tablelog.v1.GameResult
-	(*GameView)(nil),                 // 56: tablelog.v1.GameView
-	(*GameInfo)(nil),                 // 57: tablelog.v1.GameInfo
-	(*ComponentFile)(nil),            // 58: tablelog.v1.ComponentFile
-	(*Move)(nil),                     // 59: tablelog.v1.Move
-	(*Event)(nil),                    // 60: tablelog.v1.Event
-	(*Variation)(nil),                // 61: tablelog.v1.Variation
-	(*Actor)(nil),                    // 62: tablelog.v1.Actor
+	(*ExportRecordRequest)(nil),      // 50: tablelog.v1.ExportRecordRequest
+	(*ExportRecordResponse)(nil),     // 51: tablelog.v1.ExportRecordResponse
+	(*ImportRecordRequest)(nil),      // 52: tablelog.v1.ImportRecordRequest
+	(*ImportRecordResponse)(nil),     // 53: tablelog.v1.ImportRecordResponse
+	(*Player)(nil),                   // 54: tablelog.v1.Player
+	(Mode)(0),                        // 55: tablelog.v1.Mode
+	(*ToMove)(nil),                   // 56: tablelog.v1.ToMove
+	(*timestamppb.Timestamp)(nil),    // 57: google.protobuf.Timestamp
+	(*GameOptions)(nil),              // 58: tablelog.v1.GameOptions
+	(*GameResult)(nil),               // 59: tablelog.v1.GameResult
+	(*GameView)(nil),                 // 60: tablelog.v1.GameView
+	(*GameInfo)(nil),                 // 61: tablelog.v1.GameInfo
+	(*ComponentFile)(nil),            // 62: tablelog.v1.ComponentFile
+	(*Move)(nil),                     // 63: tablelog.v1.Move
+	(*Event)(nil),                    // 64: tablelog.v1.Event
+	(*Variation)(nil),                // 65: tablelog.v1.Variation
+	(*Actor)(nil),                    // 66: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
-	50, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
-	51, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
+	54, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
+	55, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
 	0,  // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
-	52, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
-	53, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
-	53, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
-	54, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
-	55, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
-	56, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
-	52, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
-	55, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
-	57, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
-	50, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
-	54, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
-	51, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
-	58, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
+	56, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
+	57, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
+	57, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
+	58, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
+	59, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
+	60, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
+	56, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
+	59, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
+	61, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
+	54, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
+	58, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
+	55, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
+	62, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
 	2,  // 16: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
 	8,  // 17: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 18: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
 	0,  // 19: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
 	2,  // 20: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	59, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	63, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
 	2,  // 22: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	60, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
 	3,  // 24: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
 	8,  // 25: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 26: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	60, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 28: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 29: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	60, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 31: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	59, // 32: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
+	63, // 32: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
 	19, // 33: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
 	19, // 34: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
 	20, // 35: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
 	2,  // 36: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	60, // 37: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 37: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 38: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 39: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
 	8,  // 40: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
 	1,  // 41: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
 	3,  // 42: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
 	1,  // 43: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
-	59, // 44: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	63, // 44: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
 	28, // 45: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	52, // 46: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	56, // 46: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
 	1,  // 47: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
 	31, // 48: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
-	60, // 49: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	64, // 49: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
 	3,  // 50: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
 	31, // 51: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
 	1,  // 52: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	53, // 53: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	57, // 53: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
 	32, // 54: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
 	34, // 55: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	61, // 56: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
+	65, // 56: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
 	38, // 57: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
 	8,  // 58: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	62, // 59: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	53, // 60: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	61, // 61: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
+	66, // 59: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	57, // 60: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	65, // 61: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
 	8,  // 62: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
 	38, // 63: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
 	1,  // 64: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
-	60, // 65: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	64, // 65: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
 	44, // 66: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
 	8,  // 67: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	60, // 68: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	64, // 68: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
 	2,  // 69: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
 	8,  // 70: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	4,  // 71: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 72: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	9,  // 73: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	11, // 74: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	13, // 75: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	15, // 76: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	17, // 77: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	21, // 78: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
-	23, // 79: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	25, // 80: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	27, // 81: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	30, // 82: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	33, // 83: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	36, // 84: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	39, // 85: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	41, // 86: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	43, // 87: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	46, // 88: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	48, // 89: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	5,  // 90: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 91: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	10, // 92: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	12, // 93: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	14, // 94: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	16, // 95: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	18, // 96: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	22, // 97: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
-	24, // 98: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	26, // 99: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	29, // 100: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	32, // 101: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	35, // 102: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	37, // 103: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	40, // 104: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	42, // 105: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	45, // 106: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	47, // 107: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	49, // 108: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	90, // [90:109] is the sub-list for method output_type
-	71, // [71:90] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	0,  // 71: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
+	1,  // 72: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
+	2,  // 73: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
+	4,  // 74: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	6,  // 75: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	9,  // 76: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	11, // 77: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	13, // 78: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	15, // 79: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	17, // 80: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	21, // 81: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	23, // 82: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	25, // 83: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	27, // 84: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	30, // 85: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	33, // 86: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	36, // 87: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	39, // 88: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	41, // 89: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	43, // 90: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	46, // 91: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	48, // 92: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	50, // 93: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
+	52, // 94: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
+	5,  // 95: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	7,  // 96: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	10, // 97: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	12, // 98: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	14, // 99: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	16, // 100: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	18, // 101: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	22, // 102: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	24, // 103: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	26, // 104: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	29, // 105: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	32, // 106: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	35, // 107: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	37, // 108: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	40, // 109: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	42, // 110: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	45, // 111: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	47, // 112: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	49, // 113: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	51, // 114: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
+	53, // 115: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
+	95, // [95:116] is the sub-list for method output_type
+	74, // [74:95] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -4099,7 +4363,7 @@ func file_tablelog_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_service_proto_rawDesc), len(file_tablelog_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   49,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
