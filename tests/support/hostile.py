@@ -303,6 +303,10 @@ def valid_requests(target: TargetGame) -> dict[str, Message]:
         "ListAnnotations": s.ListAnnotationsRequest(game_id=game_id, page_size=1),
         "GetAuditLog": s.GetAuditLogRequest(game_id=game_id, page_size=1),
         "VerifyGame": s.VerifyGameRequest(game_id=game_id),
+        "ExportRecord": s.ExportRecordRequest(game_ids=[game_id]),
+        "ImportRecord": s.ImportRecordRequest(
+            text=f'[Game "{target.name}"]\n[Players "Ann; Bob"]\n\n*\n', request_id="fz-i"
+        ),
         "ImportGame": s.ImportGameRequest(
             events=[
                 events_pb2.Event(
