@@ -17,6 +17,7 @@ from replay.games.medici_common.picture import (
     pile,
     seat_label,
 )
+from replay.games.medici_common.views import winners_line
 from replay.picture import INK, MUTED, PAPER, Picture
 from tablelog.v1.medici_pb2 import (
     MEDICI_EDITION_2016,
@@ -84,9 +85,9 @@ def small_tiles(
 
 def status(view: MediciView) -> str:
     if view.game_over:
-        best = max(seat.florins for seat in view.seats)
-        winners = [seat.name for seat in view.seats if seat.florins == best]
-        return f"Game over. Winner{'s' if len(winners) > 1 else ''}: {', '.join(winners)} ({best})"
+        return "Game over. " + winners_line(
+            [seat.name for seat in view.seats], [seat.florins for seat in view.seats]
+        )
     if view.pending_draw:
         return f"The table records {view.pending_draw}."
     return f"{view.seats[view.current_player].name} to {view.awaiting}."

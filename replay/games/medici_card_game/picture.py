@@ -17,6 +17,7 @@ from replay.games.medici_common.picture import (
     pile,
     seat_label,
 )
+from replay.games.medici_common.views import winners_line
 from replay.picture import INK, MUTED, PAPER, Picture
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameCard,
@@ -92,9 +93,9 @@ def draw_card(
 
 def status(view: MediciCardGameView) -> str:
     if view.game_over:
-        best = max(seat.florins for seat in view.seats)
-        winners = [seat.name for seat in view.seats if seat.florins == best]
-        return f"Game over. Winner{'s' if len(winners) > 1 else ''}: {', '.join(winners)} ({best})"
+        return "Game over. " + winners_line(
+            [seat.name for seat in view.seats], [seat.florins for seat in view.seats]
+        )
     if view.pending_reveal:
         return f"The table records {view.pending_reveal}."
     final = " (final turn of the round)" if view.final_turn else ""

@@ -179,3 +179,13 @@ def test_every_last_move_is_framed_only_where_it_shows(seed: int) -> None:
                 title(holders[0]) == f"{view.seats[move.start_player.seat].name}'s ship and money"
             )
     assert {"draw", "draw_more", "close_lot", "bid", "remove"} <= set(framed)
+
+
+def test_the_end_names_the_winners() -> None:
+    game = random_game("medici", 3, seed=4, mode=DEALT, keep_states=True)
+    view = GAME.view(game.states[-1], SPECTATOR)
+    best = max(s.florins for s in view.seats)
+    status = one(ET.fromstring(GAME.picture(view)), "status").text or ""
+    assert status.startswith("Game over. Winner")
+    assert all(s.name in status for s in view.seats if s.florins == best)
+    assert status.endswith(f"({best})")
