@@ -43,6 +43,10 @@ MAX_HELD = MARKS + 1
 MAX_RULES_TEXT = 600
 NOTE_CHARACTERS = 140
 """What the approximate note's one line holds at 11 px across the picture's width."""
+RULES_LINE_CHARACTERS = 135
+"""A line of a solo stage's rules at 11 px across the picture's width."""
+FACE_DOWN_RESTAURANT = pb.MERCADO_DE_LISBOA_RESTAURANT_UNSPECIFIED
+"""How a view gives a restaurant whose type nobody has seen yet."""
 
 GOOD_COLOURS = ("#2f6fb5", "#c8509a", "#d23c2a", "#8a4b2a", "#6b3f98")
 UNKNOWN_COLOUR = "#b8b2a4"
@@ -113,7 +117,7 @@ def _wrapped(words: str, width: int) -> list[str]:
 
 
 def _solo_rules_lines(view: pb.MercadoDeLisboaView) -> list[str]:
-    return _wrapped(view.solo.rules[:MAX_RULES_TEXT], 135)
+    return _wrapped(view.solo.rules[:MAX_RULES_TEXT], RULES_LINE_CHARACTERS)
 
 
 def _solo_height(view: pb.MercadoDeLisboaView) -> float:
@@ -154,7 +158,7 @@ class _Drawing:
     def restaurant(
         self, parent: ET.Element, cx: float, cy: float, r: float, restaurant: int, where: str
     ) -> None:
-        if restaurant == 0:
+        if restaurant == FACE_DOWN_RESTAURANT:
             holder = self.drawn.group(parent, cls="restaurant")
             self.drawn.face_down(
                 holder,
@@ -244,7 +248,9 @@ class _Drawing:
             elif kind == pb.MERCADO_DE_LISBOA_SPACE_KIND_RESTAURANT:
                 self.restaurant(board, middle_x, middle_y + 2, 24, space.restaurant, f"on {name}")
             elif kind == pb.MERCADO_DE_LISBOA_SPACE_KIND_FACE_DOWN_RESTAURANT:
-                self.restaurant(board, middle_x, middle_y + 2, 24, 0, f"on {name}")
+                self.restaurant(
+                    board, middle_x, middle_y + 2, 24, FACE_DOWN_RESTAURANT, f"on {name}"
+                )
             elif space.restaurant_mark:
                 self.drawn.rect(
                     board,
