@@ -271,4 +271,65 @@ class Picture:
 
     def svg(self) -> str:
         """The document as text (UTF-8, no XML declaration, so it can be inlined in HTML)."""
-        return ET.tostring(self.root, encoding="unicode", short_empty_elements=True)
+        return serialized(self.root)
+
+
+# ------------------------------------------------------------------ serialization
+
+
+def _escaped_attribute(value: str) -> str:
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if "<" in value:
+        value = value.replace("<", "&lt;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    if '"' in value:
+        value = value.replace('"', "&quot;")
+    if "\r" in value:
+        value = value.replace("\r", "&#13;")
+    if "\n" in value:
+        value = value.replace("\n", "&#10;")
+    if "\t" in value:
+        value = value.replace("\t", "&#09;")
+    return value
+
+
+def _escaped_text(value: str) -> str:
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if "<" in value:
+        value = value.replace("<", "&lt;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    return value
+
+
+def serialized(root: ET.Element) -> str:
+    """The same text as `ET.tostring(root, encoding="unicode", short_empty_elements=True)`
+    for a picture's tree (plain tags, the namespace given as the `xmlns` attribute), in
+    about half the time: `tostring` first walks the whole tree looking for namespaces a
+    picture never uses, and its general writer dominated a picture's cost (issue 13: a
+    picture in at most 2 ms)."""
+    parts: list[str] = []
+    write = parts.append
+
+    def visit(element: ET.Element) -> None:
+        tag = element.tag
+        write("<" + tag)
+        for key, value in element.items():
+            write(f' {key}="{_escaped_attribute(value)}"')
+        if element.text or len(element):
+            write(">")
+            if element.text:
+                write(_escaped_text(element.text))
+            for child in element:
+                visit(child)
+            write(f"</{tag}>")
+        else:
+            write(" />")
+        if element.tail:
+            write(_escaped_text(element.tail))
+
+    visit(root)
+    return "".join(parts)
