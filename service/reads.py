@@ -247,7 +247,13 @@ class Reads:
         return position
 
     async def replay(
-        self, game_id: str, first: int, last: int, viewer: service_pb2.Viewer | None
+        self,
+        game_id: str,
+        first: int,
+        last: int,
+        viewer: service_pb2.Viewer | None,
+        *,
+        drawn: bool = False,
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
         if last and first > last:
             raise InvalidRequest(
@@ -273,7 +279,7 @@ class Reads:
             if event.revision > last:
                 return
             if event.revision >= first:
-                yield replay_item(event, before, position, seen)
+                yield replay_item(event, before, position, seen, drawn=drawn)
 
     async def legal_moves(
         self,

@@ -354,7 +354,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         position = await self.recorder.position_at(request.game_id, request.revision)
         note(revision=position.revision)
         viewer = viewer_of(decided, position.table.players)
-        return service_pb2.GetStateResponse(state=snapshot(position, viewer))
+        return service_pb2.GetStateResponse(state=snapshot(position, viewer, drawn=request.picture))
 
     @unary
     async def ListLegalMoves(
@@ -378,7 +378,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request.game_id, request.viewer if request.HasField("viewer") else None
         )
         async for item in self.recorder.replay(
-            request.game_id, request.from_revision, request.to_revision, viewer
+            request.game_id,
+            request.from_revision,
+            request.to_revision,
+            viewer,
+            drawn=request.picture,
         ):
             yield item
 

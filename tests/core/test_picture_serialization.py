@@ -1,4 +1,4 @@
-"""`replay.picture.serialized`, the writer behind `Picture.svg`, gives exactly the text
+"""`replay.picture.markup`, the writer behind `Picture.svg`, gives exactly the text
 ElementTree's own `tostring` gives, for every kind of content a picture holds: escapes in
 attributes and text, nested groups, empty and non-empty elements."""
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replay import picture as picture_module
-from replay.picture import INK, Picture, serialized
+from replay.picture import INK, Picture, markup
 from replay.registry import all_games
 from tests.support.play import random_game
 
@@ -35,7 +35,7 @@ def test_the_same_text_as_elementtree(title: str, words: str, cls: str, tail: st
     empty = ET.SubElement(outer, "g")
     empty.tail = tail
     drawn.approximate_note(words)
-    assert drawn.svg() == serialized(drawn.root) == tostring(drawn.root)
+    assert drawn.svg() == markup(drawn.root) == tostring(drawn.root)
 
 
 def test_the_same_text_for_a_whole_game_of_pictures(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,11 +43,11 @@ def test_the_same_text_for_a_whole_game_of_pictures(monkeypatch: pytest.MonkeyPa
     trees: list[tuple[ET.Element, str]] = []
 
     def recording(root: ET.Element) -> str:
-        text = serialized(root)
+        text = markup(root)
         trees.append((root, text))
         return text
 
-    monkeypatch.setattr(picture_module, "serialized", recording)
+    monkeypatch.setattr(picture_module, "markup", recording)
     game = all_games()["mercado-de-lisboa"]
     played = random_game("mercado-de-lisboa", 3, 7, keep_states=True)
     for state in played.states[::5]:

@@ -426,10 +426,17 @@ class Client:
         return service_pb2.Viewer(spectator=True)
 
     def state(
-        self, game_id: str, revision: int = 0, *, seat: int | None = None, full: bool = False
+        self,
+        game_id: str,
+        revision: int = 0,
+        *,
+        seat: int | None = None,
+        full: bool = False,
+        picture: bool = False,
     ) -> service_pb2.StateSnapshot:
+        """The state at `revision` (0: the head); with its SVG picture when `picture`."""
         request = service_pb2.GetStateRequest(
-            game_id=game_id, revision=revision, viewer=self.viewer(seat, full)
+            game_id=game_id, revision=revision, viewer=self.viewer(seat, full), picture=picture
         )
         return self._call(self.stub.GetState, request).state
 
@@ -463,12 +470,14 @@ class Client:
         *,
         seat: int | None = None,
         full: bool = False,
+        picture: bool = False,
     ) -> Iterator[service_pb2.ReplayGameResponse]:
         request = service_pb2.ReplayGameRequest(
             game_id=game_id,
             from_revision=from_revision,
             to_revision=to_revision,
             viewer=self.viewer(seat, full),
+            picture=picture,
         )
         stream: Iterator[service_pb2.ReplayGameResponse] = self._stream(
             self.stub.ReplayGame, request, self.timeout * 10

@@ -348,7 +348,11 @@ type StateSnapshot struct {
 	ToMove *ToMove     `protobuf:"bytes,4,opt,name=to_move,json=toMove,proto3" json:"to_move,omitempty"`
 	Result *GameResult `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
 	// The notation of the moves in effect up to this revision, in order.
-	Moves         []string `protobuf:"bytes,6,rep,name=moves,proto3" json:"moves,omitempty"`
+	Moves []string `protobuf:"bytes,6,rep,name=moves,proto3" json:"moves,omitempty"`
+	// A self-contained SVG picture of the view (hidden information face down, the move that
+	// led to this state framed when the viewer may see it, approximate components noted);
+	// only when the request asks for it (`picture`), else empty.
+	Picture       string `protobuf:"bytes,7,opt,name=picture,proto3" json:"picture,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -423,6 +427,13 @@ func (x *StateSnapshot) GetMoves() []string {
 		return x.Moves
 	}
 	return nil
+}
+
+func (x *StateSnapshot) GetPicture() string {
+	if x != nil {
+		return x.Picture
+	}
+	return ""
 }
 
 type ListGameTypesRequest struct {
@@ -1878,8 +1889,10 @@ type GetStateRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	GameId string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
 	// 0 means the head.
-	Revision      uint64  `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
-	Viewer        *Viewer `protobuf:"bytes,3,opt,name=viewer,proto3" json:"viewer,omitempty"`
+	Revision uint64  `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	Viewer   *Viewer `protobuf:"bytes,3,opt,name=viewer,proto3" json:"viewer,omitempty"`
+	// Also draw the state: fills `StateSnapshot.picture`.
+	Picture       bool `protobuf:"varint,4,opt,name=picture,proto3" json:"picture,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1933,6 +1946,13 @@ func (x *GetStateRequest) GetViewer() *Viewer {
 		return x.Viewer
 	}
 	return nil
+}
+
+func (x *GetStateRequest) GetPicture() bool {
+	if x != nil {
+		return x.Picture
+	}
+	return false
 }
 
 type GetStateResponse struct {
@@ -2188,9 +2208,11 @@ type ReplayGameRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	GameId string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
 	// First and last revision to stream; 0 for `to_revision` means the head.
-	FromRevision  uint64  `protobuf:"varint,2,opt,name=from_revision,json=fromRevision,proto3" json:"from_revision,omitempty"`
-	ToRevision    uint64  `protobuf:"varint,3,opt,name=to_revision,json=toRevision,proto3" json:"to_revision,omitempty"`
-	Viewer        *Viewer `protobuf:"bytes,4,opt,name=viewer,proto3" json:"viewer,omitempty"`
+	FromRevision uint64  `protobuf:"varint,2,opt,name=from_revision,json=fromRevision,proto3" json:"from_revision,omitempty"`
+	ToRevision   uint64  `protobuf:"varint,3,opt,name=to_revision,json=toRevision,proto3" json:"to_revision,omitempty"`
+	Viewer       *Viewer `protobuf:"bytes,4,opt,name=viewer,proto3" json:"viewer,omitempty"`
+	// Also draw each state: fills `StateSnapshot.picture` of every item.
+	Picture       bool `protobuf:"varint,5,opt,name=picture,proto3" json:"picture,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2251,6 +2273,13 @@ func (x *ReplayGameRequest) GetViewer() *Viewer {
 		return x.Viewer
 	}
 	return nil
+}
+
+func (x *ReplayGameRequest) GetPicture() bool {
+	if x != nil {
+		return x.Picture
+	}
+	return false
 }
 
 type ReplayGameResponse struct {
@@ -3507,14 +3536,15 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\aoptions\x18\f \x01(\v2\x18.tablelog.v1.GameOptionsR\aoptions\x12/\n" +
 	"\x06result\x18\r \x01(\v2\x17.tablelog.v1.GameResultR\x06result\x125\n" +
 	"\x16approximate_components\x18\x0e \x01(\bR\x15approximateComponents\x12+\n" +
-	"\x11approximate_notes\x18\x0f \x03(\tR\x10approximateNotes\"\xdf\x01\n" +
+	"\x11approximate_notes\x18\x0f \x03(\tR\x10approximateNotes\"\xf9\x01\n" +
 	"\rStateSnapshot\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12)\n" +
 	"\x04view\x18\x02 \x01(\v2\x15.tablelog.v1.GameViewR\x04view\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12,\n" +
 	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\x12/\n" +
 	"\x06result\x18\x05 \x01(\v2\x17.tablelog.v1.GameResultR\x06result\x12\x14\n" +
-	"\x05moves\x18\x06 \x03(\tR\x05moves\"\x16\n" +
+	"\x05moves\x18\x06 \x03(\tR\x05moves\x12\x18\n" +
+	"\apicture\x18\a \x01(\tR\apicture\"\x16\n" +
 	"\x14ListGameTypesRequest\"D\n" +
 	"\x15ListGameTypesResponse\x12+\n" +
 	"\x05games\x18\x01 \x03(\v2\x15.tablelog.v1.GameInfoR\x05games\"\xa2\x02\n" +
@@ -3622,11 +3652,12 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"s\n" +
 	"\x13AbandonGameResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
-	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"s\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8d\x01\n" +
 	"\x0fGetStateRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12+\n" +
-	"\x06viewer\x18\x03 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"D\n" +
+	"\x06viewer\x18\x03 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x12\x18\n" +
+	"\apicture\x18\x04 \x01(\bR\apicture\"D\n" +
 	"\x10GetStateResponse\x120\n" +
 	"\x05state\x18\x01 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\xb5\x01\n" +
 	"\x15ListLegalMovesRequest\x12\x17\n" +
@@ -3644,13 +3675,14 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
 	"\n" +
 	"total_size\x18\x03 \x01(\rR\ttotalSize\x12,\n" +
-	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\x9f\x01\n" +
+	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\xb9\x01\n" +
 	"\x11ReplayGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rfrom_revision\x18\x02 \x01(\x04R\ffromRevision\x12\x1f\n" +
 	"\vto_revision\x18\x03 \x01(\x04R\n" +
 	"toRevision\x12+\n" +
-	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"p\n" +
+	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x12\x18\n" +
+	"\apicture\x18\x05 \x01(\bR\apicture\"p\n" +
 	"\x12ReplayGameResponse\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x12.tablelog.v1.EventR\x05event\x120\n" +
 	"\x05state\x18\x02 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\xaa\x01\n" +
