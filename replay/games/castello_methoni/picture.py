@@ -316,7 +316,8 @@ class _Layout:
         angle += (index - (cell.sea_edges - 1) / 2) * 0.6
         reach = self.radius * 2.1
         end = (round(x + math.cos(angle) * reach, 1), round(y + math.sin(angle) * reach, 1))
-        p.line(self.cells, x, y, *end, stroke=COAST, stroke_width=2, cls="sea-edge")
+        rim = (x + math.cos(angle) * self.radius, y + math.sin(angle) * self.radius)
+        p.line(self.cells, *rim, *end, stroke=COAST, stroke_width=2, cls="sea-edge")
         return _across((x, y), (2 * end[0] - x, 2 * end[1] - y))
 
 
