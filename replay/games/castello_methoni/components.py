@@ -5,6 +5,9 @@ Only the graph matters to the rules (RULES.md §3.3: "an engine can treat the bo
 graph"), so any map, the real one once a club transcribes it, can be dropped in. The sea is
 one place: every sea edge of a cell links that cell to the same sea, so the sea edges of one
 cell are interchangeable and are counted rather than named.
+
+Where the cells are drawn is read from the file too when it gives coordinates, or derived
+from the graph when it does not (RULES.md, "Board coordinates"); the rules never use it.
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class _Fragments:
                 for child in holder
             )
             if len(_FRAGMENTS) >= _FRAGMENTS_KEPT:
-                del _FRAGMENTS[next(iter(_FRAGMENTS))]
+                _FRAGMENTS.pop(next(iter(_FRAGMENTS)), None)
             _FRAGMENTS[key] = text
         self.insert(parent, text)
 
@@ -339,7 +339,7 @@ def _layout(p: Picture, view: pb.CastelloMethoniView) -> _Layout:
     if layout is None:
         layout = _Layout(p, view)
         if len(_LAYOUTS) >= _LAYOUTS_KEPT:
-            del _LAYOUTS[next(iter(_LAYOUTS))]
+            _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
         _LAYOUTS[key] = layout
     return layout
 

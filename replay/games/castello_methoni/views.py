@@ -40,7 +40,9 @@ def _castle_view(state: State, castle: Castle) -> pb.CastelloMethoniCastleView:
 
 def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
     """What `viewer` may see: hands and missions of other seats are hidden until the end.
-    The view says when the board or the missions are approximate (RULES.md §3.4, §9)."""
+    The view says when the board or the missions are approximate (RULES.md §3.4, §9), where
+    the cells are drawn (RULES.md "Board coordinates") and each seat's running score (§8,
+    the secret mission bonus only once the game is over)."""
     board, ctx = state.board, state.ctx
     over = state.phase == OVER
     cells = []
