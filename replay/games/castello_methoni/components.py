@@ -421,6 +421,12 @@ def derive_layout(neighbours: Sequence[Sequence[tuple[int, int]]]) -> tuple[Poin
                     group.append(other)
         group.sort()
         local = _group_layout(group, neighbours)
+        # Turned so that the file's first cell of the group lies west and north of its last,
+        # as a file written row by row reads.
+        (first_x, first_y), (last_x, last_y) = local[0], local[-1]
+        flip_x = -1.0 if first_x > last_x else 1.0
+        flip_y = -1.0 if first_y < last_y else 1.0
+        local = [(x * flip_x, y * flip_y) for x, y in local]
         low_x = min(x for x, _ in local)
         high_x = max(x for x, _ in local)
         mean_y = sum(y for _, y in local) / len(local)

@@ -160,6 +160,8 @@ def test_the_derived_layout_keeps_neighbours_near_and_cells_apart() -> None:
     assert board.outlines == ((),) * 20
     centres = board.centres
     assert centres == derive_layout(board.neighbours), "deterministic"
+    assert centres[0][0] < centres[-1][0], "r1c1 west of r4c5, as the file reads"
+    assert centres[0][1] > centres[-1][1], "r1c1 north of r4c5"
     for a, b in board.edges:
         assert 0.6 <= math.dist(centres[a], centres[b]) <= 1.4
     closest = min(math.dist(centres[a], centres[b]) for a in range(20) for b in range(a + 1, 20))
