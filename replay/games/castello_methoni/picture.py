@@ -87,7 +87,7 @@ def picture(
     return fragments.fill(p.svg())
 
 
-_FRAGMENT_MARK = re.compile(r"<!--fragment (\d+)-->")
+_FRAGMENT_MARK = re.compile(r'<fragment n="(\d+)" />')
 _FRAGMENTS: dict[object, str] = {}
 _FRAGMENTS_KEPT = 4096
 
@@ -107,8 +107,9 @@ class _Fragments:
 
     def insert(self, parent: ET.Element, text: str) -> None:
         """`text` (elements written by ElementTree) put at this point of `parent`."""
-        # A comment cannot come from the view's words: ElementTree escapes "<" in text.
-        parent.append(ET.Comment(f"fragment {len(self.texts)}"))
+        # A plain element as the mark, written alike by every serializer Picture.svg may use;
+        # no words of the view can look like it, as "<" is escaped in text and attributes.
+        ET.SubElement(parent, "fragment", {"n": str(len(self.texts))})
         self.texts.append(text)
 
     def put(self, parent: ET.Element, key: object, draw: Callable[[ET.Element], None]) -> None:

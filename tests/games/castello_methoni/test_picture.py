@@ -242,6 +242,7 @@ def test_walls_stand_on_the_side_two_cells_share() -> None:
 def test_remembered_parts_give_the_same_picture(dealt_game: play.PlayedGame) -> None:
     views = [GAME.view(s, 1) for s in dealt_game.states[::7]]
     first = [GAME.picture(v) for v in views]
+    assert not any("<fragment" in svg for svg in first), "every remembered part is put in"
     drawing._FRAGMENTS.clear()
     drawing._LAYOUTS.clear()
     assert [GAME.picture(v) for v in reversed(views)] == first[::-1]
