@@ -76,6 +76,8 @@ TABLE: Mapping[str, Row] = {
     f"/{TABLELOG}/GetAuditLog": READ,
     f"/{TABLELOG}/VerifyGame": READ,
     f"/{TABLELOG}/ImportGame": CHANGE,
+    f"/{TABLELOG}/ExportRecord": READ,
+    f"/{TABLELOG}/ImportRecord": CHANGE,
     f"/{CLUBS}/WhoAmI": Row(A, A, A, A, link=True),
     f"/{CLUBS}/ListMembers": LISTING,
     f"/{CLUBS}/AddMember": OWNERS,

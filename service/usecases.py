@@ -24,6 +24,7 @@ from replay.core import (
     RulesError,
 )
 from replay.registry import find_game
+from service import variations
 from service.appending import (
     APPEND_ATTEMPTS,
     Appender,
@@ -363,18 +364,45 @@ class Commands:
         glyph: str,
         request_id: str,
         actor: events_pb2.Actor,
+        variation: events_pb2.Variation | None = None,
     ) -> Outcome:
+        """`variation`: an alternative line instead of the annotated move, checked by the
+        rules from the position before it (`service.variations`); at revision 1, the whole
+        game, it replaces the first move. Given with revision 0, the annotation is pinned
+        to the last move in effect when the line is checked."""
         check_length("comment", comment, MAX_COMMENT)
         if glyph not in GLYPHS:
             raise InvalidRequest(
                 "glyph", f"A glyph is one of {' '.join(sorted(g for g in GLYPHS if g))}."
             )
-        if not comment.strip() and not glyph:
-            raise InvalidRequest("comment", "An annotation needs a comment or a glyph.")
+        line = variation if variation is not None and variation.moves else None
+        if not comment.strip() and not glyph and line is None:
+            raise InvalidRequest(
+                "comment", "An annotation needs a comment, a glyph or a variation."
+            )
         annotation_id = secrets.token_hex(6)
+        asked = fingerprint("AddAnnotation", game_id, revision, comment, glyph)
+        if line is not None:
+            asked = fingerprint(asked, line.SerializeToString(deterministic=True))
 
         if revision > 1:
             await self._check_anchor(game_id, revision)
+        checked_line: events_pb2.Variation | None = None
+        if line is not None:
+            head = await self.heads.load(game_id)
+            revision = revision or _last_move(head.position)
+            if revision > head.revision:
+                raise OutOfRange(
+                    "REVISION_OUT_OF_RANGE",
+                    f"Revision {revision} is beyond the game's head, revision {head.revision}.",
+                    metadata={"head_revision": str(head.revision)},
+                )
+            checked_line = variations.checked(
+                await self.heads.verified_events(game_id),
+                revision,
+                line,
+                variations.variation_viewer(head.position),
+            )
 
         def build(head: Head) -> Built:
             anchor = revision or _last_move(head.position)
@@ -385,13 +413,16 @@ class Commands:
                     metadata={"head_revision": str(head.revision)},
                 )
             note = events_pb2.AnnotationAdded(
-                annotation_id=annotation_id, revision=anchor, comment=comment, glyph=glyph
+                annotation_id=annotation_id,
+                revision=anchor,
+                comment=comment,
+                glyph=glyph,
+                variation=checked_line,
             )
             events: list[events_pb2.Event] = []
             position = push(head.position, events, next_event(head.position, annotation_added=note))
             return events, position
 
-        asked = fingerprint("AddAnnotation", game_id, revision, comment, glyph)
         return await self.appender.change(
             game_id, build, expected_revision=None, origin=Origin(actor, request_id, asked)
         )
@@ -576,7 +607,7 @@ class Commands:
         created = copies[0].game_created
         # Re-validates every move, the numbering, each stored notation, every undo/redo
         # and ending, and (dealt) the revealed seed and every outcome drawn from it.
-        check = HistoryCheck()
+        check = HistoryCheck(variations.variation_viewer)
         try:
             for event in copies:
                 check.add(event)

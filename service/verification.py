@@ -11,12 +11,13 @@ revision); a fault of the server's own (a bug in the rules) is not damage and pr
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from google.protobuf.message import DecodeError, Message
 
 from replay import fold as folding
-from replay.core import CHANCE, DEALT, HistoryError, RulesError
+from replay.core import CHANCE, DEALT, FULL, HistoryError, RulesError, Viewer
+from replay.variations import check_variation, start_before
 from service.building import deal_key, deal_ticket
 from service.chain import GENESIS_HASH, Chain, Sealing
 from service.errors import InvalidRequest
@@ -216,9 +217,22 @@ class HistoryCheck:
     move it takes back, GameEnded only at the end with the rules' result), dealt moves
     exactly where chance moves are in dealt mode, and, once a dealt game is over, the
     revealed seed matching the commitment and every dealt outcome re-drawn from it.
-    `add` and `finish` raise RulesError; `failed_at` is the (index, revision) it concerns."""
+    `add` and `finish` raise RulesError; `failed_at` is the (index, revision) it concerns.
 
-    def __init__(self) -> None:
+    Each annotation's variation is checked by the rules from the position before the move
+    it annotates, and must be stored as the rules write it (typed moves, canonical
+    notation). `variation_viewer` (imports: `service.variations.variation_viewer`) also
+    holds it to the rule AddAnnotation holds it to, checked from the view it gives for the
+    game's last position; VerifyGame leaves it out (the full view), since whether a game
+    shows everything changes with its history (a table game reopened by undo)."""
+
+    def __init__(
+        self, variation_viewer: Callable[[folding.Position], Viewer] | None = None
+    ) -> None:
+        self.variation_viewer = variation_viewer
+        self.history: dict[int, folding.Position] = {}
+        """The position after each history revision (they share their structure)."""
+        self.variations: list[tuple[int, int, folding.Position, events_pb2.Variation]] = []
         self.position: folding.Position | None = None
         self.index = 0
         self.dealt: list[tuple[int, int, bytes, list[tuple[Message, int]], Message]] = []
@@ -236,6 +250,7 @@ class HistoryCheck:
             if body != "game_created" or event.sequence != 1:
                 raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
             self.position = folding.start(event.game_created)
+            self.history[1] = self.position
             return
         if body == "move_recorded" and position.table.mode == DEALT:
             recorded = event.move_recorded
@@ -252,15 +267,38 @@ class HistoryCheck:
                 key = deal_key(position, outcomes)
                 self.dealt.append((self.index, event.revision, key, outcomes, inner))
         self.position = folding.advance(position, event, strict=True)
+        if body in folding.HISTORY_BODIES:
+            self.history[event.revision] = self.position
+        elif body == "annotation_added" and event.annotation_added.variation.moves:
+            note = event.annotation_added
+            at = self.history.get(note.revision)
+            if at is None:
+                raise HistoryError(
+                    "ANNOTATION_REVISION",
+                    f"Event {self.index} annotates revision {note.revision}, which the history "
+                    "before it does not have.",
+                )
+            start = start_before(at, note.revision)
+            self.variations.append((self.index, event.revision, start, note.variation))
         if body == "game_ended":
             self.seed, self.ending = event.game_ended.seed, self.failed_at
         elif body == "game_abandoned":
             self.seed, self.ending = event.game_abandoned.seed, self.failed_at
 
     def finish(self) -> None:
-        """The dealt checks that need the whole game (the seed is revealed at its end)."""
+        """The checks that need the whole game: the variations (whether the game shows
+        everything is known at its end) and the dealt checks (the seed is revealed there)."""
         position = self.position
         assert position is not None
+        viewer = FULL if self.variation_viewer is None else self.variation_viewer(position)
+        for index, revision, start, variation in self.variations:
+            self.failed_at = (index, revision)
+            if check_variation(start, variation, viewer) != variation:
+                raise HistoryError(
+                    "WRONG_VARIATION",
+                    f"Event {index} stores a variation whose moves are not typed and written "
+                    "as the rules write them.",
+                )
         created = position.table.created
         if created.mode != DEALT or position.status is folding.Status.IN_PROGRESS:
             return

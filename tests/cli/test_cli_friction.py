@@ -174,6 +174,8 @@ COMMAND_OF_RPC = {
     "GetAuditLog": "audit",
     "VerifyGame": "verify",
     "ImportGame": "import",
+    "ExportRecord": "export",
+    "ImportRecord": "import",
 }
 
 

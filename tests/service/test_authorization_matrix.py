@@ -223,6 +223,11 @@ def _import(w: World, club: Club, owner: Client, role: str) -> Message:
     return service_pb2.ImportGameRequest(events=owner.export(game.game_id))
 
 
+def _import_record(w: World, club: Club, owner: Client, role: str) -> Message:
+    game = owner.create_game("splendor", ["Kit", "Lou"])
+    return service_pb2.ImportRecordRequest(text=owner.export_record([game.game_id]))
+
+
 def _throwaway(owner: Client, w: World) -> str:
     return owner.add_member(w.fresh(), "spectator").member_id
 
@@ -257,6 +262,10 @@ BUILDERS: dict[str, Build] = {
     f"/{TABLELOG}/GetAuditLog": _game(service_pb2.GetAuditLogRequest),
     f"/{TABLELOG}/VerifyGame": _game(service_pb2.VerifyGameRequest),
     f"/{TABLELOG}/ImportGame": _import,
+    f"/{TABLELOG}/ExportRecord": lambda w, c, o, r: service_pb2.ExportRecordRequest(
+        game_ids=[c.game]
+    ),
+    f"/{TABLELOG}/ImportRecord": _import_record,
     f"/{CLUBS}/WhoAmI": lambda w, c, o, r: clubs_pb2.WhoAmIRequest(),
     f"/{CLUBS}/ListMembers": lambda w, c, o, r: clubs_pb2.ListMembersRequest(),
     f"/{CLUBS}/AddMember": lambda w, c, o, r: clubs_pb2.AddMemberRequest(
@@ -287,6 +296,7 @@ NOT_FOUND_REASONS = {
     "SetRole": "MEMBER_NOT_FOUND",
     "CreateToken": "MEMBER_NOT_FOUND",
     "RevokeToken": "TOKEN_NOT_FOUND",
+    "ExportRecord": "GAME_NOT_FOUND",  # the games it names are in a list, not `game_id`
 }
 """What an allowed call on another club's member or token answers (games: GAME_NOT_FOUND)."""
 

@@ -46,22 +46,16 @@ type Client struct {
 }
 
 type settings struct {
-	user, club, client string
-	timeout            time.Duration
-	dialOptions        []grpc.DialOption
-	token, ca          string
-	tls                *tls.Config
-	allowInsecure      bool
+	client        string
+	timeout       time.Duration
+	dialOptions   []grpc.DialOption
+	token, ca     string
+	tls           *tls.Config
+	allowInsecure bool
 }
 
 // Option configures a Client.
 type Option func(*settings)
-
-// WithUser names who is recording (the events' actor.user).
-func WithUser(user string) Option { return func(s *settings) { s.user = user } }
-
-// WithClub names the recorder's club (actor.club).
-func WithClub(club string) Option { return func(s *settings) { s.club = club } }
 
 // WithClientName replaces "tablelog-go/<version>" as actor.client.
 func WithClientName(name string) Option { return func(s *settings) { s.client = name } }
@@ -136,12 +130,6 @@ func newClient(conn grpc.ClientConnInterface, s *settings, token *Token) *Client
 	headers := metadata.Pairs("x-tablelog-client", s.client)
 	if token != nil {
 		headers.Set("authorization", "Bearer "+token.Value)
-	}
-	if s.user != "" {
-		headers.Set("x-tablelog-user", s.user)
-	}
-	if s.club != "" {
-		headers.Set("x-tablelog-club", s.club)
 	}
 	return &Client{
 		Raw: tablelogv1.NewTablelogServiceClient(conn), Clubs: tablelogv1.NewClubServiceClient(conn),
@@ -383,8 +371,19 @@ func (c *Client) LegalMoves(ctx context.Context, gameID string, revision uint64)
 
 // Replay yields each event between two revisions (to 0: the head) with the state after it.
 func (c *Client) Replay(ctx context.Context, gameID string, from, to uint64, viewer *tablelogv1.Viewer) iter.Seq2[*tablelogv1.ReplayGameResponse, error] {
-	if viewer == nil {
-		viewer = Spectator
+	return c.replay(ctx, &tablelogv1.ReplayGameRequest{GameId: gameID, FromRevision: from, ToRevision: to, Viewer: viewer})
+}
+
+// ReplayVariation streams the main line up to an annotated move, then the line of its
+// variation that path names (an empty Line: the variation itself), each step marked by its
+// Variation.
+func (c *Client) ReplayVariation(ctx context.Context, gameID string, path *tablelogv1.VariationPath, from uint64, viewer *tablelogv1.Viewer) iter.Seq2[*tablelogv1.ReplayGameResponse, error] {
+	return c.replay(ctx, &tablelogv1.ReplayGameRequest{GameId: gameID, FromRevision: from, Viewer: viewer, Variation: path})
+}
+
+func (c *Client) replay(ctx context.Context, request *tablelogv1.ReplayGameRequest) iter.Seq2[*tablelogv1.ReplayGameResponse, error] {
+	if request.Viewer == nil {
+		request.Viewer = Spectator
 	}
 	return func(yield func(*tablelogv1.ReplayGameResponse, error) bool) {
 		ctx, cancel := context.WithCancel(c.streamContext(ctx))
@@ -393,7 +392,7 @@ func (c *Client) Replay(ctx context.Context, gameID string, from, to uint64, vie
 			yield(nil, c.unusable)
 			return
 		}
-		stream, err := c.Raw.ReplayGame(ctx, &tablelogv1.ReplayGameRequest{GameId: gameID, FromRevision: from, ToRevision: to, Viewer: viewer})
+		stream, err := c.Raw.ReplayGame(ctx, request)
 		if err != nil {
 			yield(nil, c.wrap(err))
 			return
@@ -486,12 +485,16 @@ type NewAnnotation struct {
 	Comment   string
 	Glyph     string
 	RequestID string
+	// Variation is a line played instead of the annotated move (moves by Notation, nested
+	// lines in a move's Variations); the server checks it and answers it typed and canonical.
+	Variation *tablelogv1.Variation
 }
 
 // Annotate adds an annotation; the move history's version does not change.
 func (c *Client) Annotate(ctx context.Context, gameID string, a NewAnnotation) (*tablelogv1.Annotation, error) {
 	resp, err := unary(c, ctx, c.Raw.AddAnnotation, &tablelogv1.AddAnnotationRequest{
 		GameId: gameID, Revision: a.Revision, Comment: a.Comment, Glyph: a.Glyph, RequestId: requestID(a.RequestID),
+		Variation: a.Variation,
 	})
 	return resp.GetAnnotation(), err
 }

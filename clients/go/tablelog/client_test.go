@@ -197,7 +197,7 @@ func startWithClubs(t *testing.T, options ...tablelog.Option) (*tablelog.Client,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	options = append([]tablelog.Option{tablelog.WithUser("ada"), tablelog.WithClub("the club")}, options...)
+	options = append([]tablelog.Option{tablelog.WithToken("tl_ada")}, options...)
 	return tablelog.New(conn, options...), fake, clubs
 }
 
@@ -210,8 +210,9 @@ func TestCreateGameSendsIdentityAndTableMode(t *testing.T) {
 	if game.GetVersion() != 1 {
 		t.Errorf("version %d", game.GetVersion())
 	}
-	if got := fake.headers.Get("x-tablelog-user"); !slices.Equal(got, []string{"ada"}) {
-		t.Errorf("user header %v", got)
+	// Who records is the token's member, never a name the client claims.
+	if got := fake.headers.Get("authorization"); !slices.Equal(got, []string{"Bearer tl_ada"}) {
+		t.Errorf("authorization header %v", got)
 	}
 	if got := fake.headers.Get("x-tablelog-client"); len(got) != 1 || got[0] != tablelog.ClientName {
 		t.Errorf("client header %v", got)

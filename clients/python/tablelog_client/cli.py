@@ -34,6 +34,7 @@ from tablelog_client.sdk import (
     Client,
     TablelogError,
     resolve_address,
+    variation_words,
 )
 from tablelog_client.words import Narrator, result_words
 
@@ -652,7 +653,14 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
 def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     seat = _seat(args, client)
     frames = list(
-        client.replay(args.game_id, args.from_revision, args.to_revision, seat=seat, full=args.full)
+        client.replay(
+            args.game_id,
+            args.from_revision,
+            args.to_revision,
+            seat=seat,
+            full=args.full,
+            variation=args.variation,
+        )
     )
     if args.json:
         for frame in frames:
@@ -671,11 +679,22 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
     if not interactive:
         for frame, words in zip(frames, lines, strict=True):
-            print(f"== revision {frame.event.revision}: {words}")
+            print(f"== {_frame_label(frame)}: {words}")
             print(show_snapshot(frame.state, players))
             print()
         return 0
     return _step_through(frames, lines, players)
+
+
+def _frame_label(frame: service_pb2.ReplayGameResponse) -> str:
+    """ "revision 17", or for a step of a variation "variation move 2 (instead of revision
+    17)"."""
+    if not frame.HasField("variation"):
+        return f"revision {frame.event.revision}"
+    line = frame.variation.line
+    named = "/".join(f"{line[i]}.{line[i + 1]}" for i in range(0, len(line) - 1, 2))
+    where = f"line {named} of the variation" if named else "variation"
+    return f"{where}, move {frame.variation_move} (instead of revision {frame.event.revision})"
 
 
 REPLAY_KEYS = "[enter/n] next  [p] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
@@ -805,8 +824,13 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
+    line = [move.strip() for move in (args.variation or "").split(";") if move.strip()]
     note = client.annotate(
-        args.game_id, " ".join(args.comment), glyph=args.glyph, revision=args.revision
+        args.game_id,
+        " ".join(args.comment),
+        glyph=args.glyph,
+        revision=args.revision,
+        variation=line or None,
     )
     if args.json:
         print_json(note)
@@ -846,6 +870,8 @@ def cmd_annotations(args: argparse.Namespace, client: Client) -> int:
         if note.orphaned:
             by += f"  [orphaned: its move was taken out at revision {note.orphaned_by}]"
         print(f"revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
+        if note.variation.moves:
+            print(f"               variation: {variation_words(note.variation)}")
     return 0
 
 
@@ -918,14 +944,109 @@ def cmd_verify(args: argparse.Namespace, client: Client) -> int:
     return 0 if result.ok else 1
 
 
-def cmd_export(args: argparse.Namespace, client: Client) -> int:
-    events = client.export(args.game_id, viewer=_asked_viewer(args, client))
-    lines = [to_json(event) + "\n" for event in events]
-    if args.output in (None, "-"):
-        sys.stdout.writelines(lines)
+EXPORT_BATCH = 50
+"""Games per ExportRecord or ImportRecord call of the CLI: a progress line between calls,
+and each call well under the server's bounds."""
+
+
+def _exported_games(args: argparse.Namespace, client: Client) -> list[str]:
+    """The games `export` writes: those named, those `--all`/`--game`/`--status` select, or
+    the current game."""
+    if args.all or args.game or args.status:
+        if args.game_ids:
+            raise UsageError("name games, or select them with --all/--game/--status, not both")
+        return [g.game_id for g in client.list_games(args.game or "", args.status or "")]
+    if args.game_ids:
+        return list(args.game_ids)
+    args.game_id = None
+    return [_game_named(args, client, None)]
+
+
+class Progress:
+    """`done/total` on one line of stderr, only at a terminal and only for many items."""
+
+    def __init__(self, what: str, total: int) -> None:
+        self.what = what
+        self.total = total
+        self.shown = sys.stderr.isatty() and total > EXPORT_BATCH
+
+    def update(self, done: int) -> None:
+        if self.shown:
+            end = "\n" if done >= self.total else ""
+            print(f"\r{self.what} {done}/{self.total} games", end=end, file=sys.stderr, flush=True)
+
+
+def _write_output(output: str | None, text: str) -> None:
+    if output in (None, "-"):
+        sys.stdout.write(text)
     else:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.writelines(lines)
+        with open(str(output), "w", encoding="utf-8") as out:
+            out.write(text)
+
+
+def cmd_export(args: argparse.Namespace, client: Client) -> int:
+    ids = _exported_games(args, client)
+    args.game_id = ids[0] if ids else None
+    viewer = _asked_viewer(args, client) if ids else None
+    if args.format == "json":
+        if len(ids) != 1:
+            raise UsageError(
+                "the JSON-lines archive holds one game: export one, or use --format text"
+            )
+        events = client.export(ids[0], viewer=viewer)
+        _write_output(args.output, "".join(to_json(event) + "\n" for event in events))
+        return 0
+    progress = Progress("exported", len(ids))
+    parts = []
+    for start in range(0, len(ids), EXPORT_BATCH):
+        batch = ids[start : start + EXPORT_BATCH]
+        parts.append(client.export_record(batch, viewer=viewer))
+        progress.update(start + len(batch))
+    _write_output(args.output, "\n".join(parts))
+    return 0
+
+
+def split_record(text: str) -> list[str]:
+    """A record's games, each as its own text: a game begins at a tag line (`[`) that
+    follows a line of moves. (Only to send many games in batches; the server reads each.)"""
+    games: list[list[str]] = []
+    in_moves = True
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("[") and in_moves:
+            games.append([])
+            in_moves = False
+        elif stripped and not stripped.startswith("["):
+            in_moves = True
+        if not games:
+            games.append([])
+        games[-1].append(line)
+    return ["".join(game) for game in games]
+
+
+def _import_record(args: argparse.Namespace, client: Client, text: str, source: str) -> int:
+    games = split_record(text)
+    progress = Progress("imported", len(games))
+    imported: list[service_pb2.GameSummary] = []
+    for start in range(0, len(games), EXPORT_BATCH):
+        batch = games[start : start + EXPORT_BATCH]
+        try:
+            imported += client.import_record("".join(batch), source=source)
+        except TablelogError as error:
+            line = error.metadata.get("line", "")
+            if line.isdigit():  # the server counts the lines of the batch it was sent
+                before = sum(game.count("\n") for game in games[:start])
+                error.metadata["line"] = str(before + int(line))
+            if imported:
+                print(f"imported {len(imported)} games before this error", file=sys.stderr)
+            raise
+        progress.update(start + len(batch))
+    if args.json:
+        print_json(service_pb2.ImportRecordResponse(games=imported))
+        return 0
+    for game in imported:
+        print(f"imported as {game.game_id}")
+        print(describe_game(game))
     return 0
 
 
@@ -946,17 +1067,21 @@ def _read_events(lines: Iterable[str]) -> tuple[list[events_pb2.Event], list[int
 
 
 def cmd_import(args: argparse.Namespace, client: Client) -> int:
-    try:
-        if args.file == "-":
-            events, numbers = _read_events(sys.stdin)
-        else:
-            with open(args.file, encoding="utf-8") as handle:
-                events, numbers = _read_events(handle)
-    except (OSError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
     source = (
         args.source if args.source is not None else ("stdin" if args.file == "-" else args.file)
     )
+    try:
+        if args.file == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.file, encoding="utf-8") as handle:
+                text = handle.read()
+        # A text record starts with a tag; the JSON-lines archive with an event's `{`.
+        if text.lstrip().startswith("["):
+            return _import_record(args, client, text, source[:200])
+        events, numbers = _read_events(text.splitlines())
+    except (OSError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
     try:
         game = client.import_events(
             events, accept_unverified=args.accept_unverified, source=source[:200]
@@ -1155,6 +1280,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
+    command.add_argument(
+        "--variation",
+        metavar="ANNOTATION[/LINE]",
+        help="step into an annotation's variation (as `tablelog annotations` lists it; "
+        "LINE: 3.1 is the first alternative to its move 3, nested 3.1/2.2)",
+    )
     command = add("watch", on_game(cmd_watch), "follow a game live")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument(
@@ -1181,6 +1312,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="the move's revision, or 1 for the game as a whole (default: the last move)",
     )
+    command.add_argument(
+        "--variation",
+        metavar="MOVES",
+        help="a line played instead of that move, moves separated by ';' "
+        '(e.g. "take w u k; buy 1.2"); checked by the rules',
+    )
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
     command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
@@ -1200,12 +1337,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="a receipt kept from a change (a file, or the JSON `tablelog move --json` "
         "printed): the history must still hold it; repeatable",
     )
-    command = add("export", on_game(cmd_export), "the events as JSON lines")
-    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
+    command = add(
+        "export",
+        cmd_export,
+        "a game's events as JSON lines (the strict archive), or games as a text record",
+    )
+    command.add_argument("game_ids", nargs="*", metavar="GAME", help=OPTIONAL_GAME_HELP)
+    command.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="json: every event with its chain (one game); text: the record of "
+        "docs/record-format.md (many games)",
+    )
+    command.add_argument("--all", action="store_true", help="every game of the club (text)")
+    command.add_argument("--game", help="only games of this type (text)")
+    command.add_argument(
+        "--status", choices=sorted(STATUSES), help="only games in this state (text)"
+    )
     command.add_argument("-o", "--output", help="file (default: stdout)")
     _viewer_arguments(command)
-    command = add("import", cmd_import, "import exported JSON lines as a new game")
-    command.add_argument("file", help="a file of JSON lines, or - for stdin")
+    command = add(
+        "import", cmd_import, "import a JSON-lines export, or a text record's games, as new games"
+    )
+    command.add_argument(
+        "file", help="a file of JSON lines or a text record (told apart by content), - for stdin"
+    )
     command.add_argument(
         "--accept-unverified",
         action="store_true",

@@ -45,6 +45,51 @@ AMEND_CHANGES = {"replace": "replace_move", "insert": "insert_move", "delete": "
 """`Client.amend`'s changes and the AmendMoveRequest field each sets."""
 
 
+VariationItems = Sequence["str | VariationItems"]
+"""A variation as notation: each string a move, each list an alternative line to the move
+before it (from the same position), nested to any depth:
+`["take w u k", ["take w u g"], "buy 1.2"]`."""
+
+
+def variation_of(items: VariationItems) -> events_pb2.Variation:
+    """The Variation `items` stand for (see `VariationItems`)."""
+    variation = events_pb2.Variation()
+    for item in items:
+        if isinstance(item, str):
+            variation.moves.add(notation=item)
+        elif not variation.moves:
+            raise ValueError("an alternative line follows the move it replaces")
+        else:
+            variation.moves[-1].variations.append(variation_of(item))
+    return variation
+
+
+def variation_path(text: str) -> service_pb2.VariationPath:
+    """ "ID" (an annotation's variation) or "ID/3.1/2.2" (the first alternative to its
+    move 3, then the second alternative to move 2 of that line)."""
+    annotation_id, _, rest = text.partition("/")
+    line: list[int] = []
+    for part in rest.split("/") if rest else ():
+        move, dot, alternative = part.partition(".")
+        if not (dot and move.isdigit() and alternative.isdigit()):
+            raise ValueError(
+                f"{text!r}: a variation's line is MOVE.ALTERNATIVE, nested with '/' "
+                "(e.g. ID/3.1 or ID/3.1/2.2)"
+            )
+        line += [int(move), int(alternative)]
+    return service_pb2.VariationPath(annotation_id=annotation_id, line=line)
+
+
+def variation_words(variation: events_pb2.Variation) -> str:
+    """A variation in one line, nested lines in parentheses after the move they replace:
+    "take w u k (take w u g) buy 1.2"."""
+    words: list[str] = []
+    for move in variation.moves:
+        words.append(move.notation + (f" {move.glyph}" if move.glyph else ""))
+        words.extend(f"({variation_words(nested)})" for nested in move.variations)
+    return " ".join(words)
+
+
 class TablelogError(Exception):
     """A refusal from the server: gRPC code, stable reason (ILLEGAL_MOVE, STALE_VERSION, ...),
     metadata (rule, current_version, candidates ...) and field violations."""
@@ -379,14 +424,27 @@ class Client:
         return self._call(self.stub.AbandonGame, request, retry=True).game
 
     def annotate(
-        self, game_id: str, comment: str = "", *, glyph: str = "", revision: int = 0
+        self,
+        game_id: str,
+        comment: str = "",
+        *,
+        glyph: str = "",
+        revision: int = 0,
+        variation: VariationItems | events_pb2.Variation | None = None,
     ) -> service_pb2.Annotation:
+        """`variation`: a line played instead of the annotated move (`variation_of`), the
+        server checks it by the rules and answers with its moves typed and canonical."""
         request = service_pb2.AddAnnotationRequest(
             game_id=game_id,
             revision=revision,
             comment=comment,
             glyph=glyph,
             request_id=self.request_id(),
+            variation=(
+                variation
+                if isinstance(variation, events_pb2.Variation) or variation is None
+                else variation_of(variation)
+            ),
         )
         return self._call(self.stub.AddAnnotation, request, retry=True).annotation
 
@@ -414,6 +472,17 @@ class Client:
             source=source,
         )
         return self._call(self.stub.ImportGame, request, retry=True).game
+
+    def import_record(
+        self, text: str, request_id: str | None = None, *, source: str = ""
+    ) -> list[service_pb2.GameSummary]:
+        """New games from a text record (docs/record-format.md): every game's moves and
+        variations are checked before any is stored; each game is stored whole or not at
+        all. A refusal names the line and column (metadata `line`, `column`, `rule`)."""
+        request = service_pb2.ImportRecordRequest(
+            text=text, request_id=request_id or self.request_id(), source=source
+        )
+        return list(self._call(self.stub.ImportRecord, request, retry=True).games)
 
     # -------------------------------------------------------------- reads
 
@@ -471,13 +540,18 @@ class Client:
         seat: int | None = None,
         full: bool = False,
         picture: bool = False,
+        variation: str | service_pb2.VariationPath | None = None,
     ) -> Iterator[service_pb2.ReplayGameResponse]:
+        """`variation` steps into an annotation's variation (`variation_path`: "ID" or
+        "ID/3.1"): the main line up to the annotated move, then the variation's moves,
+        each response marked by its `variation`."""
         request = service_pb2.ReplayGameRequest(
             game_id=game_id,
             from_revision=from_revision,
             to_revision=to_revision,
             viewer=self.viewer(seat, full),
             picture=picture,
+            variation=variation_path(variation) if isinstance(variation, str) else variation,
         )
         stream: Iterator[service_pb2.ReplayGameResponse] = self._stream(
             self.stub.ReplayGame, request, self.timeout * 10
@@ -578,6 +652,24 @@ class Client:
         """The events (a redacted export, for a viewer that is not full, cannot be imported:
         its hashes cover what was left out)."""
         return [entry.event for entry in self.audit(game_id, viewer=viewer)]
+
+    def export_record(
+        self,
+        game_ids: Sequence[str] = (),
+        *,
+        game: str = "",
+        status: str = "",
+        viewer: service_pb2.Viewer | None = None,
+    ) -> str:
+        """Games as a text record: those named, else every game of the club of type `game`
+        and `status` (as `list_games` filters). Moves `viewer` may not see read `hidden`."""
+        request = service_pb2.ExportRecordRequest(
+            game_ids=list(game_ids),
+            game=game,
+            status=STATUSES.get(status, service_pb2.GAME_STATUS_UNSPECIFIED),
+            viewer=viewer,
+        )
+        return self._call(self.stub.ExportRecord, request).text
 
     def verify(
         self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()

@@ -15,7 +15,7 @@ import {
   type TokenInfo,
   type WhoAmIResponse,
 } from "./gen/tablelog/v1/clubs_pb.js";
-import type { Event } from "./gen/tablelog/v1/events_pb.js";
+import type { Event, VariationSchema } from "./gen/tablelog/v1/events_pb.js";
 import {
   Mode,
   MoveSchema,
@@ -61,10 +61,6 @@ export type MoveInput = Move | MessageInitShape<typeof MoveSchema>;
 export interface ClientOptions {
   /** host:port; default $TABLELOG_ADDRESS or 127.0.0.1:50051. */
   address?: string;
-  /** Who is recording (the event's actor.user). */
-  user?: string;
-  /** The club the recorder belongs to (actor.club). */
-  club?: string;
   /** The client program recorded in events; default "tablelog-ts/<version>". */
   client?: string;
   /** Deadline of each unary call in milliseconds (default 30 s). */
@@ -186,12 +182,6 @@ export class TablelogClient {
     this.headers = { "x-tablelog-client": options.client ?? CLIENT_NAME };
     if (token !== undefined) {
       this.headers["authorization"] = `Bearer ${token.token}`;
-    }
-    if (options.user !== undefined) {
-      this.headers["x-tablelog-user"] = options.user;
-    }
-    if (options.club !== undefined) {
-      this.headers["x-tablelog-club"] = options.club;
     }
   }
 
@@ -384,10 +374,20 @@ export class TablelogClient {
     return { moves, totalSize, toMove };
   }
 
-  /** Each event between two revisions with the state after it (`to` 0: the head). */
+  /**
+   * Each event between two revisions with the state after it (`to` 0: the head). With
+   * `variation` (an annotation id and a line, `[3, 1]` for its line 3.1), the main line up to
+   * the annotated move, then the variation's moves, each response marked by its `variation`.
+   */
   async *replay(
     gameId: string,
-    options: { from?: Version; to?: Version; viewer?: ViewerSpec; signal?: AbortSignal } = {},
+    options: {
+      from?: Version;
+      to?: Version;
+      viewer?: ViewerSpec;
+      signal?: AbortSignal;
+      variation?: { annotationId: string; line?: number[] };
+    } = {},
   ): AsyncGenerator<ReplayGameResponse> {
     const stream = this.raw.replayGame(
       {
@@ -395,6 +395,7 @@ export class TablelogClient {
         fromRevision: BigInt(options.from ?? 0),
         toRevision: BigInt(options.to ?? 0),
         viewer: viewer(options.viewer),
+        variation: options.variation,
       },
       { headers: this.headers, signal: options.signal },
     );
@@ -458,10 +459,20 @@ export class TablelogClient {
     }
   }
 
-  /** Anchors a comment and/or glyph to a revision; the move history's version is unchanged. */
+  /**
+   * Anchors a comment and/or glyph to a revision; the move history's version is unchanged.
+   * `variation`: a line played instead of that move (moves by `notation`, nested lines in a
+   * move's `variations`), checked by the server's rules and answered typed and canonical.
+   */
   async annotate(
     gameId: string,
-    options: { revision: Version; comment?: string; glyph?: string; requestId?: string },
+    options: {
+      revision: Version;
+      comment?: string;
+      glyph?: string;
+      requestId?: string;
+      variation?: MessageInitShape<typeof VariationSchema>;
+    },
   ): Promise<Annotation> {
     const response = await this.unary((o) =>
       this.raw.addAnnotation(
@@ -471,6 +482,7 @@ export class TablelogClient {
           comment: options.comment ?? "",
           glyph: options.glyph ?? "",
           requestId: options.requestId ?? randomUUID(),
+          variation: options.variation,
         },
         o,
       ),

@@ -479,8 +479,8 @@ export function conformanceClients(
   const client = "tablelog-ts-conformance/0.1.0";
   const { spectatorToken, ...recorder } = connection;
   const clients: Record<string, TablelogClient> = {
-    a: new TablelogClient({ ...recorder, address, user: "conformance-a", client }),
-    b: new TablelogClient({ ...recorder, address, user: "conformance-b", client }),
+    a: new TablelogClient({ ...recorder, address, client }),
+    b: new TablelogClient({ ...recorder, address, client }),
   };
   const spectator = spectatorToken ?? process.env[SPECTATOR_TOKEN_ENV];
   if (spectator !== undefined && spectator !== "") {

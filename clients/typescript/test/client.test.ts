@@ -26,11 +26,11 @@ function clubClientFor(impl: ClubImpl): TablelogClient {
   return new TablelogClient({ transport, token: "tl_test" });
 }
 
-function clientFor(impl: Impl, user = "ada"): TablelogClient {
+function clientFor(impl: Impl): TablelogClient {
   const transport = createRouterTransport(({ service }) => {
     service(TablelogService, impl);
   });
-  return new TablelogClient({ transport, user, club: "the club" });
+  return new TablelogClient({ transport, token: "tl_ada" });
 }
 
 function refusal(code: Code, reason: string, metadata: Record<string, string>): ConnectError {
@@ -43,14 +43,15 @@ const summary = (version: bigint) =>
   create(GameSummarySchema, { gameId: "g1", game: "splendor", version });
 
 describe("TablelogClient", () => {
-  it("creates a game in table mode with the caller's identity", async () => {
-    let seen: { mode?: Mode; players?: string[]; user?: string | null; client?: string | null } = {};
+  it("creates a game in table mode with the caller's token", async () => {
+    let seen: { mode?: Mode; players?: string[]; token?: string | null; client?: string | null } =
+      {};
     const client = clientFor({
       createGame(request, context) {
         seen = {
           mode: request.mode,
           players: request.players.map((p) => p.name),
-          user: context.requestHeader.get("x-tablelog-user"),
+          token: context.requestHeader.get("authorization"),
           client: context.requestHeader.get("x-tablelog-client"),
         };
         assert.notEqual(request.requestId, "", "a request id is always sent");
@@ -61,7 +62,7 @@ describe("TablelogClient", () => {
     assert.equal(game.version, 1n);
     assert.deepEqual(seen.players, ["ada", "bo"]);
     assert.equal(seen.mode, Mode.TABLE);
-    assert.equal(seen.user, "ada");
+    assert.equal(seen.token, "Bearer tl_ada"); // who records is the token's member, not a claim
     assert.match(seen.client ?? "", /^tablelog-ts\//);
   });
 

@@ -992,6 +992,7 @@ class ReplayGameRequest(_message.Message):
     FROM_REVISION_FIELD_NUMBER: _builtins.int
     TO_REVISION_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
+    VARIATION_FIELD_NUMBER: _builtins.int
     PICTURE_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_revision: _builtins.int
@@ -1001,6 +1002,13 @@ class ReplayGameRequest(_message.Message):
     """Also draw each state: fills `StateSnapshot.picture` of every item."""
     @_builtins.property
     def viewer(self) -> Global___Viewer: ...
+    @_builtins.property
+    def variation(self) -> Global___VariationPath:
+        """Step into an annotation's variation: the main line is streamed up to the position
+        before the annotated move (from_revision still applies; to_revision must be unset),
+        then the variation's moves (see ReplayGameResponse.variation).
+        """
+
     def __init__(
         self,
         *,
@@ -1008,15 +1016,44 @@ class ReplayGameRequest(_message.Message):
         from_revision: _builtins.int = ...,
         to_revision: _builtins.int = ...,
         viewer: Global___Viewer | None = ...,
+        variation: Global___VariationPath | None = ...,
         picture: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "picture", b"picture", "to_revision", b"to_revision", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "picture", b"picture", "to_revision", b"to_revision", "variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReplayGameRequest: _TypeAlias = ReplayGameRequest  # noqa: Y015
+
+@_typing.final
+class VariationPath(_message.Message):
+    """A line of an annotation's variation: `line` holds pairs (move number, alternative
+    number), both from 1: [] is the variation itself, [3, 1] the first alternative to its
+    move 3, [3, 1, 2, 2] the second alternative to move 2 of that line.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ANNOTATION_ID_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
+    annotation_id: _builtins.str
+    @_builtins.property
+    def line(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        annotation_id: _builtins.str = ...,
+        line: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotation_id", b"annotation_id", "line", b"line"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VariationPath: _TypeAlias = VariationPath  # noqa: Y015
 
 @_typing.final
 class ReplayGameResponse(_message.Message):
@@ -1024,19 +1061,31 @@ class ReplayGameResponse(_message.Message):
 
     EVENT_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    VARIATION_FIELD_NUMBER: _builtins.int
+    VARIATION_MOVE_FIELD_NUMBER: _builtins.int
+    variation_move: _builtins.int
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
     @_builtins.property
     def state(self) -> Global___StateSnapshot: ...
+    @_builtins.property
+    def variation(self) -> Global___VariationPath:
+        """Set on a step of a variation: `event` is synthesized for the stream, never stored (its
+        sequence 0, its revision the annotated move's, its MoveRecorded the variation's move),
+        and `state` is the position after it; `variation_move` numbers the move in its line.
+        """
+
     def __init__(
         self,
         *,
         event: _events_pb2.Event | None = ...,
         state: Global___StateSnapshot | None = ...,
+        variation: Global___VariationPath | None = ...,
+        variation_move: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation", "variation_move", b"variation_move"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1574,3 +1623,117 @@ class ImportGameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ImportGameResponse: _TypeAlias = ImportGameResponse  # noqa: Y015
+
+@_typing.final
+class ExportRecordRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_IDS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    VIEWER_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """With no game_ids: only games of this type (empty for all)."""
+    status: Global___GameStatus.ValueType
+    """With no game_ids: only games with this status (unspecified for all)."""
+    @_builtins.property
+    def game_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The games to write, in this order. Empty: every game of the caller's club that the
+        filter below selects (as ListGames does), newest first.
+        """
+
+    @_builtins.property
+    def viewer(self) -> Global___Viewer:
+        """The view to export as; unset: the most the caller may see. A move it may not see is
+        written `hidden`.
+        """
+
+    def __init__(
+        self,
+        *,
+        game_ids: _abc.Iterable[_builtins.str] | None = ...,
+        game: _builtins.str = ...,
+        status: Global___GameStatus.ValueType = ...,
+        viewer: Global___Viewer | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "game_ids", b"game_ids", "status", b"status", "viewer", b"viewer"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportRecordRequest: _TypeAlias = ExportRecordRequest  # noqa: Y015
+
+@_typing.final
+class ExportRecordResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The record: one game after another, a blank line between."""
+    games: _builtins.int
+    """How many games it holds."""
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportRecordResponse: _TypeAlias = ExportRecordResponse  # noqa: Y015
+
+@_typing.final
+class ImportRecordRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The record (docs/record-format.md), one or many games."""
+    request_id: _builtins.str
+    """Idempotency key: a retry with the same id and text returns the games first imported."""
+    source: _builtins.str
+    """Where the record comes from (a file name), kept in each event's `imported`."""
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        source: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "source", b"source", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportRecordRequest: _TypeAlias = ImportRecordRequest  # noqa: Y015
+
+@_typing.final
+class ImportRecordResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameSummary]:
+        """The new games, in the record's order."""
+
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[Global___GameSummary] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportRecordResponse: _TypeAlias = ImportRecordResponse  # noqa: Y015

@@ -133,6 +133,16 @@ class TablelogServiceStub:
                 request_serializer=tablelog_dot_v1_dot_service__pb2.ImportGameRequest.SerializeToString,
                 response_deserializer=tablelog_dot_v1_dot_service__pb2.ImportGameResponse.FromString,
                 _registered_method=True)
+        self.ExportRecord = channel.unary_unary(
+                '/tablelog.v1.TablelogService/ExportRecord',
+                request_serializer=tablelog_dot_v1_dot_service__pb2.ExportRecordRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_service__pb2.ExportRecordResponse.FromString,
+                _registered_method=True)
+        self.ImportRecord = channel.unary_unary(
+                '/tablelog.v1.TablelogService/ImportRecord',
+                request_serializer=tablelog_dot_v1_dot_service__pb2.ImportRecordRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_service__pb2.ImportRecordResponse.FromString,
+                _registered_method=True)
 
 
 class TablelogServiceServicer:
@@ -268,6 +278,22 @@ class TablelogServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportRecord(self, request, context):
+        """Games as a text record (docs/record-format.md): the moves in effect, the annotations
+        with their variations and the result, as the caller may see them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportRecord(self, request, context):
+        """New games from a text record: every game's moves and variations checked by the rules
+        before any game is stored; each game stored whole or not at all.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TablelogServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -365,6 +391,16 @@ def add_TablelogServiceServicer_to_server(servicer, server):
                     servicer.ImportGame,
                     request_deserializer=tablelog_dot_v1_dot_service__pb2.ImportGameRequest.FromString,
                     response_serializer=tablelog_dot_v1_dot_service__pb2.ImportGameResponse.SerializeToString,
+            ),
+            'ExportRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportRecord,
+                    request_deserializer=tablelog_dot_v1_dot_service__pb2.ExportRecordRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_service__pb2.ExportRecordResponse.SerializeToString,
+            ),
+            'ImportRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportRecord,
+                    request_deserializer=tablelog_dot_v1_dot_service__pb2.ImportRecordRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_service__pb2.ImportRecordResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -884,6 +920,60 @@ class TablelogService:
             '/tablelog.v1.TablelogService/ImportGame',
             tablelog_dot_v1_dot_service__pb2.ImportGameRequest.SerializeToString,
             tablelog_dot_v1_dot_service__pb2.ImportGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.TablelogService/ExportRecord',
+            tablelog_dot_v1_dot_service__pb2.ExportRecordRequest.SerializeToString,
+            tablelog_dot_v1_dot_service__pb2.ExportRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.TablelogService/ImportRecord',
+            tablelog_dot_v1_dot_service__pb2.ImportRecordRequest.SerializeToString,
+            tablelog_dot_v1_dot_service__pb2.ImportRecordResponse.FromString,
             options,
             channel_credentials,
             insecure,

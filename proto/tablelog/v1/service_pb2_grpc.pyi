@@ -70,6 +70,14 @@ class TablelogServiceStub:
     """Recomputes the hash chain and re-folds every move; reports the first bad revision."""
     ImportGame: _grpc.UnaryUnaryMultiCallable[_service_pb2.ImportGameRequest, _service_pb2.ImportGameResponse]
     """Imports a game exported as events: re-validated move by move, stored under a new id."""
+    ExportRecord: _grpc.UnaryUnaryMultiCallable[_service_pb2.ExportRecordRequest, _service_pb2.ExportRecordResponse]
+    """Games as a text record (docs/record-format.md): the moves in effect, the annotations
+    with their variations and the result, as the caller may see them.
+    """
+    ImportRecord: _grpc.UnaryUnaryMultiCallable[_service_pb2.ImportRecordRequest, _service_pb2.ImportRecordResponse]
+    """New games from a text record: every game's moves and variations checked by the rules
+    before any game is stored; each game stored whole or not at all.
+    """
 
 @_typing.type_check_only
 class TablelogServiceAsyncStub(TablelogServiceStub):
@@ -113,6 +121,14 @@ class TablelogServiceAsyncStub(TablelogServiceStub):
     """Recomputes the hash chain and re-folds every move; reports the first bad revision."""
     ImportGame: _aio.UnaryUnaryMultiCallable[_service_pb2.ImportGameRequest, _service_pb2.ImportGameResponse]  # type: ignore[assignment]
     """Imports a game exported as events: re-validated move by move, stored under a new id."""
+    ExportRecord: _aio.UnaryUnaryMultiCallable[_service_pb2.ExportRecordRequest, _service_pb2.ExportRecordResponse]  # type: ignore[assignment]
+    """Games as a text record (docs/record-format.md): the moves in effect, the annotations
+    with their variations and the result, as the caller may see them.
+    """
+    ImportRecord: _aio.UnaryUnaryMultiCallable[_service_pb2.ImportRecordRequest, _service_pb2.ImportRecordResponse]  # type: ignore[assignment]
+    """New games from a text record: every game's moves and variations checked by the rules
+    before any game is stored; each game stored whole or not at all.
+    """
 
 class TablelogServiceServicer(metaclass=_abc_1.ABCMeta):
     """Records games move by move and serves them back: replays, undo and redo, annotations,
@@ -267,5 +283,25 @@ class TablelogServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.ImportGameResponse, _abc.Awaitable[_service_pb2.ImportGameResponse]]:
         """Imports a game exported as events: re-validated move by move, stored under a new id."""
+
+    @_abc_1.abstractmethod
+    def ExportRecord(
+        self,
+        request: _service_pb2.ExportRecordRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.ExportRecordResponse, _abc.Awaitable[_service_pb2.ExportRecordResponse]]:
+        """Games as a text record (docs/record-format.md): the moves in effect, the annotations
+        with their variations and the result, as the caller may see them.
+        """
+
+    @_abc_1.abstractmethod
+    def ImportRecord(
+        self,
+        request: _service_pb2.ImportRecordRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.ImportRecordResponse, _abc.Awaitable[_service_pb2.ImportRecordResponse]]:
+        """New games from a text record: every game's moves and variations checked by the rules
+        before any game is stored; each game stored whole or not at all.
+        """
 
 def add_TablelogServiceServicer_to_server(servicer: TablelogServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -55,8 +55,8 @@ func run(address, path, token, spectatorToken, ca string) int {
 		return 2
 	}
 	connections := map[string][]tablelog.Option{
-		"a": {tablelog.WithUser("conformance-a"), tablelog.WithToken(token)},
-		"b": {tablelog.WithUser("conformance-b"), tablelog.WithToken(token)},
+		"a": {tablelog.WithToken(token)},
+		"b": {tablelog.WithToken(token)},
 	}
 	if spectatorToken != "" {
 		connections[conformance.SpectatorClient] = []tablelog.Option{tablelog.WithToken(spectatorToken)}

@@ -38,6 +38,8 @@ const (
 	TablelogService_GetAuditLog_FullMethodName      = "/tablelog.v1.TablelogService/GetAuditLog"
 	TablelogService_VerifyGame_FullMethodName       = "/tablelog.v1.TablelogService/VerifyGame"
 	TablelogService_ImportGame_FullMethodName       = "/tablelog.v1.TablelogService/ImportGame"
+	TablelogService_ExportRecord_FullMethodName     = "/tablelog.v1.TablelogService/ExportRecord"
+	TablelogService_ImportRecord_FullMethodName     = "/tablelog.v1.TablelogService/ImportRecord"
 )
 
 // TablelogServiceClient is the client API for TablelogService service.
@@ -80,6 +82,12 @@ type TablelogServiceClient interface {
 	VerifyGame(ctx context.Context, in *VerifyGameRequest, opts ...grpc.CallOption) (*VerifyGameResponse, error)
 	// Imports a game exported as events: re-validated move by move, stored under a new id.
 	ImportGame(ctx context.Context, in *ImportGameRequest, opts ...grpc.CallOption) (*ImportGameResponse, error)
+	// Games as a text record (docs/record-format.md): the moves in effect, the annotations
+	// with their variations and the result, as the caller may see them.
+	ExportRecord(ctx context.Context, in *ExportRecordRequest, opts ...grpc.CallOption) (*ExportRecordResponse, error)
+	// New games from a text record: every game's moves and variations checked by the rules
+	// before any game is stored; each game stored whole or not at all.
+	ImportRecord(ctx context.Context, in *ImportRecordRequest, opts ...grpc.CallOption) (*ImportRecordResponse, error)
 }
 
 type tablelogServiceClient struct {
@@ -298,6 +306,26 @@ func (c *tablelogServiceClient) ImportGame(ctx context.Context, in *ImportGameRe
 	return out, nil
 }
 
+func (c *tablelogServiceClient) ExportRecord(ctx context.Context, in *ExportRecordRequest, opts ...grpc.CallOption) (*ExportRecordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportRecordResponse)
+	err := c.cc.Invoke(ctx, TablelogService_ExportRecord_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tablelogServiceClient) ImportRecord(ctx context.Context, in *ImportRecordRequest, opts ...grpc.CallOption) (*ImportRecordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportRecordResponse)
+	err := c.cc.Invoke(ctx, TablelogService_ImportRecord_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TablelogServiceServer is the server API for TablelogService service.
 // All implementations must embed UnimplementedTablelogServiceServer
 // for forward compatibility.
@@ -338,6 +366,12 @@ type TablelogServiceServer interface {
 	VerifyGame(context.Context, *VerifyGameRequest) (*VerifyGameResponse, error)
 	// Imports a game exported as events: re-validated move by move, stored under a new id.
 	ImportGame(context.Context, *ImportGameRequest) (*ImportGameResponse, error)
+	// Games as a text record (docs/record-format.md): the moves in effect, the annotations
+	// with their variations and the result, as the caller may see them.
+	ExportRecord(context.Context, *ExportRecordRequest) (*ExportRecordResponse, error)
+	// New games from a text record: every game's moves and variations checked by the rules
+	// before any game is stored; each game stored whole or not at all.
+	ImportRecord(context.Context, *ImportRecordRequest) (*ImportRecordResponse, error)
 	mustEmbedUnimplementedTablelogServiceServer()
 }
 
@@ -404,6 +438,12 @@ func (UnimplementedTablelogServiceServer) VerifyGame(context.Context, *VerifyGam
 }
 func (UnimplementedTablelogServiceServer) ImportGame(context.Context, *ImportGameRequest) (*ImportGameResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ImportGame not implemented")
+}
+func (UnimplementedTablelogServiceServer) ExportRecord(context.Context, *ExportRecordRequest) (*ExportRecordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExportRecord not implemented")
+}
+func (UnimplementedTablelogServiceServer) ImportRecord(context.Context, *ImportRecordRequest) (*ImportRecordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportRecord not implemented")
 }
 func (UnimplementedTablelogServiceServer) mustEmbedUnimplementedTablelogServiceServer() {}
 func (UnimplementedTablelogServiceServer) testEmbeddedByValue()                         {}
@@ -754,6 +794,42 @@ func _TablelogService_ImportGame_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TablelogService_ExportRecord_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportRecordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TablelogServiceServer).ExportRecord(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TablelogService_ExportRecord_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TablelogServiceServer).ExportRecord(ctx, req.(*ExportRecordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TablelogService_ImportRecord_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportRecordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TablelogServiceServer).ImportRecord(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TablelogService_ImportRecord_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TablelogServiceServer).ImportRecord(ctx, req.(*ImportRecordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TablelogService_ServiceDesc is the grpc.ServiceDesc for TablelogService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -828,6 +904,14 @@ var TablelogService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ImportGame",
 			Handler:    _TablelogService_ImportGame_Handler,
+		},
+		{
+			MethodName: "ExportRecord",
+			Handler:    _TablelogService_ExportRecord_Handler,
+		},
+		{
+			MethodName: "ImportRecord",
+			Handler:    _TablelogService_ImportRecord_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

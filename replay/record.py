@@ -1,0 +1,843 @@
+"""The portable text record: many games in one text, PGN-like (docs/record-format.md).
+
+`write` turns games (a `GameRecord`: the creation, the moves in effect with their
+annotations, how the game stands) into text; `read` turns text back into `GameRecord`s,
+checking every move with the rules as it reads (the main line and every variation), so a
+record that reads is one the service can store as it is. Every refusal is a `RecordError`
+naming the line and column. Pure: no I/O.
+
+The text holds the moves in effect only: undo, redo and amendments are history, kept by the
+strict archive (the JSON-lines export of every event with its chain), not by the record.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import hashlib
+import json
+import re
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from replay import fold as folding
+from replay.core import CHANCE, DEALT, TABLE, TERMINAL, Game, RulesError
+from replay.registry import find_game
+from tablelog.v1 import events_pb2, game_pb2
+
+GLYPHS: Final = ("!!", "??", "!?", "?!", "!", "?")
+"""The annotation glyphs, longest first (so `!?` is never read as `!`)."""
+NUMERIC_GLYPHS: Final = {"$1": "!", "$2": "?", "$3": "!!", "$4": "??", "$5": "!?", "$6": "?!"}
+"""PGN's numeric annotation glyphs, read for the glyphs they stand for."""
+HIDDEN: Final = "hidden"
+"""Written for a move the exporting viewer may not see; a record holding one is not imported."""
+MODES: Final = {"table": TABLE, "dealt": DEALT}
+KNOWN_TAGS: Final = (
+    "Game",
+    "Rules",
+    "Mode",
+    "Title",
+    "Players",
+    "Option",
+    "Component",
+    "Club",
+    "Event",
+    "Site",
+    "Date",
+    "Round",
+    "Result",
+    "Abandoned",
+)
+REPEATABLE_TAGS: Final = frozenset({"Option", "Component"})
+MAX_DEPTH: Final = 32
+"""How deep variations nest in a record read: deeper is no analysis a person writes, and the
+reader (like the writer) recurses once per level."""
+
+
+class RecordError(RulesError):
+    """Text that is not a readable record, or a move in it that the rules refuse; `line`
+    and `column` (both from 1) say where."""
+
+    def __init__(self, code: str, line: int, column: int, message: str) -> None:
+        super().__init__(code, f"Line {line}, column {column}: {message}")
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class Note:
+    """One annotation on a move: a glyph, a comment and an alternative line (each optional)."""
+
+    comment: str = ""
+    glyph: str = ""
+    variation: events_pb2.Variation = field(default_factory=events_pb2.Variation)
+
+
+@dataclass
+class RecordedMove:
+    """A move in effect: the move, its canonical notation, and the annotations on it."""
+
+    move: game_pb2.Move
+    notation: str
+    before: Any
+    """The game's state before the move (who made it, and where its variations start)."""
+    notes: list[Note] = field(default_factory=list)
+    hidden: bool = False
+    """The exporting viewer may not see it: written as `hidden`, and never imported."""
+
+
+@dataclass
+class GameRecord:
+    """One game of a record."""
+
+    created: events_pb2.GameCreated
+    moves: list[RecordedMove]
+    tags: dict[str, str] = field(default_factory=dict)
+    """The descriptive tags (Club, Event, Site, Date, Round and any other the text has),
+    kept as written."""
+    status: folding.Status = folding.Status.IN_PROGRESS
+    abandoned_reason: str = ""
+    result: game_pb2.GameResult | None = None
+    """The rules' result of an ended game."""
+    opening: list[Note] = field(default_factory=list)
+    """The annotations on the game as a whole (anchored to its creation, revision 1),
+    written before the first move; a variation there replaces the first move."""
+    line: int = 0
+    """The line its first tag is on, in the text it was read from."""
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def record_of(
+    position: folding.Position,
+    annotations: Sequence[events_pb2.AnnotationAdded] = (),
+    tags: dict[str, str] | None = None,
+    visible: Callable[[folding.Applied], bool] | None = None,
+    abandoned_reason: str = "",
+) -> GameRecord:
+    """The record of a game folded to `position`: its moves in effect, each with the
+    annotations anchored to it (others, orphaned by an amendment, are left out), and
+    `visible` saying which moves the exporting viewer may see (default: all)."""
+    by_revision: dict[int, list[Note]] = {}
+    for added in annotations:
+        by_revision.setdefault(added.revision, []).append(
+            Note(added.comment, added.glyph, added.variation)
+        )
+    moves = [
+        RecordedMove(
+            applied.move,
+            applied.notation,
+            applied.before,
+            by_revision.get(applied.revision, []),
+            hidden=visible is not None and not visible(applied),
+        )
+        for applied in position.moves()
+    ]
+    return GameRecord(
+        position.table.created,
+        moves,
+        dict(tags or {}),
+        position.status,
+        abandoned_reason,
+        position.result if position.status is folding.Status.ENDED else None,
+        opening=by_revision.get(1, []),  # the creation's revision: notes on the whole game
+    )
+
+
+def write(records: Sequence[GameRecord]) -> str:
+    """The text of `records`, one game after another with a blank line between."""
+    return "\n".join(_write_one(record) for record in records)
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def _escape_comment(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("}", "\\}")
+
+
+def _tag(name: str, value: str) -> str:
+    return f"[{name} {_quote(value)}]\n"
+
+
+def _write_one(record: GameRecord) -> str:
+    created = record.created
+    table = folding.Table.from_created(created)
+    game = table.game
+    out: list[str] = [
+        _tag("Game", game.name),
+        _tag("Rules", created.rules_version or game.rules_version),
+        _tag("Mode", "dealt" if created.mode == DEALT else "table"),
+    ]
+    if created.title:
+        out.append(_tag("Title", created.title))
+    out.append(_tag("Players", "; ".join(p.replace(";", "\\;") for p in table.players)))
+    for name, value in json_format.MessageToDict(
+        table.options, preserving_proto_field_name=True
+    ).items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        out.append(_tag("Option", f"{name}={text}"))
+    defaults = {c.name: c for c in game.default_components()}
+    for component in created.components:
+        digest = hashlib.sha256(component.content).hexdigest()
+        described = f"{component.name} sha256={digest}"
+        if defaults.get(component.name) != component:
+            embedded = component.SerializeToString(deterministic=True)
+            described += " file=" + base64.b64encode(embedded).decode("ascii")
+        out.append(_tag("Component", described))
+    for name, value in record.tags.items():
+        out.append(_tag(name, value))
+    if record.status is folding.Status.ABANDONED:
+        out.append(_tag("Abandoned", record.abandoned_reason or "abandoned"))
+    out.append(_tag("Result", result_text(record.result, table.players)))
+    out.append("\n")
+    if record.opening:
+        start = record.moves[0].before if record.moves else folding.start(created).state
+        out.append(_notes_text(table, start, record.opening, 0).lstrip() + "\n")
+    number = 0
+    for recorded in record.moves:
+        state = recorded.before
+        who = game.to_move(state)
+        if who != CHANCE:
+            number += 1
+        line = _move_text(number, who, recorded.notation, table.players, recorded.hidden)
+        line += _notes_text(table, state, recorded.notes, number - (who != CHANCE))
+        out.append(line + "\n")
+    return "".join(out)
+
+
+def _notes_text(table: folding.Table, state: Any, notes: Sequence[Note], number: int) -> str:
+    """The annotations of a move made in `state` (or of the game, before its first move),
+    each as ` glyph {comment} (variation)`; `number` counts the players' moves before it."""
+    text = ""
+    for note in notes:
+        if note.glyph:
+            text += " " + note.glyph
+        if note.comment:
+            text += " {" + _escape_comment(note.comment) + "}"
+        if note.variation.moves:
+            text += " " + _variation_text(table, state, note.variation, number)
+    return text
+
+
+def _move_text(number: int, who: int, notation: str, players: Sequence[str], hidden: bool) -> str:
+    text = HIDDEN if hidden else notation
+    if who == CHANCE:
+        return f"* {text}"
+    name = players[who]
+    if _MOVETEXT_MARKS.intersection(name):
+        return f"{number}. {text}"  # the name would read as a comment or a variation
+    return f"{number}. {name}: {text}"
+
+
+def _variation_text(
+    table: folding.Table, state: Any, variation: events_pb2.Variation, number: int
+) -> str:
+    """`( ... )`: the line's moves from `state`, each with its glyph, comment and the lines
+    that replace it; `number` is the count of players' moves before the line."""
+    game = table.game
+    parts: list[str] = []
+    for vmove in variation.moves:
+        who = game.to_move(state)
+        if who != CHANCE:
+            number += 1
+        inner = (
+            table.unwrap(vmove.move)
+            if vmove.HasField("move")
+            else game.parse(vmove.notation, state)
+        )
+        notation = vmove.notation or game.format(inner, state)
+        part = _move_text(number, who, notation, table.players, False)
+        if vmove.glyph:
+            part += " " + vmove.glyph
+        if vmove.comment:
+            part += " {" + _escape_comment(vmove.comment) + "}"
+        for nested in vmove.variations:
+            part += " " + _variation_text(table, state, nested, number - (who != CHANCE))
+        parts.append(part)
+        state = game.apply(state, inner)
+    return "(" + " ".join(parts) + ")"
+
+
+def result_text(result: game_pb2.GameResult | None, players: Sequence[str]) -> str:
+    """`Ann 16; Bob 15` for an ended game's scores, `*` for one without a result."""
+    if result is None or not result.scores:
+        return "*"
+    return "; ".join(f"{players[score.seat]} {score.total}" for score in result.scores)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Token:
+    kind: str  # "tag", "move", "chance", "comment", "glyph", "open", "close"
+    at: int
+    """Its offset in the text; the line and column are worked out only when one is named."""
+    scanner: _Scanner
+    text: str = ""
+    name: str = ""
+    value: str = ""
+
+    @property
+    def line(self) -> int:
+        return self.scanner.where(self.at)[0]
+
+    @property
+    def column(self) -> int:
+        return self.scanner.where(self.at)[1]
+
+
+_TAG: Final = re.compile(r'\[\s*([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\\n]|\\.)*)"\s*\]')
+_MOVETEXT_MARKS: Final = frozenset("{}();$!?*\n")
+"""Characters with a meaning in movetext: a player's name holding one is not written there."""
+_COMMENT: Final = re.compile(r"\{((?:[^}\\]|\\.)*)\}", re.DOTALL)
+_UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
+_NUMBER: Final = re.compile(r"(\d+)\.+")
+_MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
+_NOTE_ORDER: Final = {"glyph": 0, "comment": 1, "open": 2}
+"""The items of an annotation, in the order they are written."""
+_TRAILING_GLYPH: Final = re.compile(r"\s*([!?]{1,2})$")
+_NUMERIC_GLYPH: Final = re.compile(r"\$\d+")
+
+
+class _Scanner:
+    """The text as tokens, each with its line and column."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0, *(found.end() for found in re.finditer("\n", text))]
+
+    def where(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def fail(self, offset: int, code: str, message: str) -> RecordError:
+        line, column = self.where(offset)
+        return RecordError(code, line, column, message)
+
+    def tokens(self) -> Iterator[_Token]:
+        text, size = self.text, len(self.text)
+        at = 0
+        while at < size:
+            char = text[at]
+            if char.isspace():
+                at += 1
+                continue
+            if char == "[":
+                match = _TAG.match(text, at)
+                if match is None:
+                    raise self.fail(at, "BAD_TAG", 'a tag is written [Name "value"] on one line.')
+                value = _UNESCAPE.sub(r"\1", match.group(2))
+                yield _Token("tag", at, self, name=match.group(1), value=value)
+                at = match.end()
+            elif char == "{":
+                match = _COMMENT.match(text, at)
+                if match is None:
+                    raise self.fail(at, "UNBALANCED_BRACE", "this comment's { is never closed.")
+                body = _UNESCAPE.sub(r"\1", match.group(1))
+                yield _Token("comment", at, self, text=body)
+                at = match.end()
+            elif char == "}":
+                raise self.fail(at, "UNBALANCED_BRACE", "a } that closes no comment.")
+            elif char == ";":
+                end = text.find("\n", at)
+                at = size if end < 0 else end
+            elif char == "(":
+                yield _Token("open", at, self)
+                at += 1
+            elif char == ")":
+                yield _Token("close", at, self)
+                at += 1
+            elif char == "$" and (match := _NUMERIC_GLYPH.match(text, at)):
+                glyph = NUMERIC_GLYPHS.get(match.group())
+                if glyph is None:
+                    raise self.fail(at, "BAD_GLYPH", f"{match.group()} is not a glyph ($1 to $6).")
+                yield _Token("glyph", at, self, text=glyph)
+                at = match.end()
+            elif char in "!?":
+                glyph = next((g for g in GLYPHS if text.startswith(g, at)), "")
+                after = at + len(glyph)
+                if after < size and text[after] in "!?":
+                    raise self.fail(at, "BAD_GLYPH", f"a glyph is one of {' '.join(GLYPHS)}.")
+                yield _Token("glyph", at, self, text=glyph)
+                at = after
+            else:
+                at = yield from self._move(at)
+
+    def _move(self, at: int) -> Generator[_Token, None, int]:
+        """A move: `12. Ann: take w u g`, `* reveal 1.1 …` or the notation alone, up to the
+        end of its line, a comment, a variation or the next numbered move."""
+        text = self.text
+        begin = at
+        kind = "move"
+        number = _NUMBER.match(text, at)
+        if number is not None:
+            at = number.end()
+        elif text.startswith("*", at):
+            kind = "chance"
+            at += 1
+        while at < len(text) and text[at] in " \t":
+            at += 1
+        start = at
+        found = _MOVE_END.search(text, at)
+        end = len(text) if found is None else found.start()
+        body = text[start:end].rstrip()
+        glyph = _TRAILING_GLYPH.search(body) if body.endswith(("!", "?")) else None
+        if glyph is not None:
+            body = body[: glyph.start()]
+        token = _Token(kind, begin, self, text=body.strip())
+        if not token.text:
+            if number is not None:
+                return end  # a bare move number ("12." before a line break)
+            raise self.fail(start, "EMPTY_MOVE", "a move number or mark with no move after it.")
+        yield token
+        if glyph is not None:
+            yield _Token("glyph", start + glyph.start(1), self, text=glyph.group(1))
+        return end
+
+
+def read(text: str, max_games: int | None = None, max_moves: int | None = None) -> list[GameRecord]:
+    """The games of a record, each checked move by move with its game's rules (the main
+    line and every variation). Raises `RecordError` with the line and column of the first
+    problem. A text with more than `max_games` games or `max_moves` moves (variations
+    included) is refused before any rule is applied."""
+    scanner = _Scanner(text)
+    games: list[tuple[list[_Token], list[_Token]]] = []
+    moves = 0
+    for token in scanner.tokens():
+        if token.kind in ("move", "chance"):
+            moves += 1
+            if max_moves is not None and moves > max_moves:
+                raise RecordError(
+                    "TOO_MANY_MOVES",
+                    token.line,
+                    token.column,
+                    f"a record holds at most {max_moves:,} moves; split it.",
+                )
+        if token.kind == "tag":
+            if not games or games[-1][1]:
+                games.append(([], []))
+                if max_games is not None and len(games) > max_games:
+                    raise RecordError(
+                        "TOO_MANY_GAMES",
+                        token.line,
+                        token.column,
+                        f"a record holds at most {max_games:,} games; split it.",
+                    )
+            games[-1][0].append(token)
+        else:
+            if not games:
+                raise RecordError(
+                    "NO_TAGS",
+                    token.line,
+                    token.column,
+                    'a game starts with its tags ([Game "splendor"], [Players "Ann; Bob"]).',
+                )
+            games[-1][1].append(token)
+    return [_Reader(tags, movetext).read() for tags, movetext in games]
+
+
+class _Reader:
+    """One game: its tags, then its movetext folded with the rules."""
+
+    def __init__(self, tags: list[_Token], movetext: list[_Token]) -> None:
+        self.tag_tokens = tags
+        self.movetext = movetext
+        self.at = 0
+        self.seats: dict[str, int] = {}
+
+    def read(self) -> GameRecord:
+        created, extra, result_token, abandoned = self._creation()
+        first = self.tag_tokens[0]
+        try:
+            position = folding.start(created)
+        except RulesError as refused:
+            raise RecordError(refused.code, first.line, first.column, refused.message) from None
+        record = GameRecord(created, [], extra, line=first.line)
+        self.seats = {name.casefold(): seat for seat, name in enumerate(position.table.players)}
+        if self.movetext and self.movetext[0].kind in _NOTE_ORDER:
+            record.opening = self._notes(position.table, position.state)
+        position = self._main_line(position, record)
+        if abandoned is not None:
+            record.status = folding.Status.ABANDONED
+            record.abandoned_reason = abandoned
+        elif position.to_move() == TERMINAL:
+            record.status = folding.Status.ENDED
+            record.result = position.game.result(position.state)
+        if result_token is not None:
+            self._check_result(result_token, record, position)
+        return record
+
+    def _tag_error(self, token: _Token, code: str, message: str) -> RecordError:
+        return RecordError(code, token.line, token.column, message)
+
+    def _creation(
+        self,
+    ) -> tuple[events_pb2.GameCreated, dict[str, str], _Token | None, str | None]:
+        seen: dict[str, _Token] = {}
+        options: list[_Token] = []
+        components: list[_Token] = []
+        extra: dict[str, str] = {}
+        for token in self.tag_tokens:
+            if token.name in seen and token.name not in REPEATABLE_TAGS:
+                raise self._tag_error(token, "DUPLICATE_TAG", f"a second {token.name} tag.")
+            seen[token.name] = token
+            if token.name == "Option":
+                options.append(token)
+            elif token.name == "Component":
+                components.append(token)
+            elif token.name not in KNOWN_TAGS:
+                extra[token.name] = token.value
+        for name in ("Club", "Event", "Site", "Date", "Round"):
+            if name in seen:
+                extra[name] = seen[name].value
+        first = self.tag_tokens[0]
+        if "Game" not in seen:
+            raise self._tag_error(first, "MISSING_TAG", 'a game needs its [Game "..."] tag.')
+        if "Players" not in seen:
+            raise self._tag_error(first, "MISSING_TAG", 'a game needs its [Players "..."] tag.')
+        try:
+            game = find_game(seen["Game"].value)
+        except RulesError as refused:
+            raise self._tag_error(seen["Game"], refused.code, refused.message) from None
+        rules = seen["Rules"].value if "Rules" in seen else game.rules_version
+        mode_text = seen["Mode"].value.strip().lower() if "Mode" in seen else "table"
+        if mode_text not in MODES:
+            raise self._tag_error(seen["Mode"], "BAD_TAG", 'Mode is "table" or "dealt".')
+        players = [
+            name.replace("\\;", ";").strip()
+            for name in re.split(r"(?<!\\);", seen["Players"].value)
+        ]
+        if any(not name for name in players):
+            raise self._tag_error(
+                seen["Players"], "BAD_TAG", 'Players names each seat: "Ann; Bob; Cleo".'
+            )
+        created = events_pb2.GameCreated(
+            game=game.name,
+            players=[events_pb2.Player(name=name) for name in players],
+            mode=MODES[mode_text],
+            rules_version=rules,
+            title=seen["Title"].value if "Title" in seen else "",
+        )
+        chosen = getattr(created.options, game.oneof_field)
+        chosen.SetInParent()
+        for token in options:
+            self._option(token, game, chosen, players)
+        if components:
+            created.components.extend(self._component(token, game) for token in components)
+        else:
+            created.components.extend(game.default_components())
+        abandoned = seen["Abandoned"].value if "Abandoned" in seen else None
+        return created, extra, seen.get("Result"), abandoned
+
+    def _option(
+        self, token: _Token, game: Game[Any, Any], options: Message, players: list[str]
+    ) -> None:
+        name, sep, value = token.value.partition("=")
+        name = name.strip().replace("-", "_")
+        known = options.DESCRIPTOR.fields_by_name
+        if not sep or name not in known:
+            accepted = ", ".join(sorted(known)) or "none"
+            raise self._tag_error(
+                token, "BAD_OPTION", f"Option is NAME=VALUE; {game.title}'s options: {accepted}."
+            )
+        value = value.strip()
+        parsed: Any
+        seat = [i for i, p in enumerate(players) if p.casefold() == value.casefold()]
+        if name == "first_player" and seat:
+            parsed = seat[0]
+        else:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = value
+        try:
+            json_format.ParseDict({name: parsed}, options, ignore_unknown_fields=False)
+        except json_format.ParseError:
+            raise self._tag_error(
+                token, "BAD_OPTION", f"{value!r} is not a value of option {name}."
+            ) from None
+
+    def _component(self, token: _Token, game: Game[Any, Any]) -> game_pb2.ComponentFile:
+        words = token.value.split()
+        fields = dict(word.partition("=")[::2] for word in words[1:])
+        if not words or "sha256" not in fields:
+            raise self._tag_error(
+                token, "BAD_COMPONENT", 'Component is "NAME sha256=HEX" (and file=BASE64).'
+            )
+        name, digest = words[0], fields["sha256"].lower()
+        if "file" in fields:
+            try:
+                component = game_pb2.ComponentFile.FromString(
+                    base64.b64decode(fields["file"], validate=True)
+                )
+            except (binascii.Error, ValueError):
+                raise self._tag_error(
+                    token, "BAD_COMPONENT", f"the embedded file of {name} is not readable."
+                ) from None
+            if component.name != name:
+                raise self._tag_error(
+                    token,
+                    "BAD_COMPONENT",
+                    f"the embedded file is {component.name!r}, not {name!r}.",
+                )
+        else:
+            shipped = {c.name: c for c in game.default_components()}
+            if name not in shipped:
+                raise self._tag_error(
+                    token, "UNKNOWN_COMPONENT", f"{game.title} ships no component {name!r}."
+                )
+            component = shipped[name]
+        if hashlib.sha256(component.content).hexdigest() != digest:
+            where = "the embedded file" if "file" in fields else f"the {name} this engine ships"
+            raise self._tag_error(
+                token,
+                "COMPONENT_HASH",
+                f"{where} does not have sha256={digest[:16]}…; embed the file (file=...).",
+            )
+        return component
+
+    def _check_result(self, token: _Token, record: GameRecord, position: folding.Position) -> None:
+        players = position.table.players
+        wanted = token.value.strip()
+        actual = result_text(record.result, players)
+        if wanted != "*" and " ".join(wanted.split()) != actual:
+            said = actual if record.result is not None else "no result: the game is not over"
+            raise self._tag_error(
+                token, "WRONG_RESULT", f"the result is {wanted!r}, but the moves give {said}."
+            )
+
+    # -- movetext --
+
+    def _next(self) -> _Token | None:
+        return self.movetext[self.at] if self.at < len(self.movetext) else None
+
+    def _main_line(self, position: folding.Position, record: GameRecord) -> folding.Position:
+        while (token := self._next()) is not None:
+            if token.kind not in ("move", "chance"):  # annotations went with the move before
+                raise RecordError(
+                    "UNBALANCED_PAREN", token.line, token.column, "a ) that closes no variation."
+                )
+            self.at += 1
+            steps = self._moves(token, position)
+            for _, after in steps:
+                applied = after.applied
+                assert applied is not None
+                head = applied.head
+                record.moves.append(RecordedMove(head.move, head.notation, head.before))
+            before, position = steps[-1]
+            following = self._next()
+            if following is not None and following.kind in _NOTE_ORDER:
+                record.moves[-1].notes = self._notes(position.table, before)
+        return position
+
+    def _moves(
+        self, token: _Token, position: folding.Position
+    ) -> list[tuple[Any, folding.Position]]:
+        """The moves `token` stands for in `position` (a shorthand may stand for several),
+        each checked by the rules, as (the state before it, the position after it); the
+        rules' refusal is raised at the token."""
+        game, table = position.game, position.table
+        mover, seat, text = _mover_and_move(token, self.seats)
+        state = position.state
+        if text.lower() == HIDDEN:
+            raise RecordError(
+                "HIDDEN_MOVE",
+                token.line,
+                token.column,
+                "this move was hidden from whoever exported the record; export it as a viewer "
+                "who may see it to import it.",
+            )
+        steps: list[tuple[Any, folding.Position]] = []
+        for index, line in enumerate(game.split(text, state)):
+            try:
+                if index == 0 and (mover or token.kind == "chance"):
+                    _check_mover(token.kind, mover, seat, position.to_move(), table)
+                inner = game.parse(line, state)
+                after = folding.record(position, table.wrap(inner), game.format(inner, state))
+            except RulesError as refused:
+                raise RecordError(
+                    refused.code,
+                    token.line,
+                    token.column,
+                    f"{clip_move(token.text)}: {refused.message}",
+                ) from None
+            steps.append((state, after))
+            position = after
+            state = after.state
+        return steps
+
+    def _notes(self, table: folding.Table, before: Any) -> list[Note]:
+        """The annotations after a main-line move: each is a glyph, a comment and a
+        variation, in that order, any of them left out; an item that cannot continue the
+        annotation before it starts the next one."""
+        notes: list[Note] = []
+        order = _NOTE_ORDER
+        last = len(order)
+        while (token := self._next()) is not None and token.kind in order:
+            if order[token.kind] <= last:
+                notes.append(Note())
+            note = notes[-1]
+            last = order[token.kind]
+            self.at += 1
+            if token.kind == "glyph":
+                note.glyph = token.text
+            elif token.kind == "comment":
+                note.comment = token.text
+            else:
+                note.variation.CopyFrom(self._variation(table, before, token, 1))
+        return notes
+
+    def _variation(
+        self, table: folding.Table, state: Any, opened: _Token, depth: int
+    ) -> events_pb2.Variation:
+        """The line after `(` up to its `)`, each move checked from `state`; `depth` counts
+        the variations it is nested in, itself included."""
+        if depth > MAX_DEPTH:
+            raise RecordError(
+                "VARIATION_TOO_DEEP",
+                opened.line,
+                opened.column,
+                f"variations nest at most {MAX_DEPTH} deep.",
+            )
+        variation = events_pb2.Variation()
+        position = folding.Position(table=table, state=state, revision=0, sequence=0)
+        before_last = state
+        while True:
+            token = self._next()
+            if token is None or token.kind == "tag":
+                raise RecordError(
+                    "UNBALANCED_PAREN", opened.line, opened.column, "this ( is never closed."
+                )
+            self.at += 1
+            if token.kind == "close":
+                if not variation.moves:
+                    raise RecordError(
+                        "EMPTY_VARIATION", opened.line, opened.column, "a variation with no move."
+                    )
+                return variation
+            if token.kind in ("move", "chance"):
+                steps = self._moves(token, position)
+                for _, after in steps:
+                    applied = after.applied
+                    assert applied is not None
+                    variation.moves.add(move=applied.head.move, notation=applied.head.notation)
+                before_last, position = steps[-1]
+                continue
+            if not variation.moves:
+                raise RecordError(
+                    "NOTHING_TO_ANNOTATE",
+                    token.line,
+                    token.column,
+                    "a variation starts with a move.",
+                )
+            last = variation.moves[-1]
+            if token.kind == "glyph":
+                last.glyph = token.text
+            elif token.kind == "comment":
+                last.comment = f"{last.comment} {token.text}" if last.comment else token.text
+            else:
+                last.variations.append(self._variation(table, before_last, token, depth + 1))
+
+
+def _mover_and_move(token: _Token, seats: Mapping[str, int]) -> tuple[str, int, str]:
+    """`Ann: take w u g` as ("Ann", Ann's seat, "take w u g"); a move naming no player as
+    ("", -1, move). `seats` are the players' seats by their casefolded names."""
+    text = token.text
+    if token.kind != "move" or ":" not in text:
+        return "", -1, text
+    name, _, rest = text.partition(":")
+    seat = seats.get(name.strip().casefold(), -1)
+    if seat >= 0:
+        return name.strip(), seat, rest.strip()
+    folded = text.casefold()
+    for player, seat in seats.items():  # a name with a colon in it
+        if folded.startswith(player + ":"):
+            return text[: len(player)], seat, text[len(player) + 1 :].strip()
+    return "", -1, text
+
+
+def _check_mover(kind: str, mover: str, seat: int, who: int, table: folding.Table) -> None:
+    """A move marked as the table's (`*`) or naming its player must be that one's to make."""
+    if kind == "chance" and who >= 0:
+        raise RulesError(
+            "NO_REVEAL_PENDING",
+            f"marked * as a chance move, but it is {table.seat_name(who)}'s turn.",
+        )
+    if not mover:
+        return
+    if who == CHANCE:
+        raise RulesError("REVEAL_PENDING", f"it is the table's move (a reveal), not {mover}'s.")
+    if who >= 0 and who != seat:
+        raise RulesError("NOT_YOUR_TURN", f"it is {table.seat_name(who)}'s turn, not {mover}'s.")
+
+
+def clip_move(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:39] + "…")
+
+
+def events_of(record: GameRecord) -> list[events_pb2.Event]:
+    """The events that store `record`: its creation, each move, its end, then its
+    annotations (ids `note-<n>`; the game's own anchored to its creation), numbered from 1
+    without hashes, times or actors."""
+    events = [events_pb2.Event(sequence=1, revision=1, game_created=record.created)]
+    revisions: list[int] = []
+    for recorded in record.moves:
+        revision = len(events) + 1
+        revisions.append(revision)
+        events.append(
+            events_pb2.Event(
+                sequence=revision,
+                revision=revision,
+                move_recorded=events_pb2.MoveRecorded(
+                    move=recorded.move, notation=recorded.notation
+                ),
+            )
+        )
+    if record.status is folding.Status.ENDED and record.result is not None:
+        revision = len(events) + 1
+        events.append(
+            events_pb2.Event(
+                sequence=revision,
+                revision=revision,
+                game_ended=events_pb2.GameEnded(result=record.result),
+            )
+        )
+    elif record.status is folding.Status.ABANDONED:
+        revision = len(events) + 1
+        events.append(
+            events_pb2.Event(
+                sequence=revision,
+                revision=revision,
+                game_abandoned=events_pb2.GameAbandoned(reason=record.abandoned_reason),
+            )
+        )
+    head = len(events)
+    count = 0
+    moved = zip(record.moves, revisions, strict=True)
+    annotated = [(record.opening, 1), *((move.notes, revision) for move, revision in moved)]
+    for notes, revision in annotated:
+        for note in notes:
+            count += 1
+            events.append(
+                events_pb2.Event(
+                    sequence=len(events) + 1,
+                    revision=head,
+                    annotation_added=events_pb2.AnnotationAdded(
+                        annotation_id=f"note-{count}",
+                        revision=revision,
+                        comment=note.comment,
+                        glyph=note.glyph,
+                        variation=note.variation,
+                    ),
+                )
+            )
+    return events
