@@ -224,6 +224,15 @@ class Game(Protocol[StateT, MoveT]):
         """A readable text rendering of a view, for a terminal."""
         ...
 
+    def picture(
+        self, view: Message, *, last_move: MoveT | None = None, approximate: str = ""
+    ) -> str:
+        """A self-contained SVG of a view, drawn with `replay.picture`: hidden information
+        face down, `last_move` (the move that led to this view, when given) highlighted,
+        `approximate` (the note of component data recorded as approximate; empty: none)
+        marked. Pure and deterministic: the same arguments give the same text."""
+        ...
+
     def parse(self, text: str, state: StateT) -> MoveT:
         """Read a move typed by a recorder; raises `NotationError` or `AmbiguousNotation`."""
         ...

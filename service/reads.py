@@ -254,7 +254,13 @@ class Reads:
         return position
 
     async def replay(
-        self, game_id: str, first: int, last: int, viewer: service_pb2.Viewer | None
+        self,
+        game_id: str,
+        first: int,
+        last: int,
+        viewer: service_pb2.Viewer | None,
+        *,
+        drawn: bool = False,
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
         if last and first > last:
             raise InvalidRequest(
@@ -280,7 +286,7 @@ class Reads:
             if event.revision > last:
                 return
             if event.revision >= first:
-                yield replay_item(event, before, position, seen)
+                yield replay_item(event, before, position, seen, drawn=drawn)
 
     async def replay_variation(
         self,
@@ -288,11 +294,14 @@ class Reads:
         asked: service_pb2.VariationPath,
         first: int,
         viewer: service_pb2.Viewer | None,
+        *,
+        drawn: bool = False,
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
-        """A replay into an annotation's variation (`service.variations.replay_into`)."""
+        """A replay into an annotation's variation (`service.variations.replay_into`); with
+        `drawn`, each state's picture too."""
         events = await self.events(game_id)
         seen = viewer_of(viewer, [p.name for p in events[0].game_created.players])
-        for item in variations.replay_into(events, asked, first, seen):
+        for item in variations.replay_into(events, asked, first, seen, drawn=drawn):
             yield item
 
     async def legal_moves(

@@ -354,7 +354,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         position = await self.recorder.position_at(request.game_id, request.revision)
         note(revision=position.revision)
         viewer = viewer_of(decided, position.table.players)
-        return service_pb2.GetStateResponse(state=snapshot(position, viewer))
+        return service_pb2.GetStateResponse(state=snapshot(position, viewer, drawn=request.picture))
 
     @unary
     async def ListLegalMoves(
@@ -379,11 +379,19 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         )
         steps = (
             self.recorder.replay_variation(
-                request.game_id, request.variation, request.from_revision, viewer
+                request.game_id,
+                request.variation,
+                request.from_revision,
+                viewer,
+                drawn=request.picture,
             )
             if request.HasField("variation")
             else self.recorder.replay(
-                request.game_id, request.from_revision, request.to_revision, viewer
+                request.game_id,
+                request.from_revision,
+                request.to_revision,
+                viewer,
+                drawn=request.picture,
             )
         )
         async for item in steps:

@@ -94,6 +94,8 @@ def replay_into(
     asked: service_pb2.VariationPath,
     first: int,
     viewer: Viewer,
+    *,
+    drawn: bool = False,
 ) -> Iterator[service_pb2.ReplayGameResponse]:
     """The replay of a variation: the main line from `first` up to the position before the
     annotated move (for an annotation of the whole game, revision 1: the creation), then
@@ -117,7 +119,7 @@ def replay_into(
         if event.revision >= max(anchor, 2):
             break
         if event.revision >= first:
-            yield replay_item(event, before, position, viewer)
+            yield replay_item(event, before, position, viewer, drawn=drawn)
     start = start_before(folding.fold(events, until_revision=anchor), anchor)
     try:
         position, moves = follow(start, note.variation, line)
@@ -130,7 +132,7 @@ def replay_into(
         position = folding.record(position, move.move, move.notation)
         recorded = events_pb2.MoveRecorded(move=move.move, notation=move.notation)
         event = events_pb2.Event(sequence=0, revision=anchor, move_recorded=recorded)
-        item = replay_item(event, before, position, viewer)
+        item = replay_item(event, before, position, viewer, drawn=drawn)
         item.state.revision = anchor
         item.variation.CopyFrom(asked)
         item.variation_move = number

@@ -33,6 +33,12 @@ STATUS = {
 _TEMPLATES: dict[int, tuple[folding.Table, service_pb2.GameSummary]] = {}
 
 
+def approximate_notes(created: events_pb2.GameCreated) -> list[str]:
+    """What the game's creation marked approximate among its components, one note each (the
+    file's own note, else its name)."""
+    return [c.approximate_note or c.name for c in created.components if c.approximate]
+
+
 def _template(head: Head) -> service_pb2.GameSummary:
     """The parts of a game's summary that never change, built once per game table."""
     table = head.position.table
@@ -40,7 +46,7 @@ def _template(head: Head) -> service_pb2.GameSummary:
     if cached is not None and cached[0] is table:
         return cached[1]
     created = table.created
-    notes = [c.approximate_note or c.name for c in created.components if c.approximate]
+    notes = approximate_notes(created)
     template = service_pb2.GameSummary(
         game_id=head.game_id,
         game=created.game,
@@ -161,17 +167,39 @@ def shown_notation(table: folding.Table, applied: folding.Applied, viewer: Viewe
     )
 
 
+def picture(position: folding.Position, viewer: Viewer, view: Any) -> str:
+    """The game's picture of `view` (the state at `position` as `viewer` sees it): the move
+    that led to this state framed when there is one and `viewer` may see it, the
+    components the game was created with marked approximate noted."""
+    table = position.table
+    last = position.applied.head if position.applied is not None else None
+    move = None
+    if (
+        last is not None
+        and last.after is position.state
+        and _visible(table, last.move, last.before, viewer)
+    ):
+        move = table.unwrap(last.move)
+    approximate = "; ".join(approximate_notes(table.created))
+    return position.game.picture(view, last_move=move, approximate=approximate)
+
+
 def snapshot(
-    position: folding.Position, viewer: Viewer, moves: Sequence[str] | None = None
+    position: folding.Position,
+    viewer: Viewer,
+    moves: Sequence[str] | None = None,
+    *,
+    drawn: bool = False,
 ) -> service_pb2.StateSnapshot:
-    """The state at `position` as `viewer` sees it. `moves`, when given, is the move list
-    already computed (`shown_notation` of each move in effect: a watch tail keeps it up to
-    date one move at a time)."""
+    """The state at `position` as `viewer` sees it, with its picture when `drawn`. `moves`,
+    when given, is the move list already computed (`shown_notation` of each move in effect:
+    a watch tail keeps it up to date one move at a time)."""
     game = position.game
     table = position.table
     view = game.view(position.state, viewer)
     result = position.result if position.result is not None else game.result(position.state)
     return service_pb2.StateSnapshot(
+        picture=picture(position, viewer, view) if drawn else "",
         revision=position.revision,
         view=table.wrap_view(view),
         text=game.render(view),
@@ -246,9 +274,12 @@ def replay_item(
     after: folding.Position,
     viewer: Viewer,
     moves: Sequence[str] | None = None,
+    *,
+    drawn: bool = False,
 ) -> service_pb2.ReplayGameResponse:
     """One step of a replay or a watch: the event as `viewer` may see it (`shown_event`) and
-    the state after it (`moves`: its move list, if known)."""
+    the state after it (`moves`: its move list, if known; its picture when `drawn`)."""
     return service_pb2.ReplayGameResponse(
-        event=shown_event(event, before, viewer), state=snapshot(after, viewer, moves)
+        event=shown_event(event, before, viewer),
+        state=snapshot(after, viewer, moves, drawn=drawn),
     )

@@ -36,6 +36,7 @@ from replay.core import (
     Viewer,
     recorded_component,
 )
+from replay.picture import INK, Picture
 from tablelog.v1 import events_pb2, game_pb2
 from tests.core.test_hostile_inputs import FUZZ, bounded, messages
 from tests.support.play import assert_round_trip, choose
@@ -208,6 +209,24 @@ def render(message: Any) -> str:
     return "\n".join(f"heap {i + 1}: {'|' * n}" for i, n in enumerate(message.heaps[:MAX_HEAPS]))
 
 
+# ------------------------------------------------------------------ picture.py
+
+
+def picture(message: Any, last_move: Any = None, approximate: str = "") -> str:
+    """Each heap a row of sticks; the heap the last move took from framed."""
+    heaps = list(message.heaps[:MAX_HEAPS])
+    drawn = Picture(40 + 14 * max([1, *heaps]), 30 + 30 * len(heaps), "Nim")
+    for index, count in enumerate(heaps):
+        row = drawn.group(cls="heap", title=f"heap {index + 1}: {count}", y=20 + 30 * index)
+        for stick in range(count):
+            drawn.rect(row, 20 + 14 * stick, 0, 6, 22, fill=INK, cls="stick")
+        if last_move is not None and last_move.take.heap == index:
+            drawn.highlight(row, 14, 0, 14 * max(count, 1), 22)
+    if approximate:
+        drawn.approximate_note(approximate)
+    return drawn.svg()
+
+
 # ------------------------------------------------------------------ game.py and __init__.py
 
 
@@ -270,6 +289,9 @@ class Nim:
 
     def render(self, view: Any) -> str:
         return render(view)
+
+    def picture(self, view: Any, *, last_move: Any = None, approximate: str = "") -> str:
+        return picture(view, last_move, approximate)
 
     def parse(self, text: str, state: State) -> Any:
         return parse(text, state)

@@ -7,6 +7,7 @@ point group "tablelog.commands": each entry is a function that adds its subparse
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import mimetypes
 import os
@@ -582,10 +583,41 @@ def _add_amend_commands(add: Callable[[str, Handler, str], argparse.ArgumentPars
         )
 
 
+def png_of(svg: str) -> bytes:
+    """The picture as PNG, through CairoSVG (the optional `png` extra: it needs the system's
+    Cairo library, which a plain install of tablelog does not)."""
+    try:
+        # Imported by name: an optional dependency without type information.
+        cairosvg = importlib.import_module("cairosvg")
+    except ImportError:
+        raise SystemExit(
+            "--png needs CairoSVG: pip install 'tablelog[png]' (and the Cairo library, "
+            "Debian's libcairo2); or write the SVG with --svg"
+        ) from None
+    png: bytes = cairosvg.svg2png(bytestring=svg.encode("utf-8"))
+    return png
+
+
+def write_picture(state: service_pb2.StateSnapshot, args: argparse.Namespace) -> None:
+    """`tablelog show --svg/--png`: the picture to `-o FILE`, or to standard output."""
+    data = png_of(state.picture) if args.png else state.picture.encode("utf-8")
+    if args.output:
+        Path(args.output).write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+
+
 def cmd_show(args: argparse.Namespace, client: Client) -> int:
-    state = client.state(args.game_id, args.revision, seat=_seat(args, client), full=args.full)
+    drawn = args.svg or args.png
+    state = client.state(
+        args.game_id, args.revision, seat=_seat(args, client), full=args.full, picture=drawn
+    )
     if not args.revision:  # the head, as this terminal has now seen it (a version is a revision)
         remember_version(args.address, args.game_id, state.revision)
+    if drawn:
+        write_picture(state, args)
+        return 0
     if args.json:
         print_json(state)
         return 0
@@ -1222,6 +1254,14 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--revision", type=int, default=0, help="default: the head")
     command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
+    picture = command.add_mutually_exclusive_group()
+    picture.add_argument("--svg", action="store_true", help="the picture of the state, as SVG")
+    picture.add_argument(
+        "--png", action="store_true", help="the picture as PNG (needs the tablelog[png] extra)"
+    )
+    command.add_argument(
+        "-o", "--output", metavar="FILE", help="write the picture there (default: stdout)"
+    )
     command = add("legal", on_game(cmd_legal), "the legal moves, in notation")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")

@@ -495,10 +495,17 @@ class Client:
         return service_pb2.Viewer(spectator=True)
 
     def state(
-        self, game_id: str, revision: int = 0, *, seat: int | None = None, full: bool = False
+        self,
+        game_id: str,
+        revision: int = 0,
+        *,
+        seat: int | None = None,
+        full: bool = False,
+        picture: bool = False,
     ) -> service_pb2.StateSnapshot:
+        """The state at `revision` (0: the head); with its SVG picture when `picture`."""
         request = service_pb2.GetStateRequest(
-            game_id=game_id, revision=revision, viewer=self.viewer(seat, full)
+            game_id=game_id, revision=revision, viewer=self.viewer(seat, full), picture=picture
         )
         return self._call(self.stub.GetState, request).state
 
@@ -532,6 +539,7 @@ class Client:
         *,
         seat: int | None = None,
         full: bool = False,
+        picture: bool = False,
         variation: str | service_pb2.VariationPath | None = None,
     ) -> Iterator[service_pb2.ReplayGameResponse]:
         """`variation` steps into an annotation's variation (`variation_path`: "ID" or
@@ -542,6 +550,7 @@ class Client:
             from_revision=from_revision,
             to_revision=to_revision,
             viewer=self.viewer(seat, full),
+            picture=picture,
             variation=variation_path(variation) if isinstance(variation, str) else variation,
         )
         stream: Iterator[service_pb2.ReplayGameResponse] = self._stream(

@@ -426,6 +426,99 @@ class CastelloMethoniCellView(_message.Message):
 Global___CastelloMethoniCellView: _TypeAlias = CastelloMethoniCellView  # noqa: Y015
 
 @_typing.final
+class CastelloMethoniPoint(_message.Message):
+    """A point of the board drawing (board units; y grows north)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    X_FIELD_NUMBER: _builtins.int
+    Y_FIELD_NUMBER: _builtins.int
+    x: _builtins.float
+    y: _builtins.float
+    def __init__(
+        self,
+        *,
+        x: _builtins.float = ...,
+        y: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["x", b"x", "y", b"y"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CastelloMethoniPoint: _TypeAlias = CastelloMethoniPoint  # noqa: Y015
+
+@_typing.final
+class CastelloMethoniCellPlace(_message.Message):
+    """Where one cell is drawn, and the cells across its internal edges (its sea edges are
+    counted in the cell's `sea_edges`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CELL_FIELD_NUMBER: _builtins.int
+    CENTRE_FIELD_NUMBER: _builtins.int
+    CORNERS_FIELD_NUMBER: _builtins.int
+    NEIGHBOURS_FIELD_NUMBER: _builtins.int
+    cell: _builtins.str
+    @_builtins.property
+    def centre(self) -> Global___CastelloMethoniPoint: ...
+    @_builtins.property
+    def corners(self) -> _containers.RepeatedCompositeFieldContainer[Global___CastelloMethoniPoint]:
+        """The outline's corners; empty when the board file gives none (the cell is drawn as a
+        round node at `centre`).
+        """
+
+    @_builtins.property
+    def neighbours(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        cell: _builtins.str = ...,
+        centre: Global___CastelloMethoniPoint | None = ...,
+        corners: _abc.Iterable[Global___CastelloMethoniPoint] | None = ...,
+        neighbours: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["centre", b"centre"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cell", b"cell", "centre", b"centre", "corners", b"corners", "neighbours", b"neighbours"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CastelloMethoniCellPlace: _TypeAlias = CastelloMethoniCellPlace  # noqa: Y015
+
+@_typing.final
+class CastelloMethoniBoardLayout(_message.Message):
+    """How the board is drawn, the same all game long: the board file's coordinates (RULES.md,
+    "Board coordinates"), or places derived from the graph when the file gives none.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CELLS_FIELD_NUMBER: _builtins.int
+    DERIVED_FIELD_NUMBER: _builtins.int
+    derived: _builtins.bool
+    """True when the board file gives no coordinates and the places come from the graph."""
+    @_builtins.property
+    def cells(self) -> _containers.RepeatedCompositeFieldContainer[Global___CastelloMethoniCellPlace]:
+        """One place per cell, in the order of the view's `cells`."""
+
+    def __init__(
+        self,
+        *,
+        cells: _abc.Iterable[Global___CastelloMethoniCellPlace] | None = ...,
+        derived: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cells", b"cells", "derived", b"derived"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CastelloMethoniBoardLayout: _TypeAlias = CastelloMethoniBoardLayout  # noqa: Y015
+
+@_typing.final
 class CastelloMethoniWallView(_message.Message):
     """An edge with a wall on it."""
 
@@ -511,6 +604,7 @@ class CastelloMethoniSeatView(_message.Message):
     MISSION_FIELD_NUMBER: _builtins.int
     MISSION_TERRAINS_FIELD_NUMBER: _builtins.int
     MISSION_HIDDEN_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     ducats: _builtins.int
     houses_left: _builtins.int
@@ -521,6 +615,8 @@ class CastelloMethoniSeatView(_message.Message):
     mission: _builtins.str
     """The mission card, when this viewer may see it and it is known."""
     mission_hidden: _builtins.bool
+    score: _builtins.int
+    """The running total of RULES.md §8 (the mission bonus counts only once the game is over)."""
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards in hand (dealt mode, own seat or FULL view); empty when hidden or unknown."""
@@ -541,10 +637,11 @@ class CastelloMethoniSeatView(_message.Message):
         mission: _builtins.str = ...,
         mission_terrains: _abc.Iterable[_builtins.str] | None = ...,
         mission_hidden: _builtins.bool = ...,
+        score: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ducats", b"ducats", "hand", b"hand", "hand_hidden", b"hand_hidden", "hand_size", b"hand_size", "houses_left", b"houses_left", "mission", b"mission", "mission_hidden", b"mission_hidden", "mission_terrains", b"mission_terrains", "name", b"name", "towers_left", b"towers_left", "villas_left", b"villas_left"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ducats", b"ducats", "hand", b"hand", "hand_hidden", b"hand_hidden", "hand_size", b"hand_size", "houses_left", b"houses_left", "mission", b"mission", "mission_hidden", b"mission_hidden", "mission_terrains", b"mission_terrains", "name", b"name", "score", b"score", "towers_left", b"towers_left", "villas_left", b"villas_left"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -580,6 +677,7 @@ class CastelloMethoniView(_message.Message):
     VIEWER_FIELD_NUMBER: _builtins.int
     DEALT_MODE_FIELD_NUMBER: _builtins.int
     MISSIONS_ASSUMED_FIELD_NUMBER: _builtins.int
+    LAYOUT_FIELD_NUMBER: _builtins.int
     board_name: _builtins.str
     board_approximate: _builtins.bool
     """True when the board is the approximate map (RULES.md §3.4), not the published one."""
@@ -618,6 +716,10 @@ class CastelloMethoniView(_message.Message):
     def discard(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The face-up discard pile, one entry per card."""
 
+    @_builtins.property
+    def layout(self) -> Global___CastelloMethoniBoardLayout:
+        """Where the cells are drawn (the board's geometry, which no move changes)."""
+
     def __init__(
         self,
         *,
@@ -645,10 +747,11 @@ class CastelloMethoniView(_message.Message):
         viewer: _builtins.int = ...,
         dealt_mode: _builtins.bool = ...,
         missions_assumed: _builtins.bool = ...,
+        layout: Global___CastelloMethoniBoardLayout | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["layout", b"layout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "board_approximate", b"board_approximate", "board_name", b"board_name", "board_note", b"board_note", "cards_played", b"cards_played", "castles", b"castles", "cells", b"cells", "current_player", b"current_player", "dealt_mode", b"dealt_mode", "discard", b"discard", "draw_pile", b"draw_pile", "first_player", b"first_player", "game_over", b"game_over", "last_turn", b"last_turn", "merging_castle", b"merging_castle", "missions_assumed", b"missions_assumed", "pending_chance", b"pending_chance", "phase", b"phase", "seats", b"seats", "terrains", b"terrains", "viewer", b"viewer", "wall_supply", b"wall_supply", "walls", b"walls", "walls_in_play", b"walls_in_play"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "board_approximate", b"board_approximate", "board_name", b"board_name", "board_note", b"board_note", "cards_played", b"cards_played", "castles", b"castles", "cells", b"cells", "current_player", b"current_player", "dealt_mode", b"dealt_mode", "discard", b"discard", "draw_pile", b"draw_pile", "first_player", b"first_player", "game_over", b"game_over", "last_turn", b"last_turn", "layout", b"layout", "merging_castle", b"merging_castle", "missions_assumed", b"missions_assumed", "pending_chance", b"pending_chance", "phase", b"phase", "seats", b"seats", "terrains", b"terrains", "viewer", b"viewer", "wall_supply", b"wall_supply", "walls", b"walls", "walls_in_play", b"walls_in_play"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -161,9 +161,15 @@ class StateSnapshot(_message.Message):
     TO_MOVE_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     MOVES_FIELD_NUMBER: _builtins.int
+    PICTURE_FIELD_NUMBER: _builtins.int
     revision: _builtins.int
     text: _builtins.str
     """A readable rendering of the view for a terminal."""
+    picture: _builtins.str
+    """A self-contained SVG picture of the view (hidden information face down, the move that
+    led to this state framed when the viewer may see it, approximate components noted);
+    only when the request asks for it (`picture`), else empty.
+    """
     @_builtins.property
     def view(self) -> _game_pb2.GameView: ...
     @_builtins.property
@@ -183,10 +189,11 @@ class StateSnapshot(_message.Message):
         to_move: _game_pb2.ToMove | None = ...,
         result: _game_pb2.GameResult | None = ...,
         moves: _abc.Iterable[_builtins.str] | None = ...,
+        picture: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "to_move", b"to_move", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["moves", b"moves", "result", b"result", "revision", b"revision", "text", b"text", "to_move", b"to_move", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["moves", b"moves", "picture", b"picture", "result", b"result", "revision", b"revision", "text", b"text", "to_move", b"to_move", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -836,9 +843,12 @@ class GetStateRequest(_message.Message):
     GAME_ID_FIELD_NUMBER: _builtins.int
     REVISION_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
+    PICTURE_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     revision: _builtins.int
     """0 means the head."""
+    picture: _builtins.bool
+    """Also draw the state: fills `StateSnapshot.picture`."""
     @_builtins.property
     def viewer(self) -> Global___Viewer: ...
     def __init__(
@@ -847,10 +857,11 @@ class GetStateRequest(_message.Message):
         game_id: _builtins.str = ...,
         revision: _builtins.int = ...,
         viewer: Global___Viewer | None = ...,
+        picture: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "revision", b"revision", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "picture", b"picture", "revision", b"revision", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -982,10 +993,13 @@ class ReplayGameRequest(_message.Message):
     TO_REVISION_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
     VARIATION_FIELD_NUMBER: _builtins.int
+    PICTURE_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_revision: _builtins.int
     """First and last revision to stream; 0 for `to_revision` means the head."""
     to_revision: _builtins.int
+    picture: _builtins.bool
+    """Also draw each state: fills `StateSnapshot.picture` of every item."""
     @_builtins.property
     def viewer(self) -> Global___Viewer: ...
     @_builtins.property
@@ -1003,10 +1017,11 @@ class ReplayGameRequest(_message.Message):
         to_revision: _builtins.int = ...,
         viewer: Global___Viewer | None = ...,
         variation: Global___VariationPath | None = ...,
+        picture: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "to_revision", b"to_revision", "variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "picture", b"picture", "to_revision", b"to_revision", "variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -5,11 +5,16 @@ Only the graph matters to the rules (RULES.md §3.3: "an engine can treat the bo
 graph"), so any map, the real one once a club transcribes it, can be dropped in. The sea is
 one place: every sea edge of a cell links that cell to the same sea, so the sea edges of one
 cell are interchangeable and are counted rather than named.
+
+Where the cells are drawn is read from the file too when it gives coordinates, or derived
+from the graph when it does not (RULES.md, "Board coordinates"); the rules never use it.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +49,17 @@ DEFAULT_MISSIONS: tuple[tuple[str, tuple[int, int, int]], ...] = (
 
 DEFAULT_WALLS = {3: 30, 4: 33, 5: 36}
 """RULES.md §2: walls in the supply by player count."""
+
+MAX_CORNERS = 32
+"""The most corners a cell's outline may have in a board file (RULES.md, "Board coordinates")."""
+MAX_COORDINATE = 1_000_000
+"""The largest coordinate, in absolute value, a board file may give."""
+LAYOUT_WORK = 400_000
+"""The most steps (pairs of cells visited) the derived layout spends, so that a large board
+file without coordinates costs a bounded time, once, when it is loaded."""
+STRESS_ROUNDS = 60
+
+Point = tuple[float, float]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -88,6 +104,12 @@ class Board:
     """True when the file has no `mission_cards`: the missions are the assumption of §9."""
     longest_name: int = 0
     """The longest name a move can give (a cell id or label, a card, a mission)."""
+    centres: tuple[Point, ...] = ()
+    """Where each cell is drawn (board units, y growing north): from the file, or derived."""
+    outlines: tuple[tuple[Point, ...], ...] = ()
+    """Each cell's corners as the file gives them; empty when the file gives none."""
+    layout_derived: bool = False
+    """True when the file has no coordinates and `centres` come from `derive_layout`."""
 
     @property
     def sea_card(self) -> int:
@@ -197,6 +219,7 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         terrain.append(terrain_index[kind.lower()])
         market.append(is_market)
     count = len(cell_ids)
+    placed = _coordinates(cells_raw, cell_ids)
 
     def cell_of(raw: Any, where: str) -> int:
         if not isinstance(raw, str) or raw.lower() not in lookup:
@@ -290,6 +313,7 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
     missions = _missions(data, terrains, terrain_index)
     deck = _deck(data, len(terrains))
     walls = _walls(data)
+    centres, outlines = placed if placed else (derive_layout(neighbours), ((),) * count)
     return Board(
         name=name,
         approximate=approximate,
@@ -312,7 +336,184 @@ def parse_board(data: Any, name: str, approximate: bool, note: str) -> Board:
         longest_name=max(
             len(text) for text in (*lookup, *terrains, SEA, *(m.name for m in missions))
         ),
+        centres=centres,
+        outlines=outlines,
+        layout_derived=placed is None,
     )
+
+
+def _point(raw: Any, where: str) -> Point:
+    if (
+        not isinstance(raw, list)
+        or len(raw) != 2
+        or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and abs(v) <= MAX_COORDINATE
+            for v in raw
+        )
+    ):
+        raise _fail(
+            "BAD_COORDINATES",
+            f"{where} must be [x, y], two numbers within ±{MAX_COORDINATE:,}.",
+        )
+    return (float(raw[0]), float(raw[1]))
+
+
+def _coordinates(
+    cells_raw: list[Any], cell_ids: list[str]
+) -> tuple[tuple[Point, ...], tuple[tuple[Point, ...], ...]] | None:
+    """RULES.md "Board coordinates": each cell's optional `centroid` [x, y] and `corners`
+    [[x, y], ...]; either every cell gives one of them or none does (None: derive them)."""
+    centres: list[Point] = []
+    outlines: list[tuple[Point, ...]] = []
+    for position, (cell, cell_id) in enumerate(zip(cells_raw, cell_ids, strict=True)):
+        where = f"cell {quoted(cell_id)}"
+        raw_corners = cell.get("corners")
+        raw_centre = cell.get("centroid")
+        placed = raw_corners is not None or raw_centre is not None
+        if position and placed != bool(centres):
+            raise _fail(
+                "BAD_COORDINATES",
+                f"{where} {'has' if placed else 'lacks'} coordinates ('centroid' or "
+                f"'corners') unlike the cells before it: give them for every cell or for none.",
+            )
+        if not placed:
+            continue
+        corners: tuple[Point, ...] = ()
+        if raw_corners is not None:
+            if not isinstance(raw_corners, list) or not 3 <= len(raw_corners) <= MAX_CORNERS:
+                raise _fail(
+                    "BAD_COORDINATES",
+                    f"{where}: 'corners' must list 3 to {MAX_CORNERS} points [x, y].",
+                )
+            corners = tuple(_point(p, f"{where}: a corner") for p in raw_corners)
+        if raw_centre is not None:
+            centre = _point(raw_centre, f"{where}: 'centroid'")
+        else:
+            centre = (
+                sum(x for x, _ in corners) / len(corners),
+                sum(y for _, y in corners) / len(corners),
+            )
+        centres.append(centre)
+        outlines.append(corners)
+    return (tuple(centres), tuple(outlines)) if centres else None
+
+
+def derive_layout(neighbours: Sequence[Sequence[tuple[int, int]]]) -> tuple[Point, ...]:
+    """Where to draw the cells of a board file without coordinates (RULES.md "Board
+    coordinates"): each connected group of cells is laid out so that drawn distances follow
+    distances in the graph (one edge, one unit), by stress majorization started from the
+    group's spectral layout (the smoothest two ways of numbering its cells); the groups stand
+    side by side from west to east. Deterministic: no randomness, the same graph gives the
+    same places."""
+    count = len(neighbours)
+    centres: list[Point] = [(0.0, 0.0)] * count
+    grouped = [False] * count
+    west = 0.0
+    for start in range(count):
+        if grouped[start]:
+            continue
+        group = [start]
+        grouped[start] = True
+        for cell in group:
+            for other, _ in neighbours[cell]:
+                if not grouped[other]:
+                    grouped[other] = True
+                    group.append(other)
+        group.sort()
+        local = _group_layout(group, neighbours)
+        # Turned so that the file's first cell of the group lies west and north of its last,
+        # as a file written row by row reads.
+        (first_x, first_y), (last_x, last_y) = local[0], local[-1]
+        flip_x = -1.0 if first_x > last_x else 1.0
+        flip_y = -1.0 if first_y < last_y else 1.0
+        local = [(x * flip_x, y * flip_y) for x, y in local]
+        low_x = min(x for x, _ in local)
+        high_x = max(x for x, _ in local)
+        mean_y = sum(y for _, y in local) / len(local)
+        for cell, (x, y) in zip(group, local, strict=True):
+            centres[cell] = (round(x - low_x + west, 3), round(y - mean_y, 3))
+        west += high_x - low_x + 2.0
+    return tuple(centres)
+
+
+def _group_layout(group: list[int], neighbours: Sequence[Sequence[tuple[int, int]]]) -> list[Point]:
+    size = len(group)
+    if size == 1:
+        return [(0.0, 0.0)]
+    position = {cell: i for i, cell in enumerate(group)}
+    adjacency = [[position[other] for other, _ in neighbours[cell]] for cell in group]
+    xs, ys = _spectral(adjacency)
+    edge_lengths = [
+        math.hypot(xs[i] - xs[j], ys[i] - ys[j]) for i in range(size) for j in adjacency[i]
+    ]
+    scale = len(edge_lengths) / (sum(edge_lengths) or 1.0)
+    xs = [x * scale for x in xs]
+    ys = [y * scale for y in ys]
+    rounds = min(STRESS_ROUNDS, LAYOUT_WORK // (size * size))
+    if rounds >= 4:
+        _majorize_stress(adjacency, xs, ys, rounds)
+    return list(zip(xs, ys, strict=True))
+
+
+def _spectral(adjacency: list[list[int]]) -> tuple[list[float], list[float]]:
+    """The two slowest non-constant modes of a random walk on the group, by power iteration
+    on (I + D⁻¹A)/2, each kept D-orthogonal to the constant and to the one before."""
+    size = len(adjacency)
+    degree = [float(len(a)) for a in adjacency]
+    work = size + sum(len(a) for a in adjacency)
+    rounds = max(3, min(300, LAYOUT_WORK // (2 * work)))
+    found: list[list[float]] = [[1.0] * size]
+    for mode in (1, 2):
+        # A fixed start spread over the cells (golden-ratio steps), different for each mode.
+        vector = [((i + 1) * 0.6180339887 * mode) % 1.0 - 0.5 for i in range(size)]
+        for _ in range(rounds):
+            vector = [
+                (vector[i] + sum(vector[j] for j in adjacency[i]) / degree[i]) / 2
+                for i in range(size)
+            ]
+            for basis in found:
+                weight = sum(d * b * b for d, b in zip(degree, basis, strict=True))
+                if not weight:
+                    continue  # a mode that vanished: the group has too few cells for two
+                along = sum(d * v * b for d, v, b in zip(degree, vector, basis, strict=True))
+                vector = [v - along / weight * b for v, b in zip(vector, basis, strict=True)]
+            norm = math.sqrt(sum(d * v * v for d, v in zip(degree, vector, strict=True)))
+            vector = [v / (norm or 1.0) for v in vector]
+        found.append(vector)
+    return found[1], found[2]
+
+
+def _majorize_stress(
+    adjacency: list[list[int]], xs: list[float], ys: list[float], rounds: int
+) -> None:
+    """Localized stress majorization (Gansner, Koren and North 2004) with weights 1/d²,
+    where d counts the edges between two cells; moves `xs` and `ys` in place."""
+    size = len(adjacency)
+    distances: list[list[int]] = []
+    for source in range(size):
+        far = [-1] * size
+        far[source] = 0
+        frontier = [source]
+        for cell in frontier:
+            for other in adjacency[cell]:
+                if far[other] < 0:
+                    far[other] = far[cell] + 1
+                    frontier.append(other)
+        distances.append(far)
+    for _ in range(rounds):
+        for i in range(size):
+            x_i, y_i = xs[i], ys[i]
+            total_x = total_y = total_weight = 0.0
+            for j, d in enumerate(distances[i]):
+                if j == i:
+                    continue
+                dx, dy = x_i - xs[j], y_i - ys[j]
+                apart = math.hypot(dx, dy) or 1e-9
+                weight = 1.0 / (d * d)
+                total_x += weight * (xs[j] + d * dx / apart)
+                total_y += weight * (ys[j] + d * dy / apart)
+                total_weight += weight
+            xs[i], ys[i] = total_x / total_weight, total_y / total_weight
 
 
 def _check_sea_reachable(

@@ -1,5 +1,6 @@
 """Castello Methoni as a `replay.core.Game`: metadata, and one-line delegations from the common
-surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
+`notation.py`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.castello_methoni import components, notation, rules, scoring, views
+from replay.games.castello_methoni import components, notation, picture, rules, scoring, views
 from replay.games.castello_methoni.rules import State
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
@@ -90,6 +91,15 @@ class CastelloMethoni:
         if not isinstance(v, pb.CastelloMethoniView):
             raise TypeError("render expects a CastelloMethoniView")
         return views.render(v)
+
+    def picture(
+        self,
+        view: pb.CastelloMethoniView,
+        *,
+        last_move: pb.CastelloMethoniMove | None = None,
+        approximate: str = "",
+    ) -> str:
+        return picture.picture(view, last_move, approximate)
 
     def parse(self, text: str, state: State) -> pb.CastelloMethoniMove:
         return notation.parse(text, state)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from replay.core import Viewer
-from replay.games.castello_methoni.components import MISSIONS_ASSUMED_NOTE
+from replay.games.castello_methoni.components import MISSIONS_ASSUMED_NOTE, Point
 from replay.games.castello_methoni.rules import (
     DEAL,
     DRAW,
@@ -20,6 +20,7 @@ from replay.games.castello_methoni.rules import (
     State,
     draw_composition,
 )
+from replay.games.castello_methoni.scoring import result
 from tablelog.v1 import castello_methoni_pb2 as pb
 
 
@@ -39,7 +40,9 @@ def _castle_view(state: State, castle: Castle) -> pb.CastelloMethoniCastleView:
 
 def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
     """What `viewer` may see: hands and missions of other seats are hidden until the end.
-    The view says when the board or the missions are approximate (RULES.md §3.4, §9)."""
+    The view says when the board or the missions are approximate (RULES.md §3.4, §9), where
+    the cells are drawn (RULES.md "Board coordinates") and each seat's running score (§8,
+    the secret mission bonus only once the game is over)."""
     board, ctx = state.board, state.ctx
     over = state.phase == OVER
     cells = []
@@ -66,6 +69,7 @@ def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
         for c, k in enumerate(state.sea_walls)
         for _ in range(k)
     )
+    scores = result(state).scores
     seats = []
     for seat, name in enumerate(ctx.players):
         may_see = viewer is None or viewer == seat or over
@@ -88,6 +92,7 @@ def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
                 if may_see and mission >= 0
                 else [],
                 mission_hidden=not may_see,
+                score=scores[seat].total,
             )
         )
     pending = ""
@@ -125,7 +130,29 @@ def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
         viewer=-2 if viewer is None else viewer,
         dealt_mode=ctx.dealt,
         missions_assumed=board.missions_assumed,
+        layout=_layout(state),
     )
+
+
+def _layout(state: State) -> pb.CastelloMethoniBoardLayout:
+    """Where the board's cells are drawn (RULES.md "Board coordinates")."""
+    board = state.board
+    return pb.CastelloMethoniBoardLayout(
+        cells=[
+            pb.CastelloMethoniCellPlace(
+                cell=name,
+                centre=_point(board.centres[c]),
+                corners=[_point(p) for p in board.outlines[c]],
+                neighbours=[board.names[other] for other, _ in board.neighbours[c]],
+            )
+            for c, name in enumerate(board.names)
+        ],
+        derived=board.layout_derived,
+    )
+
+
+def _point(point: Point) -> pb.CastelloMethoniPoint:
+    return pb.CastelloMethoniPoint(x=point[0], y=point[1])
 
 
 def render(v: pb.CastelloMethoniView) -> str:

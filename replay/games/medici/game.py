@@ -1,5 +1,6 @@
 """Medici as a `replay.core.Game`: metadata, and one-line delegations from the common
-surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
+`notation.py`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
-from replay.games.medici import components, notation, rules, scoring, views
+from replay.games.medici import components, notation, picture, rules, scoring, views
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import MediciMove, MediciOptions, MediciView
 
@@ -90,6 +91,9 @@ class Medici:
 
     def render(self, view: Any) -> str:
         return views.render(view)
+
+    def picture(self, view: Any, *, last_move: Any = None, approximate: str = "") -> str:
+        return picture.picture(view, last_move, approximate)
 
     def parse(self, text: str, state: rules.State) -> MediciMove:
         return notation.parse(text, state)

@@ -1,6 +1,6 @@
 """Medici: The Card Game as a `replay.core.Game`: metadata, and one-line delegations from
-the common surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and
-`notation.py`."""
+the common surface to `components.py`, `rules.py`, `scoring.py`, `views.py`,
+`picture.py` and `notation.py`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
-from replay.games.medici_card_game import components, notation, rules, scoring, views
+from replay.games.medici_card_game import components, notation, picture, rules, scoring, views
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,
@@ -107,6 +107,9 @@ class MediciCardGame:
 
     def render(self, view: Any) -> str:
         return views.render(view)
+
+    def picture(self, view: Any, *, last_move: Any = None, approximate: str = "") -> str:
+        return picture.picture(view, last_move, approximate)
 
     def parse(self, text: str, state: rules.State) -> MediciCardGameMove:
         return notation.parse(text, state)

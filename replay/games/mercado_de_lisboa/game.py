@@ -1,5 +1,6 @@
 """Mercado de Lisboa as a `replay.core.Game`: metadata, and one-line delegations from the common
-surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
+`notation.py`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.mercado_de_lisboa import components, notation, rules, scoring, views
+from replay.games.mercado_de_lisboa import components, notation, picture, rules, scoring, views
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
@@ -106,6 +107,17 @@ class MercadoDeLisboa:
         if not isinstance(view, pb.MercadoDeLisboaView):
             raise TypeError("render expects a MercadoDeLisboaView")
         return views.render(view)
+
+    def picture(
+        self,
+        view: Message,
+        *,
+        last_move: pb.MercadoDeLisboaMove | None = None,
+        approximate: str = "",
+    ) -> str:
+        if not isinstance(view, pb.MercadoDeLisboaView):
+            raise TypeError("picture expects a MercadoDeLisboaView")
+        return picture.picture(view, last_move, approximate)
 
     def parse(self, text: str, state: rules.State) -> pb.MercadoDeLisboaMove:
         return notation.parse(text, state)

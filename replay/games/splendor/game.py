@@ -1,5 +1,5 @@
 """Splendor as a `replay.core.Game`: metadata, and one-line delegations from the common
-surface to `components.py`, `rules.py`, `scoring.py`, `views.py` and `notation.py`."""
+surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and `notation.py`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.splendor import components, notation, rules, scoring, views
+from replay.games.splendor import components, notation, picture, rules, scoring, views
 from replay.games.splendor.rules import State
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions, SplendorView
@@ -88,6 +88,11 @@ class Splendor:
 
     def render(self, view: Any) -> str:
         return views.render(view)
+
+    def picture(
+        self, view: Any, *, last_move: SplendorMove | None = None, approximate: str = ""
+    ) -> str:
+        return picture.picture(view, last_move, approximate)
 
     def parse(self, text: str, state: State) -> SplendorMove:
         return notation.parse(text, state)

@@ -924,6 +924,187 @@ func (x *CastelloMethoniCellView) GetSeaWalls() uint32 {
 	return 0
 }
 
+// A point of the board drawing (board units; y grows north).
+type CastelloMethoniPoint struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	X             float64                `protobuf:"fixed64,1,opt,name=x,proto3" json:"x,omitempty"`
+	Y             float64                `protobuf:"fixed64,2,opt,name=y,proto3" json:"y,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CastelloMethoniPoint) Reset() {
+	*x = CastelloMethoniPoint{}
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CastelloMethoniPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CastelloMethoniPoint) ProtoMessage() {}
+
+func (x *CastelloMethoniPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CastelloMethoniPoint.ProtoReflect.Descriptor instead.
+func (*CastelloMethoniPoint) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CastelloMethoniPoint) GetX() float64 {
+	if x != nil {
+		return x.X
+	}
+	return 0
+}
+
+func (x *CastelloMethoniPoint) GetY() float64 {
+	if x != nil {
+		return x.Y
+	}
+	return 0
+}
+
+// Where one cell is drawn, and the cells across its internal edges (its sea edges are
+// counted in the cell's `sea_edges`).
+type CastelloMethoniCellPlace struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Cell   string                 `protobuf:"bytes,1,opt,name=cell,proto3" json:"cell,omitempty"`
+	Centre *CastelloMethoniPoint  `protobuf:"bytes,2,opt,name=centre,proto3" json:"centre,omitempty"`
+	// The outline's corners; empty when the board file gives none (the cell is drawn as a
+	// round node at `centre`).
+	Corners       []*CastelloMethoniPoint `protobuf:"bytes,3,rep,name=corners,proto3" json:"corners,omitempty"`
+	Neighbours    []string                `protobuf:"bytes,4,rep,name=neighbours,proto3" json:"neighbours,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CastelloMethoniCellPlace) Reset() {
+	*x = CastelloMethoniCellPlace{}
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CastelloMethoniCellPlace) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CastelloMethoniCellPlace) ProtoMessage() {}
+
+func (x *CastelloMethoniCellPlace) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CastelloMethoniCellPlace.ProtoReflect.Descriptor instead.
+func (*CastelloMethoniCellPlace) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CastelloMethoniCellPlace) GetCell() string {
+	if x != nil {
+		return x.Cell
+	}
+	return ""
+}
+
+func (x *CastelloMethoniCellPlace) GetCentre() *CastelloMethoniPoint {
+	if x != nil {
+		return x.Centre
+	}
+	return nil
+}
+
+func (x *CastelloMethoniCellPlace) GetCorners() []*CastelloMethoniPoint {
+	if x != nil {
+		return x.Corners
+	}
+	return nil
+}
+
+func (x *CastelloMethoniCellPlace) GetNeighbours() []string {
+	if x != nil {
+		return x.Neighbours
+	}
+	return nil
+}
+
+// How the board is drawn, the same all game long: the board file's coordinates (RULES.md,
+// "Board coordinates"), or places derived from the graph when the file gives none.
+type CastelloMethoniBoardLayout struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One place per cell, in the order of the view's `cells`.
+	Cells []*CastelloMethoniCellPlace `protobuf:"bytes,1,rep,name=cells,proto3" json:"cells,omitempty"`
+	// True when the board file gives no coordinates and the places come from the graph.
+	Derived       bool `protobuf:"varint,2,opt,name=derived,proto3" json:"derived,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CastelloMethoniBoardLayout) Reset() {
+	*x = CastelloMethoniBoardLayout{}
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CastelloMethoniBoardLayout) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CastelloMethoniBoardLayout) ProtoMessage() {}
+
+func (x *CastelloMethoniBoardLayout) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CastelloMethoniBoardLayout.ProtoReflect.Descriptor instead.
+func (*CastelloMethoniBoardLayout) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CastelloMethoniBoardLayout) GetCells() []*CastelloMethoniCellPlace {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
+}
+
+func (x *CastelloMethoniBoardLayout) GetDerived() bool {
+	if x != nil {
+		return x.Derived
+	}
+	return false
+}
+
 // An edge with a wall on it.
 type CastelloMethoniWallView struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -936,7 +1117,7 @@ type CastelloMethoniWallView struct {
 
 func (x *CastelloMethoniWallView) Reset() {
 	*x = CastelloMethoniWallView{}
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[14]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -948,7 +1129,7 @@ func (x *CastelloMethoniWallView) String() string {
 func (*CastelloMethoniWallView) ProtoMessage() {}
 
 func (x *CastelloMethoniWallView) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[14]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -961,7 +1142,7 @@ func (x *CastelloMethoniWallView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CastelloMethoniWallView.ProtoReflect.Descriptor instead.
 func (*CastelloMethoniWallView) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{14}
+	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CastelloMethoniWallView) GetCell() string {
@@ -995,7 +1176,7 @@ type CastelloMethoniCastleView struct {
 
 func (x *CastelloMethoniCastleView) Reset() {
 	*x = CastelloMethoniCastleView{}
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[15]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1188,7 @@ func (x *CastelloMethoniCastleView) String() string {
 func (*CastelloMethoniCastleView) ProtoMessage() {}
 
 func (x *CastelloMethoniCastleView) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[15]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1201,7 @@ func (x *CastelloMethoniCastleView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CastelloMethoniCastleView.ProtoReflect.Descriptor instead.
 func (*CastelloMethoniCastleView) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{15}
+	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CastelloMethoniCastleView) GetId() uint32 {
@@ -1088,13 +1269,15 @@ type CastelloMethoniSeatView struct {
 	Mission         string   `protobuf:"bytes,9,opt,name=mission,proto3" json:"mission,omitempty"`
 	MissionTerrains []string `protobuf:"bytes,10,rep,name=mission_terrains,json=missionTerrains,proto3" json:"mission_terrains,omitempty"`
 	MissionHidden   bool     `protobuf:"varint,11,opt,name=mission_hidden,json=missionHidden,proto3" json:"mission_hidden,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The running total of RULES.md §8 (the mission bonus counts only once the game is over).
+	Score         uint32 `protobuf:"varint,12,opt,name=score,proto3" json:"score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CastelloMethoniSeatView) Reset() {
 	*x = CastelloMethoniSeatView{}
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[16]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1289,7 @@ func (x *CastelloMethoniSeatView) String() string {
 func (*CastelloMethoniSeatView) ProtoMessage() {}
 
 func (x *CastelloMethoniSeatView) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[16]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1302,7 @@ func (x *CastelloMethoniSeatView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CastelloMethoniSeatView.ProtoReflect.Descriptor instead.
 func (*CastelloMethoniSeatView) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{16}
+	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CastelloMethoniSeatView) GetName() string {
@@ -1199,6 +1382,13 @@ func (x *CastelloMethoniSeatView) GetMissionHidden() bool {
 	return false
 }
 
+func (x *CastelloMethoniSeatView) GetScore() uint32 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
 // The state of a Castello Methoni game as one viewer may see it.
 type CastelloMethoniView struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -1233,13 +1423,15 @@ type CastelloMethoniView struct {
 	DealtMode     bool   `protobuf:"varint,23,opt,name=dealt_mode,json=dealtMode,proto3" json:"dealt_mode,omitempty"`
 	// True when the board file has no mission_cards and the assumed set of RULES.md §9 is used.
 	MissionsAssumed bool `protobuf:"varint,24,opt,name=missions_assumed,json=missionsAssumed,proto3" json:"missions_assumed,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Where the cells are drawn (the board's geometry, which no move changes).
+	Layout        *CastelloMethoniBoardLayout `protobuf:"bytes,25,opt,name=layout,proto3" json:"layout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CastelloMethoniView) Reset() {
 	*x = CastelloMethoniView{}
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[17]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1443,7 @@ func (x *CastelloMethoniView) String() string {
 func (*CastelloMethoniView) ProtoMessage() {}
 
 func (x *CastelloMethoniView) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[17]
+	mi := &file_tablelog_v1_castello_methoni_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1456,7 @@ func (x *CastelloMethoniView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CastelloMethoniView.ProtoReflect.Descriptor instead.
 func (*CastelloMethoniView) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{17}
+	return file_tablelog_v1_castello_methoni_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CastelloMethoniView) GetBoardName() string {
@@ -1435,6 +1627,13 @@ func (x *CastelloMethoniView) GetMissionsAssumed() bool {
 	return false
 }
 
+func (x *CastelloMethoniView) GetLayout() *CastelloMethoniBoardLayout {
+	if x != nil {
+		return x.Layout
+	}
+	return nil
+}
+
 var File_tablelog_v1_castello_methoni_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
@@ -1491,7 +1690,20 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\x06castle\x18\x05 \x01(\rR\x06castle\x12\x16\n" +
 	"\x06houses\x18\x06 \x03(\rR\x06houses\x12\x1b\n" +
 	"\tsea_edges\x18\a \x01(\rR\bseaEdges\x12\x1b\n" +
-	"\tsea_walls\x18\b \x01(\rR\bseaWalls\"C\n" +
+	"\tsea_walls\x18\b \x01(\rR\bseaWalls\"2\n" +
+	"\x14CastelloMethoniPoint\x12\f\n" +
+	"\x01x\x18\x01 \x01(\x01R\x01x\x12\f\n" +
+	"\x01y\x18\x02 \x01(\x01R\x01y\"\xc6\x01\n" +
+	"\x18CastelloMethoniCellPlace\x12\x12\n" +
+	"\x04cell\x18\x01 \x01(\tR\x04cell\x129\n" +
+	"\x06centre\x18\x02 \x01(\v2!.tablelog.v1.CastelloMethoniPointR\x06centre\x12;\n" +
+	"\acorners\x18\x03 \x03(\v2!.tablelog.v1.CastelloMethoniPointR\acorners\x12\x1e\n" +
+	"\n" +
+	"neighbours\x18\x04 \x03(\tR\n" +
+	"neighbours\"s\n" +
+	"\x1aCastelloMethoniBoardLayout\x12;\n" +
+	"\x05cells\x18\x01 \x03(\v2%.tablelog.v1.CastelloMethoniCellPlaceR\x05cells\x12\x18\n" +
+	"\aderived\x18\x02 \x01(\bR\aderived\"C\n" +
 	"\x17CastelloMethoniWallView\x12\x12\n" +
 	"\x04cell\x18\x01 \x01(\tR\x04cell\x12\x14\n" +
 	"\x05other\x18\x02 \x01(\tR\x05other\"\xb7\x01\n" +
@@ -1502,7 +1714,7 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\x06houses\x18\x04 \x03(\rR\x06houses\x12\x16\n" +
 	"\x06villas\x18\x05 \x03(\rR\x06villas\x12\x18\n" +
 	"\amarkets\x18\x06 \x03(\tR\amarkets\x12\x14\n" +
-	"\x05value\x18\a \x01(\rR\x05value\"\xe6\x02\n" +
+	"\x05value\x18\a \x01(\rR\x05value\"\xfc\x02\n" +
 	"\x17CastelloMethoniSeatView\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06ducats\x18\x02 \x01(\rR\x06ducats\x12\x1f\n" +
@@ -1519,7 +1731,8 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\amission\x18\t \x01(\tR\amission\x12)\n" +
 	"\x10mission_terrains\x18\n" +
 	" \x03(\tR\x0fmissionTerrains\x12%\n" +
-	"\x0emission_hidden\x18\v \x01(\bR\rmissionHidden\"\x8f\a\n" +
+	"\x0emission_hidden\x18\v \x01(\bR\rmissionHidden\x12\x14\n" +
+	"\x05score\x18\f \x01(\rR\x05score\"\xd0\a\n" +
 	"\x13CastelloMethoniView\x12\x1d\n" +
 	"\n" +
 	"board_name\x18\x01 \x01(\tR\tboardName\x12+\n" +
@@ -1549,7 +1762,8 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\x06viewer\x18\x16 \x01(\x05R\x06viewer\x12\x1d\n" +
 	"\n" +
 	"dealt_mode\x18\x17 \x01(\bR\tdealtMode\x12)\n" +
-	"\x10missions_assumed\x18\x18 \x01(\bR\x0fmissionsAssumedb\x06proto3"
+	"\x10missions_assumed\x18\x18 \x01(\bR\x0fmissionsAssumed\x12?\n" +
+	"\x06layout\x18\x19 \x01(\v2'.tablelog.v1.CastelloMethoniBoardLayoutR\x06layoutb\x06proto3"
 
 var (
 	file_tablelog_v1_castello_methoni_proto_rawDescOnce sync.Once
@@ -1563,7 +1777,7 @@ func file_tablelog_v1_castello_methoni_proto_rawDescGZIP() []byte {
 	return file_tablelog_v1_castello_methoni_proto_rawDescData
 }
 
-var file_tablelog_v1_castello_methoni_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_tablelog_v1_castello_methoni_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_tablelog_v1_castello_methoni_proto_goTypes = []any{
 	(*CastelloMethoniOptions)(nil),     // 0: tablelog.v1.CastelloMethoniOptions
 	(*CastelloMethoniHouse)(nil),       // 1: tablelog.v1.CastelloMethoniHouse
@@ -1579,10 +1793,13 @@ var file_tablelog_v1_castello_methoni_proto_goTypes = []any{
 	(*CastelloMethoniMove)(nil),        // 11: tablelog.v1.CastelloMethoniMove
 	(*CastelloMethoniSeatCounts)(nil),  // 12: tablelog.v1.CastelloMethoniSeatCounts
 	(*CastelloMethoniCellView)(nil),    // 13: tablelog.v1.CastelloMethoniCellView
-	(*CastelloMethoniWallView)(nil),    // 14: tablelog.v1.CastelloMethoniWallView
-	(*CastelloMethoniCastleView)(nil),  // 15: tablelog.v1.CastelloMethoniCastleView
-	(*CastelloMethoniSeatView)(nil),    // 16: tablelog.v1.CastelloMethoniSeatView
-	(*CastelloMethoniView)(nil),        // 17: tablelog.v1.CastelloMethoniView
+	(*CastelloMethoniPoint)(nil),       // 14: tablelog.v1.CastelloMethoniPoint
+	(*CastelloMethoniCellPlace)(nil),   // 15: tablelog.v1.CastelloMethoniCellPlace
+	(*CastelloMethoniBoardLayout)(nil), // 16: tablelog.v1.CastelloMethoniBoardLayout
+	(*CastelloMethoniWallView)(nil),    // 17: tablelog.v1.CastelloMethoniWallView
+	(*CastelloMethoniCastleView)(nil),  // 18: tablelog.v1.CastelloMethoniCastleView
+	(*CastelloMethoniSeatView)(nil),    // 19: tablelog.v1.CastelloMethoniSeatView
+	(*CastelloMethoniView)(nil),        // 20: tablelog.v1.CastelloMethoniView
 }
 var file_tablelog_v1_castello_methoni_proto_depIdxs = []int32{
 	1,  // 0: tablelog.v1.CastelloMethoniBuild.houses:type_name -> tablelog.v1.CastelloMethoniHouse
@@ -1595,15 +1812,19 @@ var file_tablelog_v1_castello_methoni_proto_depIdxs = []int32{
 	8,  // 7: tablelog.v1.CastelloMethoniMove.first_player:type_name -> tablelog.v1.CastelloMethoniFirstPlayer
 	9,  // 8: tablelog.v1.CastelloMethoniMove.mission:type_name -> tablelog.v1.CastelloMethoniMission
 	10, // 9: tablelog.v1.CastelloMethoniMove.draw:type_name -> tablelog.v1.CastelloMethoniDraw
-	13, // 10: tablelog.v1.CastelloMethoniView.cells:type_name -> tablelog.v1.CastelloMethoniCellView
-	14, // 11: tablelog.v1.CastelloMethoniView.walls:type_name -> tablelog.v1.CastelloMethoniWallView
-	15, // 12: tablelog.v1.CastelloMethoniView.castles:type_name -> tablelog.v1.CastelloMethoniCastleView
-	16, // 13: tablelog.v1.CastelloMethoniView.seats:type_name -> tablelog.v1.CastelloMethoniSeatView
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	14, // 10: tablelog.v1.CastelloMethoniCellPlace.centre:type_name -> tablelog.v1.CastelloMethoniPoint
+	14, // 11: tablelog.v1.CastelloMethoniCellPlace.corners:type_name -> tablelog.v1.CastelloMethoniPoint
+	15, // 12: tablelog.v1.CastelloMethoniBoardLayout.cells:type_name -> tablelog.v1.CastelloMethoniCellPlace
+	13, // 13: tablelog.v1.CastelloMethoniView.cells:type_name -> tablelog.v1.CastelloMethoniCellView
+	17, // 14: tablelog.v1.CastelloMethoniView.walls:type_name -> tablelog.v1.CastelloMethoniWallView
+	18, // 15: tablelog.v1.CastelloMethoniView.castles:type_name -> tablelog.v1.CastelloMethoniCastleView
+	19, // 16: tablelog.v1.CastelloMethoniView.seats:type_name -> tablelog.v1.CastelloMethoniSeatView
+	16, // 17: tablelog.v1.CastelloMethoniView.layout:type_name -> tablelog.v1.CastelloMethoniBoardLayout
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_castello_methoni_proto_init() }
@@ -1629,7 +1850,7 @@ func file_tablelog_v1_castello_methoni_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_castello_methoni_proto_rawDesc), len(file_tablelog_v1_castello_methoni_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/castello_methoni.proto.
  */
 export const file_tablelog_v1_castello_methoni: GenFile = /*@__PURE__*/
-  fileDesc("CiJ0YWJsZWxvZy92MS9jYXN0ZWxsb19tZXRob25pLnByb3RvEgt0YWJsZWxvZy52MSKFAQoWQ2FzdGVsbG9NZXRob25pT3B0aW9ucxIZCgxmaXJzdF9wbGF5ZXIYASABKA1IAIgBARIeChZzZWNvbmRfcGxhY2VfYWZ0ZXJfdGllGAIgASgIEh8KF3NlYV9lZGdlc19uZWVkX3NlYV9jYXJkGAMgASgIQg8KDV9maXJzdF9wbGF5ZXIiMgoUQ2FzdGVsbG9NZXRob25pSG91c2USDAoEc2VhdBgBIAEoDRIMCgRjZWxsGAIgASgJIoIBChRDYXN0ZWxsb01ldGhvbmlCdWlsZBIMCgRjYXJkGAEgASgJEgwKBGNlbGwYAiABKAkSDQoFb3RoZXIYAyABKAkSMQoGaG91c2VzGAQgAygLMiEudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pSG91c2USDAoEaW50bxgFIAEoCSIkChRDYXN0ZWxsb01ldGhvbmlUcmFkZRIMCgRjYXJkGAEgASgJIiQKFENhc3RlbGxvTWV0aG9uaU1lcmdlEgwKBGNlbGwYASABKAkiHAoaQ2FzdGVsbG9NZXRob25pU3RvcE1lcmdpbmciGAoWQ2FzdGVsbG9NZXRob25pRW5kVHVybiIpChVDYXN0ZWxsb01ldGhvbmlSZWRyYXcSEAoIcmV2ZWFsZWQYASADKAkiKgoaQ2FzdGVsbG9NZXRob25pRmlyc3RQbGF5ZXISDAoEc2VhdBgBIAEoDSI3ChZDYXN0ZWxsb01ldGhvbmlNaXNzaW9uEgwKBHNlYXQYASABKA0SDwoHbWlzc2lvbhgCIAEoCSIjChNDYXN0ZWxsb01ldGhvbmlEcmF3EgwKBGNhcmQYASABKAkilgQKE0Nhc3RlbGxvTWV0aG9uaU1vdmUSMgoFYnVpbGQYASABKAsyIS50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlCdWlsZEgAEjIKBXRyYWRlGAIgASgLMiEudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pVHJhZGVIABIyCgVtZXJnZRgDIAEoCzIhLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaU1lcmdlSAASPwoMc3RvcF9tZXJnaW5nGAQgASgLMicudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pU3RvcE1lcmdpbmdIABI3CghlbmRfdHVybhgFIAEoCzIjLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaUVuZFR1cm5IABI0CgZyZWRyYXcYBiABKAsyIi50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlSZWRyYXdIABI/CgxmaXJzdF9wbGF5ZXIYCiABKAsyJy50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlGaXJzdFBsYXllckgAEjYKB21pc3Npb24YCyABKAsyIy50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlNaXNzaW9uSAASMAoEZHJhdxgMIAEoCzIgLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaURyYXdIAEIICgZhY3Rpb24iKwoZQ2FzdGVsbG9NZXRob25pU2VhdENvdW50cxIOCgZjb3VudHMYASADKA0iowEKF0Nhc3RlbGxvTWV0aG9uaUNlbGxWaWV3EgoKAmlkGAEgASgJEg8KB3RlcnJhaW4YAiABKAkSDgoGbWFya2V0GAMgASgIEhUKDW1hcmtldF9kdWNhdHMYBCABKA0SDgoGY2FzdGxlGAUgASgNEg4KBmhvdXNlcxgGIAMoDRIRCglzZWFfZWRnZXMYByABKA0SEQoJc2VhX3dhbGxzGAggASgNIjYKF0Nhc3RlbGxvTWV0aG9uaVdhbGxWaWV3EgwKBGNlbGwYASABKAkSDQoFb3RoZXIYAiABKAkihQEKGUNhc3RlbGxvTWV0aG9uaUNhc3RsZVZpZXcSCgoCaWQYASABKA0SDQoFb3duZXIYAiABKA0SDQoFY2VsbHMYAyADKAkSDgoGaG91c2VzGAQgAygNEg4KBnZpbGxhcxgFIAMoDRIPCgdtYXJrZXRzGAYgAygJEg0KBXZhbHVlGAcgASgNIu8BChdDYXN0ZWxsb01ldGhvbmlTZWF0VmlldxIMCgRuYW1lGAEgASgJEg4KBmR1Y2F0cxgCIAEoDRITCgtob3VzZXNfbGVmdBgDIAEoDRITCgt2aWxsYXNfbGVmdBgEIAEoDRITCgt0b3dlcnNfbGVmdBgFIAEoDRIRCgloYW5kX3NpemUYBiABKA0SDAoEaGFuZBgHIAMoCRITCgtoYW5kX2hpZGRlbhgIIAEoCBIPCgdtaXNzaW9uGAkgASgJEhgKEG1pc3Npb25fdGVycmFpbnMYCiADKAkSFgoObWlzc2lvbl9oaWRkZW4YCyABKAgihwUKE0Nhc3RlbGxvTWV0aG9uaVZpZXcSEgoKYm9hcmRfbmFtZRgBIAEoCRIZChFib2FyZF9hcHByb3hpbWF0ZRgCIAEoCBISCgpib2FyZF9ub3RlGAMgASgJEhAKCHRlcnJhaW5zGAQgAygJEjMKBWNlbGxzGAUgAygLMiQudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pQ2VsbFZpZXcSMwoFd2FsbHMYBiADKAsyJC50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlXYWxsVmlldxI3CgdjYXN0bGVzGAcgAygLMiYudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pQ2FzdGxlVmlldxIzCgVzZWF0cxgIIAMoCzIkLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaVNlYXRWaWV3EgwKBGJhbmsYCSABKA0SEwoLd2FsbF9zdXBwbHkYCiABKA0SFQoNd2FsbHNfaW5fcGxheRgLIAEoDRIRCglkcmF3X3BpbGUYDCABKA0SDwoHZGlzY2FyZBgNIAMoCRIWCg5jdXJyZW50X3BsYXllchgOIAEoBRINCgVwaGFzZRgPIAEoCRIUCgxjYXJkc19wbGF5ZWQYECABKA0SEQoJbGFzdF90dXJuGBEgASgIEhEKCWdhbWVfb3ZlchgSIAEoCBIWCg5wZW5kaW5nX2NoYW5jZRgTIAEoCRIWCg5tZXJnaW5nX2Nhc3RsZRgUIAEoDRIUCgxmaXJzdF9wbGF5ZXIYFSABKAUSDgoGdmlld2VyGBYgASgFEhIKCmRlYWx0X21vZGUYFyABKAgSGAoQbWlzc2lvbnNfYXNzdW1lZBgYIAEoCGIGcHJvdG8z");
+  fileDesc("CiJ0YWJsZWxvZy92MS9jYXN0ZWxsb19tZXRob25pLnByb3RvEgt0YWJsZWxvZy52MSKFAQoWQ2FzdGVsbG9NZXRob25pT3B0aW9ucxIZCgxmaXJzdF9wbGF5ZXIYASABKA1IAIgBARIeChZzZWNvbmRfcGxhY2VfYWZ0ZXJfdGllGAIgASgIEh8KF3NlYV9lZGdlc19uZWVkX3NlYV9jYXJkGAMgASgIQg8KDV9maXJzdF9wbGF5ZXIiMgoUQ2FzdGVsbG9NZXRob25pSG91c2USDAoEc2VhdBgBIAEoDRIMCgRjZWxsGAIgASgJIoIBChRDYXN0ZWxsb01ldGhvbmlCdWlsZBIMCgRjYXJkGAEgASgJEgwKBGNlbGwYAiABKAkSDQoFb3RoZXIYAyABKAkSMQoGaG91c2VzGAQgAygLMiEudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pSG91c2USDAoEaW50bxgFIAEoCSIkChRDYXN0ZWxsb01ldGhvbmlUcmFkZRIMCgRjYXJkGAEgASgJIiQKFENhc3RlbGxvTWV0aG9uaU1lcmdlEgwKBGNlbGwYASABKAkiHAoaQ2FzdGVsbG9NZXRob25pU3RvcE1lcmdpbmciGAoWQ2FzdGVsbG9NZXRob25pRW5kVHVybiIpChVDYXN0ZWxsb01ldGhvbmlSZWRyYXcSEAoIcmV2ZWFsZWQYASADKAkiKgoaQ2FzdGVsbG9NZXRob25pRmlyc3RQbGF5ZXISDAoEc2VhdBgBIAEoDSI3ChZDYXN0ZWxsb01ldGhvbmlNaXNzaW9uEgwKBHNlYXQYASABKA0SDwoHbWlzc2lvbhgCIAEoCSIjChNDYXN0ZWxsb01ldGhvbmlEcmF3EgwKBGNhcmQYASABKAkilgQKE0Nhc3RlbGxvTWV0aG9uaU1vdmUSMgoFYnVpbGQYASABKAsyIS50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlCdWlsZEgAEjIKBXRyYWRlGAIgASgLMiEudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pVHJhZGVIABIyCgVtZXJnZRgDIAEoCzIhLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaU1lcmdlSAASPwoMc3RvcF9tZXJnaW5nGAQgASgLMicudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pU3RvcE1lcmdpbmdIABI3CghlbmRfdHVybhgFIAEoCzIjLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaUVuZFR1cm5IABI0CgZyZWRyYXcYBiABKAsyIi50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlSZWRyYXdIABI/CgxmaXJzdF9wbGF5ZXIYCiABKAsyJy50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlGaXJzdFBsYXllckgAEjYKB21pc3Npb24YCyABKAsyIy50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlNaXNzaW9uSAASMAoEZHJhdxgMIAEoCzIgLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaURyYXdIAEIICgZhY3Rpb24iKwoZQ2FzdGVsbG9NZXRob25pU2VhdENvdW50cxIOCgZjb3VudHMYASADKA0iowEKF0Nhc3RlbGxvTWV0aG9uaUNlbGxWaWV3EgoKAmlkGAEgASgJEg8KB3RlcnJhaW4YAiABKAkSDgoGbWFya2V0GAMgASgIEhUKDW1hcmtldF9kdWNhdHMYBCABKA0SDgoGY2FzdGxlGAUgASgNEg4KBmhvdXNlcxgGIAMoDRIRCglzZWFfZWRnZXMYByABKA0SEQoJc2VhX3dhbGxzGAggASgNIiwKFENhc3RlbGxvTWV0aG9uaVBvaW50EgkKAXgYASABKAESCQoBeRgCIAEoASKjAQoYQ2FzdGVsbG9NZXRob25pQ2VsbFBsYWNlEgwKBGNlbGwYASABKAkSMQoGY2VudHJlGAIgASgLMiEudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pUG9pbnQSMgoHY29ybmVycxgDIAMoCzIhLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaVBvaW50EhIKCm5laWdoYm91cnMYBCADKAkiYwoaQ2FzdGVsbG9NZXRob25pQm9hcmRMYXlvdXQSNAoFY2VsbHMYASADKAsyJS50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlDZWxsUGxhY2USDwoHZGVyaXZlZBgCIAEoCCI2ChdDYXN0ZWxsb01ldGhvbmlXYWxsVmlldxIMCgRjZWxsGAEgASgJEg0KBW90aGVyGAIgASgJIoUBChlDYXN0ZWxsb01ldGhvbmlDYXN0bGVWaWV3EgoKAmlkGAEgASgNEg0KBW93bmVyGAIgASgNEg0KBWNlbGxzGAMgAygJEg4KBmhvdXNlcxgEIAMoDRIOCgZ2aWxsYXMYBSADKA0SDwoHbWFya2V0cxgGIAMoCRINCgV2YWx1ZRgHIAEoDSL+AQoXQ2FzdGVsbG9NZXRob25pU2VhdFZpZXcSDAoEbmFtZRgBIAEoCRIOCgZkdWNhdHMYAiABKA0SEwoLaG91c2VzX2xlZnQYAyABKA0SEwoLdmlsbGFzX2xlZnQYBCABKA0SEwoLdG93ZXJzX2xlZnQYBSABKA0SEQoJaGFuZF9zaXplGAYgASgNEgwKBGhhbmQYByADKAkSEwoLaGFuZF9oaWRkZW4YCCABKAgSDwoHbWlzc2lvbhgJIAEoCRIYChBtaXNzaW9uX3RlcnJhaW5zGAogAygJEhYKDm1pc3Npb25faGlkZGVuGAsgASgIEg0KBXNjb3JlGAwgASgNIsAFChNDYXN0ZWxsb01ldGhvbmlWaWV3EhIKCmJvYXJkX25hbWUYASABKAkSGQoRYm9hcmRfYXBwcm94aW1hdGUYAiABKAgSEgoKYm9hcmRfbm90ZRgDIAEoCRIQCgh0ZXJyYWlucxgEIAMoCRIzCgVjZWxscxgFIAMoCzIkLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaUNlbGxWaWV3EjMKBXdhbGxzGAYgAygLMiQudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pV2FsbFZpZXcSNwoHY2FzdGxlcxgHIAMoCzImLnRhYmxlbG9nLnYxLkNhc3RlbGxvTWV0aG9uaUNhc3RsZVZpZXcSMwoFc2VhdHMYCCADKAsyJC50YWJsZWxvZy52MS5DYXN0ZWxsb01ldGhvbmlTZWF0VmlldxIMCgRiYW5rGAkgASgNEhMKC3dhbGxfc3VwcGx5GAogASgNEhUKDXdhbGxzX2luX3BsYXkYCyABKA0SEQoJZHJhd19waWxlGAwgASgNEg8KB2Rpc2NhcmQYDSADKAkSFgoOY3VycmVudF9wbGF5ZXIYDiABKAUSDQoFcGhhc2UYDyABKAkSFAoMY2FyZHNfcGxheWVkGBAgASgNEhEKCWxhc3RfdHVybhgRIAEoCBIRCglnYW1lX292ZXIYEiABKAgSFgoOcGVuZGluZ19jaGFuY2UYEyABKAkSFgoObWVyZ2luZ19jYXN0bGUYFCABKA0SFAoMZmlyc3RfcGxheWVyGBUgASgFEg4KBnZpZXdlchgWIAEoBRISCgpkZWFsdF9tb2RlGBcgASgIEhgKEG1pc3Npb25zX2Fzc3VtZWQYGCABKAgSNwoGbGF5b3V0GBkgASgLMicudGFibGVsb2cudjEuQ2FzdGVsbG9NZXRob25pQm9hcmRMYXlvdXRiBnByb3RvMw");
 
 /**
  * Options of a Castello Methoni game (engine decisions of RULES.md §10 are the defaults).
@@ -431,6 +431,97 @@ export const CastelloMethoniCellViewSchema: GenMessage<CastelloMethoniCellView> 
   messageDesc(file_tablelog_v1_castello_methoni, 13);
 
 /**
+ * A point of the board drawing (board units; y grows north).
+ *
+ * @generated from message tablelog.v1.CastelloMethoniPoint
+ */
+export type CastelloMethoniPoint = Message<"tablelog.v1.CastelloMethoniPoint"> & {
+  /**
+   * @generated from field: double x = 1;
+   */
+  x: number;
+
+  /**
+   * @generated from field: double y = 2;
+   */
+  y: number;
+};
+
+/**
+ * Describes the message tablelog.v1.CastelloMethoniPoint.
+ * Use `create(CastelloMethoniPointSchema)` to create a new message.
+ */
+export const CastelloMethoniPointSchema: GenMessage<CastelloMethoniPoint> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_castello_methoni, 14);
+
+/**
+ * Where one cell is drawn, and the cells across its internal edges (its sea edges are
+ * counted in the cell's `sea_edges`).
+ *
+ * @generated from message tablelog.v1.CastelloMethoniCellPlace
+ */
+export type CastelloMethoniCellPlace = Message<"tablelog.v1.CastelloMethoniCellPlace"> & {
+  /**
+   * @generated from field: string cell = 1;
+   */
+  cell: string;
+
+  /**
+   * @generated from field: tablelog.v1.CastelloMethoniPoint centre = 2;
+   */
+  centre?: CastelloMethoniPoint | undefined;
+
+  /**
+   * The outline's corners; empty when the board file gives none (the cell is drawn as a
+   * round node at `centre`).
+   *
+   * @generated from field: repeated tablelog.v1.CastelloMethoniPoint corners = 3;
+   */
+  corners: CastelloMethoniPoint[];
+
+  /**
+   * @generated from field: repeated string neighbours = 4;
+   */
+  neighbours: string[];
+};
+
+/**
+ * Describes the message tablelog.v1.CastelloMethoniCellPlace.
+ * Use `create(CastelloMethoniCellPlaceSchema)` to create a new message.
+ */
+export const CastelloMethoniCellPlaceSchema: GenMessage<CastelloMethoniCellPlace> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_castello_methoni, 15);
+
+/**
+ * How the board is drawn, the same all game long: the board file's coordinates (RULES.md,
+ * "Board coordinates"), or places derived from the graph when the file gives none.
+ *
+ * @generated from message tablelog.v1.CastelloMethoniBoardLayout
+ */
+export type CastelloMethoniBoardLayout = Message<"tablelog.v1.CastelloMethoniBoardLayout"> & {
+  /**
+   * One place per cell, in the order of the view's `cells`.
+   *
+   * @generated from field: repeated tablelog.v1.CastelloMethoniCellPlace cells = 1;
+   */
+  cells: CastelloMethoniCellPlace[];
+
+  /**
+   * True when the board file gives no coordinates and the places come from the graph.
+   *
+   * @generated from field: bool derived = 2;
+   */
+  derived: boolean;
+};
+
+/**
+ * Describes the message tablelog.v1.CastelloMethoniBoardLayout.
+ * Use `create(CastelloMethoniBoardLayoutSchema)` to create a new message.
+ */
+export const CastelloMethoniBoardLayoutSchema: GenMessage<CastelloMethoniBoardLayout> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_castello_methoni, 16);
+
+/**
  * An edge with a wall on it.
  *
  * @generated from message tablelog.v1.CastelloMethoniWallView
@@ -454,7 +545,7 @@ export type CastelloMethoniWallView = Message<"tablelog.v1.CastelloMethoniWallVi
  * Use `create(CastelloMethoniWallViewSchema)` to create a new message.
  */
 export const CastelloMethoniWallViewSchema: GenMessage<CastelloMethoniWallView> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_castello_methoni, 14);
+  messageDesc(file_tablelog_v1_castello_methoni, 17);
 
 /**
  * A castle: its owner, cells and pieces (positions inside a castle no longer matter, §6.1).
@@ -505,7 +596,7 @@ export type CastelloMethoniCastleView = Message<"tablelog.v1.CastelloMethoniCast
  * Use `create(CastelloMethoniCastleViewSchema)` to create a new message.
  */
 export const CastelloMethoniCastleViewSchema: GenMessage<CastelloMethoniCastleView> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_castello_methoni, 15);
+  messageDesc(file_tablelog_v1_castello_methoni, 18);
 
 /**
  * One seat as a viewer may see it.
@@ -571,6 +662,13 @@ export type CastelloMethoniSeatView = Message<"tablelog.v1.CastelloMethoniSeatVi
    * @generated from field: bool mission_hidden = 11;
    */
   missionHidden: boolean;
+
+  /**
+   * The running total of RULES.md §8 (the mission bonus counts only once the game is over).
+   *
+   * @generated from field: uint32 score = 12;
+   */
+  score: number;
 };
 
 /**
@@ -578,7 +676,7 @@ export type CastelloMethoniSeatView = Message<"tablelog.v1.CastelloMethoniSeatVi
  * Use `create(CastelloMethoniSeatViewSchema)` to create a new message.
  */
 export const CastelloMethoniSeatViewSchema: GenMessage<CastelloMethoniSeatView> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_castello_methoni, 16);
+  messageDesc(file_tablelog_v1_castello_methoni, 19);
 
 /**
  * The state of a Castello Methoni game as one viewer may see it.
@@ -719,6 +817,13 @@ export type CastelloMethoniView = Message<"tablelog.v1.CastelloMethoniView"> & {
    * @generated from field: bool missions_assumed = 24;
    */
   missionsAssumed: boolean;
+
+  /**
+   * Where the cells are drawn (the board's geometry, which no move changes).
+   *
+   * @generated from field: tablelog.v1.CastelloMethoniBoardLayout layout = 25;
+   */
+  layout?: CastelloMethoniBoardLayout | undefined;
 };
 
 /**
@@ -726,5 +831,5 @@ export type CastelloMethoniView = Message<"tablelog.v1.CastelloMethoniView"> & {
  * Use `create(CastelloMethoniViewSchema)` to create a new message.
  */
 export const CastelloMethoniViewSchema: GenMessage<CastelloMethoniView> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_castello_methoni, 17);
+  messageDesc(file_tablelog_v1_castello_methoni, 20);
 

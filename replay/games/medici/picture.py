@@ -1,0 +1,265 @@
+"""The picture of a Medici view: the bag, the lot on offer with the high bid, the tiles
+removed unseen today (face down unless the view shows them) and those discarded, each
+player's ship, money and bid, and the five goods pyramids with every player's marker."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from replay.games.medici_common.picture import (
+    MARGIN,
+    WIDTH,
+    goods_tracks,
+    header,
+    last_move_caption,
+    piece,
+    pile,
+    seat_label,
+)
+from replay.games.medici_common.views import winners_line
+from replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.v1.medici_pb2 import (
+    MEDICI_EDITION_2016,
+    MediciMove,
+    MediciSeatView,
+    MediciTile,
+    MediciView,
+)
+
+TILE = 46
+"""The side of a tile on offer or in a ship."""
+SMALL = 26
+"""The side of a tile removed or discarded (a day can set aside up to 18)."""
+SEAT_HEIGHT = 58
+REMOVED_PER_ROW = 11
+DISCARDED_PER_ROW = 9
+SHIP_LEFT = 170
+TRACKS_LEFT = 610
+PYRAMID_TOP = 7
+BONUS_MARKS = {5: "+5", 6: "+10", 7: "+20"}
+"""RULES.md §B5: the bonus for reaching the top three levels of a pyramid."""
+
+
+def tile_title(tile: MediciTile) -> str:
+    return f"{tile.good} {tile.value}" if tile.good else f"gold {tile.value}"
+
+
+def draw_tile(
+    drawn: Picture, parent: ET.Element, x: float, y: float, side: float, tile: MediciTile
+) -> ET.Element:
+    return piece(
+        drawn,
+        parent,
+        x,
+        y,
+        side,
+        side,
+        good=tile.good,
+        value=tile.value,
+        cls="tile",
+        title=tile_title(tile),
+        gold=True,
+    )
+
+
+def small_tiles(
+    drawn: Picture,
+    parent: ET.Element,
+    x: float,
+    y: float,
+    per_row: int,
+    tiles: Sequence[MediciTile],
+    hidden: int,
+    what: str,
+) -> None:
+    """Small tiles in rows of `per_row`: `tiles` face up, then `hidden` more face down."""
+    for i in range(len(tiles) + hidden):
+        left = x + (i % per_row) * (SMALL + 3)
+        top = y + (i // per_row) * (SMALL + 3)
+        if i < len(tiles):
+            draw_tile(drawn, parent, left, top, SMALL, tiles[i])
+        else:
+            drawn.face_down(parent, left, top, SMALL, SMALL, title=f"a tile {what}", radius=3)
+
+
+def status(view: MediciView) -> str:
+    if view.game_over:
+        return "Game over. " + winners_line(
+            [seat.name for seat in view.seats], [seat.florins for seat in view.seats]
+        )
+    if view.pending_draw:
+        return f"The table records {view.pending_draw}."
+    return f"{view.seats[view.current_player].name} to {view.awaiting}."
+
+
+def move_words(move: MediciMove, view: MediciView) -> str:
+    action = move.WhichOneof("action")
+    if action == "draw":
+        return f"drew {move.draw.tile}"
+    if action == "draw_more":
+        return "draws another tile"
+    if action == "close_lot":
+        return "the lot goes to auction"
+    if action == "bid":
+        return f"bid {move.bid.florins}"
+    if action == "pass_bid":
+        return "pass"
+    if action == "remove":
+        return "a tile removed unseen"
+    if action == "start_player":
+        seat = move.start_player.seat
+        name = view.seats[seat].name if seat < len(view.seats) else f"seat {seat + 1}"
+        return f"{name} starts the day"
+    return "none"
+
+
+def picture(view: MediciView, last_move: MediciMove | None = None, approximate: str = "") -> str:
+    """RULES.md §B1-B5 as a picture: what is on the table for the view's viewer."""
+    seats = view.seats
+    rows = max(
+        -(-max(view.removed_count, len(view.removed)) // REMOVED_PER_ROW),
+        -(-len(view.discarded) // DISCARDED_PER_ROW),
+    )
+    seat_top = 80 + max(TILE + 30, rows * (SMALL + 3)) + 30
+    height = seat_top + max(SEAT_HEIGHT * len(seats), 250) + 30
+    drawn = Picture(WIDTH, height, f"Medici, day {view.day} of 3")
+    edition = "2016 edition" if view.edition == MEDICI_EDITION_2016 else "classic"
+    header(drawn, f"Medici ({edition}) - day {view.day} of 3", status(view))
+    action = last_move.WhichOneof("action") if last_move is not None else None
+    if last_move is not None:
+        last_move_caption(drawn, move_words(last_move, view))
+
+    supply = drawn.group(cls="supply", title="the bag, the lot and the tiles set aside")
+    bag = drawn.group(supply, cls="bag", title=f"the bag: {view.bag_size} tiles")
+    drawn.text(bag, MARGIN, 72, "Bag", size=12, fill=MUTED)
+    pile(drawn, bag, MARGIN, 80, TILE, TILE, count=view.bag_size, title=f"{view.bag_size} tiles")
+    if action == "draw_more":
+        drawn.highlight(bag, MARGIN, 80, TILE, TILE)
+
+    lot = drawn.group(supply, cls="lot", title=f"the lot on offer: {len(view.lot)} tiles")
+    drawn.text(lot, 90, 72, "Lot on offer", size=12, fill=MUTED)
+    for i, tile in enumerate(view.lot):
+        draw_tile(drawn, lot, 90 + i * (TILE + 6), 80, TILE, tile)
+    if not view.lot:
+        drawn.rect(lot, 90, 80, TILE, TILE, fill="none", stroke=MUTED, radius=4)
+    if view.high_bid:
+        bidder = seats[view.high_bidder].name if view.high_bidder < len(seats) else "?"
+        bid = drawn.group(lot, cls="high-bid", title=f"high bid {view.high_bid} by {bidder}")
+        drawn.text(bid, 90, 146, f"high bid {view.high_bid} by {bidder}", size=12, bold=True)
+    drew = last_move.draw.tile if last_move is not None and action == "draw" else ""
+    if drew and view.lot and view.lot[-1].name == drew:
+        drawn.highlight(lot, 90 + (len(view.lot) - 1) * (TILE + 6), 80, TILE, TILE)
+    elif action == "close_lot" and view.lot:
+        drawn.highlight(lot, 90, 80, len(view.lot) * (TILE + 6) - 6, TILE)
+
+    # The table sets the day's removed tiles aside unseen; only the full view of a dealt
+    # game knows them, and until all are recorded the rest are still to be removed.
+    hidden = max(view.removed_count - len(view.removed), 0)
+    removed = drawn.group(
+        supply, cls="removed", title=f"{view.removed_count} tiles removed unseen today"
+    )
+    drawn.text(removed, 270, 72, f"Removed unseen today: {view.removed_count}", size=12, fill=MUTED)
+    small_tiles(drawn, removed, 270, 80, REMOVED_PER_ROW, view.removed, hidden, "removed unseen")
+    if action == "remove" and view.removed:
+        last = len(view.removed) - 1
+        drawn.highlight(
+            removed,
+            270 + (last % REMOVED_PER_ROW) * (SMALL + 3),
+            80 + (last // REMOVED_PER_ROW) * (SMALL + 3),
+            SMALL,
+            SMALL,
+        )
+    elif action == "remove" and view.removed_count:
+        # Which of the face-down tiles is the new one is itself hidden: frame them all.
+        shown = min(view.removed_count, REMOVED_PER_ROW)
+        rows = -(-view.removed_count // REMOVED_PER_ROW)
+        drawn.highlight(removed, 270, 80, shown * (SMALL + 3) - 3, rows * (SMALL + 3) - 3)
+
+    discarded = drawn.group(
+        supply, cls="discarded", title=f"{len(view.discarded)} tiles discarded today"
+    )
+    drawn.text(discarded, 600, 72, f"Discarded today: {len(view.discarded)}", size=12, fill=MUTED)
+    small_tiles(drawn, discarded, 600, 80, DISCARDED_PER_ROW, view.discarded, 0, "discarded")
+
+    for seat, seat_view in enumerate(seats):
+        draw_seat(drawn, view, seat, seat_view, seat_top + seat * SEAT_HEIGHT, last_move)
+    goods_tracks(
+        drawn,
+        TRACKS_LEFT,
+        seat_top - 10,
+        WIDTH - MARGIN - TRACKS_LEFT,
+        max(250, SEAT_HEIGHT * len(seats)),
+        names=[seat.name for seat in seats],
+        levels=[{level.good: level.level for level in seat.levels} for seat in seats],
+        top=PYRAMID_TOP,
+        marks=BONUS_MARKS,
+        what="pyramid",
+    )
+    if approximate:
+        drawn.approximate_note(approximate)
+    return drawn.svg()
+
+
+def draw_seat(
+    drawn: Picture,
+    view: MediciView,
+    seat: int,
+    seat_view: MediciSeatView,
+    y: float,
+    last_move: MediciMove | None,
+) -> None:
+    """One player's row: name and money, the ship's spaces with their tiles, its value and
+    the player's bid in the auction under way."""
+    row = drawn.group(cls="seat", title=f"{seat_view.name}'s ship and money")
+    deciding = not view.game_over and not view.pending_draw and seat == view.current_player
+    seat_label(
+        drawn,
+        row,
+        MARGIN,
+        y,
+        seat=seat,
+        name=seat_view.name,
+        florins=seat_view.florins,
+        to_move=deciding,
+    )
+    ship = drawn.group(
+        row,
+        cls="ship",
+        title=f"{seat_view.name}'s ship: {len(seat_view.ship)} of {seat_view.ship_spaces} "
+        f"spaces, value {seat_view.ship_value}" + (", full" if seat_view.full else ""),
+    )
+    side = TILE - 6
+    for space in range(max(seat_view.ship_spaces, len(seat_view.ship))):
+        left = SHIP_LEFT + space * (side + 4)
+        if space < len(seat_view.ship):
+            draw_tile(drawn, ship, left, y + 4, side, seat_view.ship[space])
+        else:
+            drawn.rect(ship, left, y + 4, side, side, fill=PAPER, stroke=MUTED, radius=4)
+    after = SHIP_LEFT + max(seat_view.ship_spaces, len(seat_view.ship)) * (side + 4)
+    drawn.text(ship, after + 2, y + 20, f"value {seat_view.ship_value}", size=12)
+    if seat_view.full:
+        drawn.text(ship, after + 2, y + 36, "full", size=11, fill=MUTED)
+    action = last_move.WhichOneof("action") if last_move is not None else None
+    if seat_view.has_bid:
+        bid = drawn.group(row, cls="bid", title=f"{seat_view.name} bid {seat_view.bid}")
+        drawn.rect(bid, after + 2, y + 40, 52, 16, fill=PAPER, stroke=INK, radius=3)
+        drawn.text(bid, after + 28, y + 52, f"bid {seat_view.bid}", size=11, anchor="middle")
+        if (
+            action == "bid"
+            and last_move is not None
+            and view.high_bid == last_move.bid.florins
+            and view.high_bidder == seat
+        ):
+            drawn.highlight(bid, after + 2, y + 40, 52, 16)
+    if (
+        action == "draw"
+        and last_move is not None
+        and view.free_fill
+        and seat == view.current_player
+        and seat_view.ship
+        and seat_view.ship[-1].name == last_move.draw.tile
+    ):
+        drawn.highlight(ship, SHIP_LEFT + (len(seat_view.ship) - 1) * (side + 4), y + 4, side, side)
+    if action == "start_player" and last_move is not None and last_move.start_player.seat == seat:
+        drawn.highlight(row, MARGIN, y, SHIP_LEFT - MARGIN - 8, SEAT_HEIGHT - 6)

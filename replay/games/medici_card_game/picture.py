@@ -1,0 +1,302 @@
+"""The picture of a Medici: The Card Game view: the face-down deck, the market row (the last
+three cards, those a player may take, numbered 1-3 from its end), each player's ship with its
+hold and money, and the warehouses as five goods tracks with every player's marker. The deck's
+placeholder counts and unsourced ship rewards (G-A1, G-A2) are marked approximate."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from replay.games.medici_common.picture import (
+    MARGIN,
+    WIDTH,
+    goods_tracks,
+    header,
+    last_move_caption,
+    piece,
+    pile,
+    seat_label,
+)
+from replay.games.medici_common.views import winners_line
+from replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.v1.medici_card_game_pb2 import (
+    MediciCardGameCard,
+    MediciCardGameMove,
+    MediciCardGameSeatView,
+    MediciCardGameView,
+)
+
+CARD_WIDTH = 58
+CARD_HEIGHT = 80
+MARKET_LEFT = 110
+MARKET_TOP = 80
+TAKE_WINDOW = 3
+"""RULES.md §A3 step 2: the last card placed and the two before it can be taken."""
+SEAT_TOP = 220
+SEAT_HEIGHT = 64
+SHIP_LEFT = 170
+SHIP_CARD_WIDTH = 38
+SHIP_CARD_HEIGHT = 52
+TRACKS_LEFT = 630
+LOWEST_TRACK_TOP = 9
+"""The warehouse tracks show at least levels 0-9, more when a warehouse holds more."""
+FLAG = "#3a9d5d"
+GREEN_NEUTRAL = ("#4f8f5f", "green")
+BLACK_NEUTRAL = ("#2b2b2b", "black")
+"""RULES.md §A1: the neutral cards, of no good: a green 2 (green flag) and a black 7."""
+
+
+def card_title(card: MediciCardGameCard) -> str:
+    words = f"{card.good} {card.value}" if card.good else f"{card.name}"
+    if card.icons != 1 and card.good:
+        words += f", {card.icons} icons"
+    if card.green_flag:
+        words += ", green flag"
+    return words
+
+
+def draw_card(
+    drawn: Picture,
+    parent: ET.Element,
+    x: float,
+    y: float,
+    width: float,
+    height: float,
+    card: MediciCardGameCard,
+) -> ET.Element:
+    """A card face up; its goods icons as dots along the top, a green flag as a pennant."""
+    face = piece(
+        drawn,
+        parent,
+        x,
+        y,
+        width,
+        height,
+        good=card.good,
+        value=card.value,
+        cls="card",
+        title=card_title(card),
+        neutral=GREEN_NEUTRAL if card.green_flag else BLACK_NEUTRAL,
+    )
+    for icon in range(min(card.icons, 4) if card.good else 0):
+        drawn.circle(face, x + 7 + icon * 8, y + 7, 3, fill=PAPER, stroke=INK, cls="icon")
+    if card.green_flag:
+        drawn.polygon(
+            face,
+            [(x + width - 12, y + 4), (x + width - 3, y + 8), (x + width - 12, y + 12)],
+            fill=FLAG,
+            stroke=INK,
+            cls="green-flag",
+        )
+    return face
+
+
+def status(view: MediciCardGameView) -> str:
+    if view.game_over:
+        return "Game over. " + winners_line(
+            [seat.name for seat in view.seats], [seat.florins for seat in view.seats]
+        )
+    if view.pending_reveal:
+        return f"The table records {view.pending_reveal}."
+    final = " (final turn of the round)" if view.final_turn else ""
+    return (
+        f"{view.seats[view.current_player].name} to {view.awaiting}{final}; "
+        f"revealed this turn: {view.revealed_this_turn}"
+    )
+
+
+def move_words(move: MediciCardGameMove, view: MediciCardGameView) -> str:
+    action = move.WhichOneof("action")
+    if action == "flip":
+        return "turns over a card"
+    if action == "reveal":
+        return f"revealed {move.reveal.card}"
+    if action == "take":
+        return "took position " + ", ".join(str(p) for p in move.take.positions)
+    if action == "start_player":
+        seat = move.start_player.seat
+        name = view.seats[seat].name if seat < len(view.seats) else f"seat {seat + 1}"
+        return f"{name} starts the round"
+    return "none"
+
+
+def taker(view: MediciCardGameView) -> int | None:
+    """The seat that made the take leading to this view, when the view tells it: the turn
+    passes to the next seat whose ship is not full (RULES.md §A3), so the taker is the
+    nearest seat before the one to move unless full ships sit between them; None when full
+    ships make that ambiguous or the round ended."""
+    if view.game_over or view.final_turn or view.pending_reveal.startswith("who starts"):
+        return None
+    seats = view.seats
+    before = (view.current_player - 1) % len(seats)
+    if before == view.current_player or seats[before].full or not seats[before].ship:
+        return None
+    return before
+
+
+def approximate_words(view: MediciCardGameView, approximate: str) -> str:
+    """What the picture marks approximate: the view's own notes and the caller's."""
+    notes = []
+    if view.deck_unverified:
+        notes.append("deck copy counts are unverified placeholders (G-A1)")
+    if view.ship_rewards_approximate:
+        rewards = "/".join(str(r) for r in view.ship_rewards)
+        notes.append(f"ship rewards {rewards} unsourced for {len(view.seats)} players (G-A2)")
+    if approximate:
+        notes.append(approximate)
+    return "; ".join(notes)
+
+
+def picture(
+    view: MediciCardGameView, last_move: MediciCardGameMove | None = None, approximate: str = ""
+) -> str:
+    """RULES.md §A2-A4 as a picture: the table as every viewer sees it (only the deck's
+    order is hidden)."""
+    seats = view.seats
+    height = SEAT_TOP + max(SEAT_HEIGHT * len(seats), 250) + 30
+    drawn = Picture(WIDTH, height, f"Medici: The Card Game, round {view.round} of 3")
+    header(drawn, f"Medici: The Card Game - round {view.round} of 3", status(view))
+    action = last_move.WhichOneof("action") if last_move is not None else None
+    if last_move is not None:
+        last_move_caption(drawn, move_words(last_move, view))
+
+    deck = drawn.group(cls="deck", title=f"the deck: {view.deck_size} cards face down")
+    drawn.text(deck, MARGIN, MARGIN + 56, "Deck", size=12, fill=MUTED)
+    pile(
+        drawn,
+        deck,
+        MARGIN,
+        MARKET_TOP,
+        CARD_WIDTH,
+        CARD_HEIGHT,
+        count=view.deck_size,
+        title=f"{view.deck_size} cards",
+    )
+    if action == "flip":
+        drawn.highlight(deck, MARGIN, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT)
+    if view.boxed:
+        boxed = drawn.group(deck, cls="boxed", title=f"{view.boxed} cards returned to the box")
+        drawn.text(boxed, MARGIN, MARKET_TOP + CARD_HEIGHT + 34, f"boxed {view.boxed}", size=11)
+
+    draw_market(drawn, view, last_move)
+    for seat, seat_view in enumerate(seats):
+        draw_seat(drawn, view, seat, seat_view, SEAT_TOP + seat * SEAT_HEIGHT, last_move)
+    goods_tracks(
+        drawn,
+        TRACKS_LEFT,
+        SEAT_TOP - 10,
+        WIDTH - MARGIN - TRACKS_LEFT,
+        max(250, SEAT_HEIGHT * len(seats)),
+        names=[seat.name for seat in seats],
+        levels=[{count.good: count.icons for count in seat.warehouse} for seat in seats],
+        top=max(LOWEST_TRACK_TOP, *(count.icons for seat in seats for count in seat.warehouse)),
+        marks={},
+        what="warehouse",
+    )
+    marked = approximate_words(view, approximate)
+    if marked:
+        drawn.approximate_note(marked)
+    return drawn.svg()
+
+
+def draw_market(
+    drawn: Picture, view: MediciCardGameView, last_move: MediciCardGameMove | None
+) -> None:
+    """The market row, first placed on the left; cards overlap when the row outgrows the
+    picture, the last three (the ones within reach) always whole and numbered."""
+    market = drawn.group(cls="market", title=f"the market: {len(view.market)} cards")
+    drawn.text(
+        market, MARKET_LEFT, MARGIN + 56, "Market (take from the right)", size=12, fill=MUTED
+    )
+    room = WIDTH - MARGIN - MARKET_LEFT - CARD_WIDTH
+    step = min(CARD_WIDTH + 6, room / max(1, len(view.market) - 1))
+    size = len(view.market)
+    for i, card in enumerate(view.market):
+        x = MARKET_LEFT + i * step
+        draw_card(drawn, market, x, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT, card)
+        position = size - i
+        if position <= TAKE_WINDOW:
+            drawn.text(
+                market, x + CARD_WIDTH / 2, MARKET_TOP + CARD_HEIGHT + 16, str(position),
+                size=12, anchor="middle", bold=True, cls="position",
+            )  # fmt: skip
+    if not view.market:
+        drawn.rect(
+            market, MARKET_LEFT, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT, fill="none",
+            stroke=MUTED, radius=4,
+        )  # fmt: skip
+    if (
+        last_move is not None
+        and last_move.WhichOneof("action") == "reveal"
+        and view.market
+        and view.market[-1].name == last_move.reveal.card
+    ):
+        drawn.highlight(
+            market, MARKET_LEFT + (size - 1) * step, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT
+        )
+
+
+def draw_seat(
+    drawn: Picture,
+    view: MediciCardGameView,
+    seat: int,
+    seat_view: MediciCardGameSeatView,
+    y: float,
+    last_move: MediciCardGameMove | None,
+) -> None:
+    """One player's row: name and money, the ship's cards, its hold and value."""
+    row = drawn.group(cls="seat", title=f"{seat_view.name}'s ship and money")
+    deciding = not view.game_over and not view.pending_reveal and seat == view.current_player
+    seat_label(
+        drawn,
+        row,
+        MARGIN,
+        y,
+        seat=seat,
+        name=seat_view.name,
+        florins=seat_view.florins,
+        to_move=deciding,
+    )
+    ship = drawn.group(
+        row,
+        cls="ship",
+        title=f"{seat_view.name}'s ship: hold {seat_view.hold_used} of "
+        f"{seat_view.hold_capacity}, value {seat_view.ship_value}"
+        + (", full" if seat_view.full else ""),
+    )
+    cards = len(seat_view.ship)
+    # Green-flag cards take no hold space: the empty spaces are what the hold has left.
+    slots = cards + max(seat_view.hold_capacity - seat_view.hold_used, 0)
+    room = TRACKS_LEFT - 80 - SHIP_LEFT
+    step = min(SHIP_CARD_WIDTH + 4, (room - SHIP_CARD_WIDTH) / max(1, slots - 1))
+    for slot in range(slots):
+        x = SHIP_LEFT + slot * step
+        if slot < cards:
+            draw_card(
+                drawn, ship, x, y + 4, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, seat_view.ship[slot]
+            )
+        else:
+            drawn.rect(
+                ship, x, y + 4, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, fill=PAPER, stroke=MUTED,
+                radius=4,
+            )  # fmt: skip
+    after = SHIP_LEFT + max(slots - 1, 0) * step + SHIP_CARD_WIDTH + 6
+    drawn.text(
+        ship, after, y + 20, f"hold {seat_view.hold_used}/{seat_view.hold_capacity}", size=12
+    )
+    drawn.text(ship, after, y + 36, f"value {seat_view.ship_value}", size=12)
+    if seat_view.full:
+        drawn.text(ship, after, y + 52, "full", size=11, fill=MUTED)
+    action = last_move.WhichOneof("action") if last_move is not None else None
+    if action == "take" and last_move is not None and taker(view) == seat:
+        taken = min(len(last_move.take.positions), cards)
+        first = cards - taken
+        drawn.highlight(
+            ship,
+            SHIP_LEFT + first * step,
+            y + 4,
+            (taken - 1) * step + SHIP_CARD_WIDTH,
+            SHIP_CARD_HEIGHT,
+        )
+    if action == "start_player" and last_move is not None and last_move.start_player.seat == seat:
+        drawn.highlight(row, MARGIN, y, SHIP_LEFT - MARGIN - 8, SEAT_HEIGHT - 6)

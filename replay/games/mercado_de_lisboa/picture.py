@@ -1,0 +1,623 @@
+"""Mercado de Lisboa as a picture (issue 13 item 1): the 5 x 5 market with its stands,
+restaurants and restaurant marks, the customer tiles at the 20 entrances, the stand display,
+the customer tiles on offer with their piles, the bag, and every player's coins, stand tiles
+and restaurants; in a solo game the stage and the campaign. Drawn from the view alone, so a
+seat's hidden coins (rules §2 step 8) are drawn face down, as are the restaurants nobody has
+turned over yet (§2 step 2)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from replay.games.mercado_de_lisboa.components import (
+    ENTRANCES,
+    GOODS,
+    MARKS,
+    RESTAURANT_COPIES,
+    RESTAURANTS,
+    SIZE,
+    SPACES,
+)
+from replay.picture import HIGHLIGHT, INK, MUTED, PAPER, Picture
+from tablelog.v1 import mercado_de_lisboa_pb2 as pb
+
+WIDTH = 900
+CELL = 64
+ENTRANCE_DEPTH = 56
+TILE_W, TILE_H = 50, 44
+"""A customer tile, the same size at an entrance and on offer."""
+BOARD_X, BOARD_Y = 16, 58
+GRID_X, GRID_Y = BOARD_X + ENTRANCE_DEPTH, BOARD_Y + ENTRANCE_DEPTH
+PANEL_X = GRID_X + SIZE * CELL + ENTRANCE_DEPTH + 28
+PLAYERS_Y = GRID_Y + SIZE * CELL + ENTRANCE_DEPTH + 20
+PLAYER_H = 62
+LINE_H = 16
+
+MAX_PLAYERS = 4
+MAX_DISPLAY = 3
+MAX_OFFER_TILES = 3
+MAX_HAND_TILES = 8
+"""Stand tiles in front of a player are bounded by the wooden stands (§1: 8 per colour)."""
+MAX_DEAD_TILES = 12
+MAX_HELD = MARKS + 1
+MAX_RULES_TEXT = 600
+NOTE_CHARACTERS = 140
+"""What the approximate note's one line holds at 11 px across the picture's width."""
+RULES_LINE_CHARACTERS = 135
+"""A line of a solo stage's rules at 11 px across the picture's width."""
+FACE_DOWN_RESTAURANT = pb.MERCADO_DE_LISBOA_RESTAURANT_UNSPECIFIED
+"""How a view gives a restaurant whose type nobody has seen yet."""
+
+GOOD_COLOURS = ("#2f6fb5", "#c8509a", "#d23c2a", "#8a4b2a", "#6b3f98")
+UNKNOWN_COLOUR = "#b8b2a4"
+RESTAURANT_LABELS = ("sushi", "tea", "pizza", "burger", "wine", "pub")
+PUB_COLOUR = "#c9962b"
+SEAT_COLOURS = ("#f08a24", "#2a9d8f", "#e9c93a", "#f4f4f4")
+COIN_GOLD = "#e3b93f"
+MARKET_FLOOR = "#eee4cf"
+TILE_PAPER = "#fffaf0"
+
+Place = tuple[float, float, float, float]
+
+
+def _good_name(good: int) -> str:
+    return GOODS[good - 1] if 1 <= good <= len(GOODS) else "unknown good"
+
+
+def _good_colour(good: int) -> str:
+    return GOOD_COLOURS[good - 1] if 1 <= good <= len(GOODS) else UNKNOWN_COLOUR
+
+
+def _restaurant_name(restaurant: int) -> str:
+    if not 1 <= restaurant <= len(RESTAURANTS):
+        return "unknown restaurant"
+    name = RESTAURANTS[restaurant - 1].replace("_", " ")
+    if restaurant == len(RESTAURANTS):
+        return f"{name} (every good)"
+    return f"{name} ({GOODS[restaurant - 1]})"
+
+
+def _restaurant_colour(restaurant: int) -> str:
+    if restaurant == len(RESTAURANTS):
+        return PUB_COLOUR
+    return _good_colour(restaurant)
+
+
+def _player_name(view: pb.MercadoDeLisboaView, seat: int) -> str:
+    if 0 <= seat < min(len(view.players), MAX_PLAYERS):
+        return view.players[seat].name[:40] or f"seat {seat + 1}"
+    return f"seat {seat + 1}"
+
+
+def _seat_colour(seat: int) -> str:
+    return SEAT_COLOURS[seat] if 0 <= seat < len(SEAT_COLOURS) else UNKNOWN_COLOUR
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _shortened(words: str, characters: int) -> str:
+    return words if len(words) <= characters else words[: characters - 1].rstrip() + "…"
+
+
+def _wrapped(words: str, width: int) -> list[str]:
+    """`words` cut into lines of at most `width` characters, at spaces."""
+    lines: list[str] = []
+    line = ""
+    for word in words.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
+
+
+def _solo_rules_lines(view: pb.MercadoDeLisboaView) -> list[str]:
+    return _wrapped(view.solo.rules[:MAX_RULES_TEXT], RULES_LINE_CHARACTERS)
+
+
+def _solo_height(view: pb.MercadoDeLisboaView) -> float:
+    return 64 + len(_solo_rules_lines(view)) * LINE_H + 8
+
+
+class _Drawing:
+    """One picture being drawn, with where each place a move can touch was drawn."""
+
+    def __init__(self, view: pb.MercadoDeLisboaView, height: float) -> None:
+        self.view = view
+        self.drawn = Picture(WIDTH, height, "Mercado de Lisboa")
+        self.places: dict[str, Place] = {}
+
+    # ------------------------------------------------------------------ small components
+
+    def stand_tile(
+        self, parent: ET.Element, x: float, y: float, size: float, good: int, *, cls: str
+    ) -> ET.Element:
+        tile = self.drawn.group(parent, cls=cls, title=f"{_good_name(good)} stand tile")
+        self.drawn.rect(tile, x, y, size, size, fill=_good_colour(good), stroke=INK, radius=3)
+        label = _good_name(good) if size >= 40 else _good_name(good)[:2]
+        self.drawn.text(
+            tile, x + size / 2, y + size / 2 + 4, label, size=10, fill=PAPER, anchor="middle"
+        )
+        return tile
+
+    def wooden_stand(
+        self, parent: ET.Element, x: float, y: float, seat: int, *, numbered: bool = True
+    ) -> None:
+        """A player's wooden stand: a little roof in the seat's colour, numbered with the
+        seat on the market (in front of the player it is plainly theirs)."""
+        roof = ((x, y + 6), (x + 8, y), (x + 16, y + 6), (x + 16, y + 14), (x, y + 14))
+        self.drawn.polygon(parent, roof, fill=_seat_colour(seat), stroke=INK, cls="wooden-stand")
+        if numbered:
+            self.drawn.text(parent, x + 8, y + 12.5, str(seat + 1), size=8, anchor="middle")
+
+    def restaurant(
+        self, parent: ET.Element, cx: float, cy: float, r: float, restaurant: int, where: str
+    ) -> None:
+        if restaurant == FACE_DOWN_RESTAURANT:
+            holder = self.drawn.group(parent, cls="restaurant")
+            self.drawn.face_down(
+                holder,
+                cx - r,
+                cy - r,
+                2 * r,
+                2 * r,
+                radius=r,
+                title=f"a face-down restaurant {where} (its type not yet seen)",
+            )
+            return
+        name = _restaurant_name(restaurant)
+        disc = self.drawn.group(parent, cls="restaurant", title=f"{name} {where}")
+        colour = _restaurant_colour(restaurant)
+        self.drawn.circle(disc, cx, cy, r, fill=TILE_PAPER, stroke=colour, stroke_width=4)
+        label = RESTAURANT_LABELS[restaurant - 1] if restaurant <= len(RESTAURANTS) else "?"
+        self.drawn.text(disc, cx, cy + 3.5, label, size=10 if r >= 20 else 8, anchor="middle")
+
+    def customer_tile(
+        self,
+        parent: ET.Element,
+        x: float,
+        y: float,
+        tile: pb.MercadoDeLisboaCustomerTile,
+        where: str,
+        *,
+        cls: str = "customer-tile",
+    ) -> None:
+        customers = min(tile.customers, 4)
+        goods = list(tile.goods[: len(GOODS)])
+        wanted = " and ".join(_good_name(g) for g in goods) or "no good"
+        title = f"{_plural(customers, 'customer')} wanting {wanted} {where}"
+        card = self.drawn.group(parent, cls=cls, title=title)
+        self.drawn.rect(card, x, y, TILE_W, TILE_H, fill=TILE_PAPER, stroke=INK, radius=4)
+        people = f"{customers} {'•' * customers}"
+        self.drawn.text(card, x + 6, y + 17, people, size=13, bold=True)
+        swatch = (TILE_W - 8) / max(len(goods), 1)
+        for index, good in enumerate(goods):
+            left = x + 4 + index * swatch
+            self.drawn.rect(card, left, y + 24, swatch - 2, 15, fill=_good_colour(good), radius=2)
+            self.drawn.text(
+                card,
+                left + swatch / 2 - 1,
+                y + 35,
+                _good_name(good)[:2],
+                size=9,
+                fill=PAPER,
+                anchor="middle",
+            )
+
+    # ------------------------------------------------------------------ the market
+
+    def market(self) -> None:
+        view = self.view
+        board = self.drawn.group(cls="market", title="the market: 5 x 5 spaces, 20 entrances")
+        self.drawn.rect(
+            board, GRID_X - 4, GRID_Y - 4, SIZE * CELL + 8, SIZE * CELL + 8, fill=INK, radius=4
+        )
+        mark_title = "restaurant mark" + (" (position approximate)" if view.approximate else "")
+        for index, space in enumerate(view.spaces[:SPACES]):
+            row, column = divmod(index, SIZE)
+            x, y = GRID_X + column * CELL, GRID_Y + row * CELL
+            self.places[f"space {index}"] = (x, y, CELL, CELL)
+            name = space.name[:4] or f"{'abcde'[column]}{row + 1}"
+            # The market has hundreds of components: the spaces and empty entrances are
+            # shapes titled themselves rather than groups, which keeps the picture fast.
+            self.drawn.rect(
+                board,
+                x + 1,
+                y + 1,
+                CELL - 2,
+                CELL - 2,
+                fill=MARKET_FLOOR,
+                cls="space",
+                title=f"space {name}",
+            )
+            self.drawn.text(board, x + 4, y + 11, name, size=8, fill=MUTED)
+            middle_x, middle_y = x + CELL / 2, y + CELL / 2
+            kind = space.kind
+            if kind == pb.MERCADO_DE_LISBOA_SPACE_KIND_STAND:
+                owner = _player_name(view, space.owner)
+                stand = self.drawn.group(
+                    board, cls="stand", title=f"{_good_name(space.good)} stand of {owner} on {name}"
+                )
+                self.stand_tile(stand, x + 10, y + 12, 44, space.good, cls="stand-tile")
+                self.wooden_stand(stand, x + CELL - 20, y + CELL - 18, space.owner)
+            elif kind == pb.MERCADO_DE_LISBOA_SPACE_KIND_RESTAURANT:
+                self.restaurant(board, middle_x, middle_y + 2, 24, space.restaurant, f"on {name}")
+            elif kind == pb.MERCADO_DE_LISBOA_SPACE_KIND_FACE_DOWN_RESTAURANT:
+                self.restaurant(
+                    board, middle_x, middle_y + 2, 24, FACE_DOWN_RESTAURANT, f"on {name}"
+                )
+            elif space.restaurant_mark:
+                self.drawn.rect(
+                    board,
+                    middle_x - 8,
+                    middle_y - 6,
+                    16,
+                    16,
+                    fill="none",
+                    stroke=MUTED,
+                    stroke_width=2,
+                    cls="restaurant-mark",
+                    title=mark_title,
+                )
+        for index, entrance in enumerate(view.entrances[:ENTRANCES]):
+            left, top = self.entrance_place(index)
+            self.places[f"entrance {index}"] = (left, top, TILE_W, TILE_H)
+            name = entrance.name[:4]
+            if entrance.empty:
+                self.drawn.rect(
+                    board,
+                    left,
+                    top,
+                    TILE_W,
+                    TILE_H,
+                    fill="none",
+                    stroke=MUTED,
+                    radius=4,
+                    cls="entrance",
+                    title=f"entrance {name}, empty",
+                )
+                self.drawn.text(
+                    board,
+                    left + TILE_W / 2,
+                    top + TILE_H / 2 + 4,
+                    name,
+                    size=11,
+                    fill=MUTED,
+                    anchor="middle",
+                )
+            else:
+                self.customer_tile(
+                    board,
+                    left,
+                    top,
+                    entrance.tile,
+                    f"at entrance {name}",
+                    cls="customer-tile entrance",
+                )
+
+    @staticmethod
+    def entrance_place(index: int) -> tuple[float, float]:
+        """Entrances n1..n5, s1..s5, w1..w5, e1..e5 in the view's (and the proto's) order."""
+        side, line = divmod(index, SIZE)
+        across = (CELL - TILE_W) / 2 if side < 2 else (CELL - TILE_H) / 2
+        gap = (ENTRANCE_DEPTH - (TILE_H if side < 2 else TILE_W)) / 2
+        if side == 0:
+            return GRID_X + line * CELL + across, BOARD_Y + gap
+        if side == 1:
+            return GRID_X + line * CELL + across, GRID_Y + SIZE * CELL + gap
+        if side == 2:
+            return BOARD_X + gap, GRID_Y + line * CELL + across
+        return GRID_X + SIZE * CELL + gap, GRID_Y + line * CELL + across
+
+    # ------------------------------------------------------------------ the supply
+
+    def supply(self) -> None:
+        view = self.view
+        x, y = PANEL_X, BOARD_Y
+        display = self.drawn.group(cls="display", title="the stand display")
+        self.drawn.text(display, x, y + 10, "Stand display", size=12, bold=True)
+        if view.choosing_display_tile:
+            self.drawn.text(display, x + 100, y + 10, "(a tile to choose)", size=11, fill=MUTED)
+        for slot in range(MAX_DISPLAY):
+            left = x + slot * 48
+            if slot < len(view.display):
+                self.stand_tile(display, left, y + 18, 42, view.display[slot], cls="stand-tile")
+            else:
+                self.drawn.rect(display, left, y + 18, 42, 42, fill="none", stroke=MUTED, radius=3)
+        self.places["display"] = (x, y + 18, 3 * 48 - 6, 42)
+
+        y += 80
+        offers = self.drawn.group(cls="customers", title="customer tiles on offer")
+        self.drawn.text(offers, x, y + 10, "Customers on offer", size=12, bold=True)
+        for index, offer in enumerate(view.customers[:4]):
+            top = y + 18 + index * (TILE_H + 8)
+            size = min(offer.customers, 4)
+            row = self.drawn.group(offers, cls="customer-offer", title=f"{size}-customer tiles")
+            self.drawn.text(row, x, top + TILE_H / 2 + 4, f"{size}", size=14, bold=True)
+            for slot, tile in enumerate(offer.available[:MAX_OFFER_TILES]):
+                left = x + 20 + slot * (TILE_W + 6)
+                self.customer_tile(row, left, top, tile, "on offer")
+            pile_x = x + 20 + MAX_OFFER_TILES * (TILE_W + 6) + 8
+            if offer.pile:
+                self.drawn.face_down(
+                    row,
+                    pile_x,
+                    top,
+                    TILE_W,
+                    TILE_H,
+                    title=f"{_plural(offer.pile, 'tile')} left in the {size}-customer pile",
+                )
+            self.drawn.text(row, pile_x + TILE_W + 6, top + TILE_H / 2 + 4, f"pile {offer.pile}")
+            self.places[f"offer {size}"] = (x + 14, top, pile_x + TILE_W - x - 14, TILE_H)
+
+        y += 18 + 4 * (TILE_H + 8) + 8
+        bag = self.drawn.group(cls="bag", title="stand tiles in the bag")
+        self.drawn.text(bag, x, y + 10, "Bag", size=12, bold=True)
+        for index, count in enumerate(view.bag[: len(GOODS)]):
+            left = x + 34 + index * 74
+            self.drawn.rect(bag, left, y, 14, 14, fill=GOOD_COLOURS[index], radius=2)
+            self.drawn.text(bag, left + 17, y + 11, f"{GOODS[index]} {count}", size=10)
+        self.places["bag"] = (x, y - 2, 34 + len(GOODS) * 74, 18)
+
+        y += 30
+        unseen = self.drawn.group(
+            cls="unseen-restaurants", title="face-down restaurants not yet turned over, by type"
+        )
+        self.drawn.text(unseen, x, y + 10, "Not yet turned over", size=12, bold=True)
+        for index, count in enumerate(view.unseen_restaurants[: len(RESTAURANTS)]):
+            left = x + index * 68
+            restaurant = index + 1
+            self.drawn.circle(
+                unseen,
+                left + 10,
+                y + 30,
+                9,
+                fill=TILE_PAPER,
+                stroke=_restaurant_colour(restaurant),
+                stroke_width=3,
+            )
+            label = f"{RESTAURANT_LABELS[index]} {min(count, RESTAURANT_COPIES)}"
+            self.drawn.text(unseen, left + 22, y + 34, label, size=10)
+        self.places["unseen restaurants"] = (x, y + 18, len(RESTAURANTS) * 68, 24)
+
+    # ------------------------------------------------------------------ the players
+
+    def players(self) -> None:
+        view = self.view
+        for seat, player in enumerate(view.players[:MAX_PLAYERS]):
+            top = PLAYERS_Y + seat * PLAYER_H
+            name = _player_name(view, seat)
+            moving = view.to_move == seat and not view.over
+            title = f"{name}, seat {seat + 1}" + (", to move" if moving else "")
+            row = self.drawn.group(cls="player", title=title)
+            self.drawn.rect(
+                row,
+                BOARD_X,
+                top,
+                WIDTH - 2 * BOARD_X,
+                PLAYER_H - 6,
+                fill="#f4efe3",
+                stroke=HIGHLIGHT if moving else MUTED,
+                stroke_width=2 if moving else 1,
+                radius=6,
+            )
+            self.wooden_stand(row, BOARD_X + 8, top + 10, seat)
+            self.drawn.text(row, BOARD_X + 30, top + 22, name, size=13, bold=True)
+            if moving:
+                self.drawn.text(row, BOARD_X + 30, top + 40, "to move", size=11, fill=MUTED)
+            self.coins(row, BOARD_X + 190, top + PLAYER_H / 2 - 3, player, name)
+            left = BOARD_X + 226
+            for good in player.stand_tiles[:MAX_HAND_TILES]:
+                tile = self.stand_tile(row, left, top + 10, 34, good, cls="stand-tile")
+                self.wooden_stand(tile, left + 22, top + 32, seat, numbered=False)
+                left += 40
+            for good in player.dead_tiles[:MAX_DEAD_TILES]:
+                dead = self.drawn.group(
+                    row, cls="dead-tile", title=f"{_good_name(good)} stand tile without a stand"
+                )
+                self.drawn.rect(dead, left, top + 16, 24, 24, fill=_good_colour(good), radius=3)
+                self.drawn.line(
+                    dead, left, top + 16, left + 24, top + 40, stroke=PAPER, stroke_width=2
+                )
+                left += 28
+            left += 8
+            for restaurant in player.restaurants[:MAX_HELD]:
+                self.restaurant(
+                    row, left + 16, top + PLAYER_H / 2 - 3, 16, restaurant, f"held by {name}"
+                )
+                left += 38
+            counts = (
+                f"{player.stands_on_market} on the market, "
+                f"{_plural(player.wooden_stands_left, 'wooden stand')} left"
+            )
+            self.drawn.text(
+                row, WIDTH - BOARD_X - 10, top + PLAYER_H - 14, counts, size=11, anchor="end"
+            )
+
+    def coins(
+        self,
+        parent: ET.Element,
+        cx: float,
+        cy: float,
+        player: pb.MercadoDeLisboaPlayerView,
+        name: str,
+    ) -> None:
+        purse = self.drawn.group(parent, cls="coins")
+        if not player.money_visible:
+            self.drawn.face_down(
+                purse,
+                cx - 17,
+                cy - 17,
+                34,
+                34,
+                radius=17,
+                title=f"{name}'s coins, hidden behind the screen",
+            )
+            return
+        ET.SubElement(purse, "title").text = f"{name}'s coins: {player.money}"
+        self.drawn.circle(purse, cx, cy, 17, fill=COIN_GOLD, stroke=INK)
+        self.drawn.text(purse, cx, cy + 5, str(player.money), size=14, bold=True, anchor="middle")
+
+    # ------------------------------------------------------------------ status and solo
+
+    def status(self) -> None:
+        view = self.view
+        words = ["money " + ("hidden" if view.money_hidden else "open")]
+        if view.over:
+            words.insert(0, "game over")
+        elif view.pending_reveal:
+            words.insert(0, "the table: " + view.pending_reveal[:120])
+        elif view.choosing_display_tile:
+            words.insert(0, f"{_player_name(view, view.to_move)} takes a tile from the display")
+        elif 0 <= view.to_move < len(view.players):
+            words.insert(0, f"{_player_name(view, view.to_move)} to move")
+        if view.end_triggered and not view.over:
+            words.append(f"end triggered: {_plural(view.turns_left, 'turn')} left")
+        status = self.drawn.group(cls="status", title="whose turn and the end of the game")
+        self.drawn.text(status, BOARD_X, 24, "Mercado de Lisboa", size=18, bold=True)
+        self.drawn.text(status, BOARD_X, 46, " · ".join(words), size=12)
+        streak = self.drawn.group(cls="coin-streak", title="Take-1-Coin turns in a row")
+        self.drawn.text(
+            streak,
+            WIDTH - BOARD_X,
+            26,
+            f"coin turns in a row: {view.coin_streak}",
+            size=12,
+            fill=MUTED,
+            anchor="end",
+        )
+        self.places["coin streak"] = (WIDTH - BOARD_X - 140, 12, 140, 20)
+
+    def solo(self, top: float) -> None:
+        solo = self.view.solo
+        stage = self.drawn.group(cls="solo-stage", title="the solo stage and the campaign")
+        self.drawn.rect(
+            stage,
+            BOARD_X,
+            top,
+            WIDTH - 2 * BOARD_X,
+            _solo_height(self.view) - 10,
+            fill="#f4efe3",
+            stroke=MUTED,
+            radius=6,
+        )
+        x = BOARD_X + 12
+        heading = f"Solo stage {solo.stage}: {solo.stage_name[:60]}"
+        self.drawn.text(stage, x, top + 22, heading, size=14, bold=True)
+        money = self.view.players[0].money if self.view.players else 0
+        visible = bool(self.view.players) and self.view.players[0].money_visible
+        for index, threshold in enumerate(solo.fame_thresholds[:3]):
+            reached = visible and money >= threshold
+            left = x + 360 + index * 92
+            fame = self.drawn.group(
+                stage,
+                cls="fame",
+                title=f"{index + 1} fame at {threshold} coins" + (" (reached)" if reached else ""),
+            )
+            self.drawn.rect(
+                fame,
+                left,
+                top + 8,
+                84,
+                22,
+                fill=COIN_GOLD if reached else TILE_PAPER,
+                stroke=INK,
+                radius=4,
+            )
+            self.drawn.text(
+                fame,
+                left + 42,
+                top + 23,
+                f"{'★' * (index + 1)} {threshold}",
+                size=12,
+                anchor="middle",
+            )
+        facts = [
+            f"campaign fame so far {solo.campaign_fame}",
+            "master stroke " + ("used" if solo.master_stroke_used else "still open"),
+            f"best single action {solo.best_action}",
+        ]
+        if solo.stage == 1:
+            good = _good_name(solo.stage1_good) if solo.stage1_good else "not fixed yet"
+            facts.append(f"earning good {good}")
+        if solo.stage == 2:
+            facts.append(f"money from 4-customer tiles {solo.money_from_four}")
+        if solo.stage == 5:
+            facts.append(f"4-customer tiles placed {solo.four_tiles_placed}")
+        campaign = self.drawn.group(stage, cls="campaign", title="the campaign so far")
+        self.drawn.text(campaign, x, top + 44, " · ".join(facts), size=12)
+        rules = self.drawn.group(stage, cls="stage-rules", title="the stage's own rules")
+        for number, line in enumerate(_solo_rules_lines(self.view)):
+            self.drawn.text(rules, x, top + 64 + number * LINE_H, line, size=11, fill=MUTED)
+
+    # ------------------------------------------------------------------ the last move
+
+    def last_move(self, move: pb.MercadoDeLisboaMove) -> None:
+        """Frame where the move shows: the space a stand or restaurant went to, the entrance
+        customers came to, the display a tile was taken from, the bag a tile was drawn from
+        or tiles went back to, the restaurants still to turn over, the customer row a tile
+        was revealed in, the count of coin turns."""
+        action = move.WhichOneof("action")
+        place = None
+        if action == "stand":
+            place = self.places.get(f"space {move.stand.space - 1}")
+        elif action == "restaurant":
+            place = self.places.get(f"space {move.restaurant.space - 1}")
+        elif action == "customer":
+            place = self.places.get(f"entrance {move.customer.entrance - 1}")
+        elif action == "take":
+            place = self.places.get("display")
+        elif action in ("draw", "swap"):
+            place = self.places.get("bag")
+        elif action == "flip":
+            place = self.places.get("unseen restaurants")
+        elif action == "reveal":
+            place = self.places.get(f"offer {move.reveal.customers}")
+        elif action == "coin":
+            place = self.places.get("coin streak")
+        if place is not None:
+            frame = self.drawn.group(cls="last-move-frame", title="the last move")
+            self.drawn.highlight(frame, *place)
+
+
+def picture(
+    view: pb.MercadoDeLisboaView,
+    last_move: pb.MercadoDeLisboaMove | None = None,
+    approximate: str = "",
+) -> str:
+    """The market, the supply and the players (rules §1-§3) as seen in `view`, with the
+    solo stage (§9) when solo; `last_move` framed where it shows; `approximate` (or the
+    view's own approximate board data) noted along the bottom."""
+    players = min(len(view.players), MAX_PLAYERS)
+    height: float = PLAYERS_Y + players * PLAYER_H + 6
+    solo_top = height
+    if view.HasField("solo"):
+        height += _solo_height(view)
+    notes = [approximate[:300]] if approximate else []
+    if view.approximate and view.approximate_note[:300] not in notes:
+        notes.append(view.approximate_note[:300])
+    if notes:
+        height += 20
+    drawing = _Drawing(view, height)
+    drawing.status()
+    drawing.market()
+    drawing.supply()
+    drawing.players()
+    if view.HasField("solo"):
+        drawing.solo(solo_top)
+    if last_move is not None:
+        drawing.last_move(last_move)
+    if notes:
+        words = "; ".join(notes)
+        note = drawing.drawn.approximate_note(_shortened(words, NOTE_CHARACTERS))
+        # The line along the bottom holds what fits; the title (what a mouse-over or a
+        # screen reader gives) keeps the whole note.
+        title = note.find("title")
+        if title is not None:
+            title.text = words
+    return drawing.drawn.svg()
