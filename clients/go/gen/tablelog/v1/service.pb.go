@@ -2211,8 +2211,12 @@ type ReplayGameRequest struct {
 	FromRevision uint64  `protobuf:"varint,2,opt,name=from_revision,json=fromRevision,proto3" json:"from_revision,omitempty"`
 	ToRevision   uint64  `protobuf:"varint,3,opt,name=to_revision,json=toRevision,proto3" json:"to_revision,omitempty"`
 	Viewer       *Viewer `protobuf:"bytes,4,opt,name=viewer,proto3" json:"viewer,omitempty"`
+	// Step into an annotation's variation: the main line is streamed up to the position
+	// before the annotated move (from_revision still applies; to_revision must be unset),
+	// then the variation's moves (see ReplayGameResponse.variation).
+	Variation *VariationPath `protobuf:"bytes,5,opt,name=variation,proto3" json:"variation,omitempty"`
 	// Also draw each state: fills `StateSnapshot.picture` of every item.
-	Picture       bool `protobuf:"varint,5,opt,name=picture,proto3" json:"picture,omitempty"`
+	Picture       bool `protobuf:"varint,6,opt,name=picture,proto3" json:"picture,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2275,6 +2279,13 @@ func (x *ReplayGameRequest) GetViewer() *Viewer {
 	return nil
 }
 
+func (x *ReplayGameRequest) GetVariation() *VariationPath {
+	if x != nil {
+		return x.Variation
+	}
+	return nil
+}
+
 func (x *ReplayGameRequest) GetPicture() bool {
 	if x != nil {
 		return x.Picture
@@ -2282,17 +2293,77 @@ func (x *ReplayGameRequest) GetPicture() bool {
 	return false
 }
 
-type ReplayGameResponse struct {
+// A line of an annotation's variation: `line` holds pairs (move number, alternative
+// number), both from 1: [] is the variation itself, [3, 1] the first alternative to its
+// move 3, [3, 1, 2, 2] the second alternative to move 2 of that line.
+type VariationPath struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Event         *Event                 `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
-	State         *StateSnapshot         `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	AnnotationId  string                 `protobuf:"bytes,1,opt,name=annotation_id,json=annotationId,proto3" json:"annotation_id,omitempty"`
+	Line          []uint32               `protobuf:"varint,2,rep,packed,name=line,proto3" json:"line,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariationPath) Reset() {
+	*x = VariationPath{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariationPath) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariationPath) ProtoMessage() {}
+
+func (x *VariationPath) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariationPath.ProtoReflect.Descriptor instead.
+func (*VariationPath) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *VariationPath) GetAnnotationId() string {
+	if x != nil {
+		return x.AnnotationId
+	}
+	return ""
+}
+
+func (x *VariationPath) GetLine() []uint32 {
+	if x != nil {
+		return x.Line
+	}
+	return nil
+}
+
+type ReplayGameResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Event *Event                 `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	State *StateSnapshot         `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// Set on a step of a variation: `event` is synthesized for the stream, never stored (its
+	// sequence 0, its revision the annotated move's, its MoveRecorded the variation's move),
+	// and `state` is the position after it; `variation_move` numbers the move in its line.
+	Variation     *VariationPath `protobuf:"bytes,3,opt,name=variation,proto3" json:"variation,omitempty"`
+	VariationMove uint32         `protobuf:"varint,4,opt,name=variation_move,json=variationMove,proto3" json:"variation_move,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReplayGameResponse) Reset() {
 	*x = ReplayGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2304,7 +2375,7 @@ func (x *ReplayGameResponse) String() string {
 func (*ReplayGameResponse) ProtoMessage() {}
 
 func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2317,7 +2388,7 @@ func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayGameResponse.ProtoReflect.Descriptor instead.
 func (*ReplayGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReplayGameResponse) GetEvent() *Event {
@@ -2334,6 +2405,20 @@ func (x *ReplayGameResponse) GetState() *StateSnapshot {
 	return nil
 }
 
+func (x *ReplayGameResponse) GetVariation() *VariationPath {
+	if x != nil {
+		return x.Variation
+	}
+	return nil
+}
+
+func (x *ReplayGameResponse) GetVariationMove() uint32 {
+	if x != nil {
+		return x.VariationMove
+	}
+	return 0
+}
+
 type WatchGameRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	GameId string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
@@ -2348,7 +2433,7 @@ type WatchGameRequest struct {
 
 func (x *WatchGameRequest) Reset() {
 	*x = WatchGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2445,7 @@ func (x *WatchGameRequest) String() string {
 func (*WatchGameRequest) ProtoMessage() {}
 
 func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2458,7 @@ func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameRequest.ProtoReflect.Descriptor instead.
 func (*WatchGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchGameRequest) GetGameId() string {
@@ -2414,7 +2499,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2511,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2524,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Heartbeat) GetHeadRevision() uint64 {
@@ -2469,7 +2554,7 @@ type WatchGameResponse struct {
 
 func (x *WatchGameResponse) Reset() {
 	*x = WatchGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2481,7 +2566,7 @@ func (x *WatchGameResponse) String() string {
 func (*WatchGameResponse) ProtoMessage() {}
 
 func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2494,7 +2579,7 @@ func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameResponse.ProtoReflect.Descriptor instead.
 func (*WatchGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WatchGameResponse) GetItem() isWatchGameResponse_Item {
@@ -2554,7 +2639,7 @@ type AddAnnotationRequest struct {
 
 func (x *AddAnnotationRequest) Reset() {
 	*x = AddAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2651,7 @@ func (x *AddAnnotationRequest) String() string {
 func (*AddAnnotationRequest) ProtoMessage() {}
 
 func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2664,7 @@ func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*AddAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AddAnnotationRequest) GetGameId() string {
@@ -2634,7 +2719,7 @@ type AddAnnotationResponse struct {
 
 func (x *AddAnnotationResponse) Reset() {
 	*x = AddAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +2731,7 @@ func (x *AddAnnotationResponse) String() string {
 func (*AddAnnotationResponse) ProtoMessage() {}
 
 func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +2744,7 @@ func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*AddAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *AddAnnotationResponse) GetAnnotation() *Annotation {
@@ -2700,7 +2785,7 @@ type Annotation struct {
 
 func (x *Annotation) Reset() {
 	*x = Annotation{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2712,7 +2797,7 @@ func (x *Annotation) String() string {
 func (*Annotation) ProtoMessage() {}
 
 func (x *Annotation) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2725,7 +2810,7 @@ func (x *Annotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Annotation.ProtoReflect.Descriptor instead.
 func (*Annotation) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Annotation) GetAnnotationId() string {
@@ -2802,7 +2887,7 @@ type RemoveAnnotationRequest struct {
 
 func (x *RemoveAnnotationRequest) Reset() {
 	*x = RemoveAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2814,7 +2899,7 @@ func (x *RemoveAnnotationRequest) String() string {
 func (*RemoveAnnotationRequest) ProtoMessage() {}
 
 func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2827,7 +2912,7 @@ func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RemoveAnnotationRequest) GetGameId() string {
@@ -2860,7 +2945,7 @@ type RemoveAnnotationResponse struct {
 
 func (x *RemoveAnnotationResponse) Reset() {
 	*x = RemoveAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2872,7 +2957,7 @@ func (x *RemoveAnnotationResponse) String() string {
 func (*RemoveAnnotationResponse) ProtoMessage() {}
 
 func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2885,7 +2970,7 @@ func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RemoveAnnotationResponse) GetReceipt() *Receipt {
@@ -2906,7 +2991,7 @@ type ListAnnotationsRequest struct {
 
 func (x *ListAnnotationsRequest) Reset() {
 	*x = ListAnnotationsRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2918,7 +3003,7 @@ func (x *ListAnnotationsRequest) String() string {
 func (*ListAnnotationsRequest) ProtoMessage() {}
 
 func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2931,7 +3016,7 @@ func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsRequest.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListAnnotationsRequest) GetGameId() string {
@@ -2965,7 +3050,7 @@ type ListAnnotationsResponse struct {
 
 func (x *ListAnnotationsResponse) Reset() {
 	*x = ListAnnotationsResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2977,7 +3062,7 @@ func (x *ListAnnotationsResponse) String() string {
 func (*ListAnnotationsResponse) ProtoMessage() {}
 
 func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2990,7 +3075,7 @@ func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsResponse.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListAnnotationsResponse) GetAnnotations() []*Annotation {
@@ -3026,7 +3111,7 @@ type GetAuditLogRequest struct {
 
 func (x *GetAuditLogRequest) Reset() {
 	*x = GetAuditLogRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3123,7 @@ func (x *GetAuditLogRequest) String() string {
 func (*GetAuditLogRequest) ProtoMessage() {}
 
 func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3136,7 @@ func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditLogRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetAuditLogRequest) GetGameId() string {
@@ -3097,7 +3182,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3109,7 +3194,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3122,7 +3207,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AuditEntry) GetEvent() *Event {
@@ -3156,7 +3241,7 @@ type GetAuditLogResponse struct {
 
 func (x *GetAuditLogResponse) Reset() {
 	*x = GetAuditLogResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[43]
+	mi := &file_tablelog_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3168,7 +3253,7 @@ func (x *GetAuditLogResponse) String() string {
 func (*GetAuditLogResponse) ProtoMessage() {}
 
 func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[43]
+	mi := &file_tablelog_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3181,7 +3266,7 @@ func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditLogResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetAuditLogResponse) GetEntries() []*AuditEntry {
@@ -3210,7 +3295,7 @@ type VerifyGameRequest struct {
 
 func (x *VerifyGameRequest) Reset() {
 	*x = VerifyGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[44]
+	mi := &file_tablelog_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3222,7 +3307,7 @@ func (x *VerifyGameRequest) String() string {
 func (*VerifyGameRequest) ProtoMessage() {}
 
 func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[44]
+	mi := &file_tablelog_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3235,7 +3320,7 @@ func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameRequest.ProtoReflect.Descriptor instead.
 func (*VerifyGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *VerifyGameRequest) GetGameId() string {
@@ -3280,7 +3365,7 @@ type VerifyGameResponse struct {
 
 func (x *VerifyGameResponse) Reset() {
 	*x = VerifyGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[45]
+	mi := &file_tablelog_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3292,7 +3377,7 @@ func (x *VerifyGameResponse) String() string {
 func (*VerifyGameResponse) ProtoMessage() {}
 
 func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[45]
+	mi := &file_tablelog_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3305,7 +3390,7 @@ func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameResponse.ProtoReflect.Descriptor instead.
 func (*VerifyGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *VerifyGameResponse) GetOk() bool {
@@ -3401,7 +3486,7 @@ type ImportGameRequest struct {
 
 func (x *ImportGameRequest) Reset() {
 	*x = ImportGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[46]
+	mi := &file_tablelog_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3413,7 +3498,7 @@ func (x *ImportGameRequest) String() string {
 func (*ImportGameRequest) ProtoMessage() {}
 
 func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[46]
+	mi := &file_tablelog_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3426,7 +3511,7 @@ func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameRequest.ProtoReflect.Descriptor instead.
 func (*ImportGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ImportGameRequest) GetEvents() []*Event {
@@ -3467,7 +3552,7 @@ type ImportGameResponse struct {
 
 func (x *ImportGameResponse) Reset() {
 	*x = ImportGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[47]
+	mi := &file_tablelog_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3564,7 @@ func (x *ImportGameResponse) String() string {
 func (*ImportGameResponse) ProtoMessage() {}
 
 func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[47]
+	mi := &file_tablelog_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3577,7 @@ func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameResponse.ProtoReflect.Descriptor instead.
 func (*ImportGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ImportGameResponse) GetGame() *GameSummary {
@@ -3505,6 +3590,242 @@ func (x *ImportGameResponse) GetGame() *GameSummary {
 func (x *ImportGameResponse) GetReceipt() *Receipt {
 	if x != nil {
 		return x.Receipt
+	}
+	return nil
+}
+
+type ExportRecordRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The games to write, in this order. Empty: every game of the caller's club that the
+	// filter below selects (as ListGames does), newest first.
+	GameIds []string `protobuf:"bytes,1,rep,name=game_ids,json=gameIds,proto3" json:"game_ids,omitempty"`
+	// With no game_ids: only games of this type (empty for all).
+	Game string `protobuf:"bytes,2,opt,name=game,proto3" json:"game,omitempty"`
+	// With no game_ids: only games with this status (unspecified for all).
+	Status GameStatus `protobuf:"varint,3,opt,name=status,proto3,enum=tablelog.v1.GameStatus" json:"status,omitempty"`
+	// The view to export as; unset: the most the caller may see. A move it may not see is
+	// written `hidden`.
+	Viewer        *Viewer `protobuf:"bytes,4,opt,name=viewer,proto3" json:"viewer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportRecordRequest) Reset() {
+	*x = ExportRecordRequest{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportRecordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportRecordRequest) ProtoMessage() {}
+
+func (x *ExportRecordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportRecordRequest.ProtoReflect.Descriptor instead.
+func (*ExportRecordRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ExportRecordRequest) GetGameIds() []string {
+	if x != nil {
+		return x.GameIds
+	}
+	return nil
+}
+
+func (x *ExportRecordRequest) GetGame() string {
+	if x != nil {
+		return x.Game
+	}
+	return ""
+}
+
+func (x *ExportRecordRequest) GetStatus() GameStatus {
+	if x != nil {
+		return x.Status
+	}
+	return GameStatus_GAME_STATUS_UNSPECIFIED
+}
+
+func (x *ExportRecordRequest) GetViewer() *Viewer {
+	if x != nil {
+		return x.Viewer
+	}
+	return nil
+}
+
+type ExportRecordResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record: one game after another, a blank line between.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// How many games it holds.
+	Games         uint32 `protobuf:"varint,2,opt,name=games,proto3" json:"games,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportRecordResponse) Reset() {
+	*x = ExportRecordResponse{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportRecordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportRecordResponse) ProtoMessage() {}
+
+func (x *ExportRecordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportRecordResponse.ProtoReflect.Descriptor instead.
+func (*ExportRecordResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ExportRecordResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ExportRecordResponse) GetGames() uint32 {
+	if x != nil {
+		return x.Games
+	}
+	return 0
+}
+
+type ImportRecordRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record (docs/record-format.md), one or many games.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Idempotency key: a retry with the same id and text returns the games first imported.
+	RequestId string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Where the record comes from (a file name), kept in each event's `imported`.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportRecordRequest) Reset() {
+	*x = ImportRecordRequest{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportRecordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportRecordRequest) ProtoMessage() {}
+
+func (x *ImportRecordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportRecordRequest.ProtoReflect.Descriptor instead.
+func (*ImportRecordRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ImportRecordRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ImportRecordRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ImportRecordRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+type ImportRecordResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new games, in the record's order.
+	Games         []*GameSummary `protobuf:"bytes,1,rep,name=games,proto3" json:"games,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportRecordResponse) Reset() {
+	*x = ImportRecordResponse{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportRecordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportRecordResponse) ProtoMessage() {}
+
+func (x *ImportRecordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportRecordResponse.ProtoReflect.Descriptor instead.
+func (*ImportRecordResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ImportRecordResponse) GetGames() []*GameSummary {
+	if x != nil {
+		return x.Games
 	}
 	return nil
 }
@@ -3675,17 +3996,23 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
 	"\n" +
 	"total_size\x18\x03 \x01(\rR\ttotalSize\x12,\n" +
-	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\xb9\x01\n" +
+	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\xf3\x01\n" +
 	"\x11ReplayGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rfrom_revision\x18\x02 \x01(\x04R\ffromRevision\x12\x1f\n" +
 	"\vto_revision\x18\x03 \x01(\x04R\n" +
 	"toRevision\x12+\n" +
-	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x12\x18\n" +
-	"\apicture\x18\x05 \x01(\bR\apicture\"p\n" +
+	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x128\n" +
+	"\tvariation\x18\x05 \x01(\v2\x1a.tablelog.v1.VariationPathR\tvariation\x12\x18\n" +
+	"\apicture\x18\x06 \x01(\bR\apicture\"H\n" +
+	"\rVariationPath\x12#\n" +
+	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x12\n" +
+	"\x04line\x18\x02 \x03(\rR\x04line\"\xd1\x01\n" +
 	"\x12ReplayGameResponse\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x12.tablelog.v1.EventR\x05event\x120\n" +
-	"\x05state\x18\x02 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\xaa\x01\n" +
+	"\x05state\x18\x02 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\x128\n" +
+	"\tvariation\x18\x03 \x01(\v2\x1a.tablelog.v1.VariationPathR\tvariation\x12%\n" +
+	"\x0evariation_move\x18\x04 \x01(\rR\rvariationMove\"\xaa\x01\n" +
 	"\x10WatchGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rfrom_revision\x18\x02 \x01(\x04R\ffromRevision\x12+\n" +
@@ -3776,13 +4103,28 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x06source\x18\x04 \x01(\tR\x06source\"r\n" +
 	"\x12ImportGameResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
-	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt*x\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xa2\x01\n" +
+	"\x13ExportRecordRequest\x12\x19\n" +
+	"\bgame_ids\x18\x01 \x03(\tR\agameIds\x12\x12\n" +
+	"\x04game\x18\x02 \x01(\tR\x04game\x12/\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x17.tablelog.v1.GameStatusR\x06status\x12+\n" +
+	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"@\n" +
+	"\x14ExportRecordResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
+	"\x05games\x18\x02 \x01(\rR\x05games\"`\n" +
+	"\x13ImportRecordRequest\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"F\n" +
+	"\x14ImportRecordResponse\x12.\n" +
+	"\x05games\x18\x01 \x03(\v2\x18.tablelog.v1.GameSummaryR\x05games*x\n" +
 	"\n" +
 	"GameStatus\x12\x1b\n" +
 	"\x17GAME_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17GAME_STATUS_IN_PROGRESS\x10\x01\x12\x15\n" +
 	"\x11GAME_STATUS_ENDED\x10\x02\x12\x19\n" +
-	"\x15GAME_STATUS_ABANDONED\x10\x032\x93\f\n" +
+	"\x15GAME_STATUS_ABANDONED\x10\x032\xbd\r\n" +
 	"\x0fTablelogService\x12V\n" +
 	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\x12M\n" +
 	"\n" +
@@ -3807,7 +4149,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"VerifyGame\x12\x1e.tablelog.v1.VerifyGameRequest\x1a\x1f.tablelog.v1.VerifyGameResponse\x12M\n" +
 	"\n" +
-	"ImportGame\x12\x1e.tablelog.v1.ImportGameRequest\x1a\x1f.tablelog.v1.ImportGameResponseb\x06proto3"
+	"ImportGame\x12\x1e.tablelog.v1.ImportGameRequest\x1a\x1f.tablelog.v1.ImportGameResponse\x12S\n" +
+	"\fExportRecord\x12 .tablelog.v1.ExportRecordRequest\x1a!.tablelog.v1.ExportRecordResponse\x12S\n" +
+	"\fImportRecord\x12 .tablelog.v1.ImportRecordRequest\x1a!.tablelog.v1.ImportRecordResponseb\x06proto3"
 
 var (
 	file_tablelog_v1_service_proto_rawDescOnce sync.Once
@@ -3822,7 +4166,7 @@ func file_tablelog_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_tablelog_v1_service_proto_goTypes = []any{
 	(GameStatus)(0),                  // 0: tablelog.v1.GameStatus
 	(*Viewer)(nil),                   // 1: tablelog.v1.Viewer
@@ -3855,151 +4199,165 @@ var file_tablelog_v1_service_proto_goTypes = []any{
 	(*LegalMove)(nil),                // 28: tablelog.v1.LegalMove
 	(*ListLegalMovesResponse)(nil),   // 29: tablelog.v1.ListLegalMovesResponse
 	(*ReplayGameRequest)(nil),        // 30: tablelog.v1.ReplayGameRequest
-	(*ReplayGameResponse)(nil),       // 31: tablelog.v1.ReplayGameResponse
-	(*WatchGameRequest)(nil),         // 32: tablelog.v1.WatchGameRequest
-	(*Heartbeat)(nil),                // 33: tablelog.v1.Heartbeat
-	(*WatchGameResponse)(nil),        // 34: tablelog.v1.WatchGameResponse
-	(*AddAnnotationRequest)(nil),     // 35: tablelog.v1.AddAnnotationRequest
-	(*AddAnnotationResponse)(nil),    // 36: tablelog.v1.AddAnnotationResponse
-	(*Annotation)(nil),               // 37: tablelog.v1.Annotation
-	(*RemoveAnnotationRequest)(nil),  // 38: tablelog.v1.RemoveAnnotationRequest
-	(*RemoveAnnotationResponse)(nil), // 39: tablelog.v1.RemoveAnnotationResponse
-	(*ListAnnotationsRequest)(nil),   // 40: tablelog.v1.ListAnnotationsRequest
-	(*ListAnnotationsResponse)(nil),  // 41: tablelog.v1.ListAnnotationsResponse
-	(*GetAuditLogRequest)(nil),       // 42: tablelog.v1.GetAuditLogRequest
-	(*AuditEntry)(nil),               // 43: tablelog.v1.AuditEntry
-	(*GetAuditLogResponse)(nil),      // 44: tablelog.v1.GetAuditLogResponse
-	(*VerifyGameRequest)(nil),        // 45: tablelog.v1.VerifyGameRequest
-	(*VerifyGameResponse)(nil),       // 46: tablelog.v1.VerifyGameResponse
-	(*ImportGameRequest)(nil),        // 47: tablelog.v1.ImportGameRequest
-	(*ImportGameResponse)(nil),       // 48: tablelog.v1.ImportGameResponse
-	(*Player)(nil),                   // 49: tablelog.v1.Player
-	(Mode)(0),                        // 50: tablelog.v1.Mode
-	(*ToMove)(nil),                   // 51: tablelog.v1.ToMove
-	(*timestamppb.Timestamp)(nil),    // 52: google.protobuf.Timestamp
-	(*GameOptions)(nil),              // 53: tablelog.v1.GameOptions
-	(*GameResult)(nil),               // 54: tablelog.v1.GameResult
-	(*GameView)(nil),                 // 55: tablelog.v1.GameView
-	(*GameInfo)(nil),                 // 56: tablelog.v1.GameInfo
-	(*ComponentFile)(nil),            // 57: tablelog.v1.ComponentFile
-	(*Move)(nil),                     // 58: tablelog.v1.Move
-	(*Event)(nil),                    // 59: tablelog.v1.Event
-	(*Variation)(nil),                // 60: tablelog.v1.Variation
-	(*Actor)(nil),                    // 61: tablelog.v1.Actor
+	(*VariationPath)(nil),            // 31: tablelog.v1.VariationPath
+	(*ReplayGameResponse)(nil),       // 32: tablelog.v1.ReplayGameResponse
+	(*WatchGameRequest)(nil),         // 33: tablelog.v1.WatchGameRequest
+	(*Heartbeat)(nil),                // 34: tablelog.v1.Heartbeat
+	(*WatchGameResponse)(nil),        // 35: tablelog.v1.WatchGameResponse
+	(*AddAnnotationRequest)(nil),     // 36: tablelog.v1.AddAnnotationRequest
+	(*AddAnnotationResponse)(nil),    // 37: tablelog.v1.AddAnnotationResponse
+	(*Annotation)(nil),               // 38: tablelog.v1.Annotation
+	(*RemoveAnnotationRequest)(nil),  // 39: tablelog.v1.RemoveAnnotationRequest
+	(*RemoveAnnotationResponse)(nil), // 40: tablelog.v1.RemoveAnnotationResponse
+	(*ListAnnotationsRequest)(nil),   // 41: tablelog.v1.ListAnnotationsRequest
+	(*ListAnnotationsResponse)(nil),  // 42: tablelog.v1.ListAnnotationsResponse
+	(*GetAuditLogRequest)(nil),       // 43: tablelog.v1.GetAuditLogRequest
+	(*AuditEntry)(nil),               // 44: tablelog.v1.AuditEntry
+	(*GetAuditLogResponse)(nil),      // 45: tablelog.v1.GetAuditLogResponse
+	(*VerifyGameRequest)(nil),        // 46: tablelog.v1.VerifyGameRequest
+	(*VerifyGameResponse)(nil),       // 47: tablelog.v1.VerifyGameResponse
+	(*ImportGameRequest)(nil),        // 48: tablelog.v1.ImportGameRequest
+	(*ImportGameResponse)(nil),       // 49: tablelog.v1.ImportGameResponse
+	(*ExportRecordRequest)(nil),      // 50: tablelog.v1.ExportRecordRequest
+	(*ExportRecordResponse)(nil),     // 51: tablelog.v1.ExportRecordResponse
+	(*ImportRecordRequest)(nil),      // 52: tablelog.v1.ImportRecordRequest
+	(*ImportRecordResponse)(nil),     // 53: tablelog.v1.ImportRecordResponse
+	(*Player)(nil),                   // 54: tablelog.v1.Player
+	(Mode)(0),                        // 55: tablelog.v1.Mode
+	(*ToMove)(nil),                   // 56: tablelog.v1.ToMove
+	(*timestamppb.Timestamp)(nil),    // 57: google.protobuf.Timestamp
+	(*GameOptions)(nil),              // 58: tablelog.v1.GameOptions
+	(*GameResult)(nil),               // 59: tablelog.v1.GameResult
+	(*GameView)(nil),                 // 60: tablelog.v1.GameView
+	(*GameInfo)(nil),                 // 61: tablelog.v1.GameInfo
+	(*ComponentFile)(nil),            // 62: tablelog.v1.ComponentFile
+	(*Move)(nil),                     // 63: tablelog.v1.Move
+	(*Event)(nil),                    // 64: tablelog.v1.Event
+	(*Variation)(nil),                // 65: tablelog.v1.Variation
+	(*Actor)(nil),                    // 66: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
-	49, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
-	50, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
+	54, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
+	55, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
 	0,  // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
-	51, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
-	52, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
-	52, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
-	53, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
-	54, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
-	55, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
-	51, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
-	54, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
-	56, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
-	49, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
-	53, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
-	50, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
-	57, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
+	56, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
+	57, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
+	57, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
+	58, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
+	59, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
+	60, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
+	56, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
+	59, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
+	61, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
+	54, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
+	58, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
+	55, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
+	62, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
 	2,  // 16: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
 	8,  // 17: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 18: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
 	0,  // 19: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
 	2,  // 20: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	58, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	63, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
 	2,  // 22: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	59, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
 	3,  // 24: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
 	8,  // 25: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 26: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	59, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 28: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 29: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	59, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 31: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	58, // 32: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
+	63, // 32: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
 	19, // 33: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
 	19, // 34: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
 	20, // 35: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
 	2,  // 36: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	59, // 37: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
+	64, // 37: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
 	8,  // 38: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
 	2,  // 39: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
 	8,  // 40: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
 	1,  // 41: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
 	3,  // 42: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
 	1,  // 43: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
-	58, // 44: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	63, // 44: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
 	28, // 45: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	51, // 46: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	56, // 46: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
 	1,  // 47: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	59, // 48: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
-	3,  // 49: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
-	1,  // 50: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	52, // 51: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	31, // 52: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
-	33, // 53: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	60, // 54: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
-	37, // 55: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	8,  // 56: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	61, // 57: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	52, // 58: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	60, // 59: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
-	8,  // 60: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	37, // 61: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	1,  // 62: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
-	59, // 63: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	43, // 64: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	8,  // 65: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	59, // 66: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,  // 67: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 68: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	4,  // 69: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 70: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	9,  // 71: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	11, // 72: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	13, // 73: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	15, // 74: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	17, // 75: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	21, // 76: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
-	23, // 77: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	25, // 78: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	27, // 79: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	30, // 80: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	32, // 81: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	35, // 82: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	38, // 83: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	40, // 84: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	42, // 85: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	45, // 86: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	47, // 87: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	5,  // 88: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 89: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	10, // 90: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	12, // 91: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	14, // 92: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	16, // 93: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	18, // 94: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	22, // 95: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
-	24, // 96: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	26, // 97: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	29, // 98: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	31, // 99: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	34, // 100: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	36, // 101: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	39, // 102: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	41, // 103: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	44, // 104: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	46, // 105: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	48, // 106: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	88, // [88:107] is the sub-list for method output_type
-	69, // [69:88] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	31, // 48: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
+	64, // 49: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	3,  // 50: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
+	31, // 51: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
+	1,  // 52: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	57, // 53: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	32, // 54: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
+	34, // 55: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
+	65, // 56: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
+	38, // 57: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	8,  // 58: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	66, // 59: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	57, // 60: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	65, // 61: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
+	8,  // 62: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	38, // 63: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	1,  // 64: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
+	64, // 65: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	44, // 66: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	8,  // 67: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	64, // 68: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	2,  // 69: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 70: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	0,  // 71: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
+	1,  // 72: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
+	2,  // 73: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
+	4,  // 74: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	6,  // 75: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	9,  // 76: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	11, // 77: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	13, // 78: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	15, // 79: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	17, // 80: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	21, // 81: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	23, // 82: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	25, // 83: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	27, // 84: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	30, // 85: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	33, // 86: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	36, // 87: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	39, // 88: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	41, // 89: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	43, // 90: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	46, // 91: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	48, // 92: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	50, // 93: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
+	52, // 94: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
+	5,  // 95: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	7,  // 96: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	10, // 97: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	12, // 98: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	14, // 99: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	16, // 100: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	18, // 101: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	22, // 102: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	24, // 103: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	26, // 104: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	29, // 105: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	32, // 106: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	35, // 107: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	37, // 108: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	40, // 109: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	42, // 110: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	45, // 111: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	47, // 112: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	49, // 113: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	51, // 114: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
+	53, // 115: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
+	95, // [95:116] is the sub-list for method output_type
+	74, // [74:95] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -4027,7 +4385,7 @@ func file_tablelog_v1_service_proto_init() {
 		(*AmendMoveRequest_InsertMove)(nil),
 		(*AmendMoveRequest_DeleteMove)(nil),
 	}
-	file_tablelog_v1_service_proto_msgTypes[33].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[34].OneofWrappers = []any{
 		(*WatchGameResponse_Update)(nil),
 		(*WatchGameResponse_Heartbeat)(nil),
 	}
@@ -4037,7 +4395,7 @@ func file_tablelog_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_service_proto_rawDesc), len(file_tablelog_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   48,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/service.proto.
  */
 export const file_tablelog_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIukDCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJIsMBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCRIPCgdwaWN0dXJlGAcgASgJIhYKFExpc3RHYW1lVHlwZXNSZXF1ZXN0Ij0KFUxpc3RHYW1lVHlwZXNSZXNwb25zZRIkCgVnYW1lcxgBIAMoCzIVLnRhYmxlbG9nLnYxLkdhbWVJbmZvIuYBChFDcmVhdGVHYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJEiQKB3BsYXllcnMYAiADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgDIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBCABKA4yES50YWJsZWxvZy52MS5Nb2RlEg0KBXRpdGxlGAUgASgJEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhIKCnJlcXVlc3RfaWQYByABKAkiYwoSQ3JlYXRlR2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJvCgdSZWNlaXB0Eg8KB2dhbWVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSEAoIcmV2aXNpb24YAyABKAQSEgoKY2hhaW5faGFzaBgEIAEoDBIOCgZrZXlfaWQYBSABKAkSCwoDdGFnGAYgASgMIiEKDkdldEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiOQoPR2V0R2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeSJwChBMaXN0R2FtZXNSZXF1ZXN0EgwKBGdhbWUYASABKAkSJwoGc3RhdHVzGAIgASgOMhcudGFibGVsb2cudjEuR2FtZVN0YXR1cxIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJVChFMaXN0R2FtZXNSZXNwb25zZRInCgVnYW1lcxgBIAMoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLFAQoRUmVjb3JkTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIhCgRtb3ZlGAIgASgLMhEudGFibGVsb2cudjEuTW92ZUgAEhIKCG5vdGF0aW9uGAMgASgJSAASGAoQZXhwZWN0ZWRfdmVyc2lvbhgEIAEoBBISCgpyZXF1ZXN0X2lkGAUgASgJEhEKBHNlYXQYBiABKA1IAYgBARIVCg1pbmNsdWRlX3N0YXRlGAcgASgIQgcKBWlucHV0QgcKBV9zZWF0IrIBChJSZWNvcmRNb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EikKBXN0YXRlGAMgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdBIlCgdyZWNlaXB0GAQgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJgCg9VbmRvTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkSDgoGcmVhc29uGAQgASgJIoUBChBVbmRvTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIlCgdyZWNlaXB0GAMgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJQCg9SZWRvTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkihQEKEFJlZG9Nb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EiUKB3JlY2VpcHQYAyABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0ImUKB05ld01vdmUSIQoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmVIABISCghub3RhdGlvbhgCIAEoCUgAEhEKBHNlYXQYAyABKA1IAYgBAUIHCgVpbnB1dEIHCgVfc2VhdCINCgtEZWxldGVkTW92ZSKcAgoQQW1lbmRNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEiwKDHJlcGxhY2VfbW92ZRgDIAEoCzIULnRhYmxlbG9nLnYxLk5ld01vdmVIABIrCgtpbnNlcnRfbW92ZRgEIAEoCzIULnRhYmxlbG9nLnYxLk5ld01vdmVIABIvCgtkZWxldGVfbW92ZRgFIAEoCzIYLnRhYmxlbG9nLnYxLkRlbGV0ZWRNb3ZlSAASGAoQZXhwZWN0ZWRfdmVyc2lvbhgGIAEoBBISCgpyZXF1ZXN0X2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRIRCglkcm9wX3RhaWwYCSABKAhCCAoGY2hhbmdlIp0BChFBbWVuZE1vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSJQoHcmVjZWlwdBgDIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQSFQoNZHJvcHBlZF9tb3ZlcxgEIAEoDSJjChJBYmFuZG9uR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkSDgoGcmVhc29uGAQgASgJImQKE0FiYW5kb25HYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0ImoKD0dldFN0YXRlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEiMKBnZpZXdlchgDIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlchIPCgdwaWN0dXJlGAQgASgIIj0KEEdldFN0YXRlUmVzcG9uc2USKQoFc3RhdGUYASABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90IoYBChVMaXN0TGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIjCgZ2aWV3ZXIYBSABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXIiPgoJTGVnYWxNb3ZlEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJIpIBChZMaXN0TGVnYWxNb3Zlc1Jlc3BvbnNlEiUKBW1vdmVzGAEgAygLMhYudGFibGVsb2cudjEuTGVnYWxNb3ZlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRISCgp0b3RhbF9zaXplGAMgASgNEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUihgEKEVJlcGxheUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBITCgt0b19yZXZpc2lvbhgDIAEoBBIjCgZ2aWV3ZXIYBCABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISDwoHcGljdHVyZRgFIAEoCCJiChJSZXBsYXlHYW1lUmVzcG9uc2USIQoFZXZlbnQYASABKAsyEi50YWJsZWxvZy52MS5FdmVudBIpCgVzdGF0ZRgCIAEoCzIaLnRhYmxlbG9nLnYxLlN0YXRlU25hcHNob3QiegoQV2F0Y2hHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWZyb21fcmV2aXNpb24YAiABKAQSIwoGdmlld2VyGAMgASgLMhMudGFibGVsb2cudjEuVmlld2VyEhkKEWhlYXJ0YmVhdF9zZWNvbmRzGAQgASgNIkwKCUhlYXJ0YmVhdBIVCg1oZWFkX3JldmlzaW9uGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInsKEVdhdGNoR2FtZVJlc3BvbnNlEjEKBnVwZGF0ZRgBIAEoCzIfLnRhYmxlbG9nLnYxLlJlcGxheUdhbWVSZXNwb25zZUgAEisKCWhlYXJ0YmVhdBgCIAEoCzIWLnRhYmxlbG9nLnYxLkhlYXJ0YmVhdEgAQgYKBGl0ZW0imAEKFEFkZEFubm90YXRpb25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEikKCXZhcmlhdGlvbhgGIAEoCzIWLnRhYmxlbG9nLnYxLlZhcmlhdGlvbiJrChVBZGRBbm5vdGF0aW9uUmVzcG9uc2USKwoKYW5ub3RhdGlvbhgBIAEoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQi9AEKCkFubm90YXRpb24SFQoNYW5ub3RhdGlvbl9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIPCgdjb21tZW50GAMgASgJEg0KBWdseXBoGAQgASgJEiEKBWFjdG9yGAUgASgLMhIudGFibGVsb2cudjEuQWN0b3ISKAoEdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIb3JwaGFuZWQYByABKAgSEwoLb3JwaGFuZWRfYnkYCCABKAQSKQoJdmFyaWF0aW9uGAkgASgLMhYudGFibGVsb2cudjEuVmFyaWF0aW9uIlUKF1JlbW92ZUFubm90YXRpb25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNYW5ub3RhdGlvbl9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJIkEKGFJlbW92ZUFubm90YXRpb25SZXNwb25zZRIlCgdyZWNlaXB0GAEgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJQChZMaXN0QW5ub3RhdGlvbnNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiYAoXTGlzdEFubm90YXRpb25zUmVzcG9uc2USLAoLYW5ub3RhdGlvbnMYASADKAsyFy50YWJsZWxvZy52MS5Bbm5vdGF0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJxChJHZXRBdWRpdExvZ1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIjCgZ2aWV3ZXIYBCABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXIiUAoKQXVkaXRFbnRyeRIhCgVldmVudBgBIAEoCzISLnRhYmxlbG9nLnYxLkV2ZW50Eg8KB3N1bW1hcnkYAiABKAkSDgoGdW5kb25lGAMgASgIIlgKE0dldEF1ZGl0TG9nUmVzcG9uc2USKAoHZW50cmllcxgBIAMoCzIXLnRhYmxlbG9nLnYxLkF1ZGl0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkwKEVZlcmlmeUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSJgoIcmVjZWlwdHMYAiADKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0Io0CChJWZXJpZnlHYW1lUmVzcG9uc2USCgoCb2sYASABKAgSFgoOZXZlbnRzX2NoZWNrZWQYAiABKAQSGgoSZmlyc3RfYmFkX3NlcXVlbmNlGAMgASgEEhoKEmZpcnN0X2JhZF9yZXZpc2lvbhgEIAEoBBIPCgdwcm9ibGVtGAUgASgJEhsKE2RlYWx0X21vdmVzX2NoZWNrZWQYBiABKA0SDQoFa2V5ZWQYByABKAgSFgoOdW5rZXllZF9ldmVudHMYCCABKAQSDwoHa2V5X2lkcxgJIAMoCRIYChByZWNlaXB0c19jaGVja2VkGAogASgNEhsKE2ltcG9ydGVkX3VudmVyaWZpZWQYCyABKAgidgoRSW1wb3J0R2FtZVJlcXVlc3QSIgoGZXZlbnRzGAEgAygLMhIudGFibGVsb2cudjEuRXZlbnQSEgoKcmVxdWVzdF9pZBgCIAEoCRIZChFhY2NlcHRfdW52ZXJpZmllZBgDIAEoCBIOCgZzb3VyY2UYBCABKAkiYwoSSW1wb3J0R2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCp4CgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARIVChFHQU1FX1NUQVRVU19FTkRFRBACEhkKFUdBTUVfU1RBVFVTX0FCQU5ET05FRBADMpMMCg9UYWJsZWxvZ1NlcnZpY2USVgoNTGlzdEdhbWVUeXBlcxIhLnRhYmxlbG9nLnYxLkxpc3RHYW1lVHlwZXNSZXF1ZXN0GiIudGFibGVsb2cudjEuTGlzdEdhbWVUeXBlc1Jlc3BvbnNlEk0KCkNyZWF0ZUdhbWUSHi50YWJsZWxvZy52MS5DcmVhdGVHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkNyZWF0ZUdhbWVSZXNwb25zZRJECgdHZXRHYW1lEhsudGFibGVsb2cudjEuR2V0R2FtZVJlcXVlc3QaHC50YWJsZWxvZy52MS5HZXRHYW1lUmVzcG9uc2USSgoJTGlzdEdhbWVzEh0udGFibGVsb2cudjEuTGlzdEdhbWVzUmVxdWVzdBoeLnRhYmxlbG9nLnYxLkxpc3RHYW1lc1Jlc3BvbnNlEk0KClJlY29yZE1vdmUSHi50YWJsZWxvZy52MS5SZWNvcmRNb3ZlUmVxdWVzdBofLnRhYmxlbG9nLnYxLlJlY29yZE1vdmVSZXNwb25zZRJHCghVbmRvTW92ZRIcLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVxdWVzdBodLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVzcG9uc2USRwoIUmVkb01vdmUSHC50YWJsZWxvZy52MS5SZWRvTW92ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5SZWRvTW92ZVJlc3BvbnNlEkoKCUFtZW5kTW92ZRIdLnRhYmxlbG9nLnYxLkFtZW5kTW92ZVJlcXVlc3QaHi50YWJsZWxvZy52MS5BbWVuZE1vdmVSZXNwb25zZRJQCgtBYmFuZG9uR2FtZRIfLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVxdWVzdBogLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVzcG9uc2USRwoIR2V0U3RhdGUSHC50YWJsZWxvZy52MS5HZXRTdGF0ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5HZXRTdGF0ZVJlc3BvbnNlElkKDkxpc3RMZWdhbE1vdmVzEiIudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiMudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXNwb25zZRJPCgpSZXBsYXlHYW1lEh4udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVzcG9uc2UwARJMCglXYXRjaEdhbWUSHS50YWJsZWxvZy52MS5XYXRjaEdhbWVSZXF1ZXN0Gh4udGFibGVsb2cudjEuV2F0Y2hHYW1lUmVzcG9uc2UwARJWCg1BZGRBbm5vdGF0aW9uEiEudGFibGVsb2cudjEuQWRkQW5ub3RhdGlvblJlcXVlc3QaIi50YWJsZWxvZy52MS5BZGRBbm5vdGF0aW9uUmVzcG9uc2USXwoQUmVtb3ZlQW5ub3RhdGlvbhIkLnRhYmxlbG9nLnYxLlJlbW92ZUFubm90YXRpb25SZXF1ZXN0GiUudGFibGVsb2cudjEuUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlElwKD0xpc3RBbm5vdGF0aW9ucxIjLnRhYmxlbG9nLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaJC50YWJsZWxvZy52MS5MaXN0QW5ub3RhdGlvbnNSZXNwb25zZRJQCgtHZXRBdWRpdExvZxIfLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVxdWVzdBogLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVzcG9uc2USTQoKVmVyaWZ5R2FtZRIeLnRhYmxlbG9nLnYxLlZlcmlmeUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlc3BvbnNlEk0KCkltcG9ydEdhbWUSHi50YWJsZWxvZy52MS5JbXBvcnRHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
+  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIukDCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJIsMBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCRIPCgdwaWN0dXJlGAcgASgJIhYKFExpc3RHYW1lVHlwZXNSZXF1ZXN0Ij0KFUxpc3RHYW1lVHlwZXNSZXNwb25zZRIkCgVnYW1lcxgBIAMoCzIVLnRhYmxlbG9nLnYxLkdhbWVJbmZvIuYBChFDcmVhdGVHYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJEiQKB3BsYXllcnMYAiADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgDIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBCABKA4yES50YWJsZWxvZy52MS5Nb2RlEg0KBXRpdGxlGAUgASgJEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhIKCnJlcXVlc3RfaWQYByABKAkiYwoSQ3JlYXRlR2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJvCgdSZWNlaXB0Eg8KB2dhbWVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSEAoIcmV2aXNpb24YAyABKAQSEgoKY2hhaW5faGFzaBgEIAEoDBIOCgZrZXlfaWQYBSABKAkSCwoDdGFnGAYgASgMIiEKDkdldEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiOQoPR2V0R2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeSJwChBMaXN0R2FtZXNSZXF1ZXN0EgwKBGdhbWUYASABKAkSJwoGc3RhdHVzGAIgASgOMhcudGFibGVsb2cudjEuR2FtZVN0YXR1cxIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJVChFMaXN0R2FtZXNSZXNwb25zZRInCgVnYW1lcxgBIAMoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLFAQoRUmVjb3JkTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIhCgRtb3ZlGAIgASgLMhEudGFibGVsb2cudjEuTW92ZUgAEhIKCG5vdGF0aW9uGAMgASgJSAASGAoQZXhwZWN0ZWRfdmVyc2lvbhgEIAEoBBISCgpyZXF1ZXN0X2lkGAUgASgJEhEKBHNlYXQYBiABKA1IAYgBARIVCg1pbmNsdWRlX3N0YXRlGAcgASgIQgcKBWlucHV0QgcKBV9zZWF0IrIBChJSZWNvcmRNb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EikKBXN0YXRlGAMgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdBIlCgdyZWNlaXB0GAQgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJgCg9VbmRvTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkSDgoGcmVhc29uGAQgASgJIoUBChBVbmRvTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIlCgdyZWNlaXB0GAMgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJQCg9SZWRvTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkihQEKEFJlZG9Nb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EiUKB3JlY2VpcHQYAyABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0ImUKB05ld01vdmUSIQoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmVIABISCghub3RhdGlvbhgCIAEoCUgAEhEKBHNlYXQYAyABKA1IAYgBAUIHCgVpbnB1dEIHCgVfc2VhdCINCgtEZWxldGVkTW92ZSKcAgoQQW1lbmRNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEiwKDHJlcGxhY2VfbW92ZRgDIAEoCzIULnRhYmxlbG9nLnYxLk5ld01vdmVIABIrCgtpbnNlcnRfbW92ZRgEIAEoCzIULnRhYmxlbG9nLnYxLk5ld01vdmVIABIvCgtkZWxldGVfbW92ZRgFIAEoCzIYLnRhYmxlbG9nLnYxLkRlbGV0ZWRNb3ZlSAASGAoQZXhwZWN0ZWRfdmVyc2lvbhgGIAEoBBISCgpyZXF1ZXN0X2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRIRCglkcm9wX3RhaWwYCSABKAhCCAoGY2hhbmdlIp0BChFBbWVuZE1vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSJQoHcmVjZWlwdBgDIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQSFQoNZHJvcHBlZF9tb3ZlcxgEIAEoDSJjChJBYmFuZG9uR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYChBleHBlY3RlZF92ZXJzaW9uGAIgASgEEhIKCnJlcXVlc3RfaWQYAyABKAkSDgoGcmVhc29uGAQgASgJImQKE0FiYW5kb25HYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0ImoKD0dldFN0YXRlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEiMKBnZpZXdlchgDIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlchIPCgdwaWN0dXJlGAQgASgIIj0KEEdldFN0YXRlUmVzcG9uc2USKQoFc3RhdGUYASABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90IoYBChVMaXN0TGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIjCgZ2aWV3ZXIYBSABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXIiPgoJTGVnYWxNb3ZlEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJIpIBChZMaXN0TGVnYWxNb3Zlc1Jlc3BvbnNlEiUKBW1vdmVzGAEgAygLMhYudGFibGVsb2cudjEuTGVnYWxNb3ZlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRISCgp0b3RhbF9zaXplGAMgASgNEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUitQEKEVJlcGxheUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBITCgt0b19yZXZpc2lvbhgDIAEoBBIjCgZ2aWV3ZXIYBCABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISLQoJdmFyaWF0aW9uGAUgASgLMhoudGFibGVsb2cudjEuVmFyaWF0aW9uUGF0aBIPCgdwaWN0dXJlGAYgASgIIjQKDVZhcmlhdGlvblBhdGgSFQoNYW5ub3RhdGlvbl9pZBgBIAEoCRIMCgRsaW5lGAIgAygNIqkBChJSZXBsYXlHYW1lUmVzcG9uc2USIQoFZXZlbnQYASABKAsyEi50YWJsZWxvZy52MS5FdmVudBIpCgVzdGF0ZRgCIAEoCzIaLnRhYmxlbG9nLnYxLlN0YXRlU25hcHNob3QSLQoJdmFyaWF0aW9uGAMgASgLMhoudGFibGVsb2cudjEuVmFyaWF0aW9uUGF0aBIWCg52YXJpYXRpb25fbW92ZRgEIAEoDSJ6ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBIjCgZ2aWV3ZXIYAyABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISGQoRaGVhcnRiZWF0X3NlY29uZHMYBCABKA0iTAoJSGVhcnRiZWF0EhUKDWhlYWRfcmV2aXNpb24YASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiewoRV2F0Y2hHYW1lUmVzcG9uc2USMQoGdXBkYXRlGAEgASgLMh8udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlc3BvbnNlSAASKwoJaGVhcnRiZWF0GAIgASgLMhYudGFibGVsb2cudjEuSGVhcnRiZWF0SABCBgoEaXRlbSKYAQoUQWRkQW5ub3RhdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIPCgdjb21tZW50GAMgASgJEg0KBWdseXBoGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSKQoJdmFyaWF0aW9uGAYgASgLMhYudGFibGVsb2cudjEuVmFyaWF0aW9uImsKFUFkZEFubm90YXRpb25SZXNwb25zZRIrCgphbm5vdGF0aW9uGAEgASgLMhcudGFibGVsb2cudjEuQW5ub3RhdGlvbhIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCL0AQoKQW5ub3RhdGlvbhIVCg1hbm5vdGF0aW9uX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSIQoFYWN0b3IYBSABKAsyEi50YWJsZWxvZy52MS5BY3RvchIoCgR0aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghvcnBoYW5lZBgHIAEoCBITCgtvcnBoYW5lZF9ieRgIIAEoBBIpCgl2YXJpYXRpb24YCSABKAsyFi50YWJsZWxvZy52MS5WYXJpYXRpb24iVQoXUmVtb3ZlQW5ub3RhdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hbm5vdGF0aW9uX2lkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiQQoYUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlEiUKB3JlY2VpcHQYASABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IlAKFkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJgChdMaXN0QW5ub3RhdGlvbnNSZXNwb25zZRIsCgthbm5vdGF0aW9ucxgBIAMoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInEKEkdldEF1ZGl0TG9nUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiMKBnZpZXdlchgEIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlciJQCgpBdWRpdEVudHJ5EiEKBWV2ZW50GAEgASgLMhIudGFibGVsb2cudjEuRXZlbnQSDwoHc3VtbWFyeRgCIAEoCRIOCgZ1bmRvbmUYAyABKAgiWAoTR2V0QXVkaXRMb2dSZXNwb25zZRIoCgdlbnRyaWVzGAEgAygLMhcudGFibGVsb2cudjEuQXVkaXRFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTAoRVmVyaWZ5R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRImCghyZWNlaXB0cxgCIAMoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQijQIKElZlcmlmeUdhbWVSZXNwb25zZRIKCgJvaxgBIAEoCBIWCg5ldmVudHNfY2hlY2tlZBgCIAEoBBIaChJmaXJzdF9iYWRfc2VxdWVuY2UYAyABKAQSGgoSZmlyc3RfYmFkX3JldmlzaW9uGAQgASgEEg8KB3Byb2JsZW0YBSABKAkSGwoTZGVhbHRfbW92ZXNfY2hlY2tlZBgGIAEoDRINCgVrZXllZBgHIAEoCBIWCg51bmtleWVkX2V2ZW50cxgIIAEoBBIPCgdrZXlfaWRzGAkgAygJEhgKEHJlY2VpcHRzX2NoZWNrZWQYCiABKA0SGwoTaW1wb3J0ZWRfdW52ZXJpZmllZBgLIAEoCCJ2ChFJbXBvcnRHYW1lUmVxdWVzdBIiCgZldmVudHMYASADKAsyEi50YWJsZWxvZy52MS5FdmVudBISCgpyZXF1ZXN0X2lkGAIgASgJEhkKEWFjY2VwdF91bnZlcmlmaWVkGAMgASgIEg4KBnNvdXJjZRgEIAEoCSJjChJJbXBvcnRHYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IoMBChNFeHBvcnRSZWNvcmRSZXF1ZXN0EhAKCGdhbWVfaWRzGAEgAygJEgwKBGdhbWUYAiABKAkSJwoGc3RhdHVzGAMgASgOMhcudGFibGVsb2cudjEuR2FtZVN0YXR1cxIjCgZ2aWV3ZXIYBCABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXIiMwoURXhwb3J0UmVjb3JkUmVzcG9uc2USDAoEdGV4dBgBIAEoCRINCgVnYW1lcxgCIAEoDSJHChNJbXBvcnRSZWNvcmRSZXF1ZXN0EgwKBHRleHQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIOCgZzb3VyY2UYAyABKAkiPwoUSW1wb3J0UmVjb3JkUmVzcG9uc2USJwoFZ2FtZXMYASADKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeSp4CgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARIVChFHQU1FX1NUQVRVU19FTkRFRBACEhkKFUdBTUVfU1RBVFVTX0FCQU5ET05FRBADMr0NCg9UYWJsZWxvZ1NlcnZpY2USVgoNTGlzdEdhbWVUeXBlcxIhLnRhYmxlbG9nLnYxLkxpc3RHYW1lVHlwZXNSZXF1ZXN0GiIudGFibGVsb2cudjEuTGlzdEdhbWVUeXBlc1Jlc3BvbnNlEk0KCkNyZWF0ZUdhbWUSHi50YWJsZWxvZy52MS5DcmVhdGVHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkNyZWF0ZUdhbWVSZXNwb25zZRJECgdHZXRHYW1lEhsudGFibGVsb2cudjEuR2V0R2FtZVJlcXVlc3QaHC50YWJsZWxvZy52MS5HZXRHYW1lUmVzcG9uc2USSgoJTGlzdEdhbWVzEh0udGFibGVsb2cudjEuTGlzdEdhbWVzUmVxdWVzdBoeLnRhYmxlbG9nLnYxLkxpc3RHYW1lc1Jlc3BvbnNlEk0KClJlY29yZE1vdmUSHi50YWJsZWxvZy52MS5SZWNvcmRNb3ZlUmVxdWVzdBofLnRhYmxlbG9nLnYxLlJlY29yZE1vdmVSZXNwb25zZRJHCghVbmRvTW92ZRIcLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVxdWVzdBodLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVzcG9uc2USRwoIUmVkb01vdmUSHC50YWJsZWxvZy52MS5SZWRvTW92ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5SZWRvTW92ZVJlc3BvbnNlEkoKCUFtZW5kTW92ZRIdLnRhYmxlbG9nLnYxLkFtZW5kTW92ZVJlcXVlc3QaHi50YWJsZWxvZy52MS5BbWVuZE1vdmVSZXNwb25zZRJQCgtBYmFuZG9uR2FtZRIfLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVxdWVzdBogLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVzcG9uc2USRwoIR2V0U3RhdGUSHC50YWJsZWxvZy52MS5HZXRTdGF0ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5HZXRTdGF0ZVJlc3BvbnNlElkKDkxpc3RMZWdhbE1vdmVzEiIudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiMudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXNwb25zZRJPCgpSZXBsYXlHYW1lEh4udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVzcG9uc2UwARJMCglXYXRjaEdhbWUSHS50YWJsZWxvZy52MS5XYXRjaEdhbWVSZXF1ZXN0Gh4udGFibGVsb2cudjEuV2F0Y2hHYW1lUmVzcG9uc2UwARJWCg1BZGRBbm5vdGF0aW9uEiEudGFibGVsb2cudjEuQWRkQW5ub3RhdGlvblJlcXVlc3QaIi50YWJsZWxvZy52MS5BZGRBbm5vdGF0aW9uUmVzcG9uc2USXwoQUmVtb3ZlQW5ub3RhdGlvbhIkLnRhYmxlbG9nLnYxLlJlbW92ZUFubm90YXRpb25SZXF1ZXN0GiUudGFibGVsb2cudjEuUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlElwKD0xpc3RBbm5vdGF0aW9ucxIjLnRhYmxlbG9nLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaJC50YWJsZWxvZy52MS5MaXN0QW5ub3RhdGlvbnNSZXNwb25zZRJQCgtHZXRBdWRpdExvZxIfLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVxdWVzdBogLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVzcG9uc2USTQoKVmVyaWZ5R2FtZRIeLnRhYmxlbG9nLnYxLlZlcmlmeUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlc3BvbnNlEk0KCkltcG9ydEdhbWUSHi50YWJsZWxvZy52MS5JbXBvcnRHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXNwb25zZRJTCgxFeHBvcnRSZWNvcmQSIC50YWJsZWxvZy52MS5FeHBvcnRSZWNvcmRSZXF1ZXN0GiEudGFibGVsb2cudjEuRXhwb3J0UmVjb3JkUmVzcG9uc2USUwoMSW1wb3J0UmVjb3JkEiAudGFibGVsb2cudjEuSW1wb3J0UmVjb3JkUmVxdWVzdBohLnRhYmxlbG9nLnYxLkltcG9ydFJlY29yZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
 
 /**
  * Who is looking at a state.
@@ -1088,9 +1088,18 @@ export type ReplayGameRequest = Message<"tablelog.v1.ReplayGameRequest"> & {
   viewer?: Viewer | undefined;
 
   /**
+   * Step into an annotation's variation: the main line is streamed up to the position
+   * before the annotated move (from_revision still applies; to_revision must be unset),
+   * then the variation's moves (see ReplayGameResponse.variation).
+   *
+   * @generated from field: tablelog.v1.VariationPath variation = 5;
+   */
+  variation?: VariationPath | undefined;
+
+  /**
    * Also draw each state: fills `StateSnapshot.picture` of every item.
    *
-   * @generated from field: bool picture = 5;
+   * @generated from field: bool picture = 6;
    */
   picture: boolean;
 };
@@ -1101,6 +1110,32 @@ export type ReplayGameRequest = Message<"tablelog.v1.ReplayGameRequest"> & {
  */
 export const ReplayGameRequestSchema: GenMessage<ReplayGameRequest> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_service, 29);
+
+/**
+ * A line of an annotation's variation: `line` holds pairs (move number, alternative
+ * number), both from 1: [] is the variation itself, [3, 1] the first alternative to its
+ * move 3, [3, 1, 2, 2] the second alternative to move 2 of that line.
+ *
+ * @generated from message tablelog.v1.VariationPath
+ */
+export type VariationPath = Message<"tablelog.v1.VariationPath"> & {
+  /**
+   * @generated from field: string annotation_id = 1;
+   */
+  annotationId: string;
+
+  /**
+   * @generated from field: repeated uint32 line = 2;
+   */
+  line: number[];
+};
+
+/**
+ * Describes the message tablelog.v1.VariationPath.
+ * Use `create(VariationPathSchema)` to create a new message.
+ */
+export const VariationPathSchema: GenMessage<VariationPath> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 30);
 
 /**
  * @generated from message tablelog.v1.ReplayGameResponse
@@ -1115,6 +1150,20 @@ export type ReplayGameResponse = Message<"tablelog.v1.ReplayGameResponse"> & {
    * @generated from field: tablelog.v1.StateSnapshot state = 2;
    */
   state?: StateSnapshot | undefined;
+
+  /**
+   * Set on a step of a variation: `event` is synthesized for the stream, never stored (its
+   * sequence 0, its revision the annotated move's, its MoveRecorded the variation's move),
+   * and `state` is the position after it; `variation_move` numbers the move in its line.
+   *
+   * @generated from field: tablelog.v1.VariationPath variation = 3;
+   */
+  variation?: VariationPath | undefined;
+
+  /**
+   * @generated from field: uint32 variation_move = 4;
+   */
+  variationMove: number;
 };
 
 /**
@@ -1122,7 +1171,7 @@ export type ReplayGameResponse = Message<"tablelog.v1.ReplayGameResponse"> & {
  * Use `create(ReplayGameResponseSchema)` to create a new message.
  */
 export const ReplayGameResponseSchema: GenMessage<ReplayGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 30);
+  messageDesc(file_tablelog_v1_service, 31);
 
 /**
  * @generated from message tablelog.v1.WatchGameRequest
@@ -1158,7 +1207,7 @@ export type WatchGameRequest = Message<"tablelog.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 31);
+  messageDesc(file_tablelog_v1_service, 32);
 
 /**
  * @generated from message tablelog.v1.Heartbeat
@@ -1180,7 +1229,7 @@ export type Heartbeat = Message<"tablelog.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 32);
+  messageDesc(file_tablelog_v1_service, 33);
 
 /**
  * @generated from message tablelog.v1.WatchGameResponse
@@ -1209,7 +1258,7 @@ export type WatchGameResponse = Message<"tablelog.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 33);
+  messageDesc(file_tablelog_v1_service, 34);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationRequest
@@ -1254,7 +1303,7 @@ export type AddAnnotationRequest = Message<"tablelog.v1.AddAnnotationRequest"> &
  * Use `create(AddAnnotationRequestSchema)` to create a new message.
  */
 export const AddAnnotationRequestSchema: GenMessage<AddAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 34);
+  messageDesc(file_tablelog_v1_service, 35);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationResponse
@@ -1276,7 +1325,7 @@ export type AddAnnotationResponse = Message<"tablelog.v1.AddAnnotationResponse">
  * Use `create(AddAnnotationResponseSchema)` to create a new message.
  */
 export const AddAnnotationResponseSchema: GenMessage<AddAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 35);
+  messageDesc(file_tablelog_v1_service, 36);
 
 /**
  * An annotation as listed. It is anchored to the move its revision names (recorded or put
@@ -1344,7 +1393,7 @@ export type Annotation = Message<"tablelog.v1.Annotation"> & {
  * Use `create(AnnotationSchema)` to create a new message.
  */
 export const AnnotationSchema: GenMessage<Annotation> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 36);
+  messageDesc(file_tablelog_v1_service, 37);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationRequest
@@ -1371,7 +1420,7 @@ export type RemoveAnnotationRequest = Message<"tablelog.v1.RemoveAnnotationReque
  * Use `create(RemoveAnnotationRequestSchema)` to create a new message.
  */
 export const RemoveAnnotationRequestSchema: GenMessage<RemoveAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 37);
+  messageDesc(file_tablelog_v1_service, 38);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationResponse
@@ -1388,7 +1437,7 @@ export type RemoveAnnotationResponse = Message<"tablelog.v1.RemoveAnnotationResp
  * Use `create(RemoveAnnotationResponseSchema)` to create a new message.
  */
 export const RemoveAnnotationResponseSchema: GenMessage<RemoveAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 38);
+  messageDesc(file_tablelog_v1_service, 39);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsRequest
@@ -1415,7 +1464,7 @@ export type ListAnnotationsRequest = Message<"tablelog.v1.ListAnnotationsRequest
  * Use `create(ListAnnotationsRequestSchema)` to create a new message.
  */
 export const ListAnnotationsRequestSchema: GenMessage<ListAnnotationsRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 39);
+  messageDesc(file_tablelog_v1_service, 40);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsResponse
@@ -1437,7 +1486,7 @@ export type ListAnnotationsResponse = Message<"tablelog.v1.ListAnnotationsRespon
  * Use `create(ListAnnotationsResponseSchema)` to create a new message.
  */
 export const ListAnnotationsResponseSchema: GenMessage<ListAnnotationsResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 40);
+  messageDesc(file_tablelog_v1_service, 41);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogRequest
@@ -1477,7 +1526,7 @@ export type GetAuditLogRequest = Message<"tablelog.v1.GetAuditLogRequest"> & {
  * Use `create(GetAuditLogRequestSchema)` to create a new message.
  */
 export const GetAuditLogRequestSchema: GenMessage<GetAuditLogRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 41);
+  messageDesc(file_tablelog_v1_service, 42);
 
 /**
  * One event as the audit log shows it.
@@ -1511,7 +1560,7 @@ export type AuditEntry = Message<"tablelog.v1.AuditEntry"> & {
  * Use `create(AuditEntrySchema)` to create a new message.
  */
 export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 42);
+  messageDesc(file_tablelog_v1_service, 43);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogResponse
@@ -1533,7 +1582,7 @@ export type GetAuditLogResponse = Message<"tablelog.v1.GetAuditLogResponse"> & {
  * Use `create(GetAuditLogResponseSchema)` to create a new message.
  */
 export const GetAuditLogResponseSchema: GenMessage<GetAuditLogResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 43);
+  messageDesc(file_tablelog_v1_service, 44);
 
 /**
  * @generated from message tablelog.v1.VerifyGameRequest
@@ -1558,7 +1607,7 @@ export type VerifyGameRequest = Message<"tablelog.v1.VerifyGameRequest"> & {
  * Use `create(VerifyGameRequestSchema)` to create a new message.
  */
 export const VerifyGameRequestSchema: GenMessage<VerifyGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 44);
+  messageDesc(file_tablelog_v1_service, 45);
 
 /**
  * @generated from message tablelog.v1.VerifyGameResponse
@@ -1640,7 +1689,7 @@ export type VerifyGameResponse = Message<"tablelog.v1.VerifyGameResponse"> & {
  * Use `create(VerifyGameResponseSchema)` to create a new message.
  */
 export const VerifyGameResponseSchema: GenMessage<VerifyGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 45);
+  messageDesc(file_tablelog_v1_service, 46);
 
 /**
  * @generated from message tablelog.v1.ImportGameRequest
@@ -1678,7 +1727,7 @@ export type ImportGameRequest = Message<"tablelog.v1.ImportGameRequest"> & {
  * Use `create(ImportGameRequestSchema)` to create a new message.
  */
 export const ImportGameRequestSchema: GenMessage<ImportGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 46);
+  messageDesc(file_tablelog_v1_service, 47);
 
 /**
  * @generated from message tablelog.v1.ImportGameResponse
@@ -1700,7 +1749,127 @@ export type ImportGameResponse = Message<"tablelog.v1.ImportGameResponse"> & {
  * Use `create(ImportGameResponseSchema)` to create a new message.
  */
 export const ImportGameResponseSchema: GenMessage<ImportGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 47);
+  messageDesc(file_tablelog_v1_service, 48);
+
+/**
+ * @generated from message tablelog.v1.ExportRecordRequest
+ */
+export type ExportRecordRequest = Message<"tablelog.v1.ExportRecordRequest"> & {
+  /**
+   * The games to write, in this order. Empty: every game of the caller's club that the
+   * filter below selects (as ListGames does), newest first.
+   *
+   * @generated from field: repeated string game_ids = 1;
+   */
+  gameIds: string[];
+
+  /**
+   * With no game_ids: only games of this type (empty for all).
+   *
+   * @generated from field: string game = 2;
+   */
+  game: string;
+
+  /**
+   * With no game_ids: only games with this status (unspecified for all).
+   *
+   * @generated from field: tablelog.v1.GameStatus status = 3;
+   */
+  status: GameStatus;
+
+  /**
+   * The view to export as; unset: the most the caller may see. A move it may not see is
+   * written `hidden`.
+   *
+   * @generated from field: tablelog.v1.Viewer viewer = 4;
+   */
+  viewer?: Viewer | undefined;
+};
+
+/**
+ * Describes the message tablelog.v1.ExportRecordRequest.
+ * Use `create(ExportRecordRequestSchema)` to create a new message.
+ */
+export const ExportRecordRequestSchema: GenMessage<ExportRecordRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 49);
+
+/**
+ * @generated from message tablelog.v1.ExportRecordResponse
+ */
+export type ExportRecordResponse = Message<"tablelog.v1.ExportRecordResponse"> & {
+  /**
+   * The record: one game after another, a blank line between.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * How many games it holds.
+   *
+   * @generated from field: uint32 games = 2;
+   */
+  games: number;
+};
+
+/**
+ * Describes the message tablelog.v1.ExportRecordResponse.
+ * Use `create(ExportRecordResponseSchema)` to create a new message.
+ */
+export const ExportRecordResponseSchema: GenMessage<ExportRecordResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 50);
+
+/**
+ * @generated from message tablelog.v1.ImportRecordRequest
+ */
+export type ImportRecordRequest = Message<"tablelog.v1.ImportRecordRequest"> & {
+  /**
+   * The record (docs/record-format.md), one or many games.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Idempotency key: a retry with the same id and text returns the games first imported.
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * Where the record comes from (a file name), kept in each event's `imported`.
+   *
+   * @generated from field: string source = 3;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message tablelog.v1.ImportRecordRequest.
+ * Use `create(ImportRecordRequestSchema)` to create a new message.
+ */
+export const ImportRecordRequestSchema: GenMessage<ImportRecordRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 51);
+
+/**
+ * @generated from message tablelog.v1.ImportRecordResponse
+ */
+export type ImportRecordResponse = Message<"tablelog.v1.ImportRecordResponse"> & {
+  /**
+   * The new games, in the record's order.
+   *
+   * @generated from field: repeated tablelog.v1.GameSummary games = 1;
+   */
+  games: GameSummary[];
+};
+
+/**
+ * Describes the message tablelog.v1.ImportRecordResponse.
+ * Use `create(ImportRecordResponseSchema)` to create a new message.
+ */
+export const ImportRecordResponseSchema: GenMessage<ImportRecordResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 52);
 
 /**
  * Whether a game is still being recorded.
@@ -1916,6 +2085,28 @@ export const TablelogService: GenService<{
     methodKind: "unary";
     input: typeof ImportGameRequestSchema;
     output: typeof ImportGameResponseSchema;
+  },
+  /**
+   * Games as a text record (docs/record-format.md): the moves in effect, the annotations
+   * with their variations and the result, as the caller may see them.
+   *
+   * @generated from rpc tablelog.v1.TablelogService.ExportRecord
+   */
+  exportRecord: {
+    methodKind: "unary";
+    input: typeof ExportRecordRequestSchema;
+    output: typeof ExportRecordResponseSchema;
+  },
+  /**
+   * New games from a text record: every game's moves and variations checked by the rules
+   * before any game is stored; each game stored whole or not at all.
+   *
+   * @generated from rpc tablelog.v1.TablelogService.ImportRecord
+   */
+  importRecord: {
+    methodKind: "unary";
+    input: typeof ImportRecordRequestSchema;
+    output: typeof ImportRecordResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tablelog_v1_service, 0);
