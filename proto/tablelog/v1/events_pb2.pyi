@@ -174,6 +174,8 @@ class Imported(_message.Message):
     ACTOR_FILLED_FIELD_NUMBER: _builtins.int
     RULES_VERSION_FILLED_FIELD_NUMBER: _builtins.int
     ORIGINAL_IMPORTED_FIELD_NUMBER: _builtins.int
+    ORIGINAL_ACTOR_FIELD_NUMBER: _builtins.int
+    ORIGINAL_PREV_HASH_FIELD_NUMBER: _builtins.int
     source: _builtins.str
     """Where it came from, as the importer named it (a file, a server)."""
     original_game_id: _builtins.str
@@ -194,6 +196,8 @@ class Imported(_message.Message):
     time_filled: _builtins.bool
     actor_filled: _builtins.bool
     rules_version_filled: _builtins.bool
+    original_prev_hash: _builtins.bytes
+    """The exported event's prev_hash (the import seals the event again in its own chain)."""
     @_builtins.property
     def by(self) -> Global___Actor:
         """Who imported it, and when."""
@@ -205,6 +209,10 @@ class Imported(_message.Message):
     @_builtins.property
     def original_imported(self) -> Global___Imported:
         """The exported event's own import marks, when the exported game was itself imported."""
+
+    @_builtins.property
+    def original_actor(self) -> Global___Actor:
+        """The actor the import replaced (actor_filled), when the export had one without a user."""
 
     def __init__(
         self,
@@ -222,10 +230,12 @@ class Imported(_message.Message):
         actor_filled: _builtins.bool = ...,
         rules_version_filled: _builtins.bool = ...,
         original_imported: Global___Imported | None = ...,
+        original_actor: Global___Actor | None = ...,
+        original_prev_hash: _builtins.bytes = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "original_imported", b"original_imported", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "original_actor", b"original_actor", "original_imported", b"original_imported", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor_filled", b"actor_filled", "by", b"by", "original_chain_key_id", b"original_chain_key_id", "original_club", b"original_club", "original_game_id", b"original_game_id", "original_hash", b"original_hash", "original_imported", b"original_imported", "original_member_ids", b"original_member_ids", "rules_version_filled", b"rules_version_filled", "source", b"source", "time", b"time", "time_filled", b"time_filled", "verified", b"verified"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor_filled", b"actor_filled", "by", b"by", "original_actor", b"original_actor", "original_chain_key_id", b"original_chain_key_id", "original_club", b"original_club", "original_game_id", b"original_game_id", "original_hash", b"original_hash", "original_imported", b"original_imported", "original_member_ids", b"original_member_ids", "original_prev_hash", b"original_prev_hash", "rules_version_filled", b"rules_version_filled", "source", b"source", "time", b"time", "time_filled", b"time_filled", "verified", b"verified"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

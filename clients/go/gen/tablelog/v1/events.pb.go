@@ -395,6 +395,10 @@ type Imported struct {
 	RulesVersionFilled bool     `protobuf:"varint,12,opt,name=rules_version_filled,json=rulesVersionFilled,proto3" json:"rules_version_filled,omitempty"`
 	// The exported event's own import marks, when the exported game was itself imported.
 	OriginalImported *Imported `protobuf:"bytes,13,opt,name=original_imported,json=originalImported,proto3" json:"original_imported,omitempty"`
+	// The actor the import replaced (actor_filled), when the export had one without a user.
+	OriginalActor *Actor `protobuf:"bytes,14,opt,name=original_actor,json=originalActor,proto3" json:"original_actor,omitempty"`
+	// The exported event's prev_hash (the import seals the event again in its own chain).
+	OriginalPrevHash []byte `protobuf:"bytes,15,opt,name=original_prev_hash,json=originalPrevHash,proto3" json:"original_prev_hash,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -516,6 +520,20 @@ func (x *Imported) GetRulesVersionFilled() bool {
 func (x *Imported) GetOriginalImported() *Imported {
 	if x != nil {
 		return x.OriginalImported
+	}
+	return nil
+}
+
+func (x *Imported) GetOriginalActor() *Actor {
+	if x != nil {
+		return x.OriginalActor
+	}
+	return nil
+}
+
+func (x *Imported) GetOriginalPrevHash() []byte {
+	if x != nil {
+		return x.OriginalPrevHash
 	}
 	return nil
 }
@@ -1536,7 +1554,7 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandoned\x12=\n" +
 	"\fmove_amended\x18\x13 \x01(\v2\x18.tablelog.v1.MoveAmendedH\x00R\vmoveAmended\x121\n" +
 	"\bimported\x18\x12 \x01(\v2\x15.tablelog.v1.ImportedR\bimportedB\x06\n" +
-	"\x04body\"\xa3\x04\n" +
+	"\x04body\"\x8c\x05\n" +
 	"\bImported\x12\"\n" +
 	"\x02by\x18\x01 \x01(\v2\x12.tablelog.v1.ActorR\x02by\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
@@ -1552,7 +1570,9 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"timeFilled\x12!\n" +
 	"\factor_filled\x18\v \x01(\bR\vactorFilled\x120\n" +
 	"\x14rules_version_filled\x18\f \x01(\bR\x12rulesVersionFilled\x12B\n" +
-	"\x11original_imported\x18\r \x01(\v2\x15.tablelog.v1.ImportedR\x10originalImported\"d\n" +
+	"\x11original_imported\x18\r \x01(\v2\x15.tablelog.v1.ImportedR\x10originalImported\x129\n" +
+	"\x0eoriginal_actor\x18\x0e \x01(\v2\x12.tablelog.v1.ActorR\roriginalActor\x12,\n" +
+	"\x12original_prev_hash\x18\x0f \x01(\fR\x10originalPrevHash\"d\n" +
 	"\x05Actor\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
 	"\x04club\x18\x02 \x01(\tR\x04club\x12\x16\n" +
@@ -1688,24 +1708,25 @@ var file_tablelog_v1_events_proto_depIdxs = []int32{
 	3,  // 12: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
 	17, // 13: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
 	2,  // 14: tablelog.v1.Imported.original_imported:type_name -> tablelog.v1.Imported
-	4,  // 15: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
-	18, // 16: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
-	19, // 17: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
-	20, // 18: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
-	6,  // 19: tablelog.v1.GameCreated.record_tags:type_name -> tablelog.v1.RecordTag
-	21, // 20: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
-	11, // 21: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
-	12, // 22: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
-	21, // 23: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
-	11, // 24: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
-	22, // 25: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
-	0,  // 26: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
-	21, // 27: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	3,  // 15: tablelog.v1.Imported.original_actor:type_name -> tablelog.v1.Actor
+	4,  // 16: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
+	18, // 17: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
+	19, // 18: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
+	20, // 19: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
+	6,  // 20: tablelog.v1.GameCreated.record_tags:type_name -> tablelog.v1.RecordTag
+	21, // 21: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
+	11, // 22: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
+	12, // 23: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
+	21, // 24: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
+	11, // 25: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
+	22, // 26: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
+	0,  // 27: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
+	21, // 28: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_events_proto_init() }
