@@ -95,6 +95,9 @@ class RecordedMove:
     notes: list[Note] = field(default_factory=list)
     hidden: bool = False
     """The exporting viewer may not see it: written as `hidden`, and never imported."""
+    applied: folding.Applied | None = None
+    """As the reader's fold applied it (the state after it included): read from a text,
+    the move has been checked by the rules in this process."""
 
 
 @dataclass
@@ -683,7 +686,9 @@ class _Reader:
                 applied = after.applied
                 assert applied is not None
                 head = applied.head
-                record.moves.append(RecordedMove(head.move, head.notation, head.before))
+                record.moves.append(
+                    RecordedMove(head.move, head.notation, head.before, applied=head)
+                )
             before, position = steps[-1]
             following = self._next()
             if following is not None and following.kind in _NOTE_ORDER:

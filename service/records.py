@@ -133,7 +133,9 @@ async def import_record(
 ) -> list[Outcome]:
     """Store each game of a record read by `read_record`, in order, each whole or not at
     all, through the import path: its events are marked imported from `source`, and
-    unverified (a text has no chain)."""
+    unverified (a text has no chain). The reader checked every move by the rules as it
+    read it, in this process: the import path takes those moves as checked rather than
+    applying each again (the rest of the history check still runs)."""
     outcomes = []
     for index, game in enumerate(games):
         events = record.events_of(game)
@@ -144,6 +146,7 @@ async def import_record(
                 actor,
                 accept_unverified=True,
                 source=source,
+                checked_moves=[m.applied for m in game.moves if m.applied is not None],
             )
         )
     return outcomes

@@ -538,6 +538,7 @@ class Commands:
         *,
         accept_unverified: bool = False,
         source: str = "",
+        checked_moves: Sequence[folding.Applied] = (),
     ) -> Outcome:
         """A new game from exported events. The export's chain is checked first (each
         event's seal under a key trusted here, its link and numbering, from the event's
@@ -547,7 +548,12 @@ class Commands:
         is re-validated (`HistoryCheck`). The imported events keep their actors and times,
         are marked `imported` (by whom, when, from where, and everything the import
         changed, so the export can be given back byte for byte) and are sealed again under
-        this server's key."""
+        this server's key.
+
+        `checked_moves`: the moves of `events` as the rules already applied them in this
+        process (a text record just read, `service.records`), each taken as it is where it
+        is that very move in that very position (`HistoryCheck.add`); never given for
+        events from outside the process (ImportGame checks every move)."""
         check_length("request_id", request_id, MAX_REQUEST_ID)
         check_length("source", source, MAX_IMPORT_SOURCE)
         if not events:
@@ -619,9 +625,10 @@ class Commands:
         # Re-validates every move, the numbering, each stored notation, every undo/redo
         # and ending, and (dealt) the revealed seed and every outcome drawn from it.
         check = HistoryCheck(variations.variation_viewer)
+        checked = {applied.revision: applied for applied in checked_moves}
         try:
             for event in copies:
-                check.add(event)
+                check.add(event, checked.get(event.revision))
             check.finish()
         except RulesError as exc:
             line = check.failed_at[0]
