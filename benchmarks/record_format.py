@@ -13,12 +13,18 @@ each as serialized `Event` bytes, and times on one core (the process's CPU time,
   the work ExportRecord adds to the game's head, which the service keeps folded in its
   head cache (the fold itself is benchmarks/fold.py's; its rate is printed for reference);
 - import: read the record (`replay.record.read`: every move parsed, checked by the rules
-  and written canonically) and build and serialize the events that store it
-  (`events_of`), the work of ImportRecord before the append.
+  and written canonically), build the events that store it (`events_of`), run the import
+  path's history check on them taking the reader's moves as checked (`HistoryCheck` with
+  `checked_moves`, as ImportRecord does) and serialize them: the work of ImportRecord
+  before the append;
+- import, moves checked twice: the same with the history check applying every move again,
+  as ImportRecord did before it passed the reader's moves through (for comparison).
 
-The floor is decoding the same events alone, measured in the same run. The target is
-50,000 moves per second (chance moves included) each way; a game below it makes the exit
-status 1.
+The floor is decoding the same events alone, measured in the same run. Beside it, the
+game's own cost per move, also in the same run: its `split`, `parse`, `format` and `apply`
+of each move (the least any reader of its notation must do), as the bound on import for a
+game whose own rules and notation are slower than the target. The target is 50,000 moves
+per second (chance moves included) each way; a game below it makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -40,18 +46,23 @@ from replay import fold as folding  # noqa: E402  (the path is set up just above
 from replay import record  # noqa: E402
 from replay.core import Game  # noqa: E402
 from replay.registry import all_games  # noqa: E402
+from service import variations  # noqa: E402
+from service.verification import HistoryCheck  # noqa: E402
 from tablelog.v1 import events_pb2  # noqa: E402
 from tests.support.play import created, events_of, random_game  # noqa: E402
 
 TARGET = 50_000
 
 
-def corpus(name: str, game: Game[Any, Any], count: int) -> tuple[list[list[bytes]], str, int]:
-    """`count` seeded random games of `name`: as serialized events, as one record, and
-    their move count."""
+def corpus(
+    name: str, game: Game[Any, Any], count: int
+) -> tuple[list[list[bytes]], str, int, list[tuple[Any, str]]]:
+    """`count` seeded random games of `name`: as serialized events, as one record, their
+    move count, and each move's notation with the state it was made in."""
     counts = list(range(game.min_players, game.max_players + 1))
     stored: list[list[bytes]] = []
     records = []
+    typed: list[tuple[Any, str]] = []
     moves = 0
     for seed in range(count):
         players = counts[seed % len(counts)]
@@ -59,8 +70,32 @@ def corpus(name: str, game: Game[Any, Any], count: int) -> tuple[list[list[bytes
         events = events_of(created(name, players), played.moves, played.notations)
         stored.append([e.SerializeToString() for e in events])
         records.append(record.record_of(played.position))
+        typed += [(applied.before, applied.notation) for applied in played.position.moves()]
         moves += len(played.moves)
-    return stored, record.write(records), moves
+    return stored, record.write(records), moves, typed
+
+
+def import_record(text: str, trust_the_reader: bool) -> None:
+    """ImportRecord's work before the append: read, build the events, check the history
+    (taking the reader's moves as checked, or applying each again), serialize."""
+    for read in record.read(text):
+        events = record.events_of(read)
+        check = HistoryCheck(variations.variation_viewer)
+        checked = {m.applied.revision: m.applied for m in read.moves if m.applied is not None}
+        for event in events:
+            check.add(event, checked.get(event.revision) if trust_the_reader else None)
+        check.finish()
+        for event in events:
+            event.SerializeToString()
+
+
+def game_alone(game: Game[Any, Any], typed: list[tuple[Any, str]]) -> None:
+    """The game's own split, parse, format and apply of every move, in its state."""
+    for state, text in typed:
+        for line in game.split(text, state):
+            inner = game.parse(line, state)
+            game.format(inner, state)
+            state = game.apply(state, inner)
 
 
 def best_cpu(work: Callable[[], object], repeat: int) -> float:
@@ -85,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, game in all_games().items():
         if args.only and name not in args.only:
             continue
-        stored, text, moves = corpus(name, game, args.games)
+        stored, text, moves, typed = corpus(name, game, args.games)
 
         def decode_only(stored: list[list[bytes]] = stored) -> None:
             for raw_events in stored:
@@ -101,14 +136,22 @@ def main(argv: list[str] | None = None) -> int:
             return record.write([record.record_of(position) for position in positions])
 
         def import_(text: str = text) -> None:
-            for read in record.read(text):
-                for event in record.events_of(read):
-                    event.SerializeToString()
+            import_record(text, trust_the_reader=True)
+
+        def import_twice(text: str = text) -> None:
+            import_record(text, trust_the_reader=False)
+
+        def rules_alone(game: Game[Any, Any] = game, typed: list[tuple[Any, str]] = typed) -> None:
+            game_alone(game, typed)
 
         assert export() == text, f"{name}: the export is not the record the games make"
         floor = moves / best_cpu(decode_only, args.repeat)
         folded = moves / best_cpu(fold, args.repeat)
-        print(f"{name:20s} decode floor {floor:,.0f} moves/s; decode + fold {folded:,.0f} moves/s")
+        own = moves / best_cpu(rules_alone, args.repeat)
+        print(
+            f"{name:20s} decode floor {floor:,.0f} moves/s; decode + fold {folded:,.0f} "
+            f"moves/s; the game's split + parse + format + apply alone {own:,.0f} moves/s"
+        )
         for label, work in (("export", export), ("import", import_)):
             rate = moves / best_cpu(work, args.repeat)
             verdict = "ok" if rate >= TARGET else "BELOW TARGET"
@@ -116,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:20s} {label} {args.games:4d} games {moves:7d} moves "
                 f"{rate:9,.0f} moves/s  {rate / TARGET:5.2f}x target  "
-                f"{rate / floor:5.3f}x the decode floor  {verdict}"
+                f"{rate / floor:5.3f}x the decode floor  {rate / own:5.2f}x the game alone  "
+                f"{verdict}"
             )
+        twice = moves / best_cpu(import_twice, args.repeat)
+        print(f"{name:20s} import, moves checked twice (before) {twice:9,.0f} moves/s")
     return 1 if below else 0
 
 

@@ -241,20 +241,25 @@ def record(
     `sequence` is the stored event's, when folding; a position being checked before an
     append keeps the sequence it had."""
     after, chance = _checked(position, move)
-    revision = position.revision + 1
-    applied = Applied(revision, move, notation, position.state, after, chance)
+    applied = Applied(position.revision + 1, move, notation, position.state, after, chance)
+    return recorded(position, applied, sequence)
+
+
+def recorded(position: Position, applied: Applied, sequence: int | None = None) -> Position:
+    """The position after `applied`, a move `record` has checked in `position` (its
+    `before` is `position.state`): nothing is checked again."""
     # Built directly rather than with dataclasses.replace: this is the fold's hot path.
     return Position(
         position.table,
-        after,
-        revision,
+        applied.after,
+        applied.revision,
         position.sequence if sequence is None else sequence,
         position.status,
         Link(applied, position.applied),
         None,
         position.move_count + 1,
         position.result,
-        position.chance_count + chance,
+        position.chance_count + applied.chance,
     )
 
 

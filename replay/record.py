@@ -54,6 +54,12 @@ KNOWN_TAGS: Final = (
     "Abandoned",
 )
 REPEATABLE_TAGS: Final = frozenset({"Option", "Component"})
+DESCRIPTIVE_TAGS: Final = ("Club", "Event", "Site", "Date", "Round")
+"""Where and when a game was played, as people say it: stored with the game as written
+(`GameCreated.record_tags`, with any tag the reader does not know) and written back."""
+STRUCTURAL_TAGS: Final = frozenset(KNOWN_TAGS) - frozenset(DESCRIPTIVE_TAGS)
+"""The tags the record makes from the game itself: never a stored record tag."""
+TAG_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 MAX_DEPTH: Final = 32
 """How deep variations nest in a record read: deeper is no analysis a person writes, and the
 reader (like the writer) recurses once per level."""
@@ -89,6 +95,9 @@ class RecordedMove:
     notes: list[Note] = field(default_factory=list)
     hidden: bool = False
     """The exporting viewer may not see it: written as `hidden`, and never imported."""
+    applied: folding.Applied | None = None
+    """As the reader's fold applied it (the state after it included): read from a text,
+    the move has been checked by the rules in this process."""
 
 
 @dataclass
@@ -96,10 +105,10 @@ class GameRecord:
     """One game of a record."""
 
     created: events_pb2.GameCreated
+    """Its descriptive tags (Club, Event, Site, Date, Round and any other the text has)
+    are `created.record_tags`, in the order they were written."""
+
     moves: list[RecordedMove]
-    tags: dict[str, str] = field(default_factory=dict)
-    """The descriptive tags (Club, Event, Site, Date, Round and any other the text has),
-    kept as written."""
     status: folding.Status = folding.Status.IN_PROGRESS
     abandoned_reason: str = ""
     result: game_pb2.GameResult | None = None
@@ -117,13 +126,20 @@ class GameRecord:
 def record_of(
     position: folding.Position,
     annotations: Sequence[events_pb2.AnnotationAdded] = (),
-    tags: dict[str, str] | None = None,
+    tags: Mapping[str, str] | None = None,
     visible: Callable[[folding.Applied], bool] | None = None,
     abandoned_reason: str = "",
 ) -> GameRecord:
     """The record of a game folded to `position`: its moves in effect, each with the
     annotations anchored to it (others, orphaned by an amendment, are left out), and
-    `visible` saying which moves the exporting viewer may see (default: all)."""
+    `visible` saying which moves the exporting viewer may see (default: all). `tags`, when
+    given, are its descriptive tags instead of those stored with the game."""
+    created = position.table.created
+    if tags is not None:
+        created = events_pb2.GameCreated()
+        created.CopyFrom(position.table.created)
+        del created.record_tags[:]
+        created.record_tags.extend(events_pb2.RecordTag(name=n, value=v) for n, v in tags.items())
     by_revision: dict[int, list[Note]] = {}
     for added in annotations:
         by_revision.setdefault(added.revision, []).append(
@@ -140,9 +156,8 @@ def record_of(
         for applied in position.moves()
     ]
     return GameRecord(
-        position.table.created,
+        created,
         moves,
-        dict(tags or {}),
         position.status,
         abandoned_reason,
         position.result if position.status is folding.Status.ENDED else None,
@@ -192,8 +207,8 @@ def _write_one(record: GameRecord) -> str:
             embedded = component.SerializeToString(deterministic=True)
             described += " file=" + base64.b64encode(embedded).decode("ascii")
         out.append(_tag("Component", described))
-    for name, value in record.tags.items():
-        out.append(_tag(name, value))
+    for tag in created.record_tags:
+        out.append(_tag(tag.name, tag.value))
     if record.status is folding.Status.ABANDONED:
         out.append(_tag("Abandoned", record.abandoned_reason or "abandoned"))
     out.append(_tag("Result", result_text(record.result, table.players)))
@@ -404,11 +419,17 @@ class _Scanner:
         return end
 
 
-def read(text: str, max_games: int | None = None, max_moves: int | None = None) -> list[GameRecord]:
+def read(
+    text: str,
+    max_games: int | None = None,
+    max_moves: int | None = None,
+    tag_bounds: TagBounds | None = None,
+) -> list[GameRecord]:
     """The games of a record, each checked move by move with its game's rules (the main
     line and every variation). Raises `RecordError` with the line and column of the first
     problem. A text with more than `max_games` games or `max_moves` moves (variations
-    included) is refused before any rule is applied."""
+    included) is refused before any rule is applied, and a game whose descriptive tags
+    are past `tag_bounds` before any of its moves is."""
     scanner = _Scanner(text)
     games: list[tuple[list[_Token], list[_Token]]] = []
     moves = 0
@@ -442,26 +463,39 @@ def read(text: str, max_games: int | None = None, max_moves: int | None = None) 
                     'a game starts with its tags ([Game "splendor"], [Players "Ann; Bob"]).',
                 )
             games[-1][1].append(token)
-    return [_Reader(tags, movetext).read() for tags, movetext in games]
+    return [_Reader(tags, movetext, tag_bounds).read() for tags, movetext in games]
+
+
+@dataclass(frozen=True, slots=True)
+class TagBounds:
+    """How many descriptive tags one game of a read record keeps, and how long each name
+    and value may be."""
+
+    count: int
+    name: int
+    value: int
 
 
 class _Reader:
     """One game: its tags, then its movetext folded with the rules."""
 
-    def __init__(self, tags: list[_Token], movetext: list[_Token]) -> None:
+    def __init__(
+        self, tags: list[_Token], movetext: list[_Token], tag_bounds: TagBounds | None
+    ) -> None:
         self.tag_tokens = tags
+        self.tag_bounds = tag_bounds
         self.movetext = movetext
         self.at = 0
         self.seats: dict[str, int] = {}
 
     def read(self) -> GameRecord:
-        created, extra, result_token, abandoned = self._creation()
+        created, result_token, abandoned = self._creation()
         first = self.tag_tokens[0]
         try:
             position = folding.start(created)
         except RulesError as refused:
             raise RecordError(refused.code, first.line, first.column, refused.message) from None
-        record = GameRecord(created, [], extra, line=first.line)
+        record = GameRecord(created, [], line=first.line)
         self.seats = {name.casefold(): seat for seat, name in enumerate(position.table.players)}
         if self.movetext and self.movetext[0].kind in _NOTE_ORDER:
             record.opening = self._notes(position.table, position.state)
@@ -481,11 +515,11 @@ class _Reader:
 
     def _creation(
         self,
-    ) -> tuple[events_pb2.GameCreated, dict[str, str], _Token | None, str | None]:
+    ) -> tuple[events_pb2.GameCreated, _Token | None, str | None]:
         seen: dict[str, _Token] = {}
         options: list[_Token] = []
         components: list[_Token] = []
-        extra: dict[str, str] = {}
+        described: list[_Token] = []
         for token in self.tag_tokens:
             if token.name in seen and token.name not in REPEATABLE_TAGS:
                 raise self._tag_error(token, "DUPLICATE_TAG", f"a second {token.name} tag.")
@@ -494,11 +528,9 @@ class _Reader:
                 options.append(token)
             elif token.name == "Component":
                 components.append(token)
-            elif token.name not in KNOWN_TAGS:
-                extra[token.name] = token.value
-        for name in ("Club", "Event", "Site", "Date", "Round"):
-            if name in seen:
-                extra[name] = seen[name].value
+            elif token.name not in STRUCTURAL_TAGS:
+                described.append(token)
+        self._check_tag_bounds(described)
         first = self.tag_tokens[0]
         if "Game" not in seen:
             raise self._tag_error(first, "MISSING_TAG", 'a game needs its [Game "..."] tag.')
@@ -536,7 +568,29 @@ class _Reader:
         else:
             created.components.extend(game.default_components())
         abandoned = seen["Abandoned"].value if "Abandoned" in seen else None
-        return created, extra, seen.get("Result"), abandoned
+        created.record_tags.extend(
+            events_pb2.RecordTag(name=token.name, value=token.value) for token in described
+        )
+        return created, seen.get("Result"), abandoned
+
+    def _check_tag_bounds(self, described: list[_Token]) -> None:
+        bounds = self.tag_bounds
+        if bounds is None:
+            return
+        if len(described) > bounds.count:
+            raise self._tag_error(
+                described[bounds.count],
+                "TOO_MANY_TAGS",
+                f"a game keeps at most {bounds.count} descriptive tags.",
+            )
+        for token in described:
+            if len(token.name) > bounds.name or len(token.value) > bounds.value:
+                raise self._tag_error(
+                    token,
+                    "TAG_TOO_LONG",
+                    f"a tag's name is at most {bounds.name} characters and its value at "
+                    f"most {bounds.value}.",
+                )
 
     def _option(
         self, token: _Token, game: Game[Any, Any], options: Message, players: list[str]
@@ -632,7 +686,9 @@ class _Reader:
                 applied = after.applied
                 assert applied is not None
                 head = applied.head
-                record.moves.append(RecordedMove(head.move, head.notation, head.before))
+                record.moves.append(
+                    RecordedMove(head.move, head.notation, head.before, applied=head)
+                )
             before, position = steps[-1]
             following = self._next()
             if following is not None and following.kind in _NOTE_ORDER:

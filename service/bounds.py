@@ -20,6 +20,7 @@ from typing import Any, Final
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from replay import record
 from service.errors import InvalidRequest
 from service.limits import (
     GAME_ID,
@@ -31,6 +32,9 @@ from service.limits import (
     MAX_PLAYERS,
     MAX_REASON,
     MAX_RECORD_GAMES,
+    MAX_RECORD_TAG_NAME,
+    MAX_RECORD_TAG_VALUE,
+    MAX_RECORD_TAGS,
     MAX_RECORD_TEXT,
     MAX_REQUEST_ID,
     MAX_TITLE,
@@ -366,6 +370,7 @@ def check_event(field_name: str, event: events_pb2.Event) -> None:
             check_length(f"{where}.players.name", player.name, MAX_PLAYER_NAME)
         check_message(f"{where}.options", created.options, MOVE_BOUNDS)
         check_component_files(f"{where}.components", created.components)
+        check_record_tags(f"{where}.record_tags", created.record_tags)
     elif body == "annotation_added":
         added = event.annotation_added
         where = f"{field_name}.annotation_added.annotation_id"
@@ -380,6 +385,29 @@ def check_event(field_name: str, event: events_pb2.Event) -> None:
         check_length(f"{field_name}.actor", text, MAX_ACTOR_TEXT)
     for reason in (event.move_undone.reason, event.game_abandoned.reason):
         check_length(f"{field_name}.reason", reason, MAX_REASON)
+
+
+def check_record_tags(field_name: str, tags: Sequence[events_pb2.RecordTag]) -> None:
+    """At most MAX_RECORD_TAGS, each one the text record can write back as it is: a tag
+    name (not one the record makes from the game itself), once, with a one-line value."""
+    if len(tags) > MAX_RECORD_TAGS:
+        raise InvalidRequest(field_name, f"At most {MAX_RECORD_TAGS} record tags.")
+    names: set[str] = set()
+    for index, tag in enumerate(tags):
+        at = f"{field_name}[{index}]"
+        check_length(f"{at}.name", tag.name, MAX_RECORD_TAG_NAME)
+        check_length(f"{at}.value", tag.value, MAX_RECORD_TAG_VALUE)
+        if not record.TAG_NAME.fullmatch(tag.name) or tag.name in record.STRUCTURAL_TAGS:
+            raise InvalidRequest(
+                f"{at}.name",
+                f"{clip(tag.name)!r} is not a descriptive tag's name (a letter, then letters, "
+                "digits or _; not one the record makes from the game, such as Game).",
+            )
+        if tag.name in names:
+            raise InvalidRequest(f"{at}.name", f"A second {tag.name} tag.")
+        names.add(tag.name)
+        if "\n" in tag.value:
+            raise InvalidRequest(f"{at}.value", "A tag's value is one line.")
 
 
 def _import_game(request: service_pb2.ImportGameRequest) -> None:

@@ -28,6 +28,10 @@ MAX_RECORD_GAMES = 1_000
 MAX_RECORD_MOVES = 100_000
 """The most moves (variations' included) one imported text record holds, as an imported
 history holds at most MAX_IMPORT_EVENTS events: each is parsed and checked by the rules."""
+MAX_RECORD_TAGS = 32
+"""The most descriptive tags (`[Event "..."]`, `[Site "..."]`, ...) one game keeps."""
+MAX_RECORD_TAG_NAME = 40
+MAX_RECORD_TAG_VALUE = 200
 MAX_COMPONENT_BYTES = 1 << 20
 """One component file's content (1 MiB)."""
 MAX_COMPONENTS_BYTES = 4 << 20

@@ -19,6 +19,9 @@ from service.limits import (
     MAX_IMPORT_SOURCE,
     MAX_RECORD_GAMES,
     MAX_RECORD_MOVES,
+    MAX_RECORD_TAG_NAME,
+    MAX_RECORD_TAG_VALUE,
+    MAX_RECORD_TAGS,
     MAX_RECORD_TEXT,
     MAX_REQUEST_ID,
     check_length,
@@ -30,6 +33,9 @@ from tablelog.v1 import events_pb2, service_pb2
 if TYPE_CHECKING:
     from service.recorder import Recorder
 
+RECORD_TAG_BOUNDS: Final = record.TagBounds(
+    MAX_RECORD_TAGS, MAX_RECORD_TAG_NAME, MAX_RECORD_TAG_VALUE
+)
 GAME_SUFFIX: Final = 8
 """Room kept in a request id for the game's index in the record (`#<n>`)."""
 
@@ -93,7 +99,7 @@ def read_record(text: str, request_id: str, source: str) -> list[record.GameReco
     check_length("request_id", request_id, MAX_REQUEST_ID - GAME_SUFFIX)
     check_length("source", source, MAX_IMPORT_SOURCE)
     try:
-        games = record.read(text, MAX_RECORD_GAMES, MAX_RECORD_MOVES)
+        games = record.read(text, MAX_RECORD_GAMES, MAX_RECORD_MOVES, RECORD_TAG_BOUNDS)
     except record.RecordError as refused:
         raise ImportRefused(
             "INVALID_RECORD",
@@ -127,7 +133,9 @@ async def import_record(
 ) -> list[Outcome]:
     """Store each game of a record read by `read_record`, in order, each whole or not at
     all, through the import path: its events are marked imported from `source`, and
-    unverified (a text has no chain)."""
+    unverified (a text has no chain). The reader checked every move by the rules as it
+    read it, in this process: the import path takes those moves as checked rather than
+    applying each again (the rest of the history check still runs)."""
     outcomes = []
     for index, game in enumerate(games):
         events = record.events_of(game)
@@ -138,6 +146,7 @@ async def import_record(
                 actor,
                 accept_unverified=True,
                 source=source,
+                checked_moves=[m.applied for m in game.moves if m.applied is not None],
             )
         )
     return outcomes

@@ -538,6 +538,7 @@ class Commands:
         *,
         accept_unverified: bool = False,
         source: str = "",
+        checked_moves: Sequence[folding.Applied] = (),
     ) -> Outcome:
         """A new game from exported events. The export's chain is checked first (each
         event's seal under a key trusted here, its link and numbering, from the event's
@@ -545,8 +546,14 @@ class Commands:
         event; one that cannot be verified here (an unknown key, unkeyed, or no hashes)
         is refused unless `accept_unverified`, and then marked unverified. Then every move
         is re-validated (`HistoryCheck`). The imported events keep their actors and times,
-        are marked `imported` (by whom, when, from where, their original hash) and are
-        sealed again under this server's key."""
+        are marked `imported` (by whom, when, from where, and everything the import
+        changed, so the export can be given back byte for byte) and are sealed again under
+        this server's key.
+
+        `checked_moves`: the moves of `events` as the rules already applied them in this
+        process (a text record just read, `service.records`), each taken as it is where it
+        is that very move in that very position (`HistoryCheck.add`); never given for
+        events from outside the process (ImportGame checks every move)."""
         check_length("request_id", request_id, MAX_REQUEST_ID)
         check_length("source", source, MAX_IMPORT_SOURCE)
         if not events:
@@ -586,6 +593,10 @@ class Commands:
             copy.imported.CopyFrom(imported)
             copy.imported.original_hash = event.hash
             copy.imported.original_chain_key_id = event.chain_key_id
+            copy.imported.original_prev_hash = event.prev_hash
+            if event.HasField("imported"):
+                copy.imported.original_imported.CopyFrom(event.imported)
+                copy.imported.original_imported.SetInParent()
             for sealing in ("prev_hash", "hash", "chain_key_id"):
                 copy.ClearField(sealing)
             copies.append(copy)
@@ -597,10 +608,16 @@ class Commands:
             )
         copies[0].game_created.game_id = game_id
         # The game is the importer's club's; the exporting server's members are not ours.
+        # What the import changes is kept in `imported`, so the export can be given back.
+        marks = copies[0].imported
+        marks.original_club = copies[0].game_created.club
         copies[0].game_created.club = actor.club
+        if any(player.member_id for player in copies[0].game_created.players):
+            marks.original_member_ids.extend(p.member_id for p in copies[0].game_created.players)
         for player in copies[0].game_created.players:
             player.member_id = ""
         if not copies[0].game_created.rules_version:  # exported before the field existed
+            marks.rules_version_filled = True
             copies[0].game_created.rules_version = find_game(
                 copies[0].game_created.game
             ).rules_version
@@ -608,9 +625,10 @@ class Commands:
         # Re-validates every move, the numbering, each stored notation, every undo/redo
         # and ending, and (dealt) the revealed seed and every outcome drawn from it.
         check = HistoryCheck(variations.variation_viewer)
+        checked = {applied.revision: applied for applied in checked_moves}
         try:
             for event in copies:
-                check.add(event)
+                check.add(event, checked.get(event.revision))
             check.finish()
         except RulesError as exc:
             line = check.failed_at[0]
@@ -629,8 +647,13 @@ class Commands:
             )
         for event in copies:
             if not event.HasField("time"):
+                event.imported.time_filled = True
                 event.time.CopyFrom(now())
             if not event.actor.user:
+                event.imported.actor_filled = True
+                if event.HasField("actor"):
+                    event.imported.original_actor.CopyFrom(event.actor)
+                    event.imported.original_actor.SetInParent()
                 event.actor.CopyFrom(actor)
         plan = Plan(game_id, None, tuple(copies), position, None, origin)
         return await self.appender.append(plan)

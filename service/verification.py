@@ -241,7 +241,11 @@ class HistoryCheck:
         self.failed_at = (0, 0)
         self.dealt_checked = 0
 
-    def add(self, event: events_pb2.Event) -> None:
+    def add(self, event: events_pb2.Event, checked: folding.Applied | None = None) -> None:
+        """`checked`: this MoveRecorded's move as the rules applied it in this process
+        (ImportRecord's reader), taken as it is when it is this very move in this very
+        position of a table game, so the move is not applied, formatted and compared
+        again; anything else is checked in full."""
         self.index += 1
         self.failed_at = (self.index, event.revision or self.index)
         body = event.WhichOneof("body")
@@ -266,7 +270,10 @@ class HistoryCheck:
                 outcomes = list(position.game.chance_outcomes(position.state))
                 key = deal_key(position, outcomes)
                 self.dealt.append((self.index, event.revision, key, outcomes, inner))
-        self.position = folding.advance(position, event, strict=True)
+        if checked is not None and _already_checked(position, event, checked):
+            self.position = folding.recorded(position, checked, event.sequence)
+        else:
+            self.position = folding.advance(position, event, strict=True)
         if body in folding.HISTORY_BODIES:
             self.history[event.revision] = self.position
         elif body == "annotation_added" and event.annotation_added.variation.moves:
@@ -319,6 +326,25 @@ class HistoryCheck:
                     "NOT_DEALT_BY_SEED", f"Event {index} is not what the seed dealt."
                 )
             self.dealt_checked += 1
+
+
+def _already_checked(
+    position: folding.Position, event: events_pb2.Event, checked: folding.Applied
+) -> bool:
+    """Whether `checked` is the move `event` records, applied by the rules to the state of
+    `position` (the same object, or an equal one: the first move, whose start the reader
+    set up on its own), as the next revision and sequence, in a table game."""
+    recorded = event.move_recorded
+    return (
+        event.WhichOneof("body") == "move_recorded"
+        and position.table.mode != DEALT
+        and not recorded.dealt
+        and event.sequence == position.sequence + 1
+        and event.revision == position.revision + 1 == checked.revision
+        and (checked.before is position.state or checked.before == position.state)
+        and checked.notation == recorded.notation
+        and checked.move == recorded.move
+    )
 
 
 async def verify(

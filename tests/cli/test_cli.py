@@ -183,6 +183,10 @@ def test_export_then_import(server: BackgroundServer, tmp_path: Path) -> None:
     assert from_stdin.startswith("imported as ")
     listed = tablelog(server, "list", "--json").stdout
     assert imported["gameId"] in listed
+    # The imported game gives back the archive it came from, byte for byte.
+    assert tablelog(server, "export", imported["gameId"], "--original").stdout == exported
+    refused = tablelog(server, "export", game_id, "--original", ok=False)
+    assert "was not imported" in refused.stderr
 
 
 def test_move_json_shows_a_receipt_that_verify_checks(

@@ -47,12 +47,12 @@ def test_a_random_game_written_and_read_back_is_the_same_game(name: str, seed: i
     expected.ClearField("game_id")  # the importing server names the game
     expected.rules_version = position.game.rules_version
     getattr(expected.options, position.game.oneof_field).SetInParent()
+    expected.record_tags.add(name="Event", value="Club night")
     assert back.created == expected
     assert [m.move for m in back.moves] == [a.move for a in position.moves()]
     assert [m.notation for m in back.moves] == [a.notation for a in position.moves()]
     assert back.status is folding.Status.ENDED
     assert back.result == position.result
-    assert back.tags == {"Event": "Club night"}
     read_notes = [
         [(n.comment, n.glyph, n.variation.SerializeToString(deterministic=True)) for n in m.notes]
         for m in back.moves
@@ -270,3 +270,37 @@ def _refusal_of(reading: Callable[[], object]) -> record.RecordError:
     with pytest.raises(record.RecordError) as refused:
         reading()
     return refused.value
+
+
+def test_descriptive_tags_are_kept_in_their_order_and_written_back() -> None:
+    position, _ = annotated_game("medici-card-game", 2)
+    text = record.write([record.record_of(position)])
+    tags = '[Round "3"]\n[Club "Lisbon \\"Meeples\\""]\n[Annotator "Bob"]\n[Date "2026.12.01"]\n'
+    tagged = text.replace("[Result ", tags + "[Result ", 1)
+    (back,) = record.read(tagged)
+    assert [(t.name, t.value) for t in back.created.record_tags] == [
+        ("Round", "3"),
+        ("Club", 'Lisbon "Meeples"'),
+        ("Annotator", "Bob"),
+        ("Date", "2026.12.01"),
+    ]
+    # Stored with the game, they are written back where they were, as they were.
+    events = record.events_of(back)
+    replayed = folding.fold(events)
+    assert record.write([record.record_of(replayed)]) == tagged
+
+
+def test_descriptive_tags_past_their_bounds_are_refused_before_any_move() -> None:
+    position, _ = annotated_game("splendor", 3)
+    text = record.write([record.record_of(position)])
+    bounds = record.TagBounds(count=2, name=10, value=5)
+    two = text.replace("[Result ", '[Event "Club"]\n[Site "Home"]\n[Result ', 1)
+    assert len(record.read(two, tag_bounds=bounds)) == 1
+    three = two.replace("[Result ", '[Round "1"]\n[Result ', 1)
+    refused = _refusal_of(lambda: record.read(three, tag_bounds=bounds))
+    assert refused.code == "TOO_MANY_TAGS"
+    assert refused.line == three.splitlines().index('[Round "1"]') + 1
+    long_value = text.replace("[Result ", '[Event "Thursday"]\n[Result ', 1)
+    assert _refusal_of(lambda: record.read(long_value, tag_bounds=bounds)).code == "TAG_TOO_LONG"
+    long_name = text.replace("[Result ", '[Tournament_Name "x"]\n[Result ', 1)
+    assert _refusal_of(lambda: record.read(long_name, tag_bounds=bounds)).code == "TAG_TOO_LONG"

@@ -15,9 +15,11 @@ from service.bounds import (
     MAX_COMPONENT_NESTING,
     check_component_files,
     check_move,
+    check_record_tags,
 )
 from service.errors import InvalidRequest
-from tablelog.v1 import game_pb2
+from service.limits import MAX_RECORD_TAG_VALUE, MAX_RECORD_TAGS
+from tablelog.v1 import events_pb2, game_pb2
 from tests.support.play import choose, new_position
 
 GAMES = sorted(all_games())
@@ -68,3 +70,22 @@ def test_a_move_past_the_bounds_names_its_field() -> None:
         check_move("move", move)
     assert refused.value.field_name == "move.splendor.returned.red"
     assert "4294967295" in refused.value.message
+
+
+def test_record_tags_are_bounded_and_each_one_the_record_writes_back() -> None:
+    def tags(*pairs: tuple[str, str]) -> list[events_pb2.RecordTag]:
+        return [events_pb2.RecordTag(name=name, value=value) for name, value in pairs]
+
+    check_record_tags("record_tags", tags(("Event", "Club night"), ("Annotator", "Bob")))
+    refused_cases = [
+        (tags(*((f"Tag{n}", "x") for n in range(MAX_RECORD_TAGS + 1))), "record_tags"),
+        (tags(("Game", "splendor")), "record_tags[0].name"),
+        (tags(("Event", "a"), ("Event", "b")), "record_tags[1].name"),
+        (tags(("two words", "x")), "record_tags[0].name"),
+        (tags(("Event", "line\nbreak")), "record_tags[0].value"),
+        (tags(("Event", "x" * (MAX_RECORD_TAG_VALUE + 1))), "record_tags[0].value"),
+    ]
+    for refused_tags, field_name in refused_cases:
+        with pytest.raises(InvalidRequest) as refused:
+            check_record_tags("record_tags", refused_tags)
+        assert refused.value.field_name == field_name

@@ -16,6 +16,7 @@ from replay import fold as folding
 from replay import record
 from replay.core import DEALT
 from replay.registry import all_games
+from service.limits import MAX_RECORD_TAGS
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tests.support.play import created, random_game
@@ -108,8 +109,8 @@ def test_a_record_with_variations_imports_and_exports_unchanged(client: Client, 
     text = record.write([record.record_of(position, notes, {"Event": "Club night"})])
     (imported,) = client.import_record(text)
     exported = client.export_record([imported.game_id])
-    # The descriptive tags are not stored; everything else comes back as written.
-    assert exported == text.replace('[Event "Club night"]\n', "")
+    # Everything comes back as written, the descriptive tags included.
+    assert exported == text
     listed = client.annotations(imported.game_id)
     assert sum(len(n.variation.moves) > 0 for n in listed) == sum(
         len(n.variation.moves) > 0 for n in notes
@@ -142,6 +143,11 @@ def test_a_malformed_record_is_refused_at_its_line_and_column_and_stores_nothing
         (good + "{no end\n", "UNBALANCED_BRACE", good.count("\n") + 1),
         (good + "(2. Bob: take w u g\n", "UNBALANCED_PAREN", good.count("\n") + 1),
         ('[Game "splendor"\n', "BAD_TAG", 1),
+        (
+            "".join(f'[Tag{n} "x"]\n' for n in range(MAX_RECORD_TAGS + 1)) + good,
+            "TOO_MANY_TAGS",
+            MAX_RECORD_TAGS + 1,
+        ),
     ]
     before = _game_ids(client)
     for text, rule, line in cases:

@@ -25,6 +25,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
+from tablelog_client.archive import archive_text, original_events
 from tablelog_client.club_cli import add_club_commands
 from tablelog_client.credentials import CredentialsError
 from tablelog_client.sdk import (
@@ -994,7 +995,11 @@ def cmd_export(args: argparse.Namespace, client: Client) -> int:
                 "the JSON-lines archive holds one game: export one, or use --format text"
             )
         events = client.export(ids[0], viewer=viewer)
-        _write_output(args.output, "".join(to_json(event) + "\n" for event in events))
+        if args.original:
+            events = original_events(events)
+            if not events:
+                raise UsageError(f"game {ids[0]} was not imported: it has no original archive")
+        _write_output(args.output, archive_text(events))
         return 0
     progress = Progress("exported", len(ids))
     parts = []
@@ -1356,6 +1361,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--status", choices=sorted(STATUSES), help="only games in this state (text)"
     )
     command.add_argument("-o", "--output", help="file (default: stdout)")
+    command.add_argument(
+        "--original",
+        action="store_true",
+        help="json, of an imported game: the archive it was imported from, byte for byte",
+    )
     _viewer_arguments(command)
     command = add(
         "import", cmd_import, "import a JSON-lines export, or a text record's games, as new games"

@@ -168,6 +168,14 @@ class Imported(_message.Message):
     ORIGINAL_HASH_FIELD_NUMBER: _builtins.int
     ORIGINAL_CHAIN_KEY_ID_FIELD_NUMBER: _builtins.int
     VERIFIED_FIELD_NUMBER: _builtins.int
+    ORIGINAL_CLUB_FIELD_NUMBER: _builtins.int
+    ORIGINAL_MEMBER_IDS_FIELD_NUMBER: _builtins.int
+    TIME_FILLED_FIELD_NUMBER: _builtins.int
+    ACTOR_FILLED_FIELD_NUMBER: _builtins.int
+    RULES_VERSION_FILLED_FIELD_NUMBER: _builtins.int
+    ORIGINAL_IMPORTED_FIELD_NUMBER: _builtins.int
+    ORIGINAL_ACTOR_FIELD_NUMBER: _builtins.int
+    ORIGINAL_PREV_HASH_FIELD_NUMBER: _builtins.int
     source: _builtins.str
     """Where it came from, as the importer named it (a file, a server)."""
     original_game_id: _builtins.str
@@ -178,12 +186,34 @@ class Imported(_message.Message):
     """Whether the export's chain was verified under a key this server trusts; false when the
     importer accepted an unverified history (an unknown key, or an unkeyed chain).
     """
+    original_club: _builtins.str
+    """What the import changed in the exported event, so that the export it came from can be
+    given back byte for byte (docs/record-format.md, The strict archive): the GameCreated's
+    club and its players' member ids (the game is the importer's club's), and which fields
+    the export lacked and the import filled in (its time and actor: the importer's; the
+    GameCreated's rules version: the engine's).
+    """
+    time_filled: _builtins.bool
+    actor_filled: _builtins.bool
+    rules_version_filled: _builtins.bool
+    original_prev_hash: _builtins.bytes
+    """The exported event's prev_hash (the import seals the event again in its own chain)."""
     @_builtins.property
     def by(self) -> Global___Actor:
         """Who imported it, and when."""
 
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def original_member_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def original_imported(self) -> Global___Imported:
+        """The exported event's own import marks, when the exported game was itself imported."""
+
+    @_builtins.property
+    def original_actor(self) -> Global___Actor:
+        """The actor the import replaced (actor_filled), when the export had one without a user."""
+
     def __init__(
         self,
         *,
@@ -194,10 +224,18 @@ class Imported(_message.Message):
         original_hash: _builtins.bytes = ...,
         original_chain_key_id: _builtins.str = ...,
         verified: _builtins.bool = ...,
+        original_club: _builtins.str = ...,
+        original_member_ids: _abc.Iterable[_builtins.str] | None = ...,
+        time_filled: _builtins.bool = ...,
+        actor_filled: _builtins.bool = ...,
+        rules_version_filled: _builtins.bool = ...,
+        original_imported: Global___Imported | None = ...,
+        original_actor: Global___Actor | None = ...,
+        original_prev_hash: _builtins.bytes = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "original_actor", b"original_actor", "original_imported", b"original_imported", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "original_chain_key_id", b"original_chain_key_id", "original_game_id", b"original_game_id", "original_hash", b"original_hash", "source", b"source", "time", b"time", "verified", b"verified"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor_filled", b"actor_filled", "by", b"by", "original_actor", b"original_actor", "original_chain_key_id", b"original_chain_key_id", "original_club", b"original_club", "original_game_id", b"original_game_id", "original_hash", b"original_hash", "original_imported", b"original_imported", "original_member_ids", b"original_member_ids", "original_prev_hash", b"original_prev_hash", "rules_version_filled", b"rules_version_filled", "source", b"source", "time", b"time", "time_filled", b"time_filled", "verified", b"verified"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -283,6 +321,7 @@ class GameCreated(_message.Message):
     RULES_VERSION_FIELD_NUMBER: _builtins.int
     DEALING_SCHEME_FIELD_NUMBER: _builtins.int
     CLUB_FIELD_NUMBER: _builtins.int
+    RECORD_TAGS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game: _builtins.str
     """The registry name of the game ("splendor")."""
@@ -312,6 +351,13 @@ class GameCreated(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.ComponentFile]:
         """The component data in use, copied in full."""
 
+    @_builtins.property
+    def record_tags(self) -> _containers.RepeatedCompositeFieldContainer[Global___RecordTag]:
+        """The descriptive tags of the text record the game was imported from (Club, Event, Site,
+        Date, Round and any other the text gave), in the order it gave them, kept as written and
+        written back when the game is exported as text (docs/record-format.md).
+        """
+
     def __init__(
         self,
         *,
@@ -326,14 +372,39 @@ class GameCreated(_message.Message):
         rules_version: _builtins.str = ...,
         dealing_scheme: _builtins.int = ...,
         club: _builtins.str = ...,
+        record_tags: _abc.Iterable[Global___RecordTag] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "components", b"components", "dealing_scheme", b"dealing_scheme", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "rules_version", b"rules_version", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "components", b"components", "dealing_scheme", b"dealing_scheme", "game", b"game", "game_id", b"game_id", "mode", b"mode", "options", b"options", "players", b"players", "record_tags", b"record_tags", "rules_version", b"rules_version", "seed_commitment", b"seed_commitment", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameCreated: _TypeAlias = GameCreated  # noqa: Y015
+
+@_typing.final
+class RecordTag(_message.Message):
+    """A descriptive tag of a text record: `[Event "Thursday club night"]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    value: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        value: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordTag: _TypeAlias = RecordTag  # noqa: Y015
 
 @_typing.final
 class MoveRecorded(_message.Message):

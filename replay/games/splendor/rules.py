@@ -341,12 +341,16 @@ def check_bounds(state: State, move: SplendorMove) -> None:
     allow (no more tokens of a colour than the game has, at most the five gem colours, a
     level 0-3, a slot 0-4, a reserved position 0-3), checked before the move is formatted,
     so no field value makes that unbounded work (one letter is written per token)."""
+    # Only the parts the move sets are looked at: a part it does not set reads as zeros,
+    # within every bound (this runs twice per move read, in parse and in format).
+    kind = move.WhichOneof("action")
+    counted = [move.returned] if move.HasField("returned") else []
+    if kind == "discard":
+        counted.append(move.discard.tokens)
+    elif kind == "buy":
+        counted.append(move.buy.payment)
     limits = (*(state.rules.gems_per_colour,) * len(GEMS), GOLD_TOKENS)
-    for tokens in (
-        move.returned,
-        move.discard.tokens,
-        move.buy.payment,
-    ):
+    for tokens in counted:
         for colour, (count, limit) in enumerate(zip(tokens_tuple(tokens), limits, strict=True)):
             if count > limit:
                 raise IllegalMove(
@@ -354,21 +358,27 @@ def check_bounds(state: State, move: SplendorMove) -> None:
                     f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
                     f"{clip(str(count), 12)}.",
                 )
-    if len(move.take_different.gems) > len(GEMS):
+    if kind == "take_different" and len(move.take_different.gems) > len(GEMS):
         raise IllegalMove(
             "TAKE_DIFFERENT_COUNT",
             f"Take 1 to 3 different colours, not {len(move.take_different.gems)}.",
         )
     levels = len(state.rules.components.levels)
-    for what, value, high in (
-        ("level", move.reserve.level, levels),
-        ("slot", move.reserve.slot, SLOTS),
-        ("level", move.buy.level, levels),
-        ("slot", move.buy.slot, SLOTS),
-        ("reserved card", move.buy.reserved, RESERVE_LIMIT),
-        ("level", move.reveal_card.level, levels),
-        ("slot", move.reveal_card.slot, SLOTS),
-    ):
+    places: tuple[tuple[str, int, int], ...] = ()
+    if kind == "reserve":
+        places = (("level", move.reserve.level, levels), ("slot", move.reserve.slot, SLOTS))
+    elif kind == "buy":
+        places = (
+            ("level", move.buy.level, levels),
+            ("slot", move.buy.slot, SLOTS),
+            ("reserved card", move.buy.reserved, RESERVE_LIMIT),
+        )
+    elif kind == "reveal_card":
+        places = (
+            ("level", move.reveal_card.level, levels),
+            ("slot", move.reveal_card.slot, SLOTS),
+        )
+    for what, value, high in places:
         if value > high:
             raise IllegalMove(
                 "NO_SUCH_PLACE", f"There is no {what} {value}: the highest is {high}."

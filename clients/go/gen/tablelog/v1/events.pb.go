@@ -382,9 +382,25 @@ type Imported struct {
 	OriginalChainKeyId string `protobuf:"bytes,6,opt,name=original_chain_key_id,json=originalChainKeyId,proto3" json:"original_chain_key_id,omitempty"`
 	// Whether the export's chain was verified under a key this server trusts; false when the
 	// importer accepted an unverified history (an unknown key, or an unkeyed chain).
-	Verified      bool `protobuf:"varint,7,opt,name=verified,proto3" json:"verified,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Verified bool `protobuf:"varint,7,opt,name=verified,proto3" json:"verified,omitempty"`
+	// What the import changed in the exported event, so that the export it came from can be
+	// given back byte for byte (docs/record-format.md, The strict archive): the GameCreated's
+	// club and its players' member ids (the game is the importer's club's), and which fields
+	// the export lacked and the import filled in (its time and actor: the importer's; the
+	// GameCreated's rules version: the engine's).
+	OriginalClub       string   `protobuf:"bytes,8,opt,name=original_club,json=originalClub,proto3" json:"original_club,omitempty"`
+	OriginalMemberIds  []string `protobuf:"bytes,9,rep,name=original_member_ids,json=originalMemberIds,proto3" json:"original_member_ids,omitempty"`
+	TimeFilled         bool     `protobuf:"varint,10,opt,name=time_filled,json=timeFilled,proto3" json:"time_filled,omitempty"`
+	ActorFilled        bool     `protobuf:"varint,11,opt,name=actor_filled,json=actorFilled,proto3" json:"actor_filled,omitempty"`
+	RulesVersionFilled bool     `protobuf:"varint,12,opt,name=rules_version_filled,json=rulesVersionFilled,proto3" json:"rules_version_filled,omitempty"`
+	// The exported event's own import marks, when the exported game was itself imported.
+	OriginalImported *Imported `protobuf:"bytes,13,opt,name=original_imported,json=originalImported,proto3" json:"original_imported,omitempty"`
+	// The actor the import replaced (actor_filled), when the export had one without a user.
+	OriginalActor *Actor `protobuf:"bytes,14,opt,name=original_actor,json=originalActor,proto3" json:"original_actor,omitempty"`
+	// The exported event's prev_hash (the import seals the event again in its own chain).
+	OriginalPrevHash []byte `protobuf:"bytes,15,opt,name=original_prev_hash,json=originalPrevHash,proto3" json:"original_prev_hash,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Imported) Reset() {
@@ -464,6 +480,62 @@ func (x *Imported) GetVerified() bool {
 		return x.Verified
 	}
 	return false
+}
+
+func (x *Imported) GetOriginalClub() string {
+	if x != nil {
+		return x.OriginalClub
+	}
+	return ""
+}
+
+func (x *Imported) GetOriginalMemberIds() []string {
+	if x != nil {
+		return x.OriginalMemberIds
+	}
+	return nil
+}
+
+func (x *Imported) GetTimeFilled() bool {
+	if x != nil {
+		return x.TimeFilled
+	}
+	return false
+}
+
+func (x *Imported) GetActorFilled() bool {
+	if x != nil {
+		return x.ActorFilled
+	}
+	return false
+}
+
+func (x *Imported) GetRulesVersionFilled() bool {
+	if x != nil {
+		return x.RulesVersionFilled
+	}
+	return false
+}
+
+func (x *Imported) GetOriginalImported() *Imported {
+	if x != nil {
+		return x.OriginalImported
+	}
+	return nil
+}
+
+func (x *Imported) GetOriginalActor() *Actor {
+	if x != nil {
+		return x.OriginalActor
+	}
+	return nil
+}
+
+func (x *Imported) GetOriginalPrevHash() []byte {
+	if x != nil {
+		return x.OriginalPrevHash
+	}
+	return nil
 }
 
 // Who appended an event: the member the server authenticated (by their bearer token),
@@ -619,7 +691,11 @@ type GameCreated struct {
 	DealingScheme uint32 `protobuf:"varint,10,opt,name=dealing_scheme,json=dealingScheme,proto3" json:"dealing_scheme,omitempty"`
 	// The club the game belongs to (the creator's, or for an import the importer's): only its
 	// members see the game.
-	Club          string `protobuf:"bytes,11,opt,name=club,proto3" json:"club,omitempty"`
+	Club string `protobuf:"bytes,11,opt,name=club,proto3" json:"club,omitempty"`
+	// The descriptive tags of the text record the game was imported from (Club, Event, Site,
+	// Date, Round and any other the text gave), in the order it gave them, kept as written and
+	// written back when the game is exported as text (docs/record-format.md).
+	RecordTags    []*RecordTag `protobuf:"bytes,12,rep,name=record_tags,json=recordTags,proto3" json:"record_tags,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -731,6 +807,66 @@ func (x *GameCreated) GetClub() string {
 	return ""
 }
 
+func (x *GameCreated) GetRecordTags() []*RecordTag {
+	if x != nil {
+		return x.RecordTags
+	}
+	return nil
+}
+
+// A descriptive tag of a text record: `[Event "Thursday club night"]`.
+type RecordTag struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordTag) Reset() {
+	*x = RecordTag{}
+	mi := &file_tablelog_v1_events_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordTag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordTag) ProtoMessage() {}
+
+func (x *RecordTag) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_events_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordTag.ProtoReflect.Descriptor instead.
+func (*RecordTag) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RecordTag) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RecordTag) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // A move validated against the rules and appended.
 type MoveRecorded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -749,7 +885,7 @@ type MoveRecorded struct {
 
 func (x *MoveRecorded) Reset() {
 	*x = MoveRecorded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[5]
+	mi := &file_tablelog_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -761,7 +897,7 @@ func (x *MoveRecorded) String() string {
 func (*MoveRecorded) ProtoMessage() {}
 
 func (x *MoveRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[5]
+	mi := &file_tablelog_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -774,7 +910,7 @@ func (x *MoveRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRecorded.ProtoReflect.Descriptor instead.
 func (*MoveRecorded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *MoveRecorded) GetMove() *Move {
@@ -817,7 +953,7 @@ type MoveUndone struct {
 
 func (x *MoveUndone) Reset() {
 	*x = MoveUndone{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[6]
+	mi := &file_tablelog_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +965,7 @@ func (x *MoveUndone) String() string {
 func (*MoveUndone) ProtoMessage() {}
 
 func (x *MoveUndone) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[6]
+	mi := &file_tablelog_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +978,7 @@ func (x *MoveUndone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveUndone.ProtoReflect.Descriptor instead.
 func (*MoveUndone) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MoveUndone) GetUndoneRevision() uint64 {
@@ -870,7 +1006,7 @@ type MoveRedone struct {
 
 func (x *MoveRedone) Reset() {
 	*x = MoveRedone{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[7]
+	mi := &file_tablelog_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +1018,7 @@ func (x *MoveRedone) String() string {
 func (*MoveRedone) ProtoMessage() {}
 
 func (x *MoveRedone) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[7]
+	mi := &file_tablelog_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +1031,7 @@ func (x *MoveRedone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRedone.ProtoReflect.Descriptor instead.
 func (*MoveRedone) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MoveRedone) GetRedoneRevision() uint64 {
@@ -923,7 +1059,7 @@ type AnnotationAdded struct {
 
 func (x *AnnotationAdded) Reset() {
 	*x = AnnotationAdded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[8]
+	mi := &file_tablelog_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1071,7 @@ func (x *AnnotationAdded) String() string {
 func (*AnnotationAdded) ProtoMessage() {}
 
 func (x *AnnotationAdded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[8]
+	mi := &file_tablelog_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1084,7 @@ func (x *AnnotationAdded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotationAdded.ProtoReflect.Descriptor instead.
 func (*AnnotationAdded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AnnotationAdded) GetAnnotationId() string {
@@ -996,7 +1132,7 @@ type Variation struct {
 
 func (x *Variation) Reset() {
 	*x = Variation{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	mi := &file_tablelog_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1144,7 @@ func (x *Variation) String() string {
 func (*Variation) ProtoMessage() {}
 
 func (x *Variation) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[9]
+	mi := &file_tablelog_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1157,7 @@ func (x *Variation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Variation.ProtoReflect.Descriptor instead.
 func (*Variation) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Variation) GetMoves() []*VariationMove {
@@ -1048,7 +1184,7 @@ type VariationMove struct {
 
 func (x *VariationMove) Reset() {
 	*x = VariationMove{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	mi := &file_tablelog_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1196,7 @@ func (x *VariationMove) String() string {
 func (*VariationMove) ProtoMessage() {}
 
 func (x *VariationMove) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[10]
+	mi := &file_tablelog_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1209,7 @@ func (x *VariationMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariationMove.ProtoReflect.Descriptor instead.
 func (*VariationMove) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *VariationMove) GetMove() *Move {
@@ -1121,7 +1257,7 @@ type AnnotationRemoved struct {
 
 func (x *AnnotationRemoved) Reset() {
 	*x = AnnotationRemoved{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[11]
+	mi := &file_tablelog_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1269,7 @@ func (x *AnnotationRemoved) String() string {
 func (*AnnotationRemoved) ProtoMessage() {}
 
 func (x *AnnotationRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[11]
+	mi := &file_tablelog_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1282,7 @@ func (x *AnnotationRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotationRemoved.ProtoReflect.Descriptor instead.
 func (*AnnotationRemoved) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AnnotationRemoved) GetAnnotationId() string {
@@ -1168,7 +1304,7 @@ type GameEnded struct {
 
 func (x *GameEnded) Reset() {
 	*x = GameEnded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[12]
+	mi := &file_tablelog_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1316,7 @@ func (x *GameEnded) String() string {
 func (*GameEnded) ProtoMessage() {}
 
 func (x *GameEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[12]
+	mi := &file_tablelog_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,7 +1329,7 @@ func (x *GameEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameEnded.ProtoReflect.Descriptor instead.
 func (*GameEnded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GameEnded) GetResult() *GameResult {
@@ -1221,7 +1357,7 @@ type GameAbandoned struct {
 
 func (x *GameAbandoned) Reset() {
 	*x = GameAbandoned{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[13]
+	mi := &file_tablelog_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1369,7 @@ func (x *GameAbandoned) String() string {
 func (*GameAbandoned) ProtoMessage() {}
 
 func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[13]
+	mi := &file_tablelog_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1382,7 @@ func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameAbandoned.ProtoReflect.Descriptor instead.
 func (*GameAbandoned) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GameAbandoned) GetReason() string {
@@ -1296,7 +1432,7 @@ type MoveAmended struct {
 
 func (x *MoveAmended) Reset() {
 	*x = MoveAmended{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[14]
+	mi := &file_tablelog_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1444,7 @@ func (x *MoveAmended) String() string {
 func (*MoveAmended) ProtoMessage() {}
 
 func (x *MoveAmended) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[14]
+	mi := &file_tablelog_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1457,7 @@ func (x *MoveAmended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveAmended.ProtoReflect.Descriptor instead.
 func (*MoveAmended) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MoveAmended) GetAmendedRevision() uint64 {
@@ -1418,7 +1554,7 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandoned\x12=\n" +
 	"\fmove_amended\x18\x13 \x01(\v2\x18.tablelog.v1.MoveAmendedH\x00R\vmoveAmended\x121\n" +
 	"\bimported\x18\x12 \x01(\v2\x15.tablelog.v1.ImportedR\bimportedB\x06\n" +
-	"\x04body\"\x94\x02\n" +
+	"\x04body\"\x8c\x05\n" +
 	"\bImported\x12\"\n" +
 	"\x02by\x18\x01 \x01(\v2\x12.tablelog.v1.ActorR\x02by\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
@@ -1426,7 +1562,17 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x10original_game_id\x18\x04 \x01(\tR\x0eoriginalGameId\x12#\n" +
 	"\roriginal_hash\x18\x05 \x01(\fR\foriginalHash\x121\n" +
 	"\x15original_chain_key_id\x18\x06 \x01(\tR\x12originalChainKeyId\x12\x1a\n" +
-	"\bverified\x18\a \x01(\bR\bverified\"d\n" +
+	"\bverified\x18\a \x01(\bR\bverified\x12#\n" +
+	"\roriginal_club\x18\b \x01(\tR\foriginalClub\x12.\n" +
+	"\x13original_member_ids\x18\t \x03(\tR\x11originalMemberIds\x12\x1f\n" +
+	"\vtime_filled\x18\n" +
+	" \x01(\bR\n" +
+	"timeFilled\x12!\n" +
+	"\factor_filled\x18\v \x01(\bR\vactorFilled\x120\n" +
+	"\x14rules_version_filled\x18\f \x01(\bR\x12rulesVersionFilled\x12B\n" +
+	"\x11original_imported\x18\r \x01(\v2\x15.tablelog.v1.ImportedR\x10originalImported\x129\n" +
+	"\x0eoriginal_actor\x18\x0e \x01(\v2\x12.tablelog.v1.ActorR\roriginalActor\x12,\n" +
+	"\x12original_prev_hash\x18\x0f \x01(\fR\x10originalPrevHash\"d\n" +
 	"\x05Actor\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
 	"\x04club\x18\x02 \x01(\tR\x04club\x12\x16\n" +
@@ -1434,7 +1580,7 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\tmember_id\x18\x04 \x01(\tR\bmemberId\"9\n" +
 	"\x06Player\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
-	"\tmember_id\x18\x02 \x01(\tR\bmemberId\"\x9f\x03\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\"\xd8\x03\n" +
 	"\vGameCreated\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12-\n" +
@@ -1449,7 +1595,12 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\rrules_version\x18\t \x01(\tR\frulesVersion\x12%\n" +
 	"\x0edealing_scheme\x18\n" +
 	" \x01(\rR\rdealingScheme\x12\x12\n" +
-	"\x04club\x18\v \x01(\tR\x04club\"\x7f\n" +
+	"\x04club\x18\v \x01(\tR\x04club\x127\n" +
+	"\vrecord_tags\x18\f \x03(\v2\x16.tablelog.v1.RecordTagR\n" +
+	"recordTags\"5\n" +
+	"\tRecordTag\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\x7f\n" +
 	"\fMoveRecorded\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x14\n" +
@@ -1515,7 +1666,7 @@ func file_tablelog_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_tablelog_v1_events_proto_goTypes = []any{
 	(AmendKind)(0),                // 0: tablelog.v1.AmendKind
 	(*Event)(nil),                 // 1: tablelog.v1.Event
@@ -1523,55 +1674,59 @@ var file_tablelog_v1_events_proto_goTypes = []any{
 	(*Actor)(nil),                 // 3: tablelog.v1.Actor
 	(*Player)(nil),                // 4: tablelog.v1.Player
 	(*GameCreated)(nil),           // 5: tablelog.v1.GameCreated
-	(*MoveRecorded)(nil),          // 6: tablelog.v1.MoveRecorded
-	(*MoveUndone)(nil),            // 7: tablelog.v1.MoveUndone
-	(*MoveRedone)(nil),            // 8: tablelog.v1.MoveRedone
-	(*AnnotationAdded)(nil),       // 9: tablelog.v1.AnnotationAdded
-	(*Variation)(nil),             // 10: tablelog.v1.Variation
-	(*VariationMove)(nil),         // 11: tablelog.v1.VariationMove
-	(*AnnotationRemoved)(nil),     // 12: tablelog.v1.AnnotationRemoved
-	(*GameEnded)(nil),             // 13: tablelog.v1.GameEnded
-	(*GameAbandoned)(nil),         // 14: tablelog.v1.GameAbandoned
-	(*MoveAmended)(nil),           // 15: tablelog.v1.MoveAmended
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
-	(*GameOptions)(nil),           // 17: tablelog.v1.GameOptions
-	(Mode)(0),                     // 18: tablelog.v1.Mode
-	(*ComponentFile)(nil),         // 19: tablelog.v1.ComponentFile
-	(*Move)(nil),                  // 20: tablelog.v1.Move
-	(*GameResult)(nil),            // 21: tablelog.v1.GameResult
+	(*RecordTag)(nil),             // 6: tablelog.v1.RecordTag
+	(*MoveRecorded)(nil),          // 7: tablelog.v1.MoveRecorded
+	(*MoveUndone)(nil),            // 8: tablelog.v1.MoveUndone
+	(*MoveRedone)(nil),            // 9: tablelog.v1.MoveRedone
+	(*AnnotationAdded)(nil),       // 10: tablelog.v1.AnnotationAdded
+	(*Variation)(nil),             // 11: tablelog.v1.Variation
+	(*VariationMove)(nil),         // 12: tablelog.v1.VariationMove
+	(*AnnotationRemoved)(nil),     // 13: tablelog.v1.AnnotationRemoved
+	(*GameEnded)(nil),             // 14: tablelog.v1.GameEnded
+	(*GameAbandoned)(nil),         // 15: tablelog.v1.GameAbandoned
+	(*MoveAmended)(nil),           // 16: tablelog.v1.MoveAmended
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(*GameOptions)(nil),           // 18: tablelog.v1.GameOptions
+	(Mode)(0),                     // 19: tablelog.v1.Mode
+	(*ComponentFile)(nil),         // 20: tablelog.v1.ComponentFile
+	(*Move)(nil),                  // 21: tablelog.v1.Move
+	(*GameResult)(nil),            // 22: tablelog.v1.GameResult
 }
 var file_tablelog_v1_events_proto_depIdxs = []int32{
-	16, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	17, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
 	3,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
 	5,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
-	6,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
-	7,  // 4: tablelog.v1.Event.move_undone:type_name -> tablelog.v1.MoveUndone
-	8,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
-	9,  // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
-	12, // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
-	13, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
-	14, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
-	15, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
+	7,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
+	8,  // 4: tablelog.v1.Event.move_undone:type_name -> tablelog.v1.MoveUndone
+	9,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
+	10, // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
+	13, // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
+	14, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
+	15, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
+	16, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
 	2,  // 11: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
 	3,  // 12: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
-	16, // 13: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
-	4,  // 14: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
-	17, // 15: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
-	18, // 16: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
-	19, // 17: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
-	20, // 18: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
-	10, // 19: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
-	11, // 20: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
-	20, // 21: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
-	10, // 22: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
-	21, // 23: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
-	0,  // 24: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
-	20, // 25: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	17, // 13: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
+	2,  // 14: tablelog.v1.Imported.original_imported:type_name -> tablelog.v1.Imported
+	3,  // 15: tablelog.v1.Imported.original_actor:type_name -> tablelog.v1.Actor
+	4,  // 16: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
+	18, // 17: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
+	19, // 18: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
+	20, // 19: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
+	6,  // 20: tablelog.v1.GameCreated.record_tags:type_name -> tablelog.v1.RecordTag
+	21, // 21: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
+	11, // 22: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
+	12, // 23: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
+	21, // 24: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
+	11, // 25: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
+	22, // 26: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
+	0,  // 27: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
+	21, // 28: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_events_proto_init() }
@@ -1597,7 +1752,7 @@ func file_tablelog_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_events_proto_rawDesc), len(file_tablelog_v1_events_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

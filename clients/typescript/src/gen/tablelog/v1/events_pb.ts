@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/events.proto.
  */
 export const file_tablelog_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIt8FCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIUCgxjaGFpbl9rZXlfaWQYCSABKAkSMAoMZ2FtZV9jcmVhdGVkGAogASgLMhgudGFibGVsb2cudjEuR2FtZUNyZWF0ZWRIABIyCg1tb3ZlX3JlY29yZGVkGAsgASgLMhkudGFibGVsb2cudjEuTW92ZVJlY29yZGVkSAASLgoLbW92ZV91bmRvbmUYDCABKAsyFy50YWJsZWxvZy52MS5Nb3ZlVW5kb25lSAASLgoLbW92ZV9yZWRvbmUYDSABKAsyFy50YWJsZWxvZy52MS5Nb3ZlUmVkb25lSAASOAoQYW5ub3RhdGlvbl9hZGRlZBgOIAEoCzIcLnRhYmxlbG9nLnYxLkFubm90YXRpb25BZGRlZEgAEjwKEmFubm90YXRpb25fcmVtb3ZlZBgPIAEoCzIeLnRhYmxlbG9nLnYxLkFubm90YXRpb25SZW1vdmVkSAASLAoKZ2FtZV9lbmRlZBgQIAEoCzIWLnRhYmxlbG9nLnYxLkdhbWVFbmRlZEgAEjQKDmdhbWVfYWJhbmRvbmVkGBEgASgLMhoudGFibGVsb2cudjEuR2FtZUFiYW5kb25lZEgAEjAKDG1vdmVfYW1lbmRlZBgTIAEoCzIYLnRhYmxlbG9nLnYxLk1vdmVBbWVuZGVkSAASJwoIaW1wb3J0ZWQYEiABKAsyFS50YWJsZWxvZy52MS5JbXBvcnRlZEIGCgRib2R5IsYBCghJbXBvcnRlZBIeCgJieRgBIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNvdXJjZRgDIAEoCRIYChBvcmlnaW5hbF9nYW1lX2lkGAQgASgJEhUKDW9yaWdpbmFsX2hhc2gYBSABKAwSHQoVb3JpZ2luYWxfY2hhaW5fa2V5X2lkGAYgASgJEhAKCHZlcmlmaWVkGAcgASgIIkYKBUFjdG9yEgwKBHVzZXIYASABKAkSDAoEY2x1YhgCIAEoCRIOCgZjbGllbnQYAyABKAkSEQoJbWVtYmVyX2lkGAQgASgJIikKBlBsYXllchIMCgRuYW1lGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCSKzAgoLR2FtZUNyZWF0ZWQSDwoHZ2FtZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEiQKB3BsYXllcnMYAyADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgEIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBSABKA4yES50YWJsZWxvZy52MS5Nb2RlEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhcKD3NlZWRfY29tbWl0bWVudBgHIAEoDBINCgV0aXRsZRgIIAEoCRIVCg1ydWxlc192ZXJzaW9uGAkgASgJEhYKDmRlYWxpbmdfc2NoZW1lGAogASgNEgwKBGNsdWIYCyABKAkiYAoMTW92ZVJlY29yZGVkEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg0KBWRlYWx0GAMgASgIEg4KBmhpZGRlbhgEIAEoCCI1CgpNb3ZlVW5kb25lEhcKD3VuZG9uZV9yZXZpc2lvbhgBIAEoBBIOCgZyZWFzb24YAiABKAkiJQoKTW92ZVJlZG9uZRIXCg9yZWRvbmVfcmV2aXNpb24YASABKAQihQEKD0Fubm90YXRpb25BZGRlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSKQoJdmFyaWF0aW9uGAUgASgLMhYudGFibGVsb2cudjEuVmFyaWF0aW9uIjYKCVZhcmlhdGlvbhIpCgVtb3ZlcxgBIAMoCzIaLnRhYmxlbG9nLnYxLlZhcmlhdGlvbk1vdmUijgEKDVZhcmlhdGlvbk1vdmUSHwoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YAiABKAkSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCRIqCgp2YXJpYXRpb25zGAUgAygLMhYudGFibGVsb2cudjEuVmFyaWF0aW9uIioKEUFubm90YXRpb25SZW1vdmVkEhUKDWFubm90YXRpb25faWQYASABKAkiQgoJR2FtZUVuZGVkEicKBnJlc3VsdBgBIAEoCzIXLnRhYmxlbG9nLnYxLkdhbWVSZXN1bHQSDAoEc2VlZBgCIAEoDCItCg1HYW1lQWJhbmRvbmVkEg4KBnJlYXNvbhgBIAEoCRIMCgRzZWVkGAIgASgMIvABCgtNb3ZlQW1lbmRlZBIYChBhbWVuZGVkX3JldmlzaW9uGAEgASgEEiQKBGtpbmQYAiABKA4yFi50YWJsZWxvZy52MS5BbWVuZEtpbmQSHwoEbW92ZRgDIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YBCABKAkSGAoQcmVtb3ZlZF9ub3RhdGlvbhgFIAEoCRIdChVkcm9wcGVkX2Zyb21fcmV2aXNpb24YBiABKAQSFQoNZHJvcHBlZF9tb3ZlcxgHIAEoDRIOCgZyZWFzb24YCCABKAkSDgoGaGlkZGVuGAkgASgIKm0KCUFtZW5kS2luZBIaChZBTUVORF9LSU5EX1VOU1BFQ0lGSUVEEAASFgoSQU1FTkRfS0lORF9SRVBMQUNFEAESFQoRQU1FTkRfS0lORF9JTlNFUlQQAhIVChFBTUVORF9LSU5EX0RFTEVURRADYgZwcm90bzM", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
+  fileDesc("Chh0YWJsZWxvZy92MS9ldmVudHMucHJvdG8SC3RhYmxlbG9nLnYxIt8FCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBBIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIhCgVhY3RvchgEIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhIKCnJlcXVlc3RfaWQYBSABKAkSFQoNcnVsZXNfdmVyc2lvbhgGIAEoCRIRCglwcmV2X2hhc2gYByABKAwSDAoEaGFzaBgIIAEoDBIUCgxjaGFpbl9rZXlfaWQYCSABKAkSMAoMZ2FtZV9jcmVhdGVkGAogASgLMhgudGFibGVsb2cudjEuR2FtZUNyZWF0ZWRIABIyCg1tb3ZlX3JlY29yZGVkGAsgASgLMhkudGFibGVsb2cudjEuTW92ZVJlY29yZGVkSAASLgoLbW92ZV91bmRvbmUYDCABKAsyFy50YWJsZWxvZy52MS5Nb3ZlVW5kb25lSAASLgoLbW92ZV9yZWRvbmUYDSABKAsyFy50YWJsZWxvZy52MS5Nb3ZlUmVkb25lSAASOAoQYW5ub3RhdGlvbl9hZGRlZBgOIAEoCzIcLnRhYmxlbG9nLnYxLkFubm90YXRpb25BZGRlZEgAEjwKEmFubm90YXRpb25fcmVtb3ZlZBgPIAEoCzIeLnRhYmxlbG9nLnYxLkFubm90YXRpb25SZW1vdmVkSAASLAoKZ2FtZV9lbmRlZBgQIAEoCzIWLnRhYmxlbG9nLnYxLkdhbWVFbmRlZEgAEjQKDmdhbWVfYWJhbmRvbmVkGBEgASgLMhoudGFibGVsb2cudjEuR2FtZUFiYW5kb25lZEgAEjAKDG1vdmVfYW1lbmRlZBgTIAEoCzIYLnRhYmxlbG9nLnYxLk1vdmVBbWVuZGVkSAASJwoIaW1wb3J0ZWQYEiABKAsyFS50YWJsZWxvZy52MS5JbXBvcnRlZEIGCgRib2R5Ir0DCghJbXBvcnRlZBIeCgJieRgBIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNvdXJjZRgDIAEoCRIYChBvcmlnaW5hbF9nYW1lX2lkGAQgASgJEhUKDW9yaWdpbmFsX2hhc2gYBSABKAwSHQoVb3JpZ2luYWxfY2hhaW5fa2V5X2lkGAYgASgJEhAKCHZlcmlmaWVkGAcgASgIEhUKDW9yaWdpbmFsX2NsdWIYCCABKAkSGwoTb3JpZ2luYWxfbWVtYmVyX2lkcxgJIAMoCRITCgt0aW1lX2ZpbGxlZBgKIAEoCBIUCgxhY3Rvcl9maWxsZWQYCyABKAgSHAoUcnVsZXNfdmVyc2lvbl9maWxsZWQYDCABKAgSMAoRb3JpZ2luYWxfaW1wb3J0ZWQYDSABKAsyFS50YWJsZWxvZy52MS5JbXBvcnRlZBIqCg5vcmlnaW5hbF9hY3RvchgOIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEhoKEm9yaWdpbmFsX3ByZXZfaGFzaBgPIAEoDCJGCgVBY3RvchIMCgR1c2VyGAEgASgJEgwKBGNsdWIYAiABKAkSDgoGY2xpZW50GAMgASgJEhEKCW1lbWJlcl9pZBgEIAEoCSIpCgZQbGF5ZXISDAoEbmFtZRgBIAEoCRIRCgltZW1iZXJfaWQYAiABKAki4AIKC0dhbWVDcmVhdGVkEg8KB2dhbWVfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIkCgdwbGF5ZXJzGAMgAygLMhMudGFibGVsb2cudjEuUGxheWVyEikKB29wdGlvbnMYBCABKAsyGC50YWJsZWxvZy52MS5HYW1lT3B0aW9ucxIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRIuCgpjb21wb25lbnRzGAYgAygLMhoudGFibGVsb2cudjEuQ29tcG9uZW50RmlsZRIXCg9zZWVkX2NvbW1pdG1lbnQYByABKAwSDQoFdGl0bGUYCCABKAkSFQoNcnVsZXNfdmVyc2lvbhgJIAEoCRIWCg5kZWFsaW5nX3NjaGVtZRgKIAEoDRIMCgRjbHViGAsgASgJEisKC3JlY29yZF90YWdzGAwgAygLMhYudGFibGVsb2cudjEuUmVjb3JkVGFnIigKCVJlY29yZFRhZxIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgJImAKDE1vdmVSZWNvcmRlZBIfCgRtb3ZlGAEgASgLMhEudGFibGVsb2cudjEuTW92ZRIQCghub3RhdGlvbhgCIAEoCRINCgVkZWFsdBgDIAEoCBIOCgZoaWRkZW4YBCABKAgiNQoKTW92ZVVuZG9uZRIXCg91bmRvbmVfcmV2aXNpb24YASABKAQSDgoGcmVhc29uGAIgASgJIiUKCk1vdmVSZWRvbmUSFwoPcmVkb25lX3JldmlzaW9uGAEgASgEIoUBCg9Bbm5vdGF0aW9uQWRkZWQSFQoNYW5ub3RhdGlvbl9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIPCgdjb21tZW50GAMgASgJEg0KBWdseXBoGAQgASgJEikKCXZhcmlhdGlvbhgFIAEoCzIWLnRhYmxlbG9nLnYxLlZhcmlhdGlvbiI2CglWYXJpYXRpb24SKQoFbW92ZXMYASADKAsyGi50YWJsZWxvZy52MS5WYXJpYXRpb25Nb3ZlIo4BCg1WYXJpYXRpb25Nb3ZlEh8KBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAIgASgJEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSKgoKdmFyaWF0aW9ucxgFIAMoCzIWLnRhYmxlbG9nLnYxLlZhcmlhdGlvbiIqChFBbm5vdGF0aW9uUmVtb3ZlZBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJIkIKCUdhbWVFbmRlZBInCgZyZXN1bHQYASABKAsyFy50YWJsZWxvZy52MS5HYW1lUmVzdWx0EgwKBHNlZWQYAiABKAwiLQoNR2FtZUFiYW5kb25lZBIOCgZyZWFzb24YASABKAkSDAoEc2VlZBgCIAEoDCLwAQoLTW92ZUFtZW5kZWQSGAoQYW1lbmRlZF9yZXZpc2lvbhgBIAEoBBIkCgRraW5kGAIgASgOMhYudGFibGVsb2cudjEuQW1lbmRLaW5kEh8KBG1vdmUYAyABKAsyES50YWJsZWxvZy52MS5Nb3ZlEhAKCG5vdGF0aW9uGAQgASgJEhgKEHJlbW92ZWRfbm90YXRpb24YBSABKAkSHQoVZHJvcHBlZF9mcm9tX3JldmlzaW9uGAYgASgEEhUKDWRyb3BwZWRfbW92ZXMYByABKA0SDgoGcmVhc29uGAggASgJEg4KBmhpZGRlbhgJIAEoCCptCglBbWVuZEtpbmQSGgoWQU1FTkRfS0lORF9VTlNQRUNJRklFRBAAEhYKEkFNRU5EX0tJTkRfUkVQTEFDRRABEhUKEUFNRU5EX0tJTkRfSU5TRVJUEAISFQoRQU1FTkRfS0lORF9ERUxFVEUQA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_game]);
 
 /**
  * One entry of a game's stream. Events are named in the past tense and never change once
@@ -208,6 +208,58 @@ export type Imported = Message<"tablelog.v1.Imported"> & {
    * @generated from field: bool verified = 7;
    */
   verified: boolean;
+
+  /**
+   * What the import changed in the exported event, so that the export it came from can be
+   * given back byte for byte (docs/record-format.md, The strict archive): the GameCreated's
+   * club and its players' member ids (the game is the importer's club's), and which fields
+   * the export lacked and the import filled in (its time and actor: the importer's; the
+   * GameCreated's rules version: the engine's).
+   *
+   * @generated from field: string original_club = 8;
+   */
+  originalClub: string;
+
+  /**
+   * @generated from field: repeated string original_member_ids = 9;
+   */
+  originalMemberIds: string[];
+
+  /**
+   * @generated from field: bool time_filled = 10;
+   */
+  timeFilled: boolean;
+
+  /**
+   * @generated from field: bool actor_filled = 11;
+   */
+  actorFilled: boolean;
+
+  /**
+   * @generated from field: bool rules_version_filled = 12;
+   */
+  rulesVersionFilled: boolean;
+
+  /**
+   * The exported event's own import marks, when the exported game was itself imported.
+   *
+   * @generated from field: tablelog.v1.Imported original_imported = 13;
+   */
+  originalImported?: Imported | undefined;
+
+  /**
+   * The actor the import replaced (actor_filled), when the export had one without a user.
+   *
+   * @generated from field: tablelog.v1.Actor original_actor = 14;
+   */
+  originalActor?: Actor | undefined;
+
+  /**
+   * The exported event's prev_hash (the import seals the event again in its own chain).
+   *
+   * @generated from field: bytes original_prev_hash = 15;
+   */
+  originalPrevHash: Uint8Array;
 };
 
 /**
@@ -364,6 +416,15 @@ export type GameCreated = Message<"tablelog.v1.GameCreated"> & {
    * @generated from field: string club = 11;
    */
   club: string;
+
+  /**
+   * The descriptive tags of the text record the game was imported from (Club, Event, Site,
+   * Date, Round and any other the text gave), in the order it gave them, kept as written and
+   * written back when the game is exported as text (docs/record-format.md).
+   *
+   * @generated from field: repeated tablelog.v1.RecordTag record_tags = 12;
+   */
+  recordTags: RecordTag[];
 };
 
 /**
@@ -372,6 +433,30 @@ export type GameCreated = Message<"tablelog.v1.GameCreated"> & {
  */
 export const GameCreatedSchema: GenMessage<GameCreated> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_events, 4);
+
+/**
+ * A descriptive tag of a text record: `[Event "Thursday club night"]`.
+ *
+ * @generated from message tablelog.v1.RecordTag
+ */
+export type RecordTag = Message<"tablelog.v1.RecordTag"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message tablelog.v1.RecordTag.
+ * Use `create(RecordTagSchema)` to create a new message.
+ */
+export const RecordTagSchema: GenMessage<RecordTag> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_events, 5);
 
 /**
  * A move validated against the rules and appended.
@@ -413,7 +498,7 @@ export type MoveRecorded = Message<"tablelog.v1.MoveRecorded"> & {
  * Use `create(MoveRecordedSchema)` to create a new message.
  */
 export const MoveRecordedSchema: GenMessage<MoveRecorded> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 5);
+  messageDesc(file_tablelog_v1_events, 6);
 
 /**
  * The last effective move was taken back.
@@ -439,7 +524,7 @@ export type MoveUndone = Message<"tablelog.v1.MoveUndone"> & {
  * Use `create(MoveUndoneSchema)` to create a new message.
  */
 export const MoveUndoneSchema: GenMessage<MoveUndone> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 6);
+  messageDesc(file_tablelog_v1_events, 7);
 
 /**
  * The most recently undone move was re-applied.
@@ -460,7 +545,7 @@ export type MoveRedone = Message<"tablelog.v1.MoveRedone"> & {
  * Use `create(MoveRedoneSchema)` to create a new message.
  */
 export const MoveRedoneSchema: GenMessage<MoveRedone> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 7);
+  messageDesc(file_tablelog_v1_events, 8);
 
 /**
  * A comment and/or glyph anchored to a revision of the move history.
@@ -505,7 +590,7 @@ export type AnnotationAdded = Message<"tablelog.v1.AnnotationAdded"> & {
  * Use `create(AnnotationAddedSchema)` to create a new message.
  */
 export const AnnotationAddedSchema: GenMessage<AnnotationAdded> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 8);
+  messageDesc(file_tablelog_v1_events, 9);
 
 /**
  * A line of moves other than the game's own, as a person analysing the game writes it.
@@ -524,7 +609,7 @@ export type Variation = Message<"tablelog.v1.Variation"> & {
  * Use `create(VariationSchema)` to create a new message.
  */
 export const VariationSchema: GenMessage<Variation> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 9);
+  messageDesc(file_tablelog_v1_events, 10);
 
 /**
  * One move of a variation, in the position the moves before it in the line lead to.
@@ -569,7 +654,7 @@ export type VariationMove = Message<"tablelog.v1.VariationMove"> & {
  * Use `create(VariationMoveSchema)` to create a new message.
  */
 export const VariationMoveSchema: GenMessage<VariationMove> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 10);
+  messageDesc(file_tablelog_v1_events, 11);
 
 /**
  * An annotation was withdrawn (it stays in the audit log).
@@ -588,7 +673,7 @@ export type AnnotationRemoved = Message<"tablelog.v1.AnnotationRemoved"> & {
  * Use `create(AnnotationRemovedSchema)` to create a new message.
  */
 export const AnnotationRemovedSchema: GenMessage<AnnotationRemoved> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 11);
+  messageDesc(file_tablelog_v1_events, 12);
 
 /**
  * The game reached its end; the result is recorded for listing and audit.
@@ -614,7 +699,7 @@ export type GameEnded = Message<"tablelog.v1.GameEnded"> & {
  * Use `create(GameEndedSchema)` to create a new message.
  */
 export const GameEndedSchema: GenMessage<GameEnded> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 12);
+  messageDesc(file_tablelog_v1_events, 13);
 
 /**
  * The table stopped the game before its end.
@@ -638,7 +723,7 @@ export type GameAbandoned = Message<"tablelog.v1.GameAbandoned"> & {
  * Use `create(GameAbandonedSchema)` to create a new message.
  */
 export const GameAbandonedSchema: GenMessage<GameAbandoned> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 13);
+  messageDesc(file_tablelog_v1_events, 14);
 
 /**
  * A move in the middle of the history was corrected: replaced, deleted, or preceded by an
@@ -717,7 +802,7 @@ export type MoveAmended = Message<"tablelog.v1.MoveAmended"> & {
  * Use `create(MoveAmendedSchema)` to create a new message.
  */
 export const MoveAmendedSchema: GenMessage<MoveAmended> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_events, 14);
+  messageDesc(file_tablelog_v1_events, 15);
 
 /**
  * What an amendment does to the move it names.
