@@ -60,9 +60,10 @@ DESCRIPTIVE_TAGS: Final = ("Club", "Event", "Site", "Date", "Round")
 STRUCTURAL_TAGS: Final = frozenset(KNOWN_TAGS) - frozenset(DESCRIPTIVE_TAGS)
 """The tags the record makes from the game itself: never a stored record tag."""
 TAG_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-MAX_DEPTH: Final = 32
-"""How deep variations nest in a record read: deeper is no analysis a person writes, and the
-reader (like the writer) recurses once per level."""
+MAX_DEPTH: Final = 8
+"""How deep variations nest in a record read: as deep as AddAnnotation takes them
+(`service.limits.MAX_VARIATION_DEPTH`, held equal by a test), so whatever a record reads can
+be imported, and a deeper one is refused here with its line and column."""
 
 
 class RecordError(RulesError):

@@ -287,7 +287,7 @@ def test_an_unexpected_exception_in_a_stream_is_internal(
     game_id, _line = table_game(client, 1)
     captured = capture_log(monkeypatch, "service.servicer.log")
 
-    async def broken(self: Recorder, *args: object) -> AsyncIterator[object]:
+    async def broken(self: Recorder, *args: object, **options: object) -> AsyncIterator[object]:
         raise KeyError("internal detail")
         yield  # an async generator, as the real method is
 

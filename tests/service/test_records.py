@@ -16,7 +16,7 @@ from replay import fold as folding
 from replay import record
 from replay.core import DEALT
 from replay.registry import all_games
-from service.limits import MAX_RECORD_TAGS
+from service.limits import MAX_RECORD_TAGS, MAX_VARIATION_DEPTH
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tests.support.play import created, random_game
@@ -246,3 +246,28 @@ def test_an_abandoned_game_keeps_its_reason_through_the_record(client: Client) -
     (imported,) = client.import_record(text)
     assert imported.status == service_pb2.GAME_STATUS_ABANDONED
     assert client.export_record([imported.game_id]) == text
+
+
+def test_variations_as_deep_as_a_record_reads_are_imported_and_deeper_is_refused_at_its_line(
+    client: Client,
+) -> None:
+    """The reader's bound is AddAnnotation's: whatever a record reads, the import stores."""
+    assert record.MAX_DEPTH == MAX_VARIATION_DEPTH
+    head = '[Game "splendor"]\n[Players "Ann; Bob"]\n\n' + _splendor_lines()
+
+    def nested(depth: int) -> str:
+        return "(2. Bob: take w u r " * depth + ")" * depth + "\n"
+
+    (game,) = client.import_record(head + nested(record.MAX_DEPTH))
+    (note,) = client.annotations(game.game_id)
+    line = note.variation
+    for _ in range(record.MAX_DEPTH - 1):
+        line = line.moves[0].variations[0]
+    assert line.moves[0].notation == "take w u r"
+    before = _game_ids(client)
+    with pytest.raises(TablelogError) as deeper:
+        client.import_record(head + nested(record.MAX_DEPTH + 1))
+    assert deeper.value.reason == "INVALID_RECORD"
+    assert "VARIATION_TOO_DEEP" in deeper.value.metadata.values(), deeper.value.metadata
+    assert deeper.value.metadata["line"]
+    assert _game_ids(client) == before
