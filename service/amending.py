@@ -14,11 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from replay import fold as folding
+from replay.core import FULL, Viewer
 from service.appending import Appender, Built, Origin, Outcome, fingerprint
 from service.building import deal_and_end, next_event
 from service.errors import AmendRefused, InvalidRequest, OutOfRange
 from service.heads import Head
 from service.limits import MAX_NOTATION, MAX_REASON, check_length
+from service.views import HIDDEN_MOVE, shown_notation, viewer_of
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
 KINDS: Mapping[str, int] = {
@@ -38,20 +40,30 @@ def mover_words(table: folding.Table, applied: folding.Applied) -> str:
     return f"{table.seat_name(seat)}'s {applied.notation}"
 
 
-def _breaks(revision: int, table: folding.Table, broken: folding.TailBreak) -> AmendRefused:
+def breaking_refusal(
+    revision: int, table: folding.Table, broken: folding.TailBreak, viewer: Viewer
+) -> AmendRefused:
+    """The refusal naming the first later move that no longer applies, as `viewer` may see
+    it: a move that dealt hidden information to another seat is named by its revision only,
+    since its notation and the rule's words could name the hidden component."""
     moved, rule = broken.applied, broken.error
     after = broken.dropped - 1
+    shown = shown_notation(table, moved, viewer)
+    if shown == HIDDEN_MOVE:
+        who, refusal = f"a move you may not see ({HIDDEN_MOVE})", "it breaks a rule"
+    else:
+        who, refusal = mover_words(table, moved), rule.message
     return AmendRefused(
         "AMEND_BREAKS_LATER_MOVE",
         f"Amending revision {revision} breaks a later move: revision {moved.revision}, "
-        f"{mover_words(table, moved)}, no longer applies: {rule.message} (rule {rule.code}). "
+        f"{who}, no longer applies: {refusal} (rule {rule.code}). "
         f"Drop the tail (drop_tail) to take it and the {after} move"
         f"{'' if after == 1 else 's'} after it out of the game.",
         metadata={
             "rule": rule.code,
-            "refusal": rule.message,
+            "refusal": refusal,
             "revision": str(moved.revision),
-            "notation": moved.notation,
+            "notation": shown,
             "moves_to_drop": str(broken.dropped),
         },
     )
@@ -76,11 +88,13 @@ class Amending:
         reason: str,
         drop_tail: bool,
         actor: events_pb2.Actor,
+        viewer: service_pb2.Viewer | None = None,
     ) -> Outcome:
         """Replace the move in effect recorded at `revision`, insert a move before it, or
         delete it (`kind`); the new move is typed (`move`) or `notation`, parsed in the
         position it goes into. Refused (AMEND_BREAKS_LATER_MOVE) when a later move no longer
-        applies, unless `drop_tail`; nothing is appended then."""
+        applies, unless `drop_tail`; nothing is appended then. `viewer` is the caller's
+        (unset: the full view): the refusal names the breaking move only as it may see it."""
         check_length("reason", reason, MAX_REASON)
         if kind not in KINDS.values():
             raise InvalidRequest(
@@ -123,7 +137,8 @@ class Amending:
             amended = folding.amend(position, kind, revision, new)
             broken = amended.broken
             if broken is not None and not drop_tail:
-                raise _breaks(revision, table, broken)
+                seen = viewer_of(viewer, table.players, unset=FULL)
+                raise breaking_refusal(revision, table, broken, seen)
             body = events_pb2.MoveAmended(
                 amended_revision=revision,
                 kind=kind,  # type: ignore[arg-type]  # one of KINDS, checked above

@@ -321,6 +321,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             reason=request.reason,
             drop_tail=request.drop_tail,
             actor=actor_of(context),
+            viewer=await self._viewer(request.game_id, None),
         )
         return service_pb2.AmendMoveResponse(
             game=_outcome(outcome),

@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 
 from replay import fold as folding
-from replay.core import FULL, SPECTATOR
+from replay.core import DEALT, FULL, SPECTATOR, IllegalMove
+from service.amending import breaking_refusal
 from service.views import HIDDEN_MOVE, replay_item
 from tablelog.v1 import events_pb2
 from tests.service.helpers import splendor_line
 from tests.service.test_amend import record_fresh
+from tests.support.play import random_game
 
 SEED = 21
 
@@ -67,3 +69,34 @@ def test_an_amendment_of_a_hidden_move_is_hidden_from_other_viewers(
 def test_an_amendment_of_public_moves_is_shown_to_everyone() -> None:
     before, amended, event = _amendment(folding.REPLACE)
     assert replay_item(event, before, amended.position, SPECTATOR).event == event
+
+
+def test_a_refused_amendment_names_a_hidden_breaking_move_only_by_its_revision() -> None:
+    """AMEND_BREAKS_LATER_MOVE names the first later move that no longer applies; when that
+    move dealt another seat a hidden card (a blind reserve in dealt mode), a caller who may
+    not see it is told its revision only: neither its notation nor the rule's words, which
+    could name the card. The full view is told everything."""
+    for seed in range(40):
+        played = random_game("splendor", 2, seed, mode=DEALT)
+        position = played.position
+        hidden = [
+            applied
+            for applied in position.moves()
+            if not position.table.game.visible_to(
+                position.table.unwrap(applied.move), applied.before, SPECTATOR
+            )
+        ]
+        if hidden:
+            break
+    else:
+        pytest.fail("no dealt Splendor game of 40 dealt a blind reserve")
+    dealt = hidden[0]
+    broken = folding.TailBreak(dealt, IllegalMove("NO_SUCH_CARD", f"no {dealt.notation}"), 3)
+    refused = breaking_refusal(2, position.table, broken, SPECTATOR)
+    assert refused.metadata["notation"] == HIDDEN_MOVE
+    assert dealt.notation not in refused.message
+    assert dealt.notation not in str(refused.metadata)
+    assert refused.metadata["rule"] == "NO_SUCH_CARD"
+    told = breaking_refusal(2, position.table, broken, FULL)
+    assert told.metadata["notation"] == dealt.notation
+    assert f"no {dealt.notation}" in told.message
