@@ -101,8 +101,10 @@ class Unverifiable(ServiceError):
 
 
 class PermissionDenied(ServiceError):
-    """A caller asking for more than it may see (a seat or the full view it is not entitled
-    to, `VIEW_NOT_ALLOWED`), or for a list that would name what its view hides."""
+    """A call the caller may not make: its role or seats do not allow it (ROLE_FORBIDS,
+    metadata role and rpc; or a narrower reason such as NOT_YOUR_SEAT), or it asks for more
+    than it may see (a seat or the full view it is not entitled to, VIEW_NOT_ALLOWED; a list
+    that would name what its view hides, LEGAL_MOVES_HIDDEN)."""
 
 
 class AmendRefused(ServiceError):
@@ -136,11 +138,6 @@ class TypoWhileStale(ServiceError):
 class Unauthenticated(ServiceError):
     """A call without a token this server accepts (reason TOKEN_MISSING, TOKEN_UNKNOWN,
     TOKEN_EXPIRED, TOKEN_REVOKED)."""
-
-
-class Forbidden(ServiceError):
-    """A call the caller's role or seats do not allow (reason ROLE_FORBIDS, metadata role
-    and rpc; or a narrower reason such as NOT_YOUR_SEAT)."""
 
 
 class Exhausted(ServiceError):
@@ -225,7 +222,6 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),
     (PermissionDenied, None, C.PERMISSION_DENIED, ""),
     (Unauthenticated, None, C.UNAUTHENTICATED, ""),
-    (Forbidden, None, C.PERMISSION_DENIED, ""),
     (ServiceError, None, C.INVALID_ARGUMENT, ""),
 )
 

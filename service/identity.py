@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from google.protobuf import timestamp_pb2
 
-from service.errors import Forbidden, InvalidRequest
+from service.errors import InvalidRequest, PermissionDenied
 from tablelog.v1 import clubs_pb2, events_pb2
 
 MEMBER_TOKEN_PREFIX = "tlm_"
@@ -221,11 +221,13 @@ def expiry(seconds: int, default: int, now: float | None = None) -> float:
     return (now if now is not None else time.time()) + (seconds or default)
 
 
-def forbid(caller: Caller, rpc: str, reason: str = "ROLE_FORBIDS", message: str = "") -> Forbidden:
+def forbid(
+    caller: Caller, rpc: str, reason: str = "ROLE_FORBIDS", message: str = ""
+) -> PermissionDenied:
     """The refusal of a call the caller's role does not allow."""
     role = "link" if caller.link else caller.role.value
     words = message or (
         f"A {role} may not call {rpc}"
         + (" (a link token reads only its game)." if caller.link else ".")
     )
-    return Forbidden(reason, words, metadata={"role": role, "rpc": rpc})
+    return PermissionDenied(reason, words, metadata={"role": role, "rpc": rpc})

@@ -148,7 +148,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def _own_seats(self, game_id: str, caller: Caller) -> set[int]:
         """The seats of a game bound to the caller (CreateGame's players, then BindSeat)."""
         if not caller.club.players_may_record:
-            raise errors.Forbidden(
+            raise errors.PermissionDenied(
                 "PLAYERS_MAY_NOT_RECORD",
                 "This club lets only recorders record moves (an owner can allow players "
                 "to record their own seats: tablelog club --players-may-record).",

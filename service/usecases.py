@@ -39,12 +39,12 @@ from service.appending import (
 )
 from service.building import DEALING_SCHEME, deal_and_end, next_event, push, with_defaults
 from service.errors import (
-    Forbidden,
     ImportRefused,
     InvalidRequest,
     NotAMove,
     NotFound,
     OutOfRange,
+    PermissionDenied,
     TypoWhileStale,
     Unverifiable,
     refusal,
@@ -188,7 +188,7 @@ class Commands:
             if seats is not None:
                 mover = envelope.seat if envelope.HasField("seat") else position.to_move()
                 if mover not in seats:
-                    raise Forbidden(
+                    raise PermissionDenied(
                         "NOT_YOUR_SEAT",
                         f"A player records only for their own seats; this move is "
                         f"{table.seat_name(mover)}'s.",
@@ -502,7 +502,7 @@ class Commands:
                     metadata={"annotation_id": annotation_id},
                 )
             if may_remove is not None and not may_remove(notes[annotation_id].actor):
-                raise Forbidden(
+                raise PermissionDenied(
                     "NOT_YOUR_ANNOTATION",
                     f"Annotation {annotation_id} is {notes[annotation_id].actor.user or 'someone'}"
                     "'s: you may remove only your own.",
