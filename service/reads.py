@@ -18,6 +18,7 @@ from service.heads import Heads
 from service.limits import page_bounds, page_token
 from service.store import EventStore
 from service.views import (
+    annotation_of,
     replay_item,
     result_words,
     shown_event,
@@ -119,16 +120,7 @@ def live_annotations(
     for event in events:
         body = event.WhichOneof("body")
         if body == "annotation_added":
-            added = event.annotation_added
-            notes[added.annotation_id] = service_pb2.Annotation(
-                annotation_id=added.annotation_id,
-                revision=added.revision,
-                comment=added.comment,
-                glyph=added.glyph,
-                actor=event.actor,
-                time=event.time,
-                variation=added.variation if added.variation.moves else None,
-            )
+            notes[event.annotation_added.annotation_id] = annotation_of(event)
         elif body == "annotation_removed":
             notes.pop(event.annotation_removed.annotation_id, None)
     return notes

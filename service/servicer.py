@@ -29,7 +29,7 @@ from service.logs import get_logger
 from service.recorder import Recorder
 from service.store import GameNotFound
 from service.store.members import MemberStore
-from service.views import snapshot, summarize, viewer_message, viewer_of
+from service.views import annotation_of, snapshot, summarize, viewer_message, viewer_of
 from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 
@@ -443,18 +443,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             variation=request.variation if request.HasField("variation") else None,
         )
         _outcome(outcome)
-        event = outcome.events[-1]
-        added = event.annotation_added
         return service_pb2.AddAnnotationResponse(
-            annotation=service_pb2.Annotation(
-                annotation_id=added.annotation_id,
-                revision=added.revision,
-                comment=added.comment,
-                glyph=added.glyph,
-                actor=event.actor,
-                time=event.time,
-                variation=added.variation if added.variation.moves else None,
-            ),
+            annotation=annotation_of(outcome.events[-1]),
             receipt=self.recorder.receipt(outcome),
         )
 

@@ -283,3 +283,17 @@ def replay_item(
         event=shown_event(event, before, viewer),
         state=snapshot(after, viewer, moves, drawn=drawn),
     )
+
+
+def annotation_of(event: events_pb2.Event) -> service_pb2.Annotation:
+    """An AnnotationAdded event as ListAnnotations and AddAnnotation answer it."""
+    added = event.annotation_added
+    return service_pb2.Annotation(
+        annotation_id=added.annotation_id,
+        revision=added.revision,
+        comment=added.comment,
+        glyph=added.glyph,
+        actor=event.actor,
+        time=event.time,
+        variation=added.variation if added.variation.moves else None,
+    )
