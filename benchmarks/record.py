@@ -82,22 +82,11 @@ def authenticated_channel(target: str) -> Any:
 
 def register_token(redis_url: str) -> None:
     """A new owner token for the run, in its Redis and in $TABLELOG_TOKEN."""
-    import redis.asyncio as aioredis
-
     from service.identity import new_token
-    from service.local_owner import register_owner_token
-    from service.store.members import MemberStore
+    from service.local_owner import register_owner_token_at
 
     token = new_token()
-
-    async def register() -> None:
-        client = aioredis.Redis.from_url(redis_url)
-        try:
-            await register_owner_token(MemberStore(client), token)
-        finally:
-            await client.aclose()
-
-    asyncio.run(register())
+    register_owner_token_at(redis_url, token)
     os.environ[TOKEN_VARIABLE] = token
 
 

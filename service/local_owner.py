@@ -66,6 +66,23 @@ async def register_owner_token(members: MemberStore, token: str) -> Member:
     return owner
 
 
+def register_owner_token_at(redis_url: str, token: str) -> None:
+    """`register_owner_token` on the Redis at `redis_url`, from outside any event loop: for
+    tests and benchmarks that call a `tablelog serve` as its owner."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    async def register() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            await register_owner_token(MemberStore(client), token)
+        finally:
+            await client.aclose()
+
+    asyncio.run(register())
+
+
 def write_secret(path: Path, text: str) -> None:
     """Write `text` to `path` readable by its owner only (0600), replacing it whole."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,6 @@ a client, folding exported events locally."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import secrets
 from collections.abc import Callable
@@ -13,12 +12,10 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
-from redis import asyncio as aioredis
 
 from service.chain import Chain, ChainKey
 from service.identity import new_token
-from service.local_owner import owner_name, register_owner_token
-from service.store.members import MemberStore
+from service.local_owner import owner_name, register_owner_token_at
 from tablelog_client import Client, TablelogError
 from tests.support.play import random_game
 
@@ -39,15 +36,7 @@ OWNER_TOKEN = new_token()
 def register_owner(redis_url: str, token: str = OWNER_TOKEN) -> None:
     """Makes `token` a token of the local club's owner in the Redis at `redis_url` (for a
     `tablelog serve` subprocess, whose own owner token is in its data directory)."""
-
-    async def register() -> None:
-        client = aioredis.Redis.from_url(redis_url)
-        try:
-            await register_owner_token(MemberStore(client), token)
-        finally:
-            await client.aclose()
-
-    asyncio.run(register())
+    register_owner_token_at(redis_url, token)
 
 
 def refused(call: Callable[[], object]) -> TablelogError:
