@@ -77,6 +77,45 @@ def _last_move(position: folding.Position) -> int:
     return position.applied.head.revision if position.applied is not None else 1
 
 
+def check_anchor(events: Sequence[events_pb2.Event], revision: int) -> None:
+    """Annotations anchor to moves (and to the creation, a note on the whole game): a
+    revision made by an undo, a redo or the game's end is refused, naming the move to
+    annotate instead. A revision past the head is left to the build, which names the head;
+    past revisions never change, so the check holds when the note is appended."""
+    if revision > events[-1].revision:
+        return
+    made = next(
+        event
+        for event in events
+        if event.revision == revision and event.WhichOneof("body") in folding.HISTORY_BODIES
+    )
+    body = made.WhichOneof("body")
+    if body in ("game_created", "move_recorded") or (
+        body == "move_amended" and made.move_amended.kind != events_pb2.AMEND_KIND_DELETE
+    ):
+        return  # the creation, or a move: recorded, or put in by an amendment
+    if body == "move_undone":
+        move = made.move_undone.undone_revision
+        what, which = f"an undo (of revision {move})", "the move it took back"
+    elif body == "move_redone":
+        move = made.move_redone.redone_revision
+        what, which = f"a redo (of revision {move})", "the move it re-applied"
+    else:
+        move = _last_move(folding.fold(events, until_revision=revision))
+        what = (
+            f"a deletion (of revision {made.move_amended.amended_revision})"
+            if body == "move_amended"
+            else "the end of the game"
+        )
+        which = "the last move in effect then"
+    raise NotAMove(
+        f"Revision {revision} is {what}, not a move: annotations anchor to moves. "
+        f"Annotate revision {move}, {which}.",
+        field_name="revision",
+        metadata={"move_revision": str(move)},
+    )
+
+
 class _Recheck(Exception):
     """A removal built on a head other than the one its check was made on."""
 
@@ -385,8 +424,12 @@ class Commands:
         if line is not None:
             asked = fingerprint(asked, line.SerializeToString(deterministic=True))
 
+        # Read once, for the anchor's check and the variation's.
+        events = (
+            await self.heads.verified_events(game_id) if revision > 1 or line is not None else []
+        )
         if revision > 1:
-            await self._check_anchor(game_id, revision)
+            check_anchor(events, revision)
         checked_line: events_pb2.Variation | None = None
         if line is not None:
             head = await self.heads.load(game_id)
@@ -398,7 +441,7 @@ class Commands:
                     metadata={"head_revision": str(head.revision)},
                 )
             checked_line = variations.checked(
-                await self.heads.verified_events(game_id),
+                events,
                 revision,
                 line,
                 variations.variation_viewer(head.position),
@@ -425,48 +468,6 @@ class Commands:
 
         return await self.appender.change(
             game_id, build, expected_revision=None, origin=Origin(actor, request_id, asked)
-        )
-
-    async def _check_anchor(self, game_id: str, revision: int) -> None:
-        """Annotations anchor to moves (and to the creation, a note on the whole game): a
-        revision made by an undo, a redo or the game's end is refused, naming the move to
-        annotate instead. A revision past the head is left to the build, which names the
-        head; past revisions never change, so the check holds when the note is appended."""
-        check_game_id(game_id)
-        events = await self.store.read(game_id)
-        if not events:
-            raise GameNotFound(game_id)
-        if revision > events[-1].revision:
-            return
-        made = next(
-            event
-            for event in events
-            if event.revision == revision and event.WhichOneof("body") in folding.HISTORY_BODIES
-        )
-        body = made.WhichOneof("body")
-        if body in ("game_created", "move_recorded") or (
-            body == "move_amended" and made.move_amended.kind != events_pb2.AMEND_KIND_DELETE
-        ):
-            return  # the creation, or a move: recorded, or put in by an amendment
-        if body == "move_undone":
-            move = made.move_undone.undone_revision
-            what, which = f"an undo (of revision {move})", "the move it took back"
-        elif body == "move_redone":
-            move = made.move_redone.redone_revision
-            what, which = f"a redo (of revision {move})", "the move it re-applied"
-        else:
-            move = _last_move(folding.fold(events, until_revision=revision))
-            what = (
-                f"a deletion (of revision {made.move_amended.amended_revision})"
-                if body == "move_amended"
-                else "the end of the game"
-            )
-            which = "the last move in effect then"
-        raise NotAMove(
-            f"Revision {revision} is {what}, not a move: annotations anchor to moves. "
-            f"Annotate revision {move}, {which}.",
-            field_name="revision",
-            metadata={"move_revision": str(move)},
         )
 
     async def remove_annotation(
