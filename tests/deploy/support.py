@@ -84,10 +84,16 @@ class Mounts:
     paths: Mapping[str, Path]
 
     def apply(self, text: str) -> str:
-        # Longest first: /run/secrets/tls-cert before /run/secrets.
-        for inside in sorted(self.paths, key=len, reverse=True):
-            text = re.sub(re.escape(inside) + r"(?=[/\s\"']|$)", str(self.paths[inside]), text)
-        return text
+        """`text` with each container path replaced, in one pass (a host path put in is
+        never mapped again), the longest first: /run/secrets/tls-cert before /run."""
+        inside = sorted(self.paths, key=len, reverse=True)
+        pattern = "|".join(re.escape(path) for path in inside)
+        return re.sub(
+            f"({pattern})(?![\\w.-])",
+            lambda match: str(self.paths[match.group(1)]),
+            text,
+            flags=re.MULTILINE,
+        )
 
 
 def compose_shell(text: str) -> str:
