@@ -4,10 +4,12 @@ ENTRYPOINT and HEALTHCHECK run as the image runs them, with its ENV."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import shlex
 import subprocess
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,6 +191,37 @@ def test_the_build_context_holds_only_what_the_image_copies() -> None:
         ".mypy_cache/3.11/cache.db",
     ):
         assert ignore.excludes(local), f"{local} would be sent to the build"
+
+
+def test_the_image_copies_everything_the_package_build_reads() -> None:
+    """What `pip install .` in the build stage needs: the files pyproject.toml names and
+    every package its discovery would find in a clean checkout."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    sources = copy_sources()
+
+    def copied(path: str) -> bool:
+        path = path.strip("/") or "."
+        return any(path == s or path.startswith(s + "/") for s in sources)
+
+    assert copied("pyproject.toml")
+    assert copied(project["project"]["readme"])
+    setuptools = project["tool"]["setuptools"]
+    for directory in setuptools["package-dir"].values():
+        assert directory in ("", ".") or copied(directory), directory
+    found = setuptools["packages"]["find"]
+    tracked = tracked_files()
+    for where in found["where"]:
+        prefix = "" if where == "." else where.strip("/") + "/"
+        packages = {
+            f[len(prefix) :].split("/")[0]
+            for f in tracked
+            if f.startswith(prefix)
+            and f[len(prefix) :].count("/") == 1
+            and f.endswith("/__init__.py")
+        }
+        for package in packages:
+            if any(fnmatch.fnmatch(package, pattern) for pattern in found["include"]):
+                assert copied(prefix + package), f"package {prefix}{package} is not copied"
 
 
 def test_the_ignore_rules_read_as_docker_reads_them() -> None:
