@@ -5,6 +5,7 @@ containers' paths (secrets, volumes, /tmp) mapped to directories of the test."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 import redis
+import yaml
 
 from service.embedded import free_port
 from tablelog_client import Client, TablelogError
@@ -26,6 +28,7 @@ from tests.deploy.support import (
     image_program,
     load_yaml,
     make_secrets,
+    missing_tool,
     redis_command,
     redis_server,
     serving,
@@ -57,6 +60,36 @@ def redis_settings(text: str) -> dict[str, str]:
 def compose() -> dict[str, Any]:
     loaded: dict[str, Any] = load_yaml(DEPLOY / "compose.yaml")
     return loaded
+
+
+def check_against_the_compose_specification(described: dict[str, Any]) -> None:
+    """Raises ValueError where `described` (YAML merge keys resolved) is not a valid
+    Compose file: unknown keys, values of the wrong kind, bad sizes, ports or conditions."""
+    try:
+        from compose_spec import PyCompose
+    except ImportError:
+        missing_tool("compose-spec", "pip install -e '.[dev]' on x86-64 Linux")
+    PyCompose.from_json(json.dumps(described))
+
+
+def test_the_file_follows_the_compose_specification() -> None:
+    check_against_the_compose_specification(compose())
+
+
+@pytest.mark.parametrize(
+    ("where", "mistake"),
+    [
+        ("depends_on", "depend_on"),
+        ("condition: service_healthy", "condition: healthy"),
+        ("memory: 1g", "memory: 1gigabyte"),
+        ("file: ./secrets/chain.key", "path: ./secrets/chain.key"),
+    ],
+)
+def test_the_specification_check_refuses_a_mistake(where: str, mistake: str) -> None:
+    text = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
+    assert where in text
+    with pytest.raises(ValueError):  # noqa: PT011 (the binding raises no finer error)
+        check_against_the_compose_specification(yaml.safe_load(text.replace(where, mistake)))
 
 
 def tablelog_services(services: dict[str, Any]) -> dict[str, Any]:
