@@ -8,8 +8,11 @@ import fnmatch
 import json
 import re
 import shlex
+import shutil
 import subprocess
+import sys
 import tomllib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -222,6 +225,43 @@ def test_the_image_copies_everything_the_package_build_reads() -> None:
         for package in packages:
             if any(fnmatch.fnmatch(package, pattern) for pattern in found["include"]):
                 assert copied(prefix + package), f"package {prefix}{package} is not copied"
+
+
+@pytest.mark.slow
+def test_the_build_stage_builds_the_package_from_the_copied_files_alone(tmp_path: Path) -> None:
+    """The build stage's `pip install .` as a wheel (no dependencies: they come from the
+    registry either way), from only what its COPY lines give it: every module and data
+    file of the packages is in it, and the `tablelog` command with its `serve`."""
+    ignore = dockerignore()
+    sources = copy_sources()
+    context = tmp_path / "src"
+    copied = [
+        path
+        for path in tracked_files()
+        if any(path == s or path.startswith(s + "/") for s in sources) and not ignore.excludes(path)
+    ]
+    for path in copied:
+        (context / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / path, context / path)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path / "wheel"), str(context)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "wheel").glob("tablelog-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        commands = archive.read(entry_points).decode()
+    installed_from = {"proto/": "", "clients/python/": ""}
+    for path in copied:
+        if path.endswith((".py", ".lua", ".json", ".csv")) and not path.startswith("tests/"):
+            prefix = next((p for p in installed_from if path.startswith(p)), "")
+            if "/" in path[len(prefix) :]:  # in a package, not a top-level file
+                assert path[len(prefix) :] in names, f"{path} is not installed"
+    assert "tablelog = tablelog_client.cli:main" in commands
+    assert "serve = service.cli:serve_command" in commands
 
 
 def test_the_ignore_rules_read_as_docker_reads_them() -> None:
