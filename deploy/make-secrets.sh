@@ -1,11 +1,12 @@
 #!/bin/sh
-# The secrets deploy/compose.yaml reads (and kubernetes/ can be given): a chain key, a Redis
-# password, and a self-signed TLS certificate for the gRPC port, in deploy/secrets/.
+# The secrets deploy/compose.yaml reads: a chain key, a Redis password, and a self-signed
+# TLS certificate for the gRPC port, in deploy/secrets/ (or $SECRETS_DIR: Kubernetes' are
+# deploy/kubernetes/base/secrets/). Files already there are kept.
 # For a server others reach by name, give the names: deploy/make-secrets.sh tablelog.club.example
 # Clients then connect with: tablelog list --ca deploy/secrets/tls.crt --address HOST:50051
 set -eu
 here=$(dirname "$0")
-out="$here/secrets"
+out="${SECRETS_DIR:-$here/secrets}"
 mkdir -p "$out"
 chmod 0700 "$out"
 umask 077

@@ -42,6 +42,7 @@ from service.store import (
     SequenceMoved,
     StaleVersion,
     StoreError,
+    StoreFull,
     StoreUnavailable,
 )
 
@@ -211,6 +212,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (SequenceMoved, None, C.ABORTED, "CONCURRENT_APPEND"),
     (StoreUnavailable, None, C.UNAVAILABLE, "STORE_UNAVAILABLE"),
     (ClubStorageFull, None, C.RESOURCE_EXHAUSTED, "CLUB_STORAGE_FULL"),
+    (StoreFull, None, C.RESOURCE_EXHAUSTED, "STORE_FULL"),
     (StoreError, None, C.INTERNAL, "STORE_ERROR"),
     (InvalidRequest, None, C.INVALID_ARGUMENT, "INVALID_REQUEST"),
     (ImportRefused, None, C.INVALID_ARGUMENT, ""),

@@ -2,10 +2,11 @@
 SERVING on the standard health service, 1 otherwise. For the image's HEALTHCHECK and a
 Kubernetes exec probe: Kubernetes' own gRPC probe speaks no TLS.
 
-It reads the server's own settings from the environment: the port of $TABLELOG_ADDRESS,
-and with $TABLELOG_TLS_CERT it speaks TLS, trusting $TABLELOG_CA (else the certificate
-itself, as for a self-signed one) and expecting the name $TABLELOG_TLS_SERVER_NAME
-(default: localhost) on the certificate, since it connects to 127.0.0.1."""
+It reads the server's own settings from the environment, with the server's defaults: it
+connects to $TABLELOG_ADDRESS (a wildcard host, "0.0.0.0" or "[::]", is reached on this
+machine's loopback), and with $TABLELOG_TLS_CERT it speaks TLS, trusting $TABLELOG_CA (else
+the certificate itself, as for a self-signed one) and expecting the name
+$TABLELOG_TLS_SERVER_NAME (default: localhost) on the certificate."""
 
 from __future__ import annotations
 
@@ -16,12 +17,29 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from service.cli import DEFAULT_ADDRESS
+from service.transport import listening_host
+
 CHECK_SECONDS = 2.0
+
+WILDCARD_TARGETS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]"}
+"""Where a server listening on every interface is reached from inside its own container."""
+
+
+def check_target(address: str) -> str:
+    """The address to check a server listening on `address` at: the same host and port,
+    a wildcard host replaced by loopback, a unix socket as it is."""
+    host = listening_host(address)
+    if host.startswith(("unix:", "unix-abstract:")):
+        return address
+    port = address.rsplit(":", 1)[-1]
+    if host in WILDCARD_TARGETS:
+        return f"{WILDCARD_TARGETS[host]}:{port}"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def local_channel() -> grpc.Channel:
-    port = os.environ.get("TABLELOG_ADDRESS", "127.0.0.1:50051").rsplit(":", 1)[-1]
-    target = f"127.0.0.1:{port}"
+    target = check_target(os.environ.get("TABLELOG_ADDRESS", DEFAULT_ADDRESS))
     certificate = os.environ.get("TABLELOG_TLS_CERT")
     if not certificate:
         return grpc.insecure_channel(target)

@@ -25,6 +25,7 @@ from service.store.errors import (
     SequenceMoved,
     StaleVersion,
     StoreError,
+    StoreFull,
     StoreUnavailable,
     TamperedHistory,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "SequenceMoved",
     "StaleVersion",
     "StoreError",
+    "StoreFull",
     "StoreUnavailable",
     "StoredHead",
     "TamperedHistory",

@@ -94,6 +94,19 @@ class StoreUnavailable(StoreError):
     """Redis cannot be reached (or timed out)."""
 
 
+class StoreFull(StoreError):
+    """Redis refused a write at its `maxmemory` (the deployment's `noeviction` policy: it
+    never drops a game to make room); nothing was written, reads go on
+    (RESOURCE_EXHAUSTED, STORE_FULL)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The server's Redis is full (maxmemory) and refuses new writes; nothing was "
+            "recorded. Reading games still works: ask the server's operator for more memory "
+            "(docs/deploy.md, Sizes)."
+        )
+
+
 class ClubStorageFull(StoreError):
     """An append that would take the club's stored bytes past its quota; nothing was
     appended (RESOURCE_EXHAUSTED, CLUB_STORAGE_FULL)."""

@@ -43,6 +43,7 @@ from service.store.errors import (
     IdempotencyKeyReused,
     SequenceMoved,
     StaleVersion,
+    StoreFull,
     StoreUnavailable,
 )
 from service.store.packing import pack_with_hiredis
@@ -213,6 +214,8 @@ class RedisEventStore(EventStore):
             return await self._watchdog.run(coroutine, limit or self._timeout)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+        except redis_errors.OutOfMemoryError as exc:
+            raise StoreFull from exc
 
     async def _run_append_script(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again."""

@@ -233,6 +233,7 @@ def test_the_deploy_files_name_only_settings_serve_reads() -> None:
     """A misspelt variable in a manifest would be ignored in silence."""
     read = set(re.findall(r"TABLELOG_[A-Z_]+", inspect.getsource(service_cli)))
     read |= set(re.findall(r"TABLELOG_[A-Z_]+", inspect.getsource(service_healthcheck)))
-    for path in (DEPLOY / "compose.yaml", DEPLOY / "Dockerfile", *DEPLOY.glob("kubernetes/*")):
+    manifests = (p for p in DEPLOY.glob("kubernetes/**/*") if p.is_file())
+    for path in (DEPLOY / "compose.yaml", DEPLOY / "Dockerfile", *manifests):
         named = set(re.findall(r"TABLELOG_[A-Z_]+", path.read_text()))
         assert named <= read, f"{path.name}: {sorted(named - read)}"

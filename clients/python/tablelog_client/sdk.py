@@ -159,6 +159,9 @@ def open_channel(address: str, ca: str | None = None) -> grpc.Channel:
     options = [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        # A name that resolves to several servers (a headless Kubernetes Service) gets a
+        # connection to each and the calls spread over them, not all on the first.
+        ("grpc.lb_policy_name", "round_robin"),
     ]
     if ca is None:
         return grpc.insecure_channel(address, options=options)
