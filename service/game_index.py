@@ -34,7 +34,11 @@ from service.store.game_index import INDEX_VERSION, POSITION, IndexEntry, game_o
 from tablelog.v1 import events_pb2, service_pb2
 
 REBUILD_BATCH = 100
-"""Games read per round trip by a rebuild (their summaries and their creation events)."""
+"""Games read per round trip by a rebuild (their summaries and their creation events, which
+may carry component files: a batch's reply stays bounded)."""
+
+SCAN_BATCH = 2_000
+"""Keys a rebuild's SCAN step looks at (a game has a few keys, one of them its head)."""
 
 CURSOR_FORMAT = b"1"
 """The first byte of a cursor's payload: the position format it carries."""
@@ -155,23 +159,28 @@ async def rebuild_game_index(store: EventStore, *, from_scratch: bool) -> int:
         await store.clear_game_index()
     cursor, indexed = 0, 0
     while True:
-        cursor, game_ids = await store.game_ids(cursor, REBUILD_BATCH)
-        if game_ids:
-            blobs = await store.summaries(game_ids)
-            creations = await store.creations(game_ids)
-            by_club: dict[str, list[IndexEntry]] = {}
-            for blob, created in zip(blobs, creations, strict=True):
-                if blob is None or created is None:
-                    continue
-                summary = service_pb2.GameSummary.FromString(blob)
-                by_club.setdefault(index_club(created), []).append(entry_of(summary))
-            for club, entries in by_club.items():
-                await store.index_games(club, entries)
-                indexed += len(entries)
+        cursor, found = await store.game_ids(cursor, SCAN_BATCH)
+        for start in range(0, len(found), REBUILD_BATCH):
+            indexed += await _index_stored(store, found[start : start + REBUILD_BATCH])
         if cursor == 0:
             break
     await store.mark_game_index_version(INDEX_VERSION)
     return indexed
+
+
+async def _index_stored(store: EventStore, game_ids: list[str]) -> int:
+    """Index `game_ids` from their summaries and creations; how many were (a game without
+    either is not stored yet, or any more)."""
+    blobs = await store.summaries(game_ids)
+    creations = await store.creations(game_ids)
+    by_club: dict[str, list[IndexEntry]] = {}
+    for blob, created in zip(blobs, creations, strict=True):
+        if blob is not None and created is not None:
+            summary = service_pb2.GameSummary.FromString(blob)
+            by_club.setdefault(index_club(created), []).append(entry_of(summary))
+    for club, entries in by_club.items():
+        await store.index_games(club, entries)
+    return sum(len(entries) for entries in by_club.values())
 
 
 async def ensure_game_index(store: EventStore) -> int | None:

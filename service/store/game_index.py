@@ -50,16 +50,31 @@ INDEX_VERSION = 1
 
 INDEX_SCRIPT = """
 local base = ARGV[1]
-local changed = 0
+local games = {}
 for i = 2, #ARGV, 5 do
+  games[#games + 1] = ARGV[i]
+end
+local olds = redis.call("HMGET", KEYS[1], unpack(games))
+local added = {}
+local stored = {}
+local function add(key, position)
+  local members = added[key]
+  if not members then
+    members = {}
+    added[key] = members
+  end
+  members[#members + 1] = "0"
+  members[#members + 1] = position
+end
+for n = 1, #games do
+  local i = 2 + (n - 1) * 5
   local game, position, kind, status = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local revision = tonumber(ARGV[i + 4])
   local entry = position .. " " .. kind .. " " .. status .. " " .. ARGV[i + 4]
-  local old = redis.call("HGET", KEYS[1], game)
+  local old = olds[n]
   local apply = old ~= entry
   if old and apply then
     local p, k, s, r = string.match(old, "^(%S+) (%S+) (%S+) (%d+)$")
-    if p and tonumber(r) > revision then
+    if p and tonumber(r) > tonumber(ARGV[i + 4]) then
       apply = false
     elseif p then
       redis.call("ZREM", base .. ":all", p)
@@ -69,24 +84,33 @@ for i = 2, #ARGV, 5 do
     end
   end
   if apply then
-    redis.call("ZADD", base .. ":all", 0, position)
-    redis.call("ZADD", base .. ":game:" .. kind, 0, position)
-    redis.call("ZADD", base .. ":status:" .. status, 0, position)
-    redis.call("ZADD", base .. ":game:" .. kind .. ":status:" .. status, 0, position)
-    redis.call("HSET", KEYS[1], game, entry)
-    changed = changed + 1
+    add(base .. ":all", position)
+    add(base .. ":game:" .. kind, position)
+    add(base .. ":status:" .. status, position)
+    add(base .. ":game:" .. kind .. ":status:" .. status, position)
+    stored[#stored + 1] = game
+    stored[#stored + 1] = entry
   end
 end
-return changed
+for key, members in pairs(added) do
+  redis.call("ZADD", key, unpack(members))
+end
+if #stored > 0 then
+  redis.call("HSET", KEYS[1], unpack(stored))
+end
+return #stored / 2
 """
 """KEYS[1] a club's entries hash; ARGV[1] the club's key prefix (``tl:{club:<id>}:listing``,
 whose sets the script names from it: the old kind's and status's are only known once the
 entry is read, and they all share KEYS[1]'s hash tag, so its slot); then five arguments per
-game: id, position, kind, status, revision. Replaces each game's entry and its set members
-unless the stored entry is of a later revision. Answers how many entries changed."""
+game: id, position, kind, status, revision, each game at most once. Replaces each game's
+entry and its set members unless the stored entry is of a later revision (the old members
+removed first, the new ones added at the end, a set's in one ZADD). Answers how many
+entries changed."""
 
 MAX_BATCH = 500
-"""Entries written by one script call: a rebuild of many games holds Redis only this long."""
+"""Entries written by one script call: a rebuild of many games holds Redis only this long
+(and Lua's `unpack` stays far below its limit of some 8,000 values)."""
 
 Call = Callable[[Awaitable[Any]], Awaitable[Any]]
 
@@ -146,10 +170,17 @@ class GameIndex:
     async def put(self, club: str, entries: Sequence[IndexEntry]) -> int:
         """Write `entries` into `club`'s index (an entry of a later revision stays); how
         many changed."""
+        # One entry per game, the latest (the script reads each game's stored entry once).
+        latest: dict[str, IndexEntry] = {}
+        for entry in entries:
+            kept = latest.get(entry.game_id)
+            if kept is None or entry.revision >= kept.revision:
+                latest[entry.game_id] = entry
+        unique = list(latest.values())
         changed = 0
-        for start in range(0, len(entries), MAX_BATCH):
+        for start in range(0, len(unique), MAX_BATCH):
             argv: list[Any] = [self.base(club)]
-            for entry in entries[start : start + MAX_BATCH]:
+            for entry in unique[start : start + MAX_BATCH]:
                 argv.extend(entry.fields())
             changed += int(await self._run_script(self.base(club) + ":entries", argv))
         return changed

@@ -285,6 +285,7 @@ def test_the_listing_index_is_newest_first_pages_and_keeps_the_latest_revision(
         ended = replace(entries[0], status=2, revision=7)
         await store.index_games("c", [ended])
         await store.index_games("c", [entries[0]])  # an older revision, late: ignored
+        await store.index_games("c", [ended, entries[0], entries[1]])  # in one call too
         assert [game_of(p) for p in await store.list_game_ids("c", "", 2, None, 10)] == [ids[0]]
         in_progress = await store.list_game_ids("c", "go", 1, None, 10)
         assert [game_of(p) for p in in_progress] == ids[::-1][:4]
