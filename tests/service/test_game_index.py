@@ -11,6 +11,7 @@ import itertools
 import random
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import grpc
 import pytest
@@ -22,7 +23,9 @@ from service.store import RedisEventStore
 from service.store.game_index import game_of, position_of
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client
+from tests.service.conftest import standalone_redis
 from tests.service.helpers import CHAIN, rpc_refused, splendor_line
+from tests.service.support import ServeProcess
 
 IN_PROGRESS = service_pb2.GAME_STATUS_IN_PROGRESS
 ENDED = service_pb2.GAME_STATUS_ENDED
@@ -372,3 +375,36 @@ def test_positions_sort_as_creation_times_then_ids() -> None:
     assert positions == sorted(positions)
     assert position_of("a", 5, 5) < position_of("b", 5, 5) < position_of("a", 5, 6)
     assert game_of(position_of("game-1", 5, 5)) == "game-1"
+
+
+@pytest.mark.slow
+def test_serve_builds_a_missing_index_and_rebuilds_one_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "redis").mkdir()
+    with standalone_redis(tmp_path / "redis") as url:
+
+        async def record_before_the_index() -> list[str]:
+            store = RedisEventStore.from_url(url, chain=CHAIN)
+            table = Table(store)
+            table.actor = events_pb2.Actor(user="Old Timer")  # the local club's
+            made = [await table.create("splendor") for _ in range(3)]
+            await table.abandon(made[1])
+            await store.clear_game_index()
+            await store.close()
+            return made
+
+        async def damage() -> None:
+            store = RedisEventStore.from_url(url, chain=CHAIN)
+            await store.redis.delete(store.game_index.set_key("local"))
+            await store.close()
+
+        made = asyncio.run(record_before_the_index())
+        for extra in ((), ("--reindex",)):
+            serving = ServeProcess(tmp_path / "data", "--redis-url", url, *extra).start()
+            try:
+                with Client(serving.address, token=serving.token) as client:
+                    assert [g.game_id for g in client.list_games()] == made[::-1]
+                    abandoned = client.list_games(status="abandoned")
+                    assert [g.game_id for g in abandoned] == [made[1]]
+            finally:
+                assert serving.stop() == 0
+            asyncio.run(damage())  # the next start finds a version: only --reindex repairs
