@@ -8,7 +8,8 @@ The index is kept from the games' head summaries, the truth for what a game is:
   touch the club's keys, which are in another cluster slot), from the summary the append
   stored;
 - a listing checks every game it returns against its summary and repairs the entry of one
-  the index has wrong (a follow-up lost to a crash or an outage), leaving it out;
+  the index has wrong (a follow-up lost to a crash or an outage; the creation time of a
+  creation that lost a race for the game id), leaving it out of that page;
 - `rebuild_game_index` recreates every index from the summaries: at start-up when the
   stored index is older than the layout (`ensure_game_index`, which also lists the games
   recorded before this index), and with `tablelog serve --reindex`.
@@ -125,8 +126,15 @@ async def list_games(
             if blob is None:  # indexed before its creation, which is not (yet) stored
                 continue
             summary = service_pb2.GameSummary.FromString(blob)
-            if (kind and summary.game != kind) or (status and summary.status != status):
-                stale.append(entry_of(summary))
+            entry = entry_of(summary)
+            if (
+                entry.position != position
+                or (kind and entry.kind != kind)
+                or (status and entry.status != status)
+            ):
+                # Indexed by a creation that lost a race for the id, or not followed after
+                # a change of status: listed where its summary says, not here.
+                stale.append(entry)
                 continue
             found.append(summary)
         if stale:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import itertools
 import random
 import uuid
@@ -240,6 +241,23 @@ def test_a_lost_follow_up_is_repaired_by_the_listing_that_reads_it(
         abandoned = await table.page_through("", ABANDONED, 10)
         assert [g.game_id for g in abandoned] == [game_id]
         assert (await table.store.game_index.entries(table.club))[game_id].status == ABANDONED
+
+    run(body)
+
+
+def test_an_entry_left_by_a_creation_that_lost_the_race_is_listed_where_the_game_is(
+    run: Callable[[Body], None],
+) -> None:
+    async def body(table: Table) -> None:
+        made = [await table.create("splendor") for _ in range(3)]
+        kept = (await table.store.game_index.entries(table.club))[made[0]]
+        # The same id and revision, indexed by a creation made later that found it existed.
+        later = dataclasses.replace(kept, position=position_of(made[0], 4_000_000_000, 0))
+        await table.store.index_games(table.club, [later])  # same revision: replaces it
+        assert (await table.store.game_index.entries(table.club))[made[0]] == later
+        listed = await table.page_through("", 0, 1)
+        assert [g.game_id for g in listed] == made[::-1]
+        assert (await table.store.game_index.entries(table.club))[made[0]] == kept
 
     run(body)
 
