@@ -298,8 +298,8 @@ def main() -> int:
     print(
         f"worst median {worst_median:.2f} ms ({worst_median / TARGET_MS:.2f} of the "
         f"{TARGET_MS:.0f} ms target), worst p99 {worst_p99:.2f} ms "
-        f"({worst_p99 / TARGET_MS:.2f}; the floor's own p99 {floor_p99:.2f} ms says how "
-        "much of it is the machine)"
+        f"({worst_p99 / TARGET_MS:.2f}; the data floor's own p99, {data_p99:.2f} ms, says "
+        "how much of it is the machine)"
     )
     return 0
 
