@@ -205,7 +205,7 @@ class GameIndex:
         return [row.decode() for row in rows]
 
     async def entries(self, club: str) -> dict[str, IndexEntry]:
-        """Every entry of `club`'s index (for a rebuild's check and the tests)."""
+        """Every entry of `club`'s index: what it holds of each game, to look at it whole."""
         rows = await self._call(self._client.hgetall(self.base(club) + ":entries"))
         found = {}
         for game, text in rows.items():
