@@ -157,6 +157,7 @@ async def gate_cost(redis_url: str, key_file: str, calls: int = 20_000) -> float
     from service.identity import Caller
     from service.server import SERVICE_NAME
     from service.store import RedisEventStore
+    from service.store.game_index import game_of
     from service.store.members import MemberStore
     from tablelog.v1 import service_pb2
 
@@ -170,7 +171,8 @@ async def gate_cost(redis_url: str, key_file: str, calls: int = 20_000) -> float
         async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
             return fixed
 
-    (game_id, _rank), *_ = await store.list_game_ids(None, 1, club.club_id)
+    position, *_ = await store.list_game_ids(club.club_id, "", 0, None, 1)
+    game_id = game_of(position)
     request = service_pb2.RecordMoveRequest(game_id=game_id, notation="x", expected_version=1)
     metadata = (
         ("x-tablelog-client", "bench"),

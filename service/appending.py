@@ -27,6 +27,7 @@ from replay import fold as folding
 from replay.core import RulesError
 from service.building import ENDING_BODIES
 from service.errors import InvalidRequest
+from service.game_index import entry_of, index_after_append, index_club
 from service.heads import Head, Heads
 from service.limits import MAX_REQUEST_ID, check_game_id, check_length
 from service.quotas import storage_club
@@ -171,7 +172,8 @@ class Appender:
         if base is None:
             # Refused before the game is indexed: a creation with no room leaves no trace.
             await self.store.check_club_storage(club, plan.events)
-            await self.store.index_game(plan.game_id, plan.events[0].game_created.club)
+            created = plan.events[0].game_created
+            await self.store.index_games(index_club(created), [entry_of(summary)])
         result = await self.store.append(
             plan.game_id,
             plan.events,
@@ -188,6 +190,8 @@ class Appender:
         if result.duplicate:
             self.heads.forget(plan.game_id)
             return Outcome(await self.heads.load(plan.game_id), result.events, duplicate=True)
+        if base is not None and base.position.status is not plan.after.status:
+            await index_after_append(self.store, plan.after.table.created, summary)
         last_hash = result.events[-1].hash
         head = Head(plan.game_id, plan.after, last_hash, created_time, updated_time, seed)
         return Outcome(

@@ -50,7 +50,9 @@ from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
 MAX_GAME_NAME: Final = 64
 MAX_ANNOTATION_ID: Final = 64
-MAX_PAGE_TOKEN: Final = 64
+MAX_PAGE_TOKEN: Final = 160
+"""Room for ListGames's cursor (`service.game_index.cursor_token`: 124 characters with a
+64-character game id)."""
 MAX_SEAT: Final = 64
 MAX_COMPONENT_FILES: Final = 32
 MAX_COMPONENT_NAME: Final = 100

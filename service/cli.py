@@ -195,6 +195,12 @@ def serve_command(subparsers: Any) -> None:
     )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
+        "--reindex",
+        action="store_true",
+        help="rebuild the listing index of every club's games from the games before serving "
+        "(it is built by itself when missing or of an older layout)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -366,10 +372,12 @@ def run_serve(args: argparse.Namespace) -> int:
 
 async def _local_owner(url: str, args: argparse.Namespace) -> str:
     """The local club's owner, with their token in `<data dir>/owner.token` (made on a fresh
-    data directory, see `service.local_owner`)."""
+    data directory, see `service.local_owner`); and the listing index of the games, built
+    when missing or asked for (`--reindex`)."""
     from service.chain_keys import configured_chain
-    from service.identity import LOCAL_CLUB
+    from service.game_index import ensure_game_index, rebuild_game_index
     from service.local_owner import ensure_local_owner
+    from service.logs import get_logger
     from service.store import RedisEventStore
     from service.store.members import MemberStore
 
@@ -378,8 +386,13 @@ async def _local_owner(url: str, args: argparse.Namespace) -> str:
     try:
         await store.ping()  # the same check as `_serve`'s, so a refusal reads the same
         owner, _token = await ensure_local_owner(MemberStore(store.redis), args.data_dir)
-        # The games recorded before clubs are the local club's: list them there.
-        await store.adopt_unclubbed_games(LOCAL_CLUB)
+        # Once, before any instance serves: games recorded before the index are listed.
+        if args.reindex:
+            indexed: int | None = await rebuild_game_index(store, from_scratch=True)
+        else:
+            indexed = await ensure_game_index(store)
+        if indexed is not None:
+            get_logger("tablelog.serve").info("game index built", games=indexed)
     finally:
         await store.close()
     return owner.display_name

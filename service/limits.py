@@ -89,10 +89,16 @@ def check_components(field_name: str, components: Sequence[game_pb2.ComponentFil
         )
 
 
-def page_bounds(page_size: int, page_token: str) -> tuple[int, int]:
-    """(offset, size) from a request's page_size and opaque page_token."""
+def check_page_size(page_size: int) -> int:
+    """The size of a page a request asks for (0: the default)."""
     if page_size < 0 or page_size > MAX_PAGE_SIZE:
         raise InvalidRequest("page_size", f"page_size must be 0-{MAX_PAGE_SIZE}.")
+    return page_size or DEFAULT_PAGE_SIZE
+
+
+def page_bounds(page_size: int, page_token: str) -> tuple[int, int]:
+    """(offset, size) from a request's page_size and opaque page_token."""
+    size = check_page_size(page_size)
     offset = 0
     if page_token:
         try:
@@ -101,7 +107,7 @@ def page_bounds(page_size: int, page_token: str) -> tuple[int, int]:
             raise InvalidRequest("page_token", "That page_token was not issued here.") from exc
         if offset < 0:
             raise InvalidRequest("page_token", "That page_token was not issued here.")
-    return offset, page_size or DEFAULT_PAGE_SIZE
+    return offset, size
 
 
 def page_token(offset: int) -> str:

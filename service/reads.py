@@ -9,8 +9,8 @@ from typing import Any
 
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
-from replay.registry import all_games, describe, find_game
-from service import variations
+from replay.registry import all_games, describe
+from service import game_index, variations
 from service.amending import amendment_words, mark_orphans
 from service.appending import Outcome
 from service.errors import InvalidRequest, OutOfRange, PermissionDenied
@@ -152,26 +152,7 @@ class Reads:
     async def list_games(
         self, game: str, status: int, page_size: int, token: str, club: str = ""
     ) -> tuple[list[service_pb2.GameSummary], str]:
-        offset, size = page_bounds(page_size, token)
-        wanted = find_game(game).name if game else ""
-        before = offset or None
-        found: list[service_pb2.GameSummary] = []
-        while len(found) < size:
-            batch = await self.store.list_game_ids(before, max(size, 50), club)
-            if not batch:
-                return found, ""
-            blobs = await self.store.summaries([gid for gid, _ in batch])
-            for (_gid, rank), blob in zip(batch, blobs, strict=True):
-                before = rank
-                if blob is None:
-                    continue
-                summary = service_pb2.GameSummary.FromString(blob)
-                if (wanted and summary.game != wanted) or (status and summary.status != status):
-                    continue
-                found.append(summary)
-                if len(found) == size:
-                    return found, page_token(rank)
-        return found, ""
+        return await game_index.list_games(self.store, club, game, status, page_size, token)
 
     async def events(self, game_id: str) -> list[events_pb2.Event]:
         """Every event of the game, its chain verified as it is read: a history changed

@@ -2,6 +2,7 @@
 
     base.py         the abstract store (`EventStore`) and the values it answers with
     club_storage.py the clubs' stored-bytes quota, leased from counters in Redis
+    game_index.py   the clubs' listing index (ListGames): sorted sets by filter, kept by a script
     errors.py       what a store refuses or cannot do
     redis_store.py  the Redis backend (`RedisEventStore`) and its key layout
     script.py       the append script's arguments and replies as typed values

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.chain import Chain
+from service.store.game_index import IndexEntry
 from service.store.script import SeedOp
 from tablelog.v1 import events_pb2
 
@@ -106,16 +107,37 @@ class EventStore(abc.ABC):
         """Dealt mode's seed while it is secret."""
 
     @abc.abstractmethod
-    async def index_game(self, game_id: str, club: str = "") -> None:
-        """Add a game to the listing index of its club (idempotent; done before its creation
-        append). Games of no club (recorded before clubs) are in an index of their own."""
+    async def index_games(self, club: str, entries: Sequence[IndexEntry]) -> None:
+        """Write `entries` into `club`'s listing index, each replacing the game's entry
+        unless that one is of a later revision (idempotent, in any order)."""
 
     @abc.abstractmethod
     async def list_game_ids(
-        self, before: int | None, count: int, club: str = ""
-    ) -> list[tuple[str, int]]:
-        """A club's game ids newest first with their creation rank, ranks below `before` if
-        given."""
+        self, club: str, kind: str, status: int, after: str | None, count: int
+    ) -> list[str]:
+        """Up to `count` positions (`service.store.game_index.position_of`) of `club`'s
+        indexed games of `kind` in `status` (each: any when empty or 0), newest first,
+        after the position `after` if given."""
+
+    @abc.abstractmethod
+    async def game_ids(self, cursor: int, count: int) -> tuple[int, list[str]]:
+        """Some of the stored games (about `count`) from `cursor` (0 to start), and the
+        cursor to go on from (0 once every game was seen; a game may be seen twice)."""
+
+    @abc.abstractmethod
+    async def creations(self, game_ids: Sequence[str]) -> list[events_pb2.GameCreated | None]:
+        """Each game's GameCreated (None when it has no events), in one round trip."""
+
+    @abc.abstractmethod
+    async def clear_game_index(self) -> None:
+        """Delete every club's listing index and its version (a rebuild follows)."""
+
+    @abc.abstractmethod
+    async def game_index_version(self) -> int:
+        """The listing index layout the stored indexes were built for (0: none)."""
+
+    @abc.abstractmethod
+    async def mark_game_index_version(self, version: int) -> None: ...
 
     @abc.abstractmethod
     async def ping(self) -> bool: ...

@@ -9,9 +9,7 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint": the sequences
                              it appended and the fingerprint of the request that did
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
-    tl:{club:<id>}:games     sorted set of a club's game ids by creation order (ListGames)
-    tl:games                 the same for games of no club (recorded before clubs)
-    tl:games:counter         the creation counter that orders those sets
+    tl:{club:<id>}:listing:* a club's listing index (ListGames): `service.store.game_index`
     tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
                              (the bytes of its games' streams: see `service.store.club_storage`)
 
@@ -46,6 +44,7 @@ from service.store.errors import (
     StoreFull,
     StoreUnavailable,
 )
+from service.store.game_index import GameIndex, IndexEntry
 from service.store.packing import pack_with_hiredis
 from service.store.pool import DEFAULT_POOL_SIZE, WaitingConnectionPool
 from service.store.script import AppendCall, RequestEntry, ScriptReply, ScriptStatus, SeedOp
@@ -120,6 +119,7 @@ class RedisEventStore(EventStore):
         self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
         self._game_keys: dict[str, tuple[str, str, str, str]] = {}
         self._outage: str | None = None
+        self.game_index = GameIndex(client, prefix, self._call)
 
     @classmethod
     def from_url(
@@ -414,35 +414,48 @@ class RedisEventStore(EventStore):
         value = await self._call(self._redis.get(self.key(game_id, "seed")))
         return None if value is None else bytes(value)
 
-    def _game_index(self, club: str) -> str:
-        return f"{self._prefix}:{{club:{club}}}:games" if club else f"{self._prefix}:games"
-
-    async def index_game(self, game_id: str, club: str = "") -> None:
-        index = self._game_index(club)
-        if await self._call(self._redis.zscore(index, game_id)) is not None:
-            return
-        rank = await self._call(self._redis.incr(f"{self._prefix}:games:counter"))
-        await self._call(self._redis.zadd(index, {game_id: rank}, nx=True))
-
-    async def adopt_unclubbed_games(self, club: str) -> int:
-        """Lists the games of no club (recorded before clubs) among `club`'s too; how many
-        were not yet. Idempotent."""
-        rows = await self._call(self._redis.zrange(self._game_index(""), 0, -1, withscores=True))
-        if not rows:
-            return 0
-        added = await self._call(self._redis.zadd(self._game_index(club), dict(rows), nx=True))
-        return int(added)
+    async def index_games(self, club: str, entries: Sequence[IndexEntry]) -> None:
+        await self.game_index.put(club, entries)
 
     async def list_game_ids(
-        self, before: int | None, count: int, club: str = ""
-    ) -> list[tuple[str, int]]:
-        top: str | int = "+inf" if before is None else f"({before}"
-        rows = await self._call(
-            self._redis.zrevrangebyscore(
-                self._game_index(club), top, "-inf", start=0, num=count, withscores=True
-            )
+        self, club: str, kind: str, status: int, after: str | None, count: int
+    ) -> list[str]:
+        return await self.game_index.page(club, kind, status, after, count)
+
+    async def game_ids(self, cursor: int, count: int) -> tuple[int, list[str]]:
+        found: list[str] = []
+        next_cursor, keys = await self._call(
+            self._redis.scan(cursor, match=self.key("*", "head"), count=count)
         )
-        return [(member.decode(), int(score)) for member, score in rows]
+        for key in keys:
+            game_id = bytes(key).decode().partition("{")[2].rpartition("}")[0]
+            if game_id and ":" not in game_id:  # the other tags are "club:", "tok:"...
+                found.append(game_id)
+        return int(next_cursor), found
+
+    async def creations(self, game_ids: Sequence[str]) -> list[events_pb2.GameCreated | None]:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for game_id in game_ids:
+                pipe.xrange(self.key(game_id, "events"), min="1-0", max="1-0", count=1)
+            replies = await self._call(pipe.execute())
+        created: list[events_pb2.GameCreated | None] = []
+        for game_id, entries in zip(game_ids, replies, strict=True):
+            if not entries:
+                created.append(None)
+                continue
+            entry_id, fields = entries[0]
+            event = self._parse(game_id, 1, entry_id, fields)
+            created.append(event.game_created if event.HasField("game_created") else None)
+        return created
+
+    async def clear_game_index(self) -> None:
+        await self.game_index.clear()
+
+    async def game_index_version(self) -> int:
+        return await self.game_index.version()
+
+    async def mark_game_index_version(self, version: int) -> None:
+        await self.game_index.mark_version(version)
 
     async def ping(self) -> bool:
         return bool(await self._call(self._redis.ping()))

@@ -331,7 +331,4 @@ def test_games_recorded_before_clubs_are_the_local_clubs(
     created = cast(Outcome, server.run(recorder.create_game(request, before)))
     game_id = created.head.game_id
     assert owner.get_game(game_id).game_id == game_id
-    assert game_id not in {g.game_id for g in owner.list_games()}
-    assert cast(int, server.run(store.adopt_unclubbed_games("local"))) >= 1
-    assert server.run(store.adopt_unclubbed_games("local")) == 0  # once
     assert game_id in {g.game_id for g in owner.list_games()}

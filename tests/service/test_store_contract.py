@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import pytest
 from redis.exceptions import DataError
@@ -26,6 +27,7 @@ from service.store import (
     SequenceMoved,
     StaleVersion,
 )
+from service.store.game_index import IndexEntry, game_of, position_of
 from tablelog.v1 import events_pb2
 from tests.service.helpers import CHAIN
 
@@ -261,16 +263,34 @@ def test_only_one_of_many_racing_appends_wins(run: Callable[[StoreTest], None]) 
     run(body)
 
 
-def test_the_listing_index_is_newest_first_and_pages(run: Callable[[StoreTest], None]) -> None:
+def test_the_listing_index_is_newest_first_pages_and_keeps_the_latest_revision(
+    run: Callable[[StoreTest], None],
+) -> None:
     async def body(store: EventStore, game_id: str) -> None:
         ids = [f"{game_id}-{i}" for i in range(5)]
-        for gid in ids:
-            await store.index_game(gid)
-            await store.index_game(gid)  # idempotent
-        page = await store.list_game_ids(None, 3)
-        assert [g for g, _ in page] == ids[::-1][:3]
-        rest = await store.list_game_ids(page[-1][1], 10)
-        assert [g for g, _ in rest] == ids[::-1][3:]
+        # In the same second, the nanoseconds order them; the last two, created at the
+        # same instant, by their ids.
+        entries = [
+            IndexEntry(gid, position_of(gid, 1_700_000_000, min(i, 3)), "go", 1, 1)
+            for i, gid in enumerate(ids)
+        ]
+        await store.index_games("c", entries)
+        await store.index_games("c", entries)  # idempotent
+        page = await store.list_game_ids("c", "", 0, None, 3)
+        assert [game_of(p) for p in page] == ids[::-1][:3]
+        rest = await store.list_game_ids("c", "", 0, page[-1], 10)
+        assert [game_of(p) for p in rest] == ids[::-1][3:]
+        assert await store.list_game_ids("other", "", 0, None, 10) == []
+
+        ended = replace(entries[0], status=2, revision=7)
+        await store.index_games("c", [ended])
+        await store.index_games("c", [entries[0]])  # an older revision, late: ignored
+        await store.index_games("c", [ended, entries[0], entries[1]])  # in one call too
+        assert [game_of(p) for p in await store.list_game_ids("c", "", 2, None, 10)] == [ids[0]]
+        in_progress = await store.list_game_ids("c", "go", 1, None, 10)
+        assert [game_of(p) for p in in_progress] == ids[::-1][:4]
+        assert await store.list_game_ids("c", "chess", 0, None, 10) == []
+        assert len(await store.list_game_ids("c", "go", 2, None, 10)) == 1
 
     run(body)
 
