@@ -9,6 +9,8 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint": the sequences
                              it appended and the fingerprint of the request that did
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
+    tl:{<game_id>}:checkpoint*  folded positions kept beside the stream, never the truth
+                             (`service.store.checkpoint_storage`, `service.checkpoints`)
     tl:{club:<id>}:games     sorted set of a club's game ids by creation order (ListGames)
     tl:games                 the same for games of no club (recorded before clubs)
     tl:games:counter         the creation counter that orders those sets
@@ -34,6 +36,7 @@ from redis import exceptions as redis_errors
 
 from service.chain import GENESIS_HASH, Chain
 from service.store.base import AppendResult, EventStore, StoredHead
+from service.store.checkpoint_storage import CheckpointStorage
 from service.store.club_storage import DEFAULT_LEASE, ClubStorage
 from service.store.errors import (
     ChainMismatch,
@@ -119,6 +122,7 @@ class RedisEventStore(EventStore):
         self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
         self._game_keys: dict[str, tuple[str, str, str, str]] = {}
         self._outage: str | None = None
+        self.checkpoints = CheckpointStorage(client, self.key, self._call)
 
     @classmethod
     def from_url(
@@ -372,9 +376,13 @@ class RedisEventStore(EventStore):
             for sequence, (entry_id, fields) in enumerate(entries, start=after_sequence + 1)
         ]
 
-    async def read_raw(self, game_id: str, after_sequence: int = 0) -> list[tuple[int, bytes]]:
+    async def read_raw(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[tuple[int, bytes]]:
         entries = await self._call(
-            self._redis.xrange(self.key(game_id, "events"), min=f"{after_sequence + 1}-0")
+            self._redis.xrange(
+                self.key(game_id, "events"), min=f"{after_sequence + 1}-0", count=count
+            )
         )
         return [(int(i.split(b"-")[0]), bytes(f.get(b"e", b""))) for i, f in entries]
 

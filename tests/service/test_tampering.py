@@ -529,9 +529,11 @@ class CountingStore(RedisEventStore):
 
     stream_reads = 0
 
-    async def read_raw(self, game_id: str, after_sequence: int = 0) -> list[tuple[int, bytes]]:
+    async def read_raw(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[tuple[int, bytes]]:
         self.stream_reads += 1
-        return await super().read_raw(game_id, after_sequence)
+        return await super().read_raw(game_id, after_sequence, count)
 
 
 def test_an_unchanged_head_is_not_verified_again(embedded_redis: EmbeddedRedis) -> None:
