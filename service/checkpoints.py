@@ -161,12 +161,21 @@ class Checkpoints:
         self.interval = interval
         self._pending: set[asyncio.Task[None]] = set()
 
-    async def resume(self, game_id: str, table: folding.Table, revision: int) -> Resumed | None:
-        """The position of the latest sound checkpoint at `revision` or before; None when
-        there is none (the fold starts at the creation). A damaged one is logged, dropped
-        (the fold past it writes it again) and the one before it tried."""
+    async def resume(
+        self,
+        game_id: str,
+        table: folding.Table,
+        revision: int,
+        found: Sequence[tuple[int, bytes]] | None = None,
+    ) -> Resumed | None:
+        """The position of the latest sound checkpoint at `revision` or before (among
+        `found`, when the caller has read them); None when there is none (the fold starts at
+        the creation). A damaged one is logged, dropped (the fold past it writes it again)
+        and the one before it tried."""
         chain = self.store.chain
-        for sequence, data in await self.store.checkpoints.nearest(game_id, revision):
+        if found is None:
+            found = await self.store.checkpoints.nearest(game_id, revision)
+        for sequence, data in found:
             try:
                 checkpoint = unseal(chain, game_id, sequence, data)
                 position = snapshots.decode(table, checkpoint.snapshot)

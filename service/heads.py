@@ -295,6 +295,9 @@ class Heads:
         after it are read and verified (the checkpoint's seal vouches for the events before
         it, as a cached head does), and the stored head must be among them."""
         stored = await self.store.head(game_id)
+        found = await self.store.checkpoints.nearest(game_id, stored.revision)
+        if not found:
+            return None
         first_raw = await self.store.read_raw(game_id, 0, 1)
         if not first_raw:
             raise GameNotFound(game_id)
@@ -306,7 +309,7 @@ class Heads:
             raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
         start = folding.start(first.game_created)
         checkpoints = self.checkpoints
-        resumed = await checkpoints.resume(game_id, start.table, stored.revision)
+        resumed = await checkpoints.resume(game_id, start.table, stored.revision, found)
         if resumed is None or resumed.position.sequence > stored.sequence:
             return None
         position = resumed.position

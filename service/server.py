@@ -232,6 +232,7 @@ async def stop_serving(built: Built, grace: float) -> None:
     await built.health.enter_graceful_shutdown()
     await built.server.stop(grace=grace)
     await built.watching.close()
+    await built.recorder.settle()  # the checkpoint writes in flight, before the store closes
 
 
 class BackgroundServer:

@@ -172,7 +172,9 @@ def test_a_damaged_checkpoint_is_reported_and_never_used(embedded_redis: Embedde
         try:
             game_id = await _with_checkpoints(store, recorder, events)
             blobs = f"tl:{{{game_id}}}:checkpoints"
-            data = bytearray(await store.redis.hget(blobs, "28"))
+            kept = await store.redis.hget(blobs, "28")
+            assert isinstance(kept, bytes)
+            data = bytearray(kept)
             data[-5] ^= 0x01  # one bit of the snapshot
             await store.redis.hset(blobs, "28", bytes(data))
             verified = await recorder.verify(game_id)
@@ -254,7 +256,8 @@ def test_a_deleted_checkpoint_is_made_again(embedded_redis: EmbeddedRedis) -> No
             after = await store.checkpoints.every(game_id)
             assert [s for s, _ in after] == [s for s, _ in before]
             verified = await recorder.verify(game_id)
-            assert verified.ok and list(verified.bad_checkpoints) == []
+            assert verified.ok
+            assert list(verified.bad_checkpoints) == []
         finally:
             await store.close()
 
@@ -313,7 +316,8 @@ def test_recording_past_an_interval_checkpoints_the_head(embedded_redis: Embedde
             await recorder.settle()
             assert await store.checkpoints.sequences(game_id) == [5, 10]
             verified = await recorder.verify(game_id)
-            assert verified.ok and verified.checkpoints_checked == 2
+            assert verified.ok
+            assert verified.checkpoints_checked == 2
             assert list(verified.bad_checkpoints) == []
         finally:
             await store.close()

@@ -297,7 +297,10 @@ def test_every_tamper_is_found_at_its_revision(
     # Reads of the stream itself (audit, replay, a past state) verify it as they read it.
     audit = service_pb2.GetAuditLogRequest(game_id=recorded.game_id)
     assert data_loss_at(lambda: client.stub.GetAuditLog(audit)) == expected, name
-    past = service_pb2.GetStateRequest(game_id=recorded.game_id, revision=2)
+    # A past state reads (from the nearest checkpoint) up to the revision asked for and the
+    # event after it: one that reaches the damage finds it.
+    reaching = min(tamper.first_bad, MOVES)
+    past = service_pb2.GetStateRequest(game_id=recorded.game_id, revision=reaching)
     assert data_loss_at(lambda: client.stub.GetState(past)) == expected, name
     if tamper.warm_append_sees_it:
         assert data_loss_at(next_move(client, recorded)) == expected, name
