@@ -7,7 +7,9 @@
 Everything runs on one embedded Redis (the redis-server `tablelog serve` runs) in this
 process. Each game is a seeded random history of `--game` (`tests.support.histories`:
 moves, with undos, redos, amendments and annotations among them, as a long-lived table
-game gathers them), appended to the store as the service appends (sealed, chained).
+game gathers them; at the game's end a move is taken back and play goes on, so the moves
+in effect stay near a whole game's), appended to the store as the service appends
+(sealed, chained).
 
 For each length and each revision (2, the middle, the last before the head) it times, best
 of `--repeat`, in wall time:
@@ -61,6 +63,13 @@ from tests.support.histories import players_of, random_history  # noqa: E402
 from tests.support.play import choose  # noqa: E402
 
 TARGET_MS = 20.0
+
+
+def long_history(game: str, length: int) -> list[events_pb2.Event]:
+    """A long-lived game: moves, a tenth of them taken back (some redone), a few notes and
+    amendments; at its end a move is taken back and play goes on, so the moves in effect
+    stay near a whole game's (the largest positions to checkpoint)."""
+    return random_history(game, length, seed=length, undo_weight=0.1, amend_weight=0.005)
 
 
 async def best_ms(call: Callable[[], Awaitable[Any]], repeat: int) -> float:
@@ -125,7 +134,7 @@ async def lengths_table(
         f"{'fresh/checkpoints':>18}"
     )
     for length in lengths:
-        events = random_history(game, length, seed=length)
+        events = long_history(game, length)
         game_id = await store_game(store, events)
         head_revision = await warm(recorder, game_id)
         heads = recorder.heads
@@ -198,7 +207,7 @@ async def record_move_table(store: RedisEventStore, game: str, interval: int) ->
 async def intervals_table(
     store: RedisEventStore, game: str, length: int, intervals: Sequence[int], repeat: int
 ) -> None:
-    events = random_history(game, length, seed=length)
+    events = long_history(game, length)
     print(f"checkpoint interval, {len(events)} events of {game}: a read in the middle, memory")
     print(
         f"{'interval':>9} {'middle ms':>10} {'last ms':>8} {'checkpoint KB':>14} {'of stream':>10}"

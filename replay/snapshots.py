@@ -26,7 +26,6 @@ import dataclasses
 import enum
 import json
 import sys
-from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from google.protobuf.message import Message
@@ -187,33 +186,14 @@ def _resolve(name: str) -> type:
 
 
 class _Reader:
+    """Reads a snapshot's document back (one function on the hot path: a position of a few
+    hundred moves is tens of thousands of values)."""
+
     def __init__(self, table: folding.Table, classes: list[type]) -> None:
         self.context = _context(table)
         self.classes = classes
+        self.fields = [_field_names(c) if dataclasses.is_dataclass(c) else () for c in classes]
         self.objects: list[Any] = []
-        self.readers: dict[str, Callable[[list[Any]], Any]] = {
-            "b": self._bytes,
-            "E": self._enum,
-            "c": self._context_ref,
-            "r": self._ref,
-            "L": self._link,
-            "t": self._tuple,
-            "l": self._list,
-            "d": self._dict,
-            "f": self._frozenset,
-            "s": self._set,
-            "N": self._named_tuple,
-            "P": self._message,
-            "D": self._dataclass,
-        }
-
-    def read(self, value: Any) -> Any:
-        if type(value) is not list:
-            return value
-        reader = self.readers.get(value[0]) if value and type(value[0]) is str else None
-        if reader is None:
-            raise Undecodable("an unknown tag")
-        return reader(value)
 
     def _class(self, number: Any, base: type | tuple[type, ...]) -> type:
         if type(number) is not int or not 0 <= number < len(self.classes):
@@ -223,96 +203,87 @@ class _Reader:
             raise Undecodable(f"{_class_name(cls)} where another kind of value was written")
         return cls
 
-    def _numbered(self, build: Callable[[], Any]) -> Any:
-        """A container, numbered before its members (as the writer numbered it)."""
-        number = len(self.objects)
-        self.objects.append(None)
-        value = self.objects[number] = build()
-        return value
+    def _index(self, number: Any, within: list[Any], what: str) -> Any:
+        if type(number) is not int or not 0 <= number < len(within):
+            raise Undecodable(f"a reference to {what}")
+        return within[number]
 
-    def _bytes(self, item: list[Any]) -> bytes:
-        return base64.b64decode(item[1], validate=True)
-
-    def _enum(self, item: list[Any]) -> Any:
-        return self._class(item[1], enum.Enum)(self.read(item[2]))
-
-    def _context_ref(self, item: list[Any]) -> Any:
-        index = item[1]
-        if type(index) is not int or not 0 <= index < len(self.context):
-            raise Undecodable("a reference past the initial state")
-        return self.context[index]
-
-    def _ref(self, item: list[Any]) -> Any:
-        number = item[1]
-        if type(number) is not int or not 0 <= number < len(self.objects):
-            raise Undecodable("a reference to nothing written before")
-        return self.objects[number]
-
-    def _link(self, item: list[Any]) -> folding.Link[Any] | None:
-        heads = [self.read(head) for head in item[1:]]
-        link: folding.Link[Any] | None = None
-        for head in reversed(heads):
-            link = folding.Link(head, link)
-        return link
-
-    def _members(self, item: list[Any]) -> Iterator[Any]:
-        return (self.read(member) for member in item[1:])
-
-    def _tuple(self, item: list[Any]) -> tuple[Any, ...]:
-        return self._numbered(lambda: tuple(self._members(item)))  # type: ignore[no-any-return]
-
-    def _list(self, item: list[Any]) -> list[Any]:
-        return self._numbered(lambda: list(self._members(item)))  # type: ignore[no-any-return]
-
-    def _dict(self, item: list[Any]) -> dict[Any, Any]:
-        def build() -> dict[Any, Any]:
-            flat = list(self._members(item))
+    def read(self, item: Any) -> Any:
+        if type(item) is not list:
+            return item
+        tag = item[0] if item else None
+        read = self.read
+        objects = self.objects
+        if tag == "r":
+            return self._index(item[1], objects, "nothing written before")
+        if tag == "c":
+            return self._index(item[1], self.context, "past the initial state")
+        if tag == "D":
+            cls = self._class(item[1], object)
+            names = self.fields[item[1]]
+            if not names or len(item) != len(names) + 2:
+                raise Undecodable(f"{_class_name(cls)} written with other fields")
+            number = len(objects)
+            objects.append(None)
+            # Filled in as the fold made it, never through __init__ (no code of the
+            # snapshot's choosing runs, and a frozen dataclass takes its fields this way).
+            value: Any = object.__new__(cls)
+            for name, member in zip(names, item[2:], strict=True):
+                object.__setattr__(value, name, read(member))
+            objects[number] = value
+            return value
+        if tag == "t" or tag == "l" or tag == "f" or tag == "s":
+            number = len(objects)
+            objects.append(None)
+            members = [read(member) for member in item[1:]]
+            built: Any = (
+                tuple(members)
+                if tag == "t"
+                else members
+                if tag == "l"
+                else frozenset(members)
+                if tag == "f"
+                else set(members)
+            )
+            objects[number] = built
+            return built
+        if tag == "L":
+            link: folding.Link[Any] | None = None
+            for head in reversed([read(head) for head in item[1:]]):
+                link = folding.Link(head, link)
+            return link
+        if tag == "d":
+            number = len(objects)
+            objects.append(None)
+            flat = [read(member) for member in item[1:]]
             if len(flat) % 2:
                 raise Undecodable("a dict with a key and no value")
-            return dict(zip(flat[::2], flat[1::2], strict=True))
-
-        return self._numbered(build)  # type: ignore[no-any-return]
-
-    def _frozenset(self, item: list[Any]) -> frozenset[Any]:
-        return self._numbered(lambda: frozenset(self._members(item)))  # type: ignore[no-any-return]
-
-    def _set(self, item: list[Any]) -> set[Any]:
-        return self._numbered(lambda: set(self._members(item)))  # type: ignore[no-any-return]
-
-    def _named_tuple(self, item: list[Any]) -> tuple[Any, ...]:
-        def build() -> tuple[Any, ...]:
+            mapping = dict(zip(flat[::2], flat[1::2], strict=True))
+            objects[number] = mapping
+            return mapping
+        if tag == "N":
             cls = self._class(item[1], tuple)
             fields = getattr(cls, "_fields", None)
             if not isinstance(fields, tuple) or len(fields) != len(item) - 2:
                 raise Undecodable(f"{_class_name(cls)} written with other fields")
+            number = len(objects)
+            objects.append(None)
             # tuple.__new__, not the class: no code of the snapshot's choosing runs.
-            return tuple.__new__(cls, (self.read(member) for member in item[2:]))
-
-        return self._numbered(build)  # type: ignore[no-any-return]
-
-    def _message(self, item: list[Any]) -> Message:
-        def build() -> Message:
-            cls = self._class(item[1], Message)
-            return cls.FromString(base64.b64decode(item[2], validate=True))  # type: ignore[attr-defined, no-any-return]
-
-        return self._numbered(build)  # type: ignore[no-any-return]
-
-    def _dataclass(self, item: list[Any]) -> Any:
-        def build() -> Any:
-            cls = self._class(item[1], object)
-            if not dataclasses.is_dataclass(cls):
-                raise Undecodable(f"{_class_name(cls)} is not a dataclass")
-            names = _field_names(cls)
-            if len(item) != len(names) + 2:
-                raise Undecodable(f"{_class_name(cls)} written with other fields")
-            # Filled in as the fold made it, never through __init__ (no code of the
-            # snapshot's choosing runs, and a frozen dataclass takes its fields this way).
-            value = object.__new__(cls)
-            for name, member in zip(names, item[2:], strict=True):
-                object.__setattr__(value, name, self.read(member))
-            return value
-
-        return self._numbered(build)
+            named: Any = tuple.__new__(cls, [read(member) for member in item[2:]])
+            objects[number] = named
+            return named
+        if tag == "P":
+            number = len(objects)
+            objects.append(None)
+            message_class = self._class(item[1], Message)
+            message = message_class.FromString(base64.b64decode(item[2], validate=True))  # type: ignore[attr-defined]
+            objects[number] = message
+            return message
+        if tag == "E":
+            return self._class(item[1], enum.Enum)(read(item[2]))
+        if tag == "b":
+            return base64.b64decode(item[1], validate=True)
+        raise Undecodable("an unknown tag")
 
 
 def decode(table: folding.Table, data: bytes) -> folding.Position:

@@ -28,10 +28,12 @@ def random_history(
     mode: game_pb2.Mode.ValueType = TABLE,
     *,
     undo_weight: float = 0.15,
+    amend_weight: float = 0.06,
 ) -> list[events_pb2.Event]:
     """`length` events of a game of `name` (unsealed: the store seals what it appends),
-    mostly moves, with undos, redos, amendments and annotations among them; an ended
-    game is taken back by undo, or left ended near the end of the history."""
+    mostly moves, with undos, redos, amendments and annotations among them (an amendment
+    often drops a tail that no longer applies: a low `amend_weight` keeps more moves in
+    effect); an ended game is taken back by undo, or left ended near the end."""
     rng = random.Random(f"{name}/{seed}")
     body = created(name, players_of(name), mode=mode)
     events = [events_pb2.Event(sequence=1, revision=1, game_created=body)]
@@ -49,27 +51,41 @@ def random_history(
                 event.move_undone.undone_revision = position.applied.head.revision
             else:
                 break
-        elif roll < undo_weight and position.can_undo:
-            assert position.applied is not None
-            event.move_undone.undone_revision = position.applied.head.revision
-        elif roll < undo_weight * 1.6 and position.can_redo:
-            assert position.undone is not None
-            event.move_redone.redone_revision = position.undone.head.revision
-        elif roll < undo_weight * 2 and position.applied is not None and mode == TABLE:
-            _amendment(position, event, rng)
-        elif roll < undo_weight * 2.4:
+        elif roll < undo_weight:
+            if position.can_undo:
+                assert position.applied is not None
+                event.move_undone.undone_revision = position.applied.head.revision
+            else:
+                _move(position, event, rng)
+        elif roll < undo_weight * 1.6:
+            if position.can_redo:
+                assert position.undone is not None
+                event.move_redone.redone_revision = position.undone.head.revision
+            else:
+                _move(position, event, rng)
+        elif roll < undo_weight * 1.6 + amend_weight:
+            if position.applied is not None and mode == TABLE:
+                _amendment(position, event, rng)
+            else:
+                _move(position, event, rng)
+        elif roll < undo_weight * 2 + amend_weight:
             event.revision = position.revision
             note = event.annotation_added
             note.annotation_id = f"n{event.sequence}"
             note.revision = position.applied.head.revision if position.applied else 1
             note.comment = f"note {event.sequence}"
         else:
-            inner = choose(game, position.state, rng)
-            event.move_recorded.move.CopyFrom(position.table.wrap(inner))
-            event.move_recorded.notation = game.format(inner, position.state)
+            _move(position, event, rng)
         position = folding.advance(position, event, strict=True)
         events.append(event)
     return events
+
+
+def _move(position: folding.Position, event: events_pb2.Event, rng: random.Random) -> None:
+    """A random legal move (a chance outcome by its weight)."""
+    inner = choose(position.game, position.state, rng)
+    event.move_recorded.move.CopyFrom(position.table.wrap(inner))
+    event.move_recorded.notation = position.game.format(inner, position.state)
 
 
 def _amendment(position: folding.Position, event: events_pb2.Event, rng: random.Random) -> None:
