@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import hmac
 import struct
+import zlib
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -88,7 +89,9 @@ def _tag(secret: bytes, game_id: str, header: bytes, snapshot: bytes) -> bytes:
 
 def seal(chain: Chain, game_id: str, checkpoint: Checkpoint) -> bytes:
     """`checkpoint` as stored: a header, the tag under the chain's signing key (which
-    covers the game, the header and the snapshot), the snapshot."""
+    covers the game, the header and the stored snapshot), the snapshot deflated (a
+    snapshot repeats its structure move after move: it takes a fifth to a tenth)."""
+    packed = zlib.compress(checkpoint.snapshot, 1)
     key_id = chain.signing.key_id.encode()
     header = (
         _MAGIC
@@ -101,11 +104,7 @@ def seal(chain: Chain, game_id: str, checkpoint: Checkpoint) -> bytes:
         )
         + key_id
     )
-    return (
-        header
-        + _tag(chain.signing.secret, game_id, header, checkpoint.snapshot)
-        + (checkpoint.snapshot)
-    )
+    return header + _tag(chain.signing.secret, game_id, header, packed) + packed
 
 
 def unseal(chain: Chain, game_id: str, sequence: int, data: bytes) -> Checkpoint:
@@ -114,7 +113,7 @@ def unseal(chain: Chain, game_id: str, sequence: int, data: bytes) -> Checkpoint
     fixed = len(_MAGIC) + _HEADER.size
     if len(data) < fixed + _TAG_BYTES or not data.startswith(_MAGIC):
         raise DamagedCheckpoint("not a checkpoint")
-    if len(data) > MAX_SNAPSHOT_BYTES + 512:
+    if len(data) > MAX_SNAPSHOT_BYTES:
         raise DamagedCheckpoint("larger than any checkpoint is written")
     stored_sequence, revision, last_hash, keyed, id_length = _HEADER.unpack_from(data, len(_MAGIC))
     header_end = fixed + id_length
@@ -123,11 +122,18 @@ def unseal(chain: Chain, game_id: str, sequence: int, data: bytes) -> Checkpoint
     if secret is None:
         raise DamagedCheckpoint(f"sealed under chain key {key_id[:16]!r}, not trusted here")
     tag = data[header_end : header_end + _TAG_BYTES]
-    snapshot = data[header_end + _TAG_BYTES :]
-    if not hmac.compare_digest(tag, _tag(secret, game_id, data[:header_end], snapshot)):
+    packed = data[header_end + _TAG_BYTES :]
+    if not hmac.compare_digest(tag, _tag(secret, game_id, data[:header_end], packed)):
         raise DamagedCheckpoint("its seal does not hold")
     if stored_sequence != sequence:
         raise DamagedCheckpoint(f"it holds event {stored_sequence}, stored as {sequence}")
+    inflater = zlib.decompressobj()
+    try:
+        snapshot = inflater.decompress(packed, MAX_SNAPSHOT_BYTES)
+    except zlib.error as exc:
+        raise DamagedCheckpoint(f"its snapshot does not inflate: {exc}") from None
+    if not inflater.eof or inflater.unconsumed_tail:
+        raise DamagedCheckpoint("its snapshot is larger than any checkpoint is written")
     return Checkpoint(stored_sequence, revision, last_hash, keyed, snapshot)
 
 
