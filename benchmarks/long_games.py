@@ -11,8 +11,10 @@ game gathers them; at the game's end a move is taken back and play goes on, so t
 in effect stay near a whole game's), appended to the store as the service appends
 (sealed, chained).
 
-For each length and each revision (2, the middle, the last before the head) it times, best
-of `--repeat`, in wall time:
+For each length and each revision (2, the middle, the last before the head; with the moves
+in effect there, which a snapshot's size follows) it times, best of `--repeat`, in wall
+time and in this process's CPU time (Redis runs in its own; on a loaded machine the CPU
+time is the steadier figure):
 
 * GetState's work through the service: `Recorder.position_at` (the cached head, then the
   nearest checkpoint and the events after it, verified) and the full-view snapshot the
@@ -139,7 +141,7 @@ async def lengths_table(
         f"best of {repeat}; target <= {TARGET_MS:.0f} ms at any length"
     )
     print(
-        f"{'events':>7} {'revision':>9} {'checkpoints ms':>15} {'(cpu)':>7} "
+        f"{'events':>7} {'revision':>9} {'moves':>6} {'checkpoints ms':>15} {'(cpu)':>7} "
         f"{'fresh fold ms':>14} {'(cpu)':>7} {'fresh/checkpoints':>18}"
     )
     for length in lengths:
@@ -155,9 +157,10 @@ async def lengths_table(
                 partial(fresh_fold, heads, game_id, revision), repeat
             )
             rows.append((length, revision, fast))
+            moves = (await recorder.position_at(game_id, revision)).move_count
             print(
-                f"{len(events):7d} {revision:9d} {fast:15.2f} {fast_cpu:7.2f} {floor:14.2f} "
-                f"{floor_cpu:7.2f} {floor / fast:17.1f}x"
+                f"{len(events):7d} {revision:9d} {moves:6d} {fast:15.2f} {fast_cpu:7.2f} "
+                f"{floor:14.2f} {floor_cpu:7.2f} {floor / fast:17.1f}x"
             )
         cold = await best_ms(partial(cold_head, recorder, game_id), repeat)
         full = await best_ms(partial(recorder.rebuild, game_id), repeat)

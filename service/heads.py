@@ -91,17 +91,29 @@ before and after it, sharing what did not change), so the default keeps some 2,0
 
 PER_MOVE_BYTES: Final = 1_024
 """What one more move (in effect or undone) adds to a head, measured as 650-1,400 bytes
-across the games (`held_bytes` of finished random games): a cached head that grows one
-move at a time is counted with it rather than walked again."""
+across the games (`held_bytes` of finished random games): a head is counted with it
+rather than walked move by move."""
 
 
 def held_bytes(position: folding.Position) -> int:
-    """The memory `position` holds, found by walking everything it reaches once (the game's
-    rules object excepted, which every game shares): sys.getsizeof of each object, and a
-    message's serialized size."""
-    seen = {id(position.table.game)}
+    """The memory `position` holds, found by walking everything it reaches once."""
+    return _walked_bytes(position, position.table.game)
+
+
+def estimated_bytes(position: folding.Position) -> int:
+    """What `position` holds, estimated without walking its moves: its state walked, and
+    PER_MOVE_BYTES a move held (held to `held_bytes` in tests/service/test_head_cache.py)."""
+    return _walked_bytes(position.state, position.table.game) + (
+        _moves_held(position) * PER_MOVE_BYTES
+    )
+
+
+def _walked_bytes(root: Any, shared: Any) -> int:
+    """sys.getsizeof of everything `root` reaches, each object once (and a message's
+    serialized size), but `shared` (the game's rules object, which every game shares)."""
+    seen = {id(shared)}
     total = 0
-    stack: list[Any] = [position]
+    stack: list[Any] = [root]
     while stack:
         value = stack.pop()
         if id(value) in seen:
@@ -133,15 +145,15 @@ class _Entry:
     head: Head
     size: int
     measured: tuple[int, int]
-    """(bytes, moves held) when the game's head was last walked (`held_bytes`)."""
+    """(bytes, moves held) when the game's head entered the cache (`estimated_bytes`)."""
 
 
 class HeadCache:
     """The most recently used heads, holding at most `max_bytes` together (the head last
-    put is kept even when it alone holds more). A game's head is walked to count its bytes
-    when it enters the cache; as it then grows by a change it is counted PER_MOVE_BYTES
-    a move from there. Every operation is synchronous, so nothing can come between a
-    look-up and its bookkeeping."""
+    put is kept even when it alone holds more). A game's head is counted when it enters
+    the cache (`estimated_bytes`: its state walked, PER_MOVE_BYTES a move), and as it then
+    grows by a change, PER_MOVE_BYTES a move from there. Every operation is synchronous,
+    so nothing can come between a look-up and its bookkeeping."""
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         if max_bytes < 1:
@@ -172,7 +184,7 @@ class HeadCache:
             size = max(1, measured_bytes + (moves - measured_moves) * PER_MOVE_BYTES)
             measured = entry.measured
         else:
-            size = held_bytes(head.position)
+            size = estimated_bytes(head.position)
             measured = (size, moves)
         if entry is not None:
             self.bytes -= entry.size
@@ -295,6 +307,8 @@ class Heads:
         after it are read and verified (the checkpoint's seal vouches for the events before
         it, as a cached head does), and the stored head must be among them."""
         stored = await self.store.head(game_id)
+        if stored.sequence < 2 * self.checkpoints.interval:
+            return None  # a fold of so few events costs less than reading a checkpoint
         found = await self.store.checkpoints.nearest(game_id, stored.revision)
         if not found:
             return None

@@ -1,6 +1,6 @@
 """The head cache (`service.heads.HeadCache`) is bounded by the bytes its heads hold, least
-recently used out first; a head that grows by a change is counted per move, and that
-estimate is held to what the heads of every game really hold."""
+recently used out first; a head is counted by its state and a fixed cost per move, and
+that estimate is held to what the heads of every game really hold."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from google.protobuf import timestamp_pb2
 
 from replay import fold as folding
 from replay.registry import all_games
-from service.heads import PER_MOVE_BYTES, Head, HeadCache, held_bytes
+from service.heads import PER_MOVE_BYTES, Head, HeadCache, estimated_bytes, held_bytes
 from tests.support.histories import players_of
 from tests.support.play import created, events_of, random_game
 
@@ -33,7 +33,7 @@ def head(game_id: str, position: folding.Position) -> Head:
 
 def test_the_cache_holds_at_most_its_bytes_least_recently_used_out_first() -> None:
     games = [positions("splendor", seed)[-1] for seed in range(5)]
-    sizes = [held_bytes(p) for p in games]
+    sizes = [estimated_bytes(p) for p in games]
     cache = HeadCache(max_bytes=sizes[0] + sizes[1] + sizes[2] + 10)
     for index in range(3):
         cache.put(head(f"g{index}", games[index]))
@@ -46,7 +46,7 @@ def test_the_cache_holds_at_most_its_bytes_least_recently_used_out_first() -> No
     assert cache.peek("g0") is not None
     assert cache.peek("g3") is not None
     cache.forget("g0")
-    assert cache.bytes == sum(held_bytes(h.position) for h in _cached(cache, 5))
+    assert cache.bytes == sum(estimated_bytes(h.position) for h in _cached(cache, 5))
 
 
 def _cached(cache: HeadCache, games: int) -> list[Head]:
@@ -57,7 +57,7 @@ def test_a_head_that_grows_is_counted_per_move_from_where_it_was_walked() -> Non
     line = positions("medici", 3)
     cache = HeadCache(max_bytes=1 << 30)
     cache.put(head("g", line[10]))
-    walked = held_bytes(line[10])
+    walked = estimated_bytes(line[10])
     assert cache.bytes == walked
     cache.put(head("g", line[30]))  # twenty moves later, as changes put it
     assert cache.bytes == walked + 20 * PER_MOVE_BYTES
@@ -85,3 +85,7 @@ def test_the_per_move_estimate_holds_for_every_game(name: str) -> None:
     moves = last.move_count - first.move_count
     per_move = (held_bytes(last) - held_bytes(first)) / moves
     assert PER_MOVE_BYTES / 3 <= per_move <= PER_MOVE_BYTES * 3, per_move
+    # And the estimate the cache counts a head by is within that factor of its full walk.
+    for position in (line[len(line) // 2], last):
+        walked = held_bytes(position)
+        assert walked / 3 <= estimated_bytes(position) <= walked * 3
