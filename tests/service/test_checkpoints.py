@@ -1,9 +1,9 @@
 """Checkpoints (`service.checkpoints`) on a real Redis: for random histories of every game,
 with undos, redos, amendments and annotations, the state at every revision read through
 checkpoints is the fresh fold's, each read folds no more than one interval of events, and
-a replay is the one a fold from the start gives. A damaged or wrong checkpoint is found by
-VerifyGame and never used; a deleted one is made again; a cold head comes from the latest
-checkpoint and is the fresh fold's."""
+a replay or a watch's backlog is the one a fold from the start gives. A damaged, wrong or
+copied checkpoint is found by VerifyGame and never used; a deleted one is made again; a
+cold head comes from the latest checkpoint and is the fresh fold's."""
 
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ import pytest
 
 from replay import fold as folding
 from replay import snapshots
+from replay.core import FULL
 from replay.registry import all_games
 from service.checkpoints import Checkpoint, seal
 from service.embedded import EmbeddedRedis
 from service.recorder import Recorder
 from service.store import RedisEventStore
 from service.views import replay_item, viewer_of
+from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2
 from tests.service.helpers import CHAIN, splendor_line
 from tests.support.histories import random_history
@@ -319,6 +321,64 @@ def test_recording_past_an_interval_checkpoints_the_head(embedded_redis: Embedde
             assert verified.ok
             assert verified.checkpoints_checked == 2
             assert list(verified.bad_checkpoints) == []
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_watch_from_far_back_catches_up_through_checkpoints(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """A watcher from an old revision gets its backlog folded from the checkpoint before
+    it: the updates a replay of a fresh fold gives, each once, up to the head."""
+    events = random_history("medici-card-game", 120, seed=9)
+
+    async def scenario() -> None:
+        store = RedisEventStore.from_url(embedded_redis.url, chain=CHAIN)
+        recorder = Recorder(store, checkpoint_interval=INTERVAL)
+        hub = WatchHub(store, heads=recorder.heads)
+        try:
+            game_id = await _with_checkpoints(store, recorder, events)
+            as_stored = await store.read(game_id)
+            position = folding.start(as_stored[0].game_created)
+            expected: list[tuple[int, bytes]] = []
+            for index, event in enumerate(as_stored):
+                before = position
+                if index:
+                    position = folding.advance(position, event)
+                item = replay_item(event, before, position, FULL)
+                update = service_pb2.WatchGameResponse(update=item)
+                expected.append((event.revision, update.SerializeToString()))
+            from_revision = as_stored[60].revision
+            async with hub.watch(game_id, from_revision, None) as watcher:
+                got = [watcher.rendered(update) for update in watcher.backlog()]
+            assert got == [b for r, b in expected if r >= from_revision]
+        finally:
+            await hub.close()
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_checkpoint_of_another_game_is_not_taken(embedded_redis: EmbeddedRedis) -> None:
+    """The seal covers the game: a checkpoint copied from one game's keys to another's, at
+    the same place of the same history, is refused there."""
+    events = random_history("splendor", 40, seed=12)
+
+    async def scenario() -> None:
+        store = RedisEventStore.from_url(embedded_redis.url, chain=CHAIN)
+        recorder = Recorder(store, checkpoint_interval=INTERVAL)
+        try:
+            first = await _with_checkpoints(store, recorder, events)
+            second = await _with_checkpoints(store, recorder, events)
+            copied = await store.redis.hget(f"tl:{{{first}}}:checkpoints", "14")
+            assert isinstance(copied, bytes)
+            await store.redis.hset(f"tl:{{{second}}}:checkpoints", "14", copied)
+            verified = await recorder.verify(second)
+            assert verified.ok
+            assert list(verified.bad_checkpoints) == [14]
+            assert list((await recorder.verify(first)).bad_checkpoints) == []
         finally:
             await store.close()
 
