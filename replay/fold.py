@@ -75,6 +75,9 @@ class Table:
     players: tuple[str, ...]
     options: Message
     components: Mapping[str, game_pb2.ComponentFile]
+    initial: Any = field(default=None, compare=False, repr=False)
+    """The state the game is set up in: every later state is made from it, so what they
+    keep of it is the same object (`replay.snapshots` writes such parts by reference)."""
 
     @classmethod
     def from_created(cls, created: events_pb2.GameCreated) -> Table:
@@ -93,7 +96,8 @@ class Table:
             raise InvalidSetup("OPTIONS", f"Those are options of {chosen}, not of {game.name}.")
         options = getattr(created.options, game.oneof_field)
         components = {c.name: c for c in created.components}
-        return cls(game, created, players, options, components)
+        initial = game.setup(players, options, created.mode, components)
+        return cls(game, created, players, options, components, initial)
 
     @property
     def mode(self) -> game_pb2.Mode.ValueType:
@@ -189,8 +193,7 @@ def start(created: events_pb2.GameCreated, revision: int = 1, sequence: int = 1)
             f"This game was recorded under rules {recorded_under}; this engine has "
             f"{table.game.rules_version}.",
         )
-    state = table.game.setup(table.players, table.options, table.mode, table.components)
-    return Position(table=table, state=state, revision=revision, sequence=sequence)
+    return Position(table=table, state=table.initial, revision=revision, sequence=sequence)
 
 
 def check_move(position: Position, move: game_pb2.Move) -> Any:

@@ -194,6 +194,13 @@ class Appender:
             await index_after_append(self.store, plan.after.table.created, summary)
         last_hash = result.events[-1].hash
         head = Head(plan.game_id, plan.after, last_hash, created_time, updated_time, seed)
+        self.heads.checkpoints.after_append(
+            plan.game_id,
+            base.sequence if base is not None else 0,
+            plan.after,
+            last_hash,
+            keyed=bool(result.events[-1].chain_key_id),
+        )
         return Outcome(
             self.heads.remember(head),
             result.events,

@@ -193,6 +193,22 @@ def serve_command(subparsers: Any) -> None:
         "past it is refused (CLUB_STORAGE_FULL). A number with K, M or G (default: "
         f"$TABLELOG_CLUB_STORAGE_BYTES or {DEFAULT_CLUB_STORAGE})",
     )
+    parser.add_argument(
+        "--head-cache-bytes",
+        type=_bytes,
+        default=os.environ.get("TABLELOG_HEAD_CACHE_BYTES") or "256M",
+        help="what the cached game heads (each game folded to its last move) may hold in "
+        "memory, per server process; the least recently used go first. A number with K, "
+        "M or G (default: $TABLELOG_HEAD_CACHE_BYTES or 256M)",
+    )
+    parser.add_argument(
+        "--checkpoint-interval",
+        type=_positive,
+        default=os.environ.get("TABLELOG_CHECKPOINT_INTERVAL") or "100",
+        help="events between two checkpoints of a game (its position kept beside its "
+        "stream, so a read at any revision folds at most this many events); every server "
+        "on one Redis should use the same (default: $TABLELOG_CHECKPOINT_INTERVAL or 100)",
+    )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
         "--reindex",
@@ -486,6 +502,8 @@ async def _serve(
             watch_limits=limits,
             tls=tls_files(args.tls_cert, args.tls_key),
             caller_limits=caller_limits(args),
+            head_cache_bytes=args.head_cache_bytes,
+            checkpoint_interval=args.checkpoint_interval,
         )
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)

@@ -1,9 +1,10 @@
 """Game heads: each game at the last event of its stream, folded once and cached.
 
-The cache is a bounded LRU and never decides anything alone: a change is compare-and-
-appended on the head's sequence and hash (the append script refuses a stale base), and a
-fresh load compares the cached sequence and hash with the stored head (one small read;
-nothing more while they agree), catching up on what other instances appended.
+The cache is an LRU bounded by the bytes its heads hold, and never decides anything alone:
+a change is compare-and-appended on the head's sequence and hash (the append script
+refuses a stale base), and a fresh load compares the cached sequence and hash with the
+stored head (one small read; nothing more while they agree), catching up on what other
+instances appended.
 
 Whatever is read from the stream to make a head is verified first (`ChainWalk`: the keyed
 seals and links of the events read), and a cached head is a receipt: when the stored head
@@ -14,19 +15,28 @@ the game stays refused here rather than being rebuilt on what was left.
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any, Final
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import DecodeError, Message
 
 from replay import fold as folding
 from replay.core import DEALT, HistoryError
 from service.building import ENDING_BODIES
+from service.chain import Chain
+from service.checkpoints import DEFAULT_INTERVAL, Checkpoints
 from service.limits import check_game_id
 from service.store import EventStore, GameNotFound, StoredHead, TamperedHistory
 from service.verification import ChainBroken, ChainWalk, held
 from tablelog.v1 import events_pb2
+
+MAX_REFUSED: Final = 2_048
+"""Games remembered as refused (their stored history no longer holds their cached head)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,45 +84,158 @@ def advance(head: Head, events: Iterable[events_pb2.Event]) -> Head:
     )
 
 
+DEFAULT_CACHE_BYTES: Final = 256 << 20
+"""What the cached heads of one process may hold (`tablelog serve --head-cache-bytes`): a
+finished game of 100-200 moves holds about 100-150 KB (each move in effect keeps the state
+before and after it, sharing what did not change), so the default keeps some 2,000."""
+
+PER_MOVE_BYTES: Final = 1_024
+"""What one more move (in effect or undone) adds to a head, measured as 650-1,400 bytes
+across the games (`held_bytes` of finished random games): a head is counted with it
+rather than walked move by move."""
+
+
+def held_bytes(position: folding.Position) -> int:
+    """The memory `position` holds, found by walking everything it reaches once."""
+    return _walked_bytes(position, position.table.game)
+
+
+def estimated_bytes(position: folding.Position) -> int:
+    """What `position` holds, estimated without walking its moves: its state walked, and
+    PER_MOVE_BYTES a move held (held to `held_bytes` in tests/service/test_head_cache.py)."""
+    return _walked_bytes(position.state, position.table.game) + (
+        _moves_held(position) * PER_MOVE_BYTES
+    )
+
+
+def _walked_bytes(root: Any, shared: Any) -> int:
+    """sys.getsizeof of everything `root` reaches, each object once (and a message's
+    serialized size), but `shared` (the game's rules object, which every game shares)."""
+    seen = {id(shared)}
+    total = 0
+    stack: list[Any] = [root]
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        total += sys.getsizeof(value)
+        if isinstance(value, Message):
+            total += value.ByteSize()
+        elif isinstance(value, tuple | list | set | frozenset):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            stack.extend(getattr(value, f.name) for f in dataclasses.fields(value))
+    return total
+
+
+def _moves_held(position: folding.Position) -> int:
+    undone = 0
+    node = position.undone
+    while node is not None:
+        undone, node = undone + 1, node.tail
+    return position.move_count + undone
+
+
+@dataclass(slots=True)
+class _Entry:
+    head: Head
+    size: int
+    measured: tuple[int, int]
+    """(bytes, moves held) when the game's head entered the cache (`estimated_bytes`)."""
+
+
 class HeadCache:
-    """The most recently used heads, at most `size` of them. Every operation is synchronous,
+    """The most recently used heads, holding at most `max_bytes` together (the head last
+    put is kept even when it alone holds more). A game's head is counted when it enters
+    the cache (`estimated_bytes`: its state walked, PER_MOVE_BYTES a move), and as it then
+    grows by a change, PER_MOVE_BYTES a move from there. Every operation is synchronous,
     so nothing can come between a look-up and its bookkeeping."""
 
-    def __init__(self, size: int) -> None:
-        self._heads: OrderedDict[str, Head] = OrderedDict()
-        self.size = size
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        if max_bytes < 1:
+            raise ValueError("the head cache needs at least one byte")
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.bytes = 0
 
     def get(self, game_id: str) -> Head | None:
         """The cached head, marked as just used; None when it is not cached."""
-        head = self._heads.get(game_id)
-        if head is not None:
-            self._heads.move_to_end(game_id)
-        return head
+        entry = self._entries.get(game_id)
+        if entry is None:
+            return None
+        self._entries.move_to_end(game_id)
+        return entry.head
 
     def peek(self, game_id: str) -> Head | None:
         """The cached head, leaving its place in the order alone."""
-        return self._heads.get(game_id)
+        entry = self._entries.get(game_id)
+        return entry.head if entry is not None else None
 
     def put(self, head: Head) -> Head:
-        self._heads[head.game_id] = head
-        self._heads.move_to_end(head.game_id)
-        while len(self._heads) > self.size:
-            self._heads.popitem(last=False)
+        game_id = head.game_id
+        entry = self._entries.pop(game_id, None)
+        moves = _moves_held(head.position)
+        if entry is not None and entry.head.position.table is head.position.table:
+            measured_bytes, measured_moves = entry.measured
+            size = max(1, measured_bytes + (moves - measured_moves) * PER_MOVE_BYTES)
+            measured = entry.measured
+        else:
+            size = estimated_bytes(head.position)
+            measured = (size, moves)
+        if entry is not None:
+            self.bytes -= entry.size
+        self._entries[game_id] = _Entry(head, size, measured)
+        self.bytes += size
+        while self.bytes > self.max_bytes and len(self._entries) > 1:
+            _, evicted = self._entries.popitem(last=False)
+            self.bytes -= evicted.size
         return head
 
     def forget(self, game_id: str) -> None:
-        self._heads.pop(game_id, None)
+        entry = self._entries.pop(game_id, None)
+        if entry is not None:
+            self.bytes -= entry.size
 
     def __len__(self) -> int:
-        return len(self._heads)
+        return len(self._entries)
+
+
+def _sealed_event(
+    chain: Chain, raw: list[tuple[int, bytes]], sequence: int
+) -> events_pb2.Event | None:
+    """The stored event `sequence` in `raw` when its own seal holds under a trusted key."""
+    if len(raw) != 1 or raw[0][0] != sequence:
+        return None
+    data = raw[0][1]
+    event = events_pb2.Event()
+    try:
+        event.ParseFromString(data)
+    except DecodeError:
+        return None
+    sealed = chain.stored_hash(data, event.chain_key_id)
+    if sealed is None or not event.chain_key_id or sealed[1] is None:
+        return None
+    if event.sequence != sequence or not sealed[0] == sealed[1] == event.hash:
+        return None
+    return event
 
 
 class Heads:
     """Loads game heads from the store through the cache."""
 
-    def __init__(self, store: EventStore, cache_size: int = 2_048) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        checkpoint_interval: int = DEFAULT_INTERVAL,
+    ) -> None:
         self.store = store
-        self.cache = HeadCache(cache_size)
+        self.cache = HeadCache(cache_bytes)
+        self.checkpoints = Checkpoints(store, checkpoint_interval)
         self._refused: set[str] = set()
         """Games whose stored history was found not to hold their cached head: verified
         again on every use, until it holds again (restored) or the head is forgotten."""
@@ -178,6 +301,50 @@ class Heads:
         )
         return advance(head, events[1:])
 
+    async def from_checkpoint(self, game_id: str) -> Head | None:
+        """The head made from the game's latest checkpoint and the events after it (None
+        when it has none): its creation event, the event the checkpoint ends at and those
+        after it are read and verified (the checkpoint's seal vouches for the events before
+        it, as a cached head does), and the stored head must be among them."""
+        stored = await self.store.head(game_id)
+        if stored.sequence < 2 * self.checkpoints.interval:
+            return None  # a fold of so few events costs less than reading a checkpoint
+        found = await self.store.checkpoints.nearest(game_id, stored.revision)
+        if not found:
+            return None
+        first_raw = await self.store.read_raw(game_id, 0, 1)
+        if not first_raw:
+            raise GameNotFound(game_id)
+        try:
+            first = ChainWalk(self.store.chain).stored(*first_raw[0])
+        except ChainBroken as broken:
+            raise self._tampered(game_id, broken) from None
+        if first.WhichOneof("body") != "game_created":
+            raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
+        start = folding.start(first.game_created)
+        checkpoints = self.checkpoints
+        resumed = await checkpoints.resume(game_id, start.table, stored.revision, found)
+        if resumed is None or resumed.position.sequence > stored.sequence:
+            return None
+        position = resumed.position
+        at_raw = await self.store.read_raw(game_id, position.sequence - 1, 1)
+        at = _sealed_event(self.store.chain, at_raw, position.sequence)
+        if at is None or at.hash != resumed.last_hash:
+            return None  # not the event it was made at: the whole stream decides
+        last_hash, updated, keyed = at.hash, at.time, resumed.keyed
+        holds = stored.sequence == position.sequence and stored.last_hash == last_hash
+        async for step in checkpoints.forward(game_id, resumed, until_revision=None):
+            event = step.event
+            position, last_hash, updated = step.after, event.hash, event.time
+            keyed = keyed or bool(event.chain_key_id)
+            holds = holds or (event.sequence, event.hash) == (stored.sequence, stored.last_hash)
+        if not holds:
+            return None
+        seed = None
+        if first.game_created.mode == DEALT and position.status is folding.Status.IN_PROGRESS:
+            seed = await self.store.seed(game_id)
+        return Head(game_id, position, last_hash, first.time, updated, seed, keyed)
+
     async def catch_up(self, head: Head, stored: StoredHead | None = None) -> Head:
         """`head` with what was appended after it, verified as it is read (remembered when
         anything was), and holding `stored` (the stored head, read before) when given.
@@ -209,7 +376,7 @@ class Heads:
         try:
             rebuilt = await self.rebuild(game_id, known=head)
         except TamperedHistory:
-            if len(self._refused) >= self.cache.size:
+            if len(self._refused) >= MAX_REFUSED:
                 self._refused.clear()  # bounded: the cached heads still catch most
             self._refused.add(game_id)
             raise
@@ -223,7 +390,8 @@ class Heads:
         check_game_id(game_id)
         head = self.cache.get(game_id)
         if head is None:
-            return self.remember(await self.rebuild(game_id))
+            resumed = await self.from_checkpoint(game_id)
+            return self.remember(resumed or await self.rebuild(game_id))
         if game_id in self._refused:
             return await self.reconcile(head)
         if fresh:

@@ -1,6 +1,7 @@
 """The reads: everything a client can ask of a game without changing it (its state at any
 revision, a replay, the legal moves, the audit log, the annotations, the list of games).
-Each is a fold of the stream, or the cached head when it is asked at the head."""
+Each is a fold of the stream, or the cached head when it is asked at the head; a state at
+a past revision and a replay fold from the nearest checkpoint (`service.checkpoints`)."""
 
 from __future__ import annotations
 
@@ -144,7 +145,7 @@ class Reads:
                 f"Revision {revision} is beyond the game's head, revision {head.revision}.",
                 metadata={"head_revision": str(head.revision)},
             )
-        return folding.fold(await self.events(game_id), until_revision=revision)
+        return await self.heads.checkpoints.position_at(game_id, head.position.table, revision)
 
     def game_types(self) -> list[game_pb2.GameInfo]:
         return [describe(game) for game in all_games().values()]
@@ -240,8 +241,8 @@ class Reads:
                 "from_revision",
                 f"from_revision {first} is after to_revision {last}: nothing to replay.",
             )
-        events = await self.events(game_id)
-        head_revision = max(e.revision for e in events)
+        head = await self.heads.load(game_id)
+        head_revision = head.revision
         last = last or head_revision
         if first > head_revision or last > head_revision:
             raise OutOfRange(
@@ -250,16 +251,10 @@ class Reads:
                 field_name="from_revision" if first > head_revision else "to_revision",
                 metadata={"head_revision": str(head_revision)},
             )
-        position = folding.start(events[0].game_created)
-        seen = viewer_of(viewer, position.table.players)
-        for index, event in enumerate(events):
-            before = position
-            if index:
-                position = folding.advance(position, event)
-            if event.revision > last:
-                return
-            if event.revision >= first:
-                yield replay_item(event, before, position, seen, drawn=drawn)
+        table = head.position.table
+        seen = viewer_of(viewer, table.players)
+        async for step in self.heads.checkpoints.steps(game_id, table, first, last):
+            yield replay_item(step.event, step.before, step.after, seen, drawn=drawn)
 
     async def replay_variation(
         self,

@@ -6,7 +6,8 @@ call. It decides nothing itself; every method is a use case of the room that own
     service.amending      `amend_move`: a move in the middle of the history corrected
     service.reads         the reads (`position_at`, `replay`, `legal_moves`, `audit`, ...)
     service.heads         the head cache (`load`, `rebuild`, `cached`, `forget`)
-    service.verification  VerifyGame (`verify`)
+    service.checkpoints   the positions kept beside long streams (what reads resume from)
+    service.verification  VerifyGame (`verify`; the checkpoints are checked after it)
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Sequence
 
 from service.amending import Amending
 from service.appending import Appender, Outcome
-from service.heads import Head, Heads
+from service.checkpoints import DEFAULT_INTERVAL
+from service.heads import DEFAULT_CACHE_BYTES, Head, Heads
 from service.reads import Reads
 from service.store import EventStore
 from service.usecases import Commands
@@ -26,8 +28,13 @@ from tablelog.v1 import service_pb2
 class Recorder(Commands, Amending, Reads):
     """One per process; safe for many asyncio tasks."""
 
-    def __init__(self, store: EventStore, cache_size: int = 2_048) -> None:
-        heads = Heads(store, cache_size)
+    def __init__(
+        self,
+        store: EventStore,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        checkpoint_interval: int = DEFAULT_INTERVAL,
+    ) -> None:
+        heads = Heads(store, cache_bytes, checkpoint_interval)
         Commands.__init__(self, store, heads, Appender(store, heads))
         Reads.__init__(self, store, heads)
 
@@ -46,7 +53,16 @@ class Recorder(Commands, Amending, Reads):
     async def verify(
         self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()
     ) -> service_pb2.VerifyGameResponse:
-        return await verify(self.store, game_id, receipts)
+        response = await verify(self.store, game_id, receipts)
+        if response.ok:
+            checked, bad = await self.heads.checkpoints.verify_stored(game_id)
+            response.checkpoints_checked = checked
+            response.bad_checkpoints.extend(bad)
+        return response
+
+    async def settle(self) -> None:
+        """Wait for the checkpoint writes in flight."""
+        await self.heads.checkpoints.settle()
 
     def receipt(self, outcome: Outcome) -> service_pb2.Receipt:
         """The receipt of a change: the game's head after it, as appended (for a retried

@@ -20,7 +20,9 @@ from replay.registry import all_games
 from service.admission import Admission
 from service.authentication import GameClubs, Gate, member_keys
 from service.chain import Chain
+from service.checkpoints import DEFAULT_INTERVAL
 from service.clubs import ClubServicer
+from service.heads import DEFAULT_CACHE_BYTES
 from service.health import StoreProbe
 from service.identity import new_token
 from service.interceptors import Registrar, add_servicer
@@ -71,6 +73,8 @@ def build_server(
     caller_limits: CallerLimits | None = None,
     keys_of: KeysOf = member_keys,
     gate: Gate | None = None,
+    head_cache_bytes: int = DEFAULT_CACHE_BYTES,
+    checkpoint_interval: int = DEFAULT_INTERVAL,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
@@ -82,16 +86,18 @@ def build_server(
     and authorizes every call but health and reflection (by default one on the store's
     Redis, see `service.authentication`); `caller_limits` then bounds each caller's rate
     and watches (see `service.quotas`), telling callers apart by `keys_of` (by default the
-    authenticated member and its club)."""
+    authenticated member and its club). `head_cache_bytes` bounds the cached game heads
+    (see `service.heads`); `checkpoint_interval` is the events between two checkpoints of
+    a game (see `service.checkpoints`)."""
     if not isinstance(store, RedisEventStore):
         raise TypeError("the server keeps its members in the event store's Redis")
     server = aio.server(options=server_options(reuse_port))
-    recorder = Recorder(store)
+    recorder = Recorder(store, head_cache_bytes, checkpoint_interval)
     members = MemberStore(store.redis)
     games = GameClubs(store)
     gate = gate or Gate(members, games)
     # Watch tails block on their own connections, never on the request path's pool.
-    watching = WatchHub(store, store.dedicated, watch_limits)
+    watching = WatchHub(store, store.dedicated, watch_limits, heads=recorder.heads)
     servicer = TablelogServicer(recorder, watching, members, games)
     admission = Admission(caller_limits, keys_of) if caller_limits else None
     # Only the per-move call is a grpc registered method (see `Registrar`); the other
@@ -226,6 +232,7 @@ async def stop_serving(built: Built, grace: float) -> None:
     await built.health.enter_graceful_shutdown()
     await built.server.stop(grace=grace)
     await built.watching.close()
+    await built.recorder.settle()  # the checkpoint writes in flight, before the store closes
 
 
 class BackgroundServer:

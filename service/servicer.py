@@ -130,7 +130,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         games: GameClubs | None = None,
     ) -> None:
         self.recorder = recorder
-        self.watching = watching or WatchHub(recorder.store)
+        self.watching = watching or WatchHub(recorder.store, heads=recorder.heads)
         self.members = members
         self.games = games
 

@@ -6,9 +6,10 @@ its own, so appends made through any instance arrive, and no number of watchers 
 connection the request path needs) and folds each new event once. It hands the event to
 every local watcher as an `Update`, which renders the message a viewer kind sees (the
 spectator, each seat, the full view) once, when the first watcher of that kind asks, and
-keeps the bytes for the others. A new watcher starts from the tail's position (no fold of
-its own) and catches up from `from_revision` out of the tail's recent updates, or, for an
-older revision, out of the stored events.
+keeps the bytes for the others. A tail starts at the game's head (`service.heads`), a new
+watcher at the tail's position (no fold of its own), and one catches up from
+`from_revision` out of the tail's recent updates, or, for an older revision, out of the
+stored events folded from the nearest checkpoint before it (`service.checkpoints`).
 
 Each watcher has a bounded queue. One that falls `WatchLimits.queue` updates behind is
 dropped by the tail at once (the others never wait for it) and its stream ends with
@@ -25,10 +26,11 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from replay import fold as folding
-from replay.core import HistoryError, Viewer
+from replay.core import Viewer
 from service.errors import Exhausted, InvalidRequest
+from service.heads import Heads
 from service.limits import check_game_id
-from service.store import EventStore, GameNotFound
+from service.store import EventStore
 from service.views import replay_item, shown_notation, viewer_of
 from tablelog.v1 import events_pb2, service_pb2
 
@@ -123,22 +125,6 @@ class Update:
 
     def forget_renders(self) -> None:
         self._rendered.clear()
-
-
-def fold_updates(
-    events: Sequence[events_pb2.Event], lists: MoveLists
-) -> tuple[folding.Position, list[Update]]:
-    """The position after `events` (a whole game, from its creation) and an update per
-    event, as a replay shows them."""
-    first = events[0] if events else None
-    if first is None or first.WhichOneof("body") != "game_created" or first.sequence != 1:
-        raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
-    position = folding.start(first.game_created)
-    updates = [Update(first, position, position, lists)]
-    for event in events[1:]:
-        before, position = position, folding.advance(position, event)
-        updates.append(Update(event, before, position, lists))
-    return position, updates
 
 
 class Watcher:
@@ -268,11 +254,9 @@ class Tail:
         reader, own = self.hub.open_reader()
         try:
             try:
-                events = await reader.read(self.game_id)
-                if not events:
-                    raise GameNotFound(self.game_id)
-                self.position, updates = fold_updates(events, self.lists)
-                self.recent.extend(updates)
+                # The game's head (cached, or made from the nearest checkpoint): a watch
+                # opens at the cost of a head, not of a fold of the whole game.
+                self.position = (await self.hub.heads.load(self.game_id)).position
             except Exception as exc:
                 self.ready.set_exception(exc)
                 return
@@ -338,10 +322,14 @@ class WatchHub:
         store: EventStore,
         open_reader: Callable[[], EventStore] | None = None,
         limits: WatchLimits | None = None,
+        *,
+        heads: Heads,
     ) -> None:
         """`open_reader` gives a tail a store on a connection of its own (closed when the
-        tail stops); without it tails read through `store` itself."""
+        tail stops); without it tails read through `store` itself. A tail starts at the
+        game's head from `heads` (the request path's)."""
         self.store = store
+        self.heads = heads
         self._open_reader = open_reader
         self.limits = limits or WatchLimits()
         self._tails: dict[str, Tail] = {}
@@ -419,17 +407,24 @@ class WatchHub:
             if from_revision:
                 backlog = tail._backlog_in_memory(from_revision)
                 if backlog is None:
-                    backlog = await self._backlog_from_store(game_id, head.sequence)
+                    backlog = await self._backlog_from_store(game_id, head, from_revision)
                 watcher._take_backlog(backlog, from_revision)
             yield watcher
         finally:
             tail.leave(watcher)
 
-    async def _backlog_from_store(self, game_id: str, sequence: int) -> list[Update]:
-        """Every update up to `sequence`, folded from the stored events: only for a watcher
-        that starts further back than its tail remembers."""
-        events = await self.store.read(game_id, 0, sequence)
-        return fold_updates(events, MoveLists())[1]
+    async def _backlog_from_store(
+        self, game_id: str, head: folding.Position, from_revision: int
+    ) -> list[Update]:
+        """The updates from `from_revision` up to `head`, folded from the nearest checkpoint
+        before it: only for a watcher that starts further back than its tail remembers."""
+        lists = MoveLists()
+        steps = self.heads.checkpoints.steps(game_id, head.table, from_revision, head.revision)
+        return [
+            Update(step.event, step.before, step.after, lists)
+            async for step in steps
+            if step.event.sequence <= head.sequence
+        ]
 
     async def close(self) -> None:
         """Stop every tail (the server is stopping)."""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.chain import Chain
+from service.store.checkpoint_storage import CheckpointStorage
 from service.store.game_index import IndexEntry
 from service.store.script import SeedOp
 from tablelog.v1 import events_pb2
@@ -33,6 +34,8 @@ class EventStore(abc.ABC):
 
     chain: Chain
     """The chain keys the store seals appended events with (see `service.chain`)."""
+    checkpoints: CheckpointStorage
+    """The games' checkpoints, beside their streams (see `service.checkpoints`)."""
 
     @abc.abstractmethod
     async def append(
@@ -84,9 +87,11 @@ class EventStore(abc.ABC):
         """Events after `after_sequence`, in order (at most `count`)."""
 
     @abc.abstractmethod
-    async def read_raw(self, game_id: str, after_sequence: int = 0) -> list[tuple[int, bytes]]:
-        """The entries after `after_sequence` as stored: (sequence from the entry id, the
-        bytes). For verification."""
+    async def read_raw(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[tuple[int, bytes]]:
+        """The entries after `after_sequence` as stored (at most `count`): (sequence from
+        the entry id, the bytes). For verification."""
 
     @abc.abstractmethod
     async def wait(

@@ -10,6 +10,8 @@ Redis Cluster slot and the append script may touch all of them):
                              it appended and the fingerprint of the request that did
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
     tl:{club:<id>}:listing:* a club's listing index (ListGames): `service.store.game_index`
+    tl:{<game_id>}:checkpoint*  folded positions kept beside the stream, never the truth
+                             (`service.store.checkpoint_storage`, `service.checkpoints`)
     tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
                              (the bytes of its games' streams: see `service.store.club_storage`)
 
@@ -32,6 +34,7 @@ from redis import exceptions as redis_errors
 
 from service.chain import GENESIS_HASH, Chain
 from service.store.base import AppendResult, EventStore, StoredHead
+from service.store.checkpoint_storage import CheckpointStorage
 from service.store.club_storage import DEFAULT_LEASE, ClubStorage
 from service.store.errors import (
     ChainMismatch,
@@ -120,6 +123,7 @@ class RedisEventStore(EventStore):
         self._game_keys: dict[str, tuple[str, str, str, str]] = {}
         self._outage: str | None = None
         self.game_index = GameIndex(client, prefix, self._call)
+        self.checkpoints = CheckpointStorage(client, self.key, self._call)
 
     @classmethod
     def from_url(
@@ -375,9 +379,13 @@ class RedisEventStore(EventStore):
             for sequence, (entry_id, fields) in enumerate(entries, start=after_sequence + 1)
         ]
 
-    async def read_raw(self, game_id: str, after_sequence: int = 0) -> list[tuple[int, bytes]]:
+    async def read_raw(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[tuple[int, bytes]]:
         entries = await self._call(
-            self._redis.xrange(self.key(game_id, "events"), min=f"{after_sequence + 1}-0")
+            self._redis.xrange(
+                self.key(game_id, "events"), min=f"{after_sequence + 1}-0", count=count
+            )
         )
         return [(int(i.split(b"-")[0]), bytes(f.get(b"e", b""))) for i, f in entries]
 

@@ -241,9 +241,11 @@ def test_the_head_cache_keeps_the_most_recently_used_heads(
 ) -> None:
     async def scenario() -> None:
         store = RedisEventStore.from_url(embedded_redis.url, chain=CHAIN)
-        recorder = Recorder(store, cache_size=2)
+        recorder = Recorder(store)
         try:
             first = await new_game(recorder, moves=0)
+            one = recorder.heads.cache.bytes  # what a new game's head holds: room for two
+            recorder.heads.cache.max_bytes = 2 * one + one // 2
             second = await new_game(recorder, moves=0)
             await recorder.load(first)  # now the most recently used
             third = await new_game(recorder, moves=0)

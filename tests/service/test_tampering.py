@@ -297,7 +297,10 @@ def test_every_tamper_is_found_at_its_revision(
     # Reads of the stream itself (audit, replay, a past state) verify it as they read it.
     audit = service_pb2.GetAuditLogRequest(game_id=recorded.game_id)
     assert data_loss_at(lambda: client.stub.GetAuditLog(audit)) == expected, name
-    past = service_pb2.GetStateRequest(game_id=recorded.game_id, revision=2)
+    # A past state reads (from the nearest checkpoint) up to the revision asked for and the
+    # event after it: one that reaches the damage finds it.
+    reaching = min(tamper.first_bad, MOVES)
+    past = service_pb2.GetStateRequest(game_id=recorded.game_id, revision=reaching)
     assert data_loss_at(lambda: client.stub.GetState(past)) == expected, name
     if tamper.warm_append_sees_it:
         assert data_loss_at(next_move(client, recorded)) == expected, name
@@ -529,9 +532,11 @@ class CountingStore(RedisEventStore):
 
     stream_reads = 0
 
-    async def read_raw(self, game_id: str, after_sequence: int = 0) -> list[tuple[int, bytes]]:
+    async def read_raw(
+        self, game_id: str, after_sequence: int = 0, count: int | None = None
+    ) -> list[tuple[int, bytes]]:
         self.stream_reads += 1
-        return await super().read_raw(game_id, after_sequence)
+        return await super().read_raw(game_id, after_sequence, count)
 
 
 def test_an_unchanged_head_is_not_verified_again(embedded_redis: EmbeddedRedis) -> None:

@@ -939,6 +939,13 @@ def cmd_verify(args: argparse.Namespace, client: Client) -> int:
         print(f"ok: {checked}, {chain}{held}, every move re-validated{dealt}")
         if result.imported_unverified:
             print("note: imported from an export whose chain could not be verified")
+        if result.bad_checkpoints:
+            listed = ", ".join(str(s) for s in result.bad_checkpoints[:10])
+            print(
+                f"note: {len(result.bad_checkpoints)} of {result.checkpoints_checked} "
+                f"checkpoints (after events {listed}) did not match a fresh fold: they were "
+                "dropped and are made again (the history itself is fine)"
+            )
     else:
         where = f"event {result.first_bad_sequence} (revision {result.first_bad_revision})"
         print(f"NOT OK at {where}: {result.problem}")

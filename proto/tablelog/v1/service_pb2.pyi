@@ -1519,6 +1519,8 @@ class VerifyGameResponse(_message.Message):
     KEY_IDS_FIELD_NUMBER: _builtins.int
     RECEIPTS_CHECKED_FIELD_NUMBER: _builtins.int
     IMPORTED_UNVERIFIED_FIELD_NUMBER: _builtins.int
+    CHECKPOINTS_CHECKED_FIELD_NUMBER: _builtins.int
+    BAD_CHECKPOINTS_FIELD_NUMBER: _builtins.int
     ok: _builtins.bool
     events_checked: _builtins.int
     first_bad_sequence: _builtins.int
@@ -1539,9 +1541,21 @@ class VerifyGameResponse(_message.Message):
     """How many of the given receipts were checked and held."""
     imported_unverified: _builtins.bool
     """The game was imported from an export whose chain could not be verified."""
+    checkpoints_checked: _builtins.int
+    """The checkpoints found beside the stream (folded positions kept so that a read at any
+    revision folds only from the nearest one; never the source of truth), each compared
+    with a fresh fold of the events up to it.
+    """
     @_builtins.property
     def key_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The chain keys the events are keyed with."""
+
+    @_builtins.property
+    def bad_checkpoints(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The sequences of the checkpoints that do not hold: damaged, sealed under a key not
+        trusted here, or not what the events fold to. Reads never use them; they are dropped
+        and made again. The history itself is judged by `ok` alone.
+        """
 
     def __init__(
         self,
@@ -1557,10 +1571,12 @@ class VerifyGameResponse(_message.Message):
         key_ids: _abc.Iterable[_builtins.str] | None = ...,
         receipts_checked: _builtins.int = ...,
         imported_unverified: _builtins.bool = ...,
+        checkpoints_checked: _builtins.int = ...,
+        bad_checkpoints: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt_moves_checked", b"dealt_moves_checked", "events_checked", b"events_checked", "first_bad_revision", b"first_bad_revision", "first_bad_sequence", b"first_bad_sequence", "imported_unverified", b"imported_unverified", "key_ids", b"key_ids", "keyed", b"keyed", "ok", b"ok", "problem", b"problem", "receipts_checked", b"receipts_checked", "unkeyed_events", b"unkeyed_events"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bad_checkpoints", b"bad_checkpoints", "checkpoints_checked", b"checkpoints_checked", "dealt_moves_checked", b"dealt_moves_checked", "events_checked", b"events_checked", "first_bad_revision", b"first_bad_revision", "first_bad_sequence", b"first_bad_sequence", "imported_unverified", b"imported_unverified", "key_ids", b"key_ids", "keyed", b"keyed", "ok", b"ok", "problem", b"problem", "receipts_checked", b"receipts_checked", "unkeyed_events", b"unkeyed_events"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -3359,8 +3359,16 @@ type VerifyGameResponse struct {
 	ReceiptsChecked uint32 `protobuf:"varint,10,opt,name=receipts_checked,json=receiptsChecked,proto3" json:"receipts_checked,omitempty"`
 	// The game was imported from an export whose chain could not be verified.
 	ImportedUnverified bool `protobuf:"varint,11,opt,name=imported_unverified,json=importedUnverified,proto3" json:"imported_unverified,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The checkpoints found beside the stream (folded positions kept so that a read at any
+	// revision folds only from the nearest one; never the source of truth), each compared
+	// with a fresh fold of the events up to it.
+	CheckpointsChecked uint32 `protobuf:"varint,12,opt,name=checkpoints_checked,json=checkpointsChecked,proto3" json:"checkpoints_checked,omitempty"`
+	// The sequences of the checkpoints that do not hold: damaged, sealed under a key not
+	// trusted here, or not what the events fold to. Reads never use them; they are dropped
+	// and made again. The history itself is judged by `ok` alone.
+	BadCheckpoints []uint64 `protobuf:"varint,13,rep,packed,name=bad_checkpoints,json=badCheckpoints,proto3" json:"bad_checkpoints,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *VerifyGameResponse) Reset() {
@@ -3468,6 +3476,20 @@ func (x *VerifyGameResponse) GetImportedUnverified() bool {
 		return x.ImportedUnverified
 	}
 	return false
+}
+
+func (x *VerifyGameResponse) GetCheckpointsChecked() uint32 {
+	if x != nil {
+		return x.CheckpointsChecked
+	}
+	return 0
+}
+
+func (x *VerifyGameResponse) GetBadCheckpoints() []uint64 {
+	if x != nil {
+		return x.BadCheckpoints
+	}
+	return nil
 }
 
 type ImportGameRequest struct {
@@ -4081,7 +4103,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"^\n" +
 	"\x11VerifyGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x120\n" +
-	"\breceipts\x18\x02 \x03(\v2\x14.tablelog.v1.ReceiptR\breceipts\"\xa3\x03\n" +
+	"\breceipts\x18\x02 \x03(\v2\x14.tablelog.v1.ReceiptR\breceipts\"\xfd\x03\n" +
 	"\x12VerifyGameResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12%\n" +
 	"\x0eevents_checked\x18\x02 \x01(\x04R\reventsChecked\x12,\n" +
@@ -4094,7 +4116,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\akey_ids\x18\t \x03(\tR\x06keyIds\x12)\n" +
 	"\x10receipts_checked\x18\n" +
 	" \x01(\rR\x0freceiptsChecked\x12/\n" +
-	"\x13imported_unverified\x18\v \x01(\bR\x12importedUnverified\"\xa3\x01\n" +
+	"\x13imported_unverified\x18\v \x01(\bR\x12importedUnverified\x12/\n" +
+	"\x13checkpoints_checked\x18\f \x01(\rR\x12checkpointsChecked\x12'\n" +
+	"\x0fbad_checkpoints\x18\r \x03(\x04R\x0ebadCheckpoints\"\xa3\x01\n" +
 	"\x11ImportGameRequest\x12*\n" +
 	"\x06events\x18\x01 \x03(\v2\x12.tablelog.v1.EventR\x06events\x12\x1d\n" +
 	"\n" +

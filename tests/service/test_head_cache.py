@@ -1,0 +1,91 @@
+"""The head cache (`service.heads.HeadCache`) is bounded by the bytes its heads hold, least
+recently used out first; a head is counted by its state and a fixed cost per move, and
+that estimate is held to what the heads of every game really hold."""
+
+from __future__ import annotations
+
+import pytest
+from google.protobuf import timestamp_pb2
+
+from replay import fold as folding
+from replay.registry import all_games
+from service.heads import PER_MOVE_BYTES, Head, HeadCache, estimated_bytes, held_bytes
+from tests.support.histories import players_of
+from tests.support.play import created, events_of, random_game
+
+
+def positions(name: str, seed: int) -> list[folding.Position]:
+    """The position after every event of a finished random game of `name`."""
+    played = random_game(name, players_of(name), seed=seed)
+    events = events_of(created(name, players_of(name)), played.moves, played.notations)
+    position = folding.start(events[0].game_created)
+    found = [position]
+    for event in events[1:]:
+        position = folding.advance(position, event)
+        found.append(position)
+    return found
+
+
+def head(game_id: str, position: folding.Position) -> Head:
+    when = timestamp_pb2.Timestamp(seconds=1)
+    return Head(game_id, position, b"\x00" * 32, when, when)
+
+
+def test_the_cache_holds_at_most_its_bytes_least_recently_used_out_first() -> None:
+    games = [positions("splendor", seed)[-1] for seed in range(5)]
+    sizes = [estimated_bytes(p) for p in games]
+    cache = HeadCache(max_bytes=sizes[0] + sizes[1] + sizes[2] + 10)
+    for index in range(3):
+        cache.put(head(f"g{index}", games[index]))
+    assert len(cache) == 3
+    assert cache.bytes == sum(sizes[:3])
+    assert cache.get("g0") is not None  # now the most recently used
+    cache.put(head("g3", games[3]))
+    assert cache.bytes <= cache.max_bytes
+    assert cache.peek("g1") is None  # the least recently used went first
+    assert cache.peek("g0") is not None
+    assert cache.peek("g3") is not None
+    cache.forget("g0")
+    assert cache.bytes == sum(estimated_bytes(h.position) for h in _cached(cache, 5))
+
+
+def _cached(cache: HeadCache, games: int) -> list[Head]:
+    return [h for i in range(games) if (h := cache.peek(f"g{i}")) is not None]
+
+
+def test_a_head_that_grows_is_counted_per_move_from_where_it_was_walked() -> None:
+    line = positions("medici", 3)
+    cache = HeadCache(max_bytes=1 << 30)
+    cache.put(head("g", line[10]))
+    walked = estimated_bytes(line[10])
+    assert cache.bytes == walked
+    cache.put(head("g", line[30]))  # twenty moves later, as changes put it
+    assert cache.bytes == walked + 20 * PER_MOVE_BYTES
+    cache.forget("g")
+    assert cache.bytes == 0
+    assert len(cache) == 0
+
+
+def test_a_head_larger_than_the_cache_is_kept_alone() -> None:
+    big = positions("castello-methoni", 1)[-1]
+    cache = HeadCache(max_bytes=1_000)
+    cache.put(head("small", positions("splendor", 1)[0]))
+    cache.put(head("big", big))
+    assert len(cache) == 1
+    assert cache.peek("big") is not None
+
+
+@pytest.mark.parametrize("name", sorted(all_games()))
+def test_the_per_move_estimate_holds_for_every_game(name: str) -> None:
+    """What a move adds to a head (its states before and after, sharing what did not
+    change, its move and notation), averaged over a game, is within a factor of three of
+    PER_MOVE_BYTES: the bound the cache keeps is the bound it says."""
+    line = positions(name, 2)
+    first, last = line[1], line[-1]
+    moves = last.move_count - first.move_count
+    per_move = (held_bytes(last) - held_bytes(first)) / moves
+    assert PER_MOVE_BYTES / 3 <= per_move <= PER_MOVE_BYTES * 3, per_move
+    # And the estimate the cache counts a head by is within that factor of its full walk.
+    for position in (line[len(line) // 2], last):
+        walked = held_bytes(position)
+        assert walked / 3 <= estimated_bytes(position) <= walked * 3
