@@ -5,7 +5,8 @@
 // scripts/build_webapp.py runs this (after type-checking) and puts DIR's files into
 // service/webapp/, or compares them with it (--check). The output depends only on the sources
 // and the versions package-lock.json pins: the same tree always builds the same bytes.
-import { readFile, writeFile, mkdir } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -47,7 +48,9 @@ const result = await esbuild.build({
   format: "esm",
   target: ["es2022", "chrome110", "firefox115", "safari16"],
   outdir: join(outdir, ASSETS),
-  entryNames: "[name]-[hash]",
+  // Named by the hash of their bytes below: esbuild's own [hash] is not stable from one run
+  // to the next here, for byte-identical output (seen with this build's resolve plugin).
+  entryNames: "[name]",
   metafile: true,
   legalComments: "none",
   charset: "utf8",
@@ -59,9 +62,15 @@ const result = await esbuild.build({
 
 const built = {};
 for (const [path, output] of Object.entries(result.metafile.outputs)) {
-  if (output.entryPoint) {
-    built[basename(output.entryPoint)] = "/" + relative(outdir, resolve(HERE, path)).split(sep).join("/");
+  if (!output.entryPoint) {
+    continue;
   }
+  const file = resolve(HERE, path);
+  const digest = createHash("sha256").update(await readFile(file)).digest("hex").slice(0, 12);
+  const dot = file.lastIndexOf(".");
+  const hashed = `${file.slice(0, dot)}-${digest}${file.slice(dot)}`;
+  await rename(file, hashed);
+  built[basename(output.entryPoint)] = "/" + relative(outdir, hashed).split(sep).join("/");
 }
 const template = await readFile(join(HERE, "index.html"), "utf-8");
 const page = template
