@@ -79,7 +79,8 @@ def main() -> int:
         if OUTPUT.exists():
             shutil.rmtree(OUTPUT)
         shutil.copytree(fresh, OUTPUT)
-        print(f"wrote {len(_files(fresh))} files to service/webapp; changed: {' '.join(stale) or 'none'}")
+        changed = " ".join(stale) or "none"
+        print(f"wrote {len(_files(fresh))} files to service/webapp; changed: {changed}")
     return 0
 
 

@@ -544,13 +544,17 @@ async def _serve(
     if not quiet:
         print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
         if web is not None:
-            print(f"web app: {web}", flush=True)
+            print(f"web app: {web}{owner_fragment(args)}", flush=True)
     if args.demo:
         from service.local_owner import ensure_local_owner, owner_actor
 
         owner, _token = await ensure_local_owner(built.members, args.data_dir)
         await record_demo(
-            built.recorder, address, owner_actor(owner, "tablelog-serve --demo"), web=web
+            built.recorder,
+            address,
+            owner_actor(owner, "tablelog-serve --demo"),
+            web=web,
+            fragment=owner_fragment(args),
         )
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
@@ -626,10 +630,12 @@ async def record_demo(
     actor: events_pb2.Actor,
     moves: int = 8,
     web: str | None = None,
+    fragment: str = "",
 ) -> str:
     """A short demo game of Splendor, dealt by the server, played by seeded random choices
     among the legal moves the server lists (the service knows no game's strategy), recorded
-    as `actor` (the local owner); with `web` (the web app's URL) its page there too."""
+    as `actor` (the local owner); with `web` (the web app's URL) its page there too, with
+    `fragment` (`owner_fragment`) after it."""
     from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
     created = await recorder.create_game(
@@ -678,8 +684,22 @@ async def record_demo(
         flush=True,
     )
     if web is not None:
-        print(f"Or open it in a browser: {web}games/{game_id}", flush=True)
+        print(f"Or open it in a browser: {web}games/{game_id}{fragment}", flush=True)
     return game_id
+
+
+def owner_fragment(args: argparse.Namespace) -> str:
+    """What to add to a web app address so that opening it signs the local owner in: their
+    token in the fragment, which a browser keeps to itself (never sent to a server; the app
+    takes it out of the address bar at once). Only on a loopback address, where whoever
+    opens it could read `owner.token` anyway; elsewhere members sign in with their own."""
+    from service.local_owner import OWNER_TOKEN_FILE
+    from service.transport import is_loopback
+
+    path = args.data_dir / OWNER_TOKEN_FILE
+    if not is_loopback(args.http_address) or not path.is_file():
+        return ""
+    return f"#token={path.read_text(encoding='utf-8').strip()}"
 
 
 def _program() -> str:

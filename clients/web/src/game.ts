@@ -147,19 +147,19 @@ class GamePage {
       this.glyphSelect.append(el("option", { value: glyph }, glyph || "no glyph"));
     }
 
-    const step = (label: string, id: string, to: () => number, keys: string) => {
-      const button = el("button", { type: "button", id, "aria-label": label, title: `${label} (${keys})` }, label);
+    const step = (text: string, id: string, to: () => number, keys: string) => {
+      const button = el("button", { type: "button", id, "aria-label": id, title: `${id} (${keys})` }, text);
       button.addEventListener("click", () => this.go(to()));
       return button;
     };
     const stepper = el(
       "div",
       { class: "stepper" },
-      step("⏮", "first", () => 1, "Home"),
+      step("«", "first", () => 1, "Home"),
       step("◀", "previous", () => this.current - 1, "←"),
       this.revisionLabel,
       step("▶", "next", () => this.current + 1, "→"),
-      step("⏭", "last", () => this.head, "End"),
+      step("»", "last", () => this.head, "End"),
     );
     const annotate = el(
       "form",
