@@ -18,11 +18,9 @@ import { describe, isCancelled, reasonOf, requestId, type Api } from "./api.js";
 import { el, replaceChildren, typingInto } from "./dom.js";
 import { deciderName, entryOf, isHistoryStep, type Entry } from "./history.js";
 import { statusWords } from "./list.js";
-import { pictureSource } from "./picture.js";
+import { Pictures } from "./picture.js";
 import { AS_ENTITLED, viewerChoices, type ViewerChoice } from "./viewers.js";
 
-/** Pictures kept for stepping back and forth (each is a few tens of kilobytes). */
-const PICTURES_KEPT = 64;
 /** Legal moves listed at most (the API's largest page). */
 const LEGAL_MOVES_SHOWN = 1000;
 /** As the service bounds them (service/limits.py). */
@@ -49,7 +47,7 @@ class GamePage {
   private annotations: Annotation[] = [];
   private readonly choices: ViewerChoice[];
   private choice: ViewerChoice = AS_ENTITLED;
-  private readonly pictures = new Map<string, Promise<string>>();
+  private pictures: Pictures;
   /** The last revision listed. */
   private head = 0;
   /** The revision shown. */
@@ -111,11 +109,13 @@ class GamePage {
   ) {
     this.gameId = summary.gameId;
     this.choices = viewerChoices(me, summary.players);
+    this.pictures = this.picturesFor(this.choice);
   }
 
   async start(): Promise<void> {
     const query = new URLSearchParams(window.location.search);
     this.choice = this.choices.find((c) => c.key === query.get("view")) ?? AS_ENTITLED;
+    this.pictures = this.picturesFor(this.choice);
     this.layout();
     this.showSummary();
     await this.loadHistory();
@@ -380,32 +380,36 @@ class GamePage {
     this.toMove.textContent = entry?.toMove?.who.case === "terminal" ? "Game over" : decider ? `${decider} to move` : "";
   }
 
-  private pictureOf(revision: number): Promise<string> {
-    const key = `${this.choice.key}:${revision}`;
-    const kept = this.pictures.get(key);
-    if (kept !== undefined) {
-      this.pictures.delete(key);
-      this.pictures.set(key, kept);
-      return kept;
-    }
-    const made = this.api.tablelog
-      .getState({ gameId: this.gameId, revision: BigInt(revision), viewer: this.viewer(), picture: true })
-      .then((answer) => pictureSource(answer.state?.picture ?? ""));
-    made.catch(() => this.pictures.delete(key));
-    this.pictures.set(key, made);
-    for (const oldest of this.pictures.keys()) {
-      if (this.pictures.size <= PICTURES_KEPT) {
-        break;
-      }
-      this.pictures.delete(oldest);
-    }
-    return made;
+  /** The pictures of this game as the chosen viewer sees them. */
+  private picturesFor(choice: ViewerChoice): Pictures {
+    const viewer = choice.kind === undefined ? undefined : { kind: choice.kind };
+    const { api, gameId } = this;
+    return new Pictures({
+      async one(revision) {
+        const answer = await api.tablelog.getState({ gameId, revision: BigInt(revision), viewer, picture: true });
+        return answer.state?.picture ?? "";
+      },
+      async *range(first, last) {
+        const stream = api.tablelog.replayGame({
+          gameId,
+          fromRevision: BigInt(first),
+          toRevision: BigInt(last),
+          viewer,
+          picture: true,
+        });
+        for await (const item of stream) {
+          if (isHistoryStep(item) && item.event !== undefined && item.state !== undefined) {
+            yield [Number(item.event.revision), item.state.picture] as const;
+          }
+        }
+      },
+    });
   }
 
   private async showPicture(revision: number): Promise<void> {
     const choice = this.choice;
     try {
-      const source = await this.pictureOf(revision);
+      const source = await this.pictures.get(revision);
       if (revision !== this.current || choice !== this.choice) {
         return;
       }
@@ -426,17 +430,15 @@ class GamePage {
       }
       return;
     }
-    // The neighbours, so that the next step in either direction finds its picture here.
-    for (const next of [revision + 1, revision - 1]) {
-      if (next >= 1 && next <= this.head) {
-        this.pictureOf(next).catch(() => undefined);
-      }
-    }
+    // Only now: the server draws a block's pictures one after another, and the picture
+    // asked for must not wait behind them.
+    this.pictures.around(revision, this.head);
   }
 
   private async changeViewer(key: string): Promise<void> {
     const previous = this.choice;
     this.choice = this.choices.find((c) => c.key === key) ?? AS_ENTITLED;
+    this.pictures = this.picturesFor(this.choice);
     this.viewerError.textContent = "";
     this.live?.abort();
     const at = this.current;
@@ -445,6 +447,7 @@ class GamePage {
     } catch (error) {
       this.viewerError.textContent = describe(error);
       this.choice = previous;
+      this.pictures = this.picturesFor(previous);
       this.viewerSelect.value = previous.key;
       await this.loadHistory();
     }
