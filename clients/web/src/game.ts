@@ -180,11 +180,15 @@ class GamePage {
       el(
         "div",
         { class: "game-head" },
-        el("p", { class: "muted" }, el("a", { href: "/" }, "← games")),
+        el("p", { class: "muted back" }, el("a", { href: "/" }, "← games")),
         this.title,
         this.facts,
-        el("p", {}, this.status, " ", this.liveStatus),
-        el("label", { class: "viewer" }, "View: ", this.viewerSelect),
+        el(
+          "div",
+          { class: "row status" },
+          el("p", {}, this.status, " ", this.liveStatus),
+          el("label", { class: "viewer" }, "View: ", this.viewerSelect),
+        ),
         this.viewerError,
       ),
       el(
