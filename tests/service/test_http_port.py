@@ -10,6 +10,7 @@ import asyncio
 import gzip
 import http.client
 import queue
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -130,6 +131,9 @@ def an_illegal_move(owner: Client, game_id: str) -> str:
 
 def test_every_method_of_both_services_is_served(served: BackgroundServer) -> None:
     assert served.built is not None
+    assert served.built.http is not None
+    # TCP: asyncio turns Nagle off only then (benchmarks/http_port.py: 40 ms a call with it).
+    assert served.built.http.listening.proto == socket.IPPROTO_TCP
     assert set(paths()) == set(served.built.handlers.handlers)
     assert any(p.startswith(TABLELOG) for p in paths())
     assert any(p.startswith(CLUBS) for p in paths())
