@@ -11,6 +11,7 @@ import gzip
 import http.client
 import queue
 import socket
+import ssl
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -33,12 +34,13 @@ from service.http_port import HttpApp
 from service.limits import MAX_MESSAGE_BYTES
 from service.logs import configure_logging
 from service.server import BackgroundServer, channel
+from service.transport import TlsFiles
 from service.watching import WatchLimits
 from service.webapp_files import IMMUTABLE, REVALIDATE, WebappFiles
 from tablelog.v1 import clubs_pb2, events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
 from tests.service.helpers import CHAIN, OWNER_TOKEN, rpc_refused
-from tests.service.support import ServeProcess, tablelog_command
+from tests.service.support import ServeProcess, make_certificates, tablelog_command
 
 TABLELOG = "/tablelog.v1.TablelogService/"
 CLUBS = "/tablelog.v1.ClubService/"
@@ -46,6 +48,7 @@ PROTOCOLS: dict[str, tuple[ProtocolType, Codec]] = {
     "connect-json": (ProtocolType.CONNECT, google_protobuf_json_codec()),
     "connect-proto": (ProtocolType.CONNECT, google_protobuf_binary_codec()),
     "grpc-web": (ProtocolType.GRPC_WEB, google_protobuf_binary_codec()),
+    "grpc-web-json": (ProtocolType.GRPC_WEB, google_protobuf_json_codec()),
 }
 
 
@@ -578,3 +581,37 @@ def test_serve_refuses_a_plaintext_http_port_other_machines_can_reach(tmp_path: 
     )  # fmt: skip
     assert done.returncode == 2
     assert "refusing to listen on 0.0.0.0:0 without TLS" in done.stderr
+
+
+def test_with_tls_files_the_http_port_speaks_https(
+    embedded_redis: EmbeddedRedis, tmp_path: Path
+) -> None:
+    certificates = make_certificates(tmp_path)
+    running = BackgroundServer(
+        embedded_redis.url,
+        chain=CHAIN,
+        owner_token=OWNER_TOKEN,
+        tls=TlsFiles(certificates.certificate, certificates.key),
+        http_address="127.0.0.1:0",
+    ).start()
+    try:
+        assert running.http_url.startswith("https://127.0.0.1:")
+        port = int(running.http_url.rsplit(":", 1)[1])
+        trusted = ssl.create_default_context(cafile=str(certificates.ca))
+        connection = http.client.HTTPSConnection("127.0.0.1", port, context=trusted, timeout=30)
+        connection.request(
+            "POST",
+            TABLELOG + "ListGameTypes",
+            body=b"{}",
+            headers={"content-type": "application/json", "authorization": f"Bearer {OWNER_TOKEN}"},
+        )
+        answer = connection.getresponse()
+        assert (answer.status, b'"splendor"' in answer.read()) == (200, True)
+        connection.close()
+        plaintext = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        plaintext.request("GET", "/")
+        with pytest.raises((http.client.HTTPException, ConnectionError)):
+            plaintext.getresponse().read()
+        plaintext.close()
+    finally:
+        running.stop()
