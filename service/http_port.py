@@ -241,6 +241,7 @@ async def start_http_port(
     config = uvicorn.Config(
         app,
         http="h11",
+        ws="none",
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         lifespan="off",
         log_config=None,
