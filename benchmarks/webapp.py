@@ -39,8 +39,7 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from service.embedded import free_port  # noqa: E402  (the path is set up just above)
-from tablelog_client.sdk import Client  # noqa: E402
+from tablelog_client.sdk import Client  # noqa: E402  (the path is set up just above)
 from tests.service.support import ServeProcess  # noqa: E402
 from tests.support.browser import (  # noqa: E402
     chromium,
@@ -161,7 +160,7 @@ def main() -> int:
 
     missed = kilobytes > SCRIPT_TARGET_KB
     with tempfile.TemporaryDirectory() as data:
-        serve = ServeProcess(Path(data), "--http-address", f"127.0.0.1:{free_port()}").start()
+        serve = ServeProcess(Path(data), http=True).start()
         try:
             (printed,) = serve.read_lines(1)
             signed_in = printed.removeprefix("web app: ").strip()

@@ -20,8 +20,7 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from service.embedded import free_port  # noqa: E402  (the path is set up just above)
-from tablelog_client.sdk import Client  # noqa: E402
+from tablelog_client.sdk import Client  # noqa: E402  (the path is set up just above)
 from tests.service.support import ServeProcess  # noqa: E402
 from tests.support.browser import (  # noqa: E402
     chromium,
@@ -41,7 +40,7 @@ def main() -> int:
         raise SystemExit(problem)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as data:
-        serve = ServeProcess(Path(data), "--http-address", f"127.0.0.1:{free_port()}").start()
+        serve = ServeProcess(Path(data), http=True).start()
         try:
             (printed,) = serve.read_lines(1)
             base, fragment = printed.removeprefix("web app: ").strip().split("#", 1)

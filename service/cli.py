@@ -424,6 +424,9 @@ def _serve_workers(url: str, args: argparse.Namespace) -> int:
     if args.address.rsplit(":", 1)[-1] == "0":
         print("error: --workers needs a fixed port in --address", file=sys.stderr)
         return 2
+    if http_enabled(args) and args.http_address.rsplit(":", 1)[-1] == "0":
+        print("error: --workers needs a fixed port in --http-address (or off)", file=sys.stderr)
+        return 2
     context = multiprocessing.get_context("spawn")
     workers = [
         context.Process(target=_worker, args=(url, args, index), daemon=False)

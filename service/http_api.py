@@ -257,31 +257,43 @@ def _idempotency(method: descriptor.MethodDescriptor) -> IdempotencyLevel:
     return IdempotencyLevel.UNKNOWN
 
 
+def method_info(path: str) -> MethodInfo[Any, Any]:
+    """The library's description of the API's method at `path` ("/package.Service/Method"),
+    from the .proto's descriptors (the server's endpoints and the tests' clients use it)."""
+    service_name, _, name = path.strip("/").partition("/")
+    method = _methods()[service_name].methods_by_name[name]
+    if method.client_streaming:
+        raise TypeError(f"{path}: the HTTP port serves no client streams")
+    return MethodInfo(
+        name=method.name,
+        service_name=service_name,
+        input=message_factory.GetMessageClass(method.input_type),
+        output=message_factory.GetMessageClass(method.output_type),
+        idempotency_level=_idempotency(method),
+        stream_type=StreamType.SERVER_STREAM if method.server_streaming else StreamType.UNARY,
+    )
+
+
+def _methods() -> dict[str, descriptor.ServiceDescriptor]:
+    return {service.full_name: service for service in SERVICES}
+
+
+def paths() -> list[str]:
+    """Every method's path on the HTTP port."""
+    return [f"/{s.full_name}/{m.name}" for s in SERVICES for m in s.methods]
+
+
 def endpoints(handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]]) -> dict[str, Any]:
     """An endpoint of the library for every method of `SERVICES`, by its path, calling
     that method's handler in `handlers` (a `HandlerTable`'s)."""
     found: dict[str, Any] = {}
-    for service in SERVICES:
-        for method in service.methods:
-            path = f"/{service.full_name}/{method.name}"
-            handler = handlers[path]
-            request_class = message_factory.GetMessageClass(method.input_type)
-            response_class = message_factory.GetMessageClass(method.output_type)
-            streams = method.server_streaming
-            info = MethodInfo(
-                name=method.name,
-                service_name=service.full_name,
-                input=request_class,
-                output=response_class,
-                idempotency_level=_idempotency(method),
-                stream_type=StreamType.SERVER_STREAM if streams else StreamType.UNARY,
+    for path in paths():
+        handler = handlers[path]
+        info = method_info(path)
+        if info.stream_type is StreamType.SERVER_STREAM:
+            found[path] = Endpoint.server_stream(
+                info, _server_stream(path, handler, info.input, info.output)
             )
-            if method.client_streaming:
-                raise TypeError(f"{path}: the HTTP port serves no client streams")
-            if streams:
-                found[path] = Endpoint.server_stream(
-                    info, _server_stream(path, handler, request_class, response_class)
-                )
-            else:
-                found[path] = Endpoint.unary(info, _unary(path, handler, request_class))
+        else:
+            found[path] = Endpoint.unary(info, _unary(path, handler, info.input))
     return found

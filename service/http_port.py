@@ -164,13 +164,27 @@ def parse_address(address: str) -> tuple[str, int]:
 
 
 def bind(address: str, reuse_port: bool = False) -> socket.socket:
-    """A listening socket on `address` (port 0: a free one); OSError when it cannot be."""
+    """A listening socket on `address` (port 0: a free one); OSError when it cannot be.
+
+    Made with protocol IPPROTO_TCP, not 0 as `socket.create_server` makes it: asyncio
+    turns Nagle's algorithm off only on sockets that say they are TCP, and with it on,
+    each response (status line and headers, then the body) waits out the client's
+    delayed ACK, about 40 ms a call."""
     host, port = parse_address(address)
     family, _type, _proto, _name, where = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
-    listening = socket.create_server(where[:2], family=family, reuse_port=reuse_port)
-    listening.setblocking(False)
+    listening = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        listening.bind(where)
+        listening.listen(2048)
+        listening.setblocking(False)
+    except OSError:
+        listening.close()
+        raise
     return listening
 
 
@@ -227,6 +241,7 @@ async def start_http_port(
     config = uvicorn.Config(
         app,
         http="h11",
+        ws="none",
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         lifespan="off",
         log_config=None,

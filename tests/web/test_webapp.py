@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from service.embedded import free_port
 from tablelog_client.sdk import Client, TablelogError
 from tests.service.support import ServeProcess
 from tests.support.browser import (
@@ -75,8 +74,7 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    http = f"127.0.0.1:{free_port()}"
-    serve = ServeProcess(tmp_path_factory.mktemp("web"), "--http-address", http).start()
+    serve = ServeProcess(tmp_path_factory.mktemp("web"), http=True).start()
     try:
         (printed,) = serve.read_lines(1)
         assert printed.startswith("web app: http://"), serve.output
