@@ -550,10 +550,13 @@ def test_serve_prints_the_web_apps_address_and_serves_it(tmp_path: Path) -> None
     try:
         lines = served.read_lines(8)  # web app, then the demo: 6 lines and its page
         shown = [line for line in served.output if line.startswith("web app: ")]
-        assert shown == [f"web app: {served.http_url}/\n"]
+        # On a loopback address the fragment signs the local owner in (service.cli).
+        signed_in = f"#token={served.token}"
+        assert shown == [f"web app: {served.http_url}/{signed_in}\n"]
         opened = next(line for line in lines if line.startswith("Or open it in a browser: "))
-        game_url = opened.split(": ", 1)[1].strip()
+        game_url, fragment = opened.split(": ", 1)[1].strip().split("#", 1)
         assert game_url.startswith(f"{served.http_url}/games/")
+        assert f"#{fragment}" == signed_in
         port = int(served.http_url.rsplit(":", 1)[1])
         for path in ("/", game_url.removeprefix(served.http_url)):
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
