@@ -350,3 +350,17 @@ def test_a_move_recorded_elsewhere_appears_live_and_after_a_drop(
     wait_shown(page, version + 2)
     assert text(page, "#current-move") == dropped[0]
     assert text(page, "#revision") == f"Revision {version + 2} of {version + 2}"
+
+
+def test_a_shared_link_opens_its_game_read_only(live: Live, browser: Browser) -> None:
+    """A link token (`tablelog share`) reads one game as a spectator: the app opens that
+    game, shows the spectator's picture, and offers no recording or annotating."""
+    game = game_named(live, "splendor")
+    link = live.client.create_link_token(game.game_id).token
+    page = open_page(browser, f"{live.web}#token={link}")
+    page.wait_for_url(re.compile(f"/games/{game.game_id}"))
+    wait_shown(page, game.revisions)
+    spectator = live.client.state(game.game_id, game.revisions, picture=True)
+    assert shown_picture(page) == spectator.picture
+    assert page.locator("#recorder").is_hidden()
+    assert page.locator("#annotate").is_hidden()

@@ -7,7 +7,7 @@
  * The move list, the position shown and the address stay in step: every change of the
  * position goes through `go`, every new revision through `addStep`.
  */
-import type { WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
+import { Role, type WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
 import {
   GameStatus,
   type Annotation,
@@ -46,6 +46,9 @@ class GamePage {
   private readonly items = new Map<number, HTMLLIElement>();
   private annotations: Annotation[] = [];
   private readonly choices: ViewerChoice[];
+  /** Whether the caller's role may record and annotate (the server decides; this only
+   * spares a spectator controls that could only be refused). */
+  private readonly mayChange: boolean;
   private choice: ViewerChoice = AS_ENTITLED;
   private pictures: Pictures;
   /** The last revision listed. */
@@ -110,6 +113,7 @@ class GamePage {
     this.gameId = summary.gameId;
     this.choices = viewerChoices(me, summary.players);
     this.pictures = this.picturesFor(this.choice);
+    this.mayChange = me?.member?.role !== Role.SPECTATOR && !me?.gameId;
   }
 
   async start(): Promise<void> {
@@ -169,6 +173,7 @@ class GamePage {
       el("button", { type: "submit", id: "annotate-submit" }, "Add"),
       this.annotationError,
     );
+    annotate.hidden = !this.mayChange;
     annotate.addEventListener("submit", (event) => {
       event.preventDefault();
       void this.annotate();
@@ -257,7 +262,7 @@ class GamePage {
     this.status.textContent = this.inProgress()
       ? `In progress · ${deciderName(game.toMove, game.players)} to move`
       : `${statusWords(game.status)}${result}`;
-    this.recorder.hidden = !this.inProgress();
+    this.recorder.hidden = !this.mayChange || !this.inProgress();
     document.title = `${this.title.textContent} · tablelog`;
   }
 
@@ -610,6 +615,9 @@ class GamePage {
   // --- recording --------------------------------------------------------------------------
 
   private async loadLegalMoves(): Promise<void> {
+    if (!this.mayChange) {
+      return;
+    }
     const head = this.head;
     try {
       const answer = await this.api.tablelog.listLegalMoves({

@@ -46,6 +46,11 @@ async function main(): Promise<void> {
 
 async function route(api: Api, root: HTMLElement, me: WhoAmIResponse | undefined): Promise<void> {
   const path = window.location.pathname;
+  if (me?.gameId && !GAME_PATH.test(path)) {
+    // A link token reads one game: its page is the app's start.
+    window.location.replace(`/games/${encodeURIComponent(me.gameId)}`);
+    return;
+  }
   const game = GAME_PATH.exec(path);
   try {
     if (game?.[1] !== undefined) {
