@@ -76,7 +76,9 @@ async function fetchPage(api: Api, filters: Filters): Promise<Page> {
   }
   // The page token of a player-filtered page is where the scan resumes: the API's token of
   // a page and how many of its games were already shown.
-  const [startToken = "", skipText = "0"] = filters.page.split("~");
+  const cut = filters.page.lastIndexOf("~");
+  const startToken = cut === -1 ? filters.page : filters.page.slice(0, cut);
+  const skipText = cut === -1 ? "0" : filters.page.slice(cut + 1);
   let token = startToken;
   let skip = Number.parseInt(skipText, 10) || 0;
   const games: GameSummary[] = [];
