@@ -28,6 +28,7 @@ import grpc
 import uvicorn
 from connectrpc.server import ConnectASGIApplication
 from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from service.http_api import API_PREFIXES, CODECS, endpoints
@@ -35,10 +36,10 @@ from service.limits import MAX_MESSAGE_BYTES
 from service.transport import TlsFiles
 from service.webapp_files import WEBAPP_DIRECTORY, WebappFiles
 
-DEFAULT_HTTP_ADDRESS = "127.0.0.1:8080"
 MAX_HEAD_BYTES = 64 * 1024
 """The request line and headers together."""
 DEFAULT_MAX_CONNECTIONS = 10_000
+"""Connections and calls in progress together (`tablelog serve --http-max-connections`)."""
 KEEP_ALIVE_SECONDS = 30
 REQUEST_HEADERS = (
     "authorization",
@@ -97,21 +98,6 @@ def own_origin(scope: Scope) -> str | None:
     return f"{scheme}://{host}"
 
 
-async def _refuse(send: Send, status: int, text: str) -> None:
-    body = text.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
 class HttpApp:
     """The ASGI application of the port: the API under its services' paths, guarded by
     the origin rule; the web app's files everywhere else."""
@@ -152,7 +138,10 @@ class HttpApp:
         elif self.allowed(scope):
             await self.api(scope, receive, send)
         else:
-            await _refuse(send, 403, "Calls from this origin are not allowed (--http-cors-origin).")
+            refused = PlainTextResponse(
+                "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
+            )
+            await refused(scope, receive, send)
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -226,7 +215,7 @@ class HttpPort:
 
 async def start_http_port(
     handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]],
-    address: str = DEFAULT_HTTP_ADDRESS,
+    address: str,
     *,
     tls: TlsFiles | None = None,
     cors_origins: Collection[str] = (),

@@ -14,9 +14,10 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import pytest
@@ -89,7 +90,14 @@ def owner(served: BackgroundServer) -> Iterator[Client]:
         yield connected
 
 
-def http_client(served: BackgroundServer, protocol: str) -> ConnectClientSync:
+class Served(Protocol):
+    """A running server with an HTTP port (`BackgroundServer`, `ServeProcess`)."""
+
+    @property
+    def http_url(self) -> str: ...
+
+
+def http_client(served: Served, protocol: str) -> ConnectClientSync:
     kind, codec = PROTOCOLS[protocol]
     return ConnectClientSync(served.http_url, protocol=kind, codec=codec)
 
@@ -258,31 +266,33 @@ class Watch:
 
     def __init__(
         self,
-        served: BackgroundServer,
+        served: Served,
         protocol: str,
         request: service_pb2.WatchGameRequest,
         timeout_ms: int,
+        token: str = OWNER_TOKEN,
     ) -> None:
         self.received: queue.Queue[Any] = queue.Queue()
         self._closing = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, args=(served, protocol, request, timeout_ms), daemon=True
+            target=self._run, args=(served, protocol, request, timeout_ms, token), daemon=True
         )
         self._thread.start()
 
     def _run(
         self,
-        served: BackgroundServer,
+        served: Served,
         protocol: str,
         request: service_pb2.WatchGameRequest,
         timeout_ms: int,
+        token: str,
     ) -> None:
         try:
             with http_client(served, protocol) as client:
                 for message in client.execute_server_stream(
                     request=request,
                     method=method_info(TABLELOG + "WatchGame"),
-                    headers={"authorization": f"Bearer {OWNER_TOKEN}"},
+                    headers={"authorization": f"Bearer {token}"},
                     timeout_ms=timeout_ms,
                 ):
                     self.received.put(message)
@@ -369,7 +379,7 @@ def test_watchers_over_http_count_against_the_same_watch_limits(
 
 
 def raw(
-    served: BackgroundServer,
+    served: Served,
     method: str,
     path: str,
     body: bytes = b"",
@@ -615,3 +625,22 @@ def test_with_tls_files_the_http_port_speaks_https(
         plaintext.close()
     finally:
         running.stop()
+
+
+def test_past_its_connections_the_http_port_answers_503(tmp_path: Path) -> None:
+    """--http-max-connections 2: a watch (its connection and its call) leaves no room."""
+    served = ServeProcess(tmp_path / "data", "--http-max-connections", "2", http=True).start()
+    try:
+        with Client(served.address, token=served.token, timeout=30) as owner:
+            game = new_game(owner)
+        request = service_pb2.WatchGameRequest(game_id=game.game_id, heartbeat_seconds=1)
+        watching = Watch(served, "connect-proto", request, 20_000, token=served.token)
+        assert watching.next().WhichOneof("item") == "heartbeat"
+        assert raw(served, "GET", "/")[0] == 503
+        watching.close()
+        deadline = time.monotonic() + 20
+        while raw(served, "GET", "/")[0] == 503 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert raw(served, "GET", "/")[0] == 200
+    finally:
+        assert served.stop() == 0
