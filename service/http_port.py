@@ -89,13 +89,12 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def own_origin(scope: Scope) -> str | None:
-    """The origin of the page that a same-origin browser call comes from."""
+def same_host(origin: str, scope: Scope) -> bool:
+    """Whether `origin` names the host (and port) the request was sent to: the page's own
+    origin. The scheme is left out: behind a TLS-terminating proxy the page is https while
+    this port hears http, and one host and port serves one scheme."""
     host = _header(scope, b"host")
-    if host is None:
-        return None
-    scheme = "https" if scope.get("scheme") == "https" else "http"
-    return f"{scheme}://{host}"
+    return host is not None and origin.partition("://")[2] == host
 
 
 class HttpApp:
@@ -127,7 +126,7 @@ class HttpApp:
         """Whether a call may reach the API: from no browser (no Origin), from the page's
         own origin, or from one of `cors_origins`."""
         origin = _header(scope, b"origin")
-        return origin is None or origin == own_origin(scope) or origin in self.cors_origins
+        return origin is None or same_host(origin, scope) or origin in self.cors_origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

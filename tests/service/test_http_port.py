@@ -421,7 +421,10 @@ def test_only_the_pages_own_origin_may_call_by_default(served: BackgroundServer)
     base = {"authorization": f"Bearer {OWNER_TOKEN}", "content-type": "application/json"}
     same = raw(served, "POST", TABLELOG + "ListGames", b"{}", {**base, "origin": served.http_url})
     assert same[0] == 200
-    assert host in served.http_url
+    behind_a_proxy = {**base, "origin": f"https://{host}"}  # TLS ended in front of the port
+    assert raw(served, "POST", TABLELOG + "ListGames", b"{}", behind_a_proxy)[0] == 200
+    other_port = {**base, "origin": f"http://{host.rsplit(':', 1)[0]}:1"}
+    assert raw(served, "POST", TABLELOG + "ListGames", b"{}", other_port)[0] == 403
     other = raw(
         served, "POST", TABLELOG + "ListGames", b"{}", {**base, "origin": "https://evil.example"}
     )
