@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import gzip
 import http.client
+import io
+import json
 import queue
 import socket
 import ssl
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 
 import grpc
 import pytest
+import structlog
 from connectrpc.client import ConnectClientSync
 from connectrpc.code import Code
 from connectrpc.codec import Codec
@@ -231,6 +234,34 @@ def test_no_token_is_unauthenticated(served: BackgroundServer, protocol: str) ->
     with pytest.raises(ConnectError) as unknown:
         call(served, protocol, TABLELOG + "ListGames", service_pb2.ListGamesRequest(), "nope")
     assert unknown.value.code == Code.UNAUTHENTICATED
+
+
+def test_calls_over_http_are_logged_as_grpc_calls_are_with_their_transport(
+    served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    captured = io.StringIO()
+    monkeypatch.setattr(
+        "service.interceptors.log",
+        structlog.wrap_logger(
+            structlog.PrintLogger(captured),
+            processors=[structlog.processors.JSONRenderer()],
+            wrapper_class=structlog.BoundLogger,  # whatever level the session configured
+        ),
+    )
+    call(served, "connect-proto", TABLELOG + "ListGameTypes", service_pb2.ListGameTypesRequest())
+    with pytest.raises(ConnectError):
+        call(served, "grpc-web", TABLELOG + "GetGame", service_pb2.GetGameRequest(), token=None)
+    with channel(served.target, OWNER_TOKEN) as opened:
+        service_pb2_grpc.TablelogServiceStub(opened).ListGameTypes(
+            service_pb2.ListGameTypesRequest()
+        )
+    lines = [json.loads(line) for line in captured.getvalue().splitlines()]
+    assert [(x["method"], x["status"], x.get("transport")) for x in lines] == [
+        ("ListGameTypes", "OK", "http"),
+        ("GetGame", "UNAUTHENTICATED", "http"),
+        ("ListGameTypes", "OK", None),
+    ]
+    assert lines[0]["member_id"] == lines[2]["member_id"]
 
 
 def test_a_spectator_may_not_record(served: BackgroundServer, owner: Client, protocol: str) -> None:
