@@ -291,6 +291,29 @@ def test_a_spectator_may_not_record(served: BackgroundServer, owner: Client, pro
     assert shown.game.game_id == game.game_id
 
 
+def test_a_replay_streams_what_the_grpc_port_streams(
+    served: BackgroundServer, owner: Client, protocol: str
+) -> None:
+    game = new_game(owner)
+    for _ in range(3):
+        owner.record(game.game_id, owner.legal_moves(game.game_id)[1][0].notation)
+    request = service_pb2.ReplayGameRequest(game_id=game.game_id, picture=True)
+    with http_client(served, protocol) as client:
+        over_http = list(
+            client.execute_server_stream(
+                request=request,
+                method=method_info(TABLELOG + "ReplayGame"),
+                headers={"authorization": f"Bearer {OWNER_TOKEN}"},
+                timeout_ms=30_000,
+            )
+        )
+    with channel(served.target, OWNER_TOKEN) as opened:
+        over_grpc = list(service_pb2_grpc.TablelogServiceStub(opened).ReplayGame(request))
+    assert over_http == over_grpc
+    assert len(over_http) == owner.get_game(game.game_id).version  # revisions 1 to the head
+    assert over_http[-1].state.picture.startswith("<svg")
+
+
 class Watch:
     """WatchGame over HTTP in a thread: its messages, then the ConnectError or None that
     ended it, arrive in `received`; `close` hangs up (after the next message)."""
