@@ -105,6 +105,8 @@ class CallContext:
     """The part of `grpc.aio.ServicerContext` the API's handlers use, for one HTTP call."""
 
     __slots__ = ("_code", "_request")
+    transport = "http"
+    """Written in the call's log line (`service.interceptors`)."""
 
     def __init__(self, request: RequestContext[Any, Any]) -> None:
         self._request = request

@@ -28,6 +28,7 @@ import grpc
 import uvicorn
 from connectrpc.server import ConnectASGIApplication
 from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from service.http_api import API_PREFIXES, CODECS, endpoints
@@ -35,10 +36,10 @@ from service.limits import MAX_MESSAGE_BYTES
 from service.transport import TlsFiles
 from service.webapp_files import WEBAPP_DIRECTORY, WebappFiles
 
-DEFAULT_HTTP_ADDRESS = "127.0.0.1:8080"
 MAX_HEAD_BYTES = 64 * 1024
 """The request line and headers together."""
 DEFAULT_MAX_CONNECTIONS = 10_000
+"""Connections and calls in progress together (`tablelog serve --http-max-connections`)."""
 KEEP_ALIVE_SECONDS = 30
 REQUEST_HEADERS = (
     "authorization",
@@ -88,28 +89,12 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def own_origin(scope: Scope) -> str | None:
-    """The origin of the page that a same-origin browser call comes from."""
+def same_host(origin: str, scope: Scope) -> bool:
+    """Whether `origin` names the host (and port) the request was sent to: the page's own
+    origin. The scheme is left out: behind a TLS-terminating proxy the page is https while
+    this port hears http, and one host and port serves one scheme."""
     host = _header(scope, b"host")
-    if host is None:
-        return None
-    scheme = "https" if scope.get("scheme") == "https" else "http"
-    return f"{scheme}://{host}"
-
-
-async def _refuse(send: Send, status: int, text: str) -> None:
-    body = text.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    return host is not None and origin.partition("://")[2] == host
 
 
 class HttpApp:
@@ -141,7 +126,7 @@ class HttpApp:
         """Whether a call may reach the API: from no browser (no Origin), from the page's
         own origin, or from one of `cors_origins`."""
         origin = _header(scope, b"origin")
-        return origin is None or origin == own_origin(scope) or origin in self.cors_origins
+        return origin is None or same_host(origin, scope) or origin in self.cors_origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -152,7 +137,10 @@ class HttpApp:
         elif self.allowed(scope):
             await self.api(scope, receive, send)
         else:
-            await _refuse(send, 403, "Calls from this origin are not allowed (--http-cors-origin).")
+            refused = PlainTextResponse(
+                "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
+            )
+            await refused(scope, receive, send)
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -226,7 +214,7 @@ class HttpPort:
 
 async def start_http_port(
     handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]],
-    address: str = DEFAULT_HTTP_ADDRESS,
+    address: str,
     *,
     tls: TlsFiles | None = None,
     cors_origins: Collection[str] = (),

@@ -73,6 +73,10 @@ def _clip(text: str) -> str:
 
 def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {"method": name}
+    # Calls through the HTTP port say so (`service.http_api.CallContext`); gRPC's do not.
+    transport = getattr(context, "transport", "")
+    if transport:
+        fields["transport"] = transport
     game_id = getattr(request, "game_id", "")
     if game_id:
         fields["game_id"] = _clip(game_id)

@@ -9,17 +9,21 @@ from __future__ import annotations
 import asyncio
 import gzip
 import http.client
+import io
+import json
 import queue
 import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import pytest
+import structlog
 from connectrpc.client import ConnectClientSync
 from connectrpc.code import Code
 from connectrpc.codec import Codec
@@ -89,7 +93,14 @@ def owner(served: BackgroundServer) -> Iterator[Client]:
         yield connected
 
 
-def http_client(served: BackgroundServer, protocol: str) -> ConnectClientSync:
+class Served(Protocol):
+    """A running server with an HTTP port (`BackgroundServer`, `ServeProcess`)."""
+
+    @property
+    def http_url(self) -> str: ...
+
+
+def http_client(served: Served, protocol: str) -> ConnectClientSync:
     kind, codec = PROTOCOLS[protocol]
     return ConnectClientSync(served.http_url, protocol=kind, codec=codec)
 
@@ -225,6 +236,34 @@ def test_no_token_is_unauthenticated(served: BackgroundServer, protocol: str) ->
     assert unknown.value.code == Code.UNAUTHENTICATED
 
 
+def test_calls_over_http_are_logged_as_grpc_calls_are_with_their_transport(
+    served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    captured = io.StringIO()
+    monkeypatch.setattr(
+        "service.interceptors.log",
+        structlog.wrap_logger(
+            structlog.PrintLogger(captured),
+            processors=[structlog.processors.JSONRenderer()],
+            wrapper_class=structlog.BoundLogger,  # whatever level the session configured
+        ),
+    )
+    call(served, "connect-proto", TABLELOG + "ListGameTypes", service_pb2.ListGameTypesRequest())
+    with pytest.raises(ConnectError):
+        call(served, "grpc-web", TABLELOG + "GetGame", service_pb2.GetGameRequest(), token=None)
+    with channel(served.target, OWNER_TOKEN) as opened:
+        service_pb2_grpc.TablelogServiceStub(opened).ListGameTypes(
+            service_pb2.ListGameTypesRequest()
+        )
+    lines = [json.loads(line) for line in captured.getvalue().splitlines()]
+    assert [(x["method"], x["status"], x.get("transport")) for x in lines] == [
+        ("ListGameTypes", "OK", "http"),
+        ("GetGame", "UNAUTHENTICATED", "http"),
+        ("ListGameTypes", "OK", None),
+    ]
+    assert lines[0]["member_id"] == lines[2]["member_id"]
+
+
 def test_a_spectator_may_not_record(served: BackgroundServer, owner: Client, protocol: str) -> None:
     game = new_game(owner)
     spectator = owner.add_member(f"watcher {protocol}", "spectator")
@@ -252,37 +291,62 @@ def test_a_spectator_may_not_record(served: BackgroundServer, owner: Client, pro
     assert shown.game.game_id == game.game_id
 
 
+def test_a_replay_streams_what_the_grpc_port_streams(
+    served: BackgroundServer, owner: Client, protocol: str
+) -> None:
+    game = new_game(owner)
+    for _ in range(3):
+        owner.record(game.game_id, owner.legal_moves(game.game_id)[1][0].notation)
+    request = service_pb2.ReplayGameRequest(game_id=game.game_id, picture=True)
+    with http_client(served, protocol) as client:
+        over_http = list(
+            client.execute_server_stream(
+                request=request,
+                method=method_info(TABLELOG + "ReplayGame"),
+                headers={"authorization": f"Bearer {OWNER_TOKEN}"},
+                timeout_ms=30_000,
+            )
+        )
+    with channel(served.target, OWNER_TOKEN) as opened:
+        over_grpc = list(service_pb2_grpc.TablelogServiceStub(opened).ReplayGame(request))
+    assert over_http == over_grpc
+    assert len(over_http) == owner.get_game(game.game_id).version  # revisions 1 to the head
+    assert over_http[-1].state.picture.startswith("<svg")
+
+
 class Watch:
     """WatchGame over HTTP in a thread: its messages, then the ConnectError or None that
     ended it, arrive in `received`; `close` hangs up (after the next message)."""
 
     def __init__(
         self,
-        served: BackgroundServer,
+        served: Served,
         protocol: str,
         request: service_pb2.WatchGameRequest,
         timeout_ms: int,
+        token: str = OWNER_TOKEN,
     ) -> None:
         self.received: queue.Queue[Any] = queue.Queue()
         self._closing = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, args=(served, protocol, request, timeout_ms), daemon=True
+            target=self._run, args=(served, protocol, request, timeout_ms, token), daemon=True
         )
         self._thread.start()
 
     def _run(
         self,
-        served: BackgroundServer,
+        served: Served,
         protocol: str,
         request: service_pb2.WatchGameRequest,
         timeout_ms: int,
+        token: str,
     ) -> None:
         try:
             with http_client(served, protocol) as client:
                 for message in client.execute_server_stream(
                     request=request,
                     method=method_info(TABLELOG + "WatchGame"),
-                    headers={"authorization": f"Bearer {OWNER_TOKEN}"},
+                    headers={"authorization": f"Bearer {token}"},
                     timeout_ms=timeout_ms,
                 ):
                     self.received.put(message)
@@ -369,7 +433,7 @@ def test_watchers_over_http_count_against_the_same_watch_limits(
 
 
 def raw(
-    served: BackgroundServer,
+    served: Served,
     method: str,
     path: str,
     body: bytes = b"",
@@ -411,7 +475,10 @@ def test_only_the_pages_own_origin_may_call_by_default(served: BackgroundServer)
     base = {"authorization": f"Bearer {OWNER_TOKEN}", "content-type": "application/json"}
     same = raw(served, "POST", TABLELOG + "ListGames", b"{}", {**base, "origin": served.http_url})
     assert same[0] == 200
-    assert host in served.http_url
+    behind_a_proxy = {**base, "origin": f"https://{host}"}  # TLS ended in front of the port
+    assert raw(served, "POST", TABLELOG + "ListGames", b"{}", behind_a_proxy)[0] == 200
+    other_port = {**base, "origin": f"http://{host.rsplit(':', 1)[0]}:1"}
+    assert raw(served, "POST", TABLELOG + "ListGames", b"{}", other_port)[0] == 403
     other = raw(
         served, "POST", TABLELOG + "ListGames", b"{}", {**base, "origin": "https://evil.example"}
     )
@@ -618,3 +685,22 @@ def test_with_tls_files_the_http_port_speaks_https(
         plaintext.close()
     finally:
         running.stop()
+
+
+def test_past_its_connections_the_http_port_answers_503(tmp_path: Path) -> None:
+    """--http-max-connections 2: a watch (its connection and its call) leaves no room."""
+    served = ServeProcess(tmp_path / "data", "--http-max-connections", "2", http=True).start()
+    try:
+        with Client(served.address, token=served.token, timeout=30) as owner:
+            game = new_game(owner)
+        request = service_pb2.WatchGameRequest(game_id=game.game_id, heartbeat_seconds=1)
+        watching = Watch(served, "connect-proto", request, 20_000, token=served.token)
+        assert watching.next().WhichOneof("item") == "heartbeat"
+        assert raw(served, "GET", "/")[0] == 503
+        watching.close()
+        deadline = time.monotonic() + 20
+        while raw(served, "GET", "/")[0] == 503 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert raw(served, "GET", "/")[0] == 200
+    finally:
+        assert served.stop() == 0
