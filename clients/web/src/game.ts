@@ -304,9 +304,9 @@ class GamePage {
       el("span", { class: "glyphs" }),
     );
     button.addEventListener("click", () => this.go(entry.revision));
-    const item_ = el("li", { class: `entry ${entry.kind}`, "data-revision": entry.revision }, button, el("div", { class: "notes" }));
-    this.items.set(entry.revision, item_);
-    this.moveList.append(item_);
+    const listed = el("li", { class: `entry ${entry.kind}`, "data-revision": entry.revision }, button, el("div", { class: "notes" }));
+    this.items.set(entry.revision, listed);
+    this.moveList.append(listed);
     this.showNotes(entry.revision);
     return true;
   }
