@@ -229,6 +229,7 @@ def start_server(
         command = [
             sys.executable, "-m", "tablelog_client.cli", "serve", "--redis-url", redis_url,
             "--address", f"127.0.0.1:{port}", "--workers", kind.removeprefix("workers"),
+            "--http-address", "off",
             "--json-logs", "--chain-key-file", key_file,
             # One machine is one caller: the rate per caller out of reach (still checked).
             "--changes-per-second", "1000000", "--change-burst", "1000000",

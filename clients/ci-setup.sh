@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the TypeScript and Go clients from nothing, as CI does before the tests.
+# Build the TypeScript and Go clients (and install the web app's build tools) from nothing, as
+# CI does before the tests.
 #
 #   bash clients/ci-setup.sh
 #
@@ -38,6 +39,10 @@ echo "::: node $(node --version), npm $(npm --version), $(go version)"
 cd "$ROOT/clients/typescript"
 step "typescript install" npm ci --no-audit --no-fund
 step "typescript build" npm run build --silent
+
+# The web app's bundler and type checker, for scripts/build_webapp.py and its freshness test.
+cd "$ROOT/clients/web"
+step "web app install" npm ci --no-audit --no-fund
 
 cd "$ROOT/clients/go"
 step "go download" go mod download

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # imported only when `serve` runs.
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_HTTP_ADDRESS = "127.0.0.1:8080"
+HTTP_OFF = ("", "off")
 DEFAULT_CLUB_STORAGE = "1G"
 
 
@@ -48,6 +50,29 @@ def serve_command(subparsers: Any) -> None:
         "--address",
         default=os.environ.get("TABLELOG_ADDRESS", DEFAULT_ADDRESS),
         help=f"where to listen (default: $TABLELOG_ADDRESS or {DEFAULT_ADDRESS})",
+    )
+    parser.add_argument(
+        "--http-address",
+        default=os.environ.get("TABLELOG_HTTP_ADDRESS", DEFAULT_HTTP_ADDRESS),
+        help="where to serve the API to browsers (Connect and gRPC-Web) and the web app "
+        f"(default: $TABLELOG_HTTP_ADDRESS or {DEFAULT_HTTP_ADDRESS}); '' or off: not at all",
+    )
+    parser.add_argument(
+        "--http-cors-origin",
+        action="append",
+        default=[o for o in os.environ.get("TABLELOG_HTTP_CORS_ORIGINS", "").split(",") if o],
+        metavar="ORIGIN",
+        help="a web origin (https://club.example) whose pages may call the API on the HTTP "
+        "port besides its own; repeat for more (default: $TABLELOG_HTTP_CORS_ORIGINS, "
+        "comma-separated, else none)",
+    )
+    parser.add_argument(
+        "--http-max-connections",
+        type=_positive,
+        default=os.environ.get("TABLELOG_HTTP_MAX_CONNECTIONS") or "10000",
+        help="connections and calls in progress on the HTTP port together, per server "
+        "process; past it calls are answered 503 (default: $TABLELOG_HTTP_MAX_CONNECTIONS "
+        "or 10000)",
     )
     parser.add_argument(
         "--tls-cert",
@@ -285,6 +310,10 @@ def caller_limits(args: argparse.Namespace) -> CallerLimits:
     )
 
 
+def http_enabled(args: argparse.Namespace) -> bool:
+    return str(args.http_address).strip().lower() not in HTTP_OFF
+
+
 def redis_url(args: argparse.Namespace) -> str | None:
     """The external Redis's URL with the password file and CA folded in (so every client
     made from it has them), or None for the embedded Redis."""
@@ -321,6 +350,8 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         tls = tls_files(args.tls_cert, args.tls_key)
         check_listening(args.address, tls, args.allow_insecure)
+        if http_enabled(args):
+            check_listening(args.http_address, tls, args.allow_insecure)
         if tls is not None:
             tls.credentials()  # an unreadable file stops the start here, not in a worker
         args.redis_url = redis_url(args)
@@ -422,6 +453,9 @@ def _serve_workers(url: str, args: argparse.Namespace) -> int:
     if args.address.rsplit(":", 1)[-1] == "0":
         print("error: --workers needs a fixed port in --address", file=sys.stderr)
         return 2
+    if http_enabled(args) and args.http_address.rsplit(":", 1)[-1] == "0":
+        print("error: --workers needs a fixed port in --http-address (or off)", file=sys.stderr)
+        return 2
     context = multiprocessing.get_context("spawn")
     workers = [
         context.Process(target=_worker, args=(url, args, index), daemon=False)
@@ -520,16 +554,42 @@ async def _serve(
         except NotImplementedError:  # Windows: Ctrl-C ends asyncio.run, caught by run_serve
             break
     await built.server.start()
+    if http_enabled(args):
+        from service.http_port import start_http_port
+
+        try:
+            built.http = await start_http_port(
+                built.handlers.handlers,
+                args.http_address,
+                tls=tls_files(args.tls_cert, args.tls_key),
+                cors_origins=args.http_cors_origin,
+                max_connections=args.http_max_connections,
+                reuse_port=reuse_port,
+            )
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot listen on {args.http_address}: {exc}", file=sys.stderr)
+            await stop_serving(built, grace=0)
+            await store.close()
+            return 1
     await mark_serving(built)
     address = _shown_address(args.address, built.port)
-    log.info("listening", address=address, pid=os.getpid())
+    web = built.http.url if built.http is not None else None
+    log.info("listening", address=address, web=web, pid=os.getpid())
     if not quiet:
         print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
+        if web is not None:
+            print(f"web app: {web}{owner_fragment(args)}", flush=True)
     if args.demo:
         from service.local_owner import ensure_local_owner, owner_actor
 
         owner, _token = await ensure_local_owner(built.members, args.data_dir)
-        await record_demo(built.recorder, address, owner_actor(owner, "tablelog-serve --demo"))
+        await record_demo(
+            built.recorder,
+            address,
+            owner_actor(owner, "tablelog-serve --demo"),
+            web=web,
+            fragment=owner_fragment(args),
+        )
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
     await stop.wait()
@@ -599,11 +659,17 @@ def _shown_address(address: str, port: int) -> str:
 
 
 async def record_demo(
-    recorder: Recorder, address: str, actor: events_pb2.Actor, moves: int = 8
+    recorder: Recorder,
+    address: str,
+    actor: events_pb2.Actor,
+    moves: int = 8,
+    web: str | None = None,
+    fragment: str = "",
 ) -> str:
     """A short demo game of Splendor, dealt by the server, played by seeded random choices
     among the legal moves the server lists (the service knows no game's strategy), recorded
-    as `actor` (the local owner)."""
+    as `actor` (the local owner); with `web` (the web app's URL) its page there too, with
+    `fragment` (`owner_fragment`) after it."""
     from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
     created = await recorder.create_game(
@@ -651,7 +717,23 @@ async def record_demo(
         f"  {tablelog} replay {game_id} --all{flag}",
         flush=True,
     )
+    if web is not None:
+        print(f"Or open it in a browser: {web}games/{game_id}{fragment}", flush=True)
     return game_id
+
+
+def owner_fragment(args: argparse.Namespace) -> str:
+    """What to add to a web app address so that opening it signs the local owner in: their
+    token in the fragment, which a browser keeps to itself (never sent to a server; the app
+    takes it out of the address bar at once). Only on a loopback address, where whoever
+    opens it could read `owner.token` anyway; elsewhere members sign in with their own."""
+    from service.local_owner import OWNER_TOKEN_FILE
+    from service.transport import is_loopback
+
+    path = args.data_dir / OWNER_TOKEN_FILE
+    if not is_loopback(args.http_address) or not path.is_file():
+        return ""
+    return f"#token={path.read_text(encoding='utf-8').strip()}"
 
 
 def _program() -> str:

@@ -73,6 +73,10 @@ def _clip(text: str) -> str:
 
 def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {"method": name}
+    # Calls through the HTTP port say so (`service.http_api.CallContext`); gRPC's do not.
+    transport = getattr(context, "transport", "")
+    if transport:
+        fields["transport"] = transport
     game_id = getattr(request, "game_id", "")
     if game_id:
         fields["game_id"] = _clip(game_id)
@@ -344,6 +348,17 @@ class _GuardedGenericHandler(grpc.GenericRpcHandler):
         return self._wrapped[method]
 
 
+class HandlerSink(Protocol):
+    """Where a `Registrar` puts the handlers it prepared: grpc's server, or the HTTP port's
+    table of them (`service.http_api.HandlerTable`)."""
+
+    def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None: ...
+
+    def add_registered_method_handlers(
+        self, service: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+    ) -> None: ...
+
+
 class Registrar:
     """Stands in for the server while generated code registers a servicer's handlers:
     guards their decoding (`guard`), wraps them with the logging interceptor (`log`), and
@@ -363,7 +378,7 @@ class Registrar:
 
     def __init__(
         self,
-        server: aio.Server,
+        server: HandlerSink,
         *,
         log: bool = True,
         registered: Collection[str] | None = None,

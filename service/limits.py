@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from service.errors import InvalidRequest
 from tablelog.v1 import game_pb2
 
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""One request or response message on either port (gRPC, HTTP)."""
 MAX_NOTATION = 200
 MAX_COMMENT = 4_000
 MAX_REASON = 500

@@ -24,8 +24,11 @@ from service.checkpoints import DEFAULT_INTERVAL
 from service.clubs import ClubServicer
 from service.heads import DEFAULT_CACHE_BYTES
 from service.health import StoreProbe
+from service.http_api import HandlerTable
+from service.http_port import HttpPort, start_http_port
 from service.identity import new_token
 from service.interceptors import Registrar, add_servicer
+from service.limits import MAX_MESSAGE_BYTES
 from service.local_owner import register_owner_token
 from service.quotas import CallerLimits, KeysOf
 from service.recorder import Recorder
@@ -37,7 +40,6 @@ from service.transport import TlsFiles
 from service.watching import WatchHub, WatchLimits
 from tablelog.v1 import clubs_pb2, clubs_pb2_grpc, service_pb2, service_pb2_grpc
 
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 HOT_METHODS = frozenset({"RecordMove"})
 """The call a recorder makes on every move: it keeps grpc's registered-method path (the
 others save a microsecond or two there and would cost every call one, see `Registrar`)."""
@@ -59,6 +61,11 @@ class Built:
     watching: WatchHub
     members: MemberStore
     gate: Gate
+    handlers: HandlerTable
+    """The API's handlers, prepared as for the gRPC server, for the HTTP port
+    (`service.http_port`)."""
+    http: HttpPort | None = None
+    """The HTTP port, once started (`start_http`)."""
 
 
 def build_server(
@@ -109,10 +116,23 @@ def build_server(
             server, log=log_rpcs, registered=HOT_METHODS, gate=gate, admission=admission
         ),
     )
+    clubs = ClubServicer(members, gate, recorder)
     add_servicer(
         clubs_pb2_grpc.add_ClubServiceServicer_to_server,
-        ClubServicer(members, gate, recorder),
+        clubs,
         Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
+    )
+    # The same handlers again, wrapped alike, for the HTTP port (`service.http_api`).
+    handlers = HandlerTable()
+    add_servicer(
+        service_pb2_grpc.add_TablelogServiceServicer_to_server,
+        servicer,
+        Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
+    )
+    add_servicer(
+        clubs_pb2_grpc.add_ClubServiceServicer_to_server,
+        clubs,
+        Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
     )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
@@ -138,7 +158,7 @@ def build_server(
         if redis_url is not None
         else None
     )
-    return Built(server, port, recorder, health_servicer, probe, watching, members, gate)
+    return Built(server, port, recorder, health_servicer, probe, watching, members, gate, handlers)
 
 
 def _pass_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes]:
@@ -230,7 +250,10 @@ async def stop_serving(built: Built, grace: float) -> None:
     if built.probe is not None:
         await asyncio.to_thread(built.probe.stop)
     await built.health.enter_graceful_shutdown()
-    await built.server.stop(grace=grace)
+    if built.http is not None:
+        await asyncio.gather(built.server.stop(grace=grace), built.http.stop(grace))
+    else:
+        await built.server.stop(grace=grace)
     await built.watching.close()
     await built.recorder.settle()  # the checkpoint writes in flight, before the store closes
 
@@ -257,8 +280,12 @@ class BackgroundServer:
         club_lease: int = DEFAULT_LEASE,
         owner_token: str | None = None,
         gate: Gate | None = None,
+        http_address: str | None = None,
+        http_cors_origins: Sequence[str] = (),
     ) -> None:
         self.redis_url = redis_url
+        self.http_address = http_address
+        self.http_cors_origins = http_cors_origins
         self.club_lease = club_lease
         self.tls = tls
         self.caller_limits = caller_limits
@@ -281,6 +308,13 @@ class BackgroundServer:
     @property
     def target(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def http_url(self) -> str:
+        """The HTTP port's base URL (with `http_address`), without the final slash."""
+        if self.built is None or self.built.http is None:
+            raise RuntimeError("this server was started without an HTTP port (http_address)")
+        return self.built.http.url.rstrip("/")
 
     def start(self) -> BackgroundServer:
         self._thread.start()
@@ -315,6 +349,13 @@ class BackgroundServer:
             await register_owner_token(self.built.members, self.owner_token)
             self.port = self.built.port
             await self.built.server.start()
+            if self.http_address is not None:
+                self.built.http = await start_http_port(
+                    self.built.handlers.handlers,
+                    self.http_address,
+                    tls=self.tls,
+                    cors_origins=self.http_cors_origins,
+                )
             await mark_serving(self.built)
             self._stop = asyncio.Event()
         except BaseException as exc:

@@ -40,11 +40,15 @@ class ServeProcess:
     """`tablelog serve` as a child process on a free port with its own data directory
     (its rate per caller out of reach: `OUT_OF_REACH_LIMITS`)."""
 
-    def __init__(self, data_dir: Path, *extra: str, stderr: IO[str] | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, *extra: str, stderr: IO[str] | None = None, http: bool = False
+    ) -> None:
+        """With `http`, the HTTP port too, on a free port (`http_url`); without, none."""
         self.data_dir = data_dir
         self.stderr = stderr
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.http_address = f"127.0.0.1:{free_port()}" if http else "off"
         self.extra = extra
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
@@ -53,7 +57,8 @@ class ServeProcess:
         env = dict(os.environ, TABLELOG_REDIS_URL="", **OUT_OF_REACH_LIMITS)
         self.process = subprocess.Popen(
             [*tablelog_command(), "serve", "--address", self.address,
-             "--data-dir", str(self.data_dir), *self.extra],
+             "--http-address", self.http_address, "--data-dir", str(self.data_dir),
+             *self.extra],
             stdout=subprocess.PIPE,
             stderr=self.stderr or subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
@@ -72,6 +77,13 @@ class ServeProcess:
                 return self
         self.stop()
         raise RuntimeError("tablelog serve did not start")
+
+    @property
+    def http_url(self) -> str:
+        """The HTTP port's base URL, without the final slash."""
+        if self.http_address == "off":
+            raise RuntimeError("started without the HTTP port (http=True)")
+        return f"http://{self.http_address}"
 
     @property
     def token(self) -> str:

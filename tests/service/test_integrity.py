@@ -22,8 +22,9 @@ from replay.registry import find_game
 from service.chain import GENESIS_HASH
 from service.embedded import EmbeddedRedis
 from service.errors import NotFound
+from service.limits import MAX_MESSAGE_BYTES
 from service.recorder import Recorder
-from service.server import MAX_MESSAGE_BYTES, BackgroundServer, channel
+from service.server import BackgroundServer, channel
 from service.store import RedisEventStore
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client

@@ -1,0 +1,719 @@
+/**
+ * A game's page: its picture at a revision, the move list with names, glyphs and comments,
+ * stepping (arrow keys, Home/End, a click on a move), the revision and the view in the
+ * address (`/games/<id>?r=12&view=seat-1`), live updates while the game is on (resuming
+ * after the last revision seen when the stream drops), annotating, and recording.
+ *
+ * The move list, the position shown and the address stay in step: every change of the
+ * position goes through `go`, every new revision through `addStep`.
+ */
+import { Role, type WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
+import {
+  GameStatus,
+  type Annotation,
+  type GameSummary,
+  type ReplayGameResponse,
+} from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import { describe, isCancelled, reasonOf, requestId, type Api } from "./api.js";
+import { el, replaceChildren, typingInto } from "./dom.js";
+import { deciderName, entryOf, isHistoryStep, type Entry } from "./history.js";
+import { statusWords } from "./list.js";
+import { Pictures } from "./picture.js";
+import { AS_ENTITLED, viewerChoices, type ViewerChoice } from "./viewers.js";
+
+/** Legal moves listed at most (the API's largest page). */
+const LEGAL_MOVES_SHOWN = 1000;
+/** As the service bounds them (service/limits.py). */
+const MAX_NOTATION = 200;
+const MAX_COMMENT = 4000;
+const GLYPHS = ["", "!", "?", "!!", "??", "!?", "?!"];
+/** How long to wait before watching again after the stream drops: doubling up to the cap. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 10_000;
+const ANNOTATIONS_PAGE = 1000;
+
+export async function showGame(api: Api, root: HTMLElement, gameId: string, me: WhoAmIResponse | undefined): Promise<void> {
+  const summary = (await api.tablelog.getGame({ gameId })).game;
+  if (summary === undefined) {
+    throw new Error("the server answered no game");
+  }
+  await new GamePage(api, root, summary, me).start();
+}
+
+class GamePage {
+  private readonly gameId: string;
+  private readonly entries = new Map<number, Entry>();
+  private readonly items = new Map<number, HTMLLIElement>();
+  private annotations: Annotation[] = [];
+  private readonly choices: ViewerChoice[];
+  /** Whether the caller's role may record and annotate (the server decides; this only
+   * spares a spectator controls that could only be refused). */
+  private readonly mayChange: boolean;
+  private choice: ViewerChoice = AS_ENTITLED;
+  private pictures: Pictures;
+  /** The last revision listed. */
+  private head = 0;
+  /** The revision shown. */
+  private current = 0;
+  private live: AbortController | undefined;
+  private legalMoves: string[] = [];
+
+  private readonly title = el("h1", { id: "game-title" });
+  private readonly facts = el("p", { class: "muted", id: "game-facts" });
+  private readonly status = el("span", { id: "game-status" });
+  private readonly liveStatus = el("span", { id: "live-status", class: "muted", "aria-live": "polite" });
+  private readonly viewerSelect = el("select", { id: "viewer", "aria-label": "view" });
+  private readonly viewerError = el("p", { class: "error", id: "viewer-error", role: "alert" });
+  private readonly revisionLabel = el("span", { id: "revision" });
+  private readonly currentPlayer = el("span", { id: "current-player", class: "player" });
+  private readonly currentMove = el("span", { id: "current-move", class: "move" });
+  private readonly toMove = el("p", { id: "to-move", class: "muted" });
+  private readonly picture = el("img", { id: "picture", alt: "", class: "picture" });
+  private readonly pictureError = el("p", { class: "error", id: "picture-error", role: "alert" });
+  private readonly moveList = el("ol", { id: "moves", class: "moves" });
+  private readonly glyphSelect = el("select", { id: "annotation-glyph", "aria-label": "glyph" });
+  private readonly commentInput = el("textarea", {
+    id: "annotation-comment",
+    "aria-label": "comment",
+    maxlength: MAX_COMMENT,
+    rows: 2,
+    placeholder: "Comment on the move shown",
+  });
+  private readonly annotationError = el("p", { class: "error", id: "annotation-error", role: "alert" });
+  private readonly recorder = el("section", { id: "recorder", class: "panel", "aria-label": "record" });
+  private readonly legalFilter = el("input", {
+    id: "legal-filter",
+    type: "search",
+    placeholder: "filter the legal moves",
+    "aria-label": "filter the legal moves",
+    maxlength: MAX_NOTATION,
+  });
+  private readonly legalList = el("ul", { id: "legal-moves", class: "legal" });
+  private readonly legalNote = el("p", { id: "legal-note", class: "muted" });
+  private readonly notationInput = el("input", {
+    id: "notation",
+    type: "text",
+    autocomplete: "off",
+    autocapitalize: "none",
+    spellcheck: "false",
+    placeholder: "the move, in notation",
+    "aria-label": "move notation",
+    maxlength: MAX_NOTATION,
+  });
+  private readonly recordButton = el("button", { type: "submit", id: "record" }, "Record");
+  private readonly recordError = el("p", { class: "error", id: "record-error", role: "alert" });
+  private readonly recordNote = el("p", { class: "muted", id: "record-note", "aria-live": "polite" });
+
+  constructor(
+    private readonly api: Api,
+    private readonly root: HTMLElement,
+    private summary: GameSummary,
+    me: WhoAmIResponse | undefined,
+  ) {
+    this.gameId = summary.gameId;
+    this.choices = viewerChoices(me, summary.players);
+    this.pictures = this.picturesFor(this.choice);
+    this.mayChange = me?.member?.role !== Role.SPECTATOR && !me?.gameId;
+  }
+
+  async start(): Promise<void> {
+    const query = new URLSearchParams(window.location.search);
+    this.choice = this.choices.find((c) => c.key === query.get("view")) ?? AS_ENTITLED;
+    this.pictures = this.picturesFor(this.choice);
+    this.layout();
+    this.showSummary();
+    await this.loadHistory();
+    await this.loadAnnotations();
+    const asked = Number.parseInt(query.get("r") ?? "", 10);
+    this.go(Number.isFinite(asked) && asked > 0 ? asked : this.head);
+    this.followIfLive();
+    if (this.inProgress()) {
+      void this.loadLegalMoves();
+    }
+  }
+
+  private viewer() {
+    return this.choice.kind === undefined ? undefined : { kind: this.choice.kind };
+  }
+
+  private inProgress(): boolean {
+    return this.summary.status === GameStatus.IN_PROGRESS;
+  }
+
+  // --- layout -------------------------------------------------------------------------
+
+  private layout(): void {
+    for (const choice of this.choices) {
+      this.viewerSelect.append(el("option", { value: choice.key, selected: choice === this.choice }, choice.label));
+    }
+    this.viewerSelect.addEventListener("change", () => void this.changeViewer(this.viewerSelect.value));
+    for (const glyph of GLYPHS) {
+      this.glyphSelect.append(el("option", { value: glyph }, glyph || "no glyph"));
+    }
+
+    const step = (text: string, id: string, to: () => number, keys: string) => {
+      const button = el("button", { type: "button", id, "aria-label": id, title: `${id} (${keys})` }, text);
+      button.addEventListener("click", () => this.go(to()));
+      return button;
+    };
+    const stepper = el(
+      "div",
+      { class: "stepper" },
+      step("«", "first", () => 1, "Home"),
+      step("◀", "previous", () => this.current - 1, "←"),
+      this.revisionLabel,
+      step("▶", "next", () => this.current + 1, "→"),
+      step("»", "last", () => this.head, "End"),
+    );
+    const annotate = el(
+      "form",
+      { id: "annotate", class: "panel" },
+      el("h2", {}, "Annotate the move shown"),
+      el("div", { class: "row" }, this.glyphSelect, this.commentInput),
+      el("button", { type: "submit", id: "annotate-submit" }, "Add"),
+      this.annotationError,
+    );
+    annotate.hidden = !this.mayChange;
+    annotate.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.annotate();
+    });
+    this.layoutRecorder();
+
+    replaceChildren(
+      this.root,
+      el(
+        "div",
+        { class: "game-head" },
+        el("p", { class: "muted back" }, el("a", { href: "/" }, "← games")),
+        this.title,
+        this.facts,
+        el(
+          "div",
+          { class: "row status" },
+          el("p", {}, this.status, " ", this.liveStatus),
+          el("label", { class: "viewer" }, "View: ", this.viewerSelect),
+        ),
+        this.viewerError,
+      ),
+      el(
+        "div",
+        { class: "game" },
+        el(
+          "section",
+          { class: "board", "aria-label": "position" },
+          stepper,
+          el("p", { class: "current" }, this.currentPlayer, " ", this.currentMove),
+          this.toMove,
+          this.picture,
+          this.pictureError,
+        ),
+        el(
+          "aside",
+          { class: "side" },
+          el("section", { class: "panel", "aria-label": "moves" }, el("h2", {}, "Moves"), this.moveList),
+          this.recorder,
+          annotate,
+        ),
+      ),
+    );
+    document.addEventListener("keydown", (event) => this.onKey(event));
+  }
+
+  private layoutRecorder(): void {
+    const form = el("form", { id: "record-form", class: "row" }, this.notationInput, this.recordButton);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.record();
+    });
+    const undo = el("button", { type: "button", id: "undo" }, "Undo");
+    undo.addEventListener("click", () => void this.change("undo"));
+    const redo = el("button", { type: "button", id: "redo" }, "Redo");
+    redo.addEventListener("click", () => void this.change("redo"));
+    this.legalFilter.addEventListener("input", () => this.showLegalMoves());
+    this.legalList.addEventListener("click", (event) => {
+      const target = event.target instanceof Element ? event.target.closest("button[data-notation]") : null;
+      if (target instanceof HTMLButtonElement) {
+        this.notationInput.value = target.dataset["notation"] ?? "";
+        this.notationInput.focus();
+      }
+    });
+    replaceChildren(
+      this.recorder,
+      el("h2", {}, "Record"),
+      form,
+      this.recordError,
+      this.recordNote,
+      el("div", { class: "row" }, undo, redo),
+      el("h3", {}, "Legal moves"),
+      this.legalFilter,
+      this.legalNote,
+      this.legalList,
+    );
+  }
+
+  private showSummary(): void {
+    const game = this.summary;
+    this.title.textContent = game.title || game.game;
+    this.facts.textContent = `${game.game} · ${game.players.map((p) => p.name).join(", ")} · ${game.gameId}`;
+    const result = game.result?.winners.length
+      ? ` · won by ${game.result.winners.map((seat) => game.players[seat]?.name ?? `seat ${seat}`).join(" and ")}`
+      : "";
+    this.status.textContent = this.inProgress()
+      ? `In progress · ${deciderName(game.toMove, game.players)} to move`
+      : `${statusWords(game.status)}${result}`;
+    this.recorder.hidden = !this.mayChange || !this.inProgress();
+    document.title = `${this.title.textContent} · tablelog`;
+  }
+
+  // --- the history ----------------------------------------------------------------------
+
+  private async loadHistory(): Promise<void> {
+    this.entries.clear();
+    this.items.clear();
+    this.moveList.replaceChildren();
+    this.head = 0;
+    const stream = this.api.tablelog.replayGame({
+      gameId: this.gameId,
+      fromRevision: 1n,
+      toRevision: 0n,
+      viewer: this.viewer(),
+    });
+    for await (const item of stream) {
+      this.addStep(item);
+    }
+  }
+
+  /** Lists a replayed or watched step; true when it was new. Steps come in order. */
+  private addStep(item: ReplayGameResponse): boolean {
+    if (!isHistoryStep(item)) {
+      return false;
+    }
+    const entry = entryOf(item, this.entries, this.summary.players);
+    if (entry === undefined || entry.revision !== this.head + 1) {
+      return false;
+    }
+    this.entries.set(entry.revision, entry);
+    this.head = entry.revision;
+    const button = el(
+      "button",
+      { type: "button", class: "step", "data-revision": entry.revision },
+      el("span", { class: "rev" }, entry.revision),
+      el("span", { class: "player" }, entry.player),
+      el("span", { class: "move" }, entry.text),
+      el("span", { class: "glyphs" }),
+    );
+    button.addEventListener("click", () => this.go(entry.revision));
+    const listed = el("li", { class: `entry ${entry.kind}`, "data-revision": entry.revision }, button, el("div", { class: "notes" }));
+    this.items.set(entry.revision, listed);
+    this.moveList.append(listed);
+    this.showNotes(entry.revision);
+    return true;
+  }
+
+  /** The steps after the last one listed, up to the head the server has now. */
+  private async catchUp(): Promise<void> {
+    if (BigInt(this.head) >= this.summary.version) {
+      return;
+    }
+    const stream = this.api.tablelog.replayGame({
+      gameId: this.gameId,
+      fromRevision: BigInt(this.head + 1),
+      toRevision: 0n,
+      viewer: this.viewer(),
+    });
+    for await (const item of stream) {
+      this.addStep(item);
+    }
+    this.showPosition();
+  }
+
+  private async refreshSummary(): Promise<void> {
+    const game = (await this.api.tablelog.getGame({ gameId: this.gameId })).game;
+    if (game !== undefined) {
+      this.summary = game;
+      this.showSummary();
+    }
+  }
+
+  // --- stepping ---------------------------------------------------------------------------
+
+  private onKey(event: KeyboardEvent): void {
+    if (event.altKey || event.ctrlKey || event.metaKey || typingInto(event.target)) {
+      return;
+    }
+    const to: Record<string, () => number> = {
+      ArrowLeft: () => this.current - 1,
+      ArrowRight: () => this.current + 1,
+      Home: () => 1,
+      End: () => this.head,
+    };
+    const target = to[event.key];
+    if (target !== undefined) {
+      event.preventDefault();
+      this.go(target());
+    }
+  }
+
+  /** Shows `revision` (clamped to the history): the list, the address and the picture. */
+  go(revision: number): void {
+    const target = Math.min(Math.max(revision, 1), this.head);
+    if (target < 1) {
+      return;
+    }
+    if (target !== this.current) {
+      this.items.get(this.current)?.removeAttribute("aria-current");
+      this.current = target;
+      const item = this.items.get(target);
+      item?.setAttribute("aria-current", "step");
+      item?.scrollIntoView({ block: "nearest" });
+      const query = new URLSearchParams(window.location.search);
+      query.set("r", String(target));
+      if (this.choice.key) {
+        query.set("view", this.choice.key);
+      } else {
+        query.delete("view");
+      }
+      window.history.replaceState(window.history.state, "", `${window.location.pathname}?${query.toString()}`);
+    }
+    this.showPosition();
+    void this.showPicture(target);
+  }
+
+  private showPosition(): void {
+    const entry = this.entries.get(this.current);
+    this.revisionLabel.textContent = `Revision ${this.current} of ${this.head}`;
+    this.currentPlayer.textContent = entry?.player ?? "";
+    this.currentMove.textContent = entry?.text ?? "";
+    const decider = deciderName(entry?.toMove, this.summary.players);
+    this.toMove.textContent = entry?.toMove?.who.case === "terminal" ? "Game over" : decider ? `${decider} to move` : "";
+  }
+
+  /** The pictures of this game as the chosen viewer sees them. */
+  private picturesFor(choice: ViewerChoice): Pictures {
+    const viewer = choice.kind === undefined ? undefined : { kind: choice.kind };
+    const { api, gameId } = this;
+    return new Pictures({
+      async one(revision) {
+        const answer = await api.tablelog.getState({ gameId, revision: BigInt(revision), viewer, picture: true });
+        return answer.state?.picture ?? "";
+      },
+      async *range(first, last) {
+        const stream = api.tablelog.replayGame({
+          gameId,
+          fromRevision: BigInt(first),
+          toRevision: BigInt(last),
+          viewer,
+          picture: true,
+        });
+        for await (const item of stream) {
+          if (isHistoryStep(item) && item.event !== undefined && item.state !== undefined) {
+            yield [Number(item.event.revision), item.state.picture] as const;
+          }
+        }
+      },
+    });
+  }
+
+  private async showPicture(revision: number): Promise<void> {
+    const choice = this.choice;
+    try {
+      const source = await this.pictures.get(revision);
+      if (revision !== this.current || choice !== this.choice) {
+        return;
+      }
+      if (this.picture.getAttribute("src") !== source) {
+        this.picture.src = source;
+        await this.picture.decode().catch(() => undefined);
+      }
+      if (revision !== this.current || choice !== this.choice) {
+        return;
+      }
+      this.picture.alt = `${this.title.textContent} at revision ${revision}`;
+      this.picture.dataset["revision"] = String(revision);
+      this.picture.dataset["view"] = choice.key;
+      this.pictureError.textContent = "";
+    } catch (error) {
+      if (revision === this.current) {
+        this.pictureError.textContent = `No picture: ${describe(error)}`;
+      }
+      return;
+    }
+    // Only now: the server draws a block's pictures one after another, and the picture
+    // asked for must not wait behind them.
+    this.pictures.around(revision, this.head);
+  }
+
+  private async changeViewer(key: string): Promise<void> {
+    const previous = this.choice;
+    this.choice = this.choices.find((c) => c.key === key) ?? AS_ENTITLED;
+    this.pictures = this.picturesFor(this.choice);
+    this.viewerError.textContent = "";
+    this.live?.abort();
+    const at = this.current;
+    try {
+      await this.loadHistory();
+    } catch (error) {
+      this.viewerError.textContent = describe(error);
+      this.choice = previous;
+      this.pictures = this.picturesFor(previous);
+      this.viewerSelect.value = previous.key;
+      await this.loadHistory();
+    }
+    this.current = 0;
+    this.go(at);
+    this.followIfLive();
+    if (this.inProgress()) {
+      void this.loadLegalMoves();
+    }
+  }
+
+  // --- live -------------------------------------------------------------------------------
+
+  private followIfLive(): void {
+    this.live?.abort();
+    if (!this.inProgress()) {
+      this.liveStatus.textContent = "";
+      return;
+    }
+    const live = new AbortController();
+    this.live = live;
+    void this.watch(live.signal);
+  }
+
+  private async watch(signal: AbortSignal): Promise<void> {
+    let delay = RETRY_FIRST_MS;
+    while (!signal.aborted && this.inProgress()) {
+      try {
+        const stream = this.api.tablelog.watchGame(
+          { gameId: this.gameId, fromRevision: BigInt(this.head + 1), viewer: this.viewer() },
+          { signal },
+        );
+        this.liveStatus.textContent = "live";
+        for await (const message of stream) {
+          delay = RETRY_FIRST_MS;
+          if (message.item.case === "update") {
+            await this.onUpdate(message.item.value);
+          } else if (message.item.case === "heartbeat" && Number(message.item.value.headRevision) > this.head) {
+            await this.refreshSummary();
+            await this.catchUp();
+          }
+          if (!this.inProgress()) {
+            break;
+          }
+        }
+      } catch (error) {
+        if (signal.aborted || isCancelled(error)) {
+          return;
+        }
+        this.liveStatus.textContent = `reconnecting (${describe(error)})`;
+      }
+      if (!this.inProgress()) {
+        break;
+      }
+      await new Promise((resolve) => window.setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, RETRY_MAX_MS);
+    }
+    if (!signal.aborted) {
+      this.liveStatus.textContent = "";
+    }
+  }
+
+  private async onUpdate(item: ReplayGameResponse): Promise<void> {
+    const body = item.event?.body.case;
+    if (body === "annotationAdded" || body === "annotationRemoved") {
+      await this.loadAnnotations();
+      return;
+    }
+    const following = this.current === this.head;
+    if (!this.addStep(item)) {
+      return;
+    }
+    await this.refreshSummary();
+    if (following) {
+      this.go(this.head);
+    } else {
+      this.showPosition();
+    }
+    if (this.inProgress()) {
+      void this.loadLegalMoves();
+    }
+  }
+
+  // --- annotations ------------------------------------------------------------------------
+
+  private async loadAnnotations(): Promise<void> {
+    const found: Annotation[] = [];
+    let pageToken = "";
+    do {
+      const page = await this.api.tablelog.listAnnotations({ gameId: this.gameId, pageSize: ANNOTATIONS_PAGE, pageToken });
+      found.push(...page.annotations);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    this.annotations = found;
+    for (const revision of this.items.keys()) {
+      this.showNotes(revision);
+    }
+  }
+
+  private showNotes(revision: number): void {
+    const item = this.items.get(revision);
+    if (item === undefined) {
+      return;
+    }
+    const notes = this.annotations.filter((note) => Number(note.revision) === revision);
+    const glyphs = item.querySelector(".glyphs");
+    if (glyphs !== null) {
+      glyphs.textContent = notes.map((note) => note.glyph).filter(Boolean).join(" ");
+    }
+    const box = item.querySelector(".notes");
+    if (box instanceof HTMLElement) {
+      replaceChildren(
+        box,
+        ...notes.map((note) =>
+          el(
+            "p",
+            { class: "note", "data-annotation-id": note.annotationId },
+            note.glyph ? el("b", { class: "glyph" }, note.glyph) : null,
+            note.glyph && note.comment ? " " : null,
+            note.comment ? el("span", { class: "comment" }, note.comment) : null,
+            el("span", { class: "muted small" }, ` — ${note.actor?.user ?? ""}${note.orphaned ? " (its move was amended away)" : ""}`),
+            note.variation?.moves.length
+              ? el("span", { class: "muted small variation" }, ` instead: ${note.variation.moves.map((m) => m.notation).join(", ")}`)
+              : null,
+          ),
+        ),
+      );
+    }
+  }
+
+  private async annotate(): Promise<void> {
+    const glyph = this.glyphSelect.value;
+    const comment = this.commentInput.value.trim();
+    this.annotationError.textContent = "";
+    if (!glyph && !comment) {
+      this.annotationError.textContent = "Choose a glyph or write a comment.";
+      return;
+    }
+    try {
+      await this.api.tablelog.addAnnotation({
+        gameId: this.gameId,
+        revision: BigInt(this.current),
+        glyph,
+        comment,
+        requestId: requestId(),
+      });
+    } catch (error) {
+      this.annotationError.textContent = describe(error);
+      return;
+    }
+    this.commentInput.value = "";
+    this.glyphSelect.value = "";
+    await this.loadAnnotations();
+  }
+
+  // --- recording --------------------------------------------------------------------------
+
+  private async loadLegalMoves(): Promise<void> {
+    if (!this.mayChange) {
+      return;
+    }
+    const head = this.head;
+    try {
+      const answer = await this.api.tablelog.listLegalMoves({
+        gameId: this.gameId,
+        revision: 0n,
+        pageSize: LEGAL_MOVES_SHOWN,
+        viewer: this.viewer(),
+      });
+      if (head !== this.head) {
+        return;
+      }
+      this.legalMoves = answer.moves.map((move) => move.notation);
+      const more = answer.totalSize > answer.moves.length ? ` (the first ${answer.moves.length} of ${answer.totalSize})` : "";
+      this.legalNote.textContent = `${deciderName(answer.toMove, this.summary.players)} to move${more}`;
+    } catch (error) {
+      this.legalMoves = [];
+      this.legalNote.textContent =
+        reasonOf(error) === "LEGAL_MOVES_HIDDEN"
+          ? "The legal moves would show what is hidden from this view: type the move."
+          : describe(error);
+    }
+    this.showLegalMoves();
+  }
+
+  private showLegalMoves(): void {
+    const words = this.legalFilter.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    const shown = this.legalMoves.filter((notation) => words.every((word) => notation.toLowerCase().includes(word)));
+    replaceChildren(
+      this.legalList,
+      ...shown.map((notation) => el("li", {}, el("button", { type: "button", class: "legal-move", "data-notation": notation }, notation))),
+    );
+  }
+
+  private async record(): Promise<void> {
+    const notation = this.notationInput.value.trim();
+    this.recordError.textContent = "";
+    this.recordNote.textContent = "";
+    if (!notation) {
+      this.recordError.textContent = "Type a move, or pick one of the legal moves.";
+      return;
+    }
+    this.recordButton.disabled = true;
+    try {
+      const answer = await this.api.tablelog.recordMove({
+        gameId: this.gameId,
+        input: { case: "notation", value: notation },
+        expectedVersion: this.summary.version,
+        requestId: requestId(),
+      });
+      this.notationInput.value = "";
+      this.recordNote.textContent = `Recorded ${answer.events
+        .map((e) => (e.body.case === "moveRecorded" ? e.body.value.notation : ""))
+        .filter(Boolean)
+        .join(", ")} (revision ${answer.game?.version ?? ""})`;
+      await this.afterChange(answer.game);
+    } catch (error) {
+      await this.refused(error);
+    } finally {
+      this.recordButton.disabled = false;
+    }
+  }
+
+  private async change(kind: "undo" | "redo"): Promise<void> {
+    this.recordError.textContent = "";
+    this.recordNote.textContent = "";
+    const request = { gameId: this.gameId, expectedVersion: this.summary.version, requestId: requestId() };
+    try {
+      const answer = kind === "undo" ? await this.api.tablelog.undoMove(request) : await this.api.tablelog.redoMove(request);
+      this.recordNote.textContent = kind === "undo" ? "Undone." : "Redone.";
+      await this.afterChange(answer.game);
+    } catch (error) {
+      await this.refused(error);
+    }
+  }
+
+  private async refused(error: unknown): Promise<void> {
+    this.recordError.textContent = describe(error);
+    if (reasonOf(error) === "STALE_VERSION") {
+      this.recordError.textContent += " Someone recorded first: the list now shows their move.";
+      await this.refreshSummary();
+      await this.catchUp();
+    }
+  }
+
+  private async afterChange(game: GameSummary | undefined): Promise<void> {
+    if (game !== undefined) {
+      this.summary = game;
+      this.showSummary();
+    }
+    await this.catchUp();
+    this.go(this.head);
+    if (this.inProgress()) {
+      void this.loadLegalMoves();
+    } else {
+      this.live?.abort();
+      this.liveStatus.textContent = "";
+    }
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * A game's history as the page lists it: one entry per revision, in order (GameCreated is
+ * revision 1; each move, undo, redo, amendment and the end add one). Annotations keep the
+ * revision of the move they were made at and are listed with that move, not as entries.
+ */
+import type { Event } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
+import { AmendKind } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
+import type { Player } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
+import type { ToMove } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
+import type { ReplayGameResponse } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+
+export type EntryKind = "created" | "move" | "undo" | "redo" | "amend" | "ended" | "abandoned";
+
+export interface Entry {
+  revision: number;
+  kind: EntryKind;
+  /** What happened, as the move list shows it ("take w u g", "undo take w u g"). */
+  text: string;
+  /** Whose move it was (a player's name, "table" for a chance move); "" for no one's. */
+  player: string;
+  /** Who decides after this revision. */
+  toMove: ToMove | undefined;
+}
+
+/** The seat or the table whose decision `toMove` is, as a name. */
+export function deciderName(toMove: ToMove | undefined, players: readonly Player[]): string {
+  switch (toMove?.who.case) {
+    case "seat":
+      return players[toMove.who.value]?.name ?? `seat ${toMove.who.value}`;
+    case "chance":
+      return "table";
+    case "terminal":
+      return "game over";
+    default:
+      return "";
+  }
+}
+
+/** Whether the response is a step of the history (annotation events are not). */
+export function isHistoryStep(item: ReplayGameResponse): boolean {
+  const body = item.event?.body.case;
+  return body !== undefined && body !== "annotationAdded" && body !== "annotationRemoved";
+}
+
+/**
+ * The entry of a replay step. `entries` holds the entries before it (by revision), for who
+ * was to move and what an undo or redo names.
+ */
+export function entryOf(
+  item: ReplayGameResponse,
+  entries: ReadonlyMap<number, Entry>,
+  players: readonly Player[],
+): Entry | undefined {
+  const event = item.event;
+  if (event === undefined || !isHistoryStep(item)) {
+    return undefined;
+  }
+  const revision = Number(event.revision);
+  const toMove = item.state?.toMove;
+  const before = entries.get(revision - 1);
+  const base = { revision, toMove };
+  const body = event.body;
+  switch (body.case) {
+    case "gameCreated":
+      return { ...base, kind: "created", text: "game created", player: "" };
+    case "moveRecorded": {
+      const seat = body.value.move?.seat;
+      const player =
+        seat !== undefined ? (players[seat]?.name ?? `seat ${seat}`) : deciderName(before?.toMove, players);
+      return { ...base, kind: "move", text: moveText(event), player };
+    }
+    case "moveUndone": {
+      const undone = entries.get(Number(body.value.undoneRevision));
+      const what = undone ? `: ${undone.text}` : ` revision ${body.value.undoneRevision}`;
+      return { ...base, kind: "undo", text: `undo${what}`, player: "" };
+    }
+    case "moveRedone": {
+      const redone = entries.get(Number(body.value.redoneRevision));
+      const what = redone ? redone.text : `revision ${body.value.redoneRevision}`;
+      return { ...base, kind: "redo", text: `redo: ${what}`, player: redone?.player ?? "" };
+    }
+    case "moveAmended":
+      return { ...base, kind: "amend", text: amendText(body.value), player: "" };
+    case "gameEnded": {
+      const winners = body.value.result?.winners.map((seat) => players[seat]?.name ?? `seat ${seat}`);
+      const text = winners?.length ? `game over: ${winners.join(" and ")} won` : "game over";
+      return { ...base, kind: "ended", text, player: "" };
+    }
+    case "gameAbandoned": {
+      const reason = body.value.reason ? `: ${body.value.reason}` : "";
+      return { ...base, kind: "abandoned", text: `abandoned${reason}`, player: "" };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function moveText(event: Event): string {
+  if (event.body.case !== "moveRecorded") {
+    return "";
+  }
+  const move = event.body.value;
+  if (move.hidden) {
+    return "(hidden)";
+  }
+  return move.dealt ? `${move.notation} (dealt)` : move.notation;
+}
+
+function amendText(amended: {
+  amendedRevision: bigint;
+  kind: AmendKind;
+  notation: string;
+  removedNotation: string;
+  hidden: boolean;
+  droppedMoves: number;
+}): string {
+  const at = `revision ${amended.amendedRevision}`;
+  const dropped = amended.droppedMoves ? `; ${amended.droppedMoves} later moves dropped` : "";
+  if (amended.hidden) {
+    return `amended ${at} (hidden)${dropped}`;
+  }
+  switch (amended.kind) {
+    case AmendKind.REPLACE:
+      return `amended ${at}: ${amended.removedNotation} → ${amended.notation}${dropped}`;
+    case AmendKind.INSERT:
+      return `inserted before ${at}: ${amended.notation}${dropped}`;
+    case AmendKind.DELETE:
+      return `deleted ${at}: ${amended.removedNotation}${dropped}`;
+    default:
+      return `amended ${at}${dropped}`;
+  }
+}

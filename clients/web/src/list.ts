@@ -1,0 +1,200 @@
+/**
+ * The game list: newest first, filtered by game, status and player, a page at a time. The
+ * filters and the page are in the address (`/?game=splendor&status=ended&player=ann`), so a
+ * filtered list can be bookmarked and the back button goes back a page.
+ */
+import type { GameInfo } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
+import { GameStatus, type GameSummary } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import { describe, type Api } from "./api.js";
+import { deciderName } from "./history.js";
+import { el, replaceChildren } from "./dom.js";
+
+export const PAGE_SIZE = 20;
+/**
+ * The API filters by game and status; a player filter is applied here, over at most this
+ * many of the games those filters select (newest first), so that a rare name cannot make
+ * one page read the whole club.
+ */
+export const PLAYER_SCAN_LIMIT = 1000;
+const SCAN_PAGE = 100;
+const MAX_FILTER_CHARS = 100;
+
+const STATUSES: ReadonlyArray<[string, GameStatus, string]> = [
+  ["", GameStatus.UNSPECIFIED, "any status"],
+  ["in-progress", GameStatus.IN_PROGRESS, "in progress"],
+  ["ended", GameStatus.ENDED, "ended"],
+  ["abandoned", GameStatus.ABANDONED, "abandoned"],
+];
+
+export function statusWords(status: GameStatus): string {
+  return STATUSES.find(([, value]) => value === status)?.[2] ?? "unknown";
+}
+
+interface Filters {
+  game: string;
+  status: string;
+  player: string;
+  /** The API's page token of this page ("" for the first). */
+  page: string;
+}
+
+function filtersOf(search: string): Filters {
+  const query = new URLSearchParams(search);
+  const text = (name: string) => (query.get(name) ?? "").slice(0, MAX_FILTER_CHARS);
+  return { game: text("game"), status: text("status"), player: text("player"), page: query.get("page") ?? "" };
+}
+
+function addressOf(filters: Filters): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) {
+    if (value) {
+      query.set(name, value);
+    }
+  }
+  const text = query.toString();
+  return text ? `/?${text}` : "/";
+}
+
+interface Page {
+  games: GameSummary[];
+  next: string;
+  /** Set when the player filter stopped at PLAYER_SCAN_LIMIT games. */
+  scanLimited: boolean;
+}
+
+async function fetchPage(api: Api, filters: Filters): Promise<Page> {
+  const status = STATUSES.find(([name]) => name === filters.status)?.[1] ?? GameStatus.UNSPECIFIED;
+  const player = filters.player.trim().toLowerCase();
+  if (!player) {
+    const answer = await api.tablelog.listGames({
+      game: filters.game,
+      status,
+      pageSize: PAGE_SIZE,
+      pageToken: filters.page,
+    });
+    return { games: answer.games, next: answer.nextPageToken, scanLimited: false };
+  }
+  // The page token of a player-filtered page is where the scan resumes: the API's token of
+  // a page and how many of its games were already shown.
+  const cut = filters.page.lastIndexOf("~");
+  const startToken = cut === -1 ? filters.page : filters.page.slice(0, cut);
+  const skipText = cut === -1 ? "0" : filters.page.slice(cut + 1);
+  let token = startToken;
+  let skip = Number.parseInt(skipText, 10) || 0;
+  const games: GameSummary[] = [];
+  let scanned = 0;
+  while (scanned < PLAYER_SCAN_LIMIT) {
+    const answer = await api.tablelog.listGames({ game: filters.game, status, pageSize: SCAN_PAGE, pageToken: token });
+    for (let index = skip; index < answer.games.length; index++) {
+      const game = answer.games[index]!;
+      scanned++;
+      if (game.players.some((p) => p.name.toLowerCase().includes(player))) {
+        games.push(game);
+        if (games.length === PAGE_SIZE) {
+          const more = index + 1 < answer.games.length || answer.nextPageToken !== "";
+          return { games, next: more ? `${token}~${index + 1}` : "", scanLimited: false };
+        }
+      }
+    }
+    skip = 0;
+    if (!answer.nextPageToken) {
+      return { games, next: "", scanLimited: false };
+    }
+    token = answer.nextPageToken;
+  }
+  return { games, next: `${token}~0`, scanLimited: true };
+}
+
+export async function showList(api: Api, root: HTMLElement): Promise<void> {
+  const filters = filtersOf(window.location.search);
+  const types = await api.tablelog.listGameTypes({});
+  const gameSelect = el("select", { name: "game", "aria-label": "game" }, el("option", { value: "" }, "every game"));
+  for (const info of types.games) {
+    gameSelect.append(el("option", { value: info.name, selected: info.name === filters.game }, info.title));
+  }
+  const statusSelect = el("select", { name: "status", "aria-label": "status" });
+  for (const [name, , words] of STATUSES) {
+    statusSelect.append(el("option", { value: name, selected: name === filters.status }, words));
+  }
+  const playerInput = el("input", {
+    name: "player",
+    type: "search",
+    placeholder: "player",
+    "aria-label": "player",
+    maxlength: MAX_FILTER_CHARS,
+    value: filters.player,
+  });
+  const form = el(
+    "form",
+    { class: "filters", id: "filters" },
+    gameSelect,
+    statusSelect,
+    playerInput,
+    el("button", { type: "submit" }, "Filter"),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const next = { game: gameSelect.value, status: statusSelect.value, player: playerInput.value.trim(), page: "" };
+    window.location.assign(addressOf(next));
+  });
+  const body = el("div", { id: "game-list" }, el("p", { class: "muted" }, "Loading games…"));
+  replaceChildren(root, el("h1", {}, "Games"), form, body);
+
+  let page: Page;
+  try {
+    page = await fetchPage(api, filters);
+  } catch (error) {
+    replaceChildren(body, el("p", { class: "error", role: "alert" }, describe(error)));
+    return;
+  }
+  const titles = new Map(types.games.map((info: GameInfo) => [info.name, info.title]));
+  const rows = page.games.map((game) => gameRow(game, titles));
+  const table = rows.length
+    ? el(
+        "table",
+        { class: "games" },
+        el(
+          "thead",
+          {},
+          el("tr", {}, el("th", {}, "game"), el("th", {}, "players"), el("th", {}, "status"), el("th", {}, "moves"), el("th", {}, "updated")),
+        ),
+        el("tbody", {}, ...rows),
+      )
+    : el("p", { class: "muted", id: "no-games" }, "No games match.");
+  const pager = el("nav", { class: "pager", "aria-label": "pages" });
+  if (filters.page) {
+    pager.append(el("a", { href: addressOf({ ...filters, page: "" }), id: "first-page", class: "button" }, "← Newest"));
+  }
+  if (page.next) {
+    pager.append(el("a", { href: addressOf({ ...filters, page: page.next }), id: "next-page", class: "button" }, "Older →"));
+  }
+  replaceChildren(
+    body,
+    table,
+    page.scanLimited ? el("p", { class: "muted" }, `Searched the newest ${PLAYER_SCAN_LIMIT} games for this player.`) : null,
+    pager,
+  );
+}
+
+function gameRow(game: GameSummary, titles: ReadonlyMap<string, string>): HTMLTableRowElement {
+  const title = game.title || titles.get(game.game) || game.game;
+  const updated = game.updatedTime ? new Date(Number(game.updatedTime.seconds) * 1000) : undefined;
+  const status =
+    game.status === GameStatus.IN_PROGRESS
+      ? `in progress · ${deciderName(game.toMove, game.players)} to move`
+      : statusWords(game.status);
+  return el(
+    "tr",
+    { "data-game-id": game.gameId },
+    el(
+      "td",
+      {},
+      el("a", { href: `/games/${encodeURIComponent(game.gameId)}` }, title),
+      el("div", { class: "muted small" }, `${titles.get(game.game) ?? game.game} · ${game.gameId}`),
+    ),
+    el("td", {}, game.players.map((p) => p.name).join(", ")),
+    el("td", {}, status),
+    el("td", { class: "number" }, game.moveCount),
+    el("td", {}, updated ? el("time", { datetime: updated.toISOString() }, updated.toLocaleString()) : ""),
+  );
+}

@@ -1,0 +1,373 @@
+"""The web app in a real browser (Debian's Chromium, driven by Playwright) against a live
+`tablelog serve` on its embedded Redis: the list and its filters, a game of each kind stepped
+through revision by revision and compared with the API, the pictures checked component by
+component (and saved as PNG screenshots), annotating, recording (a move, a refused move,
+undo and redo), the viewer choice, a phone-sized screen, and a move recorded by another
+client (the Python client over gRPC) appearing live, also after the stream drops.
+
+Skipped without chromium or the playwright package, unless CI is set: there it fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tablelog_client.sdk import Client, TablelogError
+from tests.service.support import ServeProcess
+from tests.support.browser import (
+    PHONE,
+    ExampleGame,
+    artefacts_dir,
+    chromium,
+    missing_browser,
+    open_page,
+    record_example_games,
+    shown_picture,
+)
+from tests.support.play import random_game
+from tests.web.pictures import check_picture
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, Route
+
+pytestmark = pytest.mark.slow
+
+MOVES = 10
+"""Lines recorded in each example game: enough for every kind to leave its setup."""
+LIVE_SECONDS = 2.0
+
+
+@dataclass
+class Live:
+    serve: ServeProcess
+    client: Client
+    signed_in: str
+    """The address `tablelog serve` printed for the web app: it signs the owner in."""
+    games: list[ExampleGame]
+
+    @property
+    def web(self) -> str:
+        return self.signed_in.split("#", 1)[0]
+
+    def url(self, path: str) -> str:
+        """`path` on the web app, signing the owner in (every page opens a tab of its own)."""
+        return f"{self.web}{path.lstrip('/')}#{self.signed_in.split('#', 1)[1]}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    problem = missing_browser()
+    if problem is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {problem}")
+        pytest.skip(problem)
+    with chromium() as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    serve = ServeProcess(tmp_path_factory.mktemp("web"), http=True).start()
+    try:
+        (printed,) = serve.read_lines(1)
+        assert printed.startswith("web app: http://"), serve.output
+        signed_in = printed.removeprefix("web app: ").strip()
+        with Client(serve.address, token=serve.token) as client:
+            games = record_example_games(client, MOVES)
+            yield Live(serve, client, signed_in, games)
+    finally:
+        serve.stop()
+
+
+@pytest.fixture(scope="module")
+def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return artefacts_dir(tmp_path_factory.getbasetemp() / "artefacts")
+
+
+def game_named(live: Live, name: str) -> ExampleGame:
+    return next(game for game in live.games if game.name == name)
+
+
+def wait_shown(page: Page, revision: int) -> None:
+    page.wait_for_selector(f'#picture[data-revision="{revision}"]', timeout=10_000)
+
+
+def text(page: Page, selector: str) -> str:
+    return page.inner_text(selector).strip()
+
+
+def listed_games(page: Page) -> list[str]:
+    """The ids of the games the list shows, in order."""
+    ids: list[str] = page.eval_on_selector_all(
+        "tr[data-game-id]", "rows => rows.map(row => row.dataset.gameId)"
+    )
+    return ids
+
+
+def expected_steps(client: Client, game: ExampleGame) -> dict[int, tuple[str, str]]:
+    """Each revision's (player, move text) as the API tells them: the move's notation, and
+    the seat whose decision it was (the table's for a chance move)."""
+    steps: dict[int, tuple[str, str]] = {}
+    to_move = None
+    for item in client.replay(game.game_id, 1, full=True):
+        event = item.event
+        body = event.WhichOneof("body")
+        if body == "game_created":
+            steps[event.revision] = ("", "game created")
+        elif body == "move_recorded":
+            assert to_move is not None
+            who = to_move.WhichOneof("who")
+            player = game.players[to_move.seat] if who == "seat" else "table"
+            steps[event.revision] = (player, event.move_recorded.notation)
+        if body not in ("annotation_added", "annotation_removed"):
+            to_move = item.state.to_move
+    return steps
+
+
+def test_the_printed_address_signs_the_owner_in_and_lists_the_games(
+    live: Live, browser: Browser
+) -> None:
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/#token=tlm_[A-Za-z0-9_-]+", live.signed_in)
+    page = open_page(browser, live.signed_in)
+    page.wait_for_selector("table.games")
+    assert "token" not in page.url, "the token stays out of the address bar"
+    # Newest first, as the API lists them (other tests of this module add games too).
+    api = [game.game_id for game in live.client.list_games()]
+    assert listed_games(page) == api[:20]
+    assert {game.game_id for game in live.games} <= set(api)
+    assert "(owner)" in text(page, "#who")
+
+    page.select_option("select[name=game]", "medici")
+    page.click("#filters button[type=submit]")
+    page.wait_for_url(re.compile(r"game=medici"))
+    page.wait_for_selector("table.games")
+    assert listed_games(page) == [game.game_id for game in live.client.list_games("medici")]
+    assert game_named(live, "medici").game_id in listed_games(page)
+
+    page.goto(f"{live.web}?player=cleo")
+    page.wait_for_selector("table.games")
+    with_cleo = [
+        game.game_id
+        for game in live.client.list_games()
+        if any(player.name == "Cleo" for player in game.players)
+    ]
+    assert listed_games(page) == with_cleo[:20]
+    assert game_named(live, "castello-methoni").game_id in with_cleo
+
+    page.goto(f"{live.web}?status=ended")
+    page.wait_for_selector("#no-games")
+
+
+def test_the_list_pages_through_the_games(live: Live, browser: Browser) -> None:
+    extra = [
+        live.client.create_game("medici-card-game", ["Pat", "Quinn"]).game_id for _ in range(21)
+    ]
+    page = open_page(browser, live.url("/?game=medici-card-game"))
+    page.wait_for_selector("table.games")
+    first = listed_games(page)
+    assert len(first) == 20
+    page.click("#next-page")
+    page.wait_for_selector("#first-page")
+    second = listed_games(page)
+    assert set(first).isdisjoint(second)
+    assert set(first) | set(second) == {*extra, game_named(live, "medici-card-game").game_id}
+    assert page.query_selector("#next-page") is None
+
+
+@pytest.mark.parametrize(
+    "name", ["splendor", "medici-card-game", "medici", "castello-methoni", "mercado-de-lisboa"]
+)
+def test_every_revision_shows_what_the_api_has(
+    live: Live, browser: Browser, artefacts: Path, name: str
+) -> None:
+    game = game_named(live, name)
+    steps = expected_steps(live.client, game)
+    assert sorted(steps) == list(range(1, game.revisions + 1))
+    page = open_page(browser, live.url(f"/games/{game.game_id}?r=1"))
+    wait_shown(page, 1)
+    pictured = {1, game.revisions // 2, game.revisions}
+    for revision in range(1, game.revisions + 1):
+        if revision > 1:
+            page.keyboard.press("ArrowRight")
+            wait_shown(page, revision)
+        assert text(page, "#revision") == f"Revision {revision} of {game.revisions}"
+        assert (text(page, "#current-player"), text(page, "#current-move")) == steps[revision]
+        assert page.url.endswith(f"?r={revision}")
+        current = page.query_selector("#moves li[aria-current]")
+        assert current is not None
+        assert current.get_attribute("data-revision") == str(revision)
+        if revision in pictured:
+            state = live.client.state(game.game_id, revision, full=True, picture=True)
+            svg = shown_picture(page)
+            assert svg == state.picture
+            check_picture(name, state.view, svg)
+            page.screenshot(path=str(artefacts / f"{name}-r{revision}.png"), full_page=True)
+
+    page.keyboard.press("Home")
+    wait_shown(page, 1)
+    page.keyboard.press("End")
+    wait_shown(page, game.revisions)
+    page.keyboard.press("ArrowLeft")
+    wait_shown(page, game.revisions - 1)
+    page.click('#moves li[data-revision="3"] button.step')
+    wait_shown(page, 3)
+    # The address names the position: opened again, it shows the same revision.
+    page.goto(live.url(f"/games/{game.game_id}?r=4"))
+    wait_shown(page, 4)
+    assert (text(page, "#current-player"), text(page, "#current-move")) == steps[4]
+
+
+def test_an_annotation_added_on_the_page_is_listed_with_its_move(
+    live: Live, browser: Browser
+) -> None:
+    game = game_named(live, "splendor")
+    page = open_page(browser, live.url(f"/games/{game.game_id}?r=5"))
+    wait_shown(page, 5)
+    page.select_option("#annotation-glyph", "!?")
+    page.fill("#annotation-comment", "a bold reveal <b>not markup</b>")
+    page.click("#annotate-submit")
+    note = page.wait_for_selector('#moves li[data-revision="5"] .note')
+    assert note is not None
+    assert "a bold reveal <b>not markup</b>" in note.inner_text()
+    assert text(page, '#moves li[data-revision="5"] .glyphs') == "!?"
+    (stored,) = [a for a in live.client.annotations(game.game_id) if a.revision == 5]
+    assert (stored.glyph, stored.comment) == ("!?", "a bold reveal <b>not markup</b>")
+
+    # A revision that is no move (the creation is; an undo is not) is refused inline.
+    page.fill("#annotation-comment", "")
+    page.select_option("#annotation-glyph", "")
+    page.click("#annotate-submit")
+    assert "Choose a glyph or write a comment" in text(page, "#annotation-error")
+
+
+def new_splendor(live: Live) -> tuple[str, int]:
+    """A Splendor game whose layout is revealed: Ann to move."""
+    summary = live.client.create_game("splendor", ["Ann", "Bob"])
+    version = summary.version
+    for notation in random_game("splendor", 2, seed=13).notations:
+        if not notation.startswith("reveal"):
+            break
+        answer = live.client.record(summary.game_id, notation, expected_version=version)
+        version = answer.game.version
+    return summary.game_id, version
+
+
+def test_recording_from_the_page_with_a_refusal_undo_and_redo(live: Live, browser: Browser) -> None:
+    game_id, version = new_splendor(live)
+    page = open_page(browser, live.url(f"/games/{game_id}"))
+    wait_shown(page, version)
+    page.wait_for_selector("#legal-moves button.legal-move")
+
+    page.fill("#notation", "buy 1.1")
+    page.click("#record")
+    page.wait_for_selector("#record-error:not(:empty)")
+    with pytest.raises(TablelogError) as refused:
+        live.client.record(game_id, "buy 1.1", expected_version=version)
+    assert refused.value.message in text(page, "#record-error")
+    assert refused.value.reason in text(page, "#record-error")
+    assert live.client.get_game(game_id).version == version
+
+    page.fill("#legal-filter", "take")
+    offered: list[str] = page.eval_on_selector_all(
+        "#legal-moves button", "buttons => buttons.map(b => b.dataset.notation)"
+    )
+    assert offered
+    assert all("take" in notation for notation in offered)
+    page.click("#legal-moves button.legal-move >> nth=0")
+    assert page.input_value("#notation") == offered[0]
+    page.click("#record")
+    wait_shown(page, version + 1)
+    assert text(page, "#current-move") == offered[0]
+    assert text(page, "#current-player") == "Ann"
+    assert text(page, "#record-error") == ""
+
+    page.click("#undo")
+    wait_shown(page, version + 2)
+    assert text(page, "#current-move") == f"undo: {offered[0]}"
+    page.click("#redo")
+    wait_shown(page, version + 3)
+    assert text(page, "#current-move") == f"redo: {offered[0]}"
+    assert live.client.get_game(game_id).version == version + 3
+
+
+def test_the_recording_panel_fits_a_phone(live: Live, browser: Browser, artefacts: Path) -> None:
+    game_id, version = new_splendor(live)
+    page = open_page(browser, live.url(f"/games/{game_id}"), viewport=PHONE)
+    wait_shown(page, version)
+    page.wait_for_selector("#legal-moves button.legal-move")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page scrolls sideways: {width} px wide"
+    for selector in ("#notation", "#record", "#undo", "#redo", "#legal-filter", "#picture"):
+        box = page.locator(selector).bounding_box()
+        assert box is not None, selector
+        assert 0 <= box["x"] <= box["x"] + box["width"] <= PHONE["width"], (selector, box)
+    page.screenshot(path=str(artefacts / "phone-record.png"), full_page=True)
+
+
+def test_the_viewer_choice_shows_that_seat_s_picture(live: Live, browser: Browser) -> None:
+    game = game_named(live, "castello-methoni")
+    page = open_page(browser, live.url(f"/games/{game.game_id}?r={game.revisions}"))
+    wait_shown(page, game.revisions)
+    page.select_option("#viewer", "seat-1")
+    page.wait_for_selector('#picture[data-view="seat-1"]')
+    assert "view=seat-1" in page.url
+    seat = live.client.state(game.game_id, game.revisions, seat=1, picture=True)
+    assert shown_picture(page) == seat.picture
+    full = live.client.state(game.game_id, game.revisions, full=True, picture=True)
+    assert seat.picture != full.picture, "a seat's view hides the other hands"
+
+
+def test_a_move_recorded_elsewhere_appears_live_and_after_a_drop(
+    live: Live, browser: Browser
+) -> None:
+    game_id, version = new_splendor(live)
+    page = open_page(browser, live.url(f"/games/{game_id}"))
+    wait_shown(page, version)
+    page.wait_for_selector("#live-status:has-text('live')")
+    _to_move, legal = live.client.legal_moves(game_id)
+    started = time.monotonic()
+    live.client.record(game_id, legal[0].notation, expected_version=version)
+    wait_shown(page, version + 1)
+    assert time.monotonic() - started < LIVE_SECONDS
+    assert text(page, "#current-move") == legal[0].notation
+
+    # The stream drops (the next watch is cut off, and a move is recorded meanwhile): the
+    # page watches again from the revision after the last it has, and gets that move.
+    dropped: list[str] = []
+
+    def drop_once(route: Route) -> None:
+        if dropped:
+            route.continue_()
+            return
+        _to_move, legal = live.client.legal_moves(game_id)
+        dropped.append(legal[0].notation)
+        live.client.record(game_id, legal[0].notation, expected_version=version + 1)
+        route.abort("connectionreset")
+
+    page.route("**/tablelog.v1.TablelogService/WatchGame", drop_once)
+    page.reload()
+    page.wait_for_selector("#live-status:has-text('reconnecting')")
+    wait_shown(page, version + 2)
+    assert text(page, "#current-move") == dropped[0]
+    assert text(page, "#revision") == f"Revision {version + 2} of {version + 2}"
+
+
+def test_a_shared_link_opens_its_game_read_only(live: Live, browser: Browser) -> None:
+    """A link token (`tablelog share`) reads one game as a spectator: the app opens that
+    game, shows the spectator's picture, and offers no recording or annotating."""
+    game = game_named(live, "splendor")
+    link = live.client.create_link_token(game.game_id).token
+    page = open_page(browser, f"{live.web}#token={link}")
+    page.wait_for_url(re.compile(f"/games/{game.game_id}"))
+    wait_shown(page, game.revisions)
+    spectator = live.client.state(game.game_id, game.revisions, picture=True)
+    assert shown_picture(page) == spectator.picture
+    assert page.locator("#recorder").is_hidden()
+    assert page.locator("#annotate").is_hidden()
