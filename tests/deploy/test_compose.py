@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -33,7 +35,13 @@ from tests.deploy.support import (
     redis_server,
     serving,
 )
-from tests.deploy.test_image import exec_form, final_stage, healthcheck_command, image_environment
+from tests.deploy.test_image import (
+    exec_form,
+    final_stage,
+    healthcheck_command,
+    image_environment,
+    on_port,
+)
 from tests.service.helpers import splendor_line
 
 UNITS = {"": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30}
@@ -163,6 +171,8 @@ class Deployment:
     ca: str
     redis: redis.Redis
     instance_env: list[dict[str, str]]
+    web_apps: list[str]
+    """Each instance's HTTP port (the web app and the API for browsers), in TLS."""
 
 
 @pytest.fixture
@@ -203,7 +213,7 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
         assert subprocess.run(["sh", "-c", probe], timeout=30).returncode == 0
 
         stage = final_stage()
-        targets, tokens, environments = [], [], []
+        targets, tokens, environments, pages = [], [], [], []
         for name, service in tablelog_services(services).items():
             volume, inside = service["volumes"][0].split(":")[:2]
             mounts = Mounts({**secret_files, inside: tmp_path / volume})
@@ -216,6 +226,9 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
             published = free_port()
             host = settings["TABLELOG_ADDRESS"].rsplit(":", 1)[0]
             settings["TABLELOG_ADDRESS"] = f"{host}:{published}"
+            web = free_port()
+            settings["TABLELOG_HTTP_ADDRESS"] = on_port(settings["TABLELOG_HTTP_ADDRESS"], web)
+            pages.append(f"https://localhost:{web}/")
             env = clean_environment(**settings)
             entrypoint = image_program(
                 exec_form(next(s for s in stage if s.name == "ENTRYPOINT").value)
@@ -226,7 +239,7 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
             tokens.append(token_file.read_text(encoding="utf-8").strip())
             environments.append(env)
             assert name
-        yield Deployment(targets, tokens, str(secrets / "tls.crt"), client, environments)
+        yield Deployment(targets, tokens, str(secrets / "tls.crt"), client, environments, pages)
 
 
 @pytest.mark.slow
@@ -244,6 +257,11 @@ def test_what_compose_describes_records_through_both_instances(deployment: Deplo
         assert second.get_game(game).version == first.get_game(game).version == version
         assert second.verify(game).ok
         assert first.verify(game).ok
+    context = ssl.create_default_context(cafile=deployment.ca)
+    for page in deployment.web_apps:
+        with urllib.request.urlopen(page, context=context, timeout=10) as answer:
+            assert answer.status == 200
+            assert b"<html" in answer.read().lower()
     for env in deployment.instance_env:
         check = subprocess.run(
             image_program(healthcheck_command(final_stage())), env=env, timeout=60

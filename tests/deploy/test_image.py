@@ -301,9 +301,11 @@ def test_the_health_check_names_no_address() -> None:
     check = healthcheck_command(stage)
     assert check == ["python", "-m", "service.healthcheck"]
     settings = image_environment(stage)
-    port = settings["TABLELOG_ADDRESS"].rsplit(":", 1)[1]
-    # The server's port is declared where the server reads it, and nowhere in the check.
-    assert only(stage, "EXPOSE").value.split() == [port]
+    ports = [
+        settings[name].rsplit(":", 1)[1] for name in ("TABLELOG_ADDRESS", "TABLELOG_HTTP_ADDRESS")
+    ]
+    # The server's ports are declared where the server reads them, and nowhere in the check.
+    assert only(stage, "EXPOSE").value.split() == ports
     assert not re.search(r"\d+\.\d+\.\d+\.\d+|localhost|:\d+", only(stage, "HEALTHCHECK").value)
 
 
@@ -325,6 +327,11 @@ def healthy(env: dict[str, str]) -> bool:
     return check.returncode == 0
 
 
+def on_port(address: str, port: int) -> str:
+    """The image's address (its host) on a port of this test's."""
+    return address.rsplit(":", 1)[0] + f":{port}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("listening", ["every interface, TLS", "loopback, plaintext"])
 def test_the_image_serves_and_its_health_check_finds_the_server(
@@ -340,11 +347,13 @@ def test_the_image_serves_and_its_health_check_finds_the_server(
     if listening == "every interface, TLS":
         # The image's own address (every interface) on a port of this test's.
         settings["TABLELOG_ADDRESS"] = settings["TABLELOG_ADDRESS"].rsplit(":", 1)[0] + f":{port}"
+        settings["TABLELOG_HTTP_ADDRESS"] = on_port(settings["TABLELOG_HTTP_ADDRESS"], free_port())
         settings["TABLELOG_TLS_CERT"] = str(secrets / "tls.crt")
         settings["TABLELOG_TLS_KEY"] = str(secrets / "tls.key")
         ca: str | None = str(secrets / "tls.crt")
     else:
         settings["TABLELOG_ADDRESS"] = f"127.0.0.1:{port}"
+        settings["TABLELOG_HTTP_ADDRESS"] = f"127.0.0.1:{free_port()}"
         ca = None
     env = clean_environment(**settings)
     assert not healthy(env), "healthy before the server started"

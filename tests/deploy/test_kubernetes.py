@@ -190,8 +190,15 @@ def test_tablelog_runs_as_the_images_user_and_is_probed_by_the_images_check(
     mounted = [m["mountPath"] for m in container["volumeMounts"]]
     for path in ("TABLELOG_TLS_CERT", "TABLELOG_CHAIN_KEY_FILE", "TABLELOG_REDIS_PASSWORD_FILE"):
         assert any(environment[path].startswith(m + "/") for m in mounted), path
-    port = int(settings["data"]["TABLELOG_ADDRESS"].rsplit(":", 1)[1])
-    assert container["ports"] == [{"name": "grpc", "containerPort": port}]
+    assert settings["data"]["TABLELOG_HTTP_ADDRESS"].startswith("0.0.0.0:")
+    grpc, http = (
+        int(settings["data"][name].rsplit(":", 1)[1])
+        for name in ("TABLELOG_ADDRESS", "TABLELOG_HTTP_ADDRESS")
+    )
+    assert container["ports"] == [
+        {"name": "grpc", "containerPort": grpc},
+        {"name": "http", "containerPort": http},
+    ]
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
