@@ -73,8 +73,13 @@ class LocalCluster:
         """The URL `tablelog serve --redis-url` takes: one seed node is enough."""
         return f"redis+cluster://127.0.0.1:{self.ports[0]}"
 
+    clients: dict[int, redis.Redis] = field(default_factory=dict)
+
     def client(self, port: int) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+        """A client of the node on `port` (one per node, closed by `stop`)."""
+        if port not in self.clients:
+            self.clients[port] = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+        return self.clients[port]
 
     def start(self) -> LocalCluster:
         binaries = redis_binaries()
@@ -200,6 +205,36 @@ class LocalCluster:
         if done.returncode != 0:
             raise ClusterStartError(f"redis-cli --cluster reshard failed:\n{done.stdout}")
 
+    def owner_of(self, slot: int) -> int:
+        """The port of the master holding `slot` now."""
+        for first, last, master, *_replicas in self.client(self.ports[0]).execute_command(
+            "CLUSTER SLOTS"
+        ):
+            if int(first) <= slot <= int(last):
+                return int(master[1])
+        raise ClusterStartError(f"no master holds slot {slot}")
+
+    def move_slot(self, slot: int, target: int, pause: float = 0.0) -> None:
+        """Migrate `slot` to the master on `target` as redis-cli does, one key at a time
+        (`pause` seconds apart, so that clients meet the slot half moved): CLUSTER SETSLOT
+        IMPORTING on the target, MIGRATING on the source, MIGRATE of each key, then SETSLOT
+        NODE on every master."""
+        source = self.owner_of(slot)
+        if source == target:
+            return
+        source_client, target_client = self.client(source), self.client(target)
+        target_client.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", self.node_id(source))
+        source_client.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", self.node_id(target))
+        while keys := source_client.execute_command("CLUSTER GETKEYSINSLOT", slot, 1):
+            source_client.execute_command(
+                "MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys
+            )
+            time.sleep(pause)
+        owner = self.node_id(target)
+        for port in (target, source, *self.masters()):
+            self.client(port).execute_command("CLUSTER SETSLOT", slot, "NODE", owner)
+        self.wait_until_settled()
+
     def fail_over(self, master_port: int, force: bool = False) -> int:
         """Make `master_port`'s replica the master (CLUSTER FAILOVER on the replica; FORCE:
         without waiting for the master to agree); the new master's port, once every node
@@ -218,6 +253,9 @@ class LocalCluster:
         return [process.pid for process in self.processes]
 
     def stop(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.clients.clear()
         for process in self.processes:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
