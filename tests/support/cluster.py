@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -131,6 +132,10 @@ class LocalCluster:
                     ) from None
                 time.sleep(0.02)
 
+    def command(self, port: int, *args: Any) -> Any:
+        """One command to the node on `port` (redis-py leaves execute_command untyped)."""
+        return self.client(port).execute_command(*args)  # type: ignore[no-untyped-call]
+
     def masters(self) -> list[int]:
         """The ports of the nodes that are masters now."""
         return [port for port in self.ports if self.role(port) == "master"]
@@ -148,7 +153,7 @@ class LocalCluster:
         raise ClusterStartError(f"the master on port {master_port} has no replica")
 
     def node_id(self, port: int) -> str:
-        node: bytes = self.client(port).execute_command("CLUSTER MYID")
+        node: bytes = self.command(port, "CLUSTER MYID")
         return node.decode()
 
     def wait_until_settled(self, timeout: float = START_TIMEOUT) -> None:
@@ -167,10 +172,10 @@ class LocalCluster:
         for port in self.ports:
             try:
                 client = self.client(port)
-                info = client.execute_command("CLUSTER INFO")  # parsed by redis-py
+                info = self.command(port, "CLUSTER INFO")  # parsed by redis-py
                 if info.get("cluster_state") != "ok":
                     return False
-                slots = client.execute_command("CLUSTER SLOTS")
+                slots = self.command(port, "CLUSTER SLOTS")
                 replication = client.info("replication")
             except redis.RedisError:
                 return False
@@ -207,9 +212,7 @@ class LocalCluster:
 
     def owner_of(self, slot: int) -> int:
         """The port of the master holding `slot` now."""
-        for first, last, master, *_replicas in self.client(self.ports[0]).execute_command(
-            "CLUSTER SLOTS"
-        ):
+        for first, last, master, *_replicas in self.command(self.ports[0], "CLUSTER SLOTS"):
             if int(first) <= slot <= int(last):
                 return int(master[1])
         raise ClusterStartError(f"no master holds slot {slot}")
@@ -222,17 +225,14 @@ class LocalCluster:
         source = self.owner_of(slot)
         if source == target:
             return
-        source_client, target_client = self.client(source), self.client(target)
-        target_client.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", self.node_id(source))
-        source_client.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", self.node_id(target))
-        while keys := source_client.execute_command("CLUSTER GETKEYSINSLOT", slot, 1):
-            source_client.execute_command(
-                "MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys
-            )
+        self.command(target, "CLUSTER SETSLOT", slot, "IMPORTING", self.node_id(source))
+        self.command(source, "CLUSTER SETSLOT", slot, "MIGRATING", self.node_id(target))
+        while keys := self.command(source, "CLUSTER GETKEYSINSLOT", slot, 1):
+            self.command(source, "MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
             time.sleep(pause)
         owner = self.node_id(target)
         for port in (target, source, *self.masters()):
-            self.client(port).execute_command("CLUSTER SETSLOT", slot, "NODE", owner)
+            self.command(port, "CLUSTER SETSLOT", slot, "NODE", owner)
         self.wait_until_settled()
 
     def fail_over(self, master_port: int, force: bool = False) -> int:
@@ -240,7 +240,7 @@ class LocalCluster:
         without waiting for the master to agree); the new master's port, once every node
         sees it."""
         replica = self.replica_of(master_port)
-        self.client(replica).execute_command("CLUSTER FAILOVER", *(["FORCE"] if force else []))
+        self.command(replica, "CLUSTER FAILOVER", *(["FORCE"] if force else []))
         deadline = time.monotonic() + START_TIMEOUT
         while self.role(replica) != "master" or self.role(master_port) != "slave":
             if time.monotonic() > deadline:
