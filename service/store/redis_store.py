@@ -470,7 +470,14 @@ class RedisEventStore(EventStore):
                 "XREAD", "COUNT", 1000, "BLOCK", block, "STREAMS", key, f"{after_sequence}-0",
                 target_nodes=self._cluster.get_node_from_key(key),
             )  # fmt: skip
-        reply = await self._call(reading, limit=timeout_seconds + self._timeout)
+        try:
+            reply = await self._call(reading, limit=timeout_seconds + self._timeout)
+        except redis_errors.ResponseError as exc:
+            if not str(exc).startswith("UNBLOCKED"):
+                raise
+            # The node turned replica under the blocked read (a failover): nothing came;
+            # the next read finds the slot's new primary (MOVED).
+            return []
         events: list[events_pb2.Event] = []
         for _stream, entries in reply or []:
             events.extend(

@@ -99,6 +99,18 @@ def record(
             client.close()
 
 
+def watch(target: str, game_id: str, last_revision: int, seen: list[str]) -> None:
+    """The moves a WatchGame stream shows, until `last_revision` (resuming after an
+    UNAVAILABLE, as the client does)."""
+    with Client(target, token=OWNER_TOKEN, timeout=30) as client:
+        for message in client.watch(game_id, from_revision=1, timeout=30, heartbeat_seconds=1):
+            event = message.update.event
+            if event.HasField("move_recorded"):
+                seen.append(event.move_recorded.notation)
+            if event.revision >= last_revision:
+                return
+
+
 def redirections(cluster: LocalCluster) -> int:
     """MOVED, ASK and TRYAGAIN answered by every node so far."""
     total = 0
@@ -131,6 +143,11 @@ def record_through(
             )
             for each in recordings
         ]
+        watched: list[str] = []
+        watcher = threading.Thread(
+            target=watch, args=(second.target, recordings[0].game_id, MOVES + 1, watched)
+        )
+        watcher.start()
         for thread in threads:
             thread.start()
         try:
@@ -143,6 +160,10 @@ def record_through(
             done.set()
             for thread in threads:
                 thread.join(60)
+        watcher.join(30)
+        # A watcher of the first game, on the instance that did not create it, saw every
+        # move once, in order, through the slots' moves (a tail's XREAD follows its slot).
+        assert watched == recordings[0].acknowledged
         for each in recordings:
             assert not each.failure, (each.failure, len(each.acknowledged))
             assert each.acknowledged == each.line
