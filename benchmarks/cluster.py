@@ -6,10 +6,14 @@ Starts Debian's redis-server twice over: one standalone (the floor) and a local 
 three masters and three replicas (tests/support/cluster.py), all without persistence, on
 loopback. In each round, for each setup:
 
-* `standalone`: one service instance (`BackgroundServer`) on the standalone Redis;
-* `cluster`: two service instances on the cluster, each client alternating between them
-  move by move (each move goes through the other instance than the last);
-* `cluster+wait1`: the same with `--redis-wait 1` (WAIT for one replica after each append).
+* `standalone`, `cluster`: one service instance (`BackgroundServer`) on the standalone
+  Redis, on the cluster;
+* `standalone+wait1`, `cluster+wait1`: the same with `--redis-wait 1` (WAIT for one replica
+  after each append; the standalone Redis then has a replica of its own, as each master of
+  the cluster has);
+* `standalone x2`, `cluster x2`: two instances, each client alternating between them move by
+  move (each move goes through the other instance than the last, which first reads the
+  events it has not seen: one XRANGE more per move than with one instance).
 
 `--clients` threads each record their own Splendor games by notation (a new game when one
 ends), with the version of the previous answer and a request id per move, until `--moves`
@@ -17,10 +21,10 @@ moves are acknowledged; an UNAVAILABLE is retried with the same request id. Prin
 setup (medians over the rounds): the latency of RecordMove (p50, p90, as the client sees
 it), the Redis CPU per call of the primaries (what the processes ran, from
 /proc/<pid>/schedstat, nanoseconds, less what they run idle over as long, measured just
-before) and of the replicas, INFO commandstats' own usec per call
-summed over the nodes, and their ratio to the standalone floor. Then every game is read
-back: the acknowledged moves that are not stored (lost) and those stored twice (duplicated)
-are counted (both must be 0).
+before) and of the replicas, INFO commandstats' own usec per call summed over the
+primaries, and their ratios to the standalone setup of the same kind. Then every game is
+read back: the acknowledged moves that are not stored (lost) and those stored twice
+(duplicated) are counted (both must be 0).
 """
 
 from __future__ import annotations
@@ -269,13 +273,14 @@ def main() -> int:
             replicas = [p for p in cluster.ports if p not in masters]
             alone = f"redis://127.0.0.1:{port}/0"
             both = {port: standalone.pid, replica_port: replica.pid}
+            wait = ReplicaWait(1, 1000)
             setups = [
                 Setup("standalone", [alone], [port], [], both),
-                Setup("standalone+wait1", [alone], [port], [replica_port], both,
-                      ReplicaWait(1, 1000)),
-                Setup("cluster", [cluster.url] * 2, masters, replicas, pids),
-                Setup("cluster+wait1", [cluster.url] * 2, masters, replicas, pids,
-                      ReplicaWait(1, 1000)),
+                Setup("cluster", [cluster.url], masters, replicas, pids),
+                Setup("standalone+wait1", [alone], [port], [replica_port], both, wait),
+                Setup("cluster+wait1", [cluster.url], masters, replicas, pids, wait),
+                Setup("standalone x2", [alone] * 2, [port], [], both),
+                Setup("cluster x2", [cluster.url] * 2, masters, replicas, pids),
             ]  # fmt: skip
             results = {setup.name: Figures() for setup in setups}
             for round_index in range(args.rounds):
@@ -294,22 +299,26 @@ def main() -> int:
 
 
 def report(results: dict[str, Figures], args: argparse.Namespace) -> None:
-    floor = results["standalone"]
-    floor_cpu = statistics.median(floor.primary_cpu)
-    floor_command = statistics.median(floor.command_cpu)
+    floors = {
+        name: (statistics.median(figures.primary_cpu), statistics.median(figures.command_cpu))
+        for name, figures in results.items()
+        if name.startswith("standalone")
+    }
     print(
         f"RecordMove, {args.clients} clients, {args.moves} moves per setup and round, "
         f"{args.rounds} rounds (medians)"
     )
     print(
-        f"{'setup':<15}{'p50 ms':>8}{'p90 ms':>8}{'primary us':>12}{'ratio':>7}"
+        f"{'setup':<17}{'p50 ms':>8}{'p90 ms':>8}{'primary us':>12}{'ratio':>7}"
         f"{'replica us':>12}{'cmd us':>8}{'ratio':>7}{'lost':>6}{'dup':>5}{'retried':>9}"
     )
     for name, figures in results.items():
+        # Each setup against the standalone one of the same kind (replica, instances).
+        floor_cpu, floor_command = floors[name.replace("cluster", "standalone")]
         cpu = statistics.median(figures.primary_cpu)
         command = statistics.median(figures.command_cpu)
         print(
-            f"{name:<15}{statistics.median(figures.p50):>8.2f}"
+            f"{name:<17}{statistics.median(figures.p50):>8.2f}"
             f"{statistics.median(figures.p90):>8.2f}{cpu:>12.1f}{cpu / floor_cpu:>7.2f}"
             f"{statistics.median(figures.replica_cpu):>12.1f}{command:>8.1f}"
             f"{command / floor_command:>7.2f}{figures.lost:>6}{figures.duplicated:>5}"
