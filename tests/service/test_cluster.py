@@ -10,6 +10,7 @@ parametrised with it.)"""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 import signal
@@ -256,3 +257,39 @@ def test_tablelog_serve_on_the_cluster_passes_the_conformance_scenario(
     passed, failed = conformance.run(served_on_cluster, conformance.load_scenario(), lines.append)
     assert failed == 0, "\n".join(lines)
     assert passed == len(conformance.load_scenario()["steps"]), "\n".join(lines)
+
+
+def test_redis_wait_is_read_and_bounded() -> None:
+    assert ReplicaWait.parse("1") == ReplicaWait(1, 1000)
+    assert ReplicaWait.parse("2:250") == ReplicaWait(2, 250)
+    for wrong in ("", "x", "0", "1:0", "17", "1:60001", "1:2:3"):
+        with pytest.raises(ValueError, match="--redis-wait"):
+            ReplicaWait.parse(wrong)
+
+
+def test_an_append_no_replica_confirms_is_not_acknowledged(
+    standalone_redis_url: str, game_id: str
+) -> None:
+    """--redis-wait 1 on a Redis without replicas: the append is refused as UNAVAILABLE
+    (ReplicasBehind) though the primary keeps it, and so is its retry with the same
+    request id, until a replica has it."""
+    from service.store import RedisEventStore
+    from service.store.cluster import ReplicasBehind
+    from tests.service.test_store_contract import created
+
+    async def main() -> None:
+        store = RedisEventStore.from_url(
+            standalone_redis_url, chain=CHAIN, replica_wait=ReplicaWait(1, 20)
+        )
+        try:
+            for _attempt in range(2):
+                with pytest.raises(ReplicasBehind, match="only 0 of the 1 replicas"):
+                    await store.append(
+                        game_id, [created(game_id)], expected_sequence=0, prev_hash=b"",
+                        expected_revision=None, request_id="r1",
+                    )  # fmt: skip
+            assert [e.sequence for e in await store.read(game_id)] == [1]
+        finally:
+            await store.close()
+
+    asyncio.run(main())
