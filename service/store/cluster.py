@@ -103,11 +103,12 @@ class ReplicasBehind(StoreUnavailable):
 
 
 class BoundedCluster(RedisCluster):
-    """redis-py's cluster client with at most `turns` commands (or pipelines) of this
-    client in flight: a node's pool (`max_connections` = `turns`) is then never found all
-    busy, which redis-py answers with an error, not a wait. A call beyond waits for a turn
-    (the store's watchdog bounds the wait), as `WaitingConnectionPool` does for one Redis.
-    A pipeline takes one connection per node, so one turn."""
+    """redis-py's cluster client, closed whole (`aclose`), with at most `turns` commands
+    (or pipelines) of this client in flight: a node's pool (`max_connections` = `turns`)
+    is then never found all busy, which redis-py answers with an error, not a wait. A call
+    beyond waits for a turn (the store's watchdog bounds the wait), as
+    `WaitingConnectionPool` does for one Redis. A pipeline takes one connection per node,
+    so one turn."""
 
     def __init__(self, *args: Any, turns: int, **kwargs: Any) -> None:
         kwargs["max_connections"] = turns
@@ -117,6 +118,14 @@ class BoundedCluster(RedisCluster):
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         async with self.turns:
             return await super().execute_command(*args, **kwargs)
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        # redis-py's aclose closes nothing while the client is flagged to read the slot map
+        # again (a node failed since its last command, as in a failover): the connections
+        # would outlive the client. Closing them twice is harmless.
+        await self.nodes_manager.aclose()
+        await self.nodes_manager.aclose("startup_nodes")
 
     def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> Any:
         if shard_hint:

@@ -195,9 +195,10 @@ def test_moves_recorded_while_their_slots_migrate_are_stored_exactly_once(
     assert redirections(redis_cluster) - before >= GAMES
 
 
-# redis-py's asyncio connect leaves its socket to the garbage collector when the call is
-# cancelled mid-connect (the store's watchdog or health probe ending calls to a node that
-# is changing role): a leak of redis-py's, reported as a ResourceWarning, not a test failure.
+# After a forced failover, some connections of a watch tail's cluster client (redis-py 8.1)
+# to the node that turned replica outlive the client's close and are collected later, with
+# the server's event loop closed: ResourceWarnings, whose origin inside redis-py's slot-map
+# refresh is not pinned down yet; they are collected here, under this filter.
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_moves_recorded_while_their_masters_fail_over_are_stored_exactly_once(
@@ -216,7 +217,7 @@ def test_moves_recorded_while_their_masters_fail_over_are_stored_exactly_once(
     record_through(redis_cluster, fail_over, ReplicaWait(1, 1000))
     assert promoted
     assert all(redis_cluster.role(port) == "master" for port in promoted)
-    gc.collect()  # (those sockets are collected here, under this test's filter)
+    gc.collect()
 
 
 @pytest.fixture
