@@ -120,12 +120,26 @@ class BoundedCluster(RedisCluster):
             return await super().execute_command(*args, **kwargs)
 
     async def aclose(self) -> None:
-        await super().aclose()
         # redis-py's aclose closes nothing while the client is flagged to read the slot map
-        # again (a node failed since its last command, as in a failover): the connections
-        # would outlive the client. Closing them twice is harmless.
-        await self.nodes_manager.aclose()
-        await self.nodes_manager.aclose("startup_nodes")
+        # again (a node failed since its last command, as in a failover), and a refreshed
+        # map that drops a node (a master turned replica, not yet listed) closes only its
+        # idle connections: theirs would outlive the client. So every node it knows of is
+        # closed here as well (closing a connection twice is harmless).
+        manager = self.nodes_manager
+        known = {
+            id(node): node
+            for node in (
+                *manager.nodes_cache.values(),
+                *manager.startup_nodes.values(),
+                *self.startup_nodes,
+            )
+        }
+        try:
+            await super().aclose()
+        finally:
+            await asyncio.gather(
+                *(node.disconnect() for node in known.values()), return_exceptions=True
+            )
 
     def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> Any:
         if shard_hint:
