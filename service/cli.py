@@ -24,6 +24,7 @@ from service.quotas import CallerLimits
 
 if TYPE_CHECKING:
     from service.recorder import Recorder
+    from service.store.cluster import ReplicaWait
     from tablelog.v1 import events_pb2
 
 # Loaded by every `tablelog` command (to register `serve`), so the server's modules are
@@ -97,7 +98,18 @@ def serve_command(subparsers: Any) -> None:
         "--redis-url",
         default=os.environ.get("TABLELOG_REDIS_URL"),
         help="an external Redis (default: $TABLELOG_REDIS_URL, else an embedded Redis): "
-        "redis://[user[:password]@]host:port/db, or rediss:// for TLS",
+        "redis://[user[:password]@]host:port/db, or rediss:// for TLS; a Redis Cluster by "
+        "one of its nodes: redis+cluster://[user[:password]@]host:port (rediss+cluster:// "
+        "for TLS)",
+    )
+    parser.add_argument(
+        "--redis-wait",
+        default=os.environ.get("TABLELOG_REDIS_WAIT") or None,
+        metavar="N[:TIMEOUT_MS]",
+        help="acknowledge a change only once N replicas of its Redis have it (WAIT, at "
+        "most TIMEOUT_MS, default 1000; fewer in time: UNAVAILABLE, retry with the same "
+        "request id); what a failover can lose with and without it: docs/service.md, "
+        "Redis Cluster (default: $TABLELOG_REDIS_WAIT, else no wait)",
     )
     parser.add_argument(
         "--redis-password-file",
@@ -338,6 +350,18 @@ def redis_url(args: argparse.Namespace) -> str | None:
     return url
 
 
+def replica_wait(args: argparse.Namespace) -> ReplicaWait | None:
+    """`--redis-wait`, read (ValueError when malformed or without --redis-url: the
+    embedded Redis has no replicas)."""
+    from service.store.cluster import ReplicaWait
+
+    if not args.redis_wait:
+        return None
+    if not args.redis_url:
+        raise ValueError("--redis-wait needs --redis-url (the embedded Redis has no replicas)")
+    return ReplicaWait.parse(args.redis_wait)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from service.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from service.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
@@ -355,6 +379,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if tls is not None:
             tls.credentials()  # an unreadable file stops the start here, not in a worker
         args.redis_url = redis_url(args)
+        args.replica_wait = replica_wait(args)
     except (TransportError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -515,6 +540,7 @@ async def _serve(
         chain=configured_chain(args.chain_key_file, args.data_dir),
         pool_size=args.redis_pool_size,
         club_storage=args.club_storage_bytes,
+        replica_wait=args.replica_wait,
     )
     try:
         await store.ping()

@@ -24,6 +24,7 @@ from redis.retry import Retry
 
 from service.logs import get_logger
 from service.store import RedisEventStore
+from service.store.cluster import open_sync_client
 
 PROBE_INTERVAL = 0.5
 """Seconds between PINGs."""
@@ -73,7 +74,7 @@ class StoreProbe:
             self._thread = None
 
     def _run(self) -> None:
-        client = redis.Redis.from_url(
+        client = open_sync_client(
             self._url,
             socket_timeout=self._timeout,
             socket_connect_timeout=self._timeout,
@@ -85,10 +86,17 @@ class StoreProbe:
         finally:
             client.close()
 
-    def _ping(self, client: redis.Redis) -> str | None:
+    def _ping(self, client: redis.Redis | redis.RedisCluster) -> str | None:
         """None when Redis answered in time, else why not (a connection that failed is
-        dropped by redis-py: the next PING opens a new one)."""
+        dropped by redis-py: the next PING opens a new one). A cluster is asked whether it
+        serves every slot (CLUSTER INFO on one node: while a master is down and not yet
+        replaced, the cluster refuses the calls of its slots, and says so)."""
         try:
+            if isinstance(client, redis.RedisCluster):
+                info = client.cluster_info(target_nodes=redis.RedisCluster.DEFAULT_NODE)
+                if info.get("cluster_state") != "ok":
+                    return f"the cluster is {info.get('cluster_state')}"
+                return None
             client.ping()
         except redis.TimeoutError:
             return f"no answer to PING within {self._timeout:g} s"

@@ -71,10 +71,10 @@ def register_owner_token_at(redis_url: str, token: str) -> None:
     tests and benchmarks that call a `tablelog serve` as its owner."""
     import asyncio
 
-    import redis.asyncio as aioredis
+    from service.store.cluster import open_async_client
 
     async def register() -> None:
-        client = aioredis.Redis.from_url(redis_url)
+        client = open_async_client(redis_url)
         try:
             await register_owner_token(MemberStore(client), token)
         finally:

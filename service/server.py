@@ -35,6 +35,7 @@ from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
 from service.store.club_storage import DEFAULT_LEASE
+from service.store.cluster import ReplicaWait
 from service.store.members import MemberStore
 from service.transport import TlsFiles
 from service.watching import WatchHub, WatchLimits
@@ -282,10 +283,12 @@ class BackgroundServer:
         gate: Gate | None = None,
         http_address: str | None = None,
         http_cors_origins: Sequence[str] = (),
+        replica_wait: ReplicaWait | None = None,
     ) -> None:
         self.redis_url = redis_url
         self.http_address = http_address
         self.http_cors_origins = http_cors_origins
+        self.replica_wait = replica_wait
         self.club_lease = club_lease
         self.tls = tls
         self.caller_limits = caller_limits
@@ -335,6 +338,7 @@ class BackgroundServer:
                 pool_size=self.pool_size,
                 club_storage=self.club_storage,
                 club_lease=self.club_lease,
+                replica_wait=self.replica_wait,
             )
             self.built = build_server(
                 store,
@@ -380,9 +384,14 @@ class BackgroundServer:
 
 @contextmanager
 def background_server(
-    redis_url: str, chain: Chain, owner_token: str | None = None
+    redis_url: str,
+    chain: Chain,
+    owner_token: str | None = None,
+    replica_wait: ReplicaWait | None = None,
 ) -> Iterator[BackgroundServer]:
-    server = BackgroundServer(redis_url, chain=chain, owner_token=owner_token).start()
+    server = BackgroundServer(
+        redis_url, chain=chain, owner_token=owner_token, replica_wait=replica_wait
+    ).start()
     try:
         yield server
     finally:

@@ -22,9 +22,9 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 
+from service.store.cluster import RedisClient
 from service.store.errors import ClubStorageFull, StoreUnavailable
 
 DEFAULT_LEASE = 64 * 1024
@@ -52,7 +52,7 @@ class ClubStorage:
 
     def __init__(
         self,
-        client: aioredis.Redis,
+        client: RedisClient,
         prefix: str,
         quota: int,
         call: Call,

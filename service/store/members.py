@@ -24,9 +24,6 @@ import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-import redis.asyncio as aioredis
-from redis import exceptions as redis_errors
-
 from service.errors import Exhausted, InvalidRequest, NotFound, Unauthenticated
 from service.identity import (
     MAX_MEMBERS,
@@ -42,9 +39,12 @@ from service.identity import (
     new_token,
     token_hash,
 )
+from service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
 from service.store.errors import StoreUnavailable
 
 T = TypeVar("T")
+UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
+"""Redis (or the cluster) cannot answer now, or did not within the time limit."""
 TIMEOUT = 5.0
 PRUNE_AFTER = 30 * 24 * 3600
 """Revoked or expired token records older than this are dropped when a club's records are
@@ -54,7 +54,7 @@ full (their tokens are then simply unknown)."""
 class MemberStore:
     """Clubs, members, tokens and seat bindings, on the event store's Redis client."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "tl", timeout: float = TIMEOUT):
+    def __init__(self, client: RedisClient, prefix: str = "tl", timeout: float = TIMEOUT):
         self._redis = client
         self._prefix = prefix
         self._timeout = timeout
@@ -73,7 +73,7 @@ class MemberStore:
     async def _call(self, awaitable: Awaitable[T]) -> T:
         try:
             return await asyncio.wait_for(awaitable, self._timeout)
-        except (redis_errors.ConnectionError, redis_errors.TimeoutError, TimeoutError) as exc:
+        except UNAVAILABLE as exc:
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
 
     # ---------------------------------------------------------------- clubs

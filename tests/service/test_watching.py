@@ -17,6 +17,7 @@ import grpc
 import pytest
 import redis
 from grpc import aio
+from redis.asyncio.cluster import RedisCluster
 
 from service.embedded import EmbeddedRedis, free_port
 from service.server import BackgroundServer, channel
@@ -423,6 +424,7 @@ def test_the_request_pool_is_bounded_and_callers_wait_for_a_connection(
             answers = await asyncio.gather(
                 *(store.redis.blpop(["tl:nothing"], 0.05) for _ in range(12))
             )
+            assert not isinstance(store.redis, RedisCluster)
             pool = store.redis.connection_pool
             return answers, len(pool._in_use_connections) + len(pool._available_connections)
         finally:
