@@ -165,13 +165,10 @@ async def rebuild_game_index(store: EventStore, *, from_scratch: bool) -> int:
     replaced unless the stored one is of a later revision, so appends may go on meanwhile."""
     if from_scratch:
         await store.clear_game_index()
-    cursor, indexed = 0, 0
-    while True:
-        cursor, found = await store.game_ids(cursor, SCAN_BATCH)
+    indexed = 0
+    async for found in store.game_ids(SCAN_BATCH):
         for start in range(0, len(found), REBUILD_BATCH):
             indexed += await _index_stored(store, found[start : start + REBUILD_BATCH])
-        if cursor == 0:
-            break
     await store.mark_game_index_version(INDEX_VERSION)
     return indexed
 

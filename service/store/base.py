@@ -4,7 +4,7 @@ Every backend passes tests/service/test_store_contract.py."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from service.chain import Chain
@@ -125,9 +125,9 @@ class EventStore(abc.ABC):
         after the position `after` if given."""
 
     @abc.abstractmethod
-    async def game_ids(self, cursor: int, count: int) -> tuple[int, list[str]]:
-        """Some of the stored games (about `count`) from `cursor` (0 to start), and the
-        cursor to go on from (0 once every game was seen; a game may be seen twice)."""
+    def game_ids(self, count: int) -> AsyncIterator[list[str]]:
+        """Every stored game, in batches of about `count` (a game may be seen twice; on a
+        Redis Cluster, every primary's games)."""
 
     @abc.abstractmethod
     async def creations(self, game_ids: Sequence[str]) -> list[events_pb2.GameCreated | None]:

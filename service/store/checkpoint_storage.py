@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import redis.asyncio as aioredis
+from service.store.cluster import RedisClient
 
 
 def _member(sequence: int) -> str:
@@ -26,7 +26,7 @@ class CheckpointStorage:
 
     def __init__(
         self,
-        client: aioredis.Redis,
+        client: RedisClient,
         key: Callable[[str, str], str],
         call: Callable[[Awaitable[Any]], Awaitable[Any]],
     ) -> None:

@@ -35,8 +35,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
+
+from service.store.cluster import RedisClient
 
 YEAR_ONE_OFFSET = 62_135_596_800
 """Seconds from 0001-01-01 (protobuf Timestamp's earliest) to the Unix epoch: positions
@@ -144,7 +145,7 @@ class IndexEntry:
 class GameIndex:
     """The clubs' listing indexes in one Redis (see the module)."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str, call: Call) -> None:
+    def __init__(self, client: RedisClient, prefix: str, call: Call) -> None:
         """`call` runs a Redis command with the store's time limit and outage handling."""
         self._client = client
         self._prefix = prefix
@@ -218,14 +219,9 @@ class GameIndex:
     async def clear(self) -> None:
         """Delete every club's index and the version key (a rebuild from scratch follows)."""
         keys: list[Any] = [self.version_key]
-        cursor = -1
-        while cursor:
-            cursor, found = await self._call(
-                self._client.scan(
-                    max(cursor, 0), match=f"{self._prefix}:{{club:*}}:listing:*", count=1000
-                )
-            )
-            keys += found
+        # scan_iter, not SCAN with a cursor: on a cluster it walks every primary in turn.
+        pattern = f"{self._prefix}:{{club:*}}:listing:*"
+        keys += [key async for key in self._client.scan_iter(match=pattern, count=1000)]
         for start in range(0, len(keys), MAX_BATCH):
             # One key per DEL: the keys of different clubs are in different cluster slots.
             async with self._client.pipeline(transaction=False) as pipe:

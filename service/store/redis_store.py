@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
@@ -521,16 +521,18 @@ class RedisEventStore(EventStore):
     ) -> list[str]:
         return await self.game_index.page(club, kind, status, after, count)
 
-    async def game_ids(self, cursor: int, count: int) -> tuple[int, list[str]]:
+    async def game_ids(self, count: int) -> AsyncIterator[list[str]]:
+        # scan_iter, not SCAN with a cursor: on a cluster it walks every primary in turn.
         found: list[str] = []
-        next_cursor, keys = await self._call(
-            self._redis.scan(cursor, match=self.key("*", "head"), count=count)
-        )
-        for key in keys:
+        async for key in self._redis.scan_iter(match=self.key("*", "head"), count=count):
             game_id = bytes(key).decode().partition("{")[2].rpartition("}")[0]
             if game_id and ":" not in game_id:  # the other tags are "club:", "tok:"...
                 found.append(game_id)
-        return int(next_cursor), found
+            if len(found) >= count:
+                yield found
+                found = []
+        if found:
+            yield found
 
     async def creations(self, game_ids: Sequence[str]) -> list[events_pb2.GameCreated | None]:
         async with self._redis.pipeline(transaction=False) as pipe:

@@ -113,14 +113,10 @@ class Table:
         """The club's games of `kind` in `status` from every stored summary, newest first:
         what the index must give, found without it."""
         summaries: list[service_pb2.GameSummary] = []
-        cursor = 0
-        while True:
-            cursor, game_ids = await self.store.game_ids(cursor, 100)
+        async for game_ids in self.store.game_ids(100):
             for blob in await self.store.summaries(game_ids):
                 if blob is not None:
                     summaries.append(service_pb2.GameSummary.FromString(blob))
-            if cursor == 0:
-                break
         matching = {
             s.game_id: s
             for s in summaries
@@ -146,12 +142,19 @@ def order_key(summary: service_pb2.GameSummary) -> tuple[int, int, str]:
 
 
 @pytest.fixture
-def run(standalone_redis_url: str) -> Callable[[Body], None]:
+def run(request: pytest.FixtureRequest) -> Callable[[Body], None]:
+    """Runs a body on a table of a standalone Redis, or of the local Redis Cluster when
+    parametrized with "cluster" (indirectly)."""
+    where = getattr(request, "param", "standalone")
+    url = (
+        request.getfixturevalue("redis_cluster").url
+        if where == "cluster"
+        else request.getfixturevalue("standalone_redis_url")
+    )
+
     def runner(body: Body) -> None:
         async def main() -> None:
-            store = RedisEventStore.from_url(
-                standalone_redis_url, prefix=f"tl{uuid.uuid4().hex[:6]}", chain=CHAIN
-            )
+            store = RedisEventStore.from_url(url, prefix=f"tl{uuid.uuid4().hex[:6]}", chain=CHAIN)
             try:
                 await body(Table(store))
             finally:
@@ -262,7 +265,11 @@ def test_an_entry_left_by_a_creation_that_lost_the_race_is_listed_where_the_game
     run(body)
 
 
+@pytest.mark.parametrize("run", ["standalone", "cluster"], indirect=True)
 def test_the_rebuild_makes_the_index_the_appends_kept(run: Callable[[Body], None]) -> None:
+    """On a cluster the clubs' indexes and the games are on several primaries: the rebuild
+    and its clearing walk every one."""
+
     async def body(table: Table) -> None:
         made = [await table.create(("splendor", "medici")[i % 2]) for i in range(12)]
         for game_id in made[::4]:
