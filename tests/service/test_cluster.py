@@ -31,9 +31,16 @@ from service.store.cluster import ReplicaWait
 from tablelog_client import Client, TablelogError
 from tests.clients import conformance
 from tests.clients.test_conformance import (
+    GO,
+    TYPESCRIPT,
+    _assert_all_passed,
     _member_tokens,
     _python_env,
+    _run,
+    _scenario_steps,
     _server_command,
+    _toolchain,
+    _typescript_built,
     _wait_until_serving,
 )
 from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line
@@ -220,10 +227,14 @@ def test_moves_recorded_while_their_masters_fail_over_are_stored_exactly_once(
     gc.collect()
 
 
-@pytest.fixture
-def served_on_cluster(redis_cluster: LocalCluster, tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def served_on_cluster(
+    redis_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """`tablelog serve --redis-url redis+cluster://...` on a free port; its address, with
-    the conformance runner's member tokens in the environment (as in test_conformance)."""
+    the conformance runner's member tokens in the environment (as in test_conformance).
+    One for the module: its members live in the shared cluster."""
+    tmp_path = tmp_path_factory.mktemp("served-on-cluster")
     address = f"127.0.0.1:{free_port()}"
     log_path = tmp_path / "serve.log"
     with log_path.open("wb") as log:
@@ -294,3 +305,22 @@ def test_an_append_no_replica_confirms_is_not_acknowledged(
             await store.close()
 
     asyncio.run(main())
+
+
+def test_the_typescript_and_go_clients_pass_the_scenario_on_the_cluster(
+    served_on_cluster: str, tmp_path: Path
+) -> None:
+    """Every client records, replays and watches through a server on the cluster (the
+    scenario's steps), not only the Python one."""
+    _typescript_built()
+    node = _toolchain("node")["node"]
+    output = _run(
+        [node, "dist/src/conformance.js", "--address", served_on_cluster], TYPESCRIPT, 180
+    )
+    _assert_all_passed(output, _scenario_steps())
+    go = _toolchain("go")["go"]
+    binary = tmp_path / "tablelog-conformance"
+    _run([go, "build", "-o", str(binary), "./cmd/tablelog-conformance"], GO)
+    _assert_all_passed(
+        _run([str(binary), "--address", served_on_cluster], GO, 180), _scenario_steps()
+    )
