@@ -26,6 +26,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from google.protobuf.message import Message
 
+from replay.copying import maker
 from replay.core import (
     CHANCE,
     DEALT,
@@ -177,6 +178,13 @@ class Position:
         return self.undone is not None and self.status is Status.IN_PROGRESS
 
 
+_link: Final = maker(Link)
+_applied: Final = maker(Applied)
+_position: Final = maker(Position)
+"""Built per move by the fold and the record's reader (`replay.copying`: a frozen
+dataclass's `__init__` costs twice as much)."""
+
+
 def start(created: events_pb2.GameCreated, revision: int = 1, sequence: int = 1) -> Position:
     """The position right after a game is created."""
     table = Table.from_created(created)
@@ -241,7 +249,7 @@ def record(
     `sequence` is the stored event's, when folding; a position being checked before an
     append keeps the sequence it had."""
     after, chance = _checked(position, move)
-    applied = Applied(position.revision + 1, move, notation, position.state, after, chance)
+    applied = _applied(position.revision + 1, move, notation, position.state, after, chance)
     return recorded(position, applied, sequence)
 
 
@@ -249,13 +257,13 @@ def recorded(position: Position, applied: Applied, sequence: int | None = None) 
     """The position after `applied`, a move `record` has checked in `position` (its
     `before` is `position.state`): nothing is checked again."""
     # Built directly rather than with dataclasses.replace: this is the fold's hot path.
-    return Position(
+    return _position(
         position.table,
         applied.after,
         applied.revision,
         position.sequence if sequence is None else sequence,
         position.status,
-        Link(applied, position.applied),
+        _link(applied, position.applied),
         None,
         position.move_count + 1,
         position.result,

@@ -23,7 +23,7 @@ from replay.games.castello_methoni.rules import (
     card_index,
     cell_index,
     check_bounds,
-    closing_edges,
+    closing_region,
     own_castles_beside,
     resolve_edge,
 )
@@ -211,7 +211,7 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
 def _canonical_into(state: State, key: int, into: str) -> str:
     """RULES.md §6.4: `into` as a castle's first cell, or "" for the castle the build merges
     into anyway (the lowest id). A cell that is no such choice stays for the rules to refuse."""
-    region = closing_edges(state).get(key)
+    region = closing_region(state, key)
     if region is None or state.towers_left[state.current]:
         return into
     target = state.cell_castle[cell_index(state.board, into)]

@@ -320,6 +320,53 @@ def _search(
     return False, seen
 
 
+def _walled(state: State, a: int, b: int, edge: int) -> tuple[int, tuple[int, ...]]:
+    """The walls and sea walls of `state` with a wall on edge a|b (b = NO_CELL: a sea edge
+    of a, whose `edge` is then unused)."""
+    if b == NO_CELL:
+        return state.walls, _add(state.sea_walls, a, 1)
+    return state.walls | 1 << edge, state.sea_walls
+
+
+def _enclosed_by(
+    board: Board, walls: int, sea_walls: Sequence[int], a: int, b: int
+) -> frozenset[int] | None:
+    """RULES.md §5.1.c: the region that the wall just placed on edge a|b (b = NO_CELL for a
+    sea edge; `walls` and `sea_walls` include it) encloses, or None.
+
+    The side of `a` first; the side of `b` only when that search did not pass through b
+    (then both sides are one region and the first answer holds for both). One wall never
+    encloses two regions (so RULES.md §10 #10 cannot arise here): every cell reaches the
+    sea (the board loader refuses a landlocked cell, §5.1.c), so before this wall the
+    region holding a and b had an opening. The wall splits it into at most two parts and
+    each opening stays in one of them: when a's part is enclosed, b's part holds every
+    opening. The assert checks this argument on every enclosing wall."""
+    is_open, seen = _search(board, walls, sea_walls, a)
+    if not is_open:
+        assert b == NO_CELL or b in seen or _search(board, walls, sea_walls, b)[0], (
+            "one wall enclosed two regions: a cell of this board cannot reach the sea"
+        )
+        return frozenset(seen)
+    if b != NO_CELL and b not in seen:
+        is_open, seen = _search(board, walls, sea_walls, b)
+        if not is_open:
+            return frozenset(seen)
+    return None
+
+
+def closing_region(state: State, key: int) -> frozenset[int] | None:
+    """RULES.md §5.1.5: the region a wall on the edge `key` (as `open_edges` names it)
+    would enclose, or None (also for an edge that is not open): the one entry of
+    `closing_edges` that a single build needs, found by the searches `build` makes rather
+    than by a search of the whole board."""
+    edge = _open_edge(state, key)
+    if not edge:
+        return None
+    a, b, _ = edge[0]
+    walls, sea_walls = _walled(state, a, b, key)
+    return _enclosed_by(state.board, walls, sea_walls, a, b)
+
+
 _LAST_CLOSING: list[tuple[State | None, Mapping[int, frozenset[int]]]] = [(None, {})]
 """The last state's closing edges: reading many moves in one state (notation, legal
 moves) asks for them once per move. One entry, replaced whole (safe across threads)."""
@@ -665,34 +712,13 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
         raise IllegalMove("HOUSES_NOT_ALLOWED", _house_rule(state, a, b, options))
 
     # Place the wall and the houses.
-    walls, sea_walls = state.walls, state.sea_walls
-    if b == NO_CELL:
-        sea_walls = _add(sea_walls, a, 1)
-    else:
-        walls |= 1 << edge
+    walls, sea_walls = _walled(state, a, b, edge)
     houses = state.houses
     houses_left = state.houses_left
     for who, cell in placements:
         houses = (*houses[:cell], _add(houses[cell], who, 1), *houses[cell + 1 :])
         houses_left = _add(houses_left, who, -1)
-    # The side of `a` first; the side of `b` only when that search did not pass through b
-    # (then both sides are one region and the first answer holds for both).
-    # One wall never encloses two regions (so RULES.md §10 #10 cannot arise here): every
-    # cell reaches the sea (the board loader refuses a landlocked cell, §5.1.c), so before
-    # this wall the region holding a and b had an opening. The wall splits it into at most
-    # two parts and each opening stays in one of them: when a's part is enclosed, b's part
-    # holds every opening. The assert checks this argument on every enclosing build.
-    region: frozenset[int] | None = None
-    is_open, seen = _search(board, walls, sea_walls, a)
-    if not is_open:
-        region = frozenset(seen)
-        assert b == NO_CELL or b in seen or _search(board, walls, sea_walls, b)[0], (
-            "one wall enclosed two regions: a cell of this board cannot reach the sea"
-        )
-    elif b != NO_CELL and b not in seen:
-        is_open, seen = _search(board, walls, sea_walls, b)
-        if not is_open:
-            region = frozenset(seen)
+    region = _enclosed_by(board, walls, sea_walls, a, b)
     if region is not None:
         check_castle(state, region, placements)
     into = merge_into(state, region, move.into)
@@ -1454,11 +1480,15 @@ def build_items(
         return items
     wanted = set(cards)
     card_names = [board.card_name(c) for c in range(len(board.deck))]
-    closing = closing_edges(state)
+    edges = open_edges(state) if only_edge is None else _open_edge(state, only_edge)
+    if only_edge is None:
+        closing = closing_edges(state)
+    else:  # one edge: its own search is far cheaper than every bridge of the board
+        region = closing_region(state, only_edge)
+        closing = {} if region is None else {only_edge: region}
     inner = _house_templates(state, False)
     coast = _house_templates(state, True)
     append = items.append
-    edges = open_edges(state) if only_edge is None else _open_edge(state, only_edge)
     for a, b, key in edges:
         fits = ctx.edge_cards[key] if key >= 0 else ctx.sea_cards[a]
         matching = [c for c in fits if c in wanted]

@@ -8,10 +8,11 @@ every view but the full one); in table mode nobody knows them and they are never
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from replay.components import quoted
+from replay.copying import replacer
 from replay.core import (
     CHANCE,
     DEALT,
@@ -113,6 +114,11 @@ class State:
     high_bidder: int
     payouts: tuple[tuple[Payout, ...], ...]
     tied: tuple[int, ...] = ()
+
+
+replace: Final = replacer(State)
+"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+folding)."""
 
 
 def make_rules(

@@ -16,10 +16,11 @@ legal moves (it checks the move it is given), so folding stays fast.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Final, cast
 
+from replay.copying import replacer
 from replay.core import (
     CHANCE,
     DEALT,
@@ -143,6 +144,11 @@ class State:
     passing: bool
     """The action of the turn still being completed (a discard or noble choice) was a pass."""
     who: int
+
+
+replace: Final = replacer(State)
+"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+folding)."""
 
 
 # ----------------------------------------------------------------------------------------
