@@ -23,7 +23,8 @@ each as serialized `Event` bytes, and times on one core (the process's CPU time,
 The floor is decoding the same events alone, measured in the same run. Beside it, the
 game's own cost per move, also in the same run: its `split`, `parse`, `format` and `apply`
 of each move (the least any reader of its notation must do), as the bound on import for a
-game whose own rules and notation are slower than the target. The target is 50,000 moves
+game whose own rules and notation are slower than the target, and its parse, format and
+apply each timed apart (µs per move), to show which part of the game bounds it. The target is 50,000 moves
 per second (chance moves included) each way; a game below it makes the exit status 1.
 """
 
@@ -98,6 +99,35 @@ def game_alone(game: Game[Any, Any], typed: list[tuple[Any, str]]) -> None:
             state = game.apply(state, inner)
 
 
+def part_costs(game: Game[Any, Any], typed: list[tuple[Any, str]], repeat: int) -> dict[str, float]:
+    """The CPU seconds of the game's parse, format and apply of every move of `typed`,
+    each timed apart (the bound on import, part by part)."""
+    parts: list[tuple[str, Any, Any]] = []  # (a line, the state it is read in, its move)
+    for state, text in typed:
+        for line in game.split(text, state):
+            inner = game.parse(line, state)
+            parts.append((line, state, inner))
+            state = game.apply(state, inner)
+
+    def parse() -> None:
+        for line, state, _ in parts:
+            game.parse(line, state)
+
+    def format_() -> None:
+        for _, state, inner in parts:
+            game.format(inner, state)
+
+    def apply() -> None:
+        for _, state, inner in parts:
+            game.apply(state, inner)
+
+    return {
+        "parse": best_cpu(parse, repeat),
+        "format": best_cpu(format_, repeat),
+        "apply": best_cpu(apply, repeat),
+    }
+
+
 def best_cpu(work: Callable[[], object], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -152,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:20s} decode floor {floor:,.0f} moves/s; decode + fold {folded:,.0f} "
             f"moves/s; the game's split + parse + format + apply alone {own:,.0f} moves/s"
         )
+        each = ", ".join(
+            f"{part} {seconds / moves * 1e6:.1f}"
+            for part, seconds in part_costs(game, typed, args.repeat).items()
+        )
+        print(f"{name:20s} the game alone, µs per move: {each}")
         for label, work in (("export", export), ("import", import_)):
             rate = moves / best_cpu(work, args.repeat)
             verdict = "ok" if rate >= TARGET else "BELOW TARGET"

@@ -22,22 +22,25 @@ def replacer(cls: type[T]) -> Callable[..., T]:
     if not is_dataclass(cls) or "__slots__" not in vars(cls):
         raise TypeError(f"{cls.__name__} is not a slotted dataclass")
     names = tuple(f.name for f in fields(cls))
-    # Generated once: one keyword pop and one slot store per field, no loop. A slot's
-    # descriptor `__set__` bypasses the frozen `__setattr__`.
-    body = "".join(
-        f"    _set_{name}(new, changes.pop({name!r}, state.{name}))\n" for name in names
-    )
+    # Generated once: every slot copied by its descriptor, no loop, then the few changed.
+    # A slot's descriptor `__set__` bypasses the frozen `__setattr__`.
+    body = "".join(f"    _set_{name}(new, state.{name})\n" for name in names)
     source = (
         "def replace(state, /, **changes):\n"
         "    new = _new(cls)\n"
         f"{body}"
-        "    if changes:\n"
-        "        raise TypeError(f'{cls.__name__} has no field {next(iter(changes))!r}')\n"
+        "    try:\n"
+        "        for name, value in changes.items():\n"
+        "            _setters[name](new, value)\n"
+        "    except KeyError:\n"
+        "        raise TypeError(f'{cls.__name__} has no field {name!r}') from None\n"
         "    return new\n"
     )
     scope: dict[str, Any] = {"_new": object.__new__, "cls": cls}
-    for name in names:
-        scope[f"_set_{name}"] = getattr(cls, name).__set__
+    setters = {name: getattr(cls, name).__set__ for name in names}
+    scope["_setters"] = setters
+    for name, setter in setters.items():
+        scope[f"_set_{name}"] = setter
     exec(source, scope)  # trusted source, built from the field names above
     replace: Callable[..., T] = scope["replace"]
     replace.__qualname__ = f"replacer({cls.__name__})"

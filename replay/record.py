@@ -18,7 +18,7 @@ import bisect
 import hashlib
 import json
 import re
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -386,11 +386,17 @@ class _Scanner:
                 yield _Token("glyph", at, self, text=glyph)
                 at = after
             else:
-                at = yield from self._move(at)
+                move, move_glyph, at = self._move(at)
+                if move is not None:
+                    yield move
+                    if move_glyph is not None:
+                        yield move_glyph
 
-    def _move(self, at: int) -> Generator[_Token, None, int]:
+    def _move(self, at: int) -> tuple[_Token | None, _Token | None, int]:
         """A move: `12. Ann: take w u g`, `* reveal 1.1 …` or the notation alone, up to the
-        end of its line, a comment, a variation or the next numbered move."""
+        end of its line, a comment, a variation or the next numbered move; with the glyph
+        written right after it, and where it ends. (A function rather than a generator: it
+        runs once per move, and a generator would be made for each.)"""
         text = self.text
         begin = at
         kind = "move"
@@ -409,15 +415,15 @@ class _Scanner:
         glyph = _TRAILING_GLYPH.search(body) if body.endswith(("!", "?")) else None
         if glyph is not None:
             body = body[: glyph.start()]
-        token = _Token(kind, begin, self, text=body.strip())
-        if not token.text:
+        body = body.strip()
+        if not body:
             if number is not None:
-                return end  # a bare move number ("12." before a line break)
+                return None, None, end  # a bare move number ("12." before a line break)
             raise self.fail(start, "EMPTY_MOVE", "a move number or mark with no move after it.")
-        yield token
-        if glyph is not None:
-            yield _Token("glyph", start + glyph.start(1), self, text=glyph.group(1))
-        return end
+        token = _Token(kind, begin, self, text=body)
+        if glyph is None:
+            return token, None, end
+        return token, _Token("glyph", start + glyph.start(1), self, text=glyph.group(1)), end
 
 
 def read(
@@ -645,12 +651,14 @@ class _Reader:
                     f"the embedded file is {component.name!r}, not {name!r}.",
                 )
         else:
-            shipped = {c.name: c for c in game.default_components()}
+            shipped = _shipped_components(game)
             if name not in shipped:
                 raise self._tag_error(
                     token, "UNKNOWN_COMPONENT", f"{game.title} ships no component {name!r}."
                 )
-            component = shipped[name]
+            component, shipped_digest = shipped[name]
+            if shipped_digest == digest:
+                return component
         if hashlib.sha256(component.content).hexdigest() != digest:
             where = "the embedded file" if "file" in fields else f"the {name} this engine ships"
             raise self._tag_error(
@@ -805,6 +813,22 @@ class _Reader:
                 last.comment = f"{last.comment} {token.text}" if last.comment else token.text
             else:
                 last.variations.append(self._variation(table, before_last, token, depth + 1))
+
+
+_SHIPPED: dict[tuple[str, str], dict[str, tuple[game_pb2.ComponentFile, str]]] = {}
+
+
+def _shipped_components(game: Game[Any, Any]) -> dict[str, tuple[game_pb2.ComponentFile, str]]:
+    """The component files `game` ships, by name, each with the SHA-256 of its content (hex):
+    hashed once per game and rules version, not at every game of every record read."""
+    key = (game.name, game.rules_version)
+    found = _SHIPPED.get(key)
+    if found is None:
+        found = {
+            c.name: (c, hashlib.sha256(c.content).hexdigest()) for c in game.default_components()
+        }
+        _SHIPPED[key] = found
+    return found
 
 
 def _mover_and_move(token: _Token, seats: Mapping[str, int]) -> tuple[str, int, str]:

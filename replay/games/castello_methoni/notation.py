@@ -170,17 +170,23 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
         cell = _cell(state, where, text)
         placements.append((seat, cell))
     given = {(s, board.names[c]) for s, c in placements}
-    literal = pb.CastelloMethoniMove(
-        build=pb.CastelloMethoniBuild(
-            card=card,
-            cell=board.names[a],
-            other=SEA if b == NO_CELL else board.names[b],
-            houses=[pb.CastelloMethoniHouse(seat=s, cell=board.names[c]) for s, c in placements],
-            into=into,
+
+    def literal() -> pb.CastelloMethoniMove:
+        """The build as written, for the rules to refuse (made only then: it is rare)."""
+        return pb.CastelloMethoniMove(
+            build=pb.CastelloMethoniBuild(
+                card=card,
+                cell=board.names[a],
+                other=SEA if b == NO_CELL else board.names[b],
+                houses=[
+                    pb.CastelloMethoniHouse(seat=s, cell=board.names[c]) for s, c in placements
+                ],
+                into=into,
+            )
         )
-    )
+
     if state.phase != PLAY or state.cards_played >= 2:
-        return literal
+        return literal()
     candidates = [
         item
         for item in build_items(state, [card_index(board, card)], only_edge=key)
@@ -205,7 +211,7 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
         raise AmbiguousNotation(
             f"{text!r} fits {len(chosen)} legal builds: say where the houses go.", text, texts
         )
-    return literal
+    return literal()
 
 
 def _canonical_into(state: State, key: int, into: str) -> str:

@@ -63,6 +63,15 @@ NO_CELL: Final = -1
 """The far side of a sea edge."""
 
 
+_CardTables = tuple[tuple[int, ...], ...]
+_LAST_CARD_TABLES: list[tuple[Board | None, bool, _CardTables, _CardTables]] = [
+    (None, False, (), ())
+]
+"""The last board's card tables (`Context.edge_cards`, `sea_cards`): every game on the same
+board (the loaded boards are cached) has the same, and a record read sets up each game
+twice. One entry, replaced whole (safe across threads)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """What never changes during a game: board, seats, mode and options."""
@@ -78,6 +87,11 @@ class Context:
     """The cards that may wall a sea edge of each cell."""
 
     def __post_init__(self) -> None:
+        last = _LAST_CARD_TABLES[0]
+        if last[0] is self.board and last[1] == self.sea_edges_need_sea_card:
+            object.__setattr__(self, "edge_cards", last[2])
+            object.__setattr__(self, "sea_cards", last[3])
+            return
         board = self.board
         inner = []
         for a, b in board.edges:
@@ -91,6 +105,12 @@ class Context:
             sea.append((*land, board.sea_card) if board.sea_edges[cell] else ())
         object.__setattr__(self, "edge_cards", tuple(inner))
         object.__setattr__(self, "sea_cards", tuple(sea))
+        _LAST_CARD_TABLES[0] = (
+            board,
+            self.sea_edges_need_sea_card,
+            self.edge_cards,
+            self.sea_cards,
+        )
 
     @property
     def n(self) -> int:
@@ -354,17 +374,27 @@ def _enclosed_by(
     return None
 
 
+_LAST_REGION: list[tuple[State | None, int, frozenset[int] | None]] = [(None, 0, None)]
+"""The last region `closing_region` found: reading a build (its notation) and applying it
+ask for the same one. One entry, replaced whole (safe across threads)."""
+
+
 def closing_region(state: State, key: int) -> frozenset[int] | None:
     """RULES.md §5.1.5: the region a wall on the edge `key` (as `open_edges` names it)
     would enclose, or None (also for an edge that is not open): the one entry of
-    `closing_edges` that a single build needs, found by the searches `build` makes rather
-    than by a search of the whole board."""
+    `closing_edges` that a single build needs, found by a search from the wall's sides
+    rather than a search of the whole board, and remembered for the last state asked about."""
+    last, last_key, found = _LAST_REGION[0]
+    if last is state and last_key == key:
+        return found
     edge = _open_edge(state, key)
     if not edge:
         return None
     a, b, _ = edge[0]
     walls, sea_walls = _walled(state, a, b, key)
-    return _enclosed_by(state.board, walls, sea_walls, a, b)
+    found = _enclosed_by(state.board, walls, sea_walls, a, b)
+    _LAST_REGION[0] = (state, key, found)
+    return found
 
 
 _LAST_CLOSING: list[tuple[State | None, Mapping[int, frozenset[int]]]] = [(None, {})]
@@ -718,7 +748,7 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
     for who, cell in placements:
         houses = (*houses[:cell], _add(houses[cell], who, 1), *houses[cell + 1 :])
         houses_left = _add(houses_left, who, -1)
-    region = _enclosed_by(board, walls, sea_walls, a, b)
+    region = closing_region(state, edge)  # the walls just placed, as parsing the move found
     if region is not None:
         check_castle(state, region, placements)
     into = merge_into(state, region, move.into)
@@ -759,7 +789,8 @@ def _placements(
                 f"Houses go on the two cells beside the wall, not on {board.names[cell]}.",
             )
         found.append((house.seat, cell))
-    found.sort(key=lambda p: (rank.get(p[0], 3), p[1]))
+    if len(found) > 1:  # one house (a sea edge, or a neighbour with none left) is in order
+        found.sort(key=lambda p: (rank.get(p[0], 3), p[1]))
     return tuple(found)
 
 
@@ -1479,15 +1510,13 @@ def build_items(
     if state.wall_supply < 1 or not cards:
         return items
     wanted = set(cards)
-    card_names = [board.card_name(c) for c in range(len(board.deck))]
     edges = open_edges(state) if only_edge is None else _open_edge(state, only_edge)
     if only_edge is None:
         closing = closing_edges(state)
     else:  # one edge: its own search is far cheaper than every bridge of the board
         region = closing_region(state, only_edge)
         closing = {} if region is None else {only_edge: region}
-    inner = _house_templates(state, False)
-    coast = _house_templates(state, True)
+    templates: dict[bool, list[tuple[tuple[int, int], ...]]] = {}  # inner or coast, as needed
     append = items.append
     for a, b, key in edges:
         fits = ctx.edge_cards[key] if key >= 0 else ctx.sea_cards[a]
@@ -1498,9 +1527,10 @@ def build_items(
         region = closing.get(key)
         intos: list[str] = [""]
         if region is None:
-            named = [
-                tuple((who, sides[side]) for who, side in t) for t in (coast if b < 0 else inner)
-            ]
+            coast = b < 0
+            if coast not in templates:
+                templates[coast] = _house_templates(state, coast)
+            named = [tuple((who, sides[side]) for who, side in t) for t in templates[coast]]
         else:
             named = [
                 tuple((who, board.names[c]) for who, c in o)
@@ -1511,7 +1541,7 @@ def build_items(
                 others = own_castles_beside(state, region)[1:]
                 intos += [names[min(state.castle(c).cells)] for c in others]
         for card in matching:
-            card_name = card_names[card]
+            card_name = board.card_name(card)
             for option in named:
                 for into in intos:
                     append(("build", card_name, sides[0], sides[1], option, into))
