@@ -223,7 +223,7 @@ def lot_limit(state: State) -> int:
         if spaces:
             return max(spaces)
         return free_space(state, state.drawer)
-    return max(free_space(state, s) for s in range(n))
+    return state.rules.spaces - min(map(len, state.ships))  # the emptiest ship's free space
 
 
 # --- day flow ---------------------------------------------------------------------------------
