@@ -316,7 +316,8 @@ _MOVETEXT_MARKS: Final = frozenset("{}();$!?*\n")
 """Characters with a meaning in movetext: a player's name holding one is not written there."""
 _COMMENT: Final = re.compile(r"\{((?:[^}\\]|\\.)*)\}", re.DOTALL)
 _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
-_NUMBER: Final = re.compile(r"(\d+)\.+")
+_MOVE_START: Final = re.compile(r"(?:(\d+)\.+|(\*))?[ \t]*")
+"""What may open a move: its number (`12.`) or the table's mark (`*`), then blanks."""
 _MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
 _NOTE_ORDER: Final = {"glyph": 0, "comment": 1, "open": 2}
 """The items of an annotation, in the order they are written."""
@@ -399,16 +400,11 @@ class _Scanner:
         runs once per move, and a generator would be made for each.)"""
         text = self.text
         begin = at
-        kind = "move"
-        number = _NUMBER.match(text, at)
-        if number is not None:
-            at = number.end()
-        elif text.startswith("*", at):
-            kind = "chance"
-            at += 1
-        while at < len(text) and text[at] in " \t":
-            at += 1
-        start = at
+        opening = _MOVE_START.match(text, at)  # always matches (everything is optional)
+        assert opening is not None
+        number = opening.group(1)
+        kind = "chance" if opening.group(2) else "move"
+        start = at = opening.end()
         found = _MOVE_END.search(text, at)
         end = len(text) if found is None else found.start()
         body = text[start:end].rstrip()
@@ -726,11 +722,12 @@ class _Reader:
         check_mover = bool(mover) or token.kind == "chance"
         try:
             for line in game.split(text, state):
+                who = position.to_move()
                 if check_mover:
-                    _check_mover(token.kind, mover, seat, position.to_move(), table)
+                    _check_mover(token.kind, mover, seat, who, table)
                     check_mover = False  # the rest of a shorthand is the rules' to order
                 inner = game.parse(line, state)
-                position = folding.record(position, table.wrap(inner), game.format(inner, state))
+                position = folding.record_read(position, inner, game.format(inner, state), who)
                 steps.append((state, position))
                 state = position.state
         except RulesError as refused:
