@@ -20,11 +20,16 @@ each as serialized `Event` bytes, and times on one core (the process's CPU time,
 - import, moves checked twice: the same with the history check applying every move again,
   as ImportRecord did before it passed the reader's moves through (for comparison).
 
-The floor is decoding the same events alone, measured in the same run. Beside it, the
-game's own cost per move, also in the same run: its `split`, `parse`, `format` and `apply`
-of each move (the least any reader of its notation must do), as the bound on import for a
-game whose own rules and notation are slower than the target. The target is 50,000 moves
-per second (chance moves included) each way; a game below it makes the exit status 1.
+Everything runs under the service's garbage-collector setting (`service.server.tune_gc`,
+as benchmarks/record.py does: an import allocates a position per move, and the default
+thresholds collect the young generation every 700 allocations); `--default-gc` keeps
+Python's defaults. The floor is decoding the same events alone, measured in the same run.
+Beside it, the game's own cost per move, also in the same run: its `split`, `parse`,
+`format` and `apply` of each move (the least any reader of its notation must do), as the
+bound on import for a game whose own rules and notation are slower than the target, and
+its parse, format and apply each timed apart (µs per move), to show which part of the game
+bounds it. The target is 50,000 moves per second (chance moves included) each way; a game
+below it makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from replay import record  # noqa: E402
 from replay.core import Game  # noqa: E402
 from replay.registry import all_games  # noqa: E402
 from service import variations  # noqa: E402
+from service.server import tune_gc  # noqa: E402
 from service.verification import HistoryCheck  # noqa: E402
 from tablelog.v1 import events_pb2  # noqa: E402
 from tests.support.play import created, events_of, random_game  # noqa: E402
@@ -98,6 +104,35 @@ def game_alone(game: Game[Any, Any], typed: list[tuple[Any, str]]) -> None:
             state = game.apply(state, inner)
 
 
+def part_costs(game: Game[Any, Any], typed: list[tuple[Any, str]], repeat: int) -> dict[str, float]:
+    """The CPU seconds of the game's parse, format and apply of every move of `typed`,
+    each timed apart (the bound on import, part by part)."""
+    parts: list[tuple[str, Any, Any]] = []  # (a line, the state it is read in, its move)
+    for state, text in typed:
+        for line in game.split(text, state):
+            inner = game.parse(line, state)
+            parts.append((line, state, inner))
+            state = game.apply(state, inner)
+
+    def parse() -> None:
+        for line, state, _ in parts:
+            game.parse(line, state)
+
+    def format_() -> None:
+        for _, state, inner in parts:
+            game.format(inner, state)
+
+    def apply() -> None:
+        for _, state, inner in parts:
+            game.apply(state, inner)
+
+    return {
+        "parse": best_cpu(parse, repeat),
+        "format": best_cpu(format_, repeat),
+        "apply": best_cpu(apply, repeat),
+    }
+
+
 def best_cpu(work: Callable[[], object], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -113,10 +148,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=100, help="random games per game type")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs; the best counts")
     parser.add_argument("--only", action="append", help="benchmark only these games")
+    parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="keep Python's default collector thresholds rather than the service's",
+    )
     args = parser.parse_args(argv)
+    if not args.default_gc:
+        tune_gc()  # the setting ExportRecord and ImportRecord run under in the service
     decode = events_pb2.Event.FromString
     below = 0
+    collector = "Python's default" if args.default_gc else "the service's (tune_gc)"
     print(f"text record throughput, target {TARGET:,} moves/s each way on one core")
+    print(f"garbage collector thresholds: {collector}")
     for name, game in all_games().items():
         if args.only and name not in args.only:
             continue
@@ -152,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:20s} decode floor {floor:,.0f} moves/s; decode + fold {folded:,.0f} "
             f"moves/s; the game's split + parse + format + apply alone {own:,.0f} moves/s"
         )
+        each = ", ".join(
+            f"{part} {seconds / moves * 1e6:.1f}"
+            for part, seconds in part_costs(game, typed, args.repeat).items()
+        )
+        print(f"{name:20s} the game alone, µs per move: {each}")
         for label, work in (("export", export), ("import", import_)):
             rate = moves / best_cpu(work, args.repeat)
             verdict = "ok" if rate >= TARGET else "BELOW TARGET"

@@ -20,6 +20,7 @@ import io
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from functools import cache
 from importlib import resources
 from typing import Any, Final, Generic, TypeVar
 
@@ -198,7 +199,7 @@ def packaged_component(
     """The default component file `file` shipped in the `data/` folder of the game package
     `package`, as a new game records it under `name`; marked approximate when
     `approximate_note` says what is not sourced."""
-    content = resources.files(package).joinpath("data", file).read_bytes()
+    content = _packaged_content(package, file)
     return game_pb2.ComponentFile(
         name=name,
         media_type=media_type,
@@ -206,3 +207,11 @@ def packaged_component(
         approximate=bool(approximate_note),
         approximate_note=approximate_note,
     )
+
+
+@cache
+def _packaged_content(package: str, file: str) -> bytes:
+    """The bytes of a file the engine ships, read once: a game's default components are
+    asked for at every creation and every record read or written, and the files do not
+    change while the engine runs."""
+    return resources.files(package).joinpath("data", file).read_bytes()

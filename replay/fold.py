@@ -26,6 +26,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from google.protobuf.message import Message
 
+from replay.copying import maker
 from replay.core import (
     CHANCE,
     DEALT,
@@ -115,7 +116,7 @@ class Table:
         return inner
 
     def wrap(self, inner: Message, seat: int | None = None) -> game_pb2.Move:
-        move = game_pb2.Move(seat=seat)
+        move = game_pb2.Move() if seat is None else game_pb2.Move(seat=seat)
         getattr(move, self.game.oneof_field).CopyFrom(inner)
         return move
 
@@ -181,6 +182,13 @@ class Position:
         return self.undone is not None and self.status is Status.IN_PROGRESS
 
 
+_link: Final = maker(Link)
+_applied: Final = maker(Applied)
+_position: Final = maker(Position)
+"""Built per move by the fold and the record's reader (`replay.copying`: a frozen
+dataclass's `__init__` costs twice as much)."""
+
+
 def start(created: events_pb2.GameCreated, revision: int = 1, sequence: int = 1) -> Position:
     """The position right after a game is created."""
     table = Table.from_created(created)
@@ -204,7 +212,6 @@ def check_move(position: Position, move: game_pb2.Move) -> Any:
 def _checked(position: Position, move: game_pb2.Move) -> tuple[Any, bool]:
     """`check_move`, and whether the move is the table's (a chance move)."""
     table = position.table
-    game = table.game
     who = position.to_move()
     if who == TERMINAL:
         raise GameOver()
@@ -222,6 +229,14 @@ def _checked(position: Position, move: game_pb2.Move) -> tuple[Any, bool]:
         raise NotYourTurn(
             f"It is {table.seat_name(who)}'s turn, not {table.seat_name(move.seat)}'s."
         )
+    return _applied_by_rules(position, who, inner)
+
+
+def _applied_by_rules(position: Position, who: int, inner: Message) -> tuple[Any, bool]:
+    """The game's own move `inner` checked against whose decision it is (`who`, a player or
+    CHANCE) and applied by the rules: the state after it, and whether it is a chance move."""
+    table = position.table
+    game = table.game
     chance = game.is_chance(inner)
     if who == CHANCE and not chance:
         raise IllegalMove(
@@ -244,21 +259,34 @@ def record(
     `sequence` is the stored event's, when folding; a position being checked before an
     append keeps the sequence it had."""
     after, chance = _checked(position, move)
-    applied = Applied(position.revision + 1, move, notation, position.state, after, chance)
+    applied = _applied(position.revision + 1, move, notation, position.state, after, chance)
     return recorded(position, applied, sequence)
+
+
+def record_read(position: Position, inner: Message, notation: str, who: int) -> Position:
+    """`record` of a move read from text, as the game's own move `inner` (wrapped here,
+    naming no seat), when the reader has already asked whose decision it is (`who`, that is
+    `position.to_move()`): the same checks and the same position after it, without asking
+    again or unwrapping what it has just wrapped (the record's reader runs this per move)."""
+    if who == TERMINAL:
+        raise GameOver()
+    after, chance = _applied_by_rules(position, who, inner)
+    move = position.table.wrap(inner)
+    applied = _applied(position.revision + 1, move, notation, position.state, after, chance)
+    return recorded(position, applied)
 
 
 def recorded(position: Position, applied: Applied, sequence: int | None = None) -> Position:
     """The position after `applied`, a move `record` has checked in `position` (its
     `before` is `position.state`): nothing is checked again."""
     # Built directly rather than with dataclasses.replace: this is the fold's hot path.
-    return Position(
+    return _position(
         position.table,
         applied.after,
         applied.revision,
         position.sequence if sequence is None else sequence,
         position.status,
-        Link(applied, position.applied),
+        _link(applied, position.applied),
         None,
         position.move_count + 1,
         position.result,

@@ -18,7 +18,7 @@ import bisect
 import hashlib
 import json
 import re
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -85,7 +85,7 @@ class Note:
     variation: events_pb2.Variation = field(default_factory=events_pb2.Variation)
 
 
-@dataclass
+@dataclass(slots=True)
 class RecordedMove:
     """A move in effect: the move, its canonical notation, and the annotations on it."""
 
@@ -316,7 +316,8 @@ _MOVETEXT_MARKS: Final = frozenset("{}();$!?*\n")
 """Characters with a meaning in movetext: a player's name holding one is not written there."""
 _COMMENT: Final = re.compile(r"\{((?:[^}\\]|\\.)*)\}", re.DOTALL)
 _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
-_NUMBER: Final = re.compile(r"(\d+)\.+")
+_MOVE_START: Final = re.compile(r"(?:(\d+)\.+|(\*))?[ \t]*")
+"""What may open a move: its number (`12.`) or the table's mark (`*`), then blanks."""
 _MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
 _NOTE_ORDER: Final = {"glyph": 0, "comment": 1, "open": 2}
 """The items of an annotation, in the order they are written."""
@@ -386,38 +387,39 @@ class _Scanner:
                 yield _Token("glyph", at, self, text=glyph)
                 at = after
             else:
-                at = yield from self._move(at)
+                move, move_glyph, at = self._move(at)
+                if move is not None:
+                    yield move
+                    if move_glyph is not None:
+                        yield move_glyph
 
-    def _move(self, at: int) -> Generator[_Token, None, int]:
+    def _move(self, at: int) -> tuple[_Token | None, _Token | None, int]:
         """A move: `12. Ann: take w u g`, `* reveal 1.1 …` or the notation alone, up to the
-        end of its line, a comment, a variation or the next numbered move."""
+        end of its line, a comment, a variation or the next numbered move; with the glyph
+        written right after it, and where it ends. (A function rather than a generator: it
+        runs once per move, and a generator would be made for each.)"""
         text = self.text
         begin = at
-        kind = "move"
-        number = _NUMBER.match(text, at)
-        if number is not None:
-            at = number.end()
-        elif text.startswith("*", at):
-            kind = "chance"
-            at += 1
-        while at < len(text) and text[at] in " \t":
-            at += 1
-        start = at
+        opening = _MOVE_START.match(text, at)  # always matches (everything is optional)
+        assert opening is not None
+        number = opening.group(1)
+        kind = "chance" if opening.group(2) else "move"
+        start = at = opening.end()
         found = _MOVE_END.search(text, at)
         end = len(text) if found is None else found.start()
         body = text[start:end].rstrip()
         glyph = _TRAILING_GLYPH.search(body) if body.endswith(("!", "?")) else None
         if glyph is not None:
             body = body[: glyph.start()]
-        token = _Token(kind, begin, self, text=body.strip())
-        if not token.text:
+        body = body.strip()
+        if not body:
             if number is not None:
-                return end  # a bare move number ("12." before a line break)
+                return None, None, end  # a bare move number ("12." before a line break)
             raise self.fail(start, "EMPTY_MOVE", "a move number or mark with no move after it.")
-        yield token
-        if glyph is not None:
-            yield _Token("glyph", start + glyph.start(1), self, text=glyph.group(1))
-        return end
+        token = _Token(kind, begin, self, text=body)
+        if glyph is None:
+            return token, None, end
+        return token, _Token("glyph", start + glyph.start(1), self, text=glyph.group(1)), end
 
 
 def read(
@@ -645,12 +647,14 @@ class _Reader:
                     f"the embedded file is {component.name!r}, not {name!r}.",
                 )
         else:
-            shipped = {c.name: c for c in game.default_components()}
+            shipped = _shipped_components(game)
             if name not in shipped:
                 raise self._tag_error(
                     token, "UNKNOWN_COMPONENT", f"{game.title} ships no component {name!r}."
                 )
-            component = shipped[name]
+            component, shipped_digest = shipped[name]
+            if shipped_digest == digest:
+                return component
         if hashlib.sha256(component.content).hexdigest() != digest:
             where = "the embedded file" if "file" in fields else f"the {name} this engine ships"
             raise self._tag_error(
@@ -676,24 +680,24 @@ class _Reader:
         return self.movetext[self.at] if self.at < len(self.movetext) else None
 
     def _main_line(self, position: folding.Position, record: GameRecord) -> folding.Position:
-        while (token := self._next()) is not None:
+        movetext, moves = self.movetext, record.moves
+        size = len(movetext)
+        while self.at < size:
+            token = movetext[self.at]
             if token.kind not in ("move", "chance"):  # annotations went with the move before
                 raise RecordError(
                     "UNBALANCED_PAREN", token.line, token.column, "a ) that closes no variation."
                 )
             self.at += 1
             steps = self._moves(token, position)
-            for _, after in steps:
+            for before, after in steps:
                 applied = after.applied
                 assert applied is not None
                 head = applied.head
-                record.moves.append(
-                    RecordedMove(head.move, head.notation, head.before, applied=head)
-                )
+                moves.append(RecordedMove(head.move, head.notation, before, applied=head))
             before, position = steps[-1]
-            following = self._next()
-            if following is not None and following.kind in _NOTE_ORDER:
-                record.moves[-1].notes = self._notes(position.table, before)
+            if self.at < size and movetext[self.at].kind in _NOTE_ORDER:
+                moves[-1].notes = self._notes(position.table, before)
         return position
 
     def _moves(
@@ -702,10 +706,11 @@ class _Reader:
         """The moves `token` stands for in `position` (a shorthand may stand for several),
         each checked by the rules, as (the state before it, the position after it); the
         rules' refusal is raised at the token."""
-        game, table = position.game, position.table
+        table = position.table
+        game = table.game
         mover, seat, text = _mover_and_move(token, self.seats)
         state = position.state
-        if text.lower() == HIDDEN:
+        if len(text) == len(HIDDEN) and text.lower() == HIDDEN:
             raise RecordError(
                 "HIDDEN_MOVE",
                 token.line,
@@ -714,22 +719,24 @@ class _Reader:
                 "who may see it to import it.",
             )
         steps: list[tuple[Any, folding.Position]] = []
-        for index, line in enumerate(game.split(text, state)):
-            try:
-                if index == 0 and (mover or token.kind == "chance"):
-                    _check_mover(token.kind, mover, seat, position.to_move(), table)
+        check_mover = bool(mover) or token.kind == "chance"
+        try:
+            for line in game.split(text, state):
+                who = position.to_move()
+                if check_mover:
+                    _check_mover(token.kind, mover, seat, who, table)
+                    check_mover = False  # the rest of a shorthand is the rules' to order
                 inner = game.parse(line, state)
-                after = folding.record(position, table.wrap(inner), game.format(inner, state))
-            except RulesError as refused:
-                raise RecordError(
-                    refused.code,
-                    token.line,
-                    token.column,
-                    f"{clip_move(token.text)}: {refused.message}",
-                ) from None
-            steps.append((state, after))
-            position = after
-            state = after.state
+                position = folding.record_read(position, inner, game.format(inner, state), who)
+                steps.append((state, position))
+                state = position.state
+        except RulesError as refused:
+            raise RecordError(
+                refused.code,
+                token.line,
+                token.column,
+                f"{clip_move(token.text)}: {refused.message}",
+            ) from None
         return steps
 
     def _notes(self, table: folding.Table, before: Any) -> list[Note]:
@@ -805,16 +812,37 @@ class _Reader:
                 last.variations.append(self._variation(table, before_last, token, depth + 1))
 
 
+_SHIPPED: dict[tuple[str, str], dict[str, tuple[game_pb2.ComponentFile, str]]] = {}
+
+
+def _shipped_components(game: Game[Any, Any]) -> dict[str, tuple[game_pb2.ComponentFile, str]]:
+    """The component files `game` ships, by name, each with the SHA-256 of its content (hex):
+    hashed once per game and rules version, not at every game of every record read."""
+    key = (game.name, game.rules_version)
+    found = _SHIPPED.get(key)
+    if found is None:
+        found = {
+            c.name: (c, hashlib.sha256(c.content).hexdigest()) for c in game.default_components()
+        }
+        _SHIPPED[key] = found
+    return found
+
+
 def _mover_and_move(token: _Token, seats: Mapping[str, int]) -> tuple[str, int, str]:
     """`Ann: take w u g` as ("Ann", Ann's seat, "take w u g"); a move naming no player as
     ("", -1, move). `seats` are the players' seats by their casefolded names."""
     text = token.text
-    if token.kind != "move" or ":" not in text:
+    if token.kind != "move":
         return "", -1, text
-    name, _, rest = text.partition(":")
-    seat = seats.get(name.strip().casefold(), -1)
+    name, colon, rest = text.partition(":")
+    if not colon:
+        return "", -1, text
+    seat = seats.get(name.casefold(), -1)  # as written: "Ann: take w u g"
+    if seat < 0:
+        name = name.strip()
+        seat = seats.get(name.casefold(), -1)
     if seat >= 0:
-        return name.strip(), seat, rest.strip()
+        return name, seat, rest.strip()
     folded = text.casefold()
     for player, seat in seats.items():  # a name with a colon in it
         if folded.startswith(player + ":"):
@@ -850,15 +878,13 @@ def events_of(record: GameRecord) -> list[events_pb2.Event]:
     for recorded in record.moves:
         revision = len(events) + 1
         revisions.append(revision)
-        events.append(
-            events_pb2.Event(
-                sequence=revision,
-                revision=revision,
-                move_recorded=events_pb2.MoveRecorded(
-                    move=recorded.move, notation=recorded.notation
-                ),
-            )
-        )
+        # Filled in place: a MoveRecorded given as an argument would be built, then copied
+        # (its move with it), three times the cost per move of an import.
+        event = events_pb2.Event(sequence=revision, revision=revision)
+        body = event.move_recorded
+        body.move.CopyFrom(recorded.move)
+        body.notation = recorded.notation
+        events.append(event)
     if record.status is folding.Status.ENDED and record.result is not None:
         revision = len(events) + 1
         events.append(

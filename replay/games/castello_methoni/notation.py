@@ -23,7 +23,7 @@ from replay.games.castello_methoni.rules import (
     card_index,
     cell_index,
     check_bounds,
-    closing_edges,
+    closing_region,
     own_castles_beside,
     resolve_edge,
 )
@@ -170,17 +170,23 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
         cell = _cell(state, where, text)
         placements.append((seat, cell))
     given = {(s, board.names[c]) for s, c in placements}
-    literal = pb.CastelloMethoniMove(
-        build=pb.CastelloMethoniBuild(
-            card=card,
-            cell=board.names[a],
-            other=SEA if b == NO_CELL else board.names[b],
-            houses=[pb.CastelloMethoniHouse(seat=s, cell=board.names[c]) for s, c in placements],
-            into=into,
+
+    def literal() -> pb.CastelloMethoniMove:
+        """The build as written, for the rules to refuse (made only then: it is rare)."""
+        return pb.CastelloMethoniMove(
+            build=pb.CastelloMethoniBuild(
+                card=card,
+                cell=board.names[a],
+                other=SEA if b == NO_CELL else board.names[b],
+                houses=[
+                    pb.CastelloMethoniHouse(seat=s, cell=board.names[c]) for s, c in placements
+                ],
+                into=into,
+            )
         )
-    )
+
     if state.phase != PLAY or state.cards_played >= 2:
-        return literal
+        return literal()
     candidates = [
         item
         for item in build_items(state, [card_index(board, card)], only_edge=key)
@@ -205,13 +211,13 @@ def _parse_build(words: list[str], state: State, text: str) -> pb.CastelloMethon
         raise AmbiguousNotation(
             f"{text!r} fits {len(chosen)} legal builds: say where the houses go.", text, texts
         )
-    return literal
+    return literal()
 
 
 def _canonical_into(state: State, key: int, into: str) -> str:
     """RULES.md §6.4: `into` as a castle's first cell, or "" for the castle the build merges
     into anyway (the lowest id). A cell that is no such choice stays for the rules to refuse."""
-    region = closing_edges(state).get(key)
+    region = closing_region(state, key)
     if region is None or state.towers_left[state.current]:
         return into
     target = state.cell_castle[cell_index(state.board, into)]

@@ -63,6 +63,15 @@ NO_CELL: Final = -1
 """The far side of a sea edge."""
 
 
+_CardTables = tuple[tuple[int, ...], ...]
+_LAST_CARD_TABLES: list[tuple[Board | None, bool, _CardTables, _CardTables]] = [
+    (None, False, (), ())
+]
+"""The last board's card tables (`Context.edge_cards`, `sea_cards`): every game on the same
+board (the loaded boards are cached) has the same, and a record read sets up each game
+twice. One entry, replaced whole (safe across threads)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """What never changes during a game: board, seats, mode and options."""
@@ -78,6 +87,11 @@ class Context:
     """The cards that may wall a sea edge of each cell."""
 
     def __post_init__(self) -> None:
+        last = _LAST_CARD_TABLES[0]
+        if last[0] is self.board and last[1] == self.sea_edges_need_sea_card:
+            object.__setattr__(self, "edge_cards", last[2])
+            object.__setattr__(self, "sea_cards", last[3])
+            return
         board = self.board
         inner = []
         for a, b in board.edges:
@@ -91,6 +105,12 @@ class Context:
             sea.append((*land, board.sea_card) if board.sea_edges[cell] else ())
         object.__setattr__(self, "edge_cards", tuple(inner))
         object.__setattr__(self, "sea_cards", tuple(sea))
+        _LAST_CARD_TABLES[0] = (
+            board,
+            self.sea_edges_need_sea_card,
+            self.edge_cards,
+            self.sea_cards,
+        )
 
     @property
     def n(self) -> int:
@@ -318,6 +338,63 @@ def _search(
                     return True, seen
                 queue.append(other)
     return False, seen
+
+
+def _walled(state: State, a: int, b: int, edge: int) -> tuple[int, tuple[int, ...]]:
+    """The walls and sea walls of `state` with a wall on edge a|b (b = NO_CELL: a sea edge
+    of a, whose `edge` is then unused)."""
+    if b == NO_CELL:
+        return state.walls, _add(state.sea_walls, a, 1)
+    return state.walls | 1 << edge, state.sea_walls
+
+
+def _enclosed_by(
+    board: Board, walls: int, sea_walls: Sequence[int], a: int, b: int
+) -> frozenset[int] | None:
+    """RULES.md §5.1.c: the region that the wall just placed on edge a|b (b = NO_CELL for a
+    sea edge; `walls` and `sea_walls` include it) encloses, or None.
+
+    The side of `a` first; the side of `b` only when that search did not pass through b
+    (then both sides are one region and the first answer holds for both). One wall never
+    encloses two regions (so RULES.md §10 #10 cannot arise here): every cell reaches the
+    sea (the board loader refuses a landlocked cell, §5.1.c), so before this wall the
+    region holding a and b had an opening. The wall splits it into at most two parts and
+    each opening stays in one of them: when a's part is enclosed, b's part holds every
+    opening. The assert checks this argument on every enclosing wall."""
+    is_open, seen = _search(board, walls, sea_walls, a)
+    if not is_open:
+        assert b == NO_CELL or b in seen or _search(board, walls, sea_walls, b)[0], (
+            "one wall enclosed two regions: a cell of this board cannot reach the sea"
+        )
+        return frozenset(seen)
+    if b != NO_CELL and b not in seen:
+        is_open, seen = _search(board, walls, sea_walls, b)
+        if not is_open:
+            return frozenset(seen)
+    return None
+
+
+_LAST_REGION: list[tuple[State | None, int, frozenset[int] | None]] = [(None, 0, None)]
+"""The last region `closing_region` found: reading a build (its notation) and applying it
+ask for the same one. One entry, replaced whole (safe across threads)."""
+
+
+def closing_region(state: State, key: int) -> frozenset[int] | None:
+    """RULES.md §5.1.5: the region a wall on the edge `key` (as `open_edges` names it)
+    would enclose, or None (also for an edge that is not open): the one entry of
+    `closing_edges` that a single build needs, found by a search from the wall's sides
+    rather than a search of the whole board, and remembered for the last state asked about."""
+    last, last_key, found = _LAST_REGION[0]
+    if last is state and last_key == key:
+        return found
+    edge = _open_edge(state, key)
+    if not edge:
+        return None
+    a, b, _ = edge[0]
+    walls, sea_walls = _walled(state, a, b, key)
+    found = _enclosed_by(state.board, walls, sea_walls, a, b)
+    _LAST_REGION[0] = (state, key, found)
+    return found
 
 
 _LAST_CLOSING: list[tuple[State | None, Mapping[int, frozenset[int]]]] = [(None, {})]
@@ -665,34 +742,13 @@ def build(state: State, move: pb.CastelloMethoniBuild) -> State:
         raise IllegalMove("HOUSES_NOT_ALLOWED", _house_rule(state, a, b, options))
 
     # Place the wall and the houses.
-    walls, sea_walls = state.walls, state.sea_walls
-    if b == NO_CELL:
-        sea_walls = _add(sea_walls, a, 1)
-    else:
-        walls |= 1 << edge
+    walls, sea_walls = _walled(state, a, b, edge)
     houses = state.houses
     houses_left = state.houses_left
     for who, cell in placements:
         houses = (*houses[:cell], _add(houses[cell], who, 1), *houses[cell + 1 :])
         houses_left = _add(houses_left, who, -1)
-    # The side of `a` first; the side of `b` only when that search did not pass through b
-    # (then both sides are one region and the first answer holds for both).
-    # One wall never encloses two regions (so RULES.md §10 #10 cannot arise here): every
-    # cell reaches the sea (the board loader refuses a landlocked cell, §5.1.c), so before
-    # this wall the region holding a and b had an opening. The wall splits it into at most
-    # two parts and each opening stays in one of them: when a's part is enclosed, b's part
-    # holds every opening. The assert checks this argument on every enclosing build.
-    region: frozenset[int] | None = None
-    is_open, seen = _search(board, walls, sea_walls, a)
-    if not is_open:
-        region = frozenset(seen)
-        assert b == NO_CELL or b in seen or _search(board, walls, sea_walls, b)[0], (
-            "one wall enclosed two regions: a cell of this board cannot reach the sea"
-        )
-    elif b != NO_CELL and b not in seen:
-        is_open, seen = _search(board, walls, sea_walls, b)
-        if not is_open:
-            region = frozenset(seen)
+    region = closing_region(state, edge)  # the walls just placed, as parsing the move found
     if region is not None:
         check_castle(state, region, placements)
     into = merge_into(state, region, move.into)
@@ -733,7 +789,8 @@ def _placements(
                 f"Houses go on the two cells beside the wall, not on {board.names[cell]}.",
             )
         found.append((house.seat, cell))
-    found.sort(key=lambda p: (rank.get(p[0], 3), p[1]))
+    if len(found) > 1:  # one house (a sea edge, or a neighbour with none left) is in order
+        found.sort(key=lambda p: (rank.get(p[0], 3), p[1]))
     return tuple(found)
 
 
@@ -1453,12 +1510,14 @@ def build_items(
     if state.wall_supply < 1 or not cards:
         return items
     wanted = set(cards)
-    card_names = [board.card_name(c) for c in range(len(board.deck))]
-    closing = closing_edges(state)
-    inner = _house_templates(state, False)
-    coast = _house_templates(state, True)
-    append = items.append
     edges = open_edges(state) if only_edge is None else _open_edge(state, only_edge)
+    if only_edge is None:
+        closing = closing_edges(state)
+    else:  # one edge: its own search is far cheaper than every bridge of the board
+        region = closing_region(state, only_edge)
+        closing = {} if region is None else {only_edge: region}
+    templates: dict[bool, list[tuple[tuple[int, int], ...]]] = {}  # inner or coast, as needed
+    append = items.append
     for a, b, key in edges:
         fits = ctx.edge_cards[key] if key >= 0 else ctx.sea_cards[a]
         matching = [c for c in fits if c in wanted]
@@ -1468,9 +1527,10 @@ def build_items(
         region = closing.get(key)
         intos: list[str] = [""]
         if region is None:
-            named = [
-                tuple((who, sides[side]) for who, side in t) for t in (coast if b < 0 else inner)
-            ]
+            coast = b < 0
+            if coast not in templates:
+                templates[coast] = _house_templates(state, coast)
+            named = [tuple((who, sides[side]) for who, side in t) for t in templates[coast]]
         else:
             named = [
                 tuple((who, board.names[c]) for who, c in o)
@@ -1481,7 +1541,7 @@ def build_items(
                 others = own_castles_beside(state, region)[1:]
                 intos += [names[min(state.castle(c).cells)] for c in others]
         for card in matching:
-            card_name = card_names[card]
+            card_name = board.card_name(card)
             for option in named:
                 for into in intos:
                     append(("build", card_name, sides[0], sides[1], option, into))

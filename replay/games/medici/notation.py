@@ -92,8 +92,10 @@ def split(text: str, state: rules.State) -> tuple[str, ...]:
     """The moves a line stands for: `draw cloth3` typed while the drawer decides (§B3
     step 1: draw another tile, or auction) is the drawer's `draw` followed by the table's
     `draw cloth3`, the tile that came out of the bag. Any other line is one move."""
+    if state.phase != rules.DECIDE:  # most lines: no need to read the words
+        return (text,)
     tokens = words(text)
-    if state.phase == rules.DECIDE and len(tokens) > 1 and tokens[0] in DRAW_WORDS:
+    if len(tokens) > 1 and tokens[0] in DRAW_WORDS:
         return ("draw", "draw " + " ".join(tokens[1:]))
     return (text,)
 

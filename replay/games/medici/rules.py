@@ -8,10 +8,11 @@ every view but the full one); in table mode nobody knows them and they are never
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from replay.components import quoted
+from replay.copying import replacer
 from replay.core import (
     CHANCE,
     DEALT,
@@ -113,6 +114,11 @@ class State:
     high_bidder: int
     payouts: tuple[tuple[Payout, ...], ...]
     tied: tuple[int, ...] = ()
+
+
+replace: Final = replacer(State)
+"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+folding)."""
 
 
 def make_rules(
@@ -217,7 +223,7 @@ def lot_limit(state: State) -> int:
         if spaces:
             return max(spaces)
         return free_space(state, state.drawer)
-    return max(free_space(state, s) for s in range(n))
+    return state.rules.spaces - min(map(len, state.ships))  # the emptiest ship's free space
 
 
 # --- day flow ---------------------------------------------------------------------------------

@@ -134,8 +134,10 @@ def split(text: str, state: rules.State) -> tuple[str, ...]:
     1: turn over one more card) is the player's `flip` followed by the table's
     `reveal fur3`, the card turned over. While the table is to reveal, `flip fur3` is the
     reveal alone, as before. Any other line is one move."""
+    if state.phase != rules.PLAY:  # most lines: no need to read the words
+        return (text,)
     tokens = words(text)
-    if state.phase == rules.PLAY and len(tokens) > 1 and tokens[0] in FLIP_WORDS:
+    if len(tokens) > 1 and tokens[0] in FLIP_WORDS:
         return ("flip", "reveal " + " ".join(tokens[1:]))
     return (text,)
 

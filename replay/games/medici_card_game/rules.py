@@ -6,10 +6,11 @@ decisions (`flip`: turn over one more card; `take`) and the table's reveals (cha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 from replay.components import quoted
+from replay.copying import replacer
 from replay.core import (
     CHANCE,
     DEALT,
@@ -99,6 +100,11 @@ class State:
     florins: tuple[int, ...]
     payouts: tuple[tuple[Payout, ...], ...]
     tied: tuple[int, ...] = ()
+
+
+replace: Final = replacer(State)
+"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+folding)."""
 
 
 def make_rules(

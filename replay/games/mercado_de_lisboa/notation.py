@@ -85,13 +85,19 @@ SPACE_RE: Final = re.compile(r"^([a-e])([1-5])$")
 ENTRANCE_RE: Final = re.compile(r"^([nswe])([1-5])$")
 
 
+_TWO_WORDS: Final = re.compile(r"\b(?:sushi bar|tea house|burger joint|wine bar|wine grapes?)\b")
+"""The restaurants named in two words, and the two-word good of GOOD_SYNONYMS: each read
+as one word (one pattern: a move is read in a single pass)."""
+
+
+def _one_word(found: re.Match[str]) -> str:
+    words = found.group()
+    return "grape" if words.startswith("wine g") else words.replace(" ", "")
+
+
 def _tokens(text: str) -> list[str]:
     cleaned = text.lower().replace("_", " ").replace("-", " ").replace("+", " ").replace(",", " ")
-    for two in ("sushi bar", "tea house", "burger joint", "wine bar"):
-        cleaned = re.sub(rf"\b{two}\b", two.replace(" ", ""), cleaned)
-    # The two-word good of GOOD_SYNONYMS, read as one word as the restaurants are.
-    cleaned = re.sub(r"\bwine grapes?\b", "grape", cleaned)
-    return cleaned.split()
+    return _TWO_WORDS.sub(_one_word, cleaned).split()
 
 
 def _space(token: str, text: str) -> int:

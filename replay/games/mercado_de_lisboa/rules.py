@@ -10,11 +10,12 @@ numbers plus one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from dataclasses import replace as replace_fields
 from itertools import chain
 from typing import Any, Final, TypeAlias, cast
 
+from replay.copying import replacer
 from replay.core import (
     CHANCE,
     TERMINAL,
@@ -238,33 +239,9 @@ class State:
         return led[0] + led[1] + led[2] + led[3] + led[4] - led[5]
 
 
-_STATE_FIELDS: Final = tuple(f.name for f in fields(State))
-_new = object.__new__
-_setattr = object.__setattr__
-
-
-def _make_replace() -> Any:
-    # Generated once: one keyword lookup and one slot store per field, no loop (state copies
-    # dominate folding). The slot descriptors' __set__ bypasses the frozen __setattr__.
-    body = "".join(
-        f"    _set_{name}(new, changes.get({name!r}, state.{name}))\n" for name in _STATE_FIELDS
-    )
-    source = "def replace(state, **changes):\n    new = _new(State)\n" + body + "    return new\n"
-    scope: dict[str, Any] = {"_new": _new, "State": State}
-    for name in _STATE_FIELDS:
-        scope[f"_set_{name}"] = getattr(State, name).__set__
-    exec(source, scope)  # trusted source, built from the field names above
-    return scope["replace"]
-
-
-_replace: Any = _make_replace()
-
-
-def replace(state: State, **changes: Any) -> State:
-    """A copy of `state` with `changes` (like dataclasses.replace, without its per-call
-    validation: folding speed is dominated by state copies)."""
-    new: State = _replace(state, **changes)
-    return new
+replace: Final = replacer(State)
+"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+folding)."""
 
 
 def _good_name(good: int) -> str:
@@ -1387,7 +1364,7 @@ def good_enum(good: int) -> Good:
 
 
 def goods_enum(goods: tuple[int, ...] | list[int]) -> list[Good]:
-    return [cast("Good", g + 1) for g in goods]
+    return cast("list[Good]", [g + 1 for g in goods])  # one cast, not a call per good
 
 
 def restaurant_enum(restaurant: int) -> Restaurant:

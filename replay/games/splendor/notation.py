@@ -252,6 +252,8 @@ def _joined_cards(text: str) -> str:
     """A card name typed with separators inside it, which the notation ignores
     (`1w0 : u1, g1, r1, k1` is `1w0:u1g1r1k1`): the spaces around its colon and between
     the parts of its cost removed, so that a card is one word again."""
+    if ":" not in text:  # no card named by its cost (most moves): nothing to join
+        return text
     text = _COLON.sub(":", text)
     while (joined := _COST_PART.sub(r"\1\2", text)) != text:
         text = joined

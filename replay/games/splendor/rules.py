@@ -16,10 +16,11 @@ legal moves (it checks the move it is given), so folding stays fast.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Final, cast
 
+from replay.copying import replacer
 from replay.core import (
     CHANCE,
     DEALT,
@@ -143,6 +144,11 @@ class State:
     passing: bool
     """The action of the turn still being completed (a discard or noble choice) was a pass."""
     who: int
+
+
+replace: Final = replacer(State)
+"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+folding)."""
 
 
 # ----------------------------------------------------------------------------------------
@@ -336,6 +342,10 @@ def qualifying_nobles(state: State, bonuses: tuple[int, ...]) -> list[int]:
 # apply
 
 
+_BOUNDED_ACTIONS: Final = frozenset({"discard", "buy", "take_different", "reserve", "reveal_card"})
+"""The actions with a count or a place to bound (besides a `returned` tail, any action)."""
+
+
 def check_bounds(state: State, move: SplendorMove) -> None:
     """RULES.md §1, §3-§4: every count and index of `move` within what the game's components
     allow (no more tokens of a colour than the game has, at most the five gem colours, a
@@ -344,25 +354,32 @@ def check_bounds(state: State, move: SplendorMove) -> None:
     # Only the parts the move sets are looked at: a part it does not set reads as zeros,
     # within every bound (this runs twice per move read, in parse and in format).
     kind = move.WhichOneof("action")
-    counted = [move.returned] if move.HasField("returned") else []
+    returns = move.HasField("returned")
+    if not returns and kind not in _BOUNDED_ACTIONS:
+        return
+    counted = [move.returned] if returns else []
     if kind == "discard":
         counted.append(move.discard.tokens)
     elif kind == "buy":
         counted.append(move.buy.payment)
-    limits = (*(state.rules.gems_per_colour,) * len(GEMS), GOLD_TOKENS)
-    for tokens in counted:
-        for colour, (count, limit) in enumerate(zip(tokens_tuple(tokens), limits, strict=True)):
-            if count > limit:
-                raise IllegalMove(
-                    "TOO_MANY_TOKENS",
-                    f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
-                    f"{clip(str(count), 12)}.",
-                )
+    if counted:
+        limits = (*(state.rules.gems_per_colour,) * len(GEMS), GOLD_TOKENS)
+        for tokens in counted:
+            counts = tokens_tuple(tokens)
+            for colour, (count, limit) in enumerate(zip(counts, limits, strict=True)):
+                if count > limit:
+                    raise IllegalMove(
+                        "TOO_MANY_TOKENS",
+                        f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
+                        f"{clip(str(count), 12)}.",
+                    )
     if kind == "take_different" and len(move.take_different.gems) > len(GEMS):
         raise IllegalMove(
             "TAKE_DIFFERENT_COUNT",
             f"Take 1 to 3 different colours, not {len(move.take_different.gems)}.",
         )
+    if kind not in ("reserve", "buy", "reveal_card"):  # the moves that name a place
+        return
     levels = len(state.rules.components.levels)
     places: tuple[tuple[str, int, int], ...] = ()
     if kind == "reserve":
