@@ -426,9 +426,9 @@ class RedisEventStore(EventStore):
         await self.game_index.put(club, entries)
 
     async def list_game_ids(
-        self, club: str, kind: str, status: int, after: str | None, count: int
+        self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:
-        return await self.game_index.page(club, kind, status, after, count)
+        return await self.game_index.page(club, kind, status, after, count, player)
 
     async def game_ids(self, cursor: int, count: int) -> tuple[int, list[str]]:
         found: list[str] = []
