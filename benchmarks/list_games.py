@@ -1,5 +1,6 @@
 """ListGames over 100,000 games: the first, a middle and the last page, unfiltered and with
-filters matching many, few and no games, against the floor of one index round trip.
+filters (game, status, player, and the player with the others) matching many, few and no
+games, against the floor of one index round trip; and what the player sets cost in memory.
 
     .venv/bin/python benchmarks/list_games.py [--games 100000] [--page-size 100] [--repeat 200]
 
@@ -9,7 +10,11 @@ reads only the summaries and the index) and that game's creation event as its st
 only entry (what a rebuild reads the club from), indexed by the store's own
 index script (`service.store.game_index`), 500 games a call. The kinds and statuses are
 chosen so that the filters match many games (Splendor in progress: about 54%), few (the
-ended games: 10) and none (Castello Methoni, medici ended).
+ended games: 10) and none (Castello Methoni, medici ended). Each game has four seats: Ann in
+half of the games (many), Rita in ten (few), the others drawn from 200 regulars (about 1,500
+games each); nobody is called Nobody (none). The player with the other filters: Ann's
+Splendor games in progress (many), Ann's ended games (few: about 5), Rita's medici games
+ended (none).
 
 Each case is timed `--repeat` times in-process (`Recorder.list_games`: the index read, the
 summaries read and parsed) and over gRPC (a `Client` against a server in a thread: the
@@ -17,8 +22,10 @@ whole call); a middle or last page starts from the cursor the listing gives at t
 depth. The floor, measured in the same run, is one `ZRANGE ... BYLEX REV LIMIT` of a page
 of positions by a bare redis-py client, the least any cursor listing can cost; a second
 one adds the pipelined HGET of the page's summaries (the data a page answers). Medians and
-99th percentiles in milliseconds, and ratios against the floor and the 20 ms target. Last,
-the time a rebuild of the whole index from the games takes (`tablelog serve --reindex`).
+99th percentiles in milliseconds, and ratios against the floor and the 20 ms target. Then
+the memory the index takes (MEMORY USAGE of every key: the player sets apart from the rest),
+and last the time a rebuild of the whole index from the games takes (`tablelog serve
+--reindex`).
 """
 
 from __future__ import annotations
@@ -48,6 +55,21 @@ IN_PROGRESS: Final = service_pb2.GAME_STATUS_IN_PROGRESS
 ENDED: Final = service_pb2.GAME_STATUS_ENDED
 ABANDONED: Final = service_pb2.GAME_STATUS_ABANDONED
 ANY: Final = service_pb2.GAME_STATUS_UNSPECIFIED
+
+
+REGULARS = [f"Regular {n:03d}" for n in range(200)]
+FEW_PLAYER_EVERY = 10_000
+"""Rita sits at one game in this many (10 of 100,000), spread through the list."""
+
+
+def seats(index: int, rng: random.Random) -> list[str]:
+    """The four players of game `index` (see the module)."""
+    names = rng.sample(REGULARS, 4)
+    if rng.random() < 0.5:
+        names[0] = "Ann"
+    if index % FEW_PLAYER_EVERY == 7_000:
+        names[1] = "Rita"
+    return names
 
 
 def spread(index: int, rng: random.Random) -> tuple[str, service_pb2.GameStatus.ValueType]:
@@ -90,6 +112,8 @@ async def populate(redis_url: str, games: int) -> None:
             summary.CopyFrom(template)
             summary.game_id = f"g{index:07d}"
             summary.game, summary.status = spread(index, rng)
+            del summary.players[:]
+            summary.players.extend(events_pb2.Player(name=n) for n in seats(index, rng))
             # A few games a minute, some at the same second (then their ids order them).
             summary.created_time.FromSeconds(start + index * 17 // 2)
             summaries.append(summary)
@@ -131,36 +155,47 @@ def time_sync(call: Callable[[], Any], repeat: int) -> list[float]:
     return samples
 
 
-CASES: list[tuple[str, str, service_pb2.GameStatus.ValueType, str]] = [
-    # name, kind, status, depth
-    ("every game, first page", "", ANY, "first"),
-    ("every game, middle page", "", ANY, "middle"),
-    ("every game, last page", "", ANY, "last"),
-    ("many: splendor in progress, first", "splendor", IN_PROGRESS, "first"),
-    ("many: splendor in progress, middle", "splendor", IN_PROGRESS, "middle"),
-    ("many: splendor in progress, last", "splendor", IN_PROGRESS, "last"),
-    ("many: abandoned, middle", "", ABANDONED, "middle"),
-    ("few: ended (10 games)", "", ENDED, "first"),
-    ("none: castello-methoni", "castello-methoni", ANY, "first"),
-    ("none: medici ended", "medici", ENDED, "first"),
+CASES: list[tuple[str, str, service_pb2.GameStatus.ValueType, str, str]] = [
+    # name, kind, status, player, depth
+    ("every game, first page", "", ANY, "", "first"),
+    ("every game, middle page", "", ANY, "", "middle"),
+    ("every game, last page", "", ANY, "", "last"),
+    ("many: splendor in progress, first", "splendor", IN_PROGRESS, "", "first"),
+    ("many: splendor in progress, middle", "splendor", IN_PROGRESS, "", "middle"),
+    ("many: splendor in progress, last", "splendor", IN_PROGRESS, "", "last"),
+    ("many: abandoned, middle", "", ABANDONED, "", "middle"),
+    ("few: ended (10 games)", "", ENDED, "", "first"),
+    ("none: castello-methoni", "castello-methoni", ANY, "", "first"),
+    ("none: medici ended", "medici", ENDED, "", "first"),
+    ("player, many: Ann, first", "", ANY, "Ann", "first"),
+    ("player, many: ann, middle", "", ANY, " ann ", "middle"),
+    ("player, many: ANN, last", "", ANY, "ANN", "last"),
+    ("player, few: Rita (10 games)", "", ANY, "Rita", "first"),
+    ("player, none: Nobody", "", ANY, "Nobody", "first"),
+    ("player+both, many: Ann splendor in progress, mid", "splendor", IN_PROGRESS, "Ann", "middle"),
+    ("player+status, few: Ann ended", "", ENDED, "Ann", "first"),
+    ("player+both, none: Rita medici ended", "medici", ENDED, "Rita", "first"),
 ]
 
 
-async def cursor_at(store: Any, kind: str, status: int, depth: str, page_size: int) -> str:
+async def cursor_at(
+    store: Any, kind: str, status: int, player: str, depth: str, page_size: int
+) -> str:
     """The page token a client paging from the top would hold at `depth`: the cursor after
     the game the previous page ended with (found in the set that listing reads)."""
     from service import game_index
 
     if depth == "first":
         return ""
-    key = store.game_index.set_key(CLUB, kind, status)
+    seat = game_index.player_key(player)
+    key = store.game_index.set_key(CLUB, kind, status, seat)
     total = await store.redis.zcard(key)
     skip = total // 2 if depth == "middle" else max(0, total - page_size)
     skip -= skip % page_size
     if skip == 0:
         return ""
     rows = await store.redis.zrange(key, "+", "-", desc=True, bylex=True, offset=skip - 1, num=1)
-    return game_index.cursor_token(kind, status, rows[0].decode())
+    return game_index.cursor_token(kind, status, rows[0].decode(), seat)
 
 
 def main() -> int:
@@ -212,19 +247,20 @@ def main() -> int:
 
             floor_samples = await time_async(floor, args.repeat)
             data_samples = await time_async(floor_with_summaries, args.repeat)
-            for name, kind, status, depth in CASES:
-                token = await cursor_at(store, kind, status, depth, args.page_size)
+            for name, kind, status, player, depth in CASES:
+                token = await cursor_at(store, kind, status, player, depth, args.page_size)
                 tokens[name] = token
                 found: list[int] = []
 
                 async def page(
                     kind: str = kind,
                     status: int = status,
+                    player: str = player,
                     token: str = token,
                     found: list[int] = found,
                 ) -> None:
                     games, _next = await recorder.list_games(
-                        kind, status, args.page_size, token, CLUB
+                        kind, status, args.page_size, token, CLUB, player
                     )
                     found[:] = [len(games)]
 
@@ -241,9 +277,13 @@ def main() -> int:
         server = BackgroundServer(redis.url, chain=chain).start()
         try:
             with Client(server.target, token=server.owner_token, timeout=30) as client:
-                for name, kind, status, _depth in CASES:
+                for name, kind, status, player, _depth in CASES:
                     request = service_pb2.ListGamesRequest(
-                        game=kind, status=status, page_size=args.page_size, page_token=tokens[name]
+                        game=kind,
+                        status=status,
+                        player=player,
+                        page_size=args.page_size,
+                        page_token=tokens[name],
                     )
                     answered: list[int] = []
 
@@ -257,6 +297,27 @@ def main() -> int:
                     rows.append((f"{name} (gRPC)", median, p99, answered[0]))
         finally:
             server.stop()
+
+        async def index_memory() -> tuple[int, int, int]:
+            """Bytes of the index's keys: the player sets, those of a player alone (what a
+            walk of a player's games checking kind and status would keep instead), and the
+            rest (the entries, the game and status sets)."""
+            store = RedisEventStore.from_url(redis.url, chain=chain)
+            players, alone, rest = 0, 0, 0
+            async for key in store.redis.scan_iter(
+                match=store.game_index.base(CLUB) + ":*", count=1000
+            ):
+                size = int(await store.redis.memory_usage(key, samples=0) or 0)
+                if b":player:" not in key:
+                    rest += size
+                    continue
+                players += size
+                if b":game:" not in key and b":status:" not in key:
+                    alone += size
+            await store.close()
+            return players, alone, rest
+
+        player_bytes, alone_bytes, rest_bytes = asyncio.run(index_memory())
 
         async def rebuild() -> tuple[float, int]:
             from service import game_index
@@ -281,14 +342,20 @@ def main() -> int:
         f"p99 {data_p99:.2f} ms"
     )
     print(
-        f"{'case':<50} {'games':>5} {'median':>8} {'p99':>8} {'x floor':>8} "
+        f"{'case':<64} {'games':>5} {'median':>8} {'p99':>8} {'x floor':>8} "
         f"{'x data':>7} {'med/20ms':>8} {'p99/20ms':>8}"
     )
     for name, median, p99, count in rows:
         print(
-            f"{name:<50} {count:>5} {median:>6.2f}ms {p99:>6.2f}ms {median / floor_ms:>8.1f} "
+            f"{name:<64} {count:>5} {median:>6.2f}ms {p99:>6.2f}ms {median / floor_ms:>8.1f} "
             f"{median / data_ms:>7.2f} {median / TARGET_MS:>8.2f} {p99 / TARGET_MS:>8.2f}"
         )
+    print(
+        f"index memory: {rest_bytes / 2**20:.1f} MiB for the entries and the game/status sets, "
+        f"{player_bytes / 2**20:.1f} MiB for the player sets ({player_bytes / args.games:.0f} "
+        f"bytes a four-seat game, {player_bytes / max(rest_bytes, 1):.1f} times the rest), "
+        f"of which {alone_bytes / 2**20:.1f} MiB the sets of a player alone"
+    )
     print(
         f"rebuild from scratch (tablelog serve --reindex): {rebuilt:,} games in "
         f"{rebuild_seconds:.1f} s"
