@@ -87,11 +87,10 @@ def player_key(name: str) -> str:
 def entry_of(summary: service_pb2.GameSummary) -> IndexEntry:
     """What the index holds of a game, from its head summary."""
     created = summary.created_time
-    # dict.fromkeys: each player once, in seat order (two seats whose names only NFKC
-    # tells apart are one player to the filter).
-    seated = tuple(
-        dict.fromkeys(k for k in map(player_key, (p.name for p in summary.players)) if k)
-    )
+    keys = (player_key(player.name) for player in summary.players)
+    # Each player once, in seat order: two seats whose names only NFKC tells apart (CreateGame
+    # does not) are one player to the filter.
+    seated = tuple(dict.fromkeys(key for key in keys if key))
     return IndexEntry(
         game_id=summary.game_id,
         position=position_of(summary.game_id, created.seconds, created.nanos),
@@ -159,13 +158,13 @@ async def list_games(
     among them (repaired as they are read)."""
     size = check_page_size(page_size)
     kind = find_game(game).name if game else ""
-    seat = player_key(player)
-    after = cursor_position(kind, status, token, seat) if token else None
+    player_filter = player_key(player)
+    after = cursor_position(kind, status, token, player_filter) if token else None
     found: list[service_pb2.GameSummary] = []
     while True:
         wanted = size - len(found)
         # One more than needed: whether a next page exists is known without another call.
-        positions = await store.list_game_ids(club, kind, status, after, wanted + 1, seat)
+        positions = await store.list_game_ids(club, kind, status, after, wanted + 1, player_filter)
         blobs = await store.summaries([game_of(position) for position in positions[:wanted]])
         stale: list[IndexEntry] = []
         for position, blob in zip(positions, blobs, strict=False):
@@ -178,7 +177,7 @@ async def list_games(
                 entry.position != position
                 or (kind and entry.kind != kind)
                 or (status and entry.status != status)
-                or (seat and seat not in entry.players)
+                or (player_filter and player_filter not in entry.players)
             ):
                 # Indexed by a creation that lost a race for the id, or not followed after
                 # a change of status: listed where its summary says, not here.
@@ -191,7 +190,7 @@ async def list_games(
             return found, ""
         if len(found) == size:
             assert after is not None
-            return found, cursor_token(kind, status, after, seat)
+            return found, cursor_token(kind, status, after, player_filter)
 
 
 async def index_after_append(

@@ -625,3 +625,6 @@ def test_the_player_filter_over_grpc(client: Client) -> None:
     violations = [d for d in details if isinstance(d, error_details_pb2.BadRequest)]
     assert [v.field for v in violations[0].field_violations] == ["player"]
     assert [g.game_id for g in client.list_games(player=cleo.casefold())] == [made[1]]
+    # An imported game is indexed by its seats like a created one.
+    (imported,) = client.import_record(client.export_record([made[1]]))
+    assert [g.game_id for g in client.list_games(player=cleo)] == [imported.game_id, made[1]]
