@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import random
 import statistics
 import sys
@@ -45,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto")]
 
 from service.embedded import Durability, EmbeddedRedis  # noqa: E402  (after sys.path)
-from tablelog.v1 import service_pb2  # noqa: E402  (after sys.path)
+from tablelog.v1 import events_pb2, service_pb2  # noqa: E402  (after sys.path)
 
 TARGET_MS = 20.0
 CLUB = "local"
@@ -87,7 +88,6 @@ async def populate(redis_url: str, games: int) -> None:
     from service.recorder import Recorder
     from service.store import RedisEventStore
     from service.store.game_index import INDEX_VERSION
-    from tablelog.v1 import events_pb2
 
     store = RedisEventStore.from_url(redis_url, chain=Chain(ChainKey.of(b"k" * 32)))
     real = await Recorder(store).create_game(
@@ -305,6 +305,37 @@ def main() -> int:
             return statistics.median(samples), seen[0], seen[1]
 
         walk_ms, walk_read, walk_found = asyncio.run(walk_alternative())
+
+        async def index_one_game() -> tuple[float, float]:
+            """What indexing a new game costs (the script call before a creation's append),
+            median milliseconds: a four-seat game's entry, and the same entry naming no
+            players (what the index wrote before the player sets). In a club of its own, so
+            the listing and the rebuild above are untouched."""
+            from service import game_index
+
+            store = RedisEventStore.from_url(redis.url, chain=chain)
+            rng = random.Random(2)
+            made = itertools.count()
+
+            def entry(seated: bool) -> Any:
+                summary = service_pb2.GameSummary(game_id=f"w{next(made):07d}", game="splendor")
+                summary.created_time.FromSeconds(1_800_000_000 + next(made))
+                summary.status = IN_PROGRESS
+                if seated:
+                    summary.players.extend(events_pb2.Player(name=name) for name in seats(0, rng))
+                return game_index.entry_of(summary)
+
+            medians = []
+            for seated in (True, False):
+
+                async def put(seated: bool = seated) -> None:
+                    await store.index_games("bench-writes", [entry(seated)])
+
+                medians.append(statistics.median(await time_async(put, args.repeat)))
+            await store.close()
+            return medians[0], medians[1]
+
+        seated_ms, unseated_ms = asyncio.run(index_one_game())
         floor_ms, floor_p99 = timed(floor_samples)
         data_ms, data_p99 = timed(data_samples)
 
@@ -389,6 +420,10 @@ def main() -> int:
         f"{player_bytes / 2**20:.1f} MiB for the player sets ({player_bytes / args.games:.0f} "
         f"bytes a four-seat game, {player_bytes / max(rest_bytes, 1):.1f} times the rest), "
         f"of which {alone_bytes / 2**20:.1f} MiB the sets of a player alone"
+    )
+    print(
+        f"indexing a new game: median {seated_ms:.3f} ms with four seats, {unseated_ms:.3f} ms "
+        "naming no players (as before the player sets)"
     )
     print(
         f"without the player's sets with the other filters: Ann's ended games by a walk of her "
