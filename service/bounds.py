@@ -238,6 +238,7 @@ def _list_games(request: service_pb2.ListGamesRequest) -> None:
     _check_game_name("game", request.game)
     if request.status not in service_pb2.GameStatus.values():
         raise InvalidRequest("status", f"status {request.status} is not a game status.")
+    check_length("player", request.player, MAX_PLAYER_NAME)
     _check_page_token(request.page_token)
 
 

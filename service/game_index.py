@@ -1,5 +1,10 @@
-"""ListGames: a club's games newest first, filtered by game kind and status, a page at a
-time by an opaque cursor, in O(page) at any depth (the index is `service.store.game_index`).
+"""ListGames: a club's games newest first, filtered by game kind, status and player, a page
+at a time by an opaque cursor, in O(page) at any depth (the index is
+`service.store.game_index`).
+
+The player filter compares names as a person would (`normalised_player`): a seat's whole
+name, ignoring case (Unicode NFKC casefolding: "ANN", "ann" and "Ａｎｎ" are one name) and
+whitespace around it and within it; never a part of a name ("Ann" does not find "Anna").
 
 The index is kept from the games' head summaries, the truth for what a game is:
 
@@ -24,6 +29,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import unicodedata
 
 from replay.registry import find_game
 from service.errors import InvalidRequest
@@ -47,6 +53,10 @@ CURSOR_FORMAT = b"1"
 CURSOR_CHECK = 6
 """Bytes of the digest that binds a cursor to its filter and detects a changed one."""
 
+PLAYER_KEY_BYTES = 16
+"""Bytes of the digest of a name that key a player's sets: far from any collision among a
+club's players, and a bounded key whatever the name."""
+
 log = get_logger("tablelog.game_index")
 
 
@@ -56,9 +66,31 @@ def index_club(created: events_pb2.GameCreated) -> str:
     return created.club or LOCAL_CLUB
 
 
+def normalised_player(name: str) -> str:
+    """A player's name as the player filter compares it: NFKC casefolded (the Unicode
+    caseless match of compatibility forms), its runs of whitespace made one space and
+    the whitespace around it dropped, as CreateGame tells two players apart."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return " ".join(folded.split())
+
+
+def player_key(name: str) -> str:
+    """The key of a player's sets in the index: a digest of `normalised_player(name)`; ""
+    for a name that is nothing but whitespace (no filter)."""
+    normalised = normalised_player(name)
+    if not normalised:
+        return ""
+    digest = hashlib.blake2b(normalised.encode(), digest_size=PLAYER_KEY_BYTES)
+    return digest.hexdigest()
+
+
 def entry_of(summary: service_pb2.GameSummary) -> IndexEntry:
     """What the index holds of a game, from its head summary."""
     created = summary.created_time
+    keys = (player_key(player.name) for player in summary.players)
+    # Each player once, in seat order: two seats whose names only NFKC tells apart (CreateGame
+    # does not) are one player to the filter.
+    seated = tuple(dict.fromkeys(key for key in keys if key))
     return IndexEntry(
         game_id=summary.game_id,
         position=position_of(summary.game_id, created.seconds, created.nanos),
@@ -66,28 +98,34 @@ def entry_of(summary: service_pb2.GameSummary) -> IndexEntry:
         kind=summary.game or "-",
         status=summary.status,
         revision=summary.version,
+        players=seated,
     )
 
 
-def _check(kind: str, status: int, payload: bytes) -> bytes:
+def _check(kind: str, status: int, player: str, payload: bytes) -> bytes:
     label = b"tablelog/list-games\0%s\0%d\0" % (kind.encode(), status)
+    if player:  # added after the other filters: the tokens of a listing without one still page
+        label += b"player\0%s\0" % player.encode()
     return hashlib.sha256(label + payload).digest()[:CURSOR_CHECK]
 
 
-def cursor_token(kind: str, status: int, position: str) -> str:
-    """The page token that goes on after `position` in the listing of `kind` in `status`.
-    Not a secret: a made-up cursor only positions a listing its caller may read anyway; the
-    digest refuses a token changed in transit or given to another filter."""
+def cursor_token(kind: str, status: int, position: str, player: str = "") -> str:
+    """The page token that goes on after `position` in the listing of `kind` in `status`
+    with the player whose key is `player`. Not a secret: a made-up cursor only positions a
+    listing its caller may read anyway; the digest refuses a token changed in transit or
+    given to another filter."""
     payload = CURSOR_FORMAT + position.encode()
-    token = base64.urlsafe_b64encode(payload + _check(kind, status, payload))
+    token = base64.urlsafe_b64encode(payload + _check(kind, status, player, payload))
     return token.rstrip(b"=").decode()
 
 
-def cursor_position(kind: str, status: int, token: str) -> str:
-    """The position a page token of the listing of `kind` in `status` goes on after;
-    INVALID_ARGUMENT when it was not made by `cursor_token` for this listing."""
+def cursor_position(kind: str, status: int, token: str, player: str = "") -> str:
+    """The position a page token of the listing of `kind` in `status` with the player whose
+    key is `player` goes on after; INVALID_ARGUMENT when it was not made by `cursor_token`
+    for this listing."""
     refusal = InvalidRequest(
-        "page_token", "That page_token was not issued here for this listing (game and status)."
+        "page_token",
+        "That page_token was not issued here for this listing (game, status and player).",
     )
     try:
         raw = base64.urlsafe_b64decode(token.encode("ascii") + b"=" * (-len(token) % 4))
@@ -95,7 +133,7 @@ def cursor_position(kind: str, status: int, token: str) -> str:
         raise refusal from exc
     payload, check = raw[:-CURSOR_CHECK], raw[-CURSOR_CHECK:]
     if not payload.startswith(CURSOR_FORMAT) or not hmac.compare_digest(
-        check, _check(kind, status, payload)
+        check, _check(kind, status, player, payload)
     ):
         raise refusal
     position = payload[len(CURSOR_FORMAT) :].decode("ascii", errors="replace")
@@ -105,20 +143,28 @@ def cursor_position(kind: str, status: int, token: str) -> str:
 
 
 async def list_games(
-    store: EventStore, club: str, game: str, status: int, page_size: int, token: str
+    store: EventStore,
+    club: str,
+    game: str,
+    status: int,
+    page_size: int,
+    token: str,
+    player: str = "",
 ) -> tuple[list[service_pb2.GameSummary], str]:
-    """A page of `club`'s games of kind `game` in `status` (each: any when empty or 0),
-    newest first, after the page `token` ended; and the token of the next page ("" when
-    there is none). Reads the page's index entries and summaries, and as many more as the
-    index has wrong among them (repaired as they are read)."""
+    """A page of `club`'s games of kind `game` in `status` with a seat of `player` (each:
+    any when empty or 0; the name compared as `normalised_player` does), newest first,
+    after the page `token` ended; and the token of the next page ("" when there is none).
+    Reads the page's index entries and summaries, and as many more as the index has wrong
+    among them (repaired as they are read)."""
     size = check_page_size(page_size)
     kind = find_game(game).name if game else ""
-    after = cursor_position(kind, status, token) if token else None
+    player_filter = player_key(player)
+    after = cursor_position(kind, status, token, player_filter) if token else None
     found: list[service_pb2.GameSummary] = []
     while True:
         wanted = size - len(found)
         # One more than needed: whether a next page exists is known without another call.
-        positions = await store.list_game_ids(club, kind, status, after, wanted + 1)
+        positions = await store.list_game_ids(club, kind, status, after, wanted + 1, player_filter)
         blobs = await store.summaries([game_of(position) for position in positions[:wanted]])
         stale: list[IndexEntry] = []
         for position, blob in zip(positions, blobs, strict=False):
@@ -131,6 +177,7 @@ async def list_games(
                 entry.position != position
                 or (kind and entry.kind != kind)
                 or (status and entry.status != status)
+                or (player_filter and player_filter not in entry.players)
             ):
                 # Indexed by a creation that lost a race for the id, or not followed after
                 # a change of status: listed where its summary says, not here.
@@ -143,7 +190,7 @@ async def list_games(
             return found, ""
         if len(found) == size:
             assert after is not None
-            return found, cursor_token(kind, status, after)
+            return found, cursor_token(kind, status, after, player_filter)
 
 
 async def index_after_append(

@@ -151,9 +151,9 @@ class Reads:
         return [describe(game) for game in all_games().values()]
 
     async def list_games(
-        self, game: str, status: int, page_size: int, token: str, club: str = ""
+        self, game: str, status: int, page_size: int, token: str, club: str = "", player: str = ""
     ) -> tuple[list[service_pb2.GameSummary], str]:
-        return await game_index.list_games(self.store, club, game, status, page_size, token)
+        return await game_index.list_games(self.store, club, game, status, page_size, token, player)
 
     async def events(self, game_id: str) -> list[events_pb2.Event]:
         """Every event of the game, its chain verified as it is read: a history changed

@@ -232,6 +232,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request.page_size,
             request.page_token,
             current_caller().club_id,
+            request.player,
         )
         return service_pb2.ListGamesResponse(games=games, next_page_token=token)
 

@@ -118,11 +118,12 @@ class EventStore(abc.ABC):
 
     @abc.abstractmethod
     async def list_game_ids(
-        self, club: str, kind: str, status: int, after: str | None, count: int
+        self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:
         """Up to `count` positions (`service.store.game_index.position_of`) of `club`'s
-        indexed games of `kind` in `status` (each: any when empty or 0), newest first,
-        after the position `after` if given."""
+        indexed games of `kind` in `status` with a seat of the player whose key
+        (`service.game_index.player_key`) is `player` (each: any when empty or 0), newest
+        first, after the position `after` if given."""
 
     @abc.abstractmethod
     def game_ids(self, count: int) -> AsyncIterator[list[str]]:

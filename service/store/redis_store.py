@@ -517,9 +517,9 @@ class RedisEventStore(EventStore):
         await self.game_index.put(club, entries)
 
     async def list_game_ids(
-        self, club: str, kind: str, status: int, after: str | None, count: int
+        self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:
-        return await self.game_index.page(club, kind, status, after, count)
+        return await self.game_index.page(club, kind, status, after, count, player)
 
     async def game_ids(self, count: int) -> AsyncIterator[list[str]]:
         # scan_iter, not SCAN with a cursor: on a cluster it walks every primary in turn.

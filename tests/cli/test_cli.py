@@ -73,6 +73,24 @@ def test_games_lists_the_game_types(server: BackgroundServer) -> None:
     assert "splendor" in names
 
 
+def test_list_filters_by_player(server: BackgroundServer) -> None:
+    # Names of this test's own: the server is shared with other tests' games.
+    ann = f"Ann {time.monotonic_ns()}"
+    made = [
+        json.loads(tablelog(server, "new", kind, ann, "Bob", "--json").stdout)["gameId"]
+        for kind in ("splendor", "medici")
+    ]
+    listed = json.loads(tablelog(server, "list", "--player", f" {ann.upper()} ", "--json").stdout)
+    assert [game["gameId"] for game in listed["games"]] == made[::-1]
+    medici = tablelog(server, "list", "--player", ann, "--game", "medici").stdout
+    assert made[1] in medici
+    assert made[0] not in medici
+    assert tablelog(server, "list", "--player", ann[:-1]).stdout == "no games match\n"
+    refused = tablelog(server, "list", "--player", "x" * 65, ok=False)
+    assert refused.returncode == 1
+    assert "player" in refused.stderr
+
+
 def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -> None:
     game_id = new_game(server)
     line = splendor_line(seed=31)

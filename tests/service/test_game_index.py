@@ -16,6 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from service import game_index
 from service.errors import InvalidRequest
@@ -51,9 +52,9 @@ class Table:
     def request_id(self) -> str:
         return f"r{next(self.requests)}"
 
-    async def create(self, kind: str) -> str:
+    async def create(self, kind: str, players: tuple[str, ...] = ("Ann", "Bob")) -> str:
         request = service_pb2.CreateGameRequest(
-            game=kind, players=[events_pb2.Player(name="Ann"), events_pb2.Player(name="Bob")]
+            game=kind, players=[events_pb2.Player(name=name) for name in players]
         )
         return (await self.recorder.create_game(request, self.actor)).head.game_id
 
@@ -97,30 +98,36 @@ class Table:
         status: int,
         page_size: int,
         between: Callable[[], Awaitable[None]] | None = None,
+        player: str = "",
     ) -> list[service_pb2.GameSummary]:
         """Every page of the listing, `between` run before each page after the first."""
         listed: list[service_pb2.GameSummary] = []
         token = ""
         while True:
-            page, token = await self.recorder.list_games(kind, status, page_size, token, self.club)
+            page, token = await self.recorder.list_games(
+                kind, status, page_size, token, self.club, player
+            )
             listed += page
             if not token:
                 return listed
             if between is not None:
                 await between()
 
-    async def full_scan(self, kind: str, status: int) -> list[str]:
-        """The club's games of `kind` in `status` from every stored summary, newest first:
-        what the index must give, found without it."""
+    async def full_scan(self, kind: str, status: int, player: str = "") -> list[str]:
+        """The club's games of `kind` in `status` with a seat of `player` from every stored
+        summary, newest first: what the index must give, found without it."""
         summaries: list[service_pb2.GameSummary] = []
         async for game_ids in self.store.game_ids(100):
             for blob in await self.store.summaries(game_ids):
                 if blob is not None:
                     summaries.append(service_pb2.GameSummary.FromString(blob))
+        name = game_index.normalised_player(player)
         matching = {
             s.game_id: s
             for s in summaries
-            if (not kind or s.game == kind) and (not status or s.status == status)
+            if (not kind or s.game == kind)
+            and (not status or s.status == status)
+            and (not name or any(game_index.normalised_player(p.name) == name for p in s.players))
         }
         return sorted(matching, key=lambda gid: order_key(matching[gid]), reverse=True)
 
@@ -433,3 +440,198 @@ def test_serve_builds_a_missing_index_and_rebuilds_one_when_asked(tmp_path: Path
             finally:
                 assert serving.stop() == 0
             asyncio.run(damage())  # the next start finds a version: only --reindex repairs
+
+
+# The player filter. Seats as people type them: one person in several spellings, and names
+# that only look alike ("Anna" is not "Ann"; "Ann Lee" is not "Ann").
+SEATINGS = [
+    ("Ann", "Bob"),
+    ("ANN", "Cleo", "Dan"),
+    ("  ann ", "Straße"),
+    ("Ａｎｎ", "Bob", "Zoë"),  # fullwidth letters: NFKC makes them "Ann"
+    ("Anna", "Bob"),
+    ("Ann Lee", "STRASSE"),
+    ("Cleo", "Dan"),
+    ("ZOË", "Ann  Lee"),
+    ("Bob", "Cleo", "Ann", "Dan"),
+]
+PLAYERS = ["Ann", " aNN ", "Anna", "Bob", "strasse", "Zoë", "ann lee", "Nobody", "An"]
+
+
+async def seat_games(table: Table, games: int) -> list[str]:
+    """`games` games seated by SEATINGS in turn, of both kinds; some abandoned, one ended."""
+    made = []
+    for index in range(games):
+        seats = SEATINGS[index % len(SEATINGS)]
+        made.append(await table.create(("splendor", "medici")[index % 2], seats))
+    for game_id in made[1::5]:
+        await table.abandon(game_id)
+    await table.play_to_the_end(made[0], seed=3)  # splendor, Ann and Bob
+    return made
+
+
+def test_names_are_compared_as_a_person_would() -> None:
+    same = ["Ann", "ann", " ANN\t", "Ａｎｎ", "\u00a0Ann\u2003"]
+    assert {game_index.player_key(name) for name in same} == {game_index.player_key("Ann")}
+    assert game_index.player_key("Straße") == game_index.player_key("STRASSE")
+    assert game_index.player_key("Ann  Lee") == game_index.player_key(" ann lee")
+    assert game_index.player_key("ZOË") == game_index.player_key("zoe\u0308")  # composed or not
+    for other in ("Anna", "An", "Ann Lee", "Ann-", "Bob"):
+        assert game_index.player_key(other) != game_index.player_key("Ann"), other
+    assert game_index.player_key("  ") == ""  # nothing but whitespace: no filter
+    keys = {game_index.player_key(name) for name in ("Ann", "x" * 64, "{club:*}\0\n", "🂡")}
+    assert all(len(key) == 32 and key.isalnum() and key.islower() for key in keys)
+
+
+def test_the_player_filter_alone_and_with_each_filter_pages_as_a_full_scan(
+    run: Callable[[Body], None],
+) -> None:
+    async def body(table: Table) -> None:
+        made = await seat_games(table, 27)
+        for player in PLAYERS:
+            for kind, status in FILTERS:
+                expected = await table.full_scan(kind, status, player)
+                for page_size in (1, 4, 1000):
+                    listed = await table.page_through(kind, status, page_size, player=player)
+                    assert [s.game_id for s in listed] == expected, (player, kind, status)
+        # What the full scan finds, said without the normalisation under test.
+        ann = [made[i] for i in range(27) if i % 9 in (0, 1, 2, 3, 8)][::-1]
+        assert [s.game_id for s in await table.page_through("", 0, 2, player="ann")] == ann
+        assert await table.full_scan("", 0, "Ann") == ann
+        ann_lee = [made[i] for i in range(27) if i % 9 in (5, 7)][::-1]
+        assert [s.game_id for s in await table.page_through("", 0, 5, player="ANN LEE")] == ann_lee
+        assert await table.page_through("", 0, 5, player="An") == []
+        assert await table.full_scan("splendor", ENDED, "Bob") == [made[0]]
+        assert await table.full_scan("medici", ABANDONED, "zoë") == [made[21]]
+
+    run(body)
+
+
+def test_a_game_stays_listed_for_its_players_while_its_status_changes(
+    run: Callable[[Body], None],
+) -> None:
+    """A game's seats never change (BindSeat binds a member to a seat, not a name); its
+    status does, and moves the game between the player's sets of each status."""
+
+    async def body(table: Table) -> None:
+        made = [await table.create("splendor", ("Ann", "Bob")) for _ in range(3)]
+        other = await table.create("splendor", ("Cleo", "Dan"))
+        await table.play_to_the_end(made[1], seed=4)
+        await table.undo(made[1])  # ended, then reopened by the undo
+        await table.abandon(made[2])
+        for player in ("Ann", "bob", "Cleo"):
+            for kind, status in FILTERS:
+                listed = await table.page_through(kind, status, 1, player=player)
+                expected = await table.full_scan(kind, status, player)
+                assert [s.game_id for s in listed] == expected, (player, kind, status)
+        in_progress = await table.page_through("", IN_PROGRESS, 10, player="ann")
+        assert [s.game_id for s in in_progress] == [made[1], made[0]]
+        assert [s.game_id for s in await table.page_through("", 0, 10, player="dan")] == [other]
+
+    run(body)
+
+
+def test_an_entry_with_the_wrong_players_is_listed_where_its_seats_are(
+    run: Callable[[Body], None],
+) -> None:
+    """A creation that lost a race for the id indexes it with its own seats: a listing of
+    those players reads the summary, leaves the game out and repairs the entry."""
+
+    async def body(table: Table) -> None:
+        game_id = await table.create("splendor", ("Ann", "Bob"))
+        kept = (await table.store.game_index.entries(table.club))[game_id]
+        assert kept.players == (game_index.player_key("Ann"), game_index.player_key("Bob"))
+        wrong = dataclasses.replace(kept, players=(game_index.player_key("Eve"),))
+        await table.store.index_games(table.club, [wrong])  # same revision: replaces it
+        assert await table.page_through("", 0, 10, player="Ann") == []
+        assert await table.page_through("", 0, 10, player="Eve") == []  # read, left out
+        assert (await table.store.game_index.entries(table.club))[game_id] == kept
+        listed = await table.page_through("splendor", IN_PROGRESS, 10, player="ann")
+        assert [s.game_id for s in listed] == [game_id]
+        eve = table.store.game_index.set_key(table.club, player=game_index.player_key("Eve"))
+        assert await table.store.redis.exists(eve) == 0
+
+    run(body)
+
+
+def test_the_rebuild_reproduces_the_player_sets_and_upgrades_an_index_without_them(
+    run: Callable[[Body], None],
+) -> None:
+    async def body(table: Table) -> None:
+        await seat_games(table, 12)
+        kept = await table.dump()
+        ann = table.store.game_index.set_key(table.club, player=game_index.player_key("Ann"))
+        assert ann in kept
+        assert await game_index.rebuild_game_index(table.store, from_scratch=True) == 12
+        assert await table.dump() == kept
+
+        # An index of layout 1, made before the player sets: its entries name no players.
+        entries = await table.store.game_index.entries(table.club)
+        await table.store.clear_game_index()
+        await table.store.index_games(
+            table.club, [dataclasses.replace(e, players=()) for e in entries.values()]
+        )
+        for e in entries.values():  # and entries of that layout: four fields
+            await table.store.redis.hset(
+                table.store.game_index.base(table.club) + ":entries",
+                e.game_id,
+                f"{e.position} {e.kind} {e.status} {e.revision}",
+            )
+        await table.store.game_index.mark_version(1)
+        assert await table.page_through("", 0, 10, player="Ann") == []
+        assert await game_index.ensure_game_index(table.store) == 12
+        assert await table.dump() == kept
+
+    run(body)
+
+
+def test_a_cursor_is_bound_to_its_player() -> None:
+    position = position_of("abc", 1_700_000_000, 5)
+    ann = game_index.player_key("Ann")
+    token = game_index.cursor_token("", 0, position, ann)
+    assert game_index.cursor_position("", 0, token, ann) == position
+    assert len(game_index.cursor_token("", 0, position, ann)) == len(
+        game_index.cursor_token("", 0, position)
+    )
+    for kind, status, player in (
+        ("", 0, ""),
+        ("", 0, game_index.player_key("Anna")),
+        ("splendor", 0, ann),
+        ("", ENDED, ann),
+    ):
+        with pytest.raises(InvalidRequest):
+            game_index.cursor_position(kind, status, token, player)
+    with pytest.raises(InvalidRequest):
+        game_index.cursor_position("", 0, game_index.cursor_token("", 0, position), ann)
+
+
+def test_the_player_filter_over_grpc(client: Client) -> None:
+    # Names of this test's own: the server is shared with other tests' games.
+    ann, bob, cleo = (f"{name} {uuid.uuid4().hex[:6]}" for name in ("Ann", "Bob", "Cleo"))
+    made = [client.create_game("splendor", [ann, name]).game_id for name in (bob, cleo)]
+    client.create_game("splendor", ["Dan", bob])
+    first = client.stub.ListGames(service_pb2.ListGamesRequest(page_size=1, player=ann.upper()))
+    second = client.stub.ListGames(
+        service_pb2.ListGamesRequest(
+            page_size=1, player=f" {ann.lower()} ", page_token=first.next_page_token
+        )
+    )
+    assert [g.game_id for g in [*first.games, *second.games]] == made[::-1]
+    assert not second.next_page_token
+    for player in (bob, ""):
+        code, _details = rpc_refused(
+            lambda player=player: client.stub.ListGames(  # type: ignore[misc]
+                service_pb2.ListGamesRequest(player=player, page_token=first.next_page_token)
+            )
+        )
+        assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, details = rpc_refused(
+        lambda: client.stub.ListGames(service_pb2.ListGamesRequest(player="x" * 65))
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    violations = [d for d in details if isinstance(d, error_details_pb2.BadRequest)]
+    assert [v.field for v in violations[0].field_violations] == ["player"]
+    assert [g.game_id for g in client.list_games(player=cleo.casefold())] == [made[1]]
+    # An imported game is indexed by its seats like a created one.
+    (imported,) = client.import_record(client.export_record([made[1]]))
+    assert [g.game_id for g in client.list_games(player=cleo)] == [imported.game_id, made[1]]

@@ -159,6 +159,7 @@ def test_the_printed_address_signs_the_owner_in_and_lists_the_games(
         if any(player.name == "Cleo" for player in game.players)
     ]
     assert listed_games(page) == with_cleo[:20]
+    assert [game.game_id for game in live.client.list_games(player="cleo")] == with_cleo
     assert game_named(live, "castello-methoni").game_id in with_cleo
 
     page.goto(f"{live.web}?status=ended")
@@ -179,6 +180,38 @@ def test_the_list_pages_through_the_games(live: Live, browser: Browser) -> None:
     assert set(first).isdisjoint(second)
     assert set(first) | set(second) == {*extra, game_named(live, "medici-card-game").game_id}
     assert page.query_selector("#next-page") is None
+
+
+def test_the_list_filters_by_player_on_the_server(live: Live, browser: Browser) -> None:
+    """Every game of the club with a seat of that name, however it was typed, a page at a
+    time; a longer name that starts with it is another player."""
+    spellings = ["Rita", "RITA", " rita ", "Ｒｉｔａ"]
+    made = [
+        live.client.create_game("splendor", [spellings[i % 4], "Sam"]).game_id for i in range(23)
+    ]
+    live.client.create_game("splendor", ["Ritae", "Sam"])
+    for game_id in made[::5]:
+        live.client.abandon(game_id)
+    page = open_page(browser, live.url("/"))
+    page.wait_for_selector("table.games")
+    page.fill("input[name=player]", "  rITA ")
+    page.click("#filters button[type=submit]")
+    page.wait_for_url(re.compile(r"player=rITA"))
+    page.wait_for_selector("table.games")
+    first = listed_games(page)
+    assert first == made[::-1][:20]
+    assert first == [game.game_id for game in live.client.list_games(player="rita")][:20]
+    page.click("#next-page")
+    page.wait_for_selector("#first-page")
+    assert listed_games(page) == made[::-1][20:]
+    assert page.query_selector("#next-page") is None
+
+    page.goto(f"{live.web}?player=rita&status=abandoned")
+    page.wait_for_selector("table.games")
+    abandoned = live.client.list_games(status="abandoned", player="Rita")
+    assert listed_games(page) == [game.game_id for game in abandoned] == made[::5][::-1]
+    page.goto(f"{live.web}?player=rit")
+    page.wait_for_selector("#no-games")
 
 
 @pytest.mark.parametrize(

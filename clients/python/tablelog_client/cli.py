@@ -118,14 +118,15 @@ def cmd_games(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_list(args: argparse.Namespace, client: Client) -> int:
-    games = list(client.list_games(args.game or "", args.status or ""))
+    filtered = args.game or args.status or args.player
+    games = list(client.list_games(args.game or "", args.status or "", player=args.player or ""))
     if args.json:
         print_json(service_pb2.ListGamesResponse(games=games))
         return 0
     for game in games:
         print(describe_game(game))
     if not games:
-        print("no games yet: tablelog new splendor Ann Bob")
+        print("no games match" if filtered else "no games yet: tablelog new splendor Ann Bob")
     return 0
 
 
@@ -1174,6 +1175,11 @@ def build_parser() -> argparse.ArgumentParser:
     command = add("list", cmd_list, "the games recorded on the server, newest first")
     command.add_argument("--game", help="only this game type")
     command.add_argument("--status", choices=sorted(STATUSES), help="only games in this state")
+    command.add_argument(
+        "--player",
+        metavar="NAME",
+        help="only games with a seat of this player (the whole name, any case)",
+    )
     command = add("info", on_game(cmd_info), "one game's summary (players, version, whose turn)")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command = add("use", cmd_use, "choose the current game, or say which it is")

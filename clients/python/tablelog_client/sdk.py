@@ -305,8 +305,10 @@ class Client:
         return self._call(self.stub.GetGame, service_pb2.GetGameRequest(game_id=game_id)).game
 
     def list_games(
-        self, game: str = "", status: str = "", page_size: int = 100
+        self, game: str = "", status: str = "", page_size: int = 100, player: str = ""
     ) -> Iterator[service_pb2.GameSummary]:
+        """The games newest first; `player`: only those where a seat has that name (whole
+        names, ignoring case and surrounding whitespace, as ListGamesRequest.player says)."""
         token = ""
         while True:
             response = self._call(
@@ -316,6 +318,7 @@ class Client:
                     status=STATUSES.get(status, service_pb2.GAME_STATUS_UNSPECIFIED),
                     page_size=page_size,
                     page_token=token,
+                    player=player,
                 ),
             )
             yield from response.games

@@ -140,6 +140,8 @@ const ROLES: Record<RoleName, Role> = {
 export interface ListGamesFilter {
   game?: string;
   status?: GameStatus;
+  /** Only games with a seat of this player: the whole name, any case (ListGamesRequest.player). */
+  player?: string;
   pageSize?: number;
 }
 
@@ -222,6 +224,7 @@ export class TablelogClient {
           {
             game: filter.game ?? "",
             status: filter.status ?? GameStatus.UNSPECIFIED,
+            player: filter.player ?? "",
             pageSize: filter.pageSize ?? 0,
             pageToken,
           },

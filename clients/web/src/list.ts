@@ -10,13 +10,8 @@ import { deciderName } from "./history.js";
 import { el, replaceChildren } from "./dom.js";
 
 export const PAGE_SIZE = 20;
-/**
- * The API filters by game and status; a player filter is applied here, over at most this
- * many of the games those filters select (newest first), so that a rare name cannot make
- * one page read the whole club.
- */
-export const PLAYER_SCAN_LIMIT = 1000;
-const SCAN_PAGE = 100;
+/** ListGamesRequest.player's bound (service/limits.py MAX_PLAYER_NAME); longer is refused. */
+const MAX_PLAYER_CHARS = 64;
 const MAX_FILTER_CHARS = 100;
 
 const STATUSES: ReadonlyArray<[string, GameStatus, string]> = [
@@ -41,7 +36,12 @@ interface Filters {
 function filtersOf(search: string): Filters {
   const query = new URLSearchParams(search);
   const text = (name: string) => (query.get(name) ?? "").slice(0, MAX_FILTER_CHARS);
-  return { game: text("game"), status: text("status"), player: text("player"), page: query.get("page") ?? "" };
+  return {
+    game: text("game"),
+    status: text("status"),
+    player: text("player").slice(0, MAX_PLAYER_CHARS),
+    page: query.get("page") ?? "",
+  };
 }
 
 function addressOf(filters: Filters): string {
@@ -58,51 +58,22 @@ function addressOf(filters: Filters): string {
 interface Page {
   games: GameSummary[];
   next: string;
-  /** Set when the player filter stopped at PLAYER_SCAN_LIMIT games. */
-  scanLimited: boolean;
 }
 
+/**
+ * A page of the list, every filter applied by the server: the player's name is compared
+ * there as a person would (whole names, any case), over every game of the club.
+ */
 async function fetchPage(api: Api, filters: Filters): Promise<Page> {
   const status = STATUSES.find(([name]) => name === filters.status)?.[1] ?? GameStatus.UNSPECIFIED;
-  const player = filters.player.trim().toLowerCase();
-  if (!player) {
-    const answer = await api.tablelog.listGames({
-      game: filters.game,
-      status,
-      pageSize: PAGE_SIZE,
-      pageToken: filters.page,
-    });
-    return { games: answer.games, next: answer.nextPageToken, scanLimited: false };
-  }
-  // The page token of a player-filtered page is where the scan resumes: the API's token of
-  // a page and how many of its games were already shown.
-  const cut = filters.page.lastIndexOf("~");
-  const startToken = cut === -1 ? filters.page : filters.page.slice(0, cut);
-  const skipText = cut === -1 ? "0" : filters.page.slice(cut + 1);
-  let token = startToken;
-  let skip = Number.parseInt(skipText, 10) || 0;
-  const games: GameSummary[] = [];
-  let scanned = 0;
-  while (scanned < PLAYER_SCAN_LIMIT) {
-    const answer = await api.tablelog.listGames({ game: filters.game, status, pageSize: SCAN_PAGE, pageToken: token });
-    for (let index = skip; index < answer.games.length; index++) {
-      const game = answer.games[index]!;
-      scanned++;
-      if (game.players.some((p) => p.name.toLowerCase().includes(player))) {
-        games.push(game);
-        if (games.length === PAGE_SIZE) {
-          const more = index + 1 < answer.games.length || answer.nextPageToken !== "";
-          return { games, next: more ? `${token}~${index + 1}` : "", scanLimited: false };
-        }
-      }
-    }
-    skip = 0;
-    if (!answer.nextPageToken) {
-      return { games, next: "", scanLimited: false };
-    }
-    token = answer.nextPageToken;
-  }
-  return { games, next: `${token}~0`, scanLimited: true };
+  const answer = await api.tablelog.listGames({
+    game: filters.game,
+    status,
+    player: filters.player,
+    pageSize: PAGE_SIZE,
+    pageToken: filters.page,
+  });
+  return { games: answer.games, next: answer.nextPageToken };
 }
 
 export async function showList(api: Api, root: HTMLElement): Promise<void> {
@@ -121,7 +92,7 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
     type: "search",
     placeholder: "player",
     "aria-label": "player",
-    maxlength: MAX_FILTER_CHARS,
+    maxlength: MAX_PLAYER_CHARS,
     value: filters.player,
   });
   const form = el(
@@ -168,12 +139,7 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
   if (page.next) {
     pager.append(el("a", { href: addressOf({ ...filters, page: page.next }), id: "next-page", class: "button" }, "Older →"));
   }
-  replaceChildren(
-    body,
-    table,
-    page.scanLimited ? el("p", { class: "muted" }, `Searched the newest ${PLAYER_SCAN_LIMIT} games for this player.`) : null,
-    pager,
-  );
+  replaceChildren(body, table, pager);
 }
 
 function gameRow(game: GameSummary, titles: ReadonlyMap<string, string>): HTMLTableRowElement {

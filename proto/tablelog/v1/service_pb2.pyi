@@ -391,12 +391,19 @@ class ListGamesRequest(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """Empty for every game type."""
     status: Global___GameStatus.ValueType
     """Unspecified for every status."""
     page_size: _builtins.int
     page_token: _builtins.str
+    player: _builtins.str
+    """Empty for every player; else only the games where a seat's player has this name,
+    compared as a person would: whole names only (not a part of one: "Ann" does not find
+    "Anna"), ignoring case and Unicode compatibility forms (NFKC casefolded) and whitespace
+    around the name and within it. At most 64 characters. A page token is bound to it.
+    """
     def __init__(
         self,
         *,
@@ -404,10 +411,11 @@ class ListGamesRequest(_message.Message):
         status: Global___GameStatus.ValueType = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        player: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "player", b"player", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -846,9 +846,14 @@ type ListGamesRequest struct {
 	// Empty for every game type.
 	Game string `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
 	// Unspecified for every status.
-	Status        GameStatus `protobuf:"varint,2,opt,name=status,proto3,enum=tablelog.v1.GameStatus" json:"status,omitempty"`
-	PageSize      int32      `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string     `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	Status    GameStatus `protobuf:"varint,2,opt,name=status,proto3,enum=tablelog.v1.GameStatus" json:"status,omitempty"`
+	PageSize  int32      `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string     `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Empty for every player; else only the games where a seat's player has this name,
+	// compared as a person would: whole names only (not a part of one: "Ann" does not find
+	// "Anna"), ignoring case and Unicode compatibility forms (NFKC casefolded) and whitespace
+	// around the name and within it. At most 64 characters. A page token is bound to it.
+	Player        string `protobuf:"bytes,5,opt,name=player,proto3" json:"player,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -907,6 +912,13 @@ func (x *ListGamesRequest) GetPageSize() int32 {
 func (x *ListGamesRequest) GetPageToken() string {
 	if x != nil {
 		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListGamesRequest) GetPlayer() string {
+	if x != nil {
+		return x.Player
 	}
 	return ""
 }
@@ -3916,13 +3928,14 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x0eGetGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\"?\n" +
 	"\x0fGetGameResponse\x12,\n" +
-	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\"\x93\x01\n" +
+	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\"\xab\x01\n" +
 	"\x10ListGamesRequest\x12\x12\n" +
 	"\x04game\x18\x01 \x01(\tR\x04game\x12/\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x17.tablelog.v1.GameStatusR\x06status\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"k\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12\x16\n" +
+	"\x06player\x18\x05 \x01(\tR\x06player\"k\n" +
 	"\x11ListGamesResponse\x12.\n" +
 	"\x05games\x18\x01 \x03(\v2\x18.tablelog.v1.GameSummaryR\x05games\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8d\x02\n" +
