@@ -8,8 +8,9 @@ gate, caller limits and watch hub, with no thread or lock between them.
 
 Bounds: a request body is refused past `MAX_MESSAGE_BYTES` (the gRPC port's limit) while
 it is read, before anything parses it, and so is a compressed one once inflated past it;
-the request line and headers are bounded by h11 (`MAX_HEAD_BYTES`); connections and
-requests in progress together by `max_connections` (past it: 503); a WatchGame counts
+the request line and headers are bounded by h11 (`MAX_HEAD_BYTES`) and must arrive within
+`HEAD_SECONDS`; connections and requests in progress together by `max_connections` (past
+it: 503 for a request, a connection closed as it is accepted); a WatchGame counts
 against the same `WatchLimits` and caller limits as on the gRPC port. A browser calls the
 API only from the page's own origin unless `cors_origins` names others (`--http-cors-origin`);
 a call from any other origin is refused with 403 before it reaches the API."""
@@ -30,6 +31,7 @@ from connectrpc.server import ConnectASGIApplication
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.http_api import API_PREFIXES, CODECS, endpoints
 from service.limits import MAX_MESSAGE_BYTES
@@ -41,6 +43,9 @@ MAX_HEAD_BYTES = 64 * 1024
 DEFAULT_MAX_CONNECTIONS = 10_000
 """Connections and calls in progress together (`tablelog serve --http-max-connections`)."""
 KEEP_ALIVE_SECONDS = 30
+HEAD_SECONDS = 10.0
+"""How long a connection may take to send a request's line and headers, from when it opens
+or its last response ends; then it is closed (a caller trickling a head holds nothing)."""
 REQUEST_HEADERS = (
     "authorization",
     "content-type",
@@ -176,6 +181,52 @@ def bind(address: str, reuse_port: bool = False) -> socket.socket:
     return listening
 
 
+class _BoundedH11(H11Protocol):
+    """uvicorn's h11 protocol with the two bounds it lacks: it counts a connection against
+    `limit_concurrency` only once a request's head is in, so a connection past the limit is
+    closed here as it is accepted; and it waits for a head without end, so one must arrive
+    within `HEAD_SECONDS` (then the keep-alive and the call's own limits take over)."""
+
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if self.limit_concurrency is not None and len(self.connections) > self.limit_concurrency:
+            transport.close()
+            return
+        self._await_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        cycle = self.cycle
+        super().handle_events()
+        if self.cycle is not cycle:  # a request's head arrived
+            self._stop_waiting()
+
+    def on_response_complete(self) -> None:
+        # Before uvicorn's own, which starts the next pipelined request (its head is in).
+        if not self.transport.is_closing():
+            self._await_head()
+        super().on_response_complete()
+
+    def _await_head(self) -> None:
+        self._stop_waiting()
+        self._head_timer = self.loop.call_later(HEAD_SECONDS, self._head_overdue)
+
+    def _stop_waiting(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_overdue(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
 class _Server(uvicorn.Server):
     """uvicorn's server, minus its signal handling: `tablelog serve` stops both ports on
     its own signal handlers, and a test's server runs outside the main thread."""
@@ -228,7 +279,7 @@ async def start_http_port(
     listening = bind(address, reuse_port)
     config = uvicorn.Config(
         app,
-        http="h11",
+        http=_BoundedH11,
         ws="none",
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         lifespan="off",

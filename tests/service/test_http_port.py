@@ -32,6 +32,7 @@ from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
+from service import http_port
 from service.embedded import EmbeddedRedis
 from service.http_api import method_info, paths
 from service.http_port import HttpApp
@@ -703,4 +704,34 @@ def test_past_its_connections_the_http_port_answers_503(tmp_path: Path) -> None:
             time.sleep(0.1)
         assert raw(served, "GET", "/")[0] == 200
     finally:
+        assert served.stop() == 0
+
+
+def test_a_connection_that_sends_no_head_in_time_is_closed(
+    served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller trickling a request line (or sending nothing) holds its connection only
+    HEAD_SECONDS; one that sends its head in time is answered."""
+    monkeypatch.setattr(http_port, "HEAD_SECONDS", 0.5)
+    port = int(served.http_url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as slow:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # never the blank line
+        started = time.monotonic()
+        assert slow.recv(1024) == b""  # closed by the server
+        assert time.monotonic() - started < 5
+    assert raw(served, "GET", "/")[0] == 200
+
+
+def test_connections_past_the_limit_are_closed_as_they_are_accepted(tmp_path: Path) -> None:
+    """uvicorn alone would hold them open until each sent a request."""
+    served = ServeProcess(tmp_path / "data", "--http-max-connections", "3", http=True).start()
+    port = int(served.http_url.rsplit(":", 1)[1])
+    held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+    try:
+        extra = socket.create_connection(("127.0.0.1", port), timeout=10)
+        assert extra.recv(1024) == b""  # closed at once, not after HEAD_SECONDS
+        extra.close()
+    finally:
+        for connection in held:
+            connection.close()
         assert served.stop() == 0
