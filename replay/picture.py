@@ -267,12 +267,29 @@ class Picture:
         """The picture's own mark that some component data is approximate (as the recorded
         files said), along its bottom edge."""
         note = self.group(cls="approximate", title=words)
-        self.text(note, 8, self.height - 8, f"≈ {words}", size=11, fill=MUTED)
+        self.text(
+            note, 8, self.height - 8, fitted(f"≈ {words}", self.width - 16, 11), size=11, fill=MUTED
+        )
         return note
 
     def svg(self) -> str:
         """The document as text (UTF-8, no XML declaration, so it can be inlined in HTML)."""
         return markup(self.root)
+
+
+AVERAGE_ADVANCE = 0.56
+"""A sans-serif character's average width, in font sizes (the widest text any picture shows
+is mostly lower-case words; no font is measured: the viewer's font draws it)."""
+
+
+def fitted(words: str, width: float, size: float) -> str:
+    """`words` cut at a word, with "…", when they would run past `width` at font `size`
+    (the whole text stays in the element's title)."""
+    room = int(width / (size * AVERAGE_ADVANCE))
+    if len(words) <= room:
+        return words
+    cut = words[: room - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return cut + "…"
 
 
 _ATTRIBUTE_ESCAPES = str.maketrans(

@@ -75,3 +75,17 @@ def test_every_picture_keeps_the_promises(name: str, mode: Any) -> None:
         f"{name}: {face_down_needed - face_down_drawn} views hiding something drew nothing "
         "face down"
     )
+
+
+def test_a_long_approximate_note_is_cut_to_the_picture_and_kept_whole_in_its_title() -> None:
+    """A board file's note can be a paragraph: the mark stays inside the picture."""
+    game = all_games()["castello-methoni"]
+    state = random_game("castello-methoni", game.min_players, seed=3, keep_states=True).states[0]
+    note = "the published map is not available; " * 12
+    root = parsed(game.picture(game.view(state, FULL), approximate=note))
+    [mark] = [g for g in root.iter(f"{SVG}g") if g.get("class") == "approximate"]
+    assert mark.findtext(f"{SVG}title") == note
+    shown = "".join(mark.find(f"{SVG}text").itertext())  # type: ignore[union-attr]
+    width = float(root.get("viewBox", "0 0 0 0").split()[2])
+    assert shown.endswith("…")
+    assert len(shown) * 11 * 0.56 <= width - 16
