@@ -10,6 +10,7 @@ Skipped without chromium or the playwright package, unless CI is set: there it f
 from __future__ import annotations
 
 import os
+import random
 import re
 import time
 from collections.abc import Iterator
@@ -19,7 +20,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from replay import fold as folding
+from replay.core import TERMINAL
 from tablelog_client.sdk import Client, TablelogError
+from tests.service.helpers import splendor_line
 from tests.service.support import ServeProcess
 from tests.support.browser import (
     PHONE,
@@ -31,7 +35,7 @@ from tests.support.browser import (
     record_example_games,
     shown_picture,
 )
-from tests.support.play import random_game
+from tests.support.play import choose, new_position, random_game
 from tests.web.pictures import check_picture
 
 if TYPE_CHECKING:
@@ -277,7 +281,9 @@ def test_an_annotation_added_on_the_page_is_listed_with_its_move(
     page.fill("#annotation-comment", "")
     page.select_option("#annotation-glyph", "")
     page.click("#annotate-submit")
-    assert "Choose a glyph or write a comment" in text(page, "#annotation-error")
+    assert "Choose a glyph, write a comment or give an alternative line" in text(
+        page, "#annotation-error"
+    )
 
 
 def new_splendor(live: Live) -> tuple[str, int]:
@@ -404,3 +410,144 @@ def test_a_shared_link_opens_its_game_read_only(live: Live, browser: Browser) ->
     assert shown_picture(page) == spectator.picture
     assert page.locator("#recorder").is_hidden()
     assert page.locator("#annotate").is_hidden()
+
+
+VARIATION_PLAYERS = ["Ann", "Bob"]
+VARIATION_LINE = splendor_line(seed=31)
+VARIATION_ANCHOR = 20
+"""The annotated move's revision in a game of VARIATION_LINE[:24]: a player's move."""
+
+
+def variation_game(live: Live) -> str:
+    game_id = live.client.create_game("splendor", VARIATION_PLAYERS).game_id
+    for notation in VARIATION_LINE[:24]:
+        live.client.record(game_id, notation)
+    return game_id
+
+
+def alternative_line(played: list[str], length: int, seed: int) -> list[str]:
+    """`length` random legal moves (by the rules core) after `played`, from the position
+    before the annotated move, the first unlike the game's own."""
+    position = new_position("splendor", VARIATION_PLAYERS)
+    texts: list[str] = []
+    rng = random.Random(seed)
+    for text in [*VARIATION_LINE[: VARIATION_ANCHOR - 2], *played]:
+        inner = position.game.parse(text, position.state)
+        position = folding.record(position, position.table.wrap(inner), text)
+    while len(texts) < length and position.to_move() != TERMINAL:
+        inner = choose(position.game, position.state, rng)
+        text = position.game.format(inner, position.state)
+        if not (played or texts) and text == VARIATION_LINE[position.move_count]:
+            continue
+        texts.append(text)
+        position = folding.record(position, position.table.wrap(inner), text)
+    return texts
+
+
+def variation_steps(
+    live: Live, game_id: str, path: str, first_mover: str = ""
+) -> list[tuple[str, str, str]]:
+    """Each move of the line `path` as the API replays it: (mover, notation, picture), the
+    mover being whoever was to move before it; for a nested line's first move, the mover of
+    the move it replaces (`first_mover`: the replay streams no position before it)."""
+    steps: list[tuple[str, str, str]] = []
+    to_move = None
+    for item in live.client.replay(
+        game_id, VARIATION_ANCHOR - 1, full=True, picture=True, variation=path
+    ):
+        if item.HasField("variation"):
+            assert to_move is not None
+            mover = (
+                VARIATION_PLAYERS[to_move.seat] if to_move.WhichOneof("who") == "seat" else "table"
+            )
+            mover = first_mover if first_mover and not steps else mover
+            steps.append((mover, item.event.move_recorded.notation, item.state.picture))
+        if item.event.WhichOneof("body") not in ("annotation_added", "annotation_removed"):
+            to_move = item.state.to_move
+    return steps
+
+
+def test_stepping_into_a_variation_and_back(live: Live, browser: Browser) -> None:
+    game_id = variation_game(live)
+    line = alternative_line([], 4, seed=1)
+    nested = alternative_line(line[:1], 2, seed=2)
+    note = live.client.annotate(
+        game_id, "what if", revision=VARIATION_ANCHOR, variation=[*line[:2], nested, *line[2:]]
+    )
+    key = note.annotation_id
+    steps = variation_steps(live, game_id, key)
+    assert [notation for _, notation, _ in steps] == line
+    page = open_page(browser, live.url(f"/games/{game_id}?r={VARIATION_ANCHOR}"))
+    wait_shown(page, VARIATION_ANCHOR)
+    listed = f'#moves li[data-revision="{VARIATION_ANCHOR}"] ol.variation[data-path="{key}/"]'
+    shown: list[str] = page.eval_on_selector_all(
+        f"{listed} > li > button.variation-move", "buttons => buttons.map(b => b.innerText)"
+    )
+    assert [" ".join(text.split()) for text in shown] == [f"{p}: {n}" for p, n, _ in steps]
+
+    def check_shown(path: str, number: int, expected: tuple[str, str, str]) -> None:
+        page.wait_for_selector(
+            f'#picture[data-variation="{path}"][data-variation-move="{number}"]', timeout=10_000
+        )
+        assert text(page, "#revision") == f"Revision {VARIATION_ANCHOR} of 25"
+        assert (text(page, "#current-player"), text(page, "#current-move")) == expected[:2]
+        assert shown_picture(page) == expected[2]
+        vl = path.split("/", 1)[1]
+        query = f"?r={VARIATION_ANCHOR}&v={key}&vm={number}" + (f"&vl={vl}" if vl else "")
+        assert page.url.endswith(query)
+
+    page.click(f'{listed} button.variation-move[data-move="2"]')
+    check_shown(f"{key}/", 2, steps[1])
+    page.keyboard.press("ArrowRight")
+    check_shown(f"{key}/", 3, steps[2])
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    check_shown(f"{key}/", 1, steps[0])
+    # A nested line, by Enter on its move; the address opens it again.
+    nested_steps = variation_steps(live, game_id, f"{key}/2.1", first_mover=steps[1][0])
+    assert [notation for _, notation, _ in nested_steps] == nested
+    page.focus(f'button.variation-move[data-path="{key}/2.1"][data-move="2"]')
+    page.keyboard.press("Enter")
+    check_shown(f"{key}/2.1", 2, nested_steps[1])
+    page.goto(live.url(f"/games/{game_id}?r={VARIATION_ANCHOR}&v={key}&vm=1&vl=2.1"))
+    check_shown(f"{key}/2.1", 1, nested_steps[0])
+    page.keyboard.press("Escape")
+    page.wait_for_selector(f'#picture[data-revision="{VARIATION_ANCHOR}"]:not([data-variation])')
+    assert page.url.endswith(f"?r={VARIATION_ANCHOR}")
+    assert text(page, "#current-move") == VARIATION_LINE[VARIATION_ANCHOR - 2]
+    main = live.client.state(game_id, VARIATION_ANCHOR, full=True, picture=True)
+    assert shown_picture(page) == main.picture
+
+
+def test_a_variation_added_on_the_page_is_checked_by_the_server(
+    live: Live, browser: Browser
+) -> None:
+    game_id = variation_game(live)
+    line = alternative_line([], 2, seed=5)
+    illegal = [*line, "take w w", "take w w"]
+    with pytest.raises(TablelogError) as refused:
+        live.client.annotate(game_id, "x", revision=VARIATION_ANCHOR, variation=illegal)
+    page = open_page(browser, live.url(f"/games/{game_id}?r={VARIATION_ANCHOR}"))
+    wait_shown(page, VARIATION_ANCHOR)
+    page.fill("#annotation-comment", "x")
+    page.fill("#annotation-variation", "; ".join(illegal))
+    page.click("#annotate-submit")
+    page.wait_for_selector("#annotation-error:not(:empty)")
+    said = text(page, "#annotation-error")
+    error = refused.value
+    assert error.reason == "ILLEGAL_VARIATION_MOVE"
+    assert error.message in said
+    assert f'move {error.metadata["path"]} "take w w"' in said
+    assert f"rule {error.metadata['rule']}" in said
+    assert not live.client.annotations(game_id)
+
+    page.fill("#annotation-variation", "\n".join(line))
+    page.click("#annotate-submit")
+    added = page.wait_for_selector(
+        f'#moves li[data-revision="{VARIATION_ANCHOR}"] ol.variation button.variation-move >> nth=1'
+    )
+    assert added is not None
+    assert text(page, "#annotation-error") == ""
+    (stored,) = live.client.annotations(game_id)
+    assert [move.notation for move in stored.variation.moves] == line
+    assert line[1] in added.inner_text()

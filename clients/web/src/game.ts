@@ -2,10 +2,13 @@
  * A game's page: its picture at a revision, the move list with names, glyphs and comments,
  * stepping (arrow keys, Home/End, a click on a move), the revision and the view in the
  * address (`/games/<id>?r=12&view=seat-1`), live updates while the game is on (resuming
- * after the last revision seen when the stream drops), annotating, and recording.
+ * after the last revision seen when the stream drops), annotating (with an alternative
+ * line), stepping into an annotation's variation (`?r=12&v=<annotation id>&vm=2`, and
+ * `&vl=3.1` for a nested line), and recording.
  *
  * The move list, the position shown and the address stay in step: every change of the
- * position goes through `go`, every new revision through `addStep`.
+ * position goes through `go` (the main line) or `goInto` (a variation), every new revision
+ * through `addStep`.
  */
 import { Role, type WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
 import {
@@ -19,6 +22,18 @@ import { el, replaceChildren, typingInto } from "./dom.js";
 import { deciderName, entryOf, isHistoryStep, type Entry } from "./history.js";
 import { statusWords } from "./list.js";
 import { Pictures } from "./picture.js";
+import {
+  describeRefusal,
+  lineText,
+  MAX_VARIATION_MOVES,
+  movesOf,
+  parseLine,
+  pathKey,
+  replayLine,
+  typedLine,
+  type LinePath,
+  type VariationStep,
+} from "./variations.js";
 import { AS_ENTITLED, viewerChoices, type ViewerChoice } from "./viewers.js";
 
 /** Legal moves listed at most (the API's largest page). */
@@ -31,6 +46,17 @@ const GLYPHS = ["", "!", "?", "!!", "??", "!?", "?!"];
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10_000;
 const ANNOTATIONS_PAGE = 1000;
+/** Address parameters of a variation shown: the annotation, the move and a nested line. */
+const IN_VARIATION = ["v", "vm", "vl"];
+
+/** The variation being stepped through: its line as the server replayed it. */
+interface Inside {
+  path: LinePath;
+  anchor: number;
+  steps: VariationStep[];
+  /** The move shown, from 1. */
+  number: number;
+}
 
 export async function showGame(api: Api, root: HTMLElement, gameId: string, me: WhoAmIResponse | undefined): Promise<void> {
   const summary = (await api.tablelog.getGame({ gameId })).game;
@@ -57,6 +83,12 @@ class GamePage {
   private current = 0;
   private live: AbortController | undefined;
   private legalMoves: string[] = [];
+  /** The variation shown, while one is. */
+  private inside: Inside | undefined;
+  /** Each line's replay with pictures for the current view, by `pathKey`. */
+  private lines = new Map<string, Promise<VariationStep[]>>();
+  /** Who made each variation move, by `pathKey` of its line (the server's replay). */
+  private movers = new Map<string, string[]>();
 
   private readonly title = el("h1", { id: "game-title" });
   private readonly facts = el("p", { class: "muted", id: "game-facts" });
@@ -70,6 +102,8 @@ class GamePage {
   private readonly toMove = el("p", { id: "to-move", class: "muted" });
   private readonly picture = el("img", { id: "picture", alt: "", class: "picture" });
   private readonly pictureError = el("p", { class: "error", id: "picture-error", role: "alert" });
+  private readonly variationStatus = el("span", { id: "variation-status" });
+  private readonly variationBar = el("p", { id: "variation-bar", class: "variation-bar" });
   private readonly moveList = el("ol", { id: "moves", class: "moves" });
   private readonly glyphSelect = el("select", { id: "annotation-glyph", "aria-label": "glyph" });
   private readonly commentInput = el("textarea", {
@@ -78,6 +112,15 @@ class GamePage {
     maxlength: MAX_COMMENT,
     rows: 2,
     placeholder: "Comment on the move shown",
+  });
+  private readonly variationInput = el("textarea", {
+    id: "annotation-variation",
+    "aria-label": "alternative line",
+    maxlength: MAX_VARIATION_MOVES * (MAX_NOTATION + 1),
+    rows: 2,
+    spellcheck: "false",
+    autocapitalize: "none",
+    placeholder: "Alternative line (optional): moves in notation, one per line or separated by ;",
   });
   private readonly annotationError = el("p", { class: "error", id: "annotation-error", role: "alert" });
   private readonly recorder = el("section", { id: "recorder", class: "panel", "aria-label": "record" });
@@ -126,6 +169,12 @@ class GamePage {
     await this.loadAnnotations();
     const asked = Number.parseInt(query.get("r") ?? "", 10);
     this.go(Number.isFinite(asked) && asked > 0 ? asked : this.head);
+    const annotationId = query.get("v");
+    const line = parseLine(query.get("vl") ?? "");
+    const number = Number.parseInt(query.get("vm") ?? "", 10);
+    if (annotationId && line !== undefined && Number.isFinite(number)) {
+      await this.goInto({ annotationId, line }, number);
+    }
     this.followIfLive();
     if (this.inProgress()) {
       void this.loadLegalMoves();
@@ -151,25 +200,30 @@ class GamePage {
       this.glyphSelect.append(el("option", { value: glyph }, glyph || "no glyph"));
     }
 
-    const step = (text: string, id: string, to: () => number, keys: string) => {
+    const step = (text: string, id: string, key: string, keys: string) => {
       const button = el("button", { type: "button", id, "aria-label": id, title: `${id} (${keys})` }, text);
-      button.addEventListener("click", () => this.go(to()));
+      button.addEventListener("click", () => this.stepKey(key));
       return button;
     };
     const stepper = el(
       "div",
       { class: "stepper" },
-      step("«", "first", () => 1, "Home"),
-      step("◀", "previous", () => this.current - 1, "←"),
+      step("«", "first", "Home", "Home"),
+      step("◀", "previous", "ArrowLeft", "←"),
       this.revisionLabel,
-      step("▶", "next", () => this.current + 1, "→"),
-      step("»", "last", () => this.head, "End"),
+      step("▶", "next", "ArrowRight", "→"),
+      step("»", "last", "End", "End"),
     );
+    const leave = el("button", { type: "button", id: "leave-variation", title: "back to the game (Escape)" }, "back to the game");
+    leave.addEventListener("click", () => this.leaveVariation());
+    replaceChildren(this.variationBar, this.variationStatus, " ", leave);
+    this.variationBar.hidden = true;
     const annotate = el(
       "form",
       { id: "annotate", class: "panel" },
       el("h2", {}, "Annotate the move shown"),
       el("div", { class: "row" }, this.glyphSelect, this.commentInput),
+      el("div", { class: "row" }, this.variationInput),
       el("button", { type: "submit", id: "annotate-submit" }, "Add"),
       this.annotationError,
     );
@@ -203,6 +257,7 @@ class GamePage {
           "section",
           { class: "board", "aria-label": "position" },
           stepper,
+          this.variationBar,
           el("p", { class: "current" }, this.currentPlayer, " ", this.currentMove),
           this.toMove,
           this.picture,
@@ -273,6 +328,7 @@ class GamePage {
     this.items.clear();
     this.moveList.replaceChildren();
     this.head = 0;
+    this.lines.clear();
     const stream = this.api.tablelog.replayGame({
       gameId: this.gameId,
       fromRevision: 1n,
@@ -342,17 +398,42 @@ class GamePage {
     if (event.altKey || event.ctrlKey || event.metaKey || typingInto(event.target)) {
       return;
     }
+    if (this.stepKey(event.key)) {
+      event.preventDefault();
+    }
+  }
+
+  /** Steps as the key says, within the variation shown if any; true when the key steps. */
+  private stepKey(key: string): boolean {
+    const inside = this.inside;
+    if (inside !== undefined) {
+      const to: Record<string, () => number> = {
+        ArrowLeft: () => inside.number - 1,
+        ArrowRight: () => inside.number + 1,
+        Home: () => 1,
+        End: () => inside.steps.length,
+      };
+      if (key === "Escape") {
+        this.leaveVariation();
+        return true;
+      }
+      const target = to[key];
+      if (target !== undefined) {
+        this.showStep(inside, Math.min(Math.max(target(), 1), inside.steps.length));
+      }
+      return target !== undefined;
+    }
     const to: Record<string, () => number> = {
       ArrowLeft: () => this.current - 1,
       ArrowRight: () => this.current + 1,
       Home: () => 1,
       End: () => this.head,
     };
-    const target = to[event.key];
+    const target = to[key];
     if (target !== undefined) {
-      event.preventDefault();
       this.go(target());
     }
+    return target !== undefined;
   }
 
   /** Shows `revision` (clamped to the history): the list, the address and the picture. */
@@ -361,7 +442,8 @@ class GamePage {
     if (target < 1) {
       return;
     }
-    if (target !== this.current) {
+    const wasInside = this.closeVariation();
+    if (target !== this.current || wasInside) {
       this.items.get(this.current)?.removeAttribute("aria-current");
       this.current = target;
       const item = this.items.get(target);
@@ -369,6 +451,9 @@ class GamePage {
       item?.scrollIntoView({ block: "nearest" });
       const query = new URLSearchParams(window.location.search);
       query.set("r", String(target));
+      for (const name of IN_VARIATION) {
+        query.delete(name);
+      }
       if (this.choice.key) {
         query.set("view", this.choice.key);
       } else {
@@ -380,7 +465,202 @@ class GamePage {
     void this.showPicture(target);
   }
 
+  // --- variations -------------------------------------------------------------------------
+
+  /** Shows move `number` of the variation line `path` (clamped to the line): the main line
+   * at the annotated revision, the variation's move, its picture and the address. */
+  private async goInto(path: LinePath, number: number): Promise<void> {
+    const note = this.annotations.find((found) => found.annotationId === path.annotationId);
+    const moves = note?.variation ? movesOf(note.variation, path.line) : undefined;
+    if (note === undefined || moves === undefined || moves.length === 0) {
+      this.pictureError.textContent = `No variation ${pathKey(path)} in this game.`;
+      return;
+    }
+    const anchor = Number(note.revision);
+    const key = pathKey(path);
+    let line = this.lines.get(key);
+    if (line === undefined) {
+      line = replayLine(this.api, this.gameId, anchor, path, this.viewer(), this.summary.players, {
+        picture: true,
+        firstMover: this.firstMover(path),
+      });
+      this.lines.set(key, line);
+      const asked = line;
+      asked.catch(() => {
+        if (this.lines.get(key) === asked) {
+          this.lines.delete(key);
+        }
+      });
+    }
+    const choice = this.choice;
+    let steps: VariationStep[];
+    try {
+      steps = await line;
+    } catch (error) {
+      this.pictureError.textContent = `No variation: ${describe(error)}`;
+      return;
+    }
+    if (choice !== this.choice || steps.length === 0) {
+      return;
+    }
+    this.go(anchor);
+    this.inside = { path, anchor, steps, number: 1 };
+    this.showStep(this.inside, Math.min(Math.max(number, 1), steps.length));
+  }
+
+  /** Who made the first move of a nested line: whoever made the move it replaces. */
+  private firstMover(path: LinePath): string | undefined {
+    if (path.line.length === 0) {
+      return undefined;
+    }
+    const parent = { annotationId: path.annotationId, line: path.line.slice(0, -2) };
+    return this.movers.get(pathKey(parent))?.[path.line[path.line.length - 2]! - 1];
+  }
+
+  private showStep(inside: Inside, number: number): void {
+    inside.number = number;
+    const step = inside.steps[number - 1];
+    if (step === undefined) {
+      return;
+    }
+    const key = pathKey(inside.path);
+    this.revisionLabel.textContent = `Revision ${inside.anchor} of ${this.head}`;
+    this.variationStatus.textContent = `Variation: move ${number} of ${inside.steps.length}, instead of revision ${inside.anchor}`;
+    this.variationBar.hidden = false;
+    this.currentPlayer.textContent = step.player;
+    this.currentMove.textContent = step.notation;
+    const decider = deciderName(step.toMove, this.summary.players);
+    this.toMove.textContent = step.toMove?.who.case === "terminal" ? "Game over" : decider ? `${decider} to move` : "";
+    this.picture.src = step.picture;
+    this.picture.alt = `${this.title.textContent}: variation ${key}, move ${number}`;
+    this.picture.dataset["revision"] = String(inside.anchor);
+    this.picture.dataset["view"] = this.choice.key;
+    this.picture.dataset["variation"] = key;
+    this.picture.dataset["variationMove"] = String(number);
+    this.pictureError.textContent = "";
+    this.markVariationMove();
+
+    const query = new URLSearchParams(window.location.search);
+    query.set("r", String(inside.anchor));
+    query.set("v", inside.path.annotationId);
+    query.set("vm", String(number));
+    const line = lineText(inside.path.line);
+    if (line) {
+      query.set("vl", line);
+    } else {
+      query.delete("vl");
+    }
+    window.history.replaceState(window.history.state, "", `${window.location.pathname}?${query.toString()}`);
+  }
+
+  /** Marks the variation move shown in the move list (none outside a variation). */
+  private markVariationMove(): void {
+    for (const marked of this.moveList.querySelectorAll("button.variation-move[aria-current]")) {
+      marked.removeAttribute("aria-current");
+    }
+    const inside = this.inside;
+    if (inside === undefined) {
+      return;
+    }
+    const key = pathKey(inside.path);
+    for (const button of this.moveList.querySelectorAll<HTMLButtonElement>("button.variation-move")) {
+      if (button.dataset["path"] === key && button.dataset["move"] === String(inside.number)) {
+        button.setAttribute("aria-current", "step");
+        button.scrollIntoView({ block: "nearest" });
+      }
+    }
+  }
+
+  /** Back to the main line, at the variation's revision. */
+  private leaveVariation(): void {
+    const inside = this.inside;
+    if (inside !== undefined) {
+      this.go(inside.anchor);
+    }
+  }
+
+  /** Stops showing a variation; true when one was shown. */
+  private closeVariation(): boolean {
+    if (this.inside === undefined) {
+      return false;
+    }
+    this.inside = undefined;
+    this.variationBar.hidden = true;
+    this.markVariationMove();
+    return true;
+  }
+
+  /** Who made each move of every line of `note`'s variation, as the server replays them. */
+  private async loadMovers(note: Annotation, line: readonly number[], firstMover: string | undefined): Promise<void> {
+    const variation = note.variation;
+    const moves = variation ? movesOf(variation, line) : undefined;
+    if (moves === undefined || moves.length === 0) {
+      return;
+    }
+    const path = { annotationId: note.annotationId, line };
+    const key = pathKey(path);
+    let players = this.movers.get(key);
+    if (players === undefined) {
+      try {
+        const steps = await replayLine(this.api, this.gameId, Number(note.revision), path, this.viewer(), this.summary.players, {
+          picture: false,
+          firstMover,
+        });
+        players = steps.map((step) => step.player);
+      } catch {
+        // An orphaned annotation's variation has no position to start from: its moves
+        // are listed without names.
+        return;
+      }
+      this.movers.set(key, players);
+    }
+    const nested: Promise<void>[] = [];
+    moves.forEach((move, index) => {
+      move.variations.forEach((_, alternative) => {
+        nested.push(this.loadMovers(note, [...line, index + 1, alternative + 1], players[index]));
+      });
+    });
+    await Promise.all(nested);
+  }
+
+  /** The line `line` of `note`'s variation as a list of buttons, nested lines under their move. */
+  private variationList(note: Annotation, line: readonly number[]): HTMLOListElement | null {
+    const moves = note.variation ? movesOf(note.variation, line) : undefined;
+    if (moves === undefined || moves.length === 0) {
+      return null;
+    }
+    const path = { annotationId: note.annotationId, line };
+    const key = pathKey(path);
+    const players = this.movers.get(key) ?? [];
+    return el(
+      "ol",
+      { class: "variation", "data-path": key, "aria-label": line.length ? `alternative line ${lineText(line)}` : "variation" },
+      ...moves.map((move, index) => {
+        const button = el(
+          "button",
+          { type: "button", class: "variation-move", "data-path": key, "data-move": index + 1 },
+          players[index] ? el("span", { class: "player" }, `${players[index]}:`) : null,
+          players[index] ? " " : null,
+          el("span", { class: "move" }, move.notation),
+          move.glyph ? el("b", { class: "glyph" }, ` ${move.glyph}`) : null,
+        );
+        button.addEventListener("click", () => void this.goInto(path, index + 1));
+        return el(
+          "li",
+          {},
+          button,
+          move.comment ? el("span", { class: "comment small" }, ` ${move.comment}`) : null,
+          ...move.variations.map((_, alternative) => this.variationList(note, [...line, index + 1, alternative + 1])),
+        );
+      }),
+    );
+  }
+
   private showPosition(): void {
+    if (this.inside !== undefined) {
+      this.showStep(this.inside, this.inside.number);
+      return;
+    }
     const entry = this.entries.get(this.current);
     this.revisionLabel.textContent = `Revision ${this.current} of ${this.head}`;
     this.currentPlayer.textContent = entry?.player ?? "";
@@ -419,16 +699,18 @@ class GamePage {
     const choice = this.choice;
     try {
       const source = await this.pictures.get(revision);
-      if (revision !== this.current || choice !== this.choice) {
+      if (revision !== this.current || choice !== this.choice || this.inside !== undefined) {
         return;
       }
       if (this.picture.getAttribute("src") !== source) {
         this.picture.src = source;
         await this.picture.decode().catch(() => undefined);
       }
-      if (revision !== this.current || choice !== this.choice) {
+      if (revision !== this.current || choice !== this.choice || this.inside !== undefined) {
         return;
       }
+      delete this.picture.dataset["variation"];
+      delete this.picture.dataset["variationMove"];
       this.picture.alt = `${this.title.textContent} at revision ${revision}`;
       this.picture.dataset["revision"] = String(revision);
       this.picture.dataset["view"] = choice.key;
@@ -451,6 +733,7 @@ class GamePage {
     this.viewerError.textContent = "";
     this.live?.abort();
     const at = this.current;
+    const inside = this.inside;
     try {
       await this.loadHistory();
     } catch (error) {
@@ -462,6 +745,9 @@ class GamePage {
     }
     this.current = 0;
     this.go(at);
+    if (inside !== undefined) {
+      await this.goInto(inside.path, inside.number);
+    }
     this.followIfLive();
     if (this.inProgress()) {
       void this.loadLegalMoves();
@@ -525,7 +811,7 @@ class GamePage {
       await this.loadAnnotations();
       return;
     }
-    const following = this.current === this.head;
+    const following = this.current === this.head && this.inside === undefined;
     if (!this.addStep(item)) {
       return;
     }
@@ -551,6 +837,7 @@ class GamePage {
       pageToken = page.nextPageToken;
     } while (pageToken);
     this.annotations = found;
+    await Promise.all(found.filter((note) => note.variation?.moves.length).map((note) => this.loadMovers(note, [], undefined)));
     for (const revision of this.items.keys()) {
       this.showNotes(revision);
     }
@@ -578,21 +865,24 @@ class GamePage {
             note.glyph && note.comment ? " " : null,
             note.comment ? el("span", { class: "comment" }, note.comment) : null,
             el("span", { class: "muted small" }, ` — ${note.actor?.user ?? ""}${note.orphaned ? " (its move was amended away)" : ""}`),
-            note.variation?.moves.length
-              ? el("span", { class: "muted small variation" }, ` instead: ${note.variation.moves.map((m) => m.notation).join(", ")}`)
-              : null,
+            note.variation?.moves.length ? el("span", { class: "muted small" }, " — instead:") : null,
+            this.variationList(note, []),
           ),
         ),
       );
+      if (this.inside !== undefined) {
+        this.markVariationMove();
+      }
     }
   }
 
   private async annotate(): Promise<void> {
     const glyph = this.glyphSelect.value;
     const comment = this.commentInput.value.trim();
+    const line = typedLine(this.variationInput.value);
     this.annotationError.textContent = "";
-    if (!glyph && !comment) {
-      this.annotationError.textContent = "Choose a glyph or write a comment.";
+    if (!glyph && !comment && line.length === 0) {
+      this.annotationError.textContent = "Choose a glyph, write a comment or give an alternative line.";
       return;
     }
     try {
@@ -602,12 +892,14 @@ class GamePage {
         glyph,
         comment,
         requestId: requestId(),
+        variation: line.length ? { moves: line.map((notation) => ({ notation })) } : undefined,
       });
     } catch (error) {
-      this.annotationError.textContent = describe(error);
+      this.annotationError.textContent = line.length ? describeRefusal(error) : describe(error);
       return;
     }
     this.commentInput.value = "";
+    this.variationInput.value = "";
     this.glyphSelect.value = "";
     await this.loadAnnotations();
   }
