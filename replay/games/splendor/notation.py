@@ -76,6 +76,7 @@ _COUNT_FIRST = re.compile(r"^(\d{1,2})([wugrky])$")
 _LETTERS = re.compile(r"^(?:[wugrky]\d{0,2})+$")
 _LETTER_ITEM = re.compile(r"([wugrky])(\d{0,2})")
 _CARD = re.compile(r"^([123])([wugrk])(\d):((?:[wugrk]\d)*)$")
+_COST_ITEM = re.compile(r"([wugrk])(\d)")
 _PLACE = re.compile(r"^([123])[.\-/]?(deck|d|[1-9])$")
 _HAND = re.compile(r"^h([1-9]?)$")
 _CARD_ID = re.compile(r"^#(\d{1,5})$")
@@ -181,6 +182,12 @@ def _counts(words: list[str], text: str) -> list[int]:
 
 def _card(word: str, comps: Components, text: str) -> int | None:
     """A card named as printed (`2g1:w2u3r3`, costs in any order) or by id (`#57`)."""
+    # Most cards are named as printed, which is how records write them: every printed name
+    # reads back as its own card below (one digit per count, costs in gem order), so the
+    # table answers first and only other spellings are taken apart.
+    printed = comps.by_text.get(word)
+    if printed is not None:
+        return printed
     match = _CARD_ID.match(word)
     if match:
         card_id = int(match.group(1))
@@ -191,7 +198,7 @@ def _card(word: str, comps: Components, text: str) -> int | None:
     if not match:
         return None
     cost = [0] * 5
-    for letter, number in re.findall(r"([wugrk])(\d)", match.group(4)):
+    for letter, number in _COST_ITEM.findall(match.group(4)):
         cost[LETTERS.index(letter)] += int(number)
     name = f"{match.group(1)}{match.group(2)}{match.group(3)}:{cost_text(tuple(cost))}"
     found = comps.by_text.get(name)
@@ -246,14 +253,17 @@ def _split(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 
 _COLON: Final = re.compile(r"\s*:\s*")
 _COST_PART: Final = re.compile(r"(:[wugrk0-9]*[0-9])\s+([wugrk][0-9])")
+_SEPARATED_CARD: Final = re.compile(r"\s:|:\s|:[wugrk0-9]*[0-9]\s+[wugrk][0-9]")
+"""Where `_COLON` or `_COST_PART` would change the text: a space beside a colon, or
+between the parts of a cost."""
 
 
 def _joined_cards(text: str) -> str:
     """A card name typed with separators inside it, which the notation ignores
     (`1w0 : u1, g1, r1, k1` is `1w0:u1g1r1k1`): the spaces around its colon and between
     the parts of its cost removed, so that a card is one word again."""
-    if ":" not in text:  # no card named by its cost (most moves): nothing to join
-        return text
+    if ":" not in text or not _SEPARATED_CARD.search(text):
+        return text  # no card named by its cost, or each written as one word (as records do)
     text = _COLON.sub(":", text)
     while (joined := _COST_PART.sub(r"\1\2", text)) != text:
         text = joined

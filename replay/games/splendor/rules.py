@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Final, cast
 
-from replay.copying import replacer
+from replay.copying import maker, replacer
 from replay.core import (
     CHANCE,
     DEALT,
@@ -149,6 +149,11 @@ class State:
 replace: Final = replacer(State)
 """A copy of a state with some fields changed (`replay.copying`: state copies dominate
 folding)."""
+new_state: Final = maker(State)
+"""`State(*fields)` stored slot by slot (`replay.copying`): every move builds a state, and
+the frozen `__init__` was a fifth of `apply`."""
+new_player: Final = maker(Player)
+"""`Player(*fields)` stored slot by slot: most moves change the player who moves."""
 
 
 # ----------------------------------------------------------------------------------------
@@ -342,64 +347,68 @@ def qualifying_nobles(state: State, bonuses: tuple[int, ...]) -> list[int]:
 # apply
 
 
-_BOUNDED_ACTIONS: Final = frozenset({"discard", "buy", "take_different", "reserve", "reveal_card"})
-"""The actions with a count or a place to bound (besides a `returned` tail, any action)."""
-
-
 def check_bounds(state: State, move: SplendorMove) -> None:
     """RULES.md §1, §3-§4: every count and index of `move` within what the game's components
     allow (no more tokens of a colour than the game has, at most the five gem colours, a
     level 0-3, a slot 0-4, a reserved position 0-3), checked before the move is formatted,
     so no field value makes that unbounded work (one letter is written per token)."""
-    # Only the parts the move sets are looked at: a part it does not set reads as zeros,
-    # within every bound (this runs twice per move read, in parse and in format).
+    # Only the parts the move sets are looked at, each read once: a part it does not set
+    # reads as zeros, within every bound (this runs twice per move read, in parse and in
+    # format). The checks run in a fixed order: the `returned` tail, the action's tokens,
+    # its colours, its places.
     kind = move.WhichOneof("action")
-    returns = move.HasField("returned")
-    if not returns and kind not in _BOUNDED_ACTIONS:
-        return
-    counted = [move.returned] if returns else []
-    if kind == "discard":
-        counted.append(move.discard.tokens)
-    elif kind == "buy":
-        counted.append(move.buy.payment)
-    if counted:
-        limits = (*(state.rules.gems_per_colour,) * len(GEMS), GOLD_TOKENS)
-        for tokens in counted:
-            counts = tokens_tuple(tokens)
-            for colour, (count, limit) in enumerate(zip(counts, limits, strict=True)):
-                if count > limit:
-                    raise IllegalMove(
-                        "TOO_MANY_TOKENS",
-                        f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
-                        f"{clip(str(count), 12)}.",
-                    )
-    if kind == "take_different" and len(move.take_different.gems) > len(GEMS):
-        raise IllegalMove(
-            "TAKE_DIFFERENT_COUNT",
-            f"Take 1 to 3 different colours, not {len(move.take_different.gems)}.",
-        )
-    if kind not in ("reserve", "buy", "reveal_card"):  # the moves that name a place
-        return
-    levels = len(state.rules.components.levels)
-    places: tuple[tuple[str, int, int], ...] = ()
-    if kind == "reserve":
-        places = (("level", move.reserve.level, levels), ("slot", move.reserve.slot, SLOTS))
-    elif kind == "buy":
-        places = (
-            ("level", move.buy.level, levels),
-            ("slot", move.buy.slot, SLOTS),
-            ("reserved card", move.buy.reserved, RESERVE_LIMIT),
-        )
-    elif kind == "reveal_card":
-        places = (
-            ("level", move.reveal_card.level, levels),
-            ("slot", move.reveal_card.slot, SLOTS),
-        )
-    for what, value, high in places:
-        if value > high:
+    if move.HasField("returned"):
+        _check_token_counts(state, move.returned)
+    if kind == "take_different":
+        if len(move.take_different.gems) > len(GEMS):
             raise IllegalMove(
-                "NO_SUCH_PLACE", f"There is no {what} {value}: the highest is {high}."
+                "TAKE_DIFFERENT_COUNT",
+                f"Take 1 to 3 different colours, not {len(move.take_different.gems)}.",
             )
+    elif kind == "reveal_card":
+        reveal = move.reveal_card
+        _check_place(state, reveal.level, reveal.slot, 0)
+    elif kind == "buy":
+        buy = move.buy
+        if buy.HasField("payment"):
+            _check_token_counts(state, buy.payment)
+        _check_place(state, buy.level, buy.slot, buy.reserved)
+    elif kind == "reserve":
+        reserve = move.reserve
+        _check_place(state, reserve.level, reserve.slot, 0)
+    elif kind == "discard":
+        _check_token_counts(state, move.discard.tokens)
+
+
+def _check_token_counts(state: State, tokens: SplendorTokens) -> None:
+    """RULES.md §1-§2: no more tokens of a colour than the game has."""
+    counts = tokens_tuple(tokens)
+    per_gem = state.rules.gems_per_colour
+    if max(counts[:GOLD]) <= per_gem and counts[GOLD] <= GOLD_TOKENS:
+        return
+    for colour, count in enumerate(counts):
+        limit = GOLD_TOKENS if colour == GOLD else per_gem
+        if count > limit:
+            raise IllegalMove(
+                "TOO_MANY_TOKENS",
+                f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
+                f"{clip(str(count), 12)}.",
+            )
+
+
+def _check_place(state: State, level: int, slot: int, reserved: int) -> None:
+    """RULES.md §1, §3.1, §4C: a level among the game's decks, a market slot, a reserved
+    position within the reserve limit (0 for a part the move does not name)."""
+    levels = len(state.rules.components.levels)
+    if level > levels:
+        raise IllegalMove("NO_SUCH_PLACE", f"There is no level {level}: the highest is {levels}.")
+    if slot > SLOTS:
+        raise IllegalMove("NO_SUCH_PLACE", f"There is no slot {slot}: the highest is {SLOTS}.")
+    if reserved > RESERVE_LIMIT:
+        raise IllegalMove(
+            "NO_SUCH_PLACE",
+            f"There is no reserved card {reserved}: the highest is {RESERVE_LIMIT}.",
+        )
 
 
 def apply(state: State, move: SplendorMove) -> State:
@@ -494,7 +503,7 @@ def _action(state: State, move: SplendorMove, kind: str) -> State:
         passed = True
     else:  # pragma: no cover - every oneof member is handled above
         raise IllegalMove("NO_ACTION", f"Unknown action {kind}.")
-    player = Player(
+    player = new_player(
         tuple(tokens), bonuses, purchased, reserved, me.nobles, card_points, me.noble_points
     )
     return _end_steps(state, move, player, tuple(bank), market, decks, unseen, refill, deal, passed)
@@ -853,7 +862,7 @@ def _return_tokens(
         tokens[c] -= returned[c]
         b[c] += returned[c]
     return (
-        Player(
+        new_player(
             tuple(tokens),
             player.bonuses,
             player.purchased,
@@ -929,7 +938,7 @@ def _check_noble_choice(state: State, chosen: int, qualifying: list[int]) -> Non
 
 def _visit(state: State, player: Player, noble_id: int) -> tuple[Player, tuple[int, ...]]:
     noble = state.rules.components.nobles[noble_id]
-    player = Player(
+    player = new_player(
         player.tokens,
         player.bonuses,
         player.purchased,
@@ -966,7 +975,7 @@ def _end_turn(
     players = state.players
     players = (*players[:seat], player, *players[seat + 1 :])
     current = (seat + 1) % rules.players
-    return State(
+    return new_state(
         rules,
         bank,
         market,
@@ -1005,7 +1014,7 @@ def _build(
     seat = state.current
     players = state.players
     players = (*players[:seat], player, *players[seat + 1 :])
-    return State(
+    return new_state(
         state.rules,
         bank,
         market,
@@ -1118,7 +1127,7 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
     decks = list(state.decks)
     decks[level - 1] -= 1
     setup = not state.refill[0]
-    return State(
+    return new_state(
         state.rules,
         state.bank,
         market,
@@ -1156,7 +1165,7 @@ def _deal_blind(state: State, level: int, card_id: int, unseen: int) -> State:
             "REVEAL_WRONG_LEVEL",
             f"The card drawn blind came from the level-{entry[1]} deck, not level {level}.",
         )
-    player = Player(
+    player = new_player(
         owner.tokens,
         owner.bonuses,
         owner.purchased,
@@ -1166,7 +1175,7 @@ def _deal_blind(state: State, level: int, card_id: int, unseen: int) -> State:
         owner.noble_points,
     )
     players = (*state.players[:seat], player, *state.players[seat + 1 :])
-    return State(
+    return new_state(
         state.rules,
         state.bank,
         state.market,
@@ -1201,7 +1210,7 @@ def _reveal_noble(state: State, reveal: SplendorRevealNoble) -> State:
         )
     due = state.nobles_due - 1
     revealed = (*state.nobles, noble_id)
-    return State(
+    return new_state(
         state.rules,
         state.bank,
         state.market,
