@@ -33,20 +33,11 @@ from replay.games.splendor.rules import (
     legal_moves,
     need_of,
     pass_move,
-    tokens_message,
+    reveal_card_move,
+    set_tokens,
     tokens_tuple,
 )
-from tablelog.v1.splendor_pb2 import (
-    SplendorBuy,
-    SplendorDiscard,
-    SplendorMove,
-    SplendorNobleChoice,
-    SplendorReserve,
-    SplendorRevealCard,
-    SplendorRevealNoble,
-    SplendorTakeDifferent,
-    SplendorTakeSame,
-)
+from tablelog.v1.splendor_pb2 import SplendorBuy, SplendorMove
 
 GEM_WORDS: Final = {
     "w": 0, "white": 0, "diamond": 0, "diamonds": 0,
@@ -304,12 +295,13 @@ def _read_move(text: str, state: State) -> SplendorMove:
     if verb == "reveal":
         return _parse_reveal(words[1:], state, text)
     if verb == "noble" and state.who == CHANCE:
-        return SplendorMove(reveal_noble=SplendorRevealNoble(noble=_noble(words[1:], state, text)))
+        return _reveal_noble_move(_noble(words[1:], state, text))
     if verb == "return":
         head, tails = _split(words[1:])
         if "pay" in tails or "return" in tails:
             raise NotationError("A return of tokens takes only a `noble` tail.", text)
-        move = SplendorMove(discard=SplendorDiscard(tokens=tokens_message(_counts(head, text))))
+        move = SplendorMove()
+        set_tokens(move.discard.tokens, _counts(head, text))
         if "noble" in tails:
             move.noble = _noble(tails["noble"], state, text)
         return move
@@ -327,13 +319,29 @@ def _read_move(text: str, state: State) -> SplendorMove:
     else:  # verb == "noble": the choice among several qualifying nobles
         if tails:
             raise NotationError("A noble choice takes no tails.", text)
-        return SplendorMove(choose_noble=SplendorNobleChoice(noble=_noble(head, state, text)))
+        move = SplendorMove()
+        move.choose_noble.noble = _noble(head, state, text)
+        return move
     if "pay" in tails:
         raise NotationError("Only a purchase has a `pay` tail.", text)
     if "return" in tails:
-        move.returned.CopyFrom(tokens_message(_counts(tails["return"], text)))
+        set_tokens(move.returned, _counts(tails["return"], text))
     if "noble" in tails:
         move.noble = _noble(tails["noble"], state, text)
+    return move
+
+
+def _reserve_move(level: int, slot: int) -> SplendorMove:
+    move = SplendorMove()
+    reserve = move.reserve
+    reserve.level = level
+    reserve.slot = slot
+    return move
+
+
+def _reveal_noble_move(noble_id: int) -> SplendorMove:
+    move = SplendorMove()
+    move.reveal_noble.noble = noble_id
     return move
 
 
@@ -341,11 +349,13 @@ def _parse_take(head: list[str], text: str) -> SplendorMove:
     counts = _counts(head, text)
     taken = [c for c in range(6) if counts[c]]
     if len(taken) == 1 and counts[taken[0]] == 2:
-        return SplendorMove(take_same=SplendorTakeSame(gem=gem_value(taken[0] + 1)))
+        move = SplendorMove()
+        move.take_same.gem = gem_value(taken[0] + 1)
+        return move
     if taken and all(counts[c] == 1 for c in taken):
-        return SplendorMove(
-            take_different=SplendorTakeDifferent(gems=[gem_value(c + 1) for c in taken])
-        )
+        move = SplendorMove()
+        move.take_different.gems.extend([gem_value(c + 1) for c in taken])
+        return move
     raise NotationError(
         "Take names up to 3 different colours (`take w u g`) or 2 of one colour (`take r r`).",
         text,
@@ -363,7 +373,7 @@ def _parse_reserve(head: list[str], state: State, text: str) -> SplendorMove:
         slot = 0 if where in ("deck", "d") else int(where)
         if slot > SLOTS:
             raise NotationError(f"Market slots are 1 to {SLOTS}.", text)
-        return SplendorMove(reserve=SplendorReserve(level=level, slot=slot))
+        return _reserve_move(level, slot)
     if word in ("1", "2", "3"):
         level = int(word)
         candidates = [
@@ -377,7 +387,7 @@ def _parse_reserve(head: list[str], state: State, text: str) -> SplendorMove:
         raise NotationError(f"{word!r} is not a card place (e.g. `2.3` or `2.deck`).", text)
     for lv, row in enumerate(state.market):
         if card_id in row:
-            return SplendorMove(reserve=SplendorReserve(level=lv + 1, slot=row.index(card_id) + 1))
+            return _reserve_move(lv + 1, row.index(card_id) + 1)
     raise NotationError(f"{word} is not in the market.", text)
 
 
@@ -385,27 +395,32 @@ def _parse_buy(head: list[str], pay: list[str] | None, state: State, text: str) 
     comps = state.rules.components
     if not 1 <= len(head) <= 2:
         raise NotationError("Buy one card: `buy 1.4` or `buy h2`.", text)
-    buy = SplendorBuy()
+    move = SplendorMove()
+    buy = move.buy
+    buy.SetInParent()
     me = state.players[state.current]
-    named = _card(head[-1], comps, text) if len(head) == 2 or not _place_word(head[0]) else None
+    first = head[0]
+    market_place = _PLACE.match(first)  # each pattern tried once: `_place_word`, spelled out
+    hand = None if market_place else _HAND.match(first)
+    is_place = market_place is not None or hand is not None
+    named = _card(head[-1], comps, text) if len(head) == 2 or not is_place else None
     if len(head) == 2 and named is None:
         raise NotationError(f"{head[-1]!r} is not a card (e.g. `2g1:w2u3r3`).", text)
-    place = head[0] if _place_word(head[0]) else None
-    if place is None and named is None:
-        raise NotationError(f"{head[0]!r} is not a card or a card place (e.g. `1.4`).", text)
-    if place is None and len(head) == 2:
-        raise NotationError(f"{head[0]!r} is not a card place (e.g. `1.4` or `h2`).", text)
-    if place is not None:
-        match = _PLACE.match(place)
-        if match:
-            if match.group(2) in ("deck", "d"):
+    if not is_place and named is None:
+        raise NotationError(f"{first!r} is not a card or a card place (e.g. `1.4`).", text)
+    if not is_place and len(head) == 2:
+        raise NotationError(f"{first!r} is not a card place (e.g. `1.4` or `h2`).", text)
+    if is_place:
+        if market_place:
+            where = market_place.group(2)
+            if where in ("deck", "d"):
                 raise NotationError("Only face-up or reserved cards can be bought.", text)
-            buy.level = int(match.group(1))
-            buy.slot = int(match.group(2))
-            if buy.slot > SLOTS:
+            slot = int(where)
+            buy.level = int(market_place.group(1))
+            buy.slot = slot
+            if slot > SLOTS:
                 raise NotationError(f"Market slots are 1 to {SLOTS}.", text)
         else:
-            hand = _HAND.match(place)
             assert hand is not None
             if hand.group(1):
                 buy.reserved = int(hand.group(1))
@@ -422,9 +437,9 @@ def _parse_buy(head: list[str], pay: list[str] | None, state: State, text: str) 
     elif named is not None:
         _locate(buy, named, state)
     if pay is not None:
-        buy.payment.CopyFrom(tokens_message(_counts(pay, text)))
+        set_tokens(buy.payment, _counts(pay, text))
         _drop_canonical_payment(buy, state)
-    return SplendorMove(buy=buy)
+    return move
 
 
 def _place_word(word: str) -> bool:
@@ -471,7 +486,7 @@ def _drop_canonical_payment(buy: SplendorBuy, state: State) -> None:
 def _parse_reveal(args: list[str], state: State, text: str) -> SplendorMove:
     comps = state.rules.components
     if args and args[0] == "noble":
-        return SplendorMove(reveal_noble=SplendorRevealNoble(noble=_noble(args[1:], state, text)))
+        return _reveal_noble_move(_noble(args[1:], state, text))
     if len(args) == 1:
         card_id = _card(args[0], comps, text)
         if card_id is None:
@@ -488,9 +503,7 @@ def _parse_reveal(args: list[str], state: State, text: str) -> SplendorMove:
     card_id = _card(args[1], comps, text)
     if card_id is None:
         raise NotationError(f"{args[1]!r} is not a card (e.g. `2g1:w2u3r3`).", text)
-    return SplendorMove(
-        reveal_card=SplendorRevealCard(level=int(match.group(1)), slot=slot, card=card_id)
-    )
+    return reveal_card_move(int(match.group(1)), slot, card_id)
 
 
 def _reveal_shortcut(card_id: int, state: State, text: str) -> SplendorMove:
@@ -499,18 +512,16 @@ def _reveal_shortcut(card_id: int, state: State, text: str) -> SplendorMove:
     if state.who == CHANCE:
         if not state.unseen >> card_id & 1:
             # Wherever it would go, the rules refuse a card already seen and say where it is.
-            return SplendorMove(reveal_card=SplendorRevealCard(level=level, slot=1, card=card_id))
+            return reveal_card_move(level, 1, card_id)
         if state.deal:
-            return SplendorMove(reveal_card=SplendorRevealCard(level=level, slot=0, card=card_id))
+            return reveal_card_move(level, 0, card_id)
         if state.refill[0]:
             lv, slot = state.refill
-            return SplendorMove(reveal_card=SplendorRevealCard(level=lv, slot=slot, card=card_id))
+            return reveal_card_move(lv, slot, card_id)
         row = state.market[level - 1]
         for s in range(SLOTS):
             if not row[s]:
-                return SplendorMove(
-                    reveal_card=SplendorRevealCard(level=level, slot=s + 1, card=card_id)
-                )
+                return reveal_card_move(level, s + 1, card_id)
     raise NotationError(
         "A card alone is a reveal, and the table has no card to reveal there now.", text
     )

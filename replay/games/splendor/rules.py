@@ -242,8 +242,10 @@ def _who(
         return TERMINAL
     if refill[0] or deal or nobles_due:
         return CHANCE
-    if setup and any(decks[lv] and not all(market[lv]) for lv in range(3)):
-        return CHANCE
+    if setup:  # RULES.md §2.1: the layout is complete when no row with a deck has a gap
+        for level in range(3):
+            if decks[level] and not all(market[level]):
+                return CHANCE
     return current
 
 
@@ -272,6 +274,37 @@ def tokens_message(counts: tuple[int, ...] | list[int]) -> SplendorTokens:
         if count:
             setattr(message, name, count)
     return message
+
+
+def set_tokens(message: SplendorTokens, counts: Sequence[int]) -> None:
+    """Store `counts` (white ... gold) in `message`, a token field of a move: the field is
+    set even when every count is zero (as `CopyFrom(tokens_message(counts))` sets it)."""
+    message.SetInParent()
+    white, blue, green, red, black, gold = counts
+    # Only the non-zero counts, as `tokens_message` stores them.
+    if white:
+        message.white = white
+    if blue:
+        message.blue = blue
+    if green:
+        message.green = green
+    if red:
+        message.red = red
+    if black:
+        message.black = black
+    if gold:
+        message.gold = gold
+
+
+def reveal_card_move(level: int, slot: int, card_id: int) -> SplendorMove:
+    """The table turns up `card_id` into (level, slot); slot 0 deals a blind reserve."""
+    # Fields set in place: building the nested messages by keyword costs twice as much.
+    move = SplendorMove()
+    reveal = move.reveal_card
+    reveal.level = level
+    reveal.slot = slot
+    reveal.card = card_id
+    return move
 
 
 def counts_text(counts: tuple[int, ...] | list[int]) -> str:
@@ -486,7 +519,7 @@ def _action(state: State, move: SplendorMove, kind: str) -> State:
     deal = 0
     passed = False
     if kind == "take_different":
-        _take_different(state, list(move.take_different.gems), bank, tokens)
+        _take_different(state, move.take_different.gems[:], bank, tokens)
     elif kind == "take_same":
         _take_same(move.take_same.gem, bank, tokens)
     elif kind == "reserve":
@@ -509,7 +542,7 @@ def _action(state: State, move: SplendorMove, kind: str) -> State:
     return _end_steps(state, move, player, tuple(bank), market, decks, unseen, refill, deal, passed)
 
 
-def _take_different(state: State, gems: list[int], bank: list[int], tokens: list[int]) -> None:
+def _take_different(state: State, gems: Sequence[int], bank: list[int], tokens: list[int]) -> None:
     """RULES.md §4A, E1: one token each of 3 different gem colours (fewer only when fewer
     colours are in the bank, unless `allow_take_fewer_anytime`)."""
     for gem in gems:
@@ -1088,9 +1121,10 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
         raise IllegalMove("NO_SUCH_LEVEL", f"Levels are 1, 2 and 3, not {level}.")
     if slot > SLOTS:
         raise IllegalMove("NO_SUCH_SLOT", f"Market slots are 1 to 4 from the left, not {slot}.")
-    if not comps.has_card(card_id):
+    cards = comps.cards
+    card = cards[card_id] if 0 < card_id < len(cards) else None  # `comps.card`, looked up once
+    if card is None:
         raise IllegalMove("NO_SUCH_CARD", f"There is no card with id {card_id}.")
-    card = comps.card(card_id)
     if not state.unseen >> card_id & 1:
         # Checked before the place: whichever slot waits, a card seen cannot be turned up.
         raise IllegalMove(
@@ -1119,19 +1153,18 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
         raise IllegalMove(
             "REVEAL_WRONG_SLOT", f"Level {level}, slot {slot} is not waiting for a card."
         )
-    market = _set_row(
-        state.market,
-        level,
-        tuple(card_id if i == slot - 1 else c for i, c in enumerate(state.market[level - 1])),
-    )
-    decks = list(state.decks)
-    decks[level - 1] -= 1
+    row = list(state.market[level - 1])
+    row[slot - 1] = card_id
+    market = _set_row(state.market, level, tuple(row))
+    counts = list(state.decks)
+    counts[level - 1] -= 1
+    decks = tuple(counts)
     setup = not state.refill[0]
     return new_state(
         state.rules,
         state.bank,
         market,
-        tuple(decks),
+        decks,
         unseen,
         state.nobles,
         state.nobles_due,
@@ -1144,7 +1177,7 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
         state.passes,
         ONGOING,
         state.passing,
-        _who(ONGOING, (0, 0), 0, state.nobles_due, market, tuple(decks), state.current, setup)
+        _who(ONGOING, (0, 0), 0, state.nobles_due, market, decks, state.current, setup)
         if setup
         else state.current,
     )
