@@ -83,12 +83,18 @@ def _letters(counts: tuple[int, ...], repeat: bool) -> str:
     return " ".join(f"{LETTERS[c]}{n}" for c, n in enumerate(counts) if n) or "nothing"
 
 
+_GEM_LETTERS: Final = dict(enumerate(LETTERS, start=1))
+"""The letter of each gem number (1 white ... 6 gold); any other number is written `?`."""
+
+
 def _gem_letter(gem: int) -> str:
-    return LETTERS[gem - 1] if 1 <= gem <= 6 else "?"
+    return _GEM_LETTERS.get(gem, "?")
 
 
 def card_text(comps: Components, card_id: int) -> str:
-    return comps.card(card_id).text if comps.has_card(card_id) else f"#{card_id}"
+    cards = comps.cards
+    card = cards[card_id] if 0 < card_id < len(cards) else None  # `comps.card`, looked up once
+    return card.text if card is not None else f"#{card_id}"
 
 
 def noble_text(comps: Components, noble_id: int) -> str:
@@ -105,43 +111,48 @@ def format_move(move: SplendorMove, state: State) -> str:
     check_bounds(state, move)
     comps = state.rules.components
     kind = move.WhichOneof("action")
-    if kind == "take_different":
-        gems = sorted(move.take_different.gems)
-        words = ["take", *(_gem_letter(g) for g in gems)]
-    elif kind == "take_same":
-        letter = _gem_letter(move.take_same.gem)
-        words = ["take", letter, letter]
-    elif kind == "reserve":
-        words = ["reserve", _place(move.reserve.level, move.reserve.slot)]
+    # The text is built directly, the most frequent moves first (a reveal follows most
+    # turns), each field read once.
+    if kind == "reveal_card":
+        reveal = move.reveal_card
+        text = f"reveal {_place(reveal.level, reveal.slot)} {card_text(comps, reveal.card)}"
+    elif kind == "take_different":
+        text = " ".join(["take", *[_gem_letter(g) for g in sorted(move.take_different.gems)]])
     elif kind == "buy":
         buy = move.buy
-        words = ["buy"]
-        if buy.level:
-            words.append(f"{buy.level}.{buy.slot}")
-        elif buy.reserved:
-            words.append(f"h{buy.reserved}")
-        if buy.card or len(words) == 1:
-            words.append(card_text(comps, buy.card))
+        level, reserved, card_id = buy.level, buy.reserved, buy.card
+        if level:
+            text = f"buy {level}.{buy.slot}"
+        elif reserved:
+            text = f"buy h{reserved}"
+        else:
+            text = "buy"
+        if card_id or not (level or reserved):
+            text += " " + card_text(comps, card_id)
         if buy.HasField("payment"):
-            words += ["pay", _letters(tokens_tuple(buy.payment), repeat=False)]
+            text += " pay " + _letters(tokens_tuple(buy.payment), repeat=False)
+    elif kind == "take_same":
+        letter = _gem_letter(move.take_same.gem)
+        text = f"take {letter} {letter}"
+    elif kind == "reserve":
+        reserve = move.reserve
+        text = "reserve " + _place(reserve.level, reserve.slot)
     elif kind == "pass":
-        words = ["pass"]
+        text = "pass"
     elif kind == "discard":
-        words = ["return", _letters(tokens_tuple(move.discard.tokens), repeat=True)]
+        text = "return " + _letters(tokens_tuple(move.discard.tokens), repeat=True)
     elif kind == "choose_noble":
-        words = ["noble", noble_text(comps, move.choose_noble.noble)]
-    elif kind == "reveal_card":
-        reveal = move.reveal_card
-        words = ["reveal", _place(reveal.level, reveal.slot), card_text(comps, reveal.card)]
+        text = "noble " + noble_text(comps, move.choose_noble.noble)
     elif kind == "reveal_noble":
-        words = ["reveal", "noble", noble_text(comps, move.reveal_noble.noble)]
+        text = "reveal noble " + noble_text(comps, move.reveal_noble.noble)
     else:
-        words = ["nothing"]
+        text = "nothing"
     if move.HasField("returned"):
-        words += ["return", _letters(tokens_tuple(move.returned), repeat=True)]
-    if move.noble:
-        words += ["noble", noble_text(comps, move.noble)]
-    return " ".join(words)
+        text += " return " + _letters(tokens_tuple(move.returned), repeat=True)
+    noble = move.noble
+    if noble:
+        text += " noble " + noble_text(comps, noble)
+    return text
 
 
 # ----------------------------------------------------------------------------------------

@@ -400,15 +400,21 @@ def check_bounds(state: State, move: SplendorMove) -> None:
             )
     elif kind == "reveal_card":
         reveal = move.reveal_card
-        _check_place(state, reveal.level, reveal.slot, 0)
+        level, slot = reveal.level, reveal.slot
+        if level > 3 or slot > SLOTS:  # the game's three levels (`_check_place` says which)
+            _check_place(state, level, slot, 0)
     elif kind == "buy":
         buy = move.buy
         if buy.HasField("payment"):
             _check_token_counts(state, buy.payment)
-        _check_place(state, buy.level, buy.slot, buy.reserved)
+        level, slot, reserved = buy.level, buy.slot, buy.reserved
+        if level > 3 or slot > SLOTS or reserved > RESERVE_LIMIT:
+            _check_place(state, level, slot, reserved)
     elif kind == "reserve":
         reserve = move.reserve
-        _check_place(state, reserve.level, reserve.slot, 0)
+        level, slot = reserve.level, reserve.slot
+        if level > 3 or slot > SLOTS:
+            _check_place(state, level, slot, 0)
     elif kind == "discard":
         _check_token_counts(state, move.discard.tokens)
 
@@ -546,7 +552,8 @@ def _take_different(state: State, gems: Sequence[int], bank: list[int], tokens: 
     """RULES.md §4A, E1: one token each of 3 different gem colours (fewer only when fewer
     colours are in the bank, unless `allow_take_fewer_anytime`)."""
     for gem in gems:
-        _check_gem(gem)
+        if not 1 <= gem <= 5:
+            _check_gem(gem)  # says which rule the gem breaks
     if len(set(gems)) != len(gems):
         raise IllegalMove(
             "TAKE_DIFFERENT_REPEATS",
@@ -673,27 +680,29 @@ def _buy(
     reserved = me.reserved
     refill = (0, 0)
     comps = state.rules.components
-    if buy.reserved and (buy.level or buy.slot):
+    # Each field read once (a message field costs a lookup per read).
+    at_level, at_slot, from_reserve, named = buy.level, buy.slot, buy.reserved, buy.card
+    if from_reserve and (at_level or at_slot):
         raise IllegalMove(
             "BUY_TWO_PLACES",
             "Name one place for the card you buy: a market slot (like 1.2) or one of your "
-            f"reserved cards (like h{buy.reserved}), not both.",
+            f"reserved cards (like h{from_reserve}), not both.",
         )
-    if buy.level:
-        card_id = _market_card(state, buy.level, buy.slot)
-        if buy.card and buy.card != card_id:
+    if at_level:
+        card_id = _market_card(state, at_level, at_slot)
+        if named and named != card_id:
             raise IllegalMove(
                 "BUY_CARD_MISMATCH",
-                f"Level {buy.level}, slot {buy.slot} holds {comps.card(card_id).text}, "
-                f"not {_card_text(state, buy.card)}.",
+                f"Level {at_level}, slot {at_slot} holds {comps.card(card_id).text}, "
+                f"not {_card_text(state, named)}.",
             )
-        row = list(market[buy.level - 1])
-        row[buy.slot - 1] = 0
-        market = _set_row(market, buy.level, tuple(row))
-        if state.decks[buy.level - 1]:
-            refill = (buy.level, buy.slot)
-    elif buy.reserved:
-        index = buy.reserved
+        row = list(market[at_level - 1])
+        row[at_slot - 1] = 0
+        market = _set_row(market, at_level, tuple(row))
+        if state.decks[at_level - 1]:
+            refill = (at_level, at_slot)
+    elif from_reserve:
+        index = from_reserve
         if not 1 <= index <= len(reserved):
             raise IllegalMove(
                 "NO_SUCH_RESERVE",
@@ -701,14 +710,14 @@ def _buy(
             )
         card_id, level, _blind = reserved[index - 1]
         if card_id:
-            if buy.card and buy.card != card_id:
+            if named and named != card_id:
                 raise IllegalMove(
                     "BUY_CARD_MISMATCH",
                     f"Your reserved card {index} is {comps.card(card_id).text}, "
-                    f"not {_card_text(state, buy.card)}.",
+                    f"not {_card_text(state, named)}.",
                 )
         else:
-            card_id = buy.card
+            card_id = named
             if not card_id:
                 raise IllegalMove(
                     "BUY_UNNAMED_CARD",
@@ -731,8 +740,8 @@ def _buy(
                 )
             unseen &= ~(1 << card_id)
         reserved = reserved[: index - 1] + reserved[index:]
-    elif buy.card:
-        card_id = buy.card
+    elif named:
+        card_id = named
         if not comps.has_card(card_id):
             raise IllegalMove("NO_SUCH_CARD", f"There is no card with id {card_id}.")
         for seat, other in enumerate(state.players):
@@ -921,7 +930,7 @@ def _nobles_and_end(
     passed: bool,
 ) -> State:
     """RULES.md §7: a noble visits if one qualifies (the player picks among several; at most
-    one per turn); then §8 / E7 end the turn."""
+    one per turn); then §8, E7, E11: the end-game check, then the next seat."""
     nobles = state.nobles
     qualifying = qualifying_nobles(state, player.bonuses) if nobles else []
     if chosen:
@@ -945,7 +954,39 @@ def _nobles_and_end(
         )
     if chosen:
         player, nobles = _visit(state, player, chosen)
-    return _end_turn(state, player, bank, market, decks, unseen, refill, deal, passed, nobles)
+    # The end of the turn, here rather than in a function of its own: it follows every
+    # turn, and a call passing the whole new state costs a tenth of `apply`.
+    rules = state.rules
+    seat = state.current
+    triggered = state.triggered or player.card_points + player.noble_points >= WINNING_POINTS
+    passes = state.passes + 1 if passed else 0
+    over = ONGOING
+    if triggered and seat == rules.last_seat:
+        over = COMPLETED
+    elif passes >= rules.players:
+        over = DEADLOCK
+    players = state.players
+    players = (*players[:seat], player, *players[seat + 1 :])
+    current = (seat + 1) % rules.players
+    return new_state(
+        rules,
+        bank,
+        market,
+        decks,
+        unseen,
+        nobles,
+        state.nobles_due,
+        players,
+        current,
+        ACTION,
+        refill,
+        deal,
+        triggered,
+        passes,
+        over,
+        False,
+        TERMINAL if over else CHANCE if refill[0] or deal else current,
+    )
 
 
 def _check_noble_choice(state: State, chosen: int, qualifying: list[int]) -> None:
@@ -981,52 +1022,6 @@ def _visit(state: State, player: Player, noble_id: int) -> tuple[Player, tuple[i
         player.noble_points + noble.points,
     )
     return player, tuple(n for n in state.nobles if n != noble_id)
-
-
-def _end_turn(
-    state: State,
-    player: Player,
-    bank: tuple[int, ...],
-    market: tuple[tuple[int, ...], ...],
-    decks: tuple[int, ...],
-    unseen: int,
-    refill: tuple[int, int],
-    deal: int,
-    passed: bool,
-    nobles: tuple[int, ...],
-) -> State:
-    """RULES.md §8, E7, E11: the end-game check, then the next seat."""
-    rules = state.rules
-    seat = state.current
-    triggered = state.triggered or player.card_points + player.noble_points >= WINNING_POINTS
-    passes = state.passes + 1 if passed else 0
-    over = ONGOING
-    if triggered and seat == rules.last_seat:
-        over = COMPLETED
-    elif passes >= rules.players:
-        over = DEADLOCK
-    players = state.players
-    players = (*players[:seat], player, *players[seat + 1 :])
-    current = (seat + 1) % rules.players
-    return new_state(
-        rules,
-        bank,
-        market,
-        decks,
-        unseen,
-        nobles,
-        state.nobles_due,
-        players,
-        current,
-        ACTION,
-        refill,
-        deal,
-        triggered,
-        passes,
-        over,
-        False,
-        TERMINAL if over else CHANCE if refill[0] or deal else current,
-    )
 
 
 def _build(
