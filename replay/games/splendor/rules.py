@@ -509,7 +509,8 @@ def apply(state: State, move: SplendorMove) -> State:
 
 
 def _action(state: State, move: SplendorMove, kind: str) -> State:
-    """RULES.md §3, §4: one action, then the end-of-turn steps."""
+    """RULES.md §3, §4: one action, then the end-of-turn steps (§3.2-§3.4: return tokens
+    above 10, noble visit, end-game check)."""
     seat = state.current
     me = state.players[seat]
     bank = list(state.bank)
@@ -545,7 +546,45 @@ def _action(state: State, move: SplendorMove, kind: str) -> State:
     player = new_player(
         tuple(tokens), bonuses, purchased, reserved, me.nobles, card_points, me.noble_points
     )
-    return _end_steps(state, move, player, tuple(bank), market, decks, unseen, refill, deal, passed)
+    # The end-of-turn steps follow every action, so they run here, not in a call of their own
+    # passing the whole new state (a tenth of `apply`).
+    total = sum(tokens)
+    returned = tokens_tuple(move.returned) if move.HasField("returned") else None
+    if returned is not None and not any(returned):
+        returned = None
+    if total > TOKEN_LIMIT:
+        if returned is None:
+            if move.noble:
+                raise IllegalMove(
+                    "NOBLE_BEFORE_DISCARD",
+                    f"You hold {total} tokens: return {total - TOKEN_LIMIT} before the noble "
+                    "visit.",
+                )
+            return _build(
+                state,
+                player,
+                tuple(bank),
+                market,
+                decks,
+                unseen,
+                refill,
+                deal,
+                DISCARD,
+                state.passes,
+                state.nobles,
+                passed,
+            )
+        player, new_bank = _return_tokens(player, tuple(bank), returned, total)
+    elif returned is not None:
+        raise IllegalMove(
+            "DISCARD_NOT_NEEDED",
+            f"Tokens are returned only to get down to 10 at the end of a turn; you hold {total}.",
+        )
+    else:
+        new_bank = tuple(bank)
+    return _nobles_and_end(
+        state, move.noble, player, new_bank, market, decks, unseen, refill, deal, passed
+    )
 
 
 def _take_different(state: State, gems: Sequence[int], bank: list[int], tokens: list[int]) -> None:
@@ -830,57 +869,6 @@ def _buys_unnamed_reserve(move: SplendorMove) -> bool:
     """A buy of a reserved card that names the card: only an unnamed blind reserve is bought
     that way in the listed moves (RULES.md §4C, E7)."""
     return move.HasField("buy") and bool(move.buy.reserved) and bool(move.buy.card)
-
-
-def _end_steps(
-    state: State,
-    move: SplendorMove,
-    player: Player,
-    bank: tuple[int, ...],
-    market: tuple[tuple[int, ...], ...],
-    decks: tuple[int, ...],
-    unseen: int,
-    refill: tuple[int, int],
-    deal: int,
-    passed: bool,
-) -> State:
-    """RULES.md §3.2-§3.4: return tokens above 10, noble visit, end-game check."""
-    total = sum(player.tokens)
-    has_return = move.HasField("returned")
-    returned = tokens_tuple(move.returned) if has_return else None
-    if returned is not None and not any(returned):
-        returned = None
-    if total > TOKEN_LIMIT:
-        if returned is None:
-            if move.noble:
-                raise IllegalMove(
-                    "NOBLE_BEFORE_DISCARD",
-                    f"You hold {total} tokens: return {total - TOKEN_LIMIT} before the noble "
-                    "visit.",
-                )
-            return _build(
-                state,
-                player,
-                bank,
-                market,
-                decks,
-                unseen,
-                refill,
-                deal,
-                DISCARD,
-                state.passes,
-                state.nobles,
-                passed,
-            )
-        player, bank = _return_tokens(player, bank, returned, total)
-    elif returned is not None:
-        raise IllegalMove(
-            "DISCARD_NOT_NEEDED",
-            f"Tokens are returned only to get down to 10 at the end of a turn; you hold {total}.",
-        )
-    return _nobles_and_end(
-        state, move.noble, player, bank, market, decks, unseen, refill, deal, passed
-    )
 
 
 def _return_tokens(
