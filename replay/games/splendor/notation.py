@@ -30,6 +30,7 @@ from replay.games.splendor.rules import (
     canonical_payment,
     check_bounds,
     gem_value,
+    gem_values,
     legal_moves,
     need_of,
     pass_move,
@@ -363,9 +364,9 @@ def _parse_take(head: list[str], text: str) -> SplendorMove:
         move = SplendorMove()
         move.take_same.gem = gem_value(taken[0] + 1)
         return move
-    if taken and all(counts[c] == 1 for c in taken):
+    if taken and max(counts) == 1:  # one token of each colour named
         move = SplendorMove()
-        move.take_different.gems.extend([gem_value(c + 1) for c in taken])
+        move.take_different.gems.extend(gem_values(c + 1 for c in taken))
         return move
     raise NotationError(
         "Take names up to 3 different colours (`take w u g`) or 2 of one colour (`take r r`).",

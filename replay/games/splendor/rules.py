@@ -15,7 +15,7 @@ legal moves (it checks the move it is given), so folding stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Final, cast
@@ -256,6 +256,11 @@ def _who(
 def gem_value(index: int) -> SplendorGem.ValueType:
     """The SplendorGem enum value of a 1-based gem number (1 white ... 6 gold)."""
     return cast("SplendorGem.ValueType", index)
+
+
+def gem_values(numbers: Iterable[int]) -> list[SplendorGem.ValueType]:
+    """The SplendorGem enum values of 1-based gem numbers (`gem_value` of each)."""
+    return cast("list[SplendorGem.ValueType]", list(numbers))
 
 
 def pass_move() -> SplendorMove:
