@@ -57,3 +57,37 @@ def test_only_slotted_dataclasses_are_accepted() -> None:
         replacer(Unslotted)
     with pytest.raises(TypeError):
         maker(int)
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Derived(Base):
+    label: str
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True)
+class Referable:
+    count: int
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"), [(Sample, (3, ("x",), True)), (Derived, (1, "a")), (Referable, (2,))]
+)
+def test_made_values_are_the_class_itself_whatever_its_layout(
+    cls: type[object], values: tuple[object, ...]
+) -> None:
+    """A class a twin can match (Sample) and ones it cannot (a slotted base, a weak
+    reference slot) are all made as the class's own constructor makes them."""
+    make_one = maker(cls)
+    # The twin store is the fast path where the layout allows it, the descriptors elsewhere.
+    assert ("_twin" in make_one.__globals__) == (cls is Sample)
+    made = make_one(*values)
+    assert type(made) is cls
+    assert made == cls(*values)
+    assert hash(made) == hash(cls(*values))
+    with pytest.raises(FrozenInstanceError):
+        made.count = 9  # type: ignore[attr-defined]

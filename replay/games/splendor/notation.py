@@ -30,23 +30,15 @@ from replay.games.splendor.rules import (
     canonical_payment,
     check_bounds,
     gem_value,
+    gem_values,
     legal_moves,
     need_of,
     pass_move,
-    tokens_message,
+    reveal_card_move,
+    set_tokens,
     tokens_tuple,
 )
-from tablelog.v1.splendor_pb2 import (
-    SplendorBuy,
-    SplendorDiscard,
-    SplendorMove,
-    SplendorNobleChoice,
-    SplendorReserve,
-    SplendorRevealCard,
-    SplendorRevealNoble,
-    SplendorTakeDifferent,
-    SplendorTakeSame,
-)
+from tablelog.v1.splendor_pb2 import SplendorBuy, SplendorMove
 
 GEM_WORDS: Final = {
     "w": 0, "white": 0, "diamond": 0, "diamonds": 0,
@@ -76,6 +68,7 @@ _COUNT_FIRST = re.compile(r"^(\d{1,2})([wugrky])$")
 _LETTERS = re.compile(r"^(?:[wugrky]\d{0,2})+$")
 _LETTER_ITEM = re.compile(r"([wugrky])(\d{0,2})")
 _CARD = re.compile(r"^([123])([wugrk])(\d):((?:[wugrk]\d)*)$")
+_COST_ITEM = re.compile(r"([wugrk])(\d)")
 _PLACE = re.compile(r"^([123])[.\-/]?(deck|d|[1-9])$")
 _HAND = re.compile(r"^h([1-9]?)$")
 _CARD_ID = re.compile(r"^#(\d{1,5})$")
@@ -91,12 +84,18 @@ def _letters(counts: tuple[int, ...], repeat: bool) -> str:
     return " ".join(f"{LETTERS[c]}{n}" for c, n in enumerate(counts) if n) or "nothing"
 
 
+_GEM_LETTERS: Final = dict(enumerate(LETTERS, start=1))
+"""The letter of each gem number (1 white ... 6 gold); any other number is written `?`."""
+
+
 def _gem_letter(gem: int) -> str:
-    return LETTERS[gem - 1] if 1 <= gem <= 6 else "?"
+    return _GEM_LETTERS.get(gem, "?")
 
 
 def card_text(comps: Components, card_id: int) -> str:
-    return comps.card(card_id).text if comps.has_card(card_id) else f"#{card_id}"
+    cards = comps.cards
+    card = cards[card_id] if 0 < card_id < len(cards) else None  # `comps.card`, looked up once
+    return card.text if card is not None else f"#{card_id}"
 
 
 def noble_text(comps: Components, noble_id: int) -> str:
@@ -113,43 +112,48 @@ def format_move(move: SplendorMove, state: State) -> str:
     check_bounds(state, move)
     comps = state.rules.components
     kind = move.WhichOneof("action")
-    if kind == "take_different":
-        gems = sorted(move.take_different.gems)
-        words = ["take", *(_gem_letter(g) for g in gems)]
-    elif kind == "take_same":
-        letter = _gem_letter(move.take_same.gem)
-        words = ["take", letter, letter]
-    elif kind == "reserve":
-        words = ["reserve", _place(move.reserve.level, move.reserve.slot)]
+    # The text is built directly, the most frequent moves first (a reveal follows most
+    # turns), each field read once.
+    if kind == "reveal_card":
+        reveal = move.reveal_card
+        text = f"reveal {_place(reveal.level, reveal.slot)} {card_text(comps, reveal.card)}"
+    elif kind == "take_different":
+        text = " ".join(["take", *[_gem_letter(g) for g in sorted(move.take_different.gems)]])
     elif kind == "buy":
         buy = move.buy
-        words = ["buy"]
-        if buy.level:
-            words.append(f"{buy.level}.{buy.slot}")
-        elif buy.reserved:
-            words.append(f"h{buy.reserved}")
-        if buy.card or len(words) == 1:
-            words.append(card_text(comps, buy.card))
+        level, reserved, card_id = buy.level, buy.reserved, buy.card
+        if level:
+            text = f"buy {level}.{buy.slot}"
+        elif reserved:
+            text = f"buy h{reserved}"
+        else:
+            text = "buy"
+        if card_id or not (level or reserved):
+            text += " " + card_text(comps, card_id)
         if buy.HasField("payment"):
-            words += ["pay", _letters(tokens_tuple(buy.payment), repeat=False)]
+            text += " pay " + _letters(tokens_tuple(buy.payment), repeat=False)
+    elif kind == "take_same":
+        letter = _gem_letter(move.take_same.gem)
+        text = f"take {letter} {letter}"
+    elif kind == "reserve":
+        reserve = move.reserve
+        text = "reserve " + _place(reserve.level, reserve.slot)
     elif kind == "pass":
-        words = ["pass"]
+        text = "pass"
     elif kind == "discard":
-        words = ["return", _letters(tokens_tuple(move.discard.tokens), repeat=True)]
+        text = "return " + _letters(tokens_tuple(move.discard.tokens), repeat=True)
     elif kind == "choose_noble":
-        words = ["noble", noble_text(comps, move.choose_noble.noble)]
-    elif kind == "reveal_card":
-        reveal = move.reveal_card
-        words = ["reveal", _place(reveal.level, reveal.slot), card_text(comps, reveal.card)]
+        text = "noble " + noble_text(comps, move.choose_noble.noble)
     elif kind == "reveal_noble":
-        words = ["reveal", "noble", noble_text(comps, move.reveal_noble.noble)]
+        text = "reveal noble " + noble_text(comps, move.reveal_noble.noble)
     else:
-        words = ["nothing"]
+        text = "nothing"
     if move.HasField("returned"):
-        words += ["return", _letters(tokens_tuple(move.returned), repeat=True)]
-    if move.noble:
-        words += ["noble", noble_text(comps, move.noble)]
-    return " ".join(words)
+        text += " return " + _letters(tokens_tuple(move.returned), repeat=True)
+    noble = move.noble
+    if noble:
+        text += " noble " + noble_text(comps, noble)
+    return text
 
 
 # ----------------------------------------------------------------------------------------
@@ -181,6 +185,12 @@ def _counts(words: list[str], text: str) -> list[int]:
 
 def _card(word: str, comps: Components, text: str) -> int | None:
     """A card named as printed (`2g1:w2u3r3`, costs in any order) or by id (`#57`)."""
+    # Most cards are named as printed, which is how records write them: every printed name
+    # reads back as its own card below (one digit per count, costs in gem order), so the
+    # table answers first and only other spellings are taken apart.
+    printed = comps.by_text.get(word)
+    if printed is not None:
+        return printed
     match = _CARD_ID.match(word)
     if match:
         card_id = int(match.group(1))
@@ -191,7 +201,7 @@ def _card(word: str, comps: Components, text: str) -> int | None:
     if not match:
         return None
     cost = [0] * 5
-    for letter, number in re.findall(r"([wugrk])(\d)", match.group(4)):
+    for letter, number in _COST_ITEM.findall(match.group(4)):
         cost[LETTERS.index(letter)] += int(number)
     name = f"{match.group(1)}{match.group(2)}{match.group(3)}:{cost_text(tuple(cost))}"
     found = comps.by_text.get(name)
@@ -246,14 +256,17 @@ def _split(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 
 _COLON: Final = re.compile(r"\s*:\s*")
 _COST_PART: Final = re.compile(r"(:[wugrk0-9]*[0-9])\s+([wugrk][0-9])")
+_SEPARATED_CARD: Final = re.compile(r"\s:|:\s|:[wugrk0-9]*[0-9]\s+[wugrk][0-9]")
+"""Where `_COLON` or `_COST_PART` would change the text: a space beside a colon, or
+between the parts of a cost."""
 
 
 def _joined_cards(text: str) -> str:
     """A card name typed with separators inside it, which the notation ignores
     (`1w0 : u1, g1, r1, k1` is `1w0:u1g1r1k1`): the spaces around its colon and between
     the parts of its cost removed, so that a card is one word again."""
-    if ":" not in text:  # no card named by its cost (most moves): nothing to join
-        return text
+    if ":" not in text or not _SEPARATED_CARD.search(text):
+        return text  # no card named by its cost, or each written as one word (as records do)
     text = _COLON.sub(":", text)
     while (joined := _COST_PART.sub(r"\1\2", text)) != text:
         text = joined
@@ -294,12 +307,13 @@ def _read_move(text: str, state: State) -> SplendorMove:
     if verb == "reveal":
         return _parse_reveal(words[1:], state, text)
     if verb == "noble" and state.who == CHANCE:
-        return SplendorMove(reveal_noble=SplendorRevealNoble(noble=_noble(words[1:], state, text)))
+        return _reveal_noble_move(_noble(words[1:], state, text))
     if verb == "return":
         head, tails = _split(words[1:])
         if "pay" in tails or "return" in tails:
             raise NotationError("A return of tokens takes only a `noble` tail.", text)
-        move = SplendorMove(discard=SplendorDiscard(tokens=tokens_message(_counts(head, text))))
+        move = SplendorMove()
+        set_tokens(move.discard.tokens, _counts(head, text))
         if "noble" in tails:
             move.noble = _noble(tails["noble"], state, text)
         return move
@@ -317,13 +331,29 @@ def _read_move(text: str, state: State) -> SplendorMove:
     else:  # verb == "noble": the choice among several qualifying nobles
         if tails:
             raise NotationError("A noble choice takes no tails.", text)
-        return SplendorMove(choose_noble=SplendorNobleChoice(noble=_noble(head, state, text)))
+        move = SplendorMove()
+        move.choose_noble.noble = _noble(head, state, text)
+        return move
     if "pay" in tails:
         raise NotationError("Only a purchase has a `pay` tail.", text)
     if "return" in tails:
-        move.returned.CopyFrom(tokens_message(_counts(tails["return"], text)))
+        set_tokens(move.returned, _counts(tails["return"], text))
     if "noble" in tails:
         move.noble = _noble(tails["noble"], state, text)
+    return move
+
+
+def _reserve_move(level: int, slot: int) -> SplendorMove:
+    move = SplendorMove()
+    reserve = move.reserve
+    reserve.level = level
+    reserve.slot = slot
+    return move
+
+
+def _reveal_noble_move(noble_id: int) -> SplendorMove:
+    move = SplendorMove()
+    move.reveal_noble.noble = noble_id
     return move
 
 
@@ -331,11 +361,13 @@ def _parse_take(head: list[str], text: str) -> SplendorMove:
     counts = _counts(head, text)
     taken = [c for c in range(6) if counts[c]]
     if len(taken) == 1 and counts[taken[0]] == 2:
-        return SplendorMove(take_same=SplendorTakeSame(gem=gem_value(taken[0] + 1)))
-    if taken and all(counts[c] == 1 for c in taken):
-        return SplendorMove(
-            take_different=SplendorTakeDifferent(gems=[gem_value(c + 1) for c in taken])
-        )
+        move = SplendorMove()
+        move.take_same.gem = gem_value(taken[0] + 1)
+        return move
+    if taken and max(counts) == 1:  # one token of each colour named
+        move = SplendorMove()
+        move.take_different.gems.extend(gem_values(c + 1 for c in taken))
+        return move
     raise NotationError(
         "Take names up to 3 different colours (`take w u g`) or 2 of one colour (`take r r`).",
         text,
@@ -353,7 +385,7 @@ def _parse_reserve(head: list[str], state: State, text: str) -> SplendorMove:
         slot = 0 if where in ("deck", "d") else int(where)
         if slot > SLOTS:
             raise NotationError(f"Market slots are 1 to {SLOTS}.", text)
-        return SplendorMove(reserve=SplendorReserve(level=level, slot=slot))
+        return _reserve_move(level, slot)
     if word in ("1", "2", "3"):
         level = int(word)
         candidates = [
@@ -367,7 +399,7 @@ def _parse_reserve(head: list[str], state: State, text: str) -> SplendorMove:
         raise NotationError(f"{word!r} is not a card place (e.g. `2.3` or `2.deck`).", text)
     for lv, row in enumerate(state.market):
         if card_id in row:
-            return SplendorMove(reserve=SplendorReserve(level=lv + 1, slot=row.index(card_id) + 1))
+            return _reserve_move(lv + 1, row.index(card_id) + 1)
     raise NotationError(f"{word} is not in the market.", text)
 
 
@@ -375,27 +407,32 @@ def _parse_buy(head: list[str], pay: list[str] | None, state: State, text: str) 
     comps = state.rules.components
     if not 1 <= len(head) <= 2:
         raise NotationError("Buy one card: `buy 1.4` or `buy h2`.", text)
-    buy = SplendorBuy()
+    move = SplendorMove()
+    buy = move.buy
+    buy.SetInParent()
     me = state.players[state.current]
-    named = _card(head[-1], comps, text) if len(head) == 2 or not _place_word(head[0]) else None
+    first = head[0]
+    market_place = _PLACE.match(first)  # each pattern tried once: `_place_word`, spelled out
+    hand = None if market_place else _HAND.match(first)
+    is_place = market_place is not None or hand is not None
+    named = _card(head[-1], comps, text) if len(head) == 2 or not is_place else None
     if len(head) == 2 and named is None:
         raise NotationError(f"{head[-1]!r} is not a card (e.g. `2g1:w2u3r3`).", text)
-    place = head[0] if _place_word(head[0]) else None
-    if place is None and named is None:
-        raise NotationError(f"{head[0]!r} is not a card or a card place (e.g. `1.4`).", text)
-    if place is None and len(head) == 2:
-        raise NotationError(f"{head[0]!r} is not a card place (e.g. `1.4` or `h2`).", text)
-    if place is not None:
-        match = _PLACE.match(place)
-        if match:
-            if match.group(2) in ("deck", "d"):
+    if not is_place and named is None:
+        raise NotationError(f"{first!r} is not a card or a card place (e.g. `1.4`).", text)
+    if not is_place and len(head) == 2:
+        raise NotationError(f"{first!r} is not a card place (e.g. `1.4` or `h2`).", text)
+    if is_place:
+        if market_place:
+            where = market_place.group(2)
+            if where in ("deck", "d"):
                 raise NotationError("Only face-up or reserved cards can be bought.", text)
-            buy.level = int(match.group(1))
-            buy.slot = int(match.group(2))
-            if buy.slot > SLOTS:
+            slot = int(where)
+            buy.level = int(market_place.group(1))
+            buy.slot = slot
+            if slot > SLOTS:
                 raise NotationError(f"Market slots are 1 to {SLOTS}.", text)
         else:
-            hand = _HAND.match(place)
             assert hand is not None
             if hand.group(1):
                 buy.reserved = int(hand.group(1))
@@ -412,9 +449,9 @@ def _parse_buy(head: list[str], pay: list[str] | None, state: State, text: str) 
     elif named is not None:
         _locate(buy, named, state)
     if pay is not None:
-        buy.payment.CopyFrom(tokens_message(_counts(pay, text)))
+        set_tokens(buy.payment, _counts(pay, text))
         _drop_canonical_payment(buy, state)
-    return SplendorMove(buy=buy)
+    return move
 
 
 def _place_word(word: str) -> bool:
@@ -461,7 +498,7 @@ def _drop_canonical_payment(buy: SplendorBuy, state: State) -> None:
 def _parse_reveal(args: list[str], state: State, text: str) -> SplendorMove:
     comps = state.rules.components
     if args and args[0] == "noble":
-        return SplendorMove(reveal_noble=SplendorRevealNoble(noble=_noble(args[1:], state, text)))
+        return _reveal_noble_move(_noble(args[1:], state, text))
     if len(args) == 1:
         card_id = _card(args[0], comps, text)
         if card_id is None:
@@ -478,9 +515,7 @@ def _parse_reveal(args: list[str], state: State, text: str) -> SplendorMove:
     card_id = _card(args[1], comps, text)
     if card_id is None:
         raise NotationError(f"{args[1]!r} is not a card (e.g. `2g1:w2u3r3`).", text)
-    return SplendorMove(
-        reveal_card=SplendorRevealCard(level=int(match.group(1)), slot=slot, card=card_id)
-    )
+    return reveal_card_move(int(match.group(1)), slot, card_id)
 
 
 def _reveal_shortcut(card_id: int, state: State, text: str) -> SplendorMove:
@@ -489,18 +524,16 @@ def _reveal_shortcut(card_id: int, state: State, text: str) -> SplendorMove:
     if state.who == CHANCE:
         if not state.unseen >> card_id & 1:
             # Wherever it would go, the rules refuse a card already seen and say where it is.
-            return SplendorMove(reveal_card=SplendorRevealCard(level=level, slot=1, card=card_id))
+            return reveal_card_move(level, 1, card_id)
         if state.deal:
-            return SplendorMove(reveal_card=SplendorRevealCard(level=level, slot=0, card=card_id))
+            return reveal_card_move(level, 0, card_id)
         if state.refill[0]:
             lv, slot = state.refill
-            return SplendorMove(reveal_card=SplendorRevealCard(level=lv, slot=slot, card=card_id))
+            return reveal_card_move(lv, slot, card_id)
         row = state.market[level - 1]
         for s in range(SLOTS):
             if not row[s]:
-                return SplendorMove(
-                    reveal_card=SplendorRevealCard(level=level, slot=s + 1, card=card_id)
-                )
+                return reveal_card_move(level, s + 1, card_id)
     raise NotationError(
         "A card alone is a reveal, and the table has no card to reveal there now.", text
     )

@@ -15,12 +15,12 @@ legal moves (it checks the move it is given), so folding stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Final, cast
 
-from replay.copying import replacer
+from replay.copying import maker, replacer
 from replay.core import (
     CHANCE,
     DEALT,
@@ -149,6 +149,11 @@ class State:
 replace: Final = replacer(State)
 """A copy of a state with some fields changed (`replay.copying`: state copies dominate
 folding)."""
+new_state: Final = maker(State)
+"""`State(*fields)` stored slot by slot (`replay.copying`): every move builds a state, and
+the frozen `__init__` was a fifth of `apply`."""
+new_player: Final = maker(Player)
+"""`Player(*fields)` stored slot by slot: most moves change the player who moves."""
 
 
 # ----------------------------------------------------------------------------------------
@@ -237,8 +242,10 @@ def _who(
         return TERMINAL
     if refill[0] or deal or nobles_due:
         return CHANCE
-    if setup and any(decks[lv] and not all(market[lv]) for lv in range(3)):
-        return CHANCE
+    if setup:  # RULES.md §2.1: the layout is complete when no row with a deck has a gap
+        for level in range(3):
+            if decks[level] and not all(market[level]):
+                return CHANCE
     return current
 
 
@@ -249,6 +256,11 @@ def _who(
 def gem_value(index: int) -> SplendorGem.ValueType:
     """The SplendorGem enum value of a 1-based gem number (1 white ... 6 gold)."""
     return cast("SplendorGem.ValueType", index)
+
+
+def gem_values(numbers: Iterable[int]) -> list[SplendorGem.ValueType]:
+    """The SplendorGem enum values of 1-based gem numbers (`gem_value` of each)."""
+    return cast("list[SplendorGem.ValueType]", list(numbers))
 
 
 def pass_move() -> SplendorMove:
@@ -267,6 +279,37 @@ def tokens_message(counts: tuple[int, ...] | list[int]) -> SplendorTokens:
         if count:
             setattr(message, name, count)
     return message
+
+
+def set_tokens(message: SplendorTokens, counts: Sequence[int]) -> None:
+    """Store `counts` (white ... gold) in `message`, a token field of a move: the field is
+    set even when every count is zero (as `CopyFrom(tokens_message(counts))` sets it)."""
+    message.SetInParent()
+    white, blue, green, red, black, gold = counts
+    # Only the non-zero counts, as `tokens_message` stores them.
+    if white:
+        message.white = white
+    if blue:
+        message.blue = blue
+    if green:
+        message.green = green
+    if red:
+        message.red = red
+    if black:
+        message.black = black
+    if gold:
+        message.gold = gold
+
+
+def reveal_card_move(level: int, slot: int, card_id: int) -> SplendorMove:
+    """The table turns up `card_id` into (level, slot); slot 0 deals a blind reserve."""
+    # Fields set in place: building the nested messages by keyword costs twice as much.
+    move = SplendorMove()
+    reveal = move.reveal_card
+    reveal.level = level
+    reveal.slot = slot
+    reveal.card = card_id
+    return move
 
 
 def counts_text(counts: tuple[int, ...] | list[int]) -> str:
@@ -342,64 +385,74 @@ def qualifying_nobles(state: State, bonuses: tuple[int, ...]) -> list[int]:
 # apply
 
 
-_BOUNDED_ACTIONS: Final = frozenset({"discard", "buy", "take_different", "reserve", "reveal_card"})
-"""The actions with a count or a place to bound (besides a `returned` tail, any action)."""
-
-
 def check_bounds(state: State, move: SplendorMove) -> None:
     """RULES.md §1, §3-§4: every count and index of `move` within what the game's components
     allow (no more tokens of a colour than the game has, at most the five gem colours, a
     level 0-3, a slot 0-4, a reserved position 0-3), checked before the move is formatted,
     so no field value makes that unbounded work (one letter is written per token)."""
-    # Only the parts the move sets are looked at: a part it does not set reads as zeros,
-    # within every bound (this runs twice per move read, in parse and in format).
+    # Only the parts the move sets are looked at, each read once: a part it does not set
+    # reads as zeros, within every bound (this runs twice per move read, in parse and in
+    # format). The checks run in a fixed order: the `returned` tail, the action's tokens,
+    # its colours, its places.
     kind = move.WhichOneof("action")
-    returns = move.HasField("returned")
-    if not returns and kind not in _BOUNDED_ACTIONS:
-        return
-    counted = [move.returned] if returns else []
-    if kind == "discard":
-        counted.append(move.discard.tokens)
-    elif kind == "buy":
-        counted.append(move.buy.payment)
-    if counted:
-        limits = (*(state.rules.gems_per_colour,) * len(GEMS), GOLD_TOKENS)
-        for tokens in counted:
-            counts = tokens_tuple(tokens)
-            for colour, (count, limit) in enumerate(zip(counts, limits, strict=True)):
-                if count > limit:
-                    raise IllegalMove(
-                        "TOO_MANY_TOKENS",
-                        f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
-                        f"{clip(str(count), 12)}.",
-                    )
-    if kind == "take_different" and len(move.take_different.gems) > len(GEMS):
-        raise IllegalMove(
-            "TAKE_DIFFERENT_COUNT",
-            f"Take 1 to 3 different colours, not {len(move.take_different.gems)}.",
-        )
-    if kind not in ("reserve", "buy", "reveal_card"):  # the moves that name a place
-        return
-    levels = len(state.rules.components.levels)
-    places: tuple[tuple[str, int, int], ...] = ()
-    if kind == "reserve":
-        places = (("level", move.reserve.level, levels), ("slot", move.reserve.slot, SLOTS))
-    elif kind == "buy":
-        places = (
-            ("level", move.buy.level, levels),
-            ("slot", move.buy.slot, SLOTS),
-            ("reserved card", move.buy.reserved, RESERVE_LIMIT),
-        )
-    elif kind == "reveal_card":
-        places = (
-            ("level", move.reveal_card.level, levels),
-            ("slot", move.reveal_card.slot, SLOTS),
-        )
-    for what, value, high in places:
-        if value > high:
+    if move.HasField("returned"):
+        _check_token_counts(state, move.returned)
+    if kind == "take_different":
+        if len(move.take_different.gems) > len(GEMS):
             raise IllegalMove(
-                "NO_SUCH_PLACE", f"There is no {what} {value}: the highest is {high}."
+                "TAKE_DIFFERENT_COUNT",
+                f"Take 1 to 3 different colours, not {len(move.take_different.gems)}.",
             )
+    elif kind == "reveal_card":
+        reveal = move.reveal_card
+        level, slot = reveal.level, reveal.slot
+        if level > 3 or slot > SLOTS:  # the game's three levels (`_check_place` says which)
+            _check_place(state, level, slot, 0)
+    elif kind == "buy":
+        buy = move.buy
+        if buy.HasField("payment"):
+            _check_token_counts(state, buy.payment)
+        level, slot, reserved = buy.level, buy.slot, buy.reserved
+        if level > 3 or slot > SLOTS or reserved > RESERVE_LIMIT:
+            _check_place(state, level, slot, reserved)
+    elif kind == "reserve":
+        reserve = move.reserve
+        level, slot = reserve.level, reserve.slot
+        if level > 3 or slot > SLOTS:
+            _check_place(state, level, slot, 0)
+    elif kind == "discard":
+        _check_token_counts(state, move.discard.tokens)
+
+
+def _check_token_counts(state: State, tokens: SplendorTokens) -> None:
+    """RULES.md §1-§2: no more tokens of a colour than the game has."""
+    counts = tokens_tuple(tokens)
+    per_gem = state.rules.gems_per_colour
+    if max(counts[:GOLD]) <= per_gem and counts[GOLD] <= GOLD_TOKENS:
+        return
+    for colour, count in enumerate(counts):
+        limit = GOLD_TOKENS if colour == GOLD else per_gem
+        if count > limit:
+            raise IllegalMove(
+                "TOO_MANY_TOKENS",
+                f"This game has {limit} {COLOURS[colour]} tokens; a move cannot name "
+                f"{clip(str(count), 12)}.",
+            )
+
+
+def _check_place(state: State, level: int, slot: int, reserved: int) -> None:
+    """RULES.md §1, §3.1, §4C: a level among the game's decks, a market slot, a reserved
+    position within the reserve limit (0 for a part the move does not name)."""
+    levels = len(state.rules.components.levels)
+    if level > levels:
+        raise IllegalMove("NO_SUCH_PLACE", f"There is no level {level}: the highest is {levels}.")
+    if slot > SLOTS:
+        raise IllegalMove("NO_SUCH_PLACE", f"There is no slot {slot}: the highest is {SLOTS}.")
+    if reserved > RESERVE_LIMIT:
+        raise IllegalMove(
+            "NO_SUCH_PLACE",
+            f"There is no reserved card {reserved}: the highest is {RESERVE_LIMIT}.",
+        )
 
 
 def apply(state: State, move: SplendorMove) -> State:
@@ -461,7 +514,8 @@ def apply(state: State, move: SplendorMove) -> State:
 
 
 def _action(state: State, move: SplendorMove, kind: str) -> State:
-    """RULES.md §3, §4: one action, then the end-of-turn steps."""
+    """RULES.md §3, §4: one action, then the end-of-turn steps (§3.2-§3.4: return tokens
+    above 10, noble visit, end-game check)."""
     seat = state.current
     me = state.players[seat]
     bank = list(state.bank)
@@ -477,7 +531,7 @@ def _action(state: State, move: SplendorMove, kind: str) -> State:
     deal = 0
     passed = False
     if kind == "take_different":
-        _take_different(state, list(move.take_different.gems), bank, tokens)
+        _take_different(state, move.take_different.gems[:], bank, tokens)
     elif kind == "take_same":
         _take_same(move.take_same.gem, bank, tokens)
     elif kind == "reserve":
@@ -494,17 +548,56 @@ def _action(state: State, move: SplendorMove, kind: str) -> State:
         passed = True
     else:  # pragma: no cover - every oneof member is handled above
         raise IllegalMove("NO_ACTION", f"Unknown action {kind}.")
-    player = Player(
+    player = new_player(
         tuple(tokens), bonuses, purchased, reserved, me.nobles, card_points, me.noble_points
     )
-    return _end_steps(state, move, player, tuple(bank), market, decks, unseen, refill, deal, passed)
+    # The end-of-turn steps follow every action, so they run here, not in a call of their own
+    # passing the whole new state (a tenth of `apply`).
+    total = sum(tokens)
+    returned = tokens_tuple(move.returned) if move.HasField("returned") else None
+    if returned is not None and not any(returned):
+        returned = None
+    if total > TOKEN_LIMIT:
+        if returned is None:
+            if move.noble:
+                raise IllegalMove(
+                    "NOBLE_BEFORE_DISCARD",
+                    f"You hold {total} tokens: return {total - TOKEN_LIMIT} before the noble "
+                    "visit.",
+                )
+            return _build(
+                state,
+                player,
+                tuple(bank),
+                market,
+                decks,
+                unseen,
+                refill,
+                deal,
+                DISCARD,
+                state.passes,
+                state.nobles,
+                passed,
+            )
+        player, new_bank = _return_tokens(player, tuple(bank), returned, total)
+    elif returned is not None:
+        raise IllegalMove(
+            "DISCARD_NOT_NEEDED",
+            f"Tokens are returned only to get down to 10 at the end of a turn; you hold {total}.",
+        )
+    else:
+        new_bank = tuple(bank)
+    return _nobles_and_end(
+        state, move.noble, player, new_bank, market, decks, unseen, refill, deal, passed
+    )
 
 
-def _take_different(state: State, gems: list[int], bank: list[int], tokens: list[int]) -> None:
+def _take_different(state: State, gems: Sequence[int], bank: list[int], tokens: list[int]) -> None:
     """RULES.md §4A, E1: one token each of 3 different gem colours (fewer only when fewer
     colours are in the bank, unless `allow_take_fewer_anytime`)."""
     for gem in gems:
-        _check_gem(gem)
+        if not 1 <= gem <= 5:
+            _check_gem(gem)  # says which rule the gem breaks
     if len(set(gems)) != len(gems):
         raise IllegalMove(
             "TAKE_DIFFERENT_REPEATS",
@@ -631,27 +724,29 @@ def _buy(
     reserved = me.reserved
     refill = (0, 0)
     comps = state.rules.components
-    if buy.reserved and (buy.level or buy.slot):
+    # Each field read once (a message field costs a lookup per read).
+    at_level, at_slot, from_reserve, named = buy.level, buy.slot, buy.reserved, buy.card
+    if from_reserve and (at_level or at_slot):
         raise IllegalMove(
             "BUY_TWO_PLACES",
             "Name one place for the card you buy: a market slot (like 1.2) or one of your "
-            f"reserved cards (like h{buy.reserved}), not both.",
+            f"reserved cards (like h{from_reserve}), not both.",
         )
-    if buy.level:
-        card_id = _market_card(state, buy.level, buy.slot)
-        if buy.card and buy.card != card_id:
+    if at_level:
+        card_id = _market_card(state, at_level, at_slot)
+        if named and named != card_id:
             raise IllegalMove(
                 "BUY_CARD_MISMATCH",
-                f"Level {buy.level}, slot {buy.slot} holds {comps.card(card_id).text}, "
-                f"not {_card_text(state, buy.card)}.",
+                f"Level {at_level}, slot {at_slot} holds {comps.card(card_id).text}, "
+                f"not {_card_text(state, named)}.",
             )
-        row = list(market[buy.level - 1])
-        row[buy.slot - 1] = 0
-        market = _set_row(market, buy.level, tuple(row))
-        if state.decks[buy.level - 1]:
-            refill = (buy.level, buy.slot)
-    elif buy.reserved:
-        index = buy.reserved
+        row = list(market[at_level - 1])
+        row[at_slot - 1] = 0
+        market = _set_row(market, at_level, tuple(row))
+        if state.decks[at_level - 1]:
+            refill = (at_level, at_slot)
+    elif from_reserve:
+        index = from_reserve
         if not 1 <= index <= len(reserved):
             raise IllegalMove(
                 "NO_SUCH_RESERVE",
@@ -659,14 +754,14 @@ def _buy(
             )
         card_id, level, _blind = reserved[index - 1]
         if card_id:
-            if buy.card and buy.card != card_id:
+            if named and named != card_id:
                 raise IllegalMove(
                     "BUY_CARD_MISMATCH",
                     f"Your reserved card {index} is {comps.card(card_id).text}, "
-                    f"not {_card_text(state, buy.card)}.",
+                    f"not {_card_text(state, named)}.",
                 )
         else:
-            card_id = buy.card
+            card_id = named
             if not card_id:
                 raise IllegalMove(
                     "BUY_UNNAMED_CARD",
@@ -689,8 +784,8 @@ def _buy(
                 )
             unseen &= ~(1 << card_id)
         reserved = reserved[: index - 1] + reserved[index:]
-    elif buy.card:
-        card_id = buy.card
+    elif named:
+        card_id = named
         if not comps.has_card(card_id):
             raise IllegalMove("NO_SUCH_CARD", f"There is no card with id {card_id}.")
         for seat, other in enumerate(state.players):
@@ -781,57 +876,6 @@ def _buys_unnamed_reserve(move: SplendorMove) -> bool:
     return move.HasField("buy") and bool(move.buy.reserved) and bool(move.buy.card)
 
 
-def _end_steps(
-    state: State,
-    move: SplendorMove,
-    player: Player,
-    bank: tuple[int, ...],
-    market: tuple[tuple[int, ...], ...],
-    decks: tuple[int, ...],
-    unseen: int,
-    refill: tuple[int, int],
-    deal: int,
-    passed: bool,
-) -> State:
-    """RULES.md §3.2-§3.4: return tokens above 10, noble visit, end-game check."""
-    total = sum(player.tokens)
-    has_return = move.HasField("returned")
-    returned = tokens_tuple(move.returned) if has_return else None
-    if returned is not None and not any(returned):
-        returned = None
-    if total > TOKEN_LIMIT:
-        if returned is None:
-            if move.noble:
-                raise IllegalMove(
-                    "NOBLE_BEFORE_DISCARD",
-                    f"You hold {total} tokens: return {total - TOKEN_LIMIT} before the noble "
-                    "visit.",
-                )
-            return _build(
-                state,
-                player,
-                bank,
-                market,
-                decks,
-                unseen,
-                refill,
-                deal,
-                DISCARD,
-                state.passes,
-                state.nobles,
-                passed,
-            )
-        player, bank = _return_tokens(player, bank, returned, total)
-    elif returned is not None:
-        raise IllegalMove(
-            "DISCARD_NOT_NEEDED",
-            f"Tokens are returned only to get down to 10 at the end of a turn; you hold {total}.",
-        )
-    return _nobles_and_end(
-        state, move.noble, player, bank, market, decks, unseen, refill, deal, passed
-    )
-
-
 def _return_tokens(
     player: Player, bank: tuple[int, ...], returned: tuple[int, ...], total: int
 ) -> tuple[Player, tuple[int, ...]]:
@@ -853,7 +897,7 @@ def _return_tokens(
         tokens[c] -= returned[c]
         b[c] += returned[c]
     return (
-        Player(
+        new_player(
             tuple(tokens),
             player.bonuses,
             player.purchased,
@@ -879,7 +923,7 @@ def _nobles_and_end(
     passed: bool,
 ) -> State:
     """RULES.md §7: a noble visits if one qualifies (the player picks among several; at most
-    one per turn); then §8 / E7 end the turn."""
+    one per turn); then §8, E7, E11: the end-game check, then the next seat."""
     nobles = state.nobles
     qualifying = qualifying_nobles(state, player.bonuses) if nobles else []
     if chosen:
@@ -903,7 +947,39 @@ def _nobles_and_end(
         )
     if chosen:
         player, nobles = _visit(state, player, chosen)
-    return _end_turn(state, player, bank, market, decks, unseen, refill, deal, passed, nobles)
+    # The end of the turn, here rather than in a function of its own: it follows every
+    # turn, and a call passing the whole new state costs a tenth of `apply`.
+    rules = state.rules
+    seat = state.current
+    triggered = state.triggered or player.card_points + player.noble_points >= WINNING_POINTS
+    passes = state.passes + 1 if passed else 0
+    over = ONGOING
+    if triggered and seat == rules.last_seat:
+        over = COMPLETED
+    elif passes >= rules.players:
+        over = DEADLOCK
+    players = state.players
+    players = (*players[:seat], player, *players[seat + 1 :])
+    current = (seat + 1) % rules.players
+    return new_state(
+        rules,
+        bank,
+        market,
+        decks,
+        unseen,
+        nobles,
+        state.nobles_due,
+        players,
+        current,
+        ACTION,
+        refill,
+        deal,
+        triggered,
+        passes,
+        over,
+        False,
+        TERMINAL if over else CHANCE if refill[0] or deal else current,
+    )
 
 
 def _check_noble_choice(state: State, chosen: int, qualifying: list[int]) -> None:
@@ -929,7 +1005,7 @@ def _check_noble_choice(state: State, chosen: int, qualifying: list[int]) -> Non
 
 def _visit(state: State, player: Player, noble_id: int) -> tuple[Player, tuple[int, ...]]:
     noble = state.rules.components.nobles[noble_id]
-    player = Player(
+    player = new_player(
         player.tokens,
         player.bonuses,
         player.purchased,
@@ -939,52 +1015,6 @@ def _visit(state: State, player: Player, noble_id: int) -> tuple[Player, tuple[i
         player.noble_points + noble.points,
     )
     return player, tuple(n for n in state.nobles if n != noble_id)
-
-
-def _end_turn(
-    state: State,
-    player: Player,
-    bank: tuple[int, ...],
-    market: tuple[tuple[int, ...], ...],
-    decks: tuple[int, ...],
-    unseen: int,
-    refill: tuple[int, int],
-    deal: int,
-    passed: bool,
-    nobles: tuple[int, ...],
-) -> State:
-    """RULES.md §8, E7, E11: the end-game check, then the next seat."""
-    rules = state.rules
-    seat = state.current
-    triggered = state.triggered or player.card_points + player.noble_points >= WINNING_POINTS
-    passes = state.passes + 1 if passed else 0
-    over = ONGOING
-    if triggered and seat == rules.last_seat:
-        over = COMPLETED
-    elif passes >= rules.players:
-        over = DEADLOCK
-    players = state.players
-    players = (*players[:seat], player, *players[seat + 1 :])
-    current = (seat + 1) % rules.players
-    return State(
-        rules,
-        bank,
-        market,
-        decks,
-        unseen,
-        nobles,
-        state.nobles_due,
-        players,
-        current,
-        ACTION,
-        refill,
-        deal,
-        triggered,
-        passes,
-        over,
-        False,
-        TERMINAL if over else CHANCE if refill[0] or deal else current,
-    )
 
 
 def _build(
@@ -1005,7 +1035,7 @@ def _build(
     seat = state.current
     players = state.players
     players = (*players[:seat], player, *players[seat + 1 :])
-    return State(
+    return new_state(
         state.rules,
         bank,
         market,
@@ -1079,9 +1109,10 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
         raise IllegalMove("NO_SUCH_LEVEL", f"Levels are 1, 2 and 3, not {level}.")
     if slot > SLOTS:
         raise IllegalMove("NO_SUCH_SLOT", f"Market slots are 1 to 4 from the left, not {slot}.")
-    if not comps.has_card(card_id):
+    cards = comps.cards
+    card = cards[card_id] if 0 < card_id < len(cards) else None  # `comps.card`, looked up once
+    if card is None:
         raise IllegalMove("NO_SUCH_CARD", f"There is no card with id {card_id}.")
-    card = comps.card(card_id)
     if not state.unseen >> card_id & 1:
         # Checked before the place: whichever slot waits, a card seen cannot be turned up.
         raise IllegalMove(
@@ -1110,19 +1141,18 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
         raise IllegalMove(
             "REVEAL_WRONG_SLOT", f"Level {level}, slot {slot} is not waiting for a card."
         )
-    market = _set_row(
-        state.market,
-        level,
-        tuple(card_id if i == slot - 1 else c for i, c in enumerate(state.market[level - 1])),
-    )
-    decks = list(state.decks)
-    decks[level - 1] -= 1
+    row = list(state.market[level - 1])
+    row[slot - 1] = card_id
+    market = _set_row(state.market, level, tuple(row))
+    counts = list(state.decks)
+    counts[level - 1] -= 1
+    decks = tuple(counts)
     setup = not state.refill[0]
-    return State(
+    return new_state(
         state.rules,
         state.bank,
         market,
-        tuple(decks),
+        decks,
         unseen,
         state.nobles,
         state.nobles_due,
@@ -1135,7 +1165,7 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
         state.passes,
         ONGOING,
         state.passing,
-        _who(ONGOING, (0, 0), 0, state.nobles_due, market, tuple(decks), state.current, setup)
+        _who(ONGOING, (0, 0), 0, state.nobles_due, market, decks, state.current, setup)
         if setup
         else state.current,
     )
@@ -1156,7 +1186,7 @@ def _deal_blind(state: State, level: int, card_id: int, unseen: int) -> State:
             "REVEAL_WRONG_LEVEL",
             f"The card drawn blind came from the level-{entry[1]} deck, not level {level}.",
         )
-    player = Player(
+    player = new_player(
         owner.tokens,
         owner.bonuses,
         owner.purchased,
@@ -1166,7 +1196,7 @@ def _deal_blind(state: State, level: int, card_id: int, unseen: int) -> State:
         owner.noble_points,
     )
     players = (*state.players[:seat], player, *state.players[seat + 1 :])
-    return State(
+    return new_state(
         state.rules,
         state.bank,
         state.market,
@@ -1201,7 +1231,7 @@ def _reveal_noble(state: State, reveal: SplendorRevealNoble) -> State:
         )
     due = state.nobles_due - 1
     revealed = (*state.nobles, noble_id)
-    return State(
+    return new_state(
         state.rules,
         state.bank,
         state.market,
