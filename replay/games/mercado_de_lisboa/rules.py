@@ -39,6 +39,7 @@ from replay.games.mercado_de_lisboa.components import (
     RESTAURANTS,
     SPACE_ENTRANCES,
     SPACE_LINES,
+    SIZE,
     SPACE_NAMES,
     SPACES,
     TILES_PER_SIZE,
@@ -1054,11 +1055,13 @@ def normalise(state: State) -> State:
             break
     if pending is not state.pending:
         state = replace(state, pending=pending)
-    refills_only = not state.rules.solo_waits_for_refills and all(
+    rules = state.rules
+    if rules.players != 1 or state.phase != ACTION:
+        return state  # only a solo stage ends for want of a placement
+    refills_only = not rules.solo_waits_for_refills and all(
         item[0] == DRAW_DISPLAY for item in pending
     )
-    solo_turn = (not pending or refills_only) and state.rules.solo and state.phase == ACTION
-    if solo_turn and not can_swap(state) and not any_placement(state):
+    if (not pending or refills_only) and not can_swap(state) and not any_placement(state):
         state = replace(state, over=True, pending=())
     return state
 
@@ -1145,15 +1148,20 @@ def reveal_customers(state: State, customers: int, goods: Sequence[int]) -> Stat
     rules = state.rules
     size = item[-1]
     kind = rules.kind_of(customers, goods)
-    text = f"{customers} " + "+".join(_good_name(g) for g in sorted(goods))
     if customers != size:
         raise IllegalMove(
-            "WRONG_PILE", f"The table must reveal a {size}-customer tile, not {text}."
+            "WRONG_PILE",
+            f"The table must reveal a {size}-customer tile, not {_tile_named(customers, goods)}.",
         )
     if kind < 0:
-        raise IllegalMove("NO_SUCH_CUSTOMER_TILE", f"There is no customer tile {text}.")
+        raise IllegalMove(
+            "NO_SUCH_CUSTOMER_TILE", f"There is no customer tile {_tile_named(customers, goods)}."
+        )
     if state.seen[kind] >= rules.board.kind_counts[kind]:
-        raise IllegalMove("NOT_UNSEEN", f"Every {text} tile has already been revealed.")
+        raise IllegalMove(
+            "NOT_UNSEEN",
+            f"Every {_tile_named(customers, goods)} tile has already been revealed.",
+        )
     seen = _add(state.seen, kind, 1)
     piles = _add(state.piles, size - 1, -1)
     if item[0] == REVEAL_OFFER:
@@ -1173,6 +1181,11 @@ def reveal_customers(state: State, customers: int, goods: Sequence[int]) -> Stat
             pending=state.pending[1:],
         )
     return normalise(after)
+
+
+def _tile_named(customers: int, goods: Sequence[int]) -> str:
+    """A customer tile as a refusal names it: `3 fish+meat`."""
+    return f"{customers} " + "+".join(_good_name(g) for g in sorted(goods))
 
 
 def _expect(state: State, kinds: tuple[int, ...], verb: str) -> tuple[int, ...]:
@@ -1259,8 +1272,11 @@ def _space(value: int) -> int:
     return value - 1
 
 
-def _goods(values: object) -> list[int]:
-    goods = [_good(int(v)) for v in values]  # type: ignore[attr-defined]
+def _goods(values: Sequence[int]) -> list[int]:
+    goods = [v - 1 for v in values]
+    for good in goods:
+        if not 0 <= good < len(GOODS):
+            raise _malformed(f"no valid good ({good + 1})")
     if not 1 <= len(goods) <= 2:
         raise _malformed(f"{len(goods)} goods for a customer tile (one or two)")
     return goods
@@ -1371,31 +1387,38 @@ def restaurant_enum(restaurant: int) -> Restaurant:
     return cast("Restaurant", restaurant + 1)
 
 
+# The moves are built by setting the fields of a new move rather than by nested
+# constructors (half the time; a move is built per move read). Setting a field of the
+# action, even to its default, selects the action in the oneof as the constructor does.
+
+
 def stand_move(good: int, space: int, take: int = -1, refresh: bool = False) -> Move:
-    return Move(
-        stand=pb.MercadoDeLisboaOpenStand(
-            good=good_enum(good),
-            space=space + 1,
-            take=good_enum(take),
-            refresh_display=refresh,
-        )
-    )
+    move = Move()
+    stand = move.stand
+    stand.good = good_enum(good)
+    stand.space = space + 1
+    if take >= 0:
+        stand.take = good_enum(take)
+    if refresh:
+        stand.refresh_display = True
+    return move
 
 
 def customer_move(customers: int, goods: tuple[int, ...], entrance: int) -> Move:
-    return Move(
-        customer=pb.MercadoDeLisboaBringCustomers(
-            customers=customers, goods=goods_enum(goods), entrance=entrance + 1
-        )
-    )
+    move = Move()
+    tile = move.customer
+    tile.customers = customers
+    tile.goods.extend(goods_enum(goods))
+    tile.entrance = entrance + 1
+    return move
 
 
 def restaurant_move(restaurant: int, space: int) -> Move:
-    return Move(
-        restaurant=pb.MercadoDeLisboaOpenRestaurant(
-            restaurant=restaurant_enum(restaurant), space=space + 1
-        )
-    )
+    move = Move()
+    placed = move.restaurant
+    placed.restaurant = restaurant_enum(restaurant)
+    placed.space = space + 1
+    return move
 
 
 COIN = Move(coin=pb.MercadoDeLisboaTakeCoin())
@@ -1403,15 +1426,22 @@ SWAP = Move(swap=pb.MercadoDeLisboaSwapStandTiles())
 
 
 def take_move(good: int) -> Move:
-    return Move(take=pb.MercadoDeLisboaTakeStandTile(good=good_enum(good)))
+    move = Move()
+    move.take.good = good_enum(good)
+    return move
 
 
 def chance_move(kind: str, value: int, goods: tuple[int, ...]) -> Move:
+    move = Move()
     if kind == "draw":
-        return Move(draw=pb.MercadoDeLisboaDrawStandTile(good=good_enum(value)))
-    if kind == "flip":
-        return Move(flip=pb.MercadoDeLisboaFlipRestaurant(restaurant=restaurant_enum(value)))
-    return Move(reveal=pb.MercadoDeLisboaRevealCustomers(customers=value, goods=goods_enum(goods)))
+        move.draw.good = good_enum(value)
+    elif kind == "flip":
+        move.flip.restaurant = restaurant_enum(value)
+    else:
+        reveal = move.reveal
+        reveal.customers = value
+        reveal.goods.extend(goods_enum(goods))
+    return move
 
 
 def chance_outcomes(state: State) -> list[tuple[Move, int]]:
@@ -1433,20 +1463,65 @@ def _open_spaces(
         yield space
 
 
+def _line_counts(board: tuple[int, ...]) -> list[int]:
+    """`line_stands` of every line (rows 0..4, columns 5..9), in one pass over the board."""
+    counts = [0] * (2 * SIZE)
+    for space, cell in enumerate(board):
+        if cell >= STAND_BASE:
+            row, col = SPACE_LINES[space]
+            counts[row] += 1
+            counts[col] += 1
+    return counts
+
+
 def stand_placements(state: State) -> Iterator[tuple[int, int]]:
-    """Rules §4.1: (good, space) of every stand the seat to move may open."""
-    for good in sorted(set(state.hands[state.seat])):
-        for space in _open_spaces(state, check_stand, good):
+    """Rules §4.1: (good, space) of every stand the seat to move may open. A space the seat
+    cannot pay for (§4.1 place-then-pay, the refusal of most spaces) is passed over before
+    `check_stand`, with the cost and earnings `check_stand` computes, but no refusal built."""
+    board = state.board
+    seat = state.seat
+    lines = _line_counts(board)
+    money = state.money(seat)
+    for good in sorted(set(state.hands[seat])):
+        for space in range(SPACES):
+            if board[space] > FACE_DOWN:
+                continue
+            row, col = SPACE_LINES[space]
+            cost = 1 + max(lines[row], lines[col])  # stand_cost
+            if money < cost and money + stand_earnings(state, space, good)[0][seat] < cost:
+                continue
+            try:
+                check_stand(state, good, space)
+            except IllegalMove:
+                continue
             yield good, space
 
 
 def customer_placements(state: State) -> Iterator[tuple[int, int, int]]:
     """Rules §4.2: (size index, kind, entrance) of every customer tile on offer that the
-    seat to move may bring to a free entrance."""
+    seat to move may bring to a free entrance. An entrance whose line has too few stands,
+    or none of the seat's stands of the tile's goods (the refusals of most entrances), is
+    passed over before `check_customer`, without a refusal built."""
+    board = state.board
+    seat = state.seat
+    lines = _line_counts(board)
+    own_goods = [0] * (2 * SIZE)  # per line, a bit per good the seat has a stand of
+    for space, cell in enumerate(board):
+        if cell >= STAND_BASE:
+            owner, good = divmod(cell - STAND_BASE, 5)
+            if owner == seat:
+                row, col = SPACE_LINES[space]
+                own_goods[row] |= 1 << good
+                own_goods[col] |= 1 << good
+    masks = state.rules.kind_mask
     for size in range(4):
         for kind in sorted(set(state.offers[size])):
+            mask = masks[kind]
             for entrance in range(ENTRANCES):
                 if state.entrances[entrance] >= 0:
+                    continue
+                line = ENTRANCE_LINE[entrance]
+                if lines[line] <= size or not own_goods[line] & mask:
                     continue
                 try:
                     check_customer(state, kind, entrance)
