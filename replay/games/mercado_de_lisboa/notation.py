@@ -16,6 +16,7 @@ draws (`draw fish grape flower`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from replay.core import AmbiguousNotation, NotationError
@@ -95,9 +96,22 @@ def _one_word(found: re.Match[str]) -> str:
     return "grape" if words.startswith("wine g") else words.replace(" ", "")
 
 
-def _tokens(text: str) -> list[str]:
+_LAST_TOKENS: list[tuple[str, tuple[str, ...]]] = [("", ())]
+"""The last line's words: a line is split (`split`), then the same line read (`parse`).
+One entry, replaced whole (safe across threads)."""
+
+
+def _tokens(text: str) -> tuple[str, ...]:
+    last, words = _LAST_TOKENS[0]
+    if last == text:
+        return words
     cleaned = text.lower().replace("_", " ").replace("-", " ").replace("+", " ").replace(",", " ")
-    return _TWO_WORDS.sub(_one_word, cleaned).split()
+    # Every two-word name starts with one of these words; most moves have none.
+    if "sushi" in cleaned or "tea" in cleaned or "burger" in cleaned or "wine" in cleaned:
+        cleaned = _TWO_WORDS.sub(_one_word, cleaned)
+    words = tuple(cleaned.split())
+    _LAST_TOKENS[0] = (text, words)
+    return words
 
 
 def _space(token: str, text: str) -> int:
@@ -156,10 +170,11 @@ def split(text: str, state: rl.State) -> tuple[str, ...]:
         return tuple(f"draw {good}" for good in tokens[1:])
     if verb == "swap" and len(tokens) > 1:
         return ("swap", *(f"draw {good}" for good in tokens[1:]))
-    if verb == "stand":
-        at = next((i for i, t in enumerate(tokens) if t in REFRESH_WORDS), None)
-        if at is not None and at + 1 < len(tokens):
-            drawn, taken = tokens[at + 1 :], []
+    if verb == "stand" and ("refresh" in tokens or "swap" in tokens):  # REFRESH_WORDS
+        at = next(i for i, t in enumerate(tokens) if t in REFRESH_WORDS)
+        if at + 1 < len(tokens):
+            drawn = tokens[at + 1 :]
+            taken: tuple[str, ...] = ()
             if "take" in drawn or "t" in drawn:
                 cut = drawn.index("take") if "take" in drawn else drawn.index("t")
                 drawn, taken = drawn[:cut], drawn[cut:]
@@ -184,11 +199,11 @@ def parse(text: str, state: rl.State) -> rl.Move:
         )
     rest = tokens[1:]
     if verb == "coin" or verb == "swap":
-        if rest and not (verb == "coin" and rest in (["1"], ["1", "coin"])):
+        if rest and not (verb == "coin" and rest in (("1",), ("1", "coin"))):
             raise NotationError(f"{verb} takes nothing after it.", text)
         return rl.COIN if verb == "coin" else rl.SWAP
     if verb == "take":
-        if rest in (["1", "coin"], ["coin"], ["1"]):
+        if rest in (("1", "coin"), ("coin",), ("1",)):
             return rl.COIN
         if len(rest) != 1:
             raise NotationError("take names one good of the display: take grape.", text)
@@ -216,7 +231,7 @@ def parse(text: str, state: rl.State) -> rl.Move:
     return _parse_customer(rest, text, state)
 
 
-def _parse_stand(rest: list[str], text: str, state: rl.State) -> rl.Move:
+def _parse_stand(rest: tuple[str, ...], text: str, state: rl.State) -> rl.Move:
     good = -1
     if rest and not SPACE_RE.match(rest[0]):
         good = _good(rest[0], text)
@@ -253,7 +268,7 @@ def _parse_stand(rest: list[str], text: str, state: rl.State) -> rl.Move:
     return rl.stand_move(good, space, take, refresh)
 
 
-def _parse_customer(rest: list[str], text: str, state: rl.State) -> rl.Move:
+def _parse_customer(rest: tuple[str, ...], text: str, state: rl.State) -> rl.Move:
     if not rest:
         raise NotationError(
             "customer names a tile and an entrance: customer 2 fish+flower w3.", text
@@ -294,40 +309,55 @@ def _parse_customer(rest: list[str], text: str, state: rl.State) -> rl.Move:
 
 def format_move(move: rl.Move, state: rl.State) -> str:
     """The canonical text of `move`."""
-    rl.check_bounds(state, move)
     action = move.WhichOneof("action")
+    if action == "draw":
+        return f"draw {_name(GOOD_WORDS, move.draw.good)}"
     if action == "stand":
         m = move.stand
-        text = f"stand {_name(GOODS, m.good)} {_name(SPACE_NAMES, m.space)}"
+        text = f"stand {_name(GOOD_WORDS, m.good)} {_name(SPACE_WORDS, m.space)}"
         if m.refresh_display:
             return text + " refresh"
         if m.take:
-            return text + f" take {_name(GOODS, m.take)}"
+            return text + f" take {_name(GOOD_WORDS, m.take)}"
         return text
+    if action == "customer" or action == "reveal":
+        rl.check_bounds(state, move)  # the only actions with anything to bound
+    if action == "reveal":
+        v = move.reveal
+        return f"reveal {v.customers} {_goods_words(v.goods)}"
     if action == "customer":
         c = move.customer
-        goods = "+".join(_name(GOODS, g) for g in sorted(c.goods))
-        return f"customer {c.customers} {goods} {_name(ENTRANCE_NAMES, c.entrance)}"
+        return f"customer {c.customers} {_goods_words(c.goods)} {_name(ENTRANCE_WORDS, c.entrance)}"
+    if action == "flip":
+        return f"flip {_name(RESTAURANT_NAMES, move.flip.restaurant)}"
     if action == "restaurant":
         r = move.restaurant
-        return f"restaurant {_name(RESTAURANT_WORDS, r.restaurant)} {_name(SPACE_NAMES, r.space)}"
+        return f"restaurant {_name(RESTAURANT_NAMES, r.restaurant)} {_name(SPACE_WORDS, r.space)}"
     if action == "coin":
         return "coin"
     if action == "swap":
         return "swap"
     if action == "take":
-        return f"take {_name(GOODS, move.take.good)}"
-    if action == "draw":
-        return f"draw {_name(GOODS, move.draw.good)}"
-    if action == "flip":
-        return f"flip {_name(RESTAURANT_WORDS, move.flip.restaurant)}"
-    if action == "reveal":
-        v = move.reveal
-        return f"reveal {v.customers} " + "+".join(_name(GOODS, g) for g in sorted(v.goods))
+        return f"take {_name(GOOD_WORDS, move.take.good)}"
     raise NotationError("An empty move has no notation.")
 
 
-def _name(names: tuple[str, ...], value: int) -> str:
-    if not 1 <= value <= len(names):
+# The words of the enums' values (protobuf values: the index plus one), for `format_move`.
+GOOD_WORDS: Final = dict(enumerate(GOODS, 1))
+SPACE_WORDS: Final = dict(enumerate(SPACE_NAMES, 1))
+ENTRANCE_WORDS: Final = dict(enumerate(ENTRANCE_NAMES, 1))
+RESTAURANT_NAMES: Final = dict(enumerate(RESTAURANT_WORDS, 1))
+
+
+def _goods_words(goods: Sequence[int]) -> str:
+    """`fish+meat`: a tile's goods in the canonical order."""
+    if len(goods) == 2 and goods[0] > goods[1]:
+        return f"{_name(GOOD_WORDS, goods[1])}+{_name(GOOD_WORDS, goods[0])}"
+    return "+".join([_name(GOOD_WORDS, g) for g in goods])
+
+
+def _name(names: Mapping[int, str], value: int) -> str:
+    word = names.get(value)
+    if word is None:
         raise NotationError(f"No name for value {value}.")
-    return names[value - 1]
+    return word

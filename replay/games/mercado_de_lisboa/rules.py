@@ -37,9 +37,9 @@ from replay.games.mercado_de_lisboa.components import (
     PUB,
     RESTAURANT_COPIES,
     RESTAURANTS,
+    SIZE,
     SPACE_ENTRANCES,
     SPACE_LINES,
-    SIZE,
     SPACE_NAMES,
     SPACES,
     TILES_PER_SIZE,
@@ -472,11 +472,14 @@ def line_stands(board: tuple[int, ...], line: int) -> int:
     restaurants excluded) and §4.2 (a customer tile needs a line holding at least as many
     stands, any owners, as it shows customers): the stands on `line` (rows 0..4, columns
     5..9). Also §9 stages 3 and 7, which count the stands of a line."""
-    count = 0
-    for s in LINE_SPACES[line]:
-        if board[s] >= STAND_BASE:
-            count += 1
-    return count
+    a, b, c, d, e = LINE_SPACES[line]  # five spaces: unrolled, each comparison 0 or 1
+    return (
+        (board[a] >= STAND_BASE)
+        + (board[b] >= STAND_BASE)
+        + (board[c] >= STAND_BASE)
+        + (board[d] >= STAND_BASE)
+        + (board[e] >= STAND_BASE)
+    )
 
 
 def stand_cost(board: tuple[int, ...], space: int) -> int:
