@@ -861,23 +861,29 @@ def open_stand(state: State, good: int, space: int, take: int, refresh: bool) ->
             hand = _insert_sorted(hand, take)
         else:
             dead = _set_row(dead, seat, _insert_sorted(dead[seat], take))
-    changes = {
+    changes: dict[str, Any] = {
         "board": board,
         "hands": _set_row(state.hands, seat, hand),
-        "dead": dead,
-        "held": held,
         "stands": stands,
         "ledger": ledger,
         "display": display,
-        "bag": bag,
         "pending": state.pending + tuple(pending),
-        "phase": phase,
-        "best_action": max(state.best_action, gains[seat]),
-        "locked_good": locked,
-        "from_four": state.from_four + four,
     }
+    # The other fields only where they change (a copy sets each change again).
+    if dead is not state.dead:
+        changes["dead"] = dead
+    if held is not state.held:
+        changes["held"] = held
+    if bag is not state.bag:
+        changes["bag"] = bag
+    if gains[seat] > state.best_action:
+        changes["best_action"] = gains[seat]
+    if locked != state.locked_good:
+        changes["locked_good"] = locked
+    if four:
+        changes["from_four"] = state.from_four + four
     if phase == TAKE:
-        return replace(state, **changes)
+        return replace(state, phase=phase, **changes)
     return end_turn(state, changes, board_placement=True)
 
 
@@ -901,7 +907,7 @@ def take_tile(state: State, good: int) -> State:
         hand = _insert_sorted(hand, good)
     else:
         dead = _set_row(dead, seat, _insert_sorted(dead[seat], good))
-    changes = {
+    changes: dict[str, Any] = {
         "hands": _set_row(state.hands, seat, hand),
         "dead": dead,
         "display": _remove_one(state.display, good),
@@ -923,16 +929,21 @@ def bring_customers(state: State, kind: int, entrance: int) -> State:
     pending = state.pending
     if state.piles[n - 1] > 0:
         pending = (*pending, (REVEAL_OFFER, n))
-    changes = {
+    changes: dict[str, Any] = {
         "entrances": _set(state.entrances, entrance, kind),
         "offers": offers,
         "ledger": _credit(state.ledger, gains, L_CUSTOMERS),
         "pending": pending,
-        "best_action": max(state.best_action, gains[state.seat]),
-        "locked_good": locked,
-        "from_four": state.from_four + four,
-        "fours_placed": state.fours_placed + (n == 4),
     }
+    # The other fields only where they change (a copy sets each change again).
+    if gains[state.seat] > state.best_action:
+        changes["best_action"] = gains[state.seat]
+    if locked != state.locked_good:
+        changes["locked_good"] = locked
+    if four:
+        changes["from_four"] = state.from_four + four
+    if n == 4:
+        changes["fours_placed"] = state.fours_placed + 1
     return end_turn(state, changes, customer_placement=True)
 
 
@@ -948,7 +959,7 @@ def open_restaurant(state: State, restaurant: int, space: int) -> State:
     if state.board[space] == FACE_DOWN:
         mine = (*mine, -1)
         pending = (*pending, (FLIP, seat))
-    changes = {
+    changes: dict[str, Any] = {
         "board": _set(state.board, space, RESTAURANT_BASE + restaurant),
         "held": _set_row(state.held, seat, mine),
         "ledger": _set_row(state.ledger, seat, _add(state.ledger[seat], L_RESTAURANTS, 1)),
@@ -1029,15 +1040,20 @@ def end_turn(
                 over = True
     if rules.stage == 7 and changes.get("stands", state.stands)[0] >= MAX_STANDS:
         over = True
-    changes.update(
-        seat=(state.seat + 1) % n,
-        swapped=False,
-        streak=streak,
-        trigger_seat=trigger,
-        turns_left=left,
-        over=over,
-        phase=ACTION,
-    )
+    changes["seat"] = (state.seat + 1) % n
+    # The rest of the turn's end only where it changes (a copy sets each change again).
+    if state.swapped:
+        changes["swapped"] = False
+    if streak != state.streak:
+        changes["streak"] = streak
+    if trigger != state.trigger_seat:
+        changes["trigger_seat"] = trigger
+    if left != state.turns_left:
+        changes["turns_left"] = left
+    if over:
+        changes["over"] = over
+    if state.phase != ACTION:
+        changes["phase"] = ACTION
     return normalise(replace(state, **changes))
 
 
