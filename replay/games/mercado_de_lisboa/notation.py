@@ -351,9 +351,12 @@ RESTAURANT_NAMES: Final = dict(enumerate(RESTAURANT_WORDS, 1))
 
 def _goods_words(goods: Sequence[int]) -> str:
     """`fish+meat`: a tile's goods in the canonical order."""
-    if len(goods) == 2 and goods[0] > goods[1]:
-        return f"{_name(GOOD_WORDS, goods[1])}+{_name(GOOD_WORDS, goods[0])}"
-    return "+".join([_name(GOOD_WORDS, g) for g in goods])
+    if len(goods) == 2:  # the tiles of the game; no list built
+        first, second = goods
+        if first > second:
+            first, second = second, first
+        return f"{_name(GOOD_WORDS, first)}+{_name(GOOD_WORDS, second)}"
+    return "+".join([_name(GOOD_WORDS, g) for g in sorted(goods)])
 
 
 def _name(names: Mapping[int, str], value: int) -> str:

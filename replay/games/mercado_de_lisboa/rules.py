@@ -1345,6 +1345,18 @@ def apply(state: State, move: Move) -> State:
         raise _malformed("no action")
     if state.pending and action not in CHANCE_ACTIONS:
         raise IllegalMove("REVEAL_PENDING", f"The table must first {pending_text(state)}.")
+    if action in CHANCE_ACTIONS:  # the chance moves first: more than half of all moves
+        if not state.pending:
+            raise IllegalMove("NO_REVEAL_PENDING", "Nothing is waiting to be drawn or revealed.")
+        if action == "draw":
+            return draw_tile(state, _good(move.draw.good))
+        if action == "reveal":
+            v = move.reveal
+            return reveal_customers(state, v.customers, _goods(v.goods))
+        f = move.flip.restaurant
+        if not 1 <= f <= len(RESTAURANTS):
+            raise _malformed(f"no valid restaurant ({f})")
+        return flip_restaurant(state, f - 1)
     if action == "stand":
         m = move.stand
         take = _good(m.take, "display tile") if m.take else -1
@@ -1374,19 +1386,7 @@ def apply(state: State, move: Move) -> State:
         return take_coin(state)
     if action == "swap":
         return swap_hand(state)
-    if action == "take":
-        return take_tile(state, _good(move.take.good))
-    if not state.pending:
-        raise IllegalMove("NO_REVEAL_PENDING", "Nothing is waiting to be drawn or revealed.")
-    if action == "draw":
-        return draw_tile(state, _good(move.draw.good))
-    if action == "flip":
-        f = move.flip.restaurant
-        if not 1 <= f <= len(RESTAURANTS):
-            raise _malformed(f"no valid restaurant ({f})")
-        return flip_restaurant(state, f - 1)
-    v = move.reveal
-    return reveal_customers(state, v.customers, _goods(v.goods))
+    return take_tile(state, _good(move.take.good))
 
 
 Good: TypeAlias = pb.MercadoDeLisboaGood.ValueType
