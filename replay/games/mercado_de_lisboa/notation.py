@@ -16,12 +16,19 @@ draws (`draw fish grape flower`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from itertools import combinations
 from typing import Final
 
 from replay.core import AmbiguousNotation, NotationError
 from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import ENTRANCE_NAMES, GOODS, SPACE_NAMES
+from replay.games.mercado_de_lisboa.components import (
+    ENTRANCE_NAMES,
+    GOODS,
+    SPACE_NAMES,
+    TILES_PER_SIZE,
+)
 
 RESTAURANT_WORDS: Final = ("sushi", "tea", "pizza", "burger", "wine", "pub")
 
@@ -162,6 +169,8 @@ def split(text: str, state: rl.State) -> tuple[str, ...]:
     - `draw fish grape flower`: one draw per good named.
 
     Any other line is one move (the long forms stay as they are)."""
+    if text in CANONICAL:
+        return (text,)
     tokens = _tokens(text)
     if not tokens:
         return (text,)
@@ -187,6 +196,51 @@ def parse(text: str, state: rl.State) -> rl.Move:
     """Read a move typed by a recorder (see the module docstring)."""
     if not isinstance(text, str):
         raise NotationError("A move is text.", str(text))
+    build = CANONICAL.get(text)
+    if build is not None:
+        return build()
+    return parse_words(text, state)
+
+
+def _canonical() -> dict[str, Callable[[], rl.Move]]:
+    """The canonical text of every move that reads the same in every state (all but the
+    customer tiles, whose reading depends on the game's tiles), with what builds its move:
+    as `parse_words` reads it, without its words taken apart (most moves of a record)."""
+    goods = range(len(GOODS))
+    spaces = range(len(SPACE_NAMES))
+    restaurants = range(len(RESTAURANT_WORDS))
+    table: dict[str, Callable[[], rl.Move]] = {"coin": lambda: rl.COIN, "swap": lambda: rl.SWAP}
+    for good in goods:
+        table[f"draw {GOODS[good]}"] = partial(rl.chance_move, "draw", good, ())
+        table[f"take {GOODS[good]}"] = partial(rl.take_move, good)
+        for space in spaces:
+            stand = f"stand {GOODS[good]} {SPACE_NAMES[space]}"
+            table[stand] = partial(rl.stand_move, good, space)
+            table[f"{stand} refresh"] = partial(rl.stand_move, good, space, -1, True)
+            for take in goods:
+                table[f"{stand} take {GOODS[take]}"] = partial(rl.stand_move, good, space, take)
+    for restaurant in restaurants:
+        word = RESTAURANT_WORDS[restaurant]
+        table[f"flip {word}"] = partial(rl.chance_move, "flip", restaurant, ())
+        for space in spaces:
+            table[f"restaurant {word} {SPACE_NAMES[space]}"] = partial(
+                rl.restaurant_move, restaurant, space
+            )
+    tiles = [(good,) for good in goods] + list(combinations(goods, 2))
+    for customers in range(1, len(TILES_PER_SIZE) + 1):
+        for tile in tiles:
+            table[f"reveal {customers} {_goods_text(tile)}"] = partial(
+                rl.chance_move, "reveal", customers, tile
+            )
+    return table
+
+
+CANONICAL: Final = _canonical()
+"""Canonical move text -> its move (see `_canonical`)."""
+
+
+def parse_words(text: str, state: rl.State) -> rl.Move:
+    """`parse` of any text: its words taken apart and read one by one."""
     tokens = _tokens(text)
     if not tokens:
         raise NotationError("Empty move.", text)
