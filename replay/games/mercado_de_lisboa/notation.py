@@ -363,6 +363,18 @@ def _parse_customer(rest: tuple[str, ...], text: str, state: rl.State) -> rl.Mov
 
 def format_move(move: rl.Move, state: rl.State) -> str:
     """The canonical text of `move`."""
+    text = CANONICAL_TEXT.get(move.SerializeToString())
+    if text is not None:
+        return text
+    return format_fields(move, state)
+
+
+CANONICAL_TEXT: Final = {build().SerializeToString(): text for text, build in CANONICAL.items()}
+"""The moves of `CANONICAL` (by their bytes: the same bytes, the same fields) -> their text."""
+
+
+def format_fields(move: rl.Move, state: rl.State) -> str:
+    """`format_move` of any move: its text written field by field."""
     action = move.WhichOneof("action")
     if action == "draw":
         return f"draw {_name(GOOD_WORDS, move.draw.good)}"

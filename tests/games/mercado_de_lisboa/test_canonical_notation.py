@@ -1,6 +1,7 @@
 """The table of canonical move texts (`notation.CANONICAL`) reads every text as the words
-of the text read one by one (`parse_words`) do, and `split` keeps each as one move: the
-table only spares a record's reader the taking apart of its commonest lines."""
+of the text read one by one (`parse_words`) do, writes every move of it as its fields
+written one by one (`format_fields`) do, and `split` keeps each as one move: the table
+only spares a record's reader the taking apart and writing of its commonest lines."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def test_every_canonical_text_reads_as_its_words() -> None:
         assert move == notation.parse_words(text, state), text
         assert notation.parse(text, state) == move
         assert notation.format_move(move, state) == text
+        assert notation.format_fields(move, state) == text
         assert notation.split(text, state) == (text,)
 
 
