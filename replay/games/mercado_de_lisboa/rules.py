@@ -1483,14 +1483,8 @@ def _open_spaces(
 
 
 def _line_counts(board: tuple[int, ...]) -> list[int]:
-    """`line_stands` of every line (rows 0..4, columns 5..9), in one pass over the board."""
-    counts = [0] * (2 * SIZE)
-    for space, cell in enumerate(board):
-        if cell >= STAND_BASE:
-            row, col = SPACE_LINES[space]
-            counts[row] += 1
-            counts[col] += 1
-    return counts
+    """`line_stands` of every line (rows 0..4, columns 5..9)."""
+    return [line_stands(board, line) for line in range(2 * SIZE)]
 
 
 def stand_placements(state: State) -> Iterator[tuple[int, int]]:
