@@ -1050,7 +1050,7 @@ def end_turn(
         changes["trigger_seat"] = trigger
     if left != state.turns_left:
         changes["turns_left"] = left
-    if over:
+    if over != state.over:
         changes["over"] = over
     if state.phase != ACTION:
         changes["phase"] = ACTION
@@ -1483,7 +1483,7 @@ def _open_spaces(
 
 
 def _line_counts(board: tuple[int, ...]) -> list[int]:
-    """`line_stands` of every line (rows 0..4, columns 5..9)."""
+    """Rules §4.1 and §4.2: `line_stands` of every line (rows 0..4, columns 5..9)."""
     return [line_stands(board, line) for line in range(2 * SIZE)]
 
 
