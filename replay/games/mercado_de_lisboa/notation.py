@@ -16,11 +16,19 @@ draws (`draw fish grape flower`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from itertools import combinations
 from typing import Final
 
 from replay.core import AmbiguousNotation, NotationError
 from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import ENTRANCE_NAMES, GOODS, SPACE_NAMES
+from replay.games.mercado_de_lisboa.components import (
+    ENTRANCE_NAMES,
+    GOODS,
+    SPACE_NAMES,
+    TILES_PER_SIZE,
+)
 
 RESTAURANT_WORDS: Final = ("sushi", "tea", "pizza", "burger", "wine", "pub")
 
@@ -95,9 +103,22 @@ def _one_word(found: re.Match[str]) -> str:
     return "grape" if words.startswith("wine g") else words.replace(" ", "")
 
 
-def _tokens(text: str) -> list[str]:
+_LAST_TOKENS: list[tuple[str, tuple[str, ...]]] = [("", ())]
+"""The last line's words: a line is split (`split`), then the same line read (`parse`).
+One entry, replaced whole (safe across threads)."""
+
+
+def _tokens(text: str) -> tuple[str, ...]:
+    last, words = _LAST_TOKENS[0]
+    if last == text:
+        return words
     cleaned = text.lower().replace("_", " ").replace("-", " ").replace("+", " ").replace(",", " ")
-    return _TWO_WORDS.sub(_one_word, cleaned).split()
+    # Every two-word name starts with one of these words; most moves have none.
+    if "sushi" in cleaned or "tea" in cleaned or "burger" in cleaned or "wine" in cleaned:
+        cleaned = _TWO_WORDS.sub(_one_word, cleaned)
+    words = tuple(cleaned.split())
+    _LAST_TOKENS[0] = (text, words)
+    return words
 
 
 def _space(token: str, text: str) -> int:
@@ -148,6 +169,8 @@ def split(text: str, state: rl.State) -> tuple[str, ...]:
     - `draw fish grape flower`: one draw per good named.
 
     Any other line is one move (the long forms stay as they are)."""
+    if text in CANONICAL:
+        return (text,)
     tokens = _tokens(text)
     if not tokens:
         return (text,)
@@ -156,10 +179,11 @@ def split(text: str, state: rl.State) -> tuple[str, ...]:
         return tuple(f"draw {good}" for good in tokens[1:])
     if verb == "swap" and len(tokens) > 1:
         return ("swap", *(f"draw {good}" for good in tokens[1:]))
-    if verb == "stand":
-        at = next((i for i, t in enumerate(tokens) if t in REFRESH_WORDS), None)
-        if at is not None and at + 1 < len(tokens):
-            drawn, taken = tokens[at + 1 :], []
+    if verb == "stand" and ("refresh" in tokens or "swap" in tokens):  # REFRESH_WORDS
+        at = next(i for i, t in enumerate(tokens) if t in REFRESH_WORDS)
+        if at + 1 < len(tokens):
+            drawn = tokens[at + 1 :]
+            taken: tuple[str, ...] = ()
             if "take" in drawn or "t" in drawn:
                 cut = drawn.index("take") if "take" in drawn else drawn.index("t")
                 drawn, taken = drawn[:cut], drawn[cut:]
@@ -172,6 +196,51 @@ def parse(text: str, state: rl.State) -> rl.Move:
     """Read a move typed by a recorder (see the module docstring)."""
     if not isinstance(text, str):
         raise NotationError("A move is text.", str(text))
+    build = CANONICAL.get(text)
+    if build is not None:
+        return build()
+    return parse_words(text, state)
+
+
+def _canonical() -> dict[str, Callable[[], rl.Move]]:
+    """The canonical text of every move that reads the same in every state (all but the
+    customer tiles, whose reading depends on the game's tiles), with what builds its move:
+    as `parse_words` reads it, without its words taken apart (most moves of a record)."""
+    goods = range(len(GOODS))
+    spaces = range(len(SPACE_NAMES))
+    restaurants = range(len(RESTAURANT_WORDS))
+    table: dict[str, Callable[[], rl.Move]] = {"coin": lambda: rl.COIN, "swap": lambda: rl.SWAP}
+    for good in goods:
+        table[f"draw {GOODS[good]}"] = partial(rl.chance_move, "draw", good, ())
+        table[f"take {GOODS[good]}"] = partial(rl.take_move, good)
+        for space in spaces:
+            stand = f"stand {GOODS[good]} {SPACE_NAMES[space]}"
+            table[stand] = partial(rl.stand_move, good, space)
+            table[f"{stand} refresh"] = partial(rl.stand_move, good, space, -1, True)
+            for take in goods:
+                table[f"{stand} take {GOODS[take]}"] = partial(rl.stand_move, good, space, take)
+    for restaurant in restaurants:
+        word = RESTAURANT_WORDS[restaurant]
+        table[f"flip {word}"] = partial(rl.chance_move, "flip", restaurant, ())
+        for space in spaces:
+            table[f"restaurant {word} {SPACE_NAMES[space]}"] = partial(
+                rl.restaurant_move, restaurant, space
+            )
+    tiles = [(good,) for good in goods] + list(combinations(goods, 2))
+    for customers in range(1, len(TILES_PER_SIZE) + 1):
+        for tile in tiles:
+            table[f"reveal {customers} {_goods_text(tile)}"] = partial(
+                rl.chance_move, "reveal", customers, tile
+            )
+    return table
+
+
+CANONICAL: Final = _canonical()
+"""Canonical move text -> its move (see `_canonical`)."""
+
+
+def parse_words(text: str, state: rl.State) -> rl.Move:
+    """`parse` of any text: its words taken apart and read one by one."""
     tokens = _tokens(text)
     if not tokens:
         raise NotationError("Empty move.", text)
@@ -184,11 +253,11 @@ def parse(text: str, state: rl.State) -> rl.Move:
         )
     rest = tokens[1:]
     if verb == "coin" or verb == "swap":
-        if rest and not (verb == "coin" and rest in (["1"], ["1", "coin"])):
+        if rest and not (verb == "coin" and rest in (("1",), ("1", "coin"))):
             raise NotationError(f"{verb} takes nothing after it.", text)
         return rl.COIN if verb == "coin" else rl.SWAP
     if verb == "take":
-        if rest in (["1", "coin"], ["coin"], ["1"]):
+        if rest in (("1", "coin"), ("coin",), ("1",)):
             return rl.COIN
         if len(rest) != 1:
             raise NotationError("take names one good of the display: take grape.", text)
@@ -216,7 +285,7 @@ def parse(text: str, state: rl.State) -> rl.Move:
     return _parse_customer(rest, text, state)
 
 
-def _parse_stand(rest: list[str], text: str, state: rl.State) -> rl.Move:
+def _parse_stand(rest: tuple[str, ...], text: str, state: rl.State) -> rl.Move:
     good = -1
     if rest and not SPACE_RE.match(rest[0]):
         good = _good(rest[0], text)
@@ -253,7 +322,7 @@ def _parse_stand(rest: list[str], text: str, state: rl.State) -> rl.Move:
     return rl.stand_move(good, space, take, refresh)
 
 
-def _parse_customer(rest: list[str], text: str, state: rl.State) -> rl.Move:
+def _parse_customer(rest: tuple[str, ...], text: str, state: rl.State) -> rl.Move:
     if not rest:
         raise NotationError(
             "customer names a tile and an entrance: customer 2 fish+flower w3.", text
@@ -294,40 +363,70 @@ def _parse_customer(rest: list[str], text: str, state: rl.State) -> rl.Move:
 
 def format_move(move: rl.Move, state: rl.State) -> str:
     """The canonical text of `move`."""
-    rl.check_bounds(state, move)
+    text = CANONICAL_TEXT.get(move.SerializeToString())
+    if text is not None:
+        return text
+    return format_fields(move, state)
+
+
+CANONICAL_TEXT: Final = {build().SerializeToString(): text for text, build in CANONICAL.items()}
+"""The moves of `CANONICAL` (by their bytes: the same bytes, the same fields) -> their text."""
+
+
+def format_fields(move: rl.Move, state: rl.State) -> str:
+    """`format_move` of any move: its text written field by field."""
     action = move.WhichOneof("action")
+    if action == "draw":
+        return f"draw {_name(GOOD_WORDS, move.draw.good)}"
     if action == "stand":
         m = move.stand
-        text = f"stand {_name(GOODS, m.good)} {_name(SPACE_NAMES, m.space)}"
+        text = f"stand {_name(GOOD_WORDS, m.good)} {_name(SPACE_WORDS, m.space)}"
         if m.refresh_display:
             return text + " refresh"
         if m.take:
-            return text + f" take {_name(GOODS, m.take)}"
+            return text + f" take {_name(GOOD_WORDS, m.take)}"
         return text
+    if action == "customer" or action == "reveal":
+        rl.check_bounds(state, move)  # the only actions with anything to bound
+    if action == "reveal":
+        v = move.reveal
+        return f"reveal {v.customers} {_goods_words(v.goods)}"
     if action == "customer":
         c = move.customer
-        goods = "+".join(_name(GOODS, g) for g in sorted(c.goods))
-        return f"customer {c.customers} {goods} {_name(ENTRANCE_NAMES, c.entrance)}"
+        return f"customer {c.customers} {_goods_words(c.goods)} {_name(ENTRANCE_WORDS, c.entrance)}"
+    if action == "flip":
+        return f"flip {_name(RESTAURANT_NAMES, move.flip.restaurant)}"
     if action == "restaurant":
         r = move.restaurant
-        return f"restaurant {_name(RESTAURANT_WORDS, r.restaurant)} {_name(SPACE_NAMES, r.space)}"
+        return f"restaurant {_name(RESTAURANT_NAMES, r.restaurant)} {_name(SPACE_WORDS, r.space)}"
     if action == "coin":
         return "coin"
     if action == "swap":
         return "swap"
     if action == "take":
-        return f"take {_name(GOODS, move.take.good)}"
-    if action == "draw":
-        return f"draw {_name(GOODS, move.draw.good)}"
-    if action == "flip":
-        return f"flip {_name(RESTAURANT_WORDS, move.flip.restaurant)}"
-    if action == "reveal":
-        v = move.reveal
-        return f"reveal {v.customers} " + "+".join(_name(GOODS, g) for g in sorted(v.goods))
+        return f"take {_name(GOOD_WORDS, move.take.good)}"
     raise NotationError("An empty move has no notation.")
 
 
-def _name(names: tuple[str, ...], value: int) -> str:
-    if not 1 <= value <= len(names):
+# The words of the enums' values (protobuf values: the index plus one), for `format_move`.
+GOOD_WORDS: Final = dict(enumerate(GOODS, 1))
+SPACE_WORDS: Final = dict(enumerate(SPACE_NAMES, 1))
+ENTRANCE_WORDS: Final = dict(enumerate(ENTRANCE_NAMES, 1))
+RESTAURANT_NAMES: Final = dict(enumerate(RESTAURANT_WORDS, 1))
+
+
+def _goods_words(goods: Sequence[int]) -> str:
+    """`fish+meat`: a tile's goods in the canonical order."""
+    if len(goods) == 2:  # the tiles of the game; no list built
+        first, second = goods
+        if first > second:
+            first, second = second, first
+        return f"{_name(GOOD_WORDS, first)}+{_name(GOOD_WORDS, second)}"
+    return "+".join([_name(GOOD_WORDS, g) for g in sorted(goods)])
+
+
+def _name(names: Mapping[int, str], value: int) -> str:
+    word = names.get(value)
+    if word is None:
         raise NotationError(f"No name for value {value}.")
-    return names[value - 1]
+    return word

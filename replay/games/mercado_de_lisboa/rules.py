@@ -37,6 +37,7 @@ from replay.games.mercado_de_lisboa.components import (
     PUB,
     RESTAURANT_COPIES,
     RESTAURANTS,
+    SIZE,
     SPACE_ENTRANCES,
     SPACE_LINES,
     SPACE_NAMES,
@@ -471,11 +472,14 @@ def line_stands(board: tuple[int, ...], line: int) -> int:
     restaurants excluded) and §4.2 (a customer tile needs a line holding at least as many
     stands, any owners, as it shows customers): the stands on `line` (rows 0..4, columns
     5..9). Also §9 stages 3 and 7, which count the stands of a line."""
-    count = 0
-    for s in LINE_SPACES[line]:
-        if board[s] >= STAND_BASE:
-            count += 1
-    return count
+    a, b, c, d, e = LINE_SPACES[line]  # five spaces: unrolled, each comparison 0 or 1
+    return (
+        (board[a] >= STAND_BASE)
+        + (board[b] >= STAND_BASE)
+        + (board[c] >= STAND_BASE)
+        + (board[d] >= STAND_BASE)
+        + (board[e] >= STAND_BASE)
+    )
 
 
 def stand_cost(board: tuple[int, ...], space: int) -> int:
@@ -857,23 +861,29 @@ def open_stand(state: State, good: int, space: int, take: int, refresh: bool) ->
             hand = _insert_sorted(hand, take)
         else:
             dead = _set_row(dead, seat, _insert_sorted(dead[seat], take))
-    changes = {
+    changes: dict[str, Any] = {
         "board": board,
         "hands": _set_row(state.hands, seat, hand),
-        "dead": dead,
-        "held": held,
         "stands": stands,
         "ledger": ledger,
         "display": display,
-        "bag": bag,
         "pending": state.pending + tuple(pending),
-        "phase": phase,
-        "best_action": max(state.best_action, gains[seat]),
-        "locked_good": locked,
-        "from_four": state.from_four + four,
     }
+    # The other fields only where they change (a copy sets each change again).
+    if dead is not state.dead:
+        changes["dead"] = dead
+    if held is not state.held:
+        changes["held"] = held
+    if bag is not state.bag:
+        changes["bag"] = bag
+    if gains[seat] > state.best_action:
+        changes["best_action"] = gains[seat]
+    if locked != state.locked_good:
+        changes["locked_good"] = locked
+    if four:
+        changes["from_four"] = state.from_four + four
     if phase == TAKE:
-        return replace(state, **changes)
+        return replace(state, phase=phase, **changes)
     return end_turn(state, changes, board_placement=True)
 
 
@@ -897,7 +907,7 @@ def take_tile(state: State, good: int) -> State:
         hand = _insert_sorted(hand, good)
     else:
         dead = _set_row(dead, seat, _insert_sorted(dead[seat], good))
-    changes = {
+    changes: dict[str, Any] = {
         "hands": _set_row(state.hands, seat, hand),
         "dead": dead,
         "display": _remove_one(state.display, good),
@@ -919,16 +929,21 @@ def bring_customers(state: State, kind: int, entrance: int) -> State:
     pending = state.pending
     if state.piles[n - 1] > 0:
         pending = (*pending, (REVEAL_OFFER, n))
-    changes = {
+    changes: dict[str, Any] = {
         "entrances": _set(state.entrances, entrance, kind),
         "offers": offers,
         "ledger": _credit(state.ledger, gains, L_CUSTOMERS),
         "pending": pending,
-        "best_action": max(state.best_action, gains[state.seat]),
-        "locked_good": locked,
-        "from_four": state.from_four + four,
-        "fours_placed": state.fours_placed + (n == 4),
     }
+    # The other fields only where they change (a copy sets each change again).
+    if gains[state.seat] > state.best_action:
+        changes["best_action"] = gains[state.seat]
+    if locked != state.locked_good:
+        changes["locked_good"] = locked
+    if four:
+        changes["from_four"] = state.from_four + four
+    if n == 4:
+        changes["fours_placed"] = state.fours_placed + 1
     return end_turn(state, changes, customer_placement=True)
 
 
@@ -944,7 +959,7 @@ def open_restaurant(state: State, restaurant: int, space: int) -> State:
     if state.board[space] == FACE_DOWN:
         mine = (*mine, -1)
         pending = (*pending, (FLIP, seat))
-    changes = {
+    changes: dict[str, Any] = {
         "board": _set(state.board, space, RESTAURANT_BASE + restaurant),
         "held": _set_row(state.held, seat, mine),
         "ledger": _set_row(state.ledger, seat, _add(state.ledger[seat], L_RESTAURANTS, 1)),
@@ -1025,15 +1040,20 @@ def end_turn(
                 over = True
     if rules.stage == 7 and changes.get("stands", state.stands)[0] >= MAX_STANDS:
         over = True
-    changes.update(
-        seat=(state.seat + 1) % n,
-        swapped=False,
-        streak=streak,
-        trigger_seat=trigger,
-        turns_left=left,
-        over=over,
-        phase=ACTION,
-    )
+    changes["seat"] = (state.seat + 1) % n
+    # The rest of the turn's end only where it changes (a copy sets each change again).
+    if state.swapped:
+        changes["swapped"] = False
+    if streak != state.streak:
+        changes["streak"] = streak
+    if trigger != state.trigger_seat:
+        changes["trigger_seat"] = trigger
+    if left != state.turns_left:
+        changes["turns_left"] = left
+    if over != state.over:
+        changes["over"] = over
+    if state.phase != ACTION:
+        changes["phase"] = ACTION
     return normalise(replace(state, **changes))
 
 
@@ -1054,11 +1074,13 @@ def normalise(state: State) -> State:
             break
     if pending is not state.pending:
         state = replace(state, pending=pending)
-    refills_only = not state.rules.solo_waits_for_refills and all(
+    rules = state.rules
+    if rules.players != 1 or state.phase != ACTION:
+        return state  # only a solo stage ends for want of a placement
+    refills_only = not rules.solo_waits_for_refills and all(
         item[0] == DRAW_DISPLAY for item in pending
     )
-    solo_turn = (not pending or refills_only) and state.rules.solo and state.phase == ACTION
-    if solo_turn and not can_swap(state) and not any_placement(state):
+    if (not pending or refills_only) and not can_swap(state) and not any_placement(state):
         state = replace(state, over=True, pending=())
     return state
 
@@ -1145,15 +1167,20 @@ def reveal_customers(state: State, customers: int, goods: Sequence[int]) -> Stat
     rules = state.rules
     size = item[-1]
     kind = rules.kind_of(customers, goods)
-    text = f"{customers} " + "+".join(_good_name(g) for g in sorted(goods))
     if customers != size:
         raise IllegalMove(
-            "WRONG_PILE", f"The table must reveal a {size}-customer tile, not {text}."
+            "WRONG_PILE",
+            f"The table must reveal a {size}-customer tile, not {_tile_named(customers, goods)}.",
         )
     if kind < 0:
-        raise IllegalMove("NO_SUCH_CUSTOMER_TILE", f"There is no customer tile {text}.")
+        raise IllegalMove(
+            "NO_SUCH_CUSTOMER_TILE", f"There is no customer tile {_tile_named(customers, goods)}."
+        )
     if state.seen[kind] >= rules.board.kind_counts[kind]:
-        raise IllegalMove("NOT_UNSEEN", f"Every {text} tile has already been revealed.")
+        raise IllegalMove(
+            "NOT_UNSEEN",
+            f"Every {_tile_named(customers, goods)} tile has already been revealed.",
+        )
     seen = _add(state.seen, kind, 1)
     piles = _add(state.piles, size - 1, -1)
     if item[0] == REVEAL_OFFER:
@@ -1173,6 +1200,11 @@ def reveal_customers(state: State, customers: int, goods: Sequence[int]) -> Stat
             pending=state.pending[1:],
         )
     return normalise(after)
+
+
+def _tile_named(customers: int, goods: Sequence[int]) -> str:
+    """A customer tile as a refusal names it: `3 fish+meat`."""
+    return f"{customers} " + "+".join(_good_name(g) for g in sorted(goods))
 
 
 def _expect(state: State, kinds: tuple[int, ...], verb: str) -> tuple[int, ...]:
@@ -1259,8 +1291,11 @@ def _space(value: int) -> int:
     return value - 1
 
 
-def _goods(values: object) -> list[int]:
-    goods = [_good(int(v)) for v in values]  # type: ignore[attr-defined]
+def _goods(values: Sequence[int]) -> list[int]:
+    goods = [v - 1 for v in values]
+    for good in goods:
+        if not 0 <= good < len(GOODS):
+            raise _malformed(f"no valid good ({good + 1})")
     if not 1 <= len(goods) <= 2:
         raise _malformed(f"{len(goods)} goods for a customer tile (one or two)")
     return goods
@@ -1310,6 +1345,18 @@ def apply(state: State, move: Move) -> State:
         raise _malformed("no action")
     if state.pending and action not in CHANCE_ACTIONS:
         raise IllegalMove("REVEAL_PENDING", f"The table must first {pending_text(state)}.")
+    if action in CHANCE_ACTIONS:  # the chance moves first: more than half of all moves
+        if not state.pending:
+            raise IllegalMove("NO_REVEAL_PENDING", "Nothing is waiting to be drawn or revealed.")
+        if action == "draw":
+            return draw_tile(state, _good(move.draw.good))
+        if action == "reveal":
+            v = move.reveal
+            return reveal_customers(state, v.customers, _goods(v.goods))
+        f = move.flip.restaurant
+        if not 1 <= f <= len(RESTAURANTS):
+            raise _malformed(f"no valid restaurant ({f})")
+        return flip_restaurant(state, f - 1)
     if action == "stand":
         m = move.stand
         take = _good(m.take, "display tile") if m.take else -1
@@ -1339,19 +1386,7 @@ def apply(state: State, move: Move) -> State:
         return take_coin(state)
     if action == "swap":
         return swap_hand(state)
-    if action == "take":
-        return take_tile(state, _good(move.take.good))
-    if not state.pending:
-        raise IllegalMove("NO_REVEAL_PENDING", "Nothing is waiting to be drawn or revealed.")
-    if action == "draw":
-        return draw_tile(state, _good(move.draw.good))
-    if action == "flip":
-        f = move.flip.restaurant
-        if not 1 <= f <= len(RESTAURANTS):
-            raise _malformed(f"no valid restaurant ({f})")
-        return flip_restaurant(state, f - 1)
-    v = move.reveal
-    return reveal_customers(state, v.customers, _goods(v.goods))
+    return take_tile(state, _good(move.take.good))
 
 
 Good: TypeAlias = pb.MercadoDeLisboaGood.ValueType
@@ -1371,31 +1406,38 @@ def restaurant_enum(restaurant: int) -> Restaurant:
     return cast("Restaurant", restaurant + 1)
 
 
+# The moves are built by setting the fields of a new move rather than by nested
+# constructors (half the time; a move is built per move read). Setting a field of the
+# action, even to its default, selects the action in the oneof as the constructor does.
+
+
 def stand_move(good: int, space: int, take: int = -1, refresh: bool = False) -> Move:
-    return Move(
-        stand=pb.MercadoDeLisboaOpenStand(
-            good=good_enum(good),
-            space=space + 1,
-            take=good_enum(take),
-            refresh_display=refresh,
-        )
-    )
+    move = Move()
+    stand = move.stand
+    stand.good = good_enum(good)
+    stand.space = space + 1
+    if take >= 0:
+        stand.take = good_enum(take)
+    if refresh:
+        stand.refresh_display = True
+    return move
 
 
 def customer_move(customers: int, goods: tuple[int, ...], entrance: int) -> Move:
-    return Move(
-        customer=pb.MercadoDeLisboaBringCustomers(
-            customers=customers, goods=goods_enum(goods), entrance=entrance + 1
-        )
-    )
+    move = Move()
+    tile = move.customer
+    tile.customers = customers
+    tile.goods.extend(goods_enum(goods))
+    tile.entrance = entrance + 1
+    return move
 
 
 def restaurant_move(restaurant: int, space: int) -> Move:
-    return Move(
-        restaurant=pb.MercadoDeLisboaOpenRestaurant(
-            restaurant=restaurant_enum(restaurant), space=space + 1
-        )
-    )
+    move = Move()
+    placed = move.restaurant
+    placed.restaurant = restaurant_enum(restaurant)
+    placed.space = space + 1
+    return move
 
 
 COIN = Move(coin=pb.MercadoDeLisboaTakeCoin())
@@ -1403,15 +1445,22 @@ SWAP = Move(swap=pb.MercadoDeLisboaSwapStandTiles())
 
 
 def take_move(good: int) -> Move:
-    return Move(take=pb.MercadoDeLisboaTakeStandTile(good=good_enum(good)))
+    move = Move()
+    move.take.good = good_enum(good)
+    return move
 
 
 def chance_move(kind: str, value: int, goods: tuple[int, ...]) -> Move:
+    move = Move()
     if kind == "draw":
-        return Move(draw=pb.MercadoDeLisboaDrawStandTile(good=good_enum(value)))
-    if kind == "flip":
-        return Move(flip=pb.MercadoDeLisboaFlipRestaurant(restaurant=restaurant_enum(value)))
-    return Move(reveal=pb.MercadoDeLisboaRevealCustomers(customers=value, goods=goods_enum(goods)))
+        move.draw.good = good_enum(value)
+    elif kind == "flip":
+        move.flip.restaurant = restaurant_enum(value)
+    else:
+        reveal = move.reveal
+        reveal.customers = value
+        reveal.goods.extend(goods_enum(goods))
+    return move
 
 
 def chance_outcomes(state: State) -> list[tuple[Move, int]]:
@@ -1433,20 +1482,59 @@ def _open_spaces(
         yield space
 
 
+def _line_counts(board: tuple[int, ...]) -> list[int]:
+    """Rules §4.1 and §4.2: `line_stands` of every line (rows 0..4, columns 5..9)."""
+    return [line_stands(board, line) for line in range(2 * SIZE)]
+
+
 def stand_placements(state: State) -> Iterator[tuple[int, int]]:
-    """Rules §4.1: (good, space) of every stand the seat to move may open."""
-    for good in sorted(set(state.hands[state.seat])):
-        for space in _open_spaces(state, check_stand, good):
+    """Rules §4.1: (good, space) of every stand the seat to move may open. A space the seat
+    cannot pay for (§4.1 place-then-pay, the refusal of most spaces) is passed over before
+    `check_stand`, with the cost and earnings `check_stand` computes, but no refusal built."""
+    board = state.board
+    seat = state.seat
+    lines = _line_counts(board)
+    money = state.money(seat)
+    for good in sorted(set(state.hands[seat])):
+        for space in range(SPACES):
+            if board[space] > FACE_DOWN:
+                continue
+            row, col = SPACE_LINES[space]
+            cost = 1 + max(lines[row], lines[col])  # stand_cost
+            if money < cost and money + stand_earnings(state, space, good)[0][seat] < cost:
+                continue
+            try:
+                check_stand(state, good, space)
+            except IllegalMove:
+                continue
             yield good, space
 
 
 def customer_placements(state: State) -> Iterator[tuple[int, int, int]]:
     """Rules §4.2: (size index, kind, entrance) of every customer tile on offer that the
-    seat to move may bring to a free entrance."""
+    seat to move may bring to a free entrance. An entrance whose line has too few stands,
+    or none of the seat's stands of the tile's goods (the refusals of most entrances), is
+    passed over before `check_customer`, without a refusal built."""
+    board = state.board
+    seat = state.seat
+    lines = _line_counts(board)
+    own_goods = [0] * (2 * SIZE)  # per line, a bit per good the seat has a stand of
+    for space, cell in enumerate(board):
+        if cell >= STAND_BASE:
+            owner, good = divmod(cell - STAND_BASE, 5)
+            if owner == seat:
+                row, col = SPACE_LINES[space]
+                own_goods[row] |= 1 << good
+                own_goods[col] |= 1 << good
+    masks = state.rules.kind_mask
     for size in range(4):
         for kind in sorted(set(state.offers[size])):
+            mask = masks[kind]
             for entrance in range(ENTRANCES):
                 if state.entrances[entrance] >= 0:
+                    continue
+                line = ENTRANCE_LINE[entrance]
+                if lines[line] <= size or not own_goods[line] & mask:
                     continue
                 try:
                     check_customer(state, kind, entrance)
