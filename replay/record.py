@@ -319,6 +319,14 @@ _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 _MOVE_START: Final = re.compile(r"(?:(\d+)\.+|(\*))?[ \t]*")
 """What may open a move: its number (`12.`) or the table's mark (`*`), then blanks."""
 _MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
+_PLAIN_MOVE: Final = re.compile(
+    r"(?:(\d+)\.+|(\*))?[ \t]*([^\s{}()\n;!?$*.][^{}()\n;!?$*.]*?)[^\S\n]*(?=[{}()\n;]|\Z)"
+)
+"""A whole move as most are written (`12. Ann: take w u g` up to the end of its line, a
+comment or a variation), read in one match: a move whose text holds none of the
+characters that could end it early or put a glyph after it (`.`, `*`, `$`, `!`, `?`), so
+`_MOVE_START`, `_MOVE_END` and `_TRAILING_GLYPH` would find the same (any other move is
+read by them)."""
 _NOTE_ORDER: Final = {"glyph": 0, "comment": 1, "open": 2}
 """The items of an annotation, in the order they are written."""
 _TRAILING_GLYPH: Final = re.compile(r"\s*([!?]{1,2})$")
@@ -399,6 +407,10 @@ class _Scanner:
         written right after it, and where it ends. (A function rather than a generator: it
         runs once per move, and a generator would be made for each.)"""
         text = self.text
+        plain = _PLAIN_MOVE.match(text, at)
+        if plain is not None:
+            kind = "chance" if plain.group(2) else "move"
+            return _Token(kind, at, self, plain.group(3)), None, plain.end()
         begin = at
         opening = _MOVE_START.match(text, at)  # always matches (everything is optional)
         assert opening is not None
