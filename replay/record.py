@@ -740,7 +740,10 @@ class _Reader:
             for line in game.split(text, state):
                 who = game.to_move(state)
                 if check_mover:
-                    _check_mover(token.kind, mover, seat, who, table)
+                    # Only a move that may be wrong is looked at closely: one by the player
+                    # it names, or a chance move at the table's turn, is as marked.
+                    if who != (CHANCE if token.kind == "chance" else seat):
+                        _check_mover(token.kind, mover, seat, who, table)
                     check_mover = False  # the rest of a shorthand is the rules' to order
                 inner = game.parse(line, state)
                 applied = folding.read_move(
