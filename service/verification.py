@@ -270,7 +270,8 @@ class HistoryCheck:
         at = self.history.get(revision)
         if at is not None:
             return at
-        self.position  # noqa: B018  (folds the moves taken since the last position)
+        if self._taken:
+            self._fold_taken()
         for first, end in self.runs:
             if first <= revision <= end.revision:
                 return _within_run(end, revision)
