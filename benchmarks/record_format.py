@@ -13,10 +13,11 @@ each as serialized `Event` bytes, and times on one core (the process's CPU time,
   the work ExportRecord adds to the game's head, which the service keeps folded in its
   head cache (the fold itself is benchmarks/fold.py's; its rate is printed for reference);
 - import: read the record (`replay.record.read`: every move parsed, checked by the rules
-  and written canonically), build the events that store it (`events_of`), run the import
-  path's history check on them taking the reader's moves as checked (`HistoryCheck` with
-  `checked_moves`, as ImportRecord does) and serialize them: the work of ImportRecord
-  before the append;
+  and written canonically, the main line folded once), build the events that store it
+  (`events_of`), run the import path's history check on them taking the reader's moves as
+  checked (`HistoryCheck` with `checked_moves`, as ImportRecord does: the reader's fold is
+  the only one, no position is built per move) and serialize them: the work of
+  ImportRecord before the append;
 - import, moves checked twice: the same with the history check applying every move again,
   as ImportRecord did before it passed the reader's moves through (for comparison).
 

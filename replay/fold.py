@@ -229,13 +229,13 @@ def _checked(position: Position, move: game_pb2.Move) -> tuple[Any, bool]:
         raise NotYourTurn(
             f"It is {table.seat_name(who)}'s turn, not {table.seat_name(move.seat)}'s."
         )
-    return _applied_by_rules(position, who, inner)
+    return _applied_by_rules(table, position.state, who, inner)
 
 
-def _applied_by_rules(position: Position, who: int, inner: Message) -> tuple[Any, bool]:
-    """The game's own move `inner` checked against whose decision it is (`who`, a player or
-    CHANCE) and applied by the rules: the state after it, and whether it is a chance move."""
-    table = position.table
+def _applied_by_rules(table: Table, state: Any, who: int, inner: Message) -> tuple[Any, bool]:
+    """The game's own move `inner` checked against whose decision it is in `state` (`who`,
+    a player or CHANCE) and applied by the rules: the state after it, and whether it is a
+    chance move."""
     game = table.game
     chance = game.is_chance(inner)
     if who == CHANCE and not chance:
@@ -248,7 +248,7 @@ def _applied_by_rules(position: Position, who: int, inner: Message) -> tuple[Any
             "NO_REVEAL_PENDING",
             f"Nothing is waiting to be revealed: it is {table.seat_name(who)}'s turn.",
         )
-    return game.apply(position.state, inner), chance
+    return game.apply(state, inner), chance
 
 
 def record(
@@ -263,17 +263,19 @@ def record(
     return recorded(position, applied, sequence)
 
 
-def record_read(position: Position, inner: Message, notation: str, who: int) -> Position:
+def read_move(
+    table: Table, state: Any, revision: int, inner: Message, notation: str, who: int
+) -> Applied:
     """`record` of a move read from text, as the game's own move `inner` (wrapped here,
-    naming no seat), when the reader has already asked whose decision it is (`who`, that is
-    `position.to_move()`): the same checks and the same position after it, without asking
-    again or unwrapping what it has just wrapped (the record's reader runs this per move)."""
+    naming no seat) in `state`, a game in progress at `revision`, when the reader has
+    already asked whose decision it is (`who`: `game.to_move(state)`): the same checks,
+    and the move as `record` applies it, without asking again, unwrapping what it has just
+    wrapped, or building a position per move (the record's reader runs this per move and
+    builds one position for its main line, `recorded_run`)."""
     if who == TERMINAL:
         raise GameOver()
-    after, chance = _applied_by_rules(position, who, inner)
-    move = position.table.wrap(inner)
-    applied = _applied(position.revision + 1, move, notation, position.state, after, chance)
-    return recorded(position, applied)
+    after, chance = _applied_by_rules(table, state, who, inner)
+    return _applied(revision + 1, table.wrap(inner), notation, state, after, chance)
 
 
 def recorded(position: Position, applied: Applied, sequence: int | None = None) -> Position:
@@ -291,6 +293,32 @@ def recorded(position: Position, applied: Applied, sequence: int | None = None) 
         position.move_count + 1,
         position.result,
         position.chance_count + applied.chance,
+    )
+
+
+def recorded_run(position: Position, run: Sequence[Applied], sequence: int) -> Position:
+    """The position after `run`, moves `record` has checked one after the other from
+    `position` (the first one's `before` is `position.state`, each next one's the `after`
+    of the one before), the last stored as event `sequence`: nothing is checked again, and
+    only the last position is built (`recorded` of each in turn, without the positions
+    between)."""
+    link = position.applied
+    chances = position.chance_count
+    for applied in run:
+        link = _link(applied, link)
+        chances += applied.chance
+    last = run[-1]
+    return _position(
+        position.table,
+        last.after,
+        last.revision,
+        sequence,
+        position.status,
+        link,
+        None,
+        position.move_count + len(run),
+        position.result,
+        chances,
     )
 
 

@@ -319,6 +319,14 @@ _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 _MOVE_START: Final = re.compile(r"(?:(\d+)\.+|(\*))?[ \t]*")
 """What may open a move: its number (`12.`) or the table's mark (`*`), then blanks."""
 _MOVE_END: Final = re.compile(r"[{}()\n;]|\s\d+\.+(?=\s)|\s\*(?=\s)|\s\$\d")
+_PLAIN_MOVE: Final = re.compile(
+    r"(?:(\d+)\.+|(\*))?[ \t]*([^\s{}()\n;!?$*.][^{}()\n;!?$*.]*?)[^\S\n]*(?=[{}()\n;]|\Z)"
+)
+"""A whole move as most are written (`12. Ann: take w u g` up to the end of its line, a
+comment or a variation), read in one match: a move whose text holds none of the
+characters that could end it early or put a glyph after it (`.`, `*`, `$`, `!`, `?`), so
+`_MOVE_START`, `_MOVE_END` and `_TRAILING_GLYPH` would find the same (any other move is
+read by them)."""
 _NOTE_ORDER: Final = {"glyph": 0, "comment": 1, "open": 2}
 """The items of an annotation, in the order they are written."""
 _TRAILING_GLYPH: Final = re.compile(r"\s*([!?]{1,2})$")
@@ -399,6 +407,10 @@ class _Scanner:
         written right after it, and where it ends. (A function rather than a generator: it
         runs once per move, and a generator would be made for each.)"""
         text = self.text
+        plain = _PLAIN_MOVE.match(text, at)
+        if plain is not None:
+            kind = "chance" if plain.group(2) else "move"
+            return _Token(kind, at, self, plain.group(3)), None, plain.end()
         begin = at
         opening = _MOVE_START.match(text, at)  # always matches (everything is optional)
         assert opening is not None
@@ -680,8 +692,13 @@ class _Reader:
         return self.movetext[self.at] if self.at < len(self.movetext) else None
 
     def _main_line(self, position: folding.Position, record: GameRecord) -> folding.Position:
+        """The main line read from `position`, each move appended to `record` as the rules
+        applied it; the position after it, built once for the whole line."""
         movetext, moves = self.movetext, record.moves
         size = len(movetext)
+        table = position.table
+        state, revision = position.state, position.revision
+        line: list[folding.Applied] = []
         while self.at < size:
             token = movetext[self.at]
             if token.kind not in ("move", "chance"):  # annotations went with the move before
@@ -689,27 +706,26 @@ class _Reader:
                     "UNBALANCED_PAREN", token.line, token.column, "a ) that closes no variation."
                 )
             self.at += 1
-            steps = self._moves(token, position)
-            for before, after in steps:
-                applied = after.applied
-                assert applied is not None
-                head = applied.head
-                moves.append(RecordedMove(head.move, head.notation, before, applied=head))
-            before, position = steps[-1]
+            steps = self._moves(token, table, state, revision)
+            for applied in steps:
+                moves.append(
+                    RecordedMove(applied.move, applied.notation, applied.before, applied=applied)
+                )
+            line += steps
+            last = steps[-1]
+            state, revision = last.after, last.revision
             if self.at < size and movetext[self.at].kind in _NOTE_ORDER:
-                moves[-1].notes = self._notes(position.table, before)
-        return position
+                moves[-1].notes = self._notes(table, last.before)
+        return folding.recorded_run(position, line, position.sequence) if line else position
 
     def _moves(
-        self, token: _Token, position: folding.Position
-    ) -> list[tuple[Any, folding.Position]]:
-        """The moves `token` stands for in `position` (a shorthand may stand for several),
-        each checked by the rules, as (the state before it, the position after it); the
-        rules' refusal is raised at the token."""
-        table = position.table
+        self, token: _Token, table: folding.Table, state: Any, revision: int
+    ) -> list[folding.Applied]:
+        """The moves `token` stands for in `state`, a game in progress at `revision` (a
+        shorthand may stand for several), each checked and applied by the rules; the rules'
+        refusal is raised at the token."""
         game = table.game
         mover, seat, text = _mover_and_move(token, self.seats)
-        state = position.state
         if len(text) == len(HIDDEN) and text.lower() == HIDDEN:
             raise RecordError(
                 "HIDDEN_MOVE",
@@ -718,18 +734,23 @@ class _Reader:
                 "this move was hidden from whoever exported the record; export it as a viewer "
                 "who may see it to import it.",
             )
-        steps: list[tuple[Any, folding.Position]] = []
+        steps: list[folding.Applied] = []
         check_mover = bool(mover) or token.kind == "chance"
         try:
             for line in game.split(text, state):
-                who = position.to_move()
+                who = game.to_move(state)
                 if check_mover:
-                    _check_mover(token.kind, mover, seat, who, table)
+                    # Only a move that may be wrong is looked at closely: one by the player
+                    # it names, or a chance move at the table's turn, is as marked.
+                    if who != (CHANCE if token.kind == "chance" else seat):
+                        _check_mover(token.kind, mover, seat, who, table)
                     check_mover = False  # the rest of a shorthand is the rules' to order
                 inner = game.parse(line, state)
-                position = folding.record_read(position, inner, game.format(inner, state), who)
-                steps.append((state, position))
-                state = position.state
+                applied = folding.read_move(
+                    table, state, revision, inner, game.format(inner, state), who
+                )
+                steps.append(applied)
+                state, revision = applied.after, applied.revision
         except RulesError as refused:
             raise RecordError(
                 refused.code,
@@ -773,7 +794,7 @@ class _Reader:
                 f"variations nest at most {MAX_DEPTH} deep.",
             )
         variation = events_pb2.Variation()
-        position = folding.Position(table=table, state=state, revision=0, sequence=0)
+        revision = 0  # a variation's moves are numbered from its start
         before_last = state
         while True:
             token = self._next()
@@ -789,12 +810,11 @@ class _Reader:
                     )
                 return variation
             if token.kind in ("move", "chance"):
-                steps = self._moves(token, position)
-                for _, after in steps:
-                    applied = after.applied
-                    assert applied is not None
-                    variation.moves.add(move=applied.head.move, notation=applied.head.notation)
-                before_last, position = steps[-1]
+                steps = self._moves(token, table, state, revision)
+                for applied in steps:
+                    variation.moves.add(move=applied.move, notation=applied.notation)
+                line_end = steps[-1]
+                before_last, state, revision = line_end.before, line_end.after, line_end.revision
                 continue
             if not variation.moves:
                 raise RecordError(

@@ -135,7 +135,8 @@ async def import_record(
     all, through the import path: its events are marked imported from `source`, and
     unverified (a text has no chain). The reader checked every move by the rules as it
     read it, in this process: the import path takes those moves as checked rather than
-    applying each again (the rest of the history check still runs)."""
+    applying each again, and builds no position of its own for them (the reader's fold is
+    the only one; the rest of the history check still runs)."""
     outcomes = []
     for index, game in enumerate(games):
         events = record.events_of(game)

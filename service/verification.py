@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from google.protobuf.message import DecodeError, Message
 
@@ -231,9 +232,17 @@ class HistoryCheck:
     ) -> None:
         self.variation_viewer = variation_viewer
         self.history: dict[int, folding.Position] = {}
-        """The position after each history revision (they share their structure)."""
+        """The position after each history revision (they share their structure), but for
+        the moves taken as the reader applied them: those are in `runs`."""
+        self.runs: list[tuple[int, folding.Position]] = []
+        """Each run of moves taken as checked, as (its first revision, the position after
+        its last move): the position after any move of it is rebuilt from that one."""
         self.variations: list[tuple[int, int, folding.Position, events_pb2.Variation]] = []
-        self.position: folding.Position | None = None
+        self._position: folding.Position | None = None
+        self._taken: list[folding.Applied] = []
+        """The moves taken as checked since `_position`, not yet folded into a position:
+        one position is built for the whole run rather than one per move."""
+        self._taken_sequence = 0
         self.index = 0
         self.dealt: list[tuple[int, int, bytes, list[tuple[Message, int]], Message]] = []
         self.seed = b""
@@ -241,20 +250,50 @@ class HistoryCheck:
         self.failed_at = (0, 0)
         self.dealt_checked = 0
 
+    @property
+    def position(self) -> folding.Position | None:
+        """The position after the events added so far."""
+        if self._taken:
+            self._fold_taken()
+        return self._position
+
+    def _fold_taken(self) -> None:
+        start = self._position
+        assert start is not None
+        taken = self._taken
+        self._position = folding.recorded_run(start, taken, self._taken_sequence)
+        self.runs.append((taken[0].revision, self._position))
+        self._taken = []
+
+    def at(self, revision: int) -> folding.Position | None:
+        """The position after history revision `revision`, None if the history has none."""
+        at = self.history.get(revision)
+        if at is not None:
+            return at
+        if self._taken:
+            self._fold_taken()
+        for first, end in self.runs:
+            if first <= revision <= end.revision:
+                return _within_run(end, revision)
+        return None
+
     def add(self, event: events_pb2.Event, checked: folding.Applied | None = None) -> None:
         """`checked`: this MoveRecorded's move as the rules applied it in this process
         (ImportRecord's reader), taken as it is when it is this very move in this very
-        position of a table game, so the move is not applied, formatted and compared
-        again; anything else is checked in full."""
+        position of a table game in progress, so the move is not applied, formatted and
+        compared again, nor a position built for it (`_take`); anything else is checked in
+        full."""
         self.index += 1
+        if checked is not None and self._take(event, checked):
+            return
         self.failed_at = (self.index, event.revision or self.index)
         body = event.WhichOneof("body")
         position = self.position
         if position is None:
             if body != "game_created" or event.sequence != 1:
                 raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
-            self.position = folding.start(event.game_created)
-            self.history[1] = self.position
+            self._position = folding.start(event.game_created)
+            self.history[1] = self._position
             return
         if body == "move_recorded" and position.table.mode == DEALT:
             recorded = event.move_recorded
@@ -270,15 +309,12 @@ class HistoryCheck:
                 outcomes = list(position.game.chance_outcomes(position.state))
                 key = deal_key(position, outcomes)
                 self.dealt.append((self.index, event.revision, key, outcomes, inner))
-        if checked is not None and _already_checked(position, event, checked):
-            self.position = folding.recorded(position, checked, event.sequence)
-        else:
-            self.position = folding.advance(position, event, strict=True)
+        self._position = folding.advance(position, event, strict=True)
         if body in folding.HISTORY_BODIES:
-            self.history[event.revision] = self.position
+            self.history[event.revision] = self._position
         elif body == "annotation_added" and event.annotation_added.variation.moves:
             note = event.annotation_added
-            at = self.history.get(note.revision)
+            at = self.at(note.revision)
             if at is None:
                 raise HistoryError(
                     "ANNOTATION_REVISION",
@@ -291,6 +327,37 @@ class HistoryCheck:
             self.seed, self.ending = event.game_ended.seed, self.failed_at
         elif body == "game_abandoned":
             self.seed, self.ending = event.game_abandoned.seed, self.failed_at
+
+    def _take(self, event: events_pb2.Event, checked: folding.Applied) -> bool:
+        """Take `checked` as `event`'s move, with no position built for it, when it is
+        the move `event` records, applied by the rules to the state it follows (the same
+        object, or an equal one: the first move, whose start the reader set up on its
+        own), as the next revision and sequence, in a table game in progress. Whether it
+        was taken; nothing changes when it is not."""
+        position = self._position
+        if position is None or event.WhichOneof("body") != "move_recorded":
+            return False
+        taken = self._taken
+        if taken:
+            last = taken[-1]
+            sequence, revision, state = self._taken_sequence, last.revision, last.after
+        elif position.table.mode == DEALT or position.status is not folding.Status.IN_PROGRESS:
+            return False
+        else:
+            sequence, revision, state = position.sequence, position.revision, position.state
+        recorded = event.move_recorded
+        if not (
+            event.sequence == sequence + 1
+            and event.revision == revision + 1 == checked.revision
+            and (checked.before is state or checked.before == state)
+            and not recorded.dealt
+            and checked.notation == recorded.notation
+            and checked.move == recorded.move
+        ):
+            return False
+        taken.append(checked)
+        self._taken_sequence = event.sequence
+        return True
 
     def finish(self) -> None:
         """The checks that need the whole game: the variations (whether the game shows
@@ -328,22 +395,24 @@ class HistoryCheck:
             self.dealt_checked += 1
 
 
-def _already_checked(
-    position: folding.Position, event: events_pb2.Event, checked: folding.Applied
-) -> bool:
-    """Whether `checked` is the move `event` records, applied by the rules to the state of
-    `position` (the same object, or an equal one: the first move, whose start the reader
-    set up on its own), as the next revision and sequence, in a table game."""
-    recorded = event.move_recorded
-    return (
-        event.WhichOneof("body") == "move_recorded"
-        and position.table.mode != DEALT
-        and not recorded.dealt
-        and event.sequence == position.sequence + 1
-        and event.revision == position.revision + 1 == checked.revision
-        and (checked.before is position.state or checked.before == position.state)
-        and checked.notation == recorded.notation
-        and checked.move == recorded.move
+def _within_run(end: folding.Position, revision: int) -> folding.Position:
+    """The position after the move named `revision` of a run of recorded moves (nothing
+    but moves recorded, each clearing redo) that ends at `end`."""
+    node = end.applied
+    back = chances = 0
+    while node is not None and node.head.revision != revision:
+        chances += node.head.chance
+        node = node.tail
+        back += 1
+    assert node is not None
+    return replace(
+        end,
+        state=node.head.after,
+        revision=revision,
+        sequence=end.sequence - back,
+        applied=node,
+        move_count=end.move_count - back,
+        chance_count=end.chance_count - chances,
     )
 
 
