@@ -219,13 +219,7 @@ class Checkpoints:
         position = start.position
         table = position.table
         if start.checkpointed:
-            walk = ChainWalk(
-                self.store.chain,
-                after=position.sequence,
-                revision=position.revision,
-                prev_hash=start.last_hash,
-                keyed=start.keyed,
-            )
+            walk = ChainWalk.resuming(self.store.chain, position, start.last_hash, start.keyed)
         else:
             walk = ChainWalk(self.store.chain)
         passed: list[tuple[folding.Position, bytes, bool]] = []

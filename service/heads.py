@@ -353,13 +353,7 @@ class Heads:
         raw = await self.store.read_raw(head.game_id, head.sequence)
         if not raw:
             return head if stored is None else await self.reconcile(head)
-        walk = ChainWalk(
-            self.store.chain,
-            after=head.sequence,
-            revision=head.revision,
-            prev_hash=head.last_hash,
-            keyed=head.keyed,
-        )
+        walk = ChainWalk.resuming(self.store.chain, head.position, head.last_hash, head.keyed)
         try:
             newer = [walk.stored(sequence, data) for sequence, data in raw]
         except ChainBroken:

@@ -75,6 +75,20 @@ class ChainWalk:
         self.hashes: dict[int, bytes] = {}
         """The hash of every event walked, by sequence (to check receipts against)."""
 
+    @classmethod
+    def resuming(
+        cls, chain: Chain, position: folding.Position, last_hash: bytes, keyed: bool
+    ) -> ChainWalk:
+        """A walk that continues after `position` (checked already, its event's hash
+        `last_hash`; `keyed`: whether a keyed event came at or before it)."""
+        return cls(
+            chain,
+            after=position.sequence,
+            revision=position.revision,
+            prev_hash=last_hash,
+            keyed=keyed,
+        )
+
     def _next(self, event: events_pb2.Event, sequence: int) -> tuple[int, int]:
         index = self.index + 1
         revision = event.revision or self.revision + 1

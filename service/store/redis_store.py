@@ -166,43 +166,32 @@ class RedisEventStore(EventStore):
         cluster): a call that finds them all busy waits for one (up to `timeout`) rather
         than opening more. The URL carries the credentials and TLS settings (see
         `with_credentials`); ``redis+cluster://`` names a Redis Cluster."""
+        # Replies stay bytes (the store decodes what it reads); no socket timeout (the
+        # watchdog's); a connection idle for 30 s is pinged before it is used.
+        settings: dict[str, Any] = {
+            "decode_responses": False,
+            "health_check_interval": 30,
+            "socket_timeout": None,
+        }
+        client: RedisClient
         if is_cluster_url(url):
-            cluster = open_cluster(
-                url,
-                turns=pool_size,
-                connect_timeout=timeout,
-                decode_responses=False,
-                health_check_interval=30,
-                socket_timeout=None,
+            client = open_cluster(url, turns=pool_size, connect_timeout=timeout, **settings)
+            pack_with_hiredis(client)
+        else:
+            pool = WaitingConnectionPool.from_url(
+                url, max_connections=pool_size, socket_connect_timeout=timeout, **settings
             )
-            pack_with_hiredis(cluster)
-            return cls(
-                cluster,
-                prefix,
-                timeout,
-                chain=chain,
-                club_storage=club_storage,
-                club_lease=club_lease,
-                replica_wait=replica_wait,
-                url=url,
-            )
-        pool = WaitingConnectionPool.from_url(
-            url,
-            max_connections=pool_size,
-            decode_responses=False,
-            health_check_interval=30,
-            socket_timeout=None,
-            socket_connect_timeout=timeout,
-        )
-        pack_with_hiredis(pool)
+            pack_with_hiredis(pool)
+            client = aioredis.Redis.from_pool(pool)
         return cls(
-            aioredis.Redis.from_pool(pool),
+            client,
             prefix,
             timeout,
             chain=chain,
             club_storage=club_storage,
             club_lease=club_lease,
             replica_wait=replica_wait,
+            url=url if is_cluster_url(url) else "",
         )
 
     def dedicated(self) -> RedisEventStore:

@@ -31,6 +31,8 @@ import pytest
 
 from tablelog_client.sdk import Client
 from tests.clients import conformance
+from tests.support.processes import environment_set, stop_process
+from tests.support.tools import required_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 TYPESCRIPT = ROOT / "clients" / "typescript"
@@ -69,37 +71,34 @@ def _server_command(address: str, data_dir: Path) -> list[str]:
 def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A live `tablelog serve` (embedded Redis) on a free port, stopped at the end."""
     address = f"127.0.0.1:{_free_port()}"
-    data = tmp_path_factory.mktemp("tablelog-data")
-    log = (data / "serve.log").open("wb")
-    server = subprocess.Popen(
-        _server_command(address, data),
-        cwd=ROOT,
-        env=_python_env(),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    previous = {name: os.environ.get(name) for name in conformance.TOKEN_ENV.values()}
-    try:
-        _wait_until_serving(address, server, data / "serve.log")
-        owner = (data / "owner.token").read_text().strip()
-        # Every runner (and the processes it starts) calls as the recorder, and as the
-        # spectator where a step says so: not as the owner, who may do and see everything.
-        os.environ.update(_member_tokens(address, owner))
+    with serving_for_conformance(address, tmp_path_factory.mktemp("tablelog-data")):
         yield address
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        server.send_signal(signal.SIGINT)
+
+
+@contextlib.contextmanager
+def serving_for_conformance(address: str, data_dir: Path, *options: str) -> Iterator[None]:
+    """`tablelog serve` (with `options`) on `address` until the block ends, its data and its
+    log (serve.log) in `data_dir`; meanwhile the conformance runner's member tokens in the
+    environment (conformance.TOKEN_ENV)."""
+    log_path = data_dir / "serve.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [*_server_command(address, data_dir), *options],
+            cwd=ROOT,
+            env=_python_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(10)
-        log.close()
+            _wait_until_serving(address, server, log_path)
+            owner = (data_dir / "owner.token").read_text().strip()
+            # Every runner (and the processes it starts) calls as the recorder, and as the
+            # spectator where a step says so: not as the owner, who may do and see everything.
+            with environment_set(_member_tokens(address, owner)):
+                yield
+        finally:
+            stop_process(server, signal.SIGINT)
 
 
 def _member_tokens(address: str, owner_token: str) -> dict[str, str]:
@@ -125,18 +124,6 @@ def _wait_until_serving(address: str, server: subprocess.Popen[bytes], log: Path
             except grpc.FutureTimeoutError:
                 continue
     pytest.fail(f"tablelog serve did not listen on {address} within 60 s:\n{log.read_text()}")
-
-
-def _toolchain(*names: str) -> dict[str, str]:
-    """The paths of the named tools; skip (fail under CI) when one is missing."""
-    found = {name: shutil.which(name) for name in names}
-    missing = [name for name, path in found.items() if path is None]
-    if missing:
-        message = f"{', '.join(missing)} not installed (see clients/ci-setup.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {message}")
-        pytest.skip(message)
-    return {name: path for name, path in found.items() if path is not None}
 
 
 def _run(
@@ -275,7 +262,7 @@ def _typescript_fingerprint() -> str:
 
 def _typescript_built() -> None:
     """`npm ci` when node_modules is missing, then `tsc` unless dist/ is already current."""
-    tools = _toolchain("node", "npm")
+    tools = required_tools("node", "npm")
     with _build_lock("typescript-build"):
         if not (TYPESCRIPT / "node_modules" / ".bin" / "tsc").exists():
             _run([tools["npm"], "ci", "--no-audit", "--no-fund"], TYPESCRIPT)
@@ -291,7 +278,7 @@ def test_typescript_client_unit_tests() -> None:
     _typescript_built()
     tests = sorted(str(p.relative_to(TYPESCRIPT)) for p in TYPESCRIPT.glob("dist/test/*.test.js"))
     assert tests, "no compiled TypeScript tests"
-    output = _run([_toolchain("node")["node"], "--test", *tests], TYPESCRIPT)
+    output = _run([required_tools("node")["node"], "--test", *tests], TYPESCRIPT)
     assert "# fail 0" in output, output
 
 
@@ -311,7 +298,7 @@ def _assert_fails(command: Sequence[str], cwd: Path) -> None:
 
 def test_typescript_client_passes_the_scenario(address: str, tmp_path: Path) -> None:
     _typescript_built()
-    node = _toolchain("node")["node"]
+    node = required_tools("node")["node"]
     output = _run([node, "dist/src/conformance.js", "--address", address], TYPESCRIPT, 180)
     _assert_all_passed(output, _scenario_steps())
     stepless = ["--scenario", str(_stepless_scenario(tmp_path))]
@@ -319,7 +306,7 @@ def test_typescript_client_passes_the_scenario(address: str, tmp_path: Path) -> 
 
 
 def test_go_client_builds_vets_and_passes_its_unit_tests() -> None:
-    go = _toolchain("go")["go"]
+    go = required_tools("go")["go"]
     _run([go, "build", "./..."], GO)
     _run([go, "vet", "./..."], GO)
     _run([go, "test", "./..."], GO)
@@ -329,7 +316,7 @@ def test_go_client_builds_vets_and_passes_its_unit_tests() -> None:
 
 
 def test_go_client_passes_the_scenario(address: str, tmp_path: Path) -> None:
-    go = _toolchain("go")["go"]
+    go = required_tools("go")["go"]
     binary = tmp_path / "tablelog-conformance"
     _run([go, "build", "-o", str(binary), "./cmd/tablelog-conformance"], GO)
     output = _run([str(binary), "--address", address], GO, 180)
@@ -339,7 +326,7 @@ def test_go_client_passes_the_scenario(address: str, tmp_path: Path) -> None:
 
 
 def test_generated_client_code_is_fresh() -> None:
-    _toolchain("node", "npm", "go")
+    required_tools("node", "npm", "go")
     _typescript_built()
     # protoc runs from this interpreter's grpcio-tools, wherever its environment lives.
     env = {**os.environ, "PYTHON": sys.executable}

@@ -24,6 +24,7 @@ import yaml
 
 from tests.service.conftest import standalone_redis_binary
 from tests.service.support import OUT_OF_REACH_LIMITS, tablelog_command
+from tests.support.processes import stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -139,13 +140,7 @@ def serving(argv: Sequence[str], env: Mapping[str, str], timeout: float = 60) ->
                 raise AssertionError(f"{argv} did not start: {errors[-3000:]}")
         yield
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+        stop_process(process)
         process.stdout.close()
         if process.stderr is not None:
             process.stderr.close()

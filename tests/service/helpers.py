@@ -14,8 +14,11 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
 from service.chain import Chain, ChainKey
+from service.heads import Head
 from service.identity import new_token
 from service.local_owner import owner_name, register_owner_token_at
+from service.recorder import Recorder
+from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client, TablelogError
 from tests.support.play import random_game
 
@@ -46,6 +49,14 @@ def refused(call: Callable[[], object]) -> TablelogError:
     return info.value
 
 
+UNPACKED_DETAILS = (
+    error_details_pb2.ErrorInfo,
+    error_details_pb2.BadRequest,
+    error_details_pb2.PreconditionFailure,
+)
+"""The google.rpc details `rpc_refused` and the HTTP port's tests unpack from a refusal."""
+
+
 def rpc_refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, list[object]]:
     """The raw gRPC code and unpacked google.rpc details of a refused call."""
     with pytest.raises(grpc.RpcError) as info:
@@ -55,11 +66,7 @@ def rpc_refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, list[objec
     assert status is not None
     details: list[object] = []
     for any_detail in status.details:
-        for kind in (
-            error_details_pb2.ErrorInfo,
-            error_details_pb2.BadRequest,
-            error_details_pb2.PreconditionFailure,
-        ):
+        for kind in UNPACKED_DETAILS:
             if any_detail.Is(kind.DESCRIPTOR):
                 unpacked = kind()
                 any_detail.Unpack(unpacked)
@@ -84,3 +91,14 @@ def play_random(client: Client, game_id: str, moves: int, seed: int = 0) -> int:
         choice = legal[rng.randrange(len(legal))]
         version = client.record(game_id, choice.notation, expected_version=version).game.version
     return version
+
+
+async def create_splendor_game(recorder: Recorder, actor: events_pb2.Actor) -> Head:
+    """A new two-player Splendor game (players A and B) created through `recorder`: its head."""
+    created = await recorder.create_game(
+        service_pb2.CreateGameRequest(
+            game="splendor", players=[events_pb2.Player(name=n) for n in ("A", "B")]
+        ),
+        actor,
+    )
+    return created.head

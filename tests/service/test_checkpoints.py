@@ -25,7 +25,7 @@ from service.store import RedisEventStore
 from service.views import replay_item, viewer_of
 from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2
-from tests.service.helpers import CHAIN, splendor_line
+from tests.service.helpers import CHAIN, create_splendor_game, splendor_line
 from tests.support.histories import random_history
 
 GAMES = sorted(all_games())
@@ -301,14 +301,9 @@ def test_recording_past_an_interval_checkpoints_the_head(embedded_redis: Embedde
         store = RedisEventStore.from_url(embedded_redis.url, chain=CHAIN)
         recorder = Recorder(store, checkpoint_interval=5)
         try:
-            created = await recorder.create_game(
-                service_pb2.CreateGameRequest(
-                    game="splendor", players=[events_pb2.Player(name=n) for n in ("A", "B")]
-                ),
-                actor,
-            )
-            game_id = created.head.game_id
-            version = created.head.revision
+            created = await create_splendor_game(recorder, actor)
+            game_id = created.game_id
+            version = created.revision
             for notation in splendor_line(seed=2)[:12]:
                 outcome = await recorder.record_move(
                     game_id, move=None, notation=notation, seat=None,

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,17 +31,14 @@ from tests.clients.test_conformance import (
     GO,
     TYPESCRIPT,
     _assert_all_passed,
-    _member_tokens,
-    _python_env,
     _run,
     _scenario_steps,
-    _server_command,
-    _toolchain,
     _typescript_built,
-    _wait_until_serving,
+    serving_for_conformance,
 )
 from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line
 from tests.support.cluster import LocalCluster
+from tests.support.tools import required_tools
 
 pytestmark = pytest.mark.slow
 
@@ -234,32 +228,10 @@ def served_on_cluster(
     """`tablelog serve --redis-url redis+cluster://...` on a free port; its address, with
     the conformance runner's member tokens in the environment (as in test_conformance).
     One for the module: its members live in the shared cluster."""
-    tmp_path = tmp_path_factory.mktemp("served-on-cluster")
     address = f"127.0.0.1:{free_port()}"
-    log_path = tmp_path / "serve.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [*_server_command(address, tmp_path), "--redis-url", redis_cluster.url],
-            env=_python_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        previous = {name: os.environ.get(name) for name in conformance.TOKEN_ENV.values()}
-        try:
-            _wait_until_serving(address, server, log_path)
-            owner = (tmp_path / "owner.token").read_text().strip()
-            os.environ.update(_member_tokens(address, owner))
-            yield address
-        finally:
-            for name, value in previous.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(10)
+    data_dir = tmp_path_factory.mktemp("served-on-cluster")
+    with serving_for_conformance(address, data_dir, "--redis-url", redis_cluster.url):
+        yield address
 
 
 def test_tablelog_serve_on_the_cluster_passes_the_conformance_scenario(
@@ -313,12 +285,12 @@ def test_the_typescript_and_go_clients_pass_the_scenario_on_the_cluster(
     """Every client records, replays and watches through a server on the cluster (the
     scenario's steps), not only the Python one."""
     _typescript_built()
-    node = _toolchain("node")["node"]
+    node = required_tools("node")["node"]
     output = _run(
         [node, "dist/src/conformance.js", "--address", served_on_cluster], TYPESCRIPT, 180
     )
     _assert_all_passed(output, _scenario_steps())
-    go = _toolchain("go")["go"]
+    go = required_tools("go")["go"]
     binary = tmp_path / "tablelog-conformance"
     _run([go, "build", "-o", str(binary), "./cmd/tablelog-conformance"], GO)
     _assert_all_passed(

@@ -44,7 +44,7 @@ from service.watching import WatchLimits
 from service.webapp_files import IMMUTABLE, REVALIDATE, WebappFiles
 from tablelog.v1 import clubs_pb2, events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
-from tests.service.helpers import CHAIN, OWNER_TOKEN, rpc_refused
+from tests.service.helpers import CHAIN, OWNER_TOKEN, UNPACKED_DETAILS, rpc_refused
 from tests.service.support import ServeProcess, make_certificates, tablelog_command
 
 TABLELOG = "/tablelog.v1.TablelogService/"
@@ -125,11 +125,7 @@ def refusal(error: ConnectError) -> tuple[Code, str, list[Any]]:
     """The code, message and unpacked google.rpc details of a refused HTTP call."""
     details: list[Any] = []
     for detail in error.details:
-        for kind in (
-            error_details_pb2.ErrorInfo,
-            error_details_pb2.BadRequest,
-            error_details_pb2.PreconditionFailure,
-        ):
+        for kind in UNPACKED_DETAILS:
             if detail.type_name == kind.DESCRIPTOR.full_name:
                 details.append(kind.FromString(detail.message_bytes))
     return error.code, error.message, details

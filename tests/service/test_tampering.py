@@ -29,6 +29,7 @@ from tests.service.helpers import (
     CHAIN,
     OWNER_NAME,
     OWNER_TOKEN,
+    create_splendor_game,
     refused,
     rpc_refused,
     splendor_line,
@@ -551,15 +552,10 @@ def test_an_unchanged_head_is_not_verified_again(embedded_redis: EmbeddedRedis) 
         other = Recorder(RedisEventStore.from_url(embedded_redis.url, chain=CHAIN))
         recorder = Recorder(store)
         try:
-            created = await recorder.create_game(
-                service_pb2.CreateGameRequest(
-                    game="splendor", players=[events_pb2.Player(name=n) for n in ("A", "B")]
-                ),
-                actor,
-            )
-            game_id = created.head.game_id
+            created = await create_splendor_game(recorder, actor)
+            game_id = created.game_id
             line = splendor_line(seed=11)
-            version = created.head.revision
+            version = created.revision
             for notation in line[:20]:
                 outcome = await recorder.record_move(
                     game_id, move=None, notation=notation, seat=None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import redis
+
+from tests.support.processes import stop_processes
 
 NODES = 6
 NODE_TIMEOUT_MS = 1000
@@ -256,15 +257,7 @@ class LocalCluster:
         for client in self.clients.values():
             client.close()
         self.clients.clear()
-        for process in self.processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+        stop_processes(self.processes, grace=10, after_kill=5)
         self.processes.clear()
 
 

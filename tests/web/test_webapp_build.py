@@ -6,30 +6,17 @@ when missing); without them the check is skipped, unless CI is set: there it fai
 from __future__ import annotations
 
 import fcntl
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import pytest
+from tests.support.tools import required_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "clients" / "web"
 WEBAPP = ROOT / "service" / "webapp"
-
-
-def _node_tools() -> dict[str, str]:
-    found = {name: shutil.which(name) for name in ("node", "npm")}
-    missing = [name for name, path in found.items() if path is None]
-    if missing:
-        message = f"{', '.join(missing)} not installed (see clients/ci-setup.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {message}")
-        pytest.skip(message)
-    return {name: path for name, path in found.items() if path is not None}
 
 
 def _installed(npm: str) -> None:
@@ -50,7 +37,7 @@ def _installed(npm: str) -> None:
 
 
 def test_the_committed_build_is_fresh() -> None:
-    _installed(_node_tools()["npm"])
+    _installed(required_tools("node", "npm")["npm"])
     done = subprocess.run(
         [sys.executable, "scripts/build_webapp.py", "--check"],
         cwd=ROOT,
