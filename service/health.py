@@ -24,7 +24,7 @@ from redis.retry import Retry
 
 from service.logs import get_logger
 from service.store import RedisEventStore
-from service.store.cluster import open_sync_client
+from service.store.cluster import close_sync_client, open_sync_client
 
 PROBE_INTERVAL = 0.5
 """Seconds between PINGs."""
@@ -84,7 +84,7 @@ class StoreProbe:
             while not self._stopping.wait(self._interval):
                 self._report(self._ping(client))
         finally:
-            client.close()
+            close_sync_client(client)
 
     def _ping(self, client: redis.Redis | redis.RedisCluster) -> str | None:
         """None when Redis answered in time, else why not (a connection that failed is

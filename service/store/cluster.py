@@ -183,6 +183,17 @@ def open_sync_client(url: str, **settings: Any) -> redis.Redis | redis.RedisClus
     return redis.Redis.from_url(url, **settings)
 
 
+def close_sync_client(client: redis.Redis | redis.RedisCluster) -> None:
+    """Close a client of `open_sync_client`, every connection of it: redis-py's
+    `RedisCluster.close` closes each node's client, which does not own its pool, so the
+    sockets it opened stayed open until the collector found them."""
+    client.close()
+    if isinstance(client, redis.RedisCluster):
+        for node in client.get_nodes():  # type: ignore[no-untyped-call]  # unannotated in redis-py
+            if node.redis_connection is not None:
+                node.redis_connection.connection_pool.disconnect()
+
+
 def open_async_client(url: str) -> RedisClient:
     """A plain asyncio client of `url` (one Redis or a cluster), for tools and tests."""
     if is_cluster_url(url):
