@@ -261,13 +261,23 @@ func (c *Client) GetGame(ctx context.Context, gameID string) (*tablelogv1.GameSu
 	return resp.GetGame(), err
 }
 
-// ListGames yields every game of a type ("" for all) and status (unspecified for all),
-// page after page.
-func (c *Client) ListGames(ctx context.Context, game string, gameStatus tablelogv1.GameStatus) iter.Seq2[*tablelogv1.GameSummary, error] {
+// GamesFilter chooses the games ListGames yields; a zero field does not filter.
+type GamesFilter struct {
+	// Game is a game type, such as "splendor".
+	Game string
+	// Status is a game status (GAME_STATUS_UNSPECIFIED: any).
+	Status tablelogv1.GameStatus
+	// Player is a seat's whole player name, in any case (ListGamesRequest.player).
+	Player string
+}
+
+// ListGames yields every game the filter chooses, newest first, page after page.
+func (c *Client) ListGames(ctx context.Context, filter GamesFilter) iter.Seq2[*tablelogv1.GameSummary, error] {
 	return func(yield func(*tablelogv1.GameSummary, error) bool) {
 		token := ""
 		for {
-			resp, err := unary(c, ctx, c.Raw.ListGames, &tablelogv1.ListGamesRequest{Game: game, Status: gameStatus, PageToken: token})
+			request := &tablelogv1.ListGamesRequest{Game: filter.Game, Status: filter.Status, Player: filter.Player, PageToken: token}
+			resp, err := unary(c, ctx, c.Raw.ListGames, request)
 			if err != nil {
 				yield(nil, err)
 				return
