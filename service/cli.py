@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import random
 import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,99 +154,86 @@ def serve_command(subparsers: Any) -> None:
         "others only verify (default: $TABLELOG_CHAIN_KEY_FILE, else chain.key in the data "
         "directory, generated on first start); instances sharing a Redis share this file",
     )
-    parser.add_argument(
+    setting = functools.partial(_setting, parser)
+    setting(
         "--redis-pool-size",
-        type=_positive,
-        default=os.environ.get("TABLELOG_REDIS_POOL_SIZE") or "64",
-        help="Redis connections for requests, per server process; a request finding them "
-        "all busy waits for one (default: $TABLELOG_REDIS_POOL_SIZE or 64). Each watched "
-        "game has one more, of its own",
+        _positive,
+        "64",
+        "Redis connections for requests, per server process; a request finding them all busy "
+        "waits for one. Each watched game has one more, of its own",
     )
-    parser.add_argument(
+    setting(
         "--max-watched-games",
-        type=_positive,
-        default=os.environ.get("TABLELOG_MAX_WATCHED_GAMES") or "1000",
-        help="games watched at once per server process (default: "
-        "$TABLELOG_MAX_WATCHED_GAMES or 1000); more are refused with RESOURCE_EXHAUSTED",
+        _positive,
+        "1000",
+        "games watched at once per server process; more are refused with RESOURCE_EXHAUSTED",
     )
-    parser.add_argument(
-        "--max-watchers",
-        type=_positive,
-        default=os.environ.get("TABLELOG_MAX_WATCHERS") or "10000",
-        help="WatchGame streams per server process (default: $TABLELOG_MAX_WATCHERS or 10000)",
-    )
-    parser.add_argument(
+    setting("--max-watchers", _positive, "10000", "WatchGame streams per server process")
+    setting(
         "--max-watchers-per-game",
-        type=_positive,
-        default=os.environ.get("TABLELOG_MAX_WATCHERS_PER_GAME") or "5000",
-        help="WatchGame streams of one game per server process (default: "
-        "$TABLELOG_MAX_WATCHERS_PER_GAME or 5000)",
+        _positive,
+        "5000",
+        "WatchGame streams of one game per server process",
     )
     limits = CallerLimits()
-    parser.add_argument(
+    setting(
         "--changes-per-second",
-        type=_rate,
-        default=os.environ.get("TABLELOG_CHANGES_PER_SECOND") or str(limits.changes_per_second),
-        help="changes (moves, undos, annotations, new games ...) per second per caller, per "
-        f"server process (default: $TABLELOG_CHANGES_PER_SECOND or {limits.changes_per_second:g})",
+        _rate,
+        f"{limits.changes_per_second:g}",
+        "changes (moves, undos, annotations, new games ...) per second per caller, per "
+        "server process",
     )
-    parser.add_argument(
+    setting(
         "--change-burst",
-        type=_positive,
-        default=os.environ.get("TABLELOG_CHANGE_BURST") or str(limits.change_burst),
-        help="changes a caller may make at once before that rate applies (default: "
-        f"$TABLELOG_CHANGE_BURST or {limits.change_burst})",
+        _positive,
+        str(limits.change_burst),
+        "changes a caller may make at once before that rate applies",
     )
-    parser.add_argument(
+    setting(
         "--reads-per-second",
-        type=_rate,
-        default=os.environ.get("TABLELOG_READS_PER_SECOND") or str(limits.reads_per_second),
-        help="other calls per second per caller, per server process (default: "
-        f"$TABLELOG_READS_PER_SECOND or {limits.reads_per_second:g})",
+        _rate,
+        f"{limits.reads_per_second:g}",
+        "other calls per second per caller, per server process",
     )
-    parser.add_argument(
+    setting(
         "--read-burst",
-        type=_positive,
-        default=os.environ.get("TABLELOG_READ_BURST") or str(limits.read_burst),
-        help=f"(default: $TABLELOG_READ_BURST or {limits.read_burst})",
+        _positive,
+        str(limits.read_burst),
+        "other calls a caller may make at once before that rate applies",
     )
-    parser.add_argument(
+    setting(
         "--max-watches-per-caller",
-        type=_positive,
-        default=os.environ.get("TABLELOG_MAX_WATCHES_PER_CALLER") or str(limits.watches_per_caller),
-        help="WatchGame streams one caller may hold open, per server process (default: "
-        f"$TABLELOG_MAX_WATCHES_PER_CALLER or {limits.watches_per_caller})",
+        _positive,
+        str(limits.watches_per_caller),
+        "WatchGame streams one caller may hold open, per server process",
     )
-    parser.add_argument(
+    setting(
         "--max-watches-per-club",
-        type=_positive,
-        default=os.environ.get("TABLELOG_MAX_WATCHES_PER_CLUB") or str(limits.watches_per_club),
-        help="WatchGame streams of one club's callers together, per server process (default: "
-        f"$TABLELOG_MAX_WATCHES_PER_CLUB or {limits.watches_per_club})",
+        _positive,
+        str(limits.watches_per_club),
+        "WatchGame streams of one club's callers together, per server process",
     )
-    parser.add_argument(
+    setting(
         "--club-storage-bytes",
-        type=_bytes,
-        default=os.environ.get("TABLELOG_CLUB_STORAGE_BYTES") or DEFAULT_CLUB_STORAGE,
-        help="what the games of one club may take in Redis, all servers together; a change "
-        "past it is refused (CLUB_STORAGE_FULL). A number with K, M or G (default: "
-        f"$TABLELOG_CLUB_STORAGE_BYTES or {DEFAULT_CLUB_STORAGE})",
+        _bytes,
+        DEFAULT_CLUB_STORAGE,
+        "what the games of one club may take in Redis, all servers together; a change past "
+        "it is refused (CLUB_STORAGE_FULL). A number with K, M or G",
     )
-    parser.add_argument(
+    setting(
         "--head-cache-bytes",
-        type=_bytes,
-        default=os.environ.get("TABLELOG_HEAD_CACHE_BYTES") or "256M",
-        help="what the cached game heads (each game folded to its last move) may hold in "
-        "memory, per server process; the least recently used go first. A number with K, "
-        "M or G (default: $TABLELOG_HEAD_CACHE_BYTES or 256M)",
+        _bytes,
+        "256M",
+        "what the cached game heads (each game folded to its last move) may hold in memory, "
+        "per server process; the least recently used go first. A number with K, M or G",
     )
-    parser.add_argument(
+    setting(
         "--checkpoint-interval",
-        type=_positive,
-        default=os.environ.get("TABLELOG_CHECKPOINT_INTERVAL") or "100",
-        help="events between two checkpoints of a game (its position kept beside its "
-        "stream, so a read at any revision folds at most this many events); every server "
-        "on one Redis should use the same (default: $TABLELOG_CHECKPOINT_INTERVAL or 100)",
+        _positive,
+        "100",
+        "events between two checkpoints of a game (its position kept beside its stream, so "
+        "a read at any revision folds at most this many events); every server on one Redis "
+        "should use the same",
     )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
@@ -273,6 +262,24 @@ def serve_command(subparsers: Any) -> None:
         help="JSON log lines (default: when stderr is not a terminal)",
     )
     parser.set_defaults(run=run_serve)
+
+
+def _setting(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    kind: Callable[[str], object],
+    default: str,
+    about: str,
+) -> None:
+    """`flag`, read by `kind`, whose default is $TABLELOG_<FLAG> when set, else `default`;
+    its help says both."""
+    variable = "TABLELOG_" + flag.removeprefix("--").upper().replace("-", "_")
+    parser.add_argument(
+        flag,
+        type=kind,
+        default=os.environ.get(variable) or default,
+        help=f"{about} (default: ${variable} or {default})",
+    )
 
 
 def _positive(text: str) -> int:
