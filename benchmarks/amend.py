@@ -15,8 +15,9 @@ For each game: the move `--back` moves before the head is replaced by another le
 whose amendment keeps the whole tail (the first found; the move itself when none does, the
 same work), and timed, best of `--repeat` in CPU time:
 
-- `amend`: `replay.fold.amend`, the rules core's corrected history (the re-check of the tail);
-- floors: recording the same tail afresh (`replay.fold.record` of each later move on the
+- `amend`: `tablelog.replay.fold.amend`, the rules core's corrected history (the re-check of the
+tail);
+- floors: recording the same tail afresh (`tablelog.replay.fold.record` of each later move on the
   amended move's position, notation given: the least a re-check can do), and a plain fold
   of the whole game's events (decode + fold);
 - through the service: `Recorder.amend_move` (the use case on a real embedded Redis, cached
@@ -45,12 +46,12 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from replay import fold as folding  # noqa: E402  (the path is set up just above)
-from replay.core import CHANCE, TERMINAL  # noqa: E402
-from service.chain import Chain, ChainKey  # noqa: E402
-from service.embedded import EmbeddedRedis  # noqa: E402
-from service.recorder import Recorder  # noqa: E402
-from service.store import RedisEventStore  # noqa: E402
+from tablelog.replay import fold as folding  # noqa: E402  (the path is set up just above)
+from tablelog.replay.core import CHANCE, TERMINAL  # noqa: E402
+from tablelog.service.recording.recorder import Recorder  # noqa: E402
+from tablelog.service.store import RedisEventStore  # noqa: E402
+from tablelog.service.store.chain import Chain, ChainKey  # noqa: E402
+from tablelog.service.store.embedded import EmbeddedRedis  # noqa: E402
 from tablelog.v1 import events_pb2, service_pb2  # noqa: E402
 from tests.support.play import choose, events_of, new_position  # noqa: E402
 

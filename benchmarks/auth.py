@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
 
 from benchmarks import record  # noqa: E402  (the path is set just above)
-from service.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402
+from tablelog.service.store.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402
 
 KINDS = ("trusting", "authenticated")
 
@@ -40,18 +40,18 @@ KINDS = ("trusting", "authenticated")
 async def serve(kind: str, redis_url: str, port: int, key_file: str) -> None:
     """The service as `record.py service` runs it; `trusting`: with a gate that admits
     every call as the local owner."""
-    from service.authentication import Gate
-    from service.chain_keys import load_key_file
-    from service.identity import Caller
-    from service.logs import configure_logging
-    from service.server import build_server, mark_serving
-    from service.store import RedisEventStore
+    from tablelog.service.access.authentication import Gate
+    from tablelog.service.access.identity import Caller
+    from tablelog.service.api.server import build_server, mark_serving
+    from tablelog.service.logs import configure_logging
+    from tablelog.service.store import RedisEventStore
+    from tablelog.service.store.chain_keys import load_key_file
 
     configure_logging("info", json=True)
     store = RedisEventStore.from_url(redis_url, chain=load_key_file(Path(key_file)))
     gate: Gate | None = None
     if kind == "trusting":
-        from service.store.members import MemberStore
+        from tablelog.service.access.members import MemberStore
 
         members = MemberStore(store.redis)
         owner_record, owner, club = await members.resolve(record.bearer()[0][1].split()[1])
@@ -63,7 +63,7 @@ async def serve(kind: str, redis_url: str, port: int, key_file: str) -> None:
             async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
                 return fixed
 
-        from service.authentication import GameClubs
+        from tablelog.service.access.authentication import GameClubs
 
         gate = Trusting(members, GameClubs(store))
     built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url, gate=gate)
@@ -102,7 +102,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         lines_file = Path(scratch) / "lines.json"
         lines_file.write_text(json.dumps(record.random_lines(60)))
-        from service.chain_keys import KEY_FILE_NAME, data_dir_chain
+        from tablelog.service.store.chain_keys import KEY_FILE_NAME, data_dir_chain
 
         data_dir_chain(Path(scratch))
         key_file = str(Path(scratch) / KEY_FILE_NAME)
@@ -152,13 +152,13 @@ async def gate_cost(redis_url: str, key_file: str, calls: int = 20_000) -> float
     owner without looking (both in this process, on a game of the run)."""
     import time
 
-    from service.authentication import GameClubs, Gate
-    from service.chain_keys import load_key_file
-    from service.identity import Caller
-    from service.server import SERVICE_NAME
-    from service.store import RedisEventStore
-    from service.store.game_index import game_of
-    from service.store.members import MemberStore
+    from tablelog.service.access.authentication import GameClubs, Gate
+    from tablelog.service.access.identity import Caller
+    from tablelog.service.access.members import MemberStore
+    from tablelog.service.api.server import SERVICE_NAME
+    from tablelog.service.store import RedisEventStore
+    from tablelog.service.store.chain_keys import load_key_file
+    from tablelog.service.store.game_index import game_of
     from tablelog.v1 import service_pb2
 
     store = RedisEventStore.from_url(redis_url, chain=load_key_file(Path(key_file)))

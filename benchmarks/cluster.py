@@ -45,10 +45,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")
 import grpc  # noqa: E402  (the path is set up just above)
 import redis  # noqa: E402
 
-from service.embedded import free_port  # noqa: E402
-from service.logs import configure_logging  # noqa: E402
-from service.server import BackgroundServer  # noqa: E402
-from service.store.cluster import ReplicaWait  # noqa: E402
+from tablelog.service.api.server import BackgroundServer  # noqa: E402
+from tablelog.service.logs import configure_logging  # noqa: E402
+from tablelog.service.store.cluster import ReplicaWait  # noqa: E402
+from tablelog.service.store.embedded import free_port  # noqa: E402
 from tablelog_client import Client, TablelogError  # noqa: E402
 from tests.service.helpers import CHAIN, OWNER_TOKEN  # noqa: E402
 from tests.support.cluster import LocalCluster  # noqa: E402

@@ -33,8 +33,8 @@ from benchmarks.record import (  # noqa: E402  (path set just above)
     start_server,
     stop,
 )
-from service.chain_keys import KEY_FILE_NAME, data_dir_chain  # noqa: E402
-from service.embedded import Durability, EmbeddedRedis  # noqa: E402
+from tablelog.service.store.chain_keys import KEY_FILE_NAME, data_dir_chain  # noqa: E402
+from tablelog.service.store.embedded import Durability, EmbeddedRedis  # noqa: E402
 
 MEASURES = ("per_second", "p50_ms", "p99_ms", "cpu_us", "redis_cpu_us")
 

@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
 
-from service.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402  (path set just above)
-from service.logs import configure_logging  # noqa: E402
-from service.server import background_server  # noqa: E402
+from tablelog.service.api.server import background_server  # noqa: E402
+from tablelog.service.logs import configure_logging  # noqa: E402
+from tablelog.service.store.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402  (path set just above)
 from tests.service.helpers import CHAIN  # noqa: E402
 from tests.service.support import ServeProcess  # noqa: E402
 from tests.support.faults import (  # noqa: E402

@@ -8,7 +8,7 @@ For each game in `replay.registry.all_games()` (new games are picked up automati
 plays seeded random games through `tests/support/play.random_game` (player counts cycling
 over the game's range, table and dealt modes alternating when the game has both), stores
 them as serialized `Event` bytes, then times, on one core, `Event.FromString` of every
-event followed by `replay.fold.fold` of the decoded list. The figure counts recorded moves
+event followed by `tablelog.replay.fold.fold` of the decoded list. The figure counts recorded moves
 (chance moves included) per second of CPU time of decode + fold (the process's own time,
 so other load on the machine does not count), best of `--repeat` runs. The target
 is 30,000 moves per second; a game below it is reported as such and makes the exit status 1.
@@ -28,9 +28,9 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from replay import fold as folding  # noqa: E402  (the path is set up just above)
-from replay.core import DEALT, TABLE, Game  # noqa: E402
-from replay.registry import all_games  # noqa: E402
+from tablelog.replay import fold as folding  # noqa: E402  (the path is set up just above)
+from tablelog.replay.core import DEALT, TABLE, Game  # noqa: E402
+from tablelog.replay.registry import all_games  # noqa: E402
 from tablelog.v1 import events_pb2  # noqa: E402
 from tests.support.play import created, events_of, random_game  # noqa: E402
 

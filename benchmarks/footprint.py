@@ -4,12 +4,12 @@
     .venv/bin/python benchmarks/footprint.py [--games 40] [--players 2 3 4]
 
 Starts Debian's redis-server with deploy/redis.conf's persistence (AOF, `appendfsync
-always`, RDB preamble), a tablelog server (`service.server.BackgroundServer`) on it, and
-records whole seeded random Splendor games through the Python SDK, one notation per
-RecordMove, as a recorder at the table does (each game also gets its creation, reveals and
-chance events). Then it reads, per game, `MEMORY USAGE` of each of its keys (events
-stream, head, request ids, seed) and the listing index, Redis's `used_memory` before and
-after, the append-only file's growth, and the same file after `BGREWRITEAOF`.
+always`, RDB preamble), a tablelog server (`tablelog.service.api.server.BackgroundServer`) on it,
+and records whole seeded random Splendor games through the Python SDK, one notation per RecordMove,
+as a recorder at the table does (each game also gets its creation, reveals and chance events). Then
+it reads, per game, `MEMORY USAGE` of each of its keys (events stream, head, request ids, seed) and
+the listing index, Redis's `used_memory` before and after, the append-only file's growth, and the
+same file after `BGREWRITEAOF`.
 
 The floor, measured on the same games: the bytes of the events themselves (each stream
 entry's payload), which no store of this history can go below. Ratios against it say what
@@ -34,11 +34,11 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
 
 import redis  # noqa: E402  (the path is set up just above)
 
-from service.chain import Chain, ChainKey  # noqa: E402
-from service.embedded import free_port  # noqa: E402
-from service.identity import new_token  # noqa: E402
-from service.logs import configure_logging  # noqa: E402
-from service.server import BackgroundServer  # noqa: E402
+from tablelog.service.access.identity import new_token  # noqa: E402
+from tablelog.service.api.server import BackgroundServer  # noqa: E402
+from tablelog.service.logs import configure_logging  # noqa: E402
+from tablelog.service.store.chain import Chain, ChainKey  # noqa: E402
+from tablelog.service.store.embedded import free_port  # noqa: E402
 from tablelog_client import Client  # noqa: E402
 from tests.support.play import random_game  # noqa: E402
 

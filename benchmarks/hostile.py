@@ -35,9 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
 
-from service.embedded import free_port  # noqa: E402  (the path is set up just above)
-from service.logs import configure_logging  # noqa: E402
-from service.server import BackgroundServer  # noqa: E402
+from tablelog.service.api.server import BackgroundServer  # noqa: E402
+from tablelog.service.logs import configure_logging  # noqa: E402
+from tablelog.service.store.embedded import free_port  # noqa: E402  (the path is set up just above)
 from tablelog_client import Client  # noqa: E402
 from tests.service.conftest import STANDALONE_REDIS, _wait_for  # noqa: E402
 from tests.service.helpers import CHAIN, OWNER_TOKEN, register_owner  # noqa: E402

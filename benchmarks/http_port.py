@@ -32,9 +32,9 @@ from connectrpc.client import ConnectClientSync  # noqa: E402  (the path is set 
 from connectrpc.compat import google_protobuf_binary_codec  # noqa: E402
 from connectrpc.protocol import ProtocolType  # noqa: E402
 
-from service.embedded import free_port  # noqa: E402
-from service.http_api import method_info  # noqa: E402
-from service.server import channel  # noqa: E402
+from tablelog.service.api.http_api import method_info  # noqa: E402
+from tablelog.service.api.server import channel  # noqa: E402
+from tablelog.service.store.embedded import free_port  # noqa: E402
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 from tests.support.play import random_game  # noqa: E402
 

@@ -8,7 +8,7 @@ One embedded Redis (no fsync) holds `--games` games of one club: each a head has
 summary cloned from a real game's (its id, kind, status and creation time changed: listing
 reads only the summaries and the index) and that game's creation event as its stream's
 only entry (what a rebuild reads the club from), indexed by the store's own
-index script (`service.store.game_index`), 500 games a call. The kinds and statuses are
+index script (`tablelog.service.store.game_index`), 500 games a call. The kinds and statuses are
 chosen so that the filters match many games (Splendor in progress: about 54%), few (the
 ended games: 10) and none (Castello Methoni, medici ended). Each game has four seats: Ann in
 half of the games (many), Rita in ten (few), the others drawn from 200 regulars (about 1,500
@@ -45,7 +45,7 @@ from typing import Any, Final
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto")]
 
-from service.embedded import Durability, EmbeddedRedis  # noqa: E402  (after sys.path)
+from tablelog.service.store.embedded import Durability, EmbeddedRedis  # noqa: E402  (after sys.path)
 from tablelog.v1 import events_pb2, service_pb2  # noqa: E402  (after sys.path)
 
 TARGET_MS = 20.0
@@ -83,11 +83,11 @@ def spread(index: int, rng: random.Random) -> tuple[str, service_pb2.GameStatus.
 
 
 async def populate(redis_url: str, games: int) -> None:
-    from service import game_index
-    from service.chain import Chain, ChainKey
-    from service.recorder import Recorder
-    from service.store import RedisEventStore
-    from service.store.game_index import INDEX_VERSION
+    from tablelog.service.recording import game_index
+    from tablelog.service.recording.recorder import Recorder
+    from tablelog.service.store import RedisEventStore
+    from tablelog.service.store.chain import Chain, ChainKey
+    from tablelog.service.store.game_index import INDEX_VERSION
 
     store = RedisEventStore.from_url(redis_url, chain=Chain(ChainKey.of(b"k" * 32)))
     real = await Recorder(store).create_game(
@@ -183,7 +183,7 @@ async def cursor_at(
 ) -> str:
     """The page token a client paging from the top would hold at `depth`: the cursor after
     the game the previous page ended with (found in the set that listing reads)."""
-    from service import game_index
+    from tablelog.service.recording import game_index
 
     if depth == "first":
         return ""
@@ -205,12 +205,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=200)
     args = parser.parse_args()
 
-    from service.chain import Chain, ChainKey
-    from service.logs import configure_logging
-    from service.recorder import Recorder
-    from service.server import BackgroundServer
-    from service.store import RedisEventStore
-    from service.store.game_index import game_of
+    from tablelog.service.api.server import BackgroundServer
+    from tablelog.service.logs import configure_logging
+    from tablelog.service.recording.recorder import Recorder
+    from tablelog.service.store import RedisEventStore
+    from tablelog.service.store.chain import Chain, ChainKey
+    from tablelog.service.store.game_index import game_of
     from tablelog_client import Client
 
     configure_logging("warning", json=True)
@@ -277,7 +277,7 @@ def main() -> int:
             walking her set and checking each entry's status (1,000 a round trip), as a
             listing without those sets would have to before it could say there is no next
             page. Median milliseconds, entries read, games found."""
-            from service import game_index
+            from tablelog.service.recording import game_index
 
             store = RedisEventStore.from_url(redis.url, chain=chain)
             key = store.game_index.set_key(CLUB, player=game_index.player_key("Ann"))
@@ -311,7 +311,7 @@ def main() -> int:
             median milliseconds: a four-seat game's entry, and the same entry naming no
             players (what the index wrote before the player sets). In a club of its own, so
             the listing and the rebuild above are untouched."""
-            from service import game_index
+            from tablelog.service.recording import game_index
 
             store = RedisEventStore.from_url(redis.url, chain=chain)
             rng = random.Random(2)
@@ -385,7 +385,7 @@ def main() -> int:
         player_bytes, alone_bytes, rest_bytes = asyncio.run(index_memory())
 
         async def rebuild() -> tuple[float, int]:
-            from service import game_index
+            from tablelog.service.recording import game_index
 
             store = RedisEventStore.from_url(redis.url, chain=chain)
             before = await store.redis.zcard(store.game_index.set_key(CLUB))

@@ -18,7 +18,7 @@ time is the steadier figure):
 
 * GetState's work through the service: `Recorder.position_at` (the cached head, then the
   nearest checkpoint and the events after it, verified) and the full-view snapshot the
-  answer carries (`service.views.snapshot`);
+  answer carries (`tablelog.service.recording.views.snapshot`);
 * the floor, in the same run: the same answer made as it was before checkpoints: the whole
   stream read and verified (`Heads.verified_events`), folded up to the revision, the same
   snapshot.
@@ -51,15 +51,15 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from replay import fold as folding  # noqa: E402  (the path is set up just above)
-from replay.core import FULL, TERMINAL  # noqa: E402
-from service.chain import Chain, ChainKey  # noqa: E402
-from service.checkpoints import DEFAULT_INTERVAL  # noqa: E402
-from service.embedded import EmbeddedRedis  # noqa: E402
-from service.heads import Heads  # noqa: E402
-from service.recorder import Recorder  # noqa: E402
-from service.store import RedisEventStore  # noqa: E402
-from service.views import snapshot  # noqa: E402
+from tablelog.replay import fold as folding  # noqa: E402  (the path is set up just above)
+from tablelog.replay.core import FULL, TERMINAL  # noqa: E402
+from tablelog.service.recording.checkpoints import DEFAULT_INTERVAL  # noqa: E402
+from tablelog.service.recording.heads import Heads  # noqa: E402
+from tablelog.service.recording.recorder import Recorder  # noqa: E402
+from tablelog.service.recording.views import snapshot  # noqa: E402
+from tablelog.service.store import RedisEventStore  # noqa: E402
+from tablelog.service.store.chain import Chain, ChainKey  # noqa: E402
+from tablelog.service.store.embedded import EmbeddedRedis  # noqa: E402
 from tablelog.v1 import events_pb2, service_pb2  # noqa: E402
 from tests.support.histories import players_of, random_history  # noqa: E402
 from tests.support.play import choose  # noqa: E402

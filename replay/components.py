@@ -24,7 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Final, Generic, TypeVar
 
-from replay.core import InvalidSetup, clip
+from tablelog.replay.core import InvalidSetup, clip
 from tablelog.v1 import game_pb2
 
 MAX_COMPONENT_BYTES: Final = 1 << 20
@@ -189,7 +189,7 @@ class ComponentCache(Generic[T]):
 
 
 def quoted(value: object, limit: int = 40) -> str:
-    """`repr(value)` clipped for an error message (`replay.core.clip`)."""
+    """`repr(value)` clipped for an error message (`tablelog.replay.core.clip`)."""
     return clip(repr(value), limit)
 
 

@@ -1,8 +1,8 @@
 """The surface every game implements, and the errors the rules core raises.
 
 A game is a module-level object satisfying `Game`: it is found by name through
-`replay.registry` and driven by `replay.fold`. Moves, options, views and results are the
-protobuf messages of `proto/tablelog/v1/`, so the wire, the store and the fold share one
+`tablelog.replay.registry` and driven by `tablelog.replay.fold`. Moves, options, views and results
+are the protobuf messages of `proto/tablelog/v1/`, so the wire, the store and the fold share one
 schema; the state is the game's own immutable value.
 
 Purity: nothing under `replay/` does network, storage, clock or randomness (a test enforces
@@ -227,7 +227,7 @@ class Game(Protocol[StateT, MoveT]):
     def picture(
         self, view: Message, *, last_move: MoveT | None = None, approximate: str = ""
     ) -> str:
-        """A self-contained SVG of a view, drawn with `replay.picture`: hidden information
+        """A self-contained SVG of a view, drawn with `tablelog.replay.picture`: hidden information
         face down, `last_move` (the move that led to this view, when given) highlighted,
         `approximate` (the note of component data recorded as approximate; empty: none)
         marked. Pure and deterministic: the same arguments give the same text."""

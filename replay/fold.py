@@ -26,8 +26,8 @@ from typing import Any, Final, Generic, TypeVar
 
 from google.protobuf.message import Message
 
-from replay.copying import maker
-from replay.core import (
+from tablelog.replay.copying import maker
+from tablelog.replay.core import (
     CHANCE,
     DEALT,
     TERMINAL,
@@ -40,7 +40,7 @@ from replay.core import (
     RulesError,
     seats_named,
 )
-from replay.registry import find_game, rules_recorded_under
+from tablelog.replay.registry import find_game, rules_recorded_under
 from tablelog.v1 import events_pb2, game_pb2
 
 T = TypeVar("T")
@@ -78,7 +78,7 @@ class Table:
     components: Mapping[str, game_pb2.ComponentFile]
     initial: Any = field(default=None, compare=False, repr=False)
     """The state the game is set up in: every later state is made from it, so what they
-    keep of it is the same object (`replay.snapshots` writes such parts by reference)."""
+    keep of it is the same object (`tablelog.replay.snapshots` writes such parts by reference)."""
 
     @classmethod
     def from_created(cls, created: events_pb2.GameCreated) -> Table:
@@ -185,7 +185,7 @@ class Position:
 _link: Final = maker(Link)
 _applied: Final = maker(Applied)
 _position: Final = maker(Position)
-"""Built per move by the fold and the record's reader (`replay.copying`: a frozen
+"""Built per move by the fold and the record's reader (`tablelog.replay.copying`: a frozen
 dataclass's `__init__` costs twice as much)."""
 
 

@@ -25,9 +25,9 @@ from typing import Any, Final
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from replay import fold as folding
-from replay.core import CHANCE, DEALT, TABLE, TERMINAL, Game, RulesError
-from replay.registry import find_game
+from tablelog.replay import fold as folding
+from tablelog.replay.core import CHANCE, DEALT, TABLE, TERMINAL, Game, RulesError
+from tablelog.replay.registry import find_game
 from tablelog.v1 import events_pb2, game_pb2
 
 GLYPHS: Final = ("!!", "??", "!?", "?!", "!", "?")
@@ -62,8 +62,8 @@ STRUCTURAL_TAGS: Final = frozenset(KNOWN_TAGS) - frozenset(DESCRIPTIVE_TAGS)
 TAG_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 MAX_DEPTH: Final = 8
 """How deep variations nest in a record read: as deep as AddAnnotation takes them
-(`service.limits.MAX_VARIATION_DEPTH`, held equal by a test), so whatever a record reads can
-be imported, and a deeper one is refused here with its line and column."""
+(`tablelog.service.limits.MAX_VARIATION_DEPTH`, held equal by a test), so whatever a record reads
+can be imported, and a deeper one is refused here with its line and column."""
 
 
 class RecordError(RulesError):

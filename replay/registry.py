@@ -7,8 +7,8 @@ import pkgutil
 from functools import cache
 from typing import Any
 
-from replay import games
-from replay.core import Game, InvalidSetup
+from tablelog.replay import games
+from tablelog.replay.core import Game, InvalidSetup
 from tablelog.v1 import game_pb2
 
 

@@ -30,13 +30,18 @@ from typing import Any, Final
 
 from google.protobuf.message import Message
 
-from replay import fold as folding
+from tablelog.replay import fold as folding
 
 FORMAT: Final = 1
 """The snapshot format; a snapshot of another format is not read (`Undecodable`)."""
 
-_MODULES: Final = ("replay.", "tablelog.v1.")
+_MODULES: Final = ("tablelog.replay.", "tablelog.v1.")
 """Where a class a snapshot names may come from: the rules and the protocol's messages."""
+
+_RULES: Final = "tablelog.replay."
+_STORED_RULES: Final = "replay."
+"""A snapshot names the rules' classes as `replay.<module>:<class>`, as it did before the
+rules moved under the installed namespace: stored checkpoints keep their bytes and seals."""
 
 _ATOMS: Final = (str, int, float, bool, type(None))
 
@@ -77,7 +82,10 @@ def _context(table: folding.Table) -> list[Any]:
 
 
 def _class_name(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+    module = cls.__module__
+    if module.startswith(_RULES):
+        module = _STORED_RULES + module.removeprefix(_RULES)
+    return f"{module}:{cls.__qualname__}"
 
 
 def _field_names(cls: type) -> tuple[str, ...]:
@@ -171,6 +179,8 @@ def encode(position: folding.Position) -> bytes:
 def _resolve(name: str) -> type:
     """The class a snapshot names, among the loaded modules of the rules and messages."""
     module_name, _, qualname = name.partition(":")
+    if module_name.startswith(_STORED_RULES):
+        module_name = _RULES + module_name.removeprefix(_STORED_RULES)
     module = sys.modules.get(module_name) if module_name.startswith(_MODULES) else None
     found: Any = module
     for part in qualname.split("."):

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from replay import fold as folding
-from replay.core import (
+from tablelog.replay import fold as folding
+from tablelog.replay.core import (
     FULL,
     HistoryError,
     IllegalMove,

@@ -23,8 +23,8 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from replay.core import DEALT, TABLE, Game  # noqa: E402  (the path is set up just above)
-from replay.registry import all_games  # noqa: E402
+from tablelog.replay.core import DEALT, TABLE, Game  # noqa: E402  (the path is set up just above)
+from tablelog.replay.registry import all_games  # noqa: E402
 from tests.support.play import random_game  # noqa: E402
 
 PICTURES = ROOT / "docs" / "pictures"

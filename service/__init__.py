@@ -1,1 +1,18 @@
-"""The tablelog service: the gRPC API over a Redis-stream event store (see docs/service.md)."""
+"""The tablelog service: the gRPC and HTTP API over a Redis-stream event store.
+
+Installed as `tablelog.service`. Four rooms, each importing only the rooms below it
+(import-linter holds this, see pyproject.toml):
+
+- `api/`: the ports. The gRPC server and the HTTP port (Connect, gRPC-Web, the web app's
+  files), their servicers, the per-call interceptor, health, TLS and `tablelog serve`.
+- `recording/`: the use cases. Creating, recording, amending, importing and reading games;
+  the head cache, checkpoints, the chain walk, views per viewer and live watching.
+- `access/`: who the caller is and what they may do. Identities, tokens and the members'
+  table, the gate every call passes, the role table, admission and quotas, the local owner.
+- `store/`: the event store. Redis streams and the append script, the keyed chain it seals
+  events with and its keys, the embedded Redis, the listing index, checkpoints' storage.
+
+Beside the rooms, four modules any room may use: `errors` (the one table from domain errors
+to gRPC codes), `limits` and `bounds` (every input bounded before it is used) and `logs`
+(structured logging, one line per call). See docs/service.md for the module map.
+"""

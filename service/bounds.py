@@ -20,9 +20,9 @@ from typing import Any, Final
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from replay import record
-from service.errors import InvalidRequest
-from service.limits import (
+from tablelog.replay import record
+from tablelog.service.errors import InvalidRequest
+from tablelog.service.limits import (
     GAME_ID,
     GLYPHS,
     MAX_COMMENT,
@@ -51,8 +51,8 @@ from tablelog.v1 import events_pb2, game_pb2, service_pb2
 MAX_GAME_NAME: Final = 64
 MAX_ANNOTATION_ID: Final = 64
 MAX_PAGE_TOKEN: Final = 160
-"""Room for ListGames's cursor (`service.game_index.cursor_token`: 124 characters with a
-64-character game id)."""
+"""Room for ListGames's cursor (`tablelog.service.recording.game_index.cursor_token`: 124 characters
+with a 64-character game id)."""
 MAX_SEAT: Final = 64
 MAX_COMPONENT_FILES: Final = 32
 MAX_COMPONENT_NAME: Final = 100
@@ -456,7 +456,7 @@ CHECKS: Final[dict[type[Message], Callable[[Any], None]]] = {
 }
 """The checks of each request beyond what its use case bounds itself (game ids, request
 ids, notation, comments, reasons, titles, players' names, glyphs and page sizes are bounded
-where they are used, see `service.limits`)."""
+where they are used, see `tablelog.service.limits`)."""
 
 
 def check_request(request: Message) -> None:

@@ -22,7 +22,7 @@ from google.rpc import (  # type: ignore[import-untyped]
 )
 from grpc_status import rpc_status
 
-from replay.core import (
+from tablelog.replay.core import (
     AmbiguousNotation,
     GameOver,
     HistoryError,
@@ -32,7 +32,7 @@ from replay.core import (
     NotYourTurn,
     RulesError,
 )
-from service.store import (
+from tablelog.service.store import (
     ChainMismatch,
     ClubStorageFull,
     CorruptEvent,
@@ -147,8 +147,8 @@ class Exhausted(ServiceError):
 
 
 class LimitReached(Exhausted):
-    """A limit per caller or per club (`service.quotas`): its metadata names the `limit`
-    and its `scope`; `retry_after` (seconds) becomes a RetryInfo and `retry_after_ms`."""
+    """A limit per caller or per club (`tablelog.service.access.quotas`): its metadata names the
+    `limit` and its `scope`; `retry_after` (seconds) becomes a RetryInfo and `retry_after_ms`."""
 
     def __init__(
         self,

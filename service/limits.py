@@ -7,7 +7,7 @@ import base64
 import re
 from collections.abc import Sequence
 
-from service.errors import InvalidRequest
+from tablelog.service.errors import InvalidRequest
 from tablelog.v1 import game_pb2
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024

@@ -1,5 +1,5 @@
 """Structured logging, configured once at start-up: JSON lines when stderr is not a
-terminal, readable lines when it is. One line per RPC (see `service.interceptors`).
+terminal, readable lines when it is. One line per RPC (see `tablelog.service.api.interceptors`).
 
 The JSON chain is kept short because it runs once per RPC: the level, a UTC timestamp
 (formatted once per second, then only the microseconds), exception formatting, and
@@ -7,6 +7,7 @@ orjson (about 4 us cheaper per line than the standard library's json)."""
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import sys
 import time
@@ -17,6 +18,20 @@ import structlog
 from structlog.typing import EventDict, WrappedLogger
 
 _configured = False
+
+RPC_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "tablelog_rpc", default=None
+)
+"""The fields of the current RPC's one log line, set by the ports' interceptor for the call."""
+
+
+def note(**fields: Any) -> None:
+    """Add fields (game_id, revision, ...) to the current RPC's log line."""
+    current = RPC_FIELDS.get()
+    if current is not None:
+        for key, value in fields.items():
+            if value is not None and value != "":
+                current[key] = value
 
 
 class UtcStamp:

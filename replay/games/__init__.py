@@ -1,1 +1,1 @@
-"""One package per game. Each exposes `GAME`, an object satisfying `replay.core.Game`."""
+"""One package per game. Each exposes `GAME`, an object satisfying `tablelog.replay.core.Game`."""

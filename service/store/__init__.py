@@ -1,22 +1,27 @@
 """The event store, one module per responsibility:
 
     base.py         the abstract store (`EventStore`) and the values it answers with
+    chain.py        the chain format: how events are linked and sealed with a keyed hash
+    chain_keys.py   where the chain keys come from (the key file, or the data directory's)
     club_storage.py the clubs' stored-bytes quota, leased from counters in Redis
     game_index.py   the clubs' listing index (ListGames): sorted sets by filter, kept by a script
     errors.py       what a store refuses or cannot do
     redis_store.py  the Redis backend (`RedisEventStore`) and its key layout
+    cluster.py      the Redis and Redis Cluster clients, made alike from a URL
+    checkpoint_storage.py  where checkpoints are kept beside a game's stream
+    embedded.py     the embedded Redis of `tablelog serve`: durability, supervision
     script.py       the append script's arguments and replies as typed values
     append.lua      the compare-and-append script itself (runs inside Redis)
     watchdog.py     the time limit on Redis calls
     packing.py      command packing by hiredis on the asyncio connections
     pool.py         the request path's bounded connection pool
 
-The chain format (how events are linked and sealed) is `service.chain`. The names below
-are what the rest of the service uses.
+The lowest room of the service: it imports only the shared `logs` module, never `access`,
+`recording` or the ports. The names below are what the rest of the service uses.
 """
 
-from service.store.base import AppendResult, EventStore, StoredHead
-from service.store.errors import (
+from tablelog.service.store.base import AppendResult, EventStore, StoredHead
+from tablelog.service.store.errors import (
     ChainMismatch,
     ClubStorageFull,
     CorruptEvent,
@@ -30,9 +35,9 @@ from service.store.errors import (
     StoreUnavailable,
     TamperedHistory,
 )
-from service.store.pool import DEFAULT_POOL_SIZE
-from service.store.redis_store import STORE_TIMEOUT, RedisEventStore
-from service.store.script import SeedOp
+from tablelog.service.store.pool import DEFAULT_POOL_SIZE
+from tablelog.service.store.redis_store import STORE_TIMEOUT, RedisEventStore
+from tablelog.service.store.script import SeedOp
 
 __all__ = [
     "DEFAULT_POOL_SIZE",

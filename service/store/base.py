@@ -7,10 +7,10 @@ import abc
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from service.chain import Chain
-from service.store.checkpoint_storage import CheckpointStorage
-from service.store.game_index import IndexEntry
-from service.store.script import SeedOp
+from tablelog.service.store.chain import Chain
+from tablelog.service.store.checkpoint_storage import CheckpointStorage
+from tablelog.service.store.game_index import IndexEntry
+from tablelog.service.store.script import SeedOp
 from tablelog.v1 import events_pb2
 
 
@@ -33,9 +33,10 @@ class EventStore(abc.ABC):
     test_store_contract.py; the only backend is Redis (embedded, standalone or cluster)."""
 
     chain: Chain
-    """The chain keys the store seals appended events with (see `service.chain`)."""
+    """The chain keys the store seals appended events with (see `tablelog.service.store.chain`)."""
     checkpoints: CheckpointStorage
-    """The games' checkpoints, beside their streams (see `service.checkpoints`)."""
+    """The games' checkpoints, beside their streams (see
+    `tablelog.service.recording.checkpoints`)."""
 
     @abc.abstractmethod
     async def append(
@@ -120,10 +121,10 @@ class EventStore(abc.ABC):
     async def list_game_ids(
         self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:
-        """Up to `count` positions (`service.store.game_index.position_of`) of `club`'s
+        """Up to `count` positions (`tablelog.service.store.game_index.position_of`) of `club`'s
         indexed games of `kind` in `status` with a seat of the player whose key
-        (`service.game_index.player_key`) is `player` (each: any when empty or 0), newest
-        first, after the position `after` if given."""
+        (`tablelog.service.recording.game_index.player_key`) is `player` (each: any when empty or
+        0), newest first, after the position `after` if given."""
 
     @abc.abstractmethod
     def game_ids(self, count: int) -> AsyncIterator[list[str]]:

@@ -4,8 +4,8 @@
     tl:{<game_id>}:checkpoint-index  sorted set: the sequences (20 digits, so that equal
                                      revisions sort by sequence) scored by their revision
 
-A checkpoint is never the truth (`service.checkpoints` says what one holds and how it is
-checked): this module only stores, finds and drops the bytes. Both keys of a game are
+A checkpoint is never the truth (`tablelog.service.recording.checkpoints` says what one holds and
+how it is checked): this module only stores, finds and drops the bytes. Both keys of a game are
 changed together in one MULTI, which Redis Cluster allows within one slot.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from service.store.cluster import RedisClient
+from tablelog.service.store.cluster import RedisClient
 
 
 def _member(sequence: int) -> str:

@@ -24,8 +24,8 @@ from typing import Any
 
 from redis import exceptions as redis_errors
 
-from service.store.cluster import RedisClient
-from service.store.errors import ClubStorageFull, StoreUnavailable
+from tablelog.service.store.cluster import RedisClient
+from tablelog.service.store.errors import ClubStorageFull, StoreUnavailable
 
 DEFAULT_LEASE = 64 * 1024
 """Room a process leases at a time, per club."""

@@ -2,7 +2,7 @@
 
 ``redis+cluster://host:port`` (``rediss+cluster://`` for TLS; user and password as in any
 Redis URL) names a cluster by one of its nodes; redis-py's cluster client finds the others.
-Every key of a game carries the hash tag ``{<game_id>}`` (see `service.store.redis_store`),
+Every key of a game carries the hash tag ``{<game_id>}`` (see `tablelog.service.store.redis_store`),
 so the append script and everything else a game needs run on the one node holding its slot.
 
 Reads and single-key commands go through redis-py's cluster client, which follows MOVED and
@@ -34,7 +34,7 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline, PipelineCommand,
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from service.store.errors import StoreUnavailable
+from tablelog.service.store.errors import StoreUnavailable
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """The URL schemes that name a cluster, and the plain scheme of each of its nodes."""

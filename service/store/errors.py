@@ -1,5 +1,5 @@
 """What the store refuses or cannot do: the exceptions every backend raises (mapped to gRPC
-codes by the one table in `service.errors`)."""
+codes by the one table in `tablelog.service.errors`)."""
 
 from __future__ import annotations
 

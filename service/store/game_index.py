@@ -4,7 +4,7 @@ so that a filter reads only the games it matches.
 
 Every key of a club's index carries the club's hash tag, so the whole index lives in one
 Redis Cluster slot and the update script may touch all of it; nothing is global but the
-version key, read once at start-up (see `service.game_index`):
+version key, read once at start-up (see `tablelog.service.recording.game_index`):
 
     tl:{club:<id>}:listing:entries                hash: game id -> "<position> <kind> <status>
                                                   <revision> <players>", what the sets below
@@ -21,12 +21,11 @@ version key, read once at start-up (see `service.game_index`):
     tl:listing:version                            the index layout the data was built for
 
 A player's <key> is a digest of the seat's name as a person compares it
-(`service.game_index.player_key`): bounded, and safe in a key whatever the name holds.
-Every filter and combination has a set of its own rather than a filtered walk of a wider
-one, so that a rare combination (a player's few ended medici games among thousands) costs
-one page like any other: a game is a member of 4 sets and 4 more per seat (a four-seat game:
-20), written by one script call when it is indexed, and a change of status moves it in
-half of them.
+(`tablelog.service.recording.game_index.player_key`): bounded, and safe in a key whatever the name
+holds. Every filter and combination has a set of its own rather than a filtered walk of a wider one,
+so that a rare combination (a player's few ended medici games among thousands) costs one page like
+any other: a game is a member of 4 sets and 4 more per seat (a four-seat game: 20), written by one
+script call when it is indexed, and a change of status moves it in half of them.
 
 Each set holds its games as members of score 0, ordered by their `position`: the creation
 time (seconds since year 1, zero-padded, then nanoseconds) and the game id, so the members'
@@ -54,7 +53,7 @@ from typing import Any
 
 from redis import exceptions as redis_errors
 
-from service.store.cluster import RedisClient
+from tablelog.service.store.cluster import RedisClient
 
 YEAR_ONE_OFFSET = 62_135_596_800
 """Seconds from 0001-01-01 (protobuf Timestamp's earliest) to the Unix epoch: positions
@@ -176,7 +175,8 @@ class IndexEntry:
     revision: int
     """The revision of the summary it was made from: a later one replaces it."""
     players: tuple[str, ...] = ()
-    """The player keys of its seats (`service.game_index.player_key`), each once."""
+    """The player keys of its seats (`tablelog.service.recording.game_index.player_key`), each
+    once."""
 
     def fields(self) -> tuple[str, str, str, int, int, str]:
         players = ",".join(self.players) or NO_PLAYERS

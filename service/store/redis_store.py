@@ -1,5 +1,5 @@
 """The Redis backend of the event store: one Redis stream per game, appended to by the
-compare-and-append script (append.lua, called through `service.store.script`).
+compare-and-append script (append.lua, called through `tablelog.service.store.script`).
 
 Layout (every key of a game carries the hash tag ``{<game_id>}``, so a game lives in one
 Redis Cluster slot and the append script may touch all of them):
@@ -9,15 +9,15 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint": the sequences
                              it appended and the fingerprint of the request that did
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
-    tl:{club:<id>}:listing:* a club's listing index (ListGames): `service.store.game_index`
+    tl:{club:<id>}:listing:* a club's listing index (ListGames): `store.game_index`
     tl:{<game_id>}:checkpoint*  folded positions kept beside the stream, never the truth
-                             (`service.store.checkpoint_storage`, `service.checkpoints`)
+                             (`store.checkpoint_storage`, `recording.checkpoints`)
     tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
-                             (the bytes of its games' streams: see `service.store.club_storage`)
+                             (the bytes of its games' streams: see `store.club_storage`)
 
 Only the append script touches several keys at once, all of one game (one slot); the keys
 outside a game's tag are only ever used one at a time, so the store runs unchanged on Redis
-Cluster (``redis+cluster://``, see `service.store.cluster`).
+Cluster (``redis+cluster://``, see `tablelog.service.store.cluster`).
 
 The stream is the truth; the head hash is a summary the script keeps in step with it, and
 everything in it can be rebuilt from the stream. Streams are never trimmed.
@@ -37,11 +37,11 @@ import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 from redis.asyncio.cluster import RedisCluster
 
-from service.chain import GENESIS_HASH, Chain
-from service.store.base import AppendResult, EventStore, StoredHead
-from service.store.checkpoint_storage import CheckpointStorage
-from service.store.club_storage import DEFAULT_LEASE, ClubStorage
-from service.store.cluster import (
+from tablelog.service.store.base import AppendResult, EventStore, StoredHead
+from tablelog.service.store.chain import GENESIS_HASH, Chain
+from tablelog.service.store.checkpoint_storage import CheckpointStorage
+from tablelog.service.store.club_storage import DEFAULT_LEASE, ClubStorage
+from tablelog.service.store.cluster import (
     UNAVAILABLE_ERRORS,
     RedisClient,
     ReplicasBehind,
@@ -51,7 +51,7 @@ from service.store.cluster import (
     run_script,
     run_script_standalone,
 )
-from service.store.errors import (
+from tablelog.service.store.errors import (
     ChainMismatch,
     CorruptEvent,
     GameExists,
@@ -62,11 +62,17 @@ from service.store.errors import (
     StoreFull,
     StoreUnavailable,
 )
-from service.store.game_index import GameIndex, IndexEntry
-from service.store.packing import pack_with_hiredis
-from service.store.pool import DEFAULT_POOL_SIZE, WaitingConnectionPool
-from service.store.script import AppendCall, RequestEntry, ScriptReply, ScriptStatus, SeedOp
-from service.store.watchdog import Watchdog
+from tablelog.service.store.game_index import GameIndex, IndexEntry
+from tablelog.service.store.packing import pack_with_hiredis
+from tablelog.service.store.pool import DEFAULT_POOL_SIZE, WaitingConnectionPool
+from tablelog.service.store.script import (
+    AppendCall,
+    RequestEntry,
+    ScriptReply,
+    ScriptStatus,
+    SeedOp,
+)
+from tablelog.service.store.watchdog import Watchdog
 from tablelog.v1 import events_pb2
 
 STORE_TIMEOUT = 5.0
@@ -123,7 +129,7 @@ class RedisEventStore(EventStore):
         url: str = "",
     ) -> None:
         """`club_storage`: the bytes each club's games may take in their streams (None: no
-        limit), leased `club_lease` bytes at a time (see `service.store.club_storage`).
+        limit), leased `club_lease` bytes at a time (see `tablelog.service.store.club_storage`).
         `replica_wait`: acknowledge an append only once that many replicas have it (WAIT).
         `url`: the cluster's, for `dedicated` (a cluster client is not cloned from a pool)."""
         self.chain = chain
@@ -139,7 +145,7 @@ class RedisEventStore(EventStore):
         self._prefix = prefix
         self._timeout = timeout
         self._watchdog = Watchdog()
-        script = resources.files("service.store").joinpath("append.lua")
+        script = resources.files("tablelog.service.store").joinpath("append.lua")
         self._script = script.read_text(encoding="utf-8")
         self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
         self._game_keys: dict[str, tuple[str, str, str, str]] = {}
@@ -241,7 +247,7 @@ class RedisEventStore(EventStore):
 
     def mark_unavailable(self, why: str) -> None:
         """Until `mark_available`, fail every call at once, and those in flight now (set by
-        the health probe of `service.health`, which keeps probing)."""
+        the health probe of `tablelog.service.api.health`, which keeps probing)."""
         if self._outage is None:
             self._watchdog.expire_all()
         self._outage = why
@@ -263,7 +269,7 @@ class RedisEventStore(EventStore):
 
     async def _run_append_script(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again.
-        On a cluster, or with a replica wait: see `service.store.cluster`."""
+        On a cluster, or with a replica wait: see `tablelog.service.store.cluster`."""
         if self._cluster is not None or self.replica_wait is not None:
             return await self._run_append_script_waiting(keys, args)
         try:

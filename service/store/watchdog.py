@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
-from service.store.errors import StoreUnavailable
+from tablelog.service.store.errors import StoreUnavailable
 
 
 class Watchdog:

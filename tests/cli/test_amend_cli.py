@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.core import CHANCE
-from service.server import BackgroundServer
+from tablelog.replay.core import CHANCE
+from tablelog.service.api.server import BackgroundServer
 from tablelog_client import Client
 from tests.cli.test_cli import tablelog
 from tests.service.test_amend import (

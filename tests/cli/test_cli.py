@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
 from tablelog_client import Client
 from tests.service.helpers import OWNER_NAME, OWNER_TOKEN, splendor_line
 from tests.service.support import tablelog_command

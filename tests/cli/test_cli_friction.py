@@ -13,8 +13,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from service.embedded import free_port
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.store.embedded import free_port
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tablelog_client.cli import build_parser

@@ -13,7 +13,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
 from tablelog_client import Client
 from tablelog_client.credentials import Token, resolve_token, store_token
 from tests.service.helpers import OWNER_TOKEN

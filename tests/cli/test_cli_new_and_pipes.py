@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.registry import find_game
-from service.server import BackgroundServer
+from tablelog.replay.registry import find_game
+from tablelog.service.api.server import BackgroundServer
 from tablelog.v1 import game_pb2, medici_pb2, mercado_de_lisboa_pb2
 from tablelog_client import Client
 from tablelog_client.cli import BROKEN_PIPE, _options, media_type

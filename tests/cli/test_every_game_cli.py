@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from replay import fold as folding
-from replay.core import SPECTATOR, TERMINAL
-from replay.registry import all_games
-from service.server import BackgroundServer
+from tablelog.replay import fold as folding
+from tablelog.replay.core import SPECTATOR, TERMINAL
+from tablelog.replay.registry import all_games
+from tablelog.service.api.server import BackgroundServer
 from tablelog.v1 import service_pb2
 from tablelog_client import Client
 from tests.cli.test_cli import tablelog

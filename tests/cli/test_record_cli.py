@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
 from tests.cli.test_cli import new_game, tablelog
 from tests.service.helpers import splendor_line
 

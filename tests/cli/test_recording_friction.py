@@ -8,8 +8,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from replay.core import seats_named
-from service.server import BackgroundServer
+from tablelog.replay.core import seats_named
+from tablelog.service.api.server import BackgroundServer
 from tablelog_client import Client, TablelogError
 from tests.cli.test_cli import new_game, tablelog
 from tests.service.helpers import splendor_line

@@ -20,8 +20,8 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from service.embedded import free_port
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.store.embedded import free_port
 from tablelog_client import Client
 from tablelog_client.shell import (
     COMMANDS,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
 from tablelog.v1 import game_pb2
 from tablelog_client import cli
 from tests.cli.test_cli import tablelog

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
 from tablelog_client import Client
 from tests.cli.test_cli import new_game, tablelog
 from tests.service.test_variations import ANCHOR, LINE, after, alternative_line, before_anchor

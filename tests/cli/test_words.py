@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.views import result_words as server_words
+from tablelog.service.recording.views import result_words as server_words
 from tablelog.v1 import events_pb2, game_pb2
 from tablelog_client.words import Narrator
 from tablelog_client.words import result_words as client_words

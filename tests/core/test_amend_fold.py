@@ -1,4 +1,4 @@
-"""Amending a move in the fold (`replay.fold.amend`), held to an oracle that knows nothing
+"""Amending a move in the fold (`tablelog.replay.fold.amend`), held to an oracle that knows nothing
 of amendments: the corrected move list recorded afresh, one `record` at a time. Whatever
 is amended in whichever game, the corrected history is that fresh game up to the first
 later move the rules refuse, and that move (with its rule) is the break reported."""
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from replay import fold as folding
-from replay.core import DEALT, GameOver, HistoryError, IllegalMove, RulesError
-from replay.registry import all_games
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, GameOver, HistoryError, IllegalMove, RulesError
+from tablelog.replay.registry import all_games
 from tablelog.v1 import events_pb2, game_pb2
 from tests.support.play import choose, created, events_of, random_game
 

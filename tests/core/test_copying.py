@@ -1,4 +1,4 @@
-"""replay.copying: the fast copies and constructions of frozen dataclasses behave as
+"""tablelog.replay.copying: the fast copies and constructions of frozen dataclasses behave as
 `dataclasses.replace` and the class's own constructor do."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import FrozenInstanceError, dataclass
 
 import pytest
 
-from replay.copying import maker, replacer
+from tablelog.replay.copying import maker, replacer
 
 
 @dataclass(frozen=True, slots=True)

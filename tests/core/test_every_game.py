@@ -14,8 +14,8 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay import fold as folding
-from replay.core import (
+from tablelog.replay import fold as folding
+from tablelog.replay.core import (
     CHANCE,
     DEALT,
     FULL,
@@ -26,7 +26,7 @@ from replay.core import (
     InvalidSetup,
     NotationError,
 )
-from replay.registry import all_games, describe, find_game
+from tablelog.replay.registry import all_games, describe, find_game
 from tablelog.v1 import events_pb2, game_pb2
 from tests.support.play import created, events_of, new_position, random_game
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from replay import fold as folding
-from replay.core import DEALT, TERMINAL, GameOver, HistoryError
-from replay.registry import find_game
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, TERMINAL, GameOver, HistoryError
+from tablelog.replay.registry import find_game
 from tablelog.v1 import events_pb2
 from tests.support.play import created, events_of, random_game
 

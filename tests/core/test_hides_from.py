@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from replay import fold as folding
-from replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL, Viewer
-from replay.registry import all_games
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL, Viewer
+from tablelog.replay.registry import all_games
 from tablelog.v1 import game_pb2
 from tests.support.play import choose, new_position
 

@@ -30,9 +30,9 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.components import ComponentCache
-from replay.core import FULL, SPECTATOR, TABLE, Game, IllegalMove, InvalidSetup, RulesError
-from replay.registry import all_games, find_game
+from tablelog.replay.components import ComponentCache
+from tablelog.replay.core import FULL, SPECTATOR, TABLE, Game, IllegalMove, InvalidSetup, RulesError
+from tablelog.replay.registry import all_games, find_game
 from tablelog.v1 import game_pb2
 from tablelog.v1.mercado_de_lisboa_pb2 import (
     MercadoDeLisboaBringCustomers,

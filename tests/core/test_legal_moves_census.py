@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.core import DEALT, TABLE
-from replay.registry import all_games, find_game
+from tablelog.replay.core import DEALT, TABLE
+from tablelog.replay.registry import all_games, find_game
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import MediciBid, MediciMove
 from tests.support.candidates import GENERATORS, Census

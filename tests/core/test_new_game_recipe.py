@@ -21,9 +21,9 @@ from google.protobuf.message import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay import fold as folding
-from replay.components import ComponentCache, read_csv_records, whole_number
-from replay.core import (
+from tablelog.replay import fold as folding
+from tablelog.replay.components import ComponentCache, read_csv_records, whole_number
+from tablelog.replay.core import (
     FULL,
     SPECTATOR,
     TABLE,
@@ -36,7 +36,7 @@ from replay.core import (
     Viewer,
     recorded_component,
 )
-from replay.picture import INK, Picture
+from tablelog.replay.picture import INK, Picture
 from tablelog.v1 import events_pb2, game_pb2
 from tests.core.test_hostile_inputs import FUZZ, bounded, messages
 from tests.support.play import assert_round_trip, choose

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from replay.core import RulesError
+from tablelog.replay.core import RulesError
 from tests.support.play import random_game
 
 Respell = Callable[[str], str]

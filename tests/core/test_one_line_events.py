@@ -14,9 +14,9 @@ import pytest
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
-from replay import fold as folding
-from replay.core import IllegalMove, NotationError
-from replay.registry import find_game
+from tablelog.replay import fold as folding
+from tablelog.replay.core import IllegalMove, NotationError
+from tablelog.replay.registry import find_game
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import directives, new_position, play_all
 

@@ -1,4 +1,4 @@
-"""`replay.picture.markup`, the writer behind `Picture.svg`, gives exactly the text
+"""`tablelog.replay.picture.markup`, the writer behind `Picture.svg`, gives exactly the text
 ElementTree's own `tostring` gives, for every kind of content a picture holds: escapes in
 attributes and text, nested groups, empty and non-empty elements."""
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay import picture as picture_module
-from replay.picture import INK, Picture, markup
-from replay.registry import all_games
+from tablelog.replay import picture as picture_module
+from tablelog.replay.picture import INK, Picture, markup
+from tablelog.replay.registry import all_games
 from tests.support.play import random_game
 
 

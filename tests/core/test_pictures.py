@@ -1,4 +1,4 @@
-"""Every game's picture (`Game.picture`, drawn with `replay.picture`) holds to what every
+"""Every game's picture (`Game.picture`, drawn with `tablelog.replay.picture`) holds to what every
 picture promises, over random games of every game in both modes and for every kind of
 viewer: well-formed SVG with a title, self-contained (no image, font or stylesheet fetched
 from anywhere), deterministic, hidden information drawn face down, approximate data marked,
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE
-from replay.registry import all_games
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE
+from tablelog.replay.registry import all_games
 from tests.support.play import random_game
 
 SVG = "{http://www.w3.org/2000/svg}"

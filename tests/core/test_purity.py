@@ -20,7 +20,7 @@ FORBIDDEN = {
     "secrets",
     "time",
     "datetime",
-    "service",
+    "tablelog.service",
     "tablelog_client",
     "subprocess",
     "threading",
@@ -33,14 +33,16 @@ FORBIDDEN = {
 
 
 def _imports(path: Path) -> set[str]:
+    """The modules `path` imports, and each package above them (`tablelog.service.api` names
+    `tablelog.service` and `tablelog` too), so a forbidden package matches its modules."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
+    modules: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+            modules.add(node.module)
+    return {".".join(m.split(".")[:n]) for m in modules for n in range(1, m.count(".") + 2)}
 
 
 SOURCES = sorted(REPLAY.rglob("*.py"))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replay import fold as folding
-from replay import record
-from replay.core import CHANCE
-from replay.registry import all_games
+from tablelog.replay import fold as folding
+from tablelog.replay import record
+from tablelog.replay.core import CHANCE
+from tablelog.replay.registry import all_games
 from tablelog.v1 import events_pb2
 from tests.support.play import created, random_game
 from tests.support.records import annotated_game

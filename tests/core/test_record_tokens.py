@@ -1,5 +1,5 @@
 """The record's tokenizer reads most moves in one match of the whole move
-(`replay.record._PLAIN_MOVE`); it must give exactly the tokens (and the refusals) the
+(`tablelog.replay.record._PLAIN_MOVE`); it must give exactly the tokens (and the refusals) the
 general reading of a move gives: on every game's records, and on random movetext made of
 the characters that end a move, open a comment or a variation, or make a glyph."""
 
@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from replay import record
-from replay.registry import all_games
+from tablelog.replay import record
+from tablelog.replay.registry import all_games
 from tests.support.records import annotated_game
 
 GAMES = sorted(all_games())

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from replay import fold as folding
-from replay.core import SPECTATOR, IllegalMove, InvalidSetup, seats_named
-from replay.games.splendor.rules import pass_move
+from tablelog.replay import fold as folding
+from tablelog.replay.core import SPECTATOR, IllegalMove, InvalidSetup, seats_named
+from tablelog.replay.games.splendor.rules import pass_move
 from tablelog.v1 import castello_methoni_pb2 as castello
 from tablelog.v1 import game_pb2, splendor_pb2
 from tests.support.play import created, new_position, play_all

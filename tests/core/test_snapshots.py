@@ -1,8 +1,8 @@
-"""Snapshots (`replay.snapshots`): every game's position, at every point of random histories
-with undos, redos, amendments and annotations, and of finished games in each mode, reads
-back as the same position, sharing what it shared, and folding on from it gives what
-folding on from the original gives. Bytes that are not a snapshot are refused, and a
-snapshot never makes a reader build anything but the rules' own values."""
+"""Snapshots (`tablelog.replay.snapshots`): every game's position, at every point of random
+histories with undos, redos, amendments and annotations, and of finished games in each mode, reads
+back as the same position, sharing what it shared, and folding on from it gives what folding on from
+the original gives. Bytes that are not a snapshot are refused, and a snapshot never makes a reader
+build anything but the rules' own values."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from replay import fold as folding
-from replay import snapshots
-from replay.registry import all_games
+from tablelog.replay import fold as folding
+from tablelog.replay import snapshots
+from tablelog.replay.registry import all_games
 from tests.support.histories import players_of, random_history
 from tests.support.play import created, events_of, random_game
 
@@ -93,9 +93,9 @@ def test_bytes_that_are_not_a_snapshot_are_refused() -> None:
         "os:system",
         "builtins:eval",
         "subprocess:Popen",
-        "replay.fold:fold",  # a function of the rules, not a value class
-        "replay.fold:Link.__init__",
-        "replay.fold:Missing",
+        "tablelog.replay.fold:fold",  # a function of the rules, not a value class
+        "tablelog.replay.fold:Link.__init__",
+        "tablelog.replay.fold:Missing",
         "tablelog.v1.nothing:Else",
     ],
 )

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from replay import fold as folding
-from replay.core import IllegalMove
-from replay.games.splendor.rules import RESERVE_LIMIT, SLOTS, State, check_bounds
+from tablelog.replay import fold as folding
+from tablelog.replay.core import IllegalMove
+from tablelog.replay.games.splendor.rules import RESERVE_LIMIT, SLOTS, State, check_bounds
 from tablelog.v1 import splendor_pb2
 from tests.support.play import created
 

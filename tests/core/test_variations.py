@@ -1,4 +1,4 @@
-"""Variations checked by the rules core (`replay.variations`): lines of legal alternatives
+"""Variations checked by the rules core (`tablelog.replay.variations`): lines of legal alternatives
 taken from random games of every game, nested lines, refusals naming the move by its path
 and the rule, the hidden-information rule, and stepping into a line giving the states that
 recording it in a fresh game gives."""
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from replay import fold as folding
-from replay.core import (
+from tablelog.replay import fold as folding
+from tablelog.replay.core import (
     CHANCE,
     DEALT,
     FULL,
@@ -25,8 +25,8 @@ from replay.core import (
     RulesError,
     clip,
 )
-from replay.registry import all_games
-from replay.variations import (
+from tablelog.replay.registry import all_games
+from tablelog.replay.variations import (
     IllegalVariationMove,
     VariationRefused,
     check_variation,

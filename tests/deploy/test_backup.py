@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from service.embedded import free_port
-from service.server import BackgroundServer
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.store.embedded import free_port
 from tablelog_client import Client
 from tests.deploy.support import DEPLOY, Mounts, redis_command, redis_server
 from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line

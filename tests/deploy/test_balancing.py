@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 import pytest
 
-from service.embedded import free_port
+from tablelog.service.store.embedded import free_port
 from tablelog.v1 import service_pb2
 from tablelog_client import Client
 

@@ -20,7 +20,7 @@ import pytest
 import redis
 import yaml
 
-from service.embedded import free_port
+from tablelog.service.store.embedded import free_port
 from tablelog_client import Client, TablelogError
 from tests.deploy.support import (
     DEPLOY,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 import shlex
 import shutil
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from service.embedded import free_port
+from tablelog.service.store.embedded import free_port
 from tablelog_client import Client
 from tests.deploy.support import (
     DEPLOY,
@@ -225,6 +226,13 @@ def test_the_image_copies_everything_the_package_build_reads() -> None:
         for package in packages:
             if any(fnmatch.fnmatch(package, pattern) for pattern in found["include"]):
                 assert copied(prefix + package), f"package {prefix}{package} is not copied"
+    # proto/tablelog's links (tablelog.replay, tablelog.service) need their folders too.
+    links = [f for f in tracked if (REPO / f).is_symlink()]
+    assert links, "proto/tablelog's links to replay/ and service/ are not tracked"
+    for link in links:
+        target = os.path.normpath(os.path.join(os.path.dirname(link), os.readlink(REPO / link)))
+        assert copied(link), f"{link} is not copied"
+        assert copied(target), f"{target}, where {link} points, is not copied"
 
 
 @pytest.mark.slow
@@ -242,7 +250,10 @@ def test_the_build_stage_builds_the_package_from_the_copied_files_alone(tmp_path
     ]
     for path in copied:
         (context / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / path, context / path)
+        if (REPO / path).is_symlink():  # as Docker's COPY keeps it: the link itself
+            os.symlink(os.readlink(REPO / path), context / path)
+        else:
+            shutil.copy2(REPO / path, context / path)
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
          "-w", str(tmp_path / "wheel"), str(context)],
@@ -254,14 +265,23 @@ def test_the_build_stage_builds_the_package_from_the_copied_files_alone(tmp_path
         names = set(archive.namelist())
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         commands = archive.read(entry_points).decode()
-    installed_from = {"proto/": "", "clients/python/": ""}
+    installed_as = {
+        "proto/": "",
+        "clients/python/": "",
+        "replay/": "tablelog/replay/",
+        "service/": "tablelog/service/",
+    }
     for path in copied:
         if path.endswith((".py", ".lua", ".json", ".csv")) and not path.startswith("tests/"):
-            prefix = next((p for p in installed_from if path.startswith(p)), "")
-            if "/" in path[len(prefix) :]:  # in a package, not a top-level file
-                assert path[len(prefix) :] in names, f"{path} is not installed"
+            prefix = next((p for p in installed_as if path.startswith(p)), "")
+            installed = installed_as.get(prefix, "") + path[len(prefix) :]
+            if "/" in installed:  # in a package, not a top-level file
+                assert installed in names, f"{path} is not installed (as {installed})"
+    # One installed namespace: nothing generic (`service`, `replay`) lands in site-packages.
+    top_level = {name.split("/")[0] for name in names}
+    assert {n for n in top_level if not n.endswith(".dist-info")} == {"tablelog", "tablelog_client"}
     assert "tablelog = tablelog_client.cli:main" in commands
-    assert "serve = service.cli:serve_command" in commands
+    assert "serve = tablelog.service.api.cli:serve_command" in commands
 
 
 def test_the_ignore_rules_read_as_docker_reads_them() -> None:
@@ -299,7 +319,7 @@ def test_the_bases_are_named_versions() -> None:
 def test_the_health_check_names_no_address() -> None:
     stage = final_stage()
     check = healthcheck_command(stage)
-    assert check == ["python", "-m", "service.healthcheck"]
+    assert check == ["python", "-m", "tablelog.service.api.healthcheck"]
     settings = image_environment(stage)
     ports = [
         settings[name].rsplit(":", 1)[1] for name in ("TABLELOG_ADDRESS", "TABLELOG_HTTP_ADDRESS")

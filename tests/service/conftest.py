@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from service.embedded import EmbeddedRedis, free_port
-from service.logs import configure_logging
-from service.server import BackgroundServer, channel
+from tablelog.service.api.server import BackgroundServer, channel
+from tablelog.service.logs import configure_logging
+from tablelog.service.store.embedded import EmbeddedRedis, free_port
 from tablelog.v1 import service_pb2_grpc
 from tablelog_client import Client
 from tests.service.helpers import CHAIN, OWNER_TOKEN

@@ -13,11 +13,11 @@ import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from service.chain import Chain, ChainKey
-from service.heads import Head
-from service.identity import new_token
-from service.local_owner import owner_name, register_owner_token_at
-from service.recorder import Recorder
+from tablelog.service.access.identity import new_token
+from tablelog.service.access.local_owner import owner_name, register_owner_token_at
+from tablelog.service.recording.heads import Head
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.store.chain import Chain, ChainKey
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client, TablelogError
 from tests.support.play import random_game

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from service.embedded import free_port
+from tablelog.service.store.embedded import free_port
 
 
 def tablelog_command() -> list[str]:

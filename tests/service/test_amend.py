@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import grpc
 import pytest
 
-from replay import fold as folding
-from replay.core import CHANCE, RulesError
+from tablelog.replay import fold as folding
+from tablelog.replay.core import CHANCE, RulesError
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client import Client
 from tests.service.helpers import play_random, refused, splendor_line

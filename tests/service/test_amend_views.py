@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from replay import fold as folding
-from replay.core import DEALT, FULL, SPECTATOR, IllegalMove
-from service.amending import breaking_refusal
-from service.views import HIDDEN_MOVE, replay_item
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, IllegalMove
+from tablelog.service.recording.amending import breaking_refusal
+from tablelog.service.recording.views import HIDDEN_MOVE, replay_item
 from tablelog.v1 import events_pb2
 from tests.service.helpers import splendor_line
 from tests.service.test_amend import record_fresh

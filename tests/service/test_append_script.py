@@ -7,9 +7,17 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-from service.store.script import AppendCall, RequestEntry, ScriptReply, ScriptStatus, SeedOp
+from tablelog.service.store.script import (
+    AppendCall,
+    RequestEntry,
+    ScriptReply,
+    ScriptStatus,
+    SeedOp,
+)
 
-SCRIPT = resources.files("service.store").joinpath("append.lua").read_text(encoding="utf-8")
+SCRIPT = (
+    resources.files("tablelog.service.store").joinpath("append.lua").read_text(encoding="utf-8")
+)
 
 
 def lua_header_pattern() -> re.Pattern[str]:

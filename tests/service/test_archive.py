@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from google.protobuf import json_format
 
-from replay.registry import all_games
+from tablelog.replay.registry import all_games
 from tablelog.v1 import events_pb2
 from tablelog_client import Client
 from tablelog_client.archive import archive_text, original_events

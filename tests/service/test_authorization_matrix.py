@@ -1,11 +1,11 @@
-"""The authorization matrix, generated from the one table (`service.authorization.TABLE`):
-every RPC of TablelogService and ClubService, called over a real gRPC channel against the
-session's server and Redis, by each role (owner, recorder, player, spectator, and a link
-token) on its own club's resources and on another club's, and with no token, an unknown
-one, an expired one and a revoked one. Every cell is asserted: an allowed call is neither
-UNAUTHENTICATED nor PERMISSION_DENIED; a refused one has the exact code and reason; a call
-on another club's game, member or token is NOT_FOUND as if it did not exist; and a refused
-call changes nothing (the streams, members, tokens, seats and game indexes are compared
+"""The authorization matrix, generated from the one table
+(`tablelog.service.access.authorization.TABLE`): every RPC of TablelogService and ClubService,
+called over a real gRPC channel against the session's server and Redis, by each role (owner,
+recorder, player, spectator, and a link token) on its own club's resources and on another club's,
+and with no token, an unknown one, an expired one and a revoked one. Every cell is asserted: an
+allowed call is neither UNAUTHENTICATED nor PERMISSION_DENIED; a refused one has the exact code and
+reason; a call on another club's game, member or token is NOT_FOUND as if it did not exist; and a
+refused call changes nothing (the streams, members, tokens, seats and game indexes are compared
 before and after). The number of cells is printed (`-s`) and checked against the table."""
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from service.authorization import CLUBS, TABLE, TABLELOG, Access, render
-from service.embedded import EmbeddedRedis
-from service.identity import Role, TokenRecord, new_id, new_token
-from service.server import BackgroundServer, channel
-from service.store.members import MemberStore
+from tablelog.service.access.authorization import CLUBS, TABLE, TABLELOG, Access, render
+from tablelog.service.access.identity import Role, TokenRecord, new_id, new_token
+from tablelog.service.access.members import MemberStore
+from tablelog.service.api.server import BackgroundServer, channel
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import clubs_pb2, events_pb2, service_pb2
 from tablelog_client import Client
 from tests.service.helpers import OWNER_TOKEN
@@ -343,7 +343,7 @@ def test_every_rpc_is_in_the_table_and_the_matrix() -> None:
 
 def test_the_documented_table_is_the_table() -> None:
     """docs/service.md, "Who may do what", shows the table as the code has it."""
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "service.md").read_text("utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "tablelog.service.md").read_text("utf-8")
     assert render() in doc
 
 

@@ -1,5 +1,5 @@
-"""The request bounds of `service.bounds` refuse nothing a real game needs: every legal move
-along random games of every game, each game's default options and component files."""
+"""The request bounds of `tablelog.service.bounds` refuse nothing a real game needs: every legal
+move along random games of every game, each game's default options and component files."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ import random
 
 import pytest
 
-from replay import fold as folding
-from replay.core import TERMINAL
-from replay.registry import all_games, find_game
-from service.bounds import (
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TERMINAL
+from tablelog.replay.registry import all_games, find_game
+from tablelog.service.bounds import (
     MAX_COMPONENT_DIGITS,
     MAX_COMPONENT_NESTING,
     check_component_files,
     check_move,
     check_record_tags,
 )
-from service.errors import InvalidRequest
-from service.limits import MAX_RECORD_TAG_VALUE, MAX_RECORD_TAGS
+from tablelog.service.errors import InvalidRequest
+from tablelog.service.limits import MAX_RECORD_TAG_VALUE, MAX_RECORD_TAGS
 from tablelog.v1 import events_pb2, game_pb2
 from tests.support.play import choose, new_position
 

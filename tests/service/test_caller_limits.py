@@ -18,10 +18,16 @@ import redis
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from service.cli import caller_limits
-from service.embedded import EmbeddedRedis
-from service.quotas import CallerKeys, CallerLimits, TokenBuckets, WatchCounts, peer_host
-from service.server import BackgroundServer, channel
+from tablelog.service.access.quotas import (
+    CallerKeys,
+    CallerLimits,
+    TokenBuckets,
+    WatchCounts,
+    peer_host,
+)
+from tablelog.service.api.cli import caller_limits
+from tablelog.service.api.server import BackgroundServer, channel
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tablelog_client.cli import build_parser
@@ -456,8 +462,8 @@ def test_by_default_each_authenticated_member_has_a_rate_of_its_own(
     embedded_redis: EmbeddedRedis,
 ) -> None:
     """Without a key function of the test's own, the limits count the member the gate
-    authenticated (`service.authentication.member_keys`): one member's burst leaves another
-    member of the same machine and club served."""
+    authenticated (`tablelog.service.access.authentication.member_keys`): one member's burst leaves
+    another member of the same machine and club served."""
     running = BackgroundServer(
         embedded_redis.url,
         chain=CHAIN,

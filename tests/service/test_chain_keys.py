@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from service.chain import ChainKey
-from service.chain_keys import (
+from tablelog.service.store.chain import ChainKey
+from tablelog.service.store.chain_keys import (
     KEY_FILE_NAME,
     ChainKeyError,
     configured_chain,

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from service.server import BackgroundServer
-from service.views import HIDDEN_MOVE
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.recording.views import HIDDEN_MOVE
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client
 from tests.service.helpers import OWNER_TOKEN

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from replay import fold as folding
-from replay import record
-from replay.core import RulesError
-from replay.registry import all_games
-from service.verification import HistoryCheck
+from tablelog.replay import fold as folding
+from tablelog.replay import record
+from tablelog.replay.core import RulesError
+from tablelog.replay.registry import all_games
+from tablelog.service.recording.verification import HistoryCheck
 from tablelog.v1 import events_pb2
 from tests.support.records import annotated_game
 

@@ -1,9 +1,9 @@
-"""Checkpoints (`service.checkpoints`) on a real Redis: for random histories of every game,
-with undos, redos, amendments and annotations, the state at every revision read through
-checkpoints is the fresh fold's, each read folds no more than one interval of events, and
-a replay or a watch's backlog is the one a fold from the start gives. A damaged, wrong or
-copied checkpoint is found by VerifyGame and never used; a deleted one is made again; a
-cold head comes from the latest checkpoint and is the fresh fold's."""
+"""Checkpoints (`tablelog.service.recording.checkpoints`) on a real Redis: for random histories of
+every game, with undos, redos, amendments and annotations, the state at every revision read through
+checkpoints is the fresh fold's, each read folds no more than one interval of events, and a replay
+or a watch's backlog is the one a fold from the start gives. A damaged, wrong or copied checkpoint
+is found by VerifyGame and never used; a deleted one is made again; a cold head comes from the
+latest checkpoint and is the fresh fold's."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from collections.abc import Sequence
 
 import pytest
 
-from replay import fold as folding
-from replay import snapshots
-from replay.core import FULL
-from replay.registry import all_games
-from service.checkpoints import Checkpoint, seal
-from service.embedded import EmbeddedRedis
-from service.recorder import Recorder
-from service.store import RedisEventStore
-from service.views import replay_item, viewer_of
-from service.watching import WatchHub
+from tablelog.replay import fold as folding
+from tablelog.replay import snapshots
+from tablelog.replay.core import FULL
+from tablelog.replay.registry import all_games
+from tablelog.service.recording.checkpoints import Checkpoint, seal
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.recording.views import replay_item, viewer_of
+from tablelog.service.recording.watching import WatchHub
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2
 from tests.service.helpers import CHAIN, create_splendor_game, splendor_line
 from tests.support.histories import random_history

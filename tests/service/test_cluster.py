@@ -22,9 +22,9 @@ import grpc
 import pytest
 from redis.crc import key_slot
 
-from service.embedded import free_port
-from service.server import background_server
-from service.store.cluster import ReplicaWait
+from tablelog.service.api.server import background_server
+from tablelog.service.store.cluster import ReplicaWait
+from tablelog.service.store.embedded import free_port
 from tablelog_client import Client, TablelogError
 from tests.clients import conformance
 from tests.clients.test_conformance import (
@@ -257,8 +257,8 @@ def test_an_append_no_replica_confirms_is_not_acknowledged(
     """--redis-wait 1 on a Redis without replicas: the append is refused as UNAVAILABLE
     (ReplicasBehind) though the primary keeps it, and so is its retry with the same
     request id, until a replica has it."""
-    from service.store import RedisEventStore
-    from service.store.cluster import ReplicasBehind
+    from tablelog.service.store import RedisEventStore
+    from tablelog.service.store.cluster import ReplicasBehind
     from tests.service.test_store_contract import created
 
     async def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from replay.registry import find_game
+from tablelog.replay.registry import find_game
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client import Client
 from tests.games.castello_methoni.boards import component, grid_data

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.embedded import EmbeddedRedis
-from service.server import BackgroundServer, background_server
+from tablelog.service.api.server import BackgroundServer, background_server
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line
 from tests.support.cluster import LocalCluster

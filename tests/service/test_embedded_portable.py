@@ -19,7 +19,12 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 
-from service.embedded import EmbeddedRedis, EmbeddedRedisError, find_redis_server, install_hint
+from tablelog.service.store.embedded import (
+    EmbeddedRedis,
+    EmbeddedRedisError,
+    find_redis_server,
+    install_hint,
+)
 from tests.service.conftest import standalone_redis_binary
 
 REPO = Path(__file__).resolve().parents[2]

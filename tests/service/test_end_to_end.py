@@ -14,11 +14,11 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from replay import fold as folding
-from replay.core import SPECTATOR
-from service.embedded import EmbeddedRedis
-from service.heads import Head
-from service.server import BackgroundServer, background_server, channel
+from tablelog.replay import fold as folding
+from tablelog.replay.core import SPECTATOR
+from tablelog.service.api.server import BackgroundServer, background_server, channel
+from tablelog.service.recording.heads import Head
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import (

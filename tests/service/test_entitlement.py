@@ -8,14 +8,14 @@ import itertools
 import grpc
 import pytest
 
-from replay import fold as folding
-from replay.core import DEALT, FULL, SPECTATOR, TABLE, Viewer
-from replay.registry import all_games
-from service import errors
-from service.entitlement import NOT_ASKED, Asked, entitled_viewer, viewer_for
-from service.errors import InvalidRequest, PermissionDenied
-from service.identity import Role
-from service.views import reveals_all, viewer_message, viewer_of
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE, Viewer
+from tablelog.replay.registry import all_games
+from tablelog.service import errors
+from tablelog.service.access.identity import Role
+from tablelog.service.errors import InvalidRequest, PermissionDenied
+from tablelog.service.recording.entitlement import NOT_ASKED, Asked, entitled_viewer, viewer_for
+from tablelog.service.recording.views import reveals_all, viewer_message, viewer_of
 from tablelog.v1 import game_pb2, service_pb2
 from tests.support.play import random_game
 

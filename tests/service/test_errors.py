@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from replay.core import (
+from tablelog.replay.core import (
     AmbiguousNotation,
     GameOver,
     HistoryError,
@@ -14,8 +14,8 @@ from replay.core import (
     NotationError,
     NotYourTurn,
 )
-from service.errors import InvalidRequest, OutOfRange, refusal, to_status
-from service.store import (
+from tablelog.service.errors import InvalidRequest, OutOfRange, refusal, to_status
+from tablelog.service.store import (
     CorruptEvent,
     GameNotFound,
     SequenceMoved,

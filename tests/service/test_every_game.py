@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from replay import fold as folding
-from replay.core import CHANCE, DEALT, FULL, SPECTATOR, TABLE, TERMINAL
-from replay.registry import all_games, find_game
+from tablelog.replay import fold as folding
+from tablelog.replay.core import CHANCE, DEALT, FULL, SPECTATOR, TABLE, TERMINAL
+from tablelog.replay.registry import all_games, find_game
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client import Client
 from tests.support.play import choose

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import pytest
 
-from replay import fold as folding
-from replay.core import CHANCE, DEALT, TERMINAL
-from replay.registry import all_games, find_game
-from service.building import (
+from tablelog.replay import fold as folding
+from tablelog.replay.core import CHANCE, DEALT, TERMINAL
+from tablelog.replay.registry import all_games, find_game
+from tablelog.service.recording.building import (
     DEALING_BY_COUNT,
     DEALING_BY_REVISION,
     deal_and_end,

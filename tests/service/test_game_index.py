@@ -18,11 +18,11 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from service import game_index
-from service.errors import InvalidRequest
-from service.recorder import Recorder
-from service.store import RedisEventStore
-from service.store.game_index import game_of, position_of
+from tablelog.service.errors import InvalidRequest
+from tablelog.service.recording import game_index
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.game_index import game_of, position_of
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client
 from tests.service.conftest import standalone_redis

@@ -1,5 +1,5 @@
-"""The head cache (`service.heads.HeadCache`) is bounded by the bytes its heads hold, least
-recently used out first; a head is counted by its state and a fixed cost per move, and
+"""The head cache (`tablelog.service.recording.heads.HeadCache`) is bounded by the bytes its heads
+hold, least recently used out first; a head is counted by its state and a fixed cost per move, and
 that estimate is held to what the heads of every game really hold."""
 
 from __future__ import annotations
@@ -7,9 +7,15 @@ from __future__ import annotations
 import pytest
 from google.protobuf import timestamp_pb2
 
-from replay import fold as folding
-from replay.registry import all_games
-from service.heads import PER_MOVE_BYTES, Head, HeadCache, estimated_bytes, held_bytes
+from tablelog.replay import fold as folding
+from tablelog.replay.registry import all_games
+from tablelog.service.recording.heads import (
+    PER_MOVE_BYTES,
+    Head,
+    HeadCache,
+    estimated_bytes,
+    held_bytes,
+)
 from tests.support.histories import players_of
 from tests.support.play import created, events_of, random_game
 

@@ -51,11 +51,11 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from replay import fold as folding
-from replay.core import FULL, SPECTATOR, Viewer
-from service.embedded import EmbeddedRedis
-from service.server import BackgroundServer
-from service.views import HIDDEN_MOVE, viewer_message
+from tablelog.replay import fold as folding
+from tablelog.replay.core import FULL, SPECTATOR, Viewer
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.recording.views import HIDDEN_MOVE, viewer_message
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client
 from tablelog_client import cli as tablelog_cli
@@ -564,7 +564,7 @@ def test_the_matcher_finds_whole_tokens_only() -> None:
 
 
 def test_every_game_with_hidden_information_is_covered() -> None:
-    from replay.registry import all_games
+    from tablelog.replay.registry import all_games
 
     assert {case.game for case in CASES} == set(all_games())
 

@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from service.server import BackgroundServer
-from service.views import HIDDEN_MOVE
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.recording.views import HIDDEN_MOVE
 from tablelog.v1 import service_pb2
 from tablelog_client import Client
 from tests.service.helpers import OWNER_TOKEN

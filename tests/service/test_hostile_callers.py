@@ -16,8 +16,8 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from service.embedded import free_port
-from service.server import BackgroundServer, channel
+from tablelog.service.api.server import BackgroundServer, channel
+from tablelog.service.store.embedded import free_port
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, splendor_pb2
 from tablelog_client import Client
 from tests.service.conftest import STANDALONE_REDIS, _wait_for

@@ -1,4 +1,4 @@
-"""The HTTP port (`service.http_port`): the same API as the gRPC port over the Connect
+"""The HTTP port (`tablelog.service.api.http_port`): the same API as the gRPC port over the Connect
 protocol (JSON and binary) and gRPC-Web, called with connect-python's own client against a
 live server on the session's embedded Redis; the same refusals with the same google.rpc
 details, the same gate, the same watch hub and limits; the request bounds; the origin
@@ -32,16 +32,16 @@ from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from service import http_port
-from service.embedded import EmbeddedRedis
-from service.http_api import method_info, paths
-from service.http_port import HttpApp
-from service.limits import MAX_MESSAGE_BYTES
-from service.logs import configure_logging
-from service.server import BackgroundServer, channel
-from service.transport import TlsFiles
-from service.watching import WatchLimits
-from service.webapp_files import IMMUTABLE, REVALIDATE, WebappFiles
+from tablelog.service.api import http_port
+from tablelog.service.api.http_api import method_info, paths
+from tablelog.service.api.http_port import HttpApp
+from tablelog.service.api.server import BackgroundServer, channel
+from tablelog.service.api.transport import TlsFiles
+from tablelog.service.api.webapp_files import IMMUTABLE, REVALIDATE, WebappFiles
+from tablelog.service.limits import MAX_MESSAGE_BYTES
+from tablelog.service.logs import configure_logging
+from tablelog.service.recording.watching import WatchLimits
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import clubs_pb2, events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
 from tests.service.helpers import CHAIN, OWNER_TOKEN, UNPACKED_DETAILS, rpc_refused
@@ -238,7 +238,7 @@ def test_calls_over_http_are_logged_as_grpc_calls_are_with_their_transport(
 ) -> None:
     captured = io.StringIO()
     monkeypatch.setattr(
-        "service.interceptors.log",
+        "tablelog.service.api.interceptors.log",
         structlog.wrap_logger(
             structlog.PrintLogger(captured),
             processors=[structlog.processors.JSONRenderer()],

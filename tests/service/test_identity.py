@@ -14,11 +14,11 @@ import grpc
 import pytest
 import redis
 
-from service.appending import Outcome
-from service.authentication import CACHE_SECONDS
-from service.embedded import EmbeddedRedis
-from service.server import BackgroundServer, background_server
-from service.store import RedisEventStore
+from tablelog.service.access.authentication import CACHE_SECONDS
+from tablelog.service.api.server import BackgroundServer, background_server
+from tablelog.service.recording.appending import Outcome
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import clubs_pb2, events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import (
@@ -191,7 +191,7 @@ def test_games_are_listed_and_found_only_in_their_club(
     rival = "rival-" + uuid.uuid4().hex[:8]
 
     async def make() -> str:
-        from service.identity import Role
+        from tablelog.service.access.identity import Role
 
         await members.create_club(rival, "rival")
         boss = await members.add_member(rival, "boss", Role.OWNER)

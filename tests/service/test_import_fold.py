@@ -1,6 +1,6 @@
 """ImportRecord folds each game once: the history check takes the reader's moves as the
 rules applied them and builds no position of its own for them (`HistoryCheck._take`, one
-position per run of moves, `replay.fold.recorded_run`). What it gives is what a full check
+position per run of moves, `tablelog.replay.fold.recorded_run`). What it gives is what a full check
 gives at every revision, and every event that would not fold is still refused, through the
 service too, with nothing stored."""
 
@@ -11,17 +11,17 @@ import dataclasses
 
 import pytest
 
-from replay import fold as folding
-from replay import record, snapshots
-from replay.core import RulesError
-from replay.registry import all_games
-from service import records
-from service.appending import new_game_id
-from service.embedded import EmbeddedRedis
-from service.errors import ImportRefused
-from service.recorder import Recorder
-from service.store import RedisEventStore
-from service.verification import HistoryCheck
+from tablelog.replay import fold as folding
+from tablelog.replay import record, snapshots
+from tablelog.replay.core import RulesError
+from tablelog.replay.registry import all_games
+from tablelog.service.errors import ImportRefused
+from tablelog.service.recording import records
+from tablelog.service.recording.appending import new_game_id
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.recording.verification import HistoryCheck
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2
 from tests.service.helpers import CHAIN
 from tests.support.records import annotated_game

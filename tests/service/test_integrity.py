@@ -18,14 +18,14 @@ import redis
 import structlog
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from replay.registry import find_game
-from service.chain import GENESIS_HASH
-from service.embedded import EmbeddedRedis
-from service.errors import NotFound
-from service.limits import MAX_MESSAGE_BYTES
-from service.recorder import Recorder
-from service.server import BackgroundServer, channel
-from service.store import RedisEventStore
+from tablelog.replay.registry import find_game
+from tablelog.service.api.server import BackgroundServer, channel
+from tablelog.service.errors import NotFound
+from tablelog.service.limits import MAX_MESSAGE_BYTES
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.chain import GENESIS_HASH
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
 from tests.service.helpers import CHAIN, OWNER_TOKEN, refused, rpc_refused, splendor_line
@@ -259,7 +259,7 @@ def capture_log(monkeypatch: pytest.MonkeyPatch, target: str) -> io.StringIO:
 def test_an_unexpected_exception_is_internal_without_internals(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    captured = capture_log(monkeypatch, "service.servicer.log")
+    captured = capture_log(monkeypatch, "tablelog.service.api.servicer.log")
 
     def broken(self: Recorder) -> list[game_pb2.GameInfo]:
         raise csv.Error("secret internals at line 3")
@@ -286,7 +286,7 @@ def test_an_unexpected_exception_in_a_stream_is_internal(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     game_id, _line = table_game(client, 1)
-    captured = capture_log(monkeypatch, "service.servicer.log")
+    captured = capture_log(monkeypatch, "tablelog.service.api.servicer.log")
 
     async def broken(self: Recorder, *args: object, **options: object) -> AsyncIterator[object]:
         raise KeyError("internal detail")
@@ -458,7 +458,7 @@ def test_a_long_request_id_is_refused_and_long_strings_are_cut_in_the_log(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     game_id, line = table_game(client, 0)
-    captured = capture_log(monkeypatch, "service.interceptors.log")
+    captured = capture_log(monkeypatch, "tablelog.service.api.interceptors.log")
     long_id = "r" * 129
     for call in (
         lambda: stub_of(client).RecordMove(

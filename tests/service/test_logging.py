@@ -10,11 +10,11 @@ import pytest
 import structlog
 from grpc import aio
 
-from service.embedded import EmbeddedRedis
-from service.interceptors import LoggingInterceptor
-from service.recorder import Recorder
-from service.servicer import TablelogServicer
-from service.store import RedisEventStore
+from tablelog.service.api.interceptors import LoggingInterceptor
+from tablelog.service.api.servicer import TablelogServicer
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2, service_pb2_grpc
 from tests.service.helpers import CHAIN
 
@@ -25,7 +25,7 @@ def test_as_a_grpc_aio_server_interceptor(
     captured = io.StringIO()
     logger = structlog.PrintLogger(captured)
     monkeypatch.setattr(
-        "service.interceptors.log",
+        "tablelog.service.api.interceptors.log",
         structlog.wrap_logger(
             logger,
             processors=[structlog.processors.JSONRenderer()],

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from replay.registry import find_game
+from tablelog.replay.registry import find_game
 from tablelog.v1 import game_pb2
 from tablelog_client import Client
 

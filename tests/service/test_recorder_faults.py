@@ -12,10 +12,10 @@ import pytest
 import redis
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from replay import fold as folding
-from service.embedded import EmbeddedRedis
-from service.recorder import Recorder
-from service.store import CorruptEvent, RedisEventStore, StoredHead
+from tablelog.replay import fold as folding
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.store import CorruptEvent, RedisEventStore, StoredHead
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client
 from tests.service.helpers import CHAIN, rpc_refused, splendor_line

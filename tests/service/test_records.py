@@ -12,11 +12,11 @@ from typing import Any
 import grpc
 import pytest
 
-from replay import fold as folding
-from replay import record
-from replay.core import DEALT
-from replay.registry import all_games
-from service.limits import MAX_RECORD_TAGS, MAX_VARIATION_DEPTH
+from tablelog.replay import fold as folding
+from tablelog.replay import record
+from tablelog.replay.core import DEALT
+from tablelog.replay.registry import all_games
+from tablelog.service.limits import MAX_RECORD_TAGS, MAX_VARIATION_DEPTH
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tests.support.play import created, random_game

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from service.embedded import free_port
-from service.health import PROBE_INTERVAL, PROBE_TIMEOUT
-from service.quotas import CallerLimits
-from service.server import BackgroundServer
-from service.store.redis_store import redacted, with_credentials
+from tablelog.service.access.quotas import CallerLimits
+from tablelog.service.api.health import PROBE_INTERVAL, PROBE_TIMEOUT
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.store.embedded import free_port
+from tablelog.service.store.redis_store import redacted, with_credentials
 from tablelog_client import Client
 from tests.service.conftest import standalone_redis
 from tests.service.helpers import CHAIN, splendor_line

@@ -20,10 +20,10 @@ import grpc
 import pytest
 import redis
 
-from service.cli import warn_if_not_durable
-from service.embedded import Durability, EmbeddedRedis, free_port
-from service.server import background_server
-from service.store import RedisEventStore
+from tablelog.service.api.cli import warn_if_not_durable
+from tablelog.service.api.server import background_server
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.embedded import Durability, EmbeddedRedis, free_port
 from tests.service.helpers import CHAIN, OWNER_TOKEN
 from tests.service.support import ServeProcess
 from tests.support.faults import (

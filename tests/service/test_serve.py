@@ -8,8 +8,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from service.embedded import EmbeddedRedis
-from service.server import background_server
+from tablelog.service.api.server import background_server
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import CHAIN, OWNER_TOKEN, refused, splendor_line

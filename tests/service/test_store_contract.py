@@ -14,9 +14,7 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import DataError
 
-from service.chain import GENESIS_HASH
-from service.embedded import EmbeddedRedis
-from service.store import (
+from tablelog.service.store import (
     AppendResult,
     ChainMismatch,
     CorruptEvent,
@@ -29,7 +27,9 @@ from service.store import (
     SequenceMoved,
     StaleVersion,
 )
-from service.store.game_index import IndexEntry, game_of, position_of
+from tablelog.service.store.chain import GENESIS_HASH
+from tablelog.service.store.embedded import EmbeddedRedis
+from tablelog.service.store.game_index import IndexEntry, game_of, position_of
 from tablelog.v1 import events_pb2
 from tests.service.helpers import CHAIN
 from tests.support.cluster import LocalCluster

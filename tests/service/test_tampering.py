@@ -18,11 +18,11 @@ import pytest
 import redis
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from service.chain import GENESIS_HASH, HASH_FIELD_TAG, Chain, ChainKey
-from service.embedded import EmbeddedRedis
-from service.recorder import Recorder
-from service.server import BackgroundServer, background_server
-from service.store import RedisEventStore, TamperedHistory
+from tablelog.service.api.server import BackgroundServer, background_server
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.store import RedisEventStore, TamperedHistory
+from tablelog.service.store.chain import GENESIS_HASH, HASH_FIELD_TAG, Chain, ChainKey
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client
 from tests.service.helpers import (

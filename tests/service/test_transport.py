@@ -14,17 +14,17 @@ from pathlib import Path
 import grpc
 import pytest
 
-from service import cli as service_cli
-from service import healthcheck as service_healthcheck
-from service.embedded import EmbeddedRedis
-from service.server import BackgroundServer
-from service.transport import (
+from tablelog.service.api import cli as service_cli
+from tablelog.service.api import healthcheck as service_healthcheck
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.api.transport import (
     TlsFiles,
     TransportError,
     check_listening,
     is_loopback,
     tls_files,
 )
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tablelog_client.sdk import open_channel
@@ -189,10 +189,11 @@ def test_serve_refuses_a_certificate_without_its_key(
 
 
 def healthcheck(target: str, **env: str) -> int:
-    """`python -m service.healthcheck` as the image runs it, for the server at `target`."""
+    """`python -m tablelog.service.api.healthcheck` as the image runs it, for the server at
+    `target`."""
     settings = {k: v for k, v in os.environ.items() if not k.startswith("TABLELOG_")}
     checked = subprocess.run(
-        [sys.executable, "-m", "service.healthcheck"],
+        [sys.executable, "-m", "tablelog.service.api.healthcheck"],
         env={**settings, "TABLELOG_ADDRESS": f"0.0.0.0:{target.rsplit(':', 1)[1]}", **env},
         capture_output=True,
         timeout=30,

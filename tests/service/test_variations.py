@@ -14,9 +14,9 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from replay import fold as folding
-from replay.core import TERMINAL, RulesError
-from service.limits import MAX_VARIATION_DEPTH, MAX_VARIATION_MOVES
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TERMINAL, RulesError
+from tablelog.service.limits import MAX_VARIATION_DEPTH, MAX_VARIATION_MOVES
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog.v1 import mercado_de_lisboa_pb2 as mercado_pb2
 from tablelog_client import Client, TablelogError

@@ -19,10 +19,10 @@ import redis
 from grpc import aio
 from redis.asyncio.cluster import RedisCluster
 
-from service.embedded import EmbeddedRedis, free_port
-from service.server import BackgroundServer, channel
-from service.store import RedisEventStore
-from service.watching import WatchLimits
+from tablelog.service.api.server import BackgroundServer, channel
+from tablelog.service.recording.watching import WatchLimits
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.embedded import EmbeddedRedis, free_port
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import CHAIN, OWNER_TOKEN, refused, splendor_line

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from replay.registry import all_games
+from tablelog.replay.registry import all_games
 from tablelog_client.sdk import Client
 from tests.support.play import random_game
 

@@ -26,8 +26,8 @@ import grpc
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from service.embedded import EmbeddedRedis
-from service.server import channel
+from tablelog.service.api.server import channel
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tests.service.helpers import OWNER_TOKEN
 from tests.support.play import random_game

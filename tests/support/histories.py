@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import random
 
-from replay import fold as folding
-from replay.core import TABLE, TERMINAL
-from replay.registry import all_games
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TABLE, TERMINAL
+from tablelog.replay.registry import all_games
 from tablelog.v1 import events_pb2, game_pb2
 from tests.support.play import choose, created
 

@@ -23,8 +23,8 @@ import redis
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from replay.registry import all_games, find_game
-from service.server import channel
+from tablelog.replay.registry import all_games, find_game
+from tablelog.service.api.server import channel
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import OWNER_TOKEN

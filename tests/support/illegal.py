@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from replay.core import Game, IllegalMove
+from tablelog.replay.core import Game, IllegalMove
 
 
 def refused(game: Game[Any, Any], state: Any, move: Message | str, code: str) -> str:

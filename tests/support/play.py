@@ -12,9 +12,9 @@ from typing import Any
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
-from replay import fold as folding
-from replay.core import CHANCE, TABLE, TERMINAL, Game
-from replay.registry import find_game
+from tablelog.replay import fold as folding
+from tablelog.replay.core import CHANCE, TABLE, TERMINAL, Game
+from tablelog.replay.registry import find_game
 from tablelog.v1 import events_pb2, game_pb2
 from tests.support import candidates
 
@@ -110,7 +110,7 @@ def random_game(
     max_moves: int = 5_000,
     keep_states: bool = False,
 ) -> PlayedGame:
-    """Play one seeded random game to its end through `replay.fold.record`."""
+    """Play one seeded random game to its end through `tablelog.replay.fold.record`."""
     rng = random.Random(seed)
     position = new_position(game_name, players, options, mode)
     game = position.game

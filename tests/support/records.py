@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from replay import fold as folding
-from replay.core import TERMINAL
-from replay.registry import all_games
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TERMINAL
+from tablelog.replay.registry import all_games
 from tablelog.v1 import events_pb2
 from tests.support.play import choose, created, random_game
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.cli import owner_fragment
+from tablelog.service.api.cli import owner_fragment
 
 
 def _args(data_dir: Path, http_address: str) -> argparse.Namespace:

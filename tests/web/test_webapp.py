@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from replay import fold as folding
-from replay.core import TERMINAL
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TERMINAL
 from tablelog_client.sdk import Client, TablelogError
 from tests.service.helpers import splendor_line
 from tests.service.support import ServeProcess

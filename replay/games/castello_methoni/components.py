@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from replay.components import ComponentCache, packaged_component, quoted, read_json
-from replay.core import InvalidSetup
+from tablelog.replay.components import ComponentCache, packaged_component, quoted, read_json
+from tablelog.replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
 BOARD_COMPONENT = "board"

@@ -1,5 +1,5 @@
-"""Castello Methoni as a `replay.core.Game`: metadata, and one-line delegations from the common
-surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
+"""Castello Methoni as a `tablelog.replay.core.Game`: metadata, and one-line delegations from the
+common surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
 `notation.py`."""
 
 from __future__ import annotations
@@ -7,9 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.castello_methoni import components, notation, picture, rules, scoring, views
-from replay.games.castello_methoni.rules import State
+from tablelog.replay.core import DEALT, TABLE, OptionDoc, Viewer
+from tablelog.replay.games.castello_methoni import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    views,
+)
+from tablelog.replay.games.castello_methoni.rules import State
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 

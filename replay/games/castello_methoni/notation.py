@@ -13,9 +13,9 @@ Seats are `own`, `left` (the next seat clockwise, seat + 1) and `right` (seat - 
 
 from __future__ import annotations
 
-from replay.core import AmbiguousNotation, IllegalMove, NotationError
-from replay.games.castello_methoni.components import SEA
-from replay.games.castello_methoni.rules import (
+from tablelog.replay.core import AmbiguousNotation, IllegalMove, NotationError
+from tablelog.replay.games.castello_methoni.components import SEA
+from tablelog.replay.games.castello_methoni.rules import (
     NO_CELL,
     PLAY,
     State,

@@ -1,7 +1,7 @@
-"""The picture of a Castello Methoni view (a self-contained SVG, drawn with `replay.picture`):
-the board graph as the board file places it (cells by terrain, markets with their ducats,
-walls, houses, castles with their tower, houses and villas), and beside it the bank, the wall
-supply, the piles and every player's supply, hand, mission and score.
+"""The picture of a Castello Methoni view (a self-contained SVG, drawn with
+`tablelog.replay.picture`): the board graph as the board file places it (cells by terrain, markets
+with their ducats, walls, houses, castles with their tower, houses and villas), and beside it the
+bank, the wall supply, the piles and every player's supply, hand, mission and score.
 
 A board file with corners draws each cell as its polygon and each wall on the side the two
 cells share; a file with centres only, or a layout derived from the graph (RULES.md, "Board
@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 
-from replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import INK, MUTED, PAPER, Picture
 from tablelog.v1 import castello_methoni_pb2 as pb
 
 WIDTH = 900

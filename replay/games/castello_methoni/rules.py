@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, overload
 
-from replay.components import quoted
-from replay.core import (
+from tablelog.replay.components import quoted
+from tablelog.replay.core import (
     CHANCE,
     DEALT,
     FULL,
@@ -29,7 +29,12 @@ from replay.core import (
     recorded_component,
     refuse_unknown_components,
 )
-from replay.games.castello_methoni.components import BOARD_COMPONENT, SEA, Board, load_board
+from tablelog.replay.games.castello_methoni.components import (
+    BOARD_COMPONENT,
+    SEA,
+    Board,
+    load_board,
+)
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replay.games.castello_methoni.rules import OVER, State
+from tablelog.replay.games.castello_methoni.rules import OVER, State
 from tablelog.v1 import game_pb2
 
 TOWER_POINTS = (0, 1, 3, 6, 10)

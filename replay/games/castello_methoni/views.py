@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from replay.core import Viewer
-from replay.games.castello_methoni.components import MISSIONS_ASSUMED_NOTE, Point
-from replay.games.castello_methoni.rules import (
+from tablelog.replay.core import Viewer
+from tablelog.replay.games.castello_methoni.components import MISSIONS_ASSUMED_NOTE, Point
+from tablelog.replay.games.castello_methoni.rules import (
     DEAL,
     DRAW,
     FIRST,
@@ -20,7 +20,7 @@ from replay.games.castello_methoni.rules import (
     State,
     draw_composition,
 )
-from replay.games.castello_methoni.scoring import result
+from tablelog.replay.games.castello_methoni.scoring import result
 from tablelog.v1 import castello_methoni_pb2 as pb
 
 

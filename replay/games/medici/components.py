@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from replay.components import ComponentCache, packaged_component, quoted
-from replay.core import InvalidSetup
-from replay.games.medici_common.components import (
+from tablelog.replay.components import ComponentCache, packaged_component, quoted
+from tablelog.replay.core import InvalidSetup
+from tablelog.replay.games.medici_common.components import (
     GOOD_INDEX,
     MAX_COPIES,
     MAX_VALUE,

@@ -1,4 +1,4 @@
-"""Medici as a `replay.core.Game`: metadata, and one-line delegations from the common
+"""Medici as a `tablelog.replay.core.Game`: metadata, and one-line delegations from the common
 surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
 `notation.py`."""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
-from replay.games.medici import components, notation, picture, rules, scoring, views
+from tablelog.replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
+from tablelog.replay.games.medici import components, notation, picture, rules, scoring, views
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import MediciMove, MediciOptions, MediciView
 

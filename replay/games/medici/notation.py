@@ -13,9 +13,9 @@ drawer's `draw` and the tile the table then draws.
 
 from __future__ import annotations
 
-from replay.core import NotationError
-from replay.games.medici import rules
-from replay.games.medici.rules import (
+from tablelog.replay.core import NotationError
+from tablelog.replay.games.medici import rules
+from tablelog.replay.games.medici.rules import (
     bid_move,
     close_move,
     draw_more_move,
@@ -24,7 +24,7 @@ from replay.games.medici.rules import (
     remove_move,
     start_move,
 )
-from replay.games.medici_common.notation import (
+from tablelog.replay.games.medici_common.notation import (
     GOOD_SYNONYMS,
     START_WORDS,
     compact,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from replay.games.medici_common.picture import (
+from tablelog.replay.games.medici_common.picture import (
     MARGIN,
     WIDTH,
     goods_tracks,
@@ -17,8 +17,8 @@ from replay.games.medici_common.picture import (
     pile,
     seat_label,
 )
-from replay.games.medici_common.views import winners_line
-from replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.games.medici_common.views import winners_line
+from tablelog.replay.picture import INK, MUTED, PAPER, Picture
 from tablelog.v1.medici_pb2 import (
     MEDICI_EDITION_2016,
     MediciMove,

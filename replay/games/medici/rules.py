@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from replay.components import quoted
-from replay.copying import replacer
-from replay.core import (
+from tablelog.replay.components import quoted
+from tablelog.replay.copying import replacer
+from tablelog.replay.core import (
     CHANCE,
     DEALT,
     TERMINAL,
@@ -23,9 +23,9 @@ from replay.core import (
     no_such_seat,
     recorded_component,
 )
-from replay.games.medici.components import TILES_COMPONENT, Tiles, load_tiles
-from replay.games.medici_common.components import GOODS
-from replay.games.medici_common.rules import (
+from tablelog.replay.games.medici.components import TILES_COMPONENT, Tiles, load_tiles
+from tablelog.replay.games.medici_common.components import GOODS
+from tablelog.replay.games.medici_common.rules import (
     SHIP_REWARDS,
     Payout,
     check_start,
@@ -117,7 +117,7 @@ class State:
 
 
 replace: Final = replacer(State)
-"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+"""A copy of a state with some fields changed (`tablelog.replay.copying`: state copies dominate
 folding)."""
 
 

@@ -3,11 +3,11 @@ hidden from every view but the full one (viewer None); their number is public.""
 
 from __future__ import annotations
 
-from replay.core import Viewer
-from replay.games.medici import rules
-from replay.games.medici.components import TileKind
-from replay.games.medici_common.components import GOODS
-from replay.games.medici_common.views import (
+from tablelog.replay.core import Viewer
+from tablelog.replay.games.medici import rules
+from tablelog.replay.games.medici.components import TileKind
+from tablelog.replay.games.medici_common.components import GOODS
+from tablelog.replay.games.medici_common.views import (
     payout_lines,
     table_lines,
     tied_start_text,

@@ -1,4 +1,4 @@
-"""Medici: The Card Game as a `replay.core.Game`: metadata, and one-line delegations from
+"""Medici: The Card Game as a `tablelog.replay.core.Game`: metadata, and one-line delegations from
 the common surface to `components.py`, `rules.py`, `scoring.py`, `views.py`,
 `picture.py` and `notation.py`."""
 
@@ -9,8 +9,15 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
-from replay.games.medici_card_game import components, notation, picture, rules, scoring, views
+from tablelog.replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
+from tablelog.replay.games.medici_card_game import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    views,
+)
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,

@@ -11,10 +11,15 @@ player is to move is the player's `flip` and the table's `reveal fur3`.
 
 from __future__ import annotations
 
-from replay.core import AmbiguousNotation, NotationError
-from replay.games.medici_card_game import rules
-from replay.games.medici_card_game.rules import flip_move, reveal_move, start_move, take_move
-from replay.games.medici_common.notation import (
+from tablelog.replay.core import AmbiguousNotation, NotationError
+from tablelog.replay.games.medici_card_game import rules
+from tablelog.replay.games.medici_card_game.rules import (
+    flip_move,
+    reveal_move,
+    start_move,
+    take_move,
+)
+from tablelog.replay.games.medici_common.notation import (
     GOOD_SYNONYMS,
     START_WORDS,
     compact,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from replay.games.medici_card_game import rules
-from replay.games.medici_common.scoring import build_result, payout_items
+from tablelog.replay.games.medici_card_game import rules
+from tablelog.replay.games.medici_common.scoring import build_result, payout_items
 from tablelog.v1 import game_pb2
 
 

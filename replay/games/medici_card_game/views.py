@@ -5,11 +5,11 @@ placeholder deck counts (G-A1) and the unsourced ship-reward tables of 2, 3, 5 a
 
 from __future__ import annotations
 
-from replay.core import Viewer
-from replay.games.medici_card_game import rules
-from replay.games.medici_card_game.components import UNVERIFIED_NOTE, CardKind
-from replay.games.medici_common.components import GOODS
-from replay.games.medici_common.views import (
+from tablelog.replay.core import Viewer
+from tablelog.replay.games.medici_card_game import rules
+from tablelog.replay.games.medici_card_game.components import UNVERIFIED_NOTE, CardKind
+from tablelog.replay.games.medici_common.components import GOODS
+from tablelog.replay.games.medici_common.views import (
     payout_lines,
     table_lines,
     tied_start_text,

@@ -1,12 +1,12 @@
 """The goods of both Medici games, which their component files name, and the reading of
-those CSV files through the shared loaders of `replay.components`."""
+those CSV files through the shared loaders of `tablelog.replay.components`."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from replay.components import read_csv_records, whole_number
-from replay.core import InvalidSetup
+from tablelog.replay.components import read_csv_records, whole_number
+from tablelog.replay.core import InvalidSetup
 
 GOODS: Final = ("cloth", "fur", "grain", "dye", "spice")
 """The five goods, in the order of the board game's pyramids (seed-ZH)."""

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from replay.core import NotationError
+from tablelog.replay.core import NotationError
 
 GOOD_SYNONYMS: Final = {
     "cloth": "cloth",

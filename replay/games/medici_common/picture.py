@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from replay.games.medici_common.components import GOODS
-from replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.games.medici_common.components import GOODS
+from tablelog.replay.picture import INK, MUTED, PAPER, Picture
 
 WIDTH: Final = 900
 """Every Medici picture is this wide: readable from 600 to 900 pixels."""

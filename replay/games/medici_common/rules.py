@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final, Protocol, TypeVar
 
-from replay.core import IllegalMove
-from replay.games.medici_common.components import GOODS
+from tablelog.replay.core import IllegalMove
+from tablelog.replay.games.medici_common.components import GOODS
 
 SHIP_REWARDS: Final = {
     2: (20, 0),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from replay.games.medici_common.rules import Payout
+from tablelog.replay.games.medici_common.rules import Payout
 from tablelog.v1 import game_pb2
 
 

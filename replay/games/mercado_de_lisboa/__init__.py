@@ -1,6 +1,9 @@
 """Mercado de Lisboa (1-4 players, with the solo campaign). Rules: RULES.md in this package."""
 
-from replay.games.mercado_de_lisboa.game import MercadoDeLisboa, MercadoDeLisboaRecordedUnderV1
+from tablelog.replay.games.mercado_de_lisboa.game import (
+    MercadoDeLisboa,
+    MercadoDeLisboaRecordedUnderV1,
+)
 
 GAME = MercadoDeLisboa()
 EARLIER_RULES = (MercadoDeLisboaRecordedUnderV1(),)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from replay.components import ComponentCache, packaged_component, quoted, read_json
-from replay.core import InvalidSetup
+from tablelog.replay.components import ComponentCache, packaged_component, quoted, read_json
+from tablelog.replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
 COMPONENT_NAME: Final = "mercado_board.json"

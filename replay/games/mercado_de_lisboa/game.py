@@ -1,5 +1,5 @@
-"""Mercado de Lisboa as a `replay.core.Game`: metadata, and one-line delegations from the common
-surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
+"""Mercado de Lisboa as a `tablelog.replay.core.Game`: metadata, and one-line delegations from the
+common surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and
 `notation.py`."""
 
 from __future__ import annotations
@@ -8,8 +8,15 @@ from collections.abc import Mapping, Sequence
 
 from google.protobuf.message import Message
 
-from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.mercado_de_lisboa import components, notation, picture, rules, scoring, views
+from tablelog.replay.core import DEALT, TABLE, OptionDoc, Viewer
+from tablelog.replay.games.mercado_de_lisboa import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    views,
+)
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 

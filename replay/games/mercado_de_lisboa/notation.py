@@ -21,9 +21,9 @@ from functools import partial
 from itertools import combinations
 from typing import Final
 
-from replay.core import AmbiguousNotation, NotationError
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import (
+from tablelog.replay.core import AmbiguousNotation, NotationError
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import (
     ENTRANCE_NAMES,
     GOODS,
     SPACE_NAMES,

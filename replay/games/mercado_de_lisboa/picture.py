@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from replay.games.mercado_de_lisboa.components import (
+from tablelog.replay.games.mercado_de_lisboa.components import (
     ENTRANCES,
     GOODS,
     MARKS,
@@ -18,7 +18,7 @@ from replay.games.mercado_de_lisboa.components import (
     SIZE,
     SPACES,
 )
-from replay.picture import HIGHLIGHT, INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import HIGHLIGHT, INK, MUTED, PAPER, Picture
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
 WIDTH = 900

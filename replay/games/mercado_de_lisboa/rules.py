@@ -15,8 +15,8 @@ from dataclasses import replace as replace_fields
 from itertools import chain
 from typing import Any, Final, TypeAlias, cast
 
-from replay.copying import replacer
-from replay.core import (
+from tablelog.replay.copying import replacer
+from tablelog.replay.core import (
     CHANCE,
     TERMINAL,
     GameOver,
@@ -26,7 +26,7 @@ from replay.core import (
     recorded_component,
     refuse_unknown_components,
 )
-from replay.games.mercado_de_lisboa.components import (
+from tablelog.replay.games.mercado_de_lisboa.components import (
     COMPONENT_NAME,
     ENTRANCE_LINE,
     ENTRANCE_NAMES,
@@ -241,7 +241,7 @@ class State:
 
 
 replace: Final = replacer(State)
-"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+"""A copy of a state with some fields changed (`tablelog.replay.copying`: state copies dominate
 folding)."""
 
 

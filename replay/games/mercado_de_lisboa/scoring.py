@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
 from tablelog.v1 import game_pb2
 
 COMPLETED: Final = game_pb2.TERMINATION_COMPLETED

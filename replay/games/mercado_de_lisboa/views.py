@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from replay.core import Viewer
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import (
+from tablelog.replay.core import Viewer
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import (
     ENTRANCE_NAMES,
     ENTRANCES,
     GOODS,

@@ -3,7 +3,7 @@
 Rules: `RULES.md` (a copy of the rules reference). Notation: docs/notation/splendor.md.
 """
 
-from replay.games.splendor.game import Splendor
+from tablelog.replay.games.splendor.game import Splendor
 
 GAME = Splendor()
 

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from replay.components import (
+from tablelog.replay.components import (
     ComponentCache,
     packaged_component,
     quoted,
     read_csv,
     whole_number,
 )
-from replay.core import InvalidSetup
+from tablelog.replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
 GEMS: Final = ("white", "blue", "green", "red", "black")

@@ -1,4 +1,4 @@
-"""Splendor as a `replay.core.Game`: metadata, and one-line delegations from the common
+"""Splendor as a `tablelog.replay.core.Game`: metadata, and one-line delegations from the common
 surface to `components.py`, `rules.py`, `scoring.py`, `views.py`, `picture.py` and `notation.py`."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.splendor import components, notation, picture, rules, scoring, views
-from replay.games.splendor.rules import State
+from tablelog.replay.core import DEALT, TABLE, OptionDoc, Viewer
+from tablelog.replay.games.splendor import components, notation, picture, rules, scoring, views
+from tablelog.replay.games.splendor.rules import State
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions, SplendorView
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from replay.core import CHANCE, AmbiguousNotation, IllegalMove, NotationError
-from replay.games.splendor.components import LETTERS, Components, cost_text
-from replay.games.splendor.rules import (
+from tablelog.replay.core import CHANCE, AmbiguousNotation, IllegalMove, NotationError
+from tablelog.replay.games.splendor.components import LETTERS, Components, cost_text
+from tablelog.replay.games.splendor.rules import (
     SLOTS,
     State,
     canonical_payment,

@@ -1,4 +1,4 @@
-"""Splendor's picture: the SVG of a view (issue 13), drawn with `replay.picture`.
+"""Splendor's picture: the SVG of a view (issue 13), drawn with `tablelog.replay.picture`.
 
 Left, the nobles on offer above the market (level 3 at the top, as on the table), each level's
 deck face down with its count beside its four slots; in the middle, the bank's six piles;
@@ -14,8 +14,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Final
 
-from replay.games.splendor.components import GEMS
-from replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.games.splendor.components import GEMS
+from tablelog.replay.picture import INK, MUTED, PAPER, Picture
 from tablelog.v1.splendor_pb2 import (
     SplendorCard,
     SplendorMove,

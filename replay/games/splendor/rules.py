@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Final, cast
 
-from replay.copying import maker, replacer
-from replay.core import (
+from tablelog.replay.copying import maker, replacer
+from tablelog.replay.core import (
     CHANCE,
     DEALT,
     TABLE,
@@ -32,8 +32,8 @@ from replay.core import (
     clip,
     no_such_seat,
 )
-from replay.games.splendor import components
-from replay.games.splendor.components import GEMS, GOLD, Card, Components
+from tablelog.replay.games.splendor import components
+from tablelog.replay.games.splendor.components import GEMS, GOLD, Card, Components
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import (
     SplendorBuy,
@@ -147,10 +147,10 @@ class State:
 
 
 replace: Final = replacer(State)
-"""A copy of a state with some fields changed (`replay.copying`: state copies dominate
+"""A copy of a state with some fields changed (`tablelog.replay.copying`: state copies dominate
 folding)."""
 new_state: Final = maker(State)
-"""`State(*fields)` stored slot by slot (`replay.copying`): every move builds a state, and
+"""`State(*fields)` stored slot by slot (`tablelog.replay.copying`): every move builds a state, and
 the frozen `__init__` was a fifth of `apply`."""
 new_player: Final = maker(Player)
 """`Player(*fields)` stored slot by slot: most moves change the player who moves."""

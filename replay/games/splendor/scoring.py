@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from replay.games.splendor.rules import State
+from tablelog.replay.games.splendor.rules import State
 from tablelog.v1 import game_pb2
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from replay.core import CHANCE, FULL, TERMINAL, Viewer
-from replay.games.splendor.components import GEMS, LETTERS, Card, Components, Noble
-from replay.games.splendor.rules import (
+from tablelog.replay.core import CHANCE, FULL, TERMINAL, Viewer
+from tablelog.replay.games.splendor.components import GEMS, LETTERS, Card, Components, Noble
+from tablelog.replay.games.splendor.rules import (
     PHASE_NAMES,
     SLOTS,
     State,

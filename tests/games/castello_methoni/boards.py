@@ -6,10 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from replay import fold
-from replay.core import TABLE
-from replay.games.castello_methoni.components import Board, parse_board
-from replay.games.castello_methoni.rules import State, replace, resolve_edge
+from tablelog.replay import fold
+from tablelog.replay.core import TABLE
+from tablelog.replay.games.castello_methoni.components import Board, parse_board
+from tablelog.replay.games.castello_methoni.rules import State, replace, resolve_edge
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 from tests.support import play

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.games.castello_methoni.rules import HOUSES, TOWERS, VILLAS, State
+from tablelog.replay.games.castello_methoni.rules import HOUSES, TOWERS, VILLAS, State
 
 
 def total_ducats(state: State) -> int:
@@ -12,7 +12,7 @@ def total_ducats(state: State) -> int:
 
 
 def expected_total(state: State) -> int:
-    from replay.games.castello_methoni.rules import BANK_START, START_DUCATS
+    from tablelog.replay.games.castello_methoni.rules import BANK_START, START_DUCATS
 
     return START_DUCATS[state.ctx.n] * state.ctx.n + BANK_START + sum(state.board.market_ducats)
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from replay import fold
-from replay.core import SPECTATOR, TABLE, InvalidSetup
-from replay.games.castello_methoni import GAME
-from replay.games.castello_methoni.components import default_components, load_board
+from tablelog.replay import fold
+from tablelog.replay.core import SPECTATOR, TABLE, InvalidSetup
+from tablelog.replay.games.castello_methoni import GAME
+from tablelog.replay.games.castello_methoni.components import default_components, load_board
 from tests.games.castello_methoni.boards import board_data, component, grid_data, load, start
 from tests.support import play
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.core import IllegalMove, NotationError
-from replay.games.castello_methoni.rules import (
+from tablelog.replay.core import IllegalMove, NotationError
+from tablelog.replay.games.castello_methoni.rules import (
     PLAY,
     State,
     closing_edges,

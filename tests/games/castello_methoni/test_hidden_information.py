@@ -9,11 +9,11 @@ import dataclasses
 
 import pytest
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE
-from replay.games.castello_methoni import GAME
-from replay.games.castello_methoni.components import MISSIONS_ASSUMED_NOTE
-from replay.games.castello_methoni.rules import DEAL, DRAW, OVER, REVEAL, State, replace
-from replay.games.castello_methoni.scoring import MISSIONS_LATER
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE
+from tablelog.replay.games.castello_methoni import GAME
+from tablelog.replay.games.castello_methoni.components import MISSIONS_ASSUMED_NOTE
+from tablelog.replay.games.castello_methoni.rules import DEAL, DRAW, OVER, REVEAL, State, replace
+from tablelog.replay.games.castello_methoni.scoring import MISSIONS_LATER
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 from tests.games.castello_methoni.boards import grid_data, start

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from replay import fold
-from replay.core import DEALT, IllegalMove
-from replay.games.castello_methoni.rules import MERGE, OVER, REVEAL, State, replace
+from tablelog.replay import fold
+from tablelog.replay.core import DEALT, IllegalMove
+from tablelog.replay.games.castello_methoni.rules import MERGE, OVER, REVEAL, State, replace
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.games.castello_methoni.boards import board_data, grid_data, moves, start
 from tests.games.castello_methoni.test_rules_details import between_two_own_castles
@@ -238,13 +238,13 @@ CASES: list[tuple[str, Callable[[], State], Move]] = [
 def test_illegal_move_is_refused_with_its_code(
     code: str, make: Callable[[], State], move: Move
 ) -> None:
-    from replay.registry import find_game
+    from tablelog.replay.registry import find_game
 
     refused(find_game("castello-methoni"), make(), move, code)
 
 
 def test_messages_carry_the_numbers_of_the_situation() -> None:
-    from replay.registry import find_game
+    from tablelog.replay.registry import find_game
 
     game = find_game("castello-methoni")
     with pytest.raises(IllegalMove, match=r"costs 1 for the land and 1 .* 2 ducats; Andrew has 1"):
@@ -271,7 +271,7 @@ def fold_at(state: State) -> fold.Position:
 def test_a_merge_after_the_merge_step_names_its_price() -> None:
     """§6.2: a merge typed once the merge step has ended for want of money says what the
     castle costs, not that nothing was built."""
-    from replay.registry import find_game
+    from tablelog.replay.registry import find_game
 
     state = andrew_closed_too_poor_to_merge()
     assert state.phase != MERGE
@@ -295,7 +295,7 @@ def test_a_merge_after_the_merge_step_names_its_price() -> None:
 
 def test_an_early_mission_names_when_missions_are_recorded() -> None:
     """§7, §8: in table mode the missions are recorded at the final scoring."""
-    from replay.registry import find_game
+    from tablelog.replay.registry import find_game
 
     message = refused(
         find_game("castello-methoni"),

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay import fold
-from replay.core import DEALT, FULL, SPECTATOR, AmbiguousNotation, NotationError
-from replay.games.castello_methoni import GAME
+from tablelog.replay import fold
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, AmbiguousNotation, NotationError
+from tablelog.replay.games.castello_methoni import GAME
 from tests.games.castello_methoni.boards import moves, start
 from tests.games.castello_methoni.test_seed_examples import CHAIN, CHAIN_SETUP, PAIR
 from tests.support import play

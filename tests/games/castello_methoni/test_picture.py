@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from replay.core import DEALT, FULL, InvalidSetup
-from replay.games.castello_methoni import GAME
-from replay.games.castello_methoni import picture as drawing
-from replay.games.castello_methoni.components import derive_layout
-from replay.games.castello_methoni.rules import State
+from tablelog.replay.core import DEALT, FULL, InvalidSetup
+from tablelog.replay.games.castello_methoni import GAME
+from tablelog.replay.games.castello_methoni import picture as drawing
+from tablelog.replay.games.castello_methoni.components import derive_layout
+from tablelog.replay.games.castello_methoni.rules import State
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.games.castello_methoni.boards import board_data, grid_data, load, moves, start
 from tests.support import play

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replay import fold
-from replay.core import DEALT, TABLE, TERMINAL
+from tablelog.replay import fold
+from tablelog.replay.core import DEALT, TABLE, TERMINAL
 from tests.support import play
 
 HERE = Path(__file__).parent / "playthroughs"

@@ -9,9 +9,9 @@ import itertools
 
 import pytest
 
-from replay.core import DEALT, TABLE, TERMINAL, IllegalMove
-from replay.games.castello_methoni.rules import PLAY, State, available_cards, open_edges
-from replay.registry import find_game
+from tablelog.replay.core import DEALT, TABLE, TERMINAL, IllegalMove
+from tablelog.replay.games.castello_methoni.rules import PLAY, State, available_cards, open_edges
+from tablelog.replay.registry import find_game
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.games.castello_methoni.invariants import check
 from tests.support import play

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from replay import fold
-from replay.core import CHANCE, DEALT, IllegalMove
-from replay.games.castello_methoni import GAME
-from replay.games.castello_methoni.rules import (
+from tablelog.replay import fold
+from tablelog.replay.core import CHANCE, DEALT, IllegalMove
+from tablelog.replay.games.castello_methoni import GAME
+from tablelog.replay.games.castello_methoni.rules import (
     MERGE,
     OVER,
     PLAY,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.core import IllegalMove
-from replay.games.castello_methoni.rules import MERGE, PLAY, State, merge_targets
+from tablelog.replay.core import IllegalMove
+from tablelog.replay.games.castello_methoni.rules import MERGE, PLAY, State, merge_targets
 from tests.games.castello_methoni.boards import board_data, moves, start
 
 JERRY, ANDREW, EVAN = 0, 1, 2

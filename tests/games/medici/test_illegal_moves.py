@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from replay import fold as folding
-from replay.core import DEALT, TABLE, GameOver, InvalidSetup, NotYourTurn
-from replay.games.medici import GAME, rules
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, TABLE, GameOver, InvalidSetup, NotYourTurn
+from tablelog.replay.games.medici import GAME, rules
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import (
     MEDICI_EDITION_CLASSIC,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.core import DEALT, FULL, SPECTATOR, IllegalMove, NotationError
-from replay.games.medici import GAME, rules
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, IllegalMove, NotationError
+from tablelog.replay.games.medici import GAME, rules
 from tests.support.play import new_position, play_all
 
 # The component files a game records at creation (setup never falls back to packaged data).

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE
-from replay.games.medici import GAME, rules
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE
+from tablelog.replay.games.medici import GAME, rules
 from tablelog.v1.medici_pb2 import MediciMove
 from tests.support.play import new_position, play_all, random_game
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL, IllegalMove
-from replay.games.medici import GAME, rules
-from replay.games.medici_common.rules import poorest
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL, IllegalMove
+from tablelog.replay.games.medici import GAME, rules
+from tablelog.replay.games.medici_common.rules import poorest
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
 from tests.support.play import assert_round_trip, random_game
 

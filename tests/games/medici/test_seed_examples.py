@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from replay.core import TABLE, IllegalMove
-from replay.games.medici import GAME, rules
-from replay.games.medici.components import default_components
+from tablelog.replay.core import TABLE, IllegalMove
+from tablelog.replay.games.medici import GAME, rules
+from tablelog.replay.games.medici.components import default_components
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
 
 # The component files a game records at creation (setup never falls back to packaged data).

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from replay import fold as folding
-from replay.core import DEALT, TABLE, GameOver, InvalidSetup, NotYourTurn
-from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_card_game.components import DECK_FILE, default_components
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, TABLE, GameOver, InvalidSetup, NotYourTurn
+from tablelog.replay.games.medici_card_game import GAME, rules
+from tablelog.replay.games.medici_card_game.components import DECK_FILE, default_components
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.core import (
+from tablelog.replay.core import (
     DEALT,
     FULL,
     SPECTATOR,
@@ -18,8 +18,8 @@ from replay.core import (
     IllegalMove,
     NotationError,
 )
-from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_common.rules import SHIP_REWARDS
+from tablelog.replay.games.medici_card_game import GAME, rules
+from tablelog.replay.games.medici_common.rules import SHIP_REWARDS
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import new_position, play, play_all
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from replay.core import DEALT, TABLE, TERMINAL
-from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_common.rules import poorest
+from tablelog.replay.core import DEALT, TABLE, TERMINAL
+from tablelog.replay.games.medici_card_game import GAME, rules
+from tablelog.replay.games.medici_common.rules import poorest
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import assert_round_trip, random_game
 

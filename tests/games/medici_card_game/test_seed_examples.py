@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from replay.core import CHANCE, TABLE
-from replay.games.medici_card_game import GAME, rules
-from replay.games.medici_card_game.components import default_components
+from tablelog.replay.core import CHANCE, TABLE
+from tablelog.replay.games.medici_card_game import GAME, rules
+from tablelog.replay.games.medici_card_game.components import default_components
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support.play import new_position, play, play_all
 

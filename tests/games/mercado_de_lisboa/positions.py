@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import (
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import (
     COMPONENT_NAME,
     ENTRANCE_NAMES,
     GOODS,
     SPACE_NAMES,
     default_components,
 )
-from replay.games.mercado_de_lisboa.notation import RESTAURANT_SYNONYMS
+from tablelog.replay.games.mercado_de_lisboa.notation import RESTAURANT_SYNONYMS
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 

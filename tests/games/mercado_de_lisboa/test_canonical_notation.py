@@ -5,7 +5,7 @@ only spares a record's reader the taking apart and writing of its commonest line
 
 from __future__ import annotations
 
-from replay.games.mercado_de_lisboa import notation
+from tablelog.replay.games.mercado_de_lisboa import notation
 from tests.support.play import new_position
 
 

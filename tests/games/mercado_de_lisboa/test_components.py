@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from replay.core import InvalidSetup
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa.components import COMPONENT_NAME, GOODS
+from tablelog.replay.core import InvalidSetup
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa.components import COMPONENT_NAME, GOODS
 from tablelog.v1 import game_pb2
 from tests.support.play import new_position, random_game
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replay import fold as folding
-from replay.core import TERMINAL
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TERMINAL
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import created, events_of, new_position, play_all
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.scoring import FAME_EARLIER
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.scoring import FAME_EARLIER
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import random_game

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from replay.core import GameOver
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import PUB
+from tablelog.replay.core import GameOver
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import PUB
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.illegal import refused
 

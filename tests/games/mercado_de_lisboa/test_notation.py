@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.core import AmbiguousNotation, NotationError
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.core import AmbiguousNotation, NotationError
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
 from tests.support.play import assert_round_trip, new_position, play_all
 
 from .positions import build

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from replay.core import FULL, SPECTATOR, Viewer
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import ENTRANCE_NAMES, GOODS
+from tablelog.replay.core import FULL, SPECTATOR, Viewer
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import ENTRANCE_NAMES, GOODS
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.games.mercado_de_lisboa.positions import build, play
 from tests.support.play import random_game

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from replay.core import IllegalMove
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import ENTRANCES, SPACES
+from tablelog.replay.core import IllegalMove
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import ENTRANCES, SPACES
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import random_game
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from replay.core import TERMINAL
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import (
+from tablelog.replay.core import TERMINAL
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import (
     ENTRANCE_LINE,
     LINE_SPACES,
     NEIGHBOURS,
@@ -18,7 +18,7 @@ from replay.games.mercado_de_lisboa.components import (
     SPACE_ENTRANCES,
     TILES_PER_SIZE,
 )
-from replay.games.mercado_de_lisboa.scoring import FAME_EARLIER
+from tablelog.replay.games.mercado_de_lisboa.scoring import FAME_EARLIER
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import assert_round_trip, random_game
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from replay.core import CHANCE, TERMINAL
-from replay.games.mercado_de_lisboa import GAME
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import PUB, SPACE_NAMES
+from tablelog.replay.core import CHANCE, TERMINAL
+from tablelog.replay.games.mercado_de_lisboa import GAME
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import PUB, SPACE_NAMES
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import new_position, play_all
 

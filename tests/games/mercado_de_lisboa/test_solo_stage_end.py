@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from replay import fold as folding
-from replay.core import TERMINAL, GameOver, HistoryError
-from replay.games.mercado_de_lisboa import GAME
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TERMINAL, GameOver, HistoryError
+from tablelog.replay.games.mercado_de_lisboa import GAME
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.play import created, events_of, new_position, play, play_all
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from replay.games.mercado_de_lisboa import rules as rl
-from replay.games.mercado_de_lisboa.components import GOODS, SPACE_NAMES
+from tablelog.replay.games.mercado_de_lisboa import rules as rl
+from tablelog.replay.games.mercado_de_lisboa.components import GOODS, SPACE_NAMES
 
 from .positions import build, play
 

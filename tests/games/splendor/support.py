@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from replay import fold as folding
-from replay.core import TABLE
-from replay.games.splendor import GAME
-from replay.games.splendor.rules import (
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TABLE
+from tablelog.replay.games.splendor import GAME
+from tablelog.replay.games.splendor.rules import (
     COMPLETED,
     DISCARD,
     GOLD_TOKENS,

@@ -7,10 +7,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE, Viewer
-from replay.games.splendor import GAME
-from replay.games.splendor.picture import COLOURS
-from replay.games.splendor.rules import State, tokens_tuple
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE, Viewer
+from tablelog.replay.games.splendor import GAME
+from tablelog.replay.games.splendor.picture import COLOURS
+from tablelog.replay.games.splendor.rules import State, tokens_tuple
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorMove, SplendorView
 from tests.games.splendor.support import fresh, moves

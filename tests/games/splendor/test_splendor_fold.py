@@ -7,8 +7,8 @@ from functools import cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay import fold as folding
-from replay.core import DEALT, TABLE
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, TABLE
 from tablelog.v1 import events_pb2
 from tests.support.play import PlayedGame, created, events_of, random_game
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from replay import fold as folding
-from replay.core import DEALT, TABLE, GameOver, IllegalMove, NotYourTurn
-from replay.games.splendor import GAME
-from replay.games.splendor.rules import State, gem_value, tokens_message
+from tablelog.replay import fold as folding
+from tablelog.replay.core import DEALT, TABLE, GameOver, IllegalMove, NotYourTurn
+from tablelog.replay.games.splendor import GAME
+from tablelog.replay.games.splendor.rules import State, gem_value, tokens_message
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import (
     SplendorBuy,

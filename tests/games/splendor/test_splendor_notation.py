@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.core import DEALT, TABLE, AmbiguousNotation, NotationError
-from replay.games.splendor import GAME
-from replay.games.splendor.rules import State
+from tablelog.replay.core import DEALT, TABLE, AmbiguousNotation, NotationError
+from tablelog.replay.games.splendor import GAME
+from tablelog.replay.games.splendor.rules import State
 from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions
 from tests.games.splendor.support import apply_text, fresh, moves, tweak, tweak_player
 from tests.support.play import assert_round_trip, new_position, random_game

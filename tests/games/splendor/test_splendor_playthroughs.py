@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.core import DEALT, FULL, TABLE, TERMINAL
-from replay.games.splendor import GAME
+from tablelog.replay.core import DEALT, FULL, TABLE, TERMINAL
+from tablelog.replay.games.splendor import GAME
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorOptions
 from tests.games.splendor.support import fresh

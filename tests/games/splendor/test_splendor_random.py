@@ -12,9 +12,9 @@ from collections import Counter
 
 import pytest
 
-from replay.core import DEALT, TABLE, TERMINAL
-from replay.games.splendor import GAME
-from replay.games.splendor.rules import COMPLETED, DEADLOCK, WINNING_POINTS, State
+from tablelog.replay.core import DEALT, TABLE, TERMINAL
+from tablelog.replay.games.splendor import GAME
+from tablelog.replay.games.splendor.rules import COMPLETED, DEADLOCK, WINNING_POINTS, State
 from tablelog.v1.splendor_pb2 import SplendorOptions
 from tests.games.splendor.support import check_invariants
 from tests.support.play import random_game

@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from replay.core import CHANCE, DEALT, TABLE, TERMINAL, IllegalMove, InvalidSetup
-from replay.games.splendor import GAME
-from replay.games.splendor.components import default_components, parse_components
-from replay.games.splendor.rules import (
+from tablelog.replay.core import CHANCE, DEALT, TABLE, TERMINAL, IllegalMove, InvalidSetup
+from tablelog.replay.games.splendor import GAME
+from tablelog.replay.games.splendor.components import default_components, parse_components
+from tablelog.replay.games.splendor.rules import (
     COMPLETED,
     DEADLOCK,
     DISCARD,

@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 from google.protobuf import text_format
 
-from replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL
-from replay.games.splendor import GAME
-from replay.games.splendor.rules import State, unseen_cards
+from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL
+from tablelog.replay.games.splendor import GAME
+from tablelog.replay.games.splendor.rules import State, unseen_cards
 from tests.games.splendor.support import apply_text, fresh, moves
 from tests.support.play import random_game
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.core import CHANCE, Game, IllegalMove
+from tablelog.replay.core import CHANCE, Game, IllegalMove
 from tests.support.candidates import (
     castello_methoni,
     medici,

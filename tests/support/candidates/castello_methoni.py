@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
-from replay.core import Game
+from tablelog.replay.core import Game
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.support.candidates.fields import (
     Ranges,

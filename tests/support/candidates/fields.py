@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from replay.core import FULL, Game
+from tablelog.replay.core import FULL, Game
 
 MoveT = TypeVar("MoveT", bound=Message)
 ViewT = TypeVar("ViewT", bound=Message)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
-from replay.core import Game
+from tablelog.replay.core import Game
 from tablelog.v1 import medici_pb2 as pb
 from tests.support.candidates.fields import Ranges, around, every_combination, exact, full_view
 

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
-from replay.core import Game
+from tablelog.replay.core import Game
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support.candidates.fields import Ranges, around, every_combination, exact, full_view
 

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
-from replay.core import Game
+from tablelog.replay.core import Game
 from tablelog.v1 import splendor_pb2 as pb
 from tests.support.candidates.fields import (
     OUT_OF_RANGE,

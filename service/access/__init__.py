@@ -1,0 +1,9 @@
+"""Who the caller is and what they may do.
+
+`identity` (clubs, members, roles, tokens, the `Caller`), `members` (their table in Redis),
+`authentication` (the gate every call passes: bearer token to `Caller`), `authorization`
+(the one table of which role may call which RPC), `admission` and `quotas` (limits per
+caller), `local_owner` (the local club and its owner's token on one machine).
+
+May import `store` and the shared modules; never `recording` or the ports (`api`).
+"""

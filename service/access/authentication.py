@@ -1,0 +1,245 @@
+"""The gate every TablelogService and ClubService call passes first: it turns the bearer
+token in the `authorization` metadata into a `Caller` (a member of a club), refuses what the
+caller's role may not call (`tablelog.service.access.authorization`), and answers NOT_FOUND for a
+game of another club. The servicers read the caller with `current_caller()`. Health and reflection
+are not gated.
+
+The gate wraps each method's handler once, when it is registered (like the logging
+interceptor, see `tablelog.service.api.interceptors.Registrar`): going through `intercept_service`
+on every call would cost more than the check.
+
+Resolving a token costs two Redis round trips, so what a token resolves to is kept for
+`CACHE_SECONDS` per process. Expiry is checked on every call; a token revoked, a member
+removed or a role changed through this process is forgotten at once; through another
+instance it takes effect here within `CACHE_SECONDS` (measured: tests/service/
+test_identity.py::test_revocation_reaches_another_instance_within_the_cache_time)."""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import grpc
+from grpc import aio
+
+from tablelog.service.access.authorization import Access, row, short_name
+from tablelog.service.access.identity import (
+    LOCAL_CLUB,
+    MAX_CLIENT_NAME,
+    Caller,
+    Club,
+    Member,
+    TokenRecord,
+    forbid,
+)
+from tablelog.service.access.members import MemberStore, check_record
+from tablelog.service.access.quotas import CallerKeys
+from tablelog.service.bounds import check_request
+from tablelog.service.errors import INTERNAL, MAPPED, Unauthenticated, refusal, to_status
+from tablelog.service.limits import check_game_id
+from tablelog.service.logs import get_logger, note
+from tablelog.service.store import EventStore, GameNotFound
+
+CACHE_SECONDS = 2.0
+"""How long a resolved token is trusted without looking again (see the module doc)."""
+CACHE_SIZE = 10_000
+GAME_CLUBS_SIZE = 100_000
+
+_caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
+    "tablelog_caller", default=None
+)
+log = get_logger("tablelog.auth")
+
+
+def current_caller() -> Caller:
+    """The authenticated caller of the RPC being served."""
+    caller = _caller.get()
+    if caller is None:
+        raise RuntimeError("no authenticated caller: the method was registered without a gate")
+    return caller
+
+
+def member_keys(context: Any) -> CallerKeys:
+    """The caller for the limits of `tablelog.service.access.quotas`: the authenticated member (a
+    link token counts as itself) in its club. Admission runs inside the gate, so it is known."""
+    caller = current_caller()
+    return CallerKeys(caller.member_id or f"link:{caller.token.token_id}", caller.club_id)
+
+
+def bearer_token(metadata: Sequence[tuple[str, Any]] | None) -> str:
+    """The token of `authorization: Bearer <token>`; Unauthenticated (TOKEN_MISSING) when
+    there is none."""
+    for key, value in metadata or ():
+        if key != "authorization" or not isinstance(value, str):
+            continue
+        scheme, _, token = value.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthenticated(
+                "TOKEN_MISSING", "The authorization metadata must be 'Bearer <token>'."
+            )
+        return token.strip()
+    raise Unauthenticated(
+        "TOKEN_MISSING",
+        "This server needs a token: send the metadata authorization: Bearer <token>.",
+    )
+
+
+def client_name(metadata: Sequence[tuple[str, Any]] | None) -> str:
+    """The client program as it names itself (x-tablelog-client, else the user agent)."""
+    agent = ""
+    for key, value in metadata or ():
+        if not isinstance(value, str):
+            continue
+        if key == "x-tablelog-client":
+            return value[:MAX_CLIENT_NAME]
+        if key == "user-agent":
+            agent = value.split(" ")[0][:MAX_CLIENT_NAME]
+    return agent
+
+
+class GameClubs:
+    """Which club each game belongs to (its GameCreated's `club`; it never changes, so it is
+    kept once read)."""
+
+    def __init__(self, store: EventStore, size: int = GAME_CLUBS_SIZE) -> None:
+        self.store = store
+        self.size = size
+        self._clubs: dict[str, str] = {}
+
+    def learn(self, game_id: str, club_id: str) -> None:
+        if len(self._clubs) >= self.size:
+            self._clubs.clear()
+        self._clubs[game_id] = club_id
+
+    async def club_of(self, game_id: str) -> str | None:
+        """The game's club; None when there is no such game."""
+        known = self._clubs.get(game_id)
+        if known is not None:
+            return known
+        check_game_id(game_id)
+        first = await self.store.read(game_id, 0, 1)
+        if not first or first[0].WhichOneof("body") != "game_created":
+            return None
+        # Games recorded before clubs are the local club's (`tablelog.service.access.local_owner`).
+        club_id = first[0].game_created.club or LOCAL_CLUB
+        self.learn(game_id, club_id)
+        return club_id
+
+
+class Gate:
+    """Authenticates, authorizes and scopes every call of the methods it wraps."""
+
+    def __init__(
+        self,
+        members: MemberStore,
+        games: GameClubs,
+        cache_seconds: float = CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.members = members
+        self.games = games
+        self.cache_seconds = cache_seconds
+        self._clock = clock
+        self._resolved: OrderedDict[str, tuple[float, TokenRecord, Member, Club]] = OrderedDict()
+
+    def forget(self) -> None:
+        """Drop every resolved token (after a change to members, roles or tokens)."""
+        self._resolved.clear()
+
+    async def authenticate(self, metadata: Sequence[tuple[str, Any]] | None) -> Caller:
+        token = bearer_token(metadata)
+        now = self._clock()
+        cached = self._resolved.get(token)
+        if cached is not None and now - cached[0] < self.cache_seconds:
+            _at, record, member, club = cached
+            check_record(record, time.time())
+        else:
+            record, member, club = await self.members.resolve(token)
+            if len(self._resolved) >= CACHE_SIZE:
+                self._resolved.popitem(last=False)
+            self._resolved[token] = (now, record, member, club)
+        return Caller(member, club, record, client_name(metadata))
+
+    @staticmethod
+    def authorize(method: str, caller: Caller) -> Access:
+        """The caller's access to `method` by the table; refused when it is DENY."""
+        found = row(method)
+        access = Access.DENY if caller.link and not found.link else found.access(caller.role)
+        if access is Access.DENY:
+            raise forbid(caller, short_name(method))
+        return access
+
+    async def scope(self, caller: Caller, game_id: str, request: Any) -> None:
+        """NOT_FOUND for a game outside the caller's club (or, for a link token, any game
+        but its own), answered exactly as for a game that does not exist: a game that does
+        not exist is left to the servicer, which bounds the request first and then says
+        so, and a game of another club is refused here after the same bounds."""
+        club_id = await self.games.club_of(game_id)
+        if (caller.link and game_id != caller.game_id) or (
+            club_id is not None and club_id != caller.club_id
+        ):
+            check_request(request)
+            raise GameNotFound(game_id)
+
+    async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
+        caller = await self.authenticate(metadata)
+        self.authorize(method, caller)
+        game_id = getattr(request, "game_id", "")
+        if isinstance(game_id, str) and game_id:
+            await self.scope(caller, game_id, request)
+        note(member_id=caller.member_id or caller.token.token_id, club=caller.club_id)
+        return caller
+
+    def wrap(
+        self, method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """`handler` behind the gate."""
+        if handler is None:
+            return None
+        admit = self.admit
+        if handler.unary_unary is not None:
+            unary_inner: Any = handler.unary_unary
+
+            async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+                caller = await _admitted(admit, method, request, context)
+                token = _caller.set(caller)
+                try:
+                    return await unary_inner(request, context)
+                finally:
+                    _caller.reset(token)
+
+            return handler._replace(unary_unary=unary)  # type: ignore[attr-defined, no-any-return]
+        if handler.unary_stream is not None:
+            stream_inner: Any = handler.unary_stream
+
+            async def stream(
+                request: Any, context: aio.ServicerContext[Any, Any]
+            ) -> AsyncIterator[Any]:
+                caller = await _admitted(admit, method, request, context)
+                _caller.set(caller)  # the generator runs in this call's own context
+                async for item in stream_inner(request, context):
+                    yield item
+
+            return handler._replace(unary_stream=stream)  # type: ignore[attr-defined, no-any-return]
+        raise TypeError(f"{method}: only unary requests are gated")
+
+
+async def _admitted(
+    admit: Callable[[str, Any, Any], Any],
+    method: str,
+    request: Any,
+    context: aio.ServicerContext[Any, Any],
+) -> Caller:
+    try:
+        caller: Caller = await admit(method, request, context.invocation_metadata())
+    except MAPPED as exc:
+        await context.abort_with_status(to_status(refusal(exc)))
+    except aio.AbortError:
+        raise
+    except Exception:
+        log.error("authentication failed", method=method, exc_info=True)
+        await context.abort_with_status(to_status(INTERNAL))
+    return caller

@@ -1,0 +1,100 @@
+"""The local default: `tablelog serve` on a fresh data directory makes a local club with one
+owner (named after the OS user) and writes the owner's token to `<data dir>/owner.token`
+(mode 0600). The CLI on the same machine, talking to a loopback address with no token
+configured, reads that file (tablelog_client.credentials), so a newcomer's two Quick start
+commands need no setup.
+
+The file is made again when it is missing or its token no longer works (a new Redis under
+an old data directory): whoever can read the data directory is the machine's owner anyway."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import time
+from pathlib import Path
+
+from tablelog.service.access.identity import LOCAL_CLUB, Member, Role, TokenRecord, new_id
+from tablelog.service.access.members import MemberStore
+from tablelog.service.errors import Unauthenticated
+from tablelog.v1 import events_pb2
+
+OWNER_TOKEN_FILE = "owner.token"
+LOCAL_CLUB_NAME = "local club"
+
+
+def owner_name() -> str:
+    try:
+        return getpass.getuser() or "owner"
+    except (KeyError, OSError):  # no user name for this uid (a container)
+        return "owner"
+
+
+async def _owner(members: MemberStore) -> Member:
+    await members.create_club(LOCAL_CLUB, LOCAL_CLUB_NAME)
+    owner = await members.first_owner(LOCAL_CLUB)
+    if owner is None:
+        owner = await members.add_member(LOCAL_CLUB, owner_name(), Role.OWNER)
+    return owner
+
+
+async def ensure_local_owner(members: MemberStore, data_dir: Path) -> tuple[Member, str]:
+    """The local club's owner and a token of theirs that works, from `owner.token` in
+    `data_dir` (written when missing or stale)."""
+    path = data_dir / OWNER_TOKEN_FILE
+    if path.exists():
+        token = path.read_text(encoding="utf-8").strip()
+        try:
+            _record, member, _club = await members.resolve(token)
+        except Unauthenticated:
+            pass
+        else:
+            if member.role is Role.OWNER and member.club_id == LOCAL_CLUB:
+                return member, token
+    owner = await _owner(members)
+    token, _record = await members.create_token(LOCAL_CLUB, owner.member_id, expires=0)
+    write_secret(path, token)
+    return owner, token
+
+
+async def register_owner_token(members: MemberStore, token: str) -> Member:
+    """Makes `token` a token of the local club's owner (a test deployment's fixed token);
+    nothing changes when it is known already."""
+    owner = await _owner(members)
+    record = TokenRecord(new_id("t_"), LOCAL_CLUB, owner.member_id, time.time(), 0, token[-4:])
+    await members.register_token(token, record)
+    return owner
+
+
+def register_owner_token_at(redis_url: str, token: str) -> None:
+    """`register_owner_token` on the Redis at `redis_url`, from outside any event loop: for
+    tests and benchmarks that call a `tablelog serve` as its owner."""
+    import asyncio
+
+    from tablelog.service.store.cluster import open_async_client
+
+    async def register() -> None:
+        client = open_async_client(redis_url)
+        try:
+            await register_owner_token(MemberStore(client), token)
+        finally:
+            await client.aclose()
+
+    asyncio.run(register())
+
+
+def write_secret(path: Path, text: str) -> None:
+    """Write `text` to `path` readable by its owner only (0600), replacing it whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text + "\n")
+    os.chmod(partial, 0o600)
+    os.replace(partial, path)
+
+
+def owner_actor(owner: Member, client: str) -> events_pb2.Actor:
+    return events_pb2.Actor(
+        user=owner.display_name, club=owner.club_id, client=client, member_id=owner.member_id
+    )

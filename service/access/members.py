@@ -1,0 +1,352 @@
+"""Clubs, members and tokens in Redis (the values are `tablelog.service.access.identity`'s).
+
+Layout (every key of a club carries the hash tag ``{club:<id>}``, a token's lookup key the
+tag ``{tok:<hash>}``, so each works in Redis Cluster; a game's seat bindings live under the
+game's own tag):
+
+    tl:clubs                      set of club ids
+    tl:{club:<id>}:club           hash: name, players_may_record ("1"/"0")
+    tl:{club:<id>}:members        hash: member id -> JSON (name, role, created)
+    tl:{club:<id>}:names          hash: display name (casefolded) -> member id (unique names)
+    tl:{club:<id>}:tokens         hash: token id -> JSON (member, created, expires, last four
+                                  characters, revoked, game): never the token
+    tl:{tok:<sha256 hex>}         string: JSON (club id, token id): a token's lookup
+    tl:{<game_id>}:seats          hash: seat -> member id (BindSeat; CreateGame's own
+                                  bindings are in GameCreated's players)
+
+Only SHA-256 hashes of tokens are stored (`tablelog.service.access.identity.token_hash`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from tablelog.service.access.identity import (
+    MAX_MEMBERS,
+    MAX_TOKEN_LENGTH,
+    MAX_TOKENS,
+    Club,
+    Member,
+    Role,
+    TokenRecord,
+    check_display_name,
+    link_member,
+    new_id,
+    new_token,
+    token_hash,
+)
+from tablelog.service.errors import Exhausted, InvalidRequest, NotFound, Unauthenticated
+from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
+from tablelog.service.store.errors import StoreUnavailable
+
+T = TypeVar("T")
+UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
+"""Redis (or the cluster) cannot answer now, or did not within the time limit."""
+TIMEOUT = 5.0
+PRUNE_AFTER = 30 * 24 * 3600
+"""Revoked or expired token records older than this are dropped when a club's records are
+full (their tokens are then simply unknown)."""
+
+
+class MemberStore:
+    """Clubs, members, tokens and seat bindings, on the event store's Redis client."""
+
+    def __init__(self, client: RedisClient, prefix: str = "tl", timeout: float = TIMEOUT):
+        self._redis = client
+        self._prefix = prefix
+        self._timeout = timeout
+
+    # ---------------------------------------------------------------- keys
+
+    def _club_key(self, club_id: str, part: str) -> str:
+        return f"{self._prefix}:{{club:{club_id}}}:{part}"
+
+    def _token_key(self, hashed: str) -> str:
+        return f"{self._prefix}:{{tok:{hashed}}}"
+
+    def _seats_key(self, game_id: str) -> str:
+        return f"{self._prefix}:{{{game_id}}}:seats"
+
+    async def _call(self, awaitable: Awaitable[T]) -> T:
+        try:
+            return await asyncio.wait_for(awaitable, self._timeout)
+        except UNAVAILABLE as exc:
+            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+
+    # ---------------------------------------------------------------- clubs
+
+    async def create_club(self, club_id: str, name: str) -> Club:
+        """The club `club_id`, created with `name` unless it exists."""
+        key = self._club_key(club_id, "club")
+        await self._call(self._redis.hsetnx(key, "name", name))
+        await self._call(self._redis.hsetnx(key, "players_may_record", "0"))
+        await self._call(self._redis.sadd(f"{self._prefix}:clubs", club_id))
+        return await self.club(club_id)
+
+    async def club(self, club_id: str) -> Club:
+        fields = await self._call(self._redis.hgetall(self._club_key(club_id, "club")))
+        if not fields:
+            raise NotFound("CLUB_NOT_FOUND", f"There is no club {club_id!r}.")
+        return _club(club_id, fields)
+
+    async def update_club(
+        self, club_id: str, *, name: str | None = None, players_may_record: bool | None = None
+    ) -> Club:
+        await self.club(club_id)
+        changes: dict[Any, Any] = {}
+        if name is not None:
+            changes["name"] = check_display_name(name, "name")
+        if players_may_record is not None:
+            changes["players_may_record"] = "1" if players_may_record else "0"
+        if changes:
+            await self._call(self._redis.hset(self._club_key(club_id, "club"), mapping=changes))
+        return await self.club(club_id)
+
+    # ---------------------------------------------------------------- members
+
+    async def add_member(self, club_id: str, display_name: str, role: Role) -> Member:
+        """A new member; display names are unique in a club (casefolded)."""
+        name = check_display_name(display_name)
+        await self.club(club_id)
+        members_key = self._club_key(club_id, "members")
+        if await self._call(self._redis.hlen(members_key)) >= MAX_MEMBERS:
+            raise Exhausted("TOO_MANY_MEMBERS", f"A club has at most {MAX_MEMBERS} members.")
+        member = Member(new_id("m_"), club_id, name, role, time.time())
+        claimed = await self._call(
+            self._redis.hsetnx(self._club_key(club_id, "names"), name.casefold(), member.member_id)
+        )
+        if not claimed:
+            raise InvalidRequest("display_name", f"The club already has a member called {name!r}.")
+        await self._call(self._redis.hset(members_key, member.member_id, _member_json(member)))
+        return member
+
+    async def member(self, club_id: str, member_id: str) -> Member:
+        found = await self._call(
+            self._redis.hget(self._club_key(club_id, "members"), member_id[:100])
+        )
+        if found is None:
+            raise NotFound(
+                "MEMBER_NOT_FOUND",
+                f"The club has no member {member_id[:100]!r}.",
+                metadata={"member_id": member_id[:100]},
+            )
+        return _member(club_id, member_id, found)
+
+    async def members(self, club_id: str) -> list[Member]:
+        rows = await self._call(self._redis.hgetall(self._club_key(club_id, "members")))
+        found = [_member(club_id, _text(key), value) for key, value in rows.items()]
+        return sorted(found, key=lambda m: (m.created, m.member_id))
+
+    async def first_owner(self, club_id: str) -> Member | None:
+        owners = [m for m in await self.members(club_id) if m.role is Role.OWNER]
+        return owners[0] if owners else None
+
+    async def set_role(self, club_id: str, member_id: str, role: Role) -> Member:
+        member = await self.member(club_id, member_id)
+        changed = Member(member.member_id, club_id, member.display_name, role, member.created)
+        await self._call(
+            self._redis.hset(self._club_key(club_id, "members"), member_id, _member_json(changed))
+        )
+        return changed
+
+    async def remove_member(self, club_id: str, member_id: str) -> int:
+        """Removes the member and revokes their tokens; how many were revoked."""
+        member = await self.member(club_id, member_id)
+        revoked = 0
+        for record in await self.tokens(club_id, member_id):
+            if not record.revoked:
+                await self.revoke(club_id, record.token_id)
+                revoked += 1
+        await self._call(self._redis.hdel(self._club_key(club_id, "members"), member_id))
+        await self._call(
+            self._redis.hdel(self._club_key(club_id, "names"), member.display_name.casefold())
+        )
+        return revoked
+
+    # ---------------------------------------------------------------- tokens
+
+    async def create_token(
+        self, club_id: str, member_id: str, expires: float, *, game_id: str = ""
+    ) -> tuple[str, TokenRecord]:
+        """A new token for a member (or, with `game_id` and no member, a link token): the
+        token, answered once, and its record. Only its hash is stored."""
+        await self.club(club_id)
+        if member_id:
+            await self.member(club_id, member_id)
+        await self._make_room(club_id)
+        token = new_token(link=bool(game_id))
+        record = TokenRecord(
+            new_id("t_"), club_id, member_id, time.time(), expires, token[-4:], game_id=game_id
+        )
+        await self._store_token(token, record)
+        return token, record
+
+    async def register_token(self, token: str, record: TokenRecord) -> bool:
+        """Stores a token made elsewhere (the owner token a test deployment is given), unless
+        its hash is known already; whether it was stored."""
+        known = await self._call(self._redis.exists(self._token_key(token_hash(token))))
+        if known:
+            return False
+        await self._store_token(token, record)
+        return True
+
+    async def _store_token(self, token: str, record: TokenRecord) -> None:
+        await self._call(
+            self._redis.hset(
+                self._club_key(record.club_id, "tokens"), record.token_id, _token_json(record)
+            )
+        )
+        lookup = json.dumps({"club": record.club_id, "token": record.token_id})
+        await self._call(self._redis.set(self._token_key(token_hash(token)), lookup))
+
+    async def _make_room(self, club_id: str) -> None:
+        key = self._club_key(club_id, "tokens")
+        if await self._call(self._redis.hlen(key)) < MAX_TOKENS:
+            return
+        now = time.time()
+        stale = [
+            r.token_id
+            for r in await self.tokens(club_id)
+            if (r.revoked or r.expired(now)) and now - max(r.created, r.expires) > PRUNE_AFTER
+        ]
+        if stale:
+            await self._call(self._redis.hdel(key, *stale))
+        if len(stale) == 0:
+            raise Exhausted(
+                "TOO_MANY_TOKENS", f"A club has at most {MAX_TOKENS} tokens: revoke some."
+            )
+
+    async def tokens(self, club_id: str, member_id: str = "") -> list[TokenRecord]:
+        rows = await self._call(self._redis.hgetall(self._club_key(club_id, "tokens")))
+        found = [_token(club_id, _text(key), value) for key, value in rows.items()]
+        if member_id:
+            found = [r for r in found if r.member_id == member_id]
+        return sorted(found, key=lambda r: (r.created, r.token_id))
+
+    async def revoke(self, club_id: str, token_id: str) -> TokenRecord:
+        key = self._club_key(club_id, "tokens")
+        found = await self._call(self._redis.hget(key, token_id[:100]))
+        if found is None:
+            raise NotFound(
+                "TOKEN_NOT_FOUND",
+                f"The club has no token {token_id[:100]!r}.",
+                metadata={"token_id": token_id[:100]},
+            )
+        record = _token(club_id, token_id, found)
+        revoked = TokenRecord(
+            record.token_id,
+            club_id,
+            record.member_id,
+            record.created,
+            record.expires,
+            record.last_chars,
+            True,
+            record.game_id,
+        )
+        await self._call(self._redis.hset(key, token_id, _token_json(revoked)))
+        return revoked
+
+    async def resolve(
+        self, token: str, now: float | None = None
+    ) -> tuple[TokenRecord, Member, Club]:
+        """The token's record, member and club; Unauthenticated (TOKEN_UNKNOWN, TOKEN_REVOKED,
+        TOKEN_EXPIRED) when it names nobody any longer."""
+        if not token or len(token) > MAX_TOKEN_LENGTH:
+            raise unknown_token()
+        found = await self._call(self._redis.get(self._token_key(token_hash(token))))
+        if found is None:
+            raise unknown_token()
+        lookup = json.loads(found)
+        club_id, token_id = str(lookup["club"]), str(lookup["token"])
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.hget(self._club_key(club_id, "tokens"), token_id)
+            pipe.hgetall(self._club_key(club_id, "club"))
+            stored, club_fields = await self._call(pipe.execute())
+        if stored is None or not club_fields:
+            raise unknown_token()
+        record = _token(club_id, token_id, stored)
+        check_record(record, now if now is not None else time.time())
+        club = _club(club_id, club_fields)
+        if record.game_id:
+            return record, link_member(record), club
+        member_blob = await self._call(
+            self._redis.hget(self._club_key(club_id, "members"), record.member_id)
+        )
+        if member_blob is None:  # removed (its tokens were revoked with it)
+            raise Unauthenticated("TOKEN_REVOKED", "This token's member was removed.")
+        return record, _member(club_id, record.member_id, member_blob), club
+
+    # ---------------------------------------------------------------- seats
+
+    async def bind_seat(self, game_id: str, seat: int, member_id: str) -> None:
+        key = self._seats_key(game_id)
+        if member_id:
+            await self._call(self._redis.hset(key, str(seat), member_id))
+        else:
+            await self._call(self._redis.hset(key, str(seat), ""))
+
+    async def seat_bindings(self, game_id: str) -> dict[int, str]:
+        """The seats bound by BindSeat (an empty member: unbound since)."""
+        rows = await self._call(self._redis.hgetall(self._seats_key(game_id)))
+        return {int(seat): _text(member) for seat, member in rows.items()}
+
+
+def unknown_token() -> Unauthenticated:
+    return Unauthenticated("TOKEN_UNKNOWN", "This server does not know this token.")
+
+
+def check_record(record: TokenRecord, now: float) -> None:
+    if record.revoked:
+        raise Unauthenticated("TOKEN_REVOKED", "This token has been revoked.")
+    if record.expired(now):
+        raise Unauthenticated("TOKEN_EXPIRED", "This token has expired: ask for a new one.")
+
+
+def _club(club_id: str, fields: dict[Any, Any]) -> Club:
+    name = fields.get(b"name", b"").decode()
+    return Club(club_id, name, fields.get(b"players_may_record") == b"1")
+
+
+def _member_json(member: Member) -> str:
+    return json.dumps(
+        {"name": member.display_name, "role": member.role.value, "created": member.created}
+    )
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _member(club_id: str, member_id: str, blob: bytes | str) -> Member:
+    data = json.loads(blob)
+    return Member(member_id, club_id, data["name"], Role(data["role"]), float(data["created"]))
+
+
+def _token_json(record: TokenRecord) -> str:
+    return json.dumps(
+        {
+            "member": record.member_id,
+            "created": record.created,
+            "expires": record.expires,
+            "last": record.last_chars,
+            "revoked": record.revoked,
+            "game": record.game_id,
+        }
+    )
+
+
+def _token(club_id: str, token_id: str, blob: bytes | str) -> TokenRecord:
+    data = json.loads(blob)
+    return TokenRecord(
+        token_id,
+        club_id,
+        str(data["member"]),
+        float(data["created"]),
+        float(data["expires"]),
+        str(data["last"]),
+        bool(data["revoked"]),
+        str(data["game"]),
+    )

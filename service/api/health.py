@@ -1,0 +1,129 @@
+"""The service's health follows its store: a probe PINGs Redis twice a second and, when
+Redis does not answer within a second (down, frozen, unreachable), turns the standard
+health service NOT_SERVING and makes the store fail every call at once (those in flight
+too) with UNAVAILABLE, instead of letting callers wait out the store's time limit; when
+Redis answers again, SERVING, and calls go through. So health says NOT_SERVING, and calls
+fail, within PROBE_INTERVAL + PROBE_TIMEOUT (1.5 s) of Redis failing.
+
+The probe runs on a thread of its own, over a connection of its own: neither a busy server
+loop nor an exhausted connection pool makes it report a failure that is not Redis's; its
+verdict reaches the server's loop through thread-safe calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+
+import redis
+from grpc_health.v1 import health, health_pb2
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from tablelog.service.logs import get_logger
+from tablelog.service.store import RedisEventStore
+from tablelog.service.store.cluster import close_sync_client, open_sync_client
+
+PROBE_INTERVAL = 0.5
+"""Seconds between PINGs."""
+PROBE_TIMEOUT = 1.0
+"""Seconds a PING may take before Redis counts as failing."""
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+log = get_logger("tablelog.health")
+
+
+class StoreProbe:
+    """Started with the server (`start`, from its event loop), stopped before it (`stop`)."""
+
+    def __init__(
+        self,
+        url: str,
+        store: RedisEventStore,
+        health_servicer: health.aio.HealthServicer,
+        services: Sequence[str],
+        interval: float = PROBE_INTERVAL,
+        timeout: float = PROBE_TIMEOUT,
+    ) -> None:
+        self._url = url
+        self._store = store
+        self._health = health_servicer
+        self._services = tuple(services)
+        self._interval = interval
+        self._timeout = timeout
+        self._server_loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.serving = True
+        """The last verdict (the server starts SERVING: it checked Redis at start-up)."""
+
+    def start(self) -> None:
+        self._server_loop = asyncio.get_running_loop()
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="store-probe", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(self._interval + self._timeout + 5)
+            self._thread = None
+
+    def _run(self) -> None:
+        client = open_sync_client(
+            self._url,
+            socket_timeout=self._timeout,
+            socket_connect_timeout=self._timeout,
+            retry=Retry(NoBackoff(), 0),  # one PING, one verdict
+        )
+        try:
+            while not self._stopping.wait(self._interval):
+                self._report(self._ping(client))
+        finally:
+            close_sync_client(client)
+
+    def _ping(self, client: redis.Redis | redis.RedisCluster) -> str | None:
+        """None when Redis answered in time, else why not (a connection that failed is
+        dropped by redis-py: the next PING opens a new one). A cluster is asked whether it
+        serves every slot (CLUSTER INFO on one node: while a master is down and not yet
+        replaced, the cluster refuses the calls of its slots, and says so)."""
+        try:
+            if isinstance(client, redis.RedisCluster):
+                info = client.cluster_info(target_nodes=redis.RedisCluster.DEFAULT_NODE)
+                if info.get("cluster_state") != "ok":
+                    return f"the cluster is {info.get('cluster_state')}"
+                return None
+            client.ping()
+        except redis.TimeoutError:
+            return f"no answer to PING within {self._timeout:g} s"
+        except (redis.RedisError, OSError) as exc:  # refused, reset, LOADING, ...
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    def _report(self, failure: str | None) -> None:
+        serving = failure is None
+        if serving == self.serving or self._server_loop is None:
+            return
+        self.serving = serving
+        loop = self._server_loop
+        if serving:
+            log.warning("store answers again: SERVING")
+            loop.call_soon_threadsafe(self._store.mark_available)
+        else:
+            log.error("store failing: NOT_SERVING", why=failure)
+            loop.call_soon_threadsafe(self._store.mark_unavailable, failure or "")
+        status = SERVING if serving else NOT_SERVING
+        for name in self._services:
+            done: Future[None] = asyncio.run_coroutine_threadsafe(
+                self._health.set(name, status), loop
+            )
+            done.add_done_callback(_log_failure)
+
+
+def _log_failure(done: Future[None]) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        log.error("health status not updated", error=str(done.exception()))

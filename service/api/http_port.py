@@ -1,0 +1,305 @@
+"""The HTTP port (`tablelog serve --http-address`, default 127.0.0.1:8080): the API to
+browsers over the Connect protocol and gRPC-Web (`tablelog.service.api.http_api`), and the web app's
+files from `/` (`tablelog.service.api.webapp_files`), in the process and event loop of the gRPC
+server.
+
+connect-python's ASGI application runs under uvicorn, started inside the running loop (not
+`uvicorn.run`, which would make a loop of its own): both ports then share the one Recorder,
+gate, caller limits and watch hub, with no thread or lock between them.
+
+Bounds: a request body is refused past `MAX_MESSAGE_BYTES` (the gRPC port's limit) while
+it is read, before anything parses it, and so is a compressed one once inflated past it;
+the request line and headers are bounded by h11 (`MAX_HEAD_BYTES`) and must arrive within
+`HEAD_SECONDS`; connections and requests in progress together by `max_connections` (past
+it: 503 for a request, a connection closed as it is accepted); a WatchGame counts
+against the same `WatchLimits` and caller limits as on the gRPC port. A browser calls the
+API only from the page's own origin unless `cors_origins` names others (`--http-cors-origin`);
+a call from any other origin is refused with 403 before it reaches the API."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import uvicorn
+from connectrpc.server import ConnectASGIApplication
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from tablelog.service.api.http_api import API_PREFIXES, CODECS, endpoints
+from tablelog.service.api.transport import TlsFiles
+from tablelog.service.api.webapp_files import WEBAPP_DIRECTORY, WebappFiles
+from tablelog.service.limits import MAX_MESSAGE_BYTES
+
+MAX_HEAD_BYTES = 64 * 1024
+"""The request line and headers together."""
+DEFAULT_MAX_CONNECTIONS = 10_000
+"""Connections and calls in progress together (`tablelog serve --http-max-connections`)."""
+KEEP_ALIVE_SECONDS = 30
+HEAD_SECONDS = 10.0
+"""How long a connection may take to send a request's line and headers, from when it opens
+or its last response ends; then it is closed (a caller trickling a head holds nothing)."""
+REQUEST_HEADERS = (
+    "authorization",
+    "content-type",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "connect-content-encoding",
+    "connect-accept-encoding",
+    "grpc-timeout",
+    "x-grpc-web",
+    "x-user-agent",
+    "x-tablelog-client",
+    "x-request-id",
+)
+"""What a browser on another allowed origin may send (the Connect and gRPC-Web headers)."""
+RESPONSE_HEADERS = (
+    "grpc-status",
+    "grpc-message",
+    "grpc-status-details-bin",
+    "connect-content-encoding",
+    "content-encoding",
+)
+"""What a script on another allowed origin may read of a response."""
+
+
+class TablelogApi(ConnectASGIApplication[None]):
+    """connect-python's application over every method of the API (`http_api.endpoints`)."""
+
+    def __init__(self, handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]]) -> None:
+        found = endpoints(handlers)
+        super().__init__(
+            service=None,
+            endpoints=lambda _service: found,
+            read_max_bytes=MAX_MESSAGE_BYTES,
+            codecs=CODECS,
+        )
+
+    @property
+    def path(self) -> str:
+        return "/"
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def same_host(origin: str, scope: Scope) -> bool:
+    """Whether `origin` names the host (and port) the request was sent to: the page's own
+    origin. The scheme is left out: behind a TLS-terminating proxy the page is https while
+    this port hears http, and one host and port serves one scheme."""
+    host = _header(scope, b"host")
+    return host is not None and origin.partition("://")[2] == host
+
+
+class HttpApp:
+    """The ASGI application of the port: the API under its services' paths, guarded by
+    the origin rule; the web app's files everywhere else."""
+
+    def __init__(
+        self,
+        handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]],
+        *,
+        cors_origins: Collection[str] = (),
+        webapp: Path = WEBAPP_DIRECTORY,
+    ) -> None:
+        self.cors_origins = frozenset(cors_origins)
+        api: ASGIApp = TablelogApi(handlers)
+        if self.cors_origins:
+            api = CORSMiddleware(
+                api,
+                allow_origins=sorted(self.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=list(REQUEST_HEADERS),
+                expose_headers=list(RESPONSE_HEADERS),
+                max_age=7200,
+            )
+        self.api = api
+        self.files = WebappFiles(webapp)
+
+    def allowed(self, scope: Scope) -> bool:
+        """Whether a call may reach the API: from no browser (no Origin), from the page's
+        own origin, or from one of `cors_origins`."""
+        origin = _header(scope, b"origin")
+        return origin is None or same_host(origin, scope) or origin in self.cors_origins
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            # No websockets; lifespan events are not sent (uvicorn runs with lifespan off).
+            raise RuntimeError(f"the HTTP port serves no {scope['type']} connections")
+        if not scope["path"].startswith(API_PREFIXES):
+            await self.files(scope, receive, send)
+        elif self.allowed(scope):
+            await self.api(scope, receive, send)
+        else:
+            refused = PlainTextResponse(
+                "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
+            )
+            await refused(scope, receive, send)
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """HOST:PORT or [IPv6]:PORT."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit() or not host:
+        raise ValueError(f"expected HOST:PORT, not {address!r}")
+    return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+def bind(address: str, reuse_port: bool = False) -> socket.socket:
+    """A listening socket on `address` (port 0: a free one); OSError when it cannot be.
+
+    Made with protocol IPPROTO_TCP, not 0 as `socket.create_server` makes it: asyncio
+    turns Nagle's algorithm off only on sockets that say they are TCP, and with it on,
+    each response (status line and headers, then the body) waits out the client's
+    delayed ACK, about 40 ms a call."""
+    host, port = parse_address(address)
+    family, _type, _proto, _name, where = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    listening = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        listening.bind(where)
+        listening.listen(2048)
+        listening.setblocking(False)
+    except OSError:
+        listening.close()
+        raise
+    return listening
+
+
+class _BoundedH11(H11Protocol):
+    """uvicorn's h11 protocol with the two bounds it lacks: it counts a connection against
+    `limit_concurrency` only once a request's head is in, so a connection past the limit is
+    closed here as it is accepted; and it waits for a head without end, so one must arrive
+    within `HEAD_SECONDS` (then the keep-alive and the call's own limits take over)."""
+
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if self.limit_concurrency is not None and len(self.connections) > self.limit_concurrency:
+            transport.close()
+            return
+        self._await_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        cycle = self.cycle
+        super().handle_events()
+        if self.cycle is not cycle:  # a request's head arrived
+            self._stop_waiting()
+
+    def on_response_complete(self) -> None:
+        # Before uvicorn's own, which starts the next pipelined request (its head is in).
+        if not self.transport.is_closing():
+            self._await_head()
+        super().on_response_complete()
+
+    def _await_head(self) -> None:
+        self._stop_waiting()
+        self._head_timer = self.loop.call_later(HEAD_SECONDS, self._head_overdue)
+
+    def _stop_waiting(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_overdue(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, minus its signal handling: `tablelog serve` stops both ports on
+    its own signal handlers, and a test's server runs outside the main thread."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class HttpPort:
+    """A running HTTP port (see `start_http_port`)."""
+
+    server: uvicorn.Server
+    listening: socket.socket
+    task: asyncio.Task[None]
+    port: int
+    tls: bool
+
+    @property
+    def url(self) -> str:
+        """The web app's address as a browser on this machine opens it (a wildcard
+        address shown as the loopback address)."""
+        host = self.listening.getsockname()[0]
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        shown = f"[{host}]" if ":" in host else host
+        return f"{'https' if self.tls else 'http'}://{shown}:{self.port}/"
+
+    async def stop(self, grace: float) -> None:
+        """Stop accepting connections, let calls in progress finish for up to `grace`
+        seconds, then end the rest (watches included)."""
+        self.server.config.timeout_graceful_shutdown = max(1, round(grace))
+        self.server.should_exit = True
+        await self.task
+
+
+async def start_http_port(
+    handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]],
+    address: str,
+    *,
+    tls: TlsFiles | None = None,
+    cors_origins: Collection[str] = (),
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    reuse_port: bool = False,
+    webapp: Path = WEBAPP_DIRECTORY,
+) -> HttpPort:
+    """Serve `handlers` (`tablelog.service.api.server.Built.handlers`) and the web app on `address`,
+    in the running event loop, until `HttpPort.stop`."""
+    app = HttpApp(handlers, cors_origins=cors_origins, webapp=webapp)
+    listening = bind(address, reuse_port)
+    config = uvicorn.Config(
+        app,
+        http=_BoundedH11,
+        ws="none",
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        limit_concurrency=max_connections,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        ssl_certfile=str(tls.certificate) if tls is not None else None,
+        ssl_keyfile=str(tls.key) if tls is not None else None,
+    )
+    server = _Server(config)
+    task = asyncio.create_task(server.serve(sockets=[listening]), name="tablelog-http")
+    while not server.started:
+        if task.done():
+            listening.close()
+            task.result()  # raises what stopped it
+            raise OSError(f"the HTTP port on {address} stopped while starting")
+        await asyncio.sleep(0.005)
+    port = listening.getsockname()[1]
+    return HttpPort(server, listening, task, port, tls is not None)

@@ -1,0 +1,299 @@
+"""What a game looks like to a client: its summary, a state snapshot as a viewer may see it,
+and a step of a replay or a watch (hidden information redacted for whoever may not see it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tablelog.replay import fold as folding
+from tablelog.replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer, seats_named
+from tablelog.service.errors import InvalidRequest
+from tablelog.service.recording.heads import Head
+from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+
+def to_move_message(position: folding.Position) -> game_pb2.ToMove:
+    who = position.to_move()
+    if who == TERMINAL:
+        return game_pb2.ToMove(terminal=True)
+    if who == CHANCE:
+        return game_pb2.ToMove(chance=True)
+    return game_pb2.ToMove(seat=who)
+
+
+STATUS = {
+    folding.Status.IN_PROGRESS: service_pb2.GAME_STATUS_IN_PROGRESS,
+    folding.Status.ENDED: service_pb2.GAME_STATUS_ENDED,
+    folding.Status.ABANDONED: service_pb2.GAME_STATUS_ABANDONED,
+}
+
+
+_TEMPLATES: dict[int, tuple[folding.Table, service_pb2.GameSummary]] = {}
+
+
+def approximate_notes(created: events_pb2.GameCreated) -> list[str]:
+    """What the game's creation marked approximate among its components, one note each (the
+    file's own note, else its name)."""
+    return [c.approximate_note or c.name for c in created.components if c.approximate]
+
+
+def _template(head: Head) -> service_pb2.GameSummary:
+    """The parts of a game's summary that never change, built once per game table."""
+    table = head.position.table
+    cached = _TEMPLATES.get(id(table))
+    if cached is not None and cached[0] is table:
+        return cached[1]
+    created = table.created
+    notes = approximate_notes(created)
+    template = service_pb2.GameSummary(
+        game_id=head.game_id,
+        game=created.game,
+        title=created.title,
+        players=list(created.players),
+        mode=created.mode,
+        created_time=head.created_time,
+        options=created.options,
+        approximate_components=bool(notes),
+        approximate_notes=notes,
+    )
+    if len(_TEMPLATES) > 4096:
+        _TEMPLATES.clear()
+    _TEMPLATES[id(table)] = (table, template)
+    return template
+
+
+def summarize(head: Head) -> service_pb2.GameSummary:
+    position = head.position
+    summary = service_pb2.GameSummary()
+    summary.CopyFrom(_template(head))
+    summary.game_id = head.game_id
+    summary.status = STATUS[position.status]
+    summary.version = position.revision
+    summary.move_count = position.move_count
+    summary.to_move.CopyFrom(to_move_message(position))
+    summary.updated_time.CopyFrom(head.updated_time)
+    if position.result is not None:
+        summary.result.CopyFrom(position.result)
+    return summary
+
+
+def viewer_of(
+    viewer: service_pb2.Viewer | None, players: Sequence[str], unset: Viewer = SPECTATOR
+) -> Viewer:
+    """The viewer a request names; `unset` when it names none (the read's default)."""
+    kind = viewer.WhichOneof("kind") if viewer is not None else None
+    if kind is None:
+        return unset
+    if kind == "spectator":
+        return SPECTATOR
+    if kind == "full":
+        return FULL
+    assert viewer is not None
+    if viewer.seat >= len(players):
+        raise InvalidRequest(
+            "viewer.seat",
+            f"There is no seat {viewer.seat}: the players are {seats_named(players)}.",
+        )
+    return int(viewer.seat)
+
+
+def viewer_message(viewer: Viewer) -> service_pb2.Viewer:
+    """A decided viewer as the reads' requests carry it (`viewer_of` reads it back)."""
+    if viewer is FULL:
+        return service_pb2.Viewer(full=True)
+    if viewer == SPECTATOR:
+        return service_pb2.Viewer(spectator=True)
+    return service_pb2.Viewer(seat=viewer)
+
+
+def viewer_words(viewer: Viewer) -> str:
+    """A viewer as an error's metadata names it: "full", "spectator" or "seat 2"."""
+    if viewer is FULL:
+        return "full"
+    return "spectator" if viewer == SPECTATOR else f"seat {viewer}"
+
+
+def reveals_all(position: folding.Position) -> bool:
+    """Whether everything recorded of the game at `position` (its head) may be seen by every
+    viewer: once a dealt game is over (ended or abandoned), since its GameEnded or
+    GameAbandoned publishes the seed that every dealt outcome follows from; once a table
+    game has ended, where its rules show everything at the end (`Game.reveals_all_at_end`:
+    every game but Splendor, whose unbought blind reserves stay hidden, RULES.md E13)."""
+    if position.status is folding.Status.IN_PROGRESS:
+        return False
+    if position.table.mode == DEALT:
+        return True
+    return position.status is folding.Status.ENDED and position.game.reveals_all_at_end
+
+
+def result_words(result: game_pb2.GameResult, players: Sequence[str]) -> str:
+    """Who won, by name, with every score: "Ann wins with 16; Bob 15, Cleo 9"."""
+
+    def name(seat: int) -> str:
+        return players[seat] if 0 <= seat < len(players) else f"seat {seat}"
+
+    totals = {score.seat: score.total for score in result.scores}
+    winners = list(result.winners)
+    if len(winners) == 1:
+        seat = winners[0]
+        head = f"{name(seat)} wins" + (f" with {totals[seat]}" if seat in totals else "")
+    elif winners:
+        shared = [name(s) + (f" ({totals[s]})" if s in totals else "") for s in winners]
+        head = f"{', '.join(shared[:-1])} and {shared[-1]} share the win"
+    else:
+        head = "nobody wins"
+    others = sorted(
+        (seat for seat in totals if seat not in winners), key=lambda seat: -totals[seat]
+    )
+    if others:
+        head += "; " + ", ".join(f"{name(seat)} {totals[seat]}" for seat in others)
+    return head + (f" (tie-break: {result.tiebreak})" if result.tiebreak else "")
+
+
+HIDDEN_MOVE = "(hidden)"
+"""What a viewer sees in place of a move that deals hidden information to someone else."""
+
+
+def _visible(table: folding.Table, move: game_pb2.Move, before: Any, viewer: Viewer) -> bool:
+    return viewer is None or table.game.visible_to(table.unwrap(move), before, viewer)
+
+
+def shown_notation(table: folding.Table, applied: folding.Applied, viewer: Viewer) -> str:
+    """A move in effect as `viewer` sees it in a move list."""
+    return (
+        applied.notation if _visible(table, applied.move, applied.before, viewer) else HIDDEN_MOVE
+    )
+
+
+def picture(position: folding.Position, viewer: Viewer, view: Any) -> str:
+    """The game's picture of `view` (the state at `position` as `viewer` sees it): the move
+    that led to this state framed when there is one and `viewer` may see it, the
+    components the game was created with marked approximate noted."""
+    table = position.table
+    last = position.applied.head if position.applied is not None else None
+    move = None
+    if (
+        last is not None
+        and last.after is position.state
+        and _visible(table, last.move, last.before, viewer)
+    ):
+        move = table.unwrap(last.move)
+    approximate = "; ".join(approximate_notes(table.created))
+    return position.game.picture(view, last_move=move, approximate=approximate)
+
+
+def snapshot(
+    position: folding.Position,
+    viewer: Viewer,
+    moves: Sequence[str] | None = None,
+    *,
+    drawn: bool = False,
+) -> service_pb2.StateSnapshot:
+    """The state at `position` as `viewer` sees it, with its picture when `drawn`. `moves`,
+    when given, is the move list already computed (`shown_notation` of each move in effect:
+    a watch tail keeps it up to date one move at a time)."""
+    game = position.game
+    table = position.table
+    view = game.view(position.state, viewer)
+    result = position.result if position.result is not None else game.result(position.state)
+    return service_pb2.StateSnapshot(
+        picture=picture(position, viewer, view) if drawn else "",
+        revision=position.revision,
+        view=table.wrap_view(view),
+        text=game.render(view),
+        to_move=to_move_message(position),
+        result=result,
+        moves=(
+            moves
+            if moves is not None
+            else [shown_notation(table, applied, viewer) for applied in position.moves()]
+        ),
+    )
+
+
+def _hidden_amendment(
+    amended: events_pb2.MoveAmended, before: folding.Position, viewer: Viewer
+) -> bool:
+    """Whether an amendment puts in or takes out a move `viewer` may not see (judged, like
+    a recorded move, in the state it is played in)."""
+    target = folding.amended_move(before, amended.amended_revision)
+    table = before.table
+    moves = [amended.move] if amended.kind != folding.DELETE else []
+    if amended.kind != folding.INSERT:
+        moves.append(target.move)
+    return not all(_visible(table, move, target.before, viewer) for move in moves)
+
+
+def shown_event(
+    event: events_pb2.Event, before: folding.Position, viewer: Viewer
+) -> events_pb2.Event:
+    """`event` as `viewer` may see it: a move that deals hidden information to another seat
+    (or an amendment that puts in or takes out such a move) keeps its place, revision,
+    actor, request id and hashes, not its content (`move` left out, notation "(hidden)",
+    `hidden` set). Its hashes still cover the stored event, so only the full view's copy
+    can be checked against the chain."""
+    which = event.WhichOneof("body")
+    if which == "move_amended" and _hidden_amendment(event.move_amended, before, viewer):
+        shown = events_pb2.Event()
+        shown.CopyFrom(event)
+        amended = shown.move_amended
+        amended.ClearField("move")
+        amended.notation = amended.removed_notation = HIDDEN_MOVE
+        amended.hidden = True
+        return shown
+    body = event.move_recorded if which == "move_recorded" else None
+    if body is None or _visible(before.table, body.move, before.state, viewer):
+        return event
+    shown = events_pb2.Event()
+    shown.CopyFrom(event)
+    shown.move_recorded.ClearField("move")
+    shown.move_recorded.notation = HIDDEN_MOVE
+    shown.move_recorded.hidden = True
+    return shown
+
+
+def shown_events(
+    events: Sequence[events_pb2.Event], before: folding.Position, viewer: Viewer
+) -> list[events_pb2.Event]:
+    """Consecutive `events`, the first of them following `before`, each as `viewer` may see
+    it (`shown_event`, judged in the position before that event)."""
+    shown = []
+    position = before
+    for index, event in enumerate(events):
+        if index:
+            position = folding.advance(position, events[index - 1])
+        shown.append(shown_event(event, position, viewer))
+    return shown
+
+
+def replay_item(
+    event: events_pb2.Event,
+    before: folding.Position,
+    after: folding.Position,
+    viewer: Viewer,
+    moves: Sequence[str] | None = None,
+    *,
+    drawn: bool = False,
+) -> service_pb2.ReplayGameResponse:
+    """One step of a replay or a watch: the event as `viewer` may see it (`shown_event`) and
+    the state after it (`moves`: its move list, if known; its picture when `drawn`)."""
+    return service_pb2.ReplayGameResponse(
+        event=shown_event(event, before, viewer),
+        state=snapshot(after, viewer, moves, drawn=drawn),
+    )
+
+
+def annotation_of(event: events_pb2.Event) -> service_pb2.Annotation:
+    """An AnnotationAdded event as ListAnnotations and AddAnnotation answer it."""
+    added = event.annotation_added
+    return service_pb2.Annotation(
+        annotation_id=added.annotation_id,
+        revision=added.revision,
+        comment=added.comment,
+        glyph=added.glyph,
+        actor=event.actor,
+        time=event.time,
+        variation=added.variation if added.variation.moves else None,
+    )
