@@ -1,13 +1,13 @@
-"""The recorder: the service's rooms on the one object the servicer, the demo and the tests
-call. It decides nothing itself; every method is a use case of the room that owns it:
+"""The recorder: the recording room on the one object the servicer, the demo and the tests
+call. It decides nothing itself; every method is a use case of the module that owns it:
 
-    service.usecases      the changes (`create_game`, `record_move`, `undo`, ...), which all
-                          go through the one append path of service.appending
-    service.amending      `amend_move`: a move in the middle of the history corrected
-    service.reads         the reads (`position_at`, `replay`, `legal_moves`, `audit`, ...)
-    service.heads         the head cache (`load`, `rebuild`, `cached`, `forget`)
-    service.checkpoints   the positions kept beside long streams (what reads resume from)
-    service.verification  VerifyGame (`verify`; the checkpoints are checked after it)
+    usecases      the changes (`create_game`, `record_move`, `undo`, ...), which all go
+                  through the one append path of `appending`
+    amending      `amend_move`: a move in the middle of the history corrected
+    reads         the reads (`position_at`, `replay`, `legal_moves`, `audit`, ...)
+    heads         the head cache (`load`, `rebuild`, `cached`, `forget`)
+    checkpoints   the positions kept beside long streams (what reads resume from)
+    verification  VerifyGame (`verify`; the checkpoints are checked after it)
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 /**
- * The views the caller may choose among on a game page, as service/entitlement.py grants
+ * The views the caller may choose among on a game page, as service/recording/entitlement.py grants
  * them: an owner the full view, any seat's and the spectator's; a player the seats bound to
  * them and the spectator's; everyone else the spectator's. "As entitled" (no viewer asked)
  * is always offered and is the server's own choice; a choice it refuses is shown as refused.
