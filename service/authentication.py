@@ -1,6 +1,6 @@
-"""The gate every TablelogService and ClubService call passes first: it turns the bearer
-token in the `authorization` metadata into a `Caller` (a member of a club), refuses what the
-caller's role may not call (`service.authorization`), and answers NOT_FOUND for a game of
+"""The gate every TablelogService, ClubService and OperatorService call passes first: it
+turns the bearer token in the `authorization` metadata into a `Caller` (a member of a club;
+a suspended club's are refused, CLUB_SUSPENDED), refuses what the caller's role may not call (`service.authorization`), and answers NOT_FOUND for a game of
 another club. The servicers read the caller with `current_caller()`. Health and reflection
 are not gated.
 
@@ -27,7 +27,14 @@ from grpc import aio
 
 from service.authorization import Access, row, short_name
 from service.bounds import check_request
-from service.errors import INTERNAL, MAPPED, Unauthenticated, refusal, to_status
+from service.errors import (
+    INTERNAL,
+    MAPPED,
+    PermissionDenied,
+    Unauthenticated,
+    refusal,
+    to_status,
+)
 from service.identity import (
     LOCAL_CLUB,
     MAX_CLIENT_NAME,
@@ -162,12 +169,26 @@ class Gate:
             if len(self._resolved) >= CACHE_SIZE:
                 self._resolved.popitem(last=False)
             self._resolved[token] = (now, record, member, club)
+        if club.suspended:
+            # The caller's own club: saying so tells them nothing about another.
+            raise PermissionDenied(
+                "CLUB_SUSPENDED",
+                "Your club is suspended by the server's operator: ask them to resume it.",
+            )
         return Caller(member, club, record, client_name(metadata))
 
     @staticmethod
     def authorize(method: str, caller: Caller) -> Access:
         """The caller's access to `method` by the table; refused when it is DENY."""
         found = row(method)
+        if found.operator:
+            if caller.operator:
+                return Access.ALLOW
+            raise forbid(
+                caller,
+                short_name(method),
+                message=f"Only the server's operator may call {short_name(method)}.",
+            )
         access = Access.DENY if caller.link and not found.link else found.access(caller.role)
         if access is Access.DENY:
             raise forbid(caller, short_name(method))

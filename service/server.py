@@ -30,10 +30,12 @@ from service.identity import new_token
 from service.interceptors import Registrar, add_servicer
 from service.limits import MAX_MESSAGE_BYTES
 from service.local_owner import register_owner_token
+from service.operators import OperatorServicer
 from service.quotas import CallerLimits, KeysOf
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
+from service.store.club_admin import ClubAdmin
 from service.store.club_storage import DEFAULT_LEASE
 from service.store.cluster import ReplicaWait
 from service.store.members import MemberStore
@@ -46,6 +48,7 @@ HOT_METHODS = frozenset({"RecordMove"})
 others save a microsecond or two there and would cost every call one, see `Registrar`)."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 CLUB_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
+OPERATOR_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"].full_name
 PRESERIALIZED_METHODS = frozenset({"WatchGame"})
 """Methods whose handlers yield messages already serialized (each watch update is
 serialized once for all its watchers): their serializer passes bytes through."""
@@ -123,6 +126,12 @@ def build_server(
         clubs,
         Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
     )
+    operators = OperatorServicer(ClubAdmin(members, store), gate, recorder)
+    add_servicer(
+        clubs_pb2_grpc.add_OperatorServiceServicer_to_server,
+        operators,
+        Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
+    )
     # The same handlers again, wrapped alike, for the HTTP port (`service.http_api`).
     handlers = HandlerTable()
     add_servicer(
@@ -135,13 +144,24 @@ def build_server(
         clubs,
         Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
     )
+    add_servicer(
+        clubs_pb2_grpc.add_OperatorServiceServicer_to_server,
+        operators,
+        Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
+    )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
     add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
     add_servicer(
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
         reflection.aio.ReflectionServicer(
-            (SERVICE_NAME, CLUB_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+            (
+                SERVICE_NAME,
+                CLUB_SERVICE_NAME,
+                OPERATOR_SERVICE_NAME,
+                health.SERVICE_NAME,
+                reflection.SERVICE_NAME,
+            )
         ),
         plain,
     )

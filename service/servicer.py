@@ -22,6 +22,7 @@ from service.authentication import GameClubs, current_caller
 from service.authorization import TABLELOG, Access, row
 from service.bounds import check_request
 from service.entitlement import entitled_viewer
+from service.game_index import index_club
 from service.identity import Caller, Role
 from service.interceptors import note
 from service.limits import MAX_PAGE_SIZE, check_game_id, page_bounds, page_token
@@ -209,7 +210,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         await self._check_seat_members(request)
         outcome = await self.recorder.create_game(request, actor_of(context))
         if self.games is not None:
-            self.games.learn(outcome.head.game_id, current_caller().club_id)
+            # The club the game's own history names, never the caller's (a retry answers
+            # the game it made; issue 23: learning the caller's club here once moved a game).
+            self.games.learn(outcome.head.game_id, index_club(outcome.head.position.table.created))
         return service_pb2.CreateGameResponse(
             game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
         )
@@ -568,7 +571,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         )
         if self.games is not None:
             for outcome in outcomes:
-                self.games.learn(outcome.head.game_id, current_caller().club_id)
+                self.games.learn(
+                    outcome.head.game_id, index_club(outcome.head.position.table.created)
+                )
         return service_pb2.ImportRecordResponse(games=[_outcome(o) for o in outcomes])
 
 
