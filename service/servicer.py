@@ -523,9 +523,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         own `game_id`): one of another club, or for a link token any but its own."""
         check_game_id(game_id)
         caller = current_caller()
-        club_id = await self.games.club_of(game_id) if self.games is not None else None
         if (caller.link and game_id != caller.game_id) or (
-            club_id is not None and club_id != caller.club_id
+            self.games is not None and not await self.games.in_club(game_id, caller.club_id)
         ):
             raise GameNotFound(game_id)
 
