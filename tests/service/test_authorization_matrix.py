@@ -3,11 +3,12 @@ every RPC of TablelogService and ClubService, called over a real gRPC channel ag
 session's server and Redis, by each role (owner, recorder, player, spectator, and a link
 token, and the server's operator) on its own club's resources and on another club's, and
 with no token, an unknown one, an expired one and a revoked one. OperatorService is the
-operator's alone: every role of every club, the owners included, is refused it. Every cell is asserted: an allowed call is neither
-UNAUTHENTICATED nor PERMISSION_DENIED; a refused one has the exact code and reason; a call
-on another club's game, member or token is NOT_FOUND as if it did not exist; and a refused
-call changes nothing (the streams, members, tokens, seats and game indexes are compared
-before and after). The number of cells is printed (`-s`) and checked against the table."""
+operator's alone: every role of every club, the owners included, is refused it. Every cell
+is asserted: an allowed call is neither UNAUTHENTICATED nor PERMISSION_DENIED; a refused
+one has the exact code and reason; a call on another club's game, member or token is
+NOT_FOUND as if it did not exist; and a refused call changes nothing (the streams, members,
+tokens, seats, game indexes and the server's clubs are compared before and after). The
+number of cells is printed (`-s`) and checked against the table."""
 
 from __future__ import annotations
 
