@@ -350,36 +350,50 @@ def test_a_replayed_create_request_id_from_another_club_gets_its_own_game(
     lists and exports its game (before the fix: B got A's game with its hidden cards, and
     A got NOT_FOUND)."""
     server, a, b = tenants.server, tenants.a, tenants.b
+    # A's games made with request ids: one with no seat bound to a member (its very request
+    # is one B may send), and one whose id B will reuse for another request.
+    unbound = service_pb2.CreateGameRequest(
+        game="splendor",
+        players=[events_pb2.Player(name="Cy"), events_pb2.Player(name="Di")],
+        mode=MODES["dealt"],
+        request_id=f"create-{uuid.uuid4().hex}",
+    )
+    used = f"create-{uuid.uuid4().hex}"
     with Client(server.target, token=a.tokens["recorder"], timeout=30) as recorder_a:
-        used = f"create-{uuid.uuid4().hex}"
-        recorder_a.create_game("splendor", ["Cy", "Di"], request_id=used)
+        a_unbound = recorder_a.stub.CreateGame(unbound, timeout=30).game.game_id
+        recorder_a.create_game("splendor", ["Eve", "Fay"], request_id=used)
     before = _snapshot(tenants, a)
-    replayed = service_pb2.CreateGameRequest()
-    replayed.CopyFrom(a.create_request)
-    for player in replayed.players:  # A's member ids in the seats are not B's members
+    bound = service_pb2.CreateGameRequest()
+    bound.CopyFrom(a.create_request)
+    for player in bound.players:  # A's member ids in the seats are not B's members
         player.member_id = ""
     with Client(server.target, token=b.tokens["recorder"], timeout=30) as them:
-        made = them.stub.CreateGame(replayed, timeout=30).game
-        assert made.game_id != a.game
-        again = them.stub.CreateGame(replayed, timeout=30).game
-        assert again.game_id == made.game_id  # B's own retry finds B's game
-        missing = refused(partial(them.get_game, a.game))
-        assert missing.reason == "GAME_NOT_FOUND"
+        for replayed, theirs in ((unbound, a_unbound), (bound, a.game)):
+            made = them.stub.CreateGame(replayed, timeout=30).game
+            assert made.game_id != theirs
+            assert made.title == replayed.title
+            again = them.stub.CreateGame(replayed, timeout=30).game
+            assert again.game_id == made.game_id  # B's own retry finds B's game
+            missing = refused(partial(them.get_game, theirs))
+            assert missing.reason == "GAME_NOT_FOUND"
+            assert refused(partial(them.state, theirs)).reason == "GAME_NOT_FOUND"
     with Client(server.target, token=b.tokens["owner"], timeout=30) as them:
         # Another request under a request id A used (and B did not): a new request of B's,
         # never IDEMPOTENCY_KEY_REUSED, which would say the id was used somewhere.
         other = service_pb2.CreateGameRequest()
-        other.CopyFrom(replayed)
+        other.CopyFrom(bound)
         other.title = "something else"
         other.request_id = used
         different = them.stub.CreateGame(other, timeout=30).game
-        assert different.game_id not in (a.game, made.game_id)
+        assert different.game_id not in (a.game, a_unbound)
     with Client(server.target, token=a.tokens["owner"], timeout=30) as owner:
-        assert owner.get_game(a.game).game_id == a.game
-        assert a.game in {g.game_id for g in owner.list_games()}
+        for game_id in (a.game, a_unbound):
+            assert owner.get_game(game_id).game_id == game_id
+            assert game_id in {g.game_id for g in owner.list_games()}
         assert "A's game" in owner.export_record()  # `export --all` (its title)
-        # A's own retry still answers A's game.
+        # A's own retries still answer A's games.
         assert owner.stub.CreateGame(a.create_request, timeout=30).game.game_id == a.game
+        assert owner.stub.CreateGame(unbound, timeout=30).game.game_id == a_unbound
     assert _snapshot(tenants, a) == before
 
 
