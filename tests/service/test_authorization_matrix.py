@@ -30,7 +30,7 @@ from grpc_status import rpc_status
 
 from service.authorization import CLUBS, OPERATORS, TABLE, TABLELOG, Access, render
 from service.embedded import EmbeddedRedis
-from service.identity import Role, TokenRecord, new_id, new_token
+from service.identity import Role, new_token
 from service.server import BackgroundServer, channel
 from service.store.members import MemberStore
 from tablelog.v1 import clubs_pb2, events_pb2, service_pb2
@@ -145,16 +145,10 @@ def _club(server: BackgroundServer, owner: Client, club_id: str) -> Club:
 def world(server: BackgroundServer) -> Iterator[World]:
     assert server.built is not None
     members: MemberStore = server.built.members
-    rival = "rival-" + uuid.uuid4().hex[:8]
-    rival_token = new_token()
-
-    async def make_rival() -> None:
-        await members.create_club(rival, "rival club")
-        owner = await members.add_member(rival, "rival owner", Role.OWNER)
-        record = TokenRecord(new_id("t_"), rival, owner.member_id, time.time(), 0, "")
-        await members.register_token(rival_token, record)
-
-    server.run(make_rival())
+    # The rival club is made as every club is, by the server's operator (the local owner).
+    with Client(server.target, token=OWNER_TOKEN) as operator:
+        made = operator.create_club("rival club", owner_name="rival owner")
+    rival, rival_token = made.club.club_id, made.owner_token
     with (
         Client(server.target, token=OWNER_TOKEN) as owner,
         Client(server.target, token=rival_token) as rival_owner,
