@@ -36,7 +36,6 @@ from service.errors import (
     to_status,
 )
 from service.identity import (
-    LOCAL_CLUB,
     MAX_CLIENT_NAME,
     Caller,
     Club,
@@ -109,8 +108,9 @@ def client_name(metadata: Sequence[tuple[str, Any]] | None) -> str:
 
 
 class GameClubs:
-    """Which club each game belongs to (its GameCreated's `club`; it never changes, so it is
-    kept once read)."""
+    """Which club each game belongs to (its GameCreated's `club`, and its club's listing
+    index holds it: `index_club`): it never changes, so it is kept once learned (from a
+    creation or import here, or found in the caller's club's index)."""
 
     def __init__(self, store: EventStore, size: int = GAME_CLUBS_SIZE) -> None:
         self.store = store
@@ -122,39 +122,24 @@ class GameClubs:
             self._clubs.clear()
         self._clubs[game_id] = club_id
 
-    async def club_of(self, game_id: str) -> str | None:
-        """The game's club; None when there is no such game."""
-        known = self._clubs.get(game_id)
-        if known is not None:
-            return known
-        _stored, club_id = await self.look_up(game_id)
-        return club_id
-
-    async def look_up(self, game_id: str) -> tuple[bool, str | None]:
-        """Whether the game has a stream, and its club (None when its first event is not
-        a creation), read from the store (never from what is kept)."""
-        check_game_id(game_id)
-        first = await self.store.read(game_id, 0, 1)
-        if not first or first[0].WhichOneof("body") != "game_created":
-            return bool(first), None
-        # Games recorded before clubs are the local club's (`service.local_owner`).
-        club_id = first[0].game_created.club or LOCAL_CLUB
-        self.learn(game_id, club_id)
-        return True, club_id
-
     async def in_club(self, game_id: str, club_id: str) -> bool:
         """Whether the game may be named by a caller of `club_id`: False for another
-        club's game and for no game at all, answered alike and, as far as one process
-        can, in the same time: a game kept as the caller's club's answers at once, and
-        every other id costs the same one read of the store (a game of another club is
-        read again rather than answered from what is kept, which would answer a missing
-        game measurably slower: issue 23)."""
+        club's game and for no game at all, answered alike and in the same time. A game
+        kept as the caller's club's answers at once; any other id is looked up in the
+        caller's own club's listing index (`EventStore.indexed`: one HEXISTS, whose reply
+        is one integer whether the game is another club's or nobody's). Reading the game
+        itself would answer another club's game measurably slower than no game (its
+        first event is read and parsed), and answering it from what is kept measurably
+        faster (issue 23: 0.3-0.9 ms faster before). Every game is in its club's index
+        before its first event is stored (`Appender.append`), and `tablelog serve`
+        builds the index of games recorded before it existed."""
         if self._clubs.get(game_id) == club_id:
             return True
-        stored, found = await self.look_up(game_id)
-        # A stream that does not start with a creation is no club's: left to the
-        # servicer, whose integrity checks say what is wrong with it.
-        return found == club_id or (stored and found is None)
+        check_game_id(game_id)
+        if await self.store.indexed(club_id, game_id):
+            self.learn(game_id, club_id)
+            return True
+        return False
 
 
 class Gate:
