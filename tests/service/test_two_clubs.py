@@ -554,6 +554,22 @@ def test_the_operator_creates_lists_suspends_resumes_and_deletes_clubs(tenants: 
     assert server.run(redis(client.exists(lookup))) == 0
 
 
+@pytest.mark.parametrize("codec", ["connect-proto", "connect-json"])
+def test_the_operator_service_over_the_http_port(tenants: Tenants, codec: str) -> None:
+    """The same gate on the HTTP port: the operator lists the clubs, every member of a club
+    (its owner included) and a link token are refused."""
+    path = "/tablelog.v1.OperatorService/ListClubs"
+    request = clubs_pb2.ListClubsRequest()
+    outcome, answers = call_http(tenants.server.http_url, path, request, tenants.operator, codec)
+    assert outcome == ("OK", "", "")
+    listed = {club.club_id for club in answers[0].clubs}
+    assert {tenants.a.club_id, tenants.b.club_id} <= listed
+    for caller in CALLERS:
+        token = tenants.b.tokens[caller]
+        outcome, _ = call_http(tenants.server.http_url, path, request, token, codec)
+        assert outcome[:2] == ("PERMISSION_DENIED", "ROLE_FORBIDS"), caller
+
+
 def test_the_cli_creates_a_club_and_prints_its_first_owner_token(tenants: Tenants) -> None:
     import json
     import subprocess
