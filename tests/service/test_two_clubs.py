@@ -36,9 +36,10 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
+from service.authorization import TABLE, Access
 from service.embedded import EmbeddedRedis
 from service.http_api import method_info
-from service.identity import new_token
+from service.identity import Role, new_token
 from service.logs import configure_logging
 from service.server import BackgroundServer, channel
 from service.store.club_admin import GAME_PARTS
@@ -46,6 +47,8 @@ from tablelog.v1 import clubs_pb2, events_pb2, service_pb2
 from tablelog_client import Client
 from tablelog_client.sdk import MODES
 from tests.service.helpers import CHAIN, refused
+from tests.service.test_authorization_matrix import BUILDERS, World
+from tests.service.test_authorization_matrix import Club as MatrixClub
 
 MEMBERS = ("owner", "recorder", "player", "spectator")
 CALLERS = (*MEMBERS, "link")
@@ -340,6 +343,55 @@ def test_another_clubs_game_answers_exactly_as_no_game(tenants: Tenants, port: s
     assert differences == []
     assert cells == len(NAMING_A_GAME) * len(CALLERS) * 2 + len(CALLERS)
     assert _snapshot(tenants, a) == before
+
+
+@pytest.mark.parametrize("port", ["grpc", "connect-proto"])
+def test_the_role_table_holds_in_each_club(tenants: Tenants, port: str) -> None:
+    """The authorization table (`service.authorization.TABLE`, as the authorization matrix
+    test builds its requests) called by each caller of each club on its own club's
+    resources, on this backend and port: a DENY cell is PERMISSION_DENIED ROLE_FORBIDS, an
+    allowed one is neither refused by the table nor unauthenticated. OperatorService is
+    the operator's alone: no caller of either club may call it."""
+    server = tenants.server
+    call = call_grpc if port == "grpc" else call_http
+    where = server.target if port == "grpc" else server.http_url
+    failures: list[str] = []
+    cells = 0
+    with Client(server.target, token=tenants.operator, timeout=30) as operator:
+        for tenant, other in ((tenants.a, tenants.b), (tenants.b, tenants.a)):
+            with Client(server.target, token=tenant.tokens["owner"], timeout=30) as owner:
+                seat_game = owner.create_game("splendor", ["Cid", "Dee"], mode="dealt")
+                own = MatrixClub(
+                    tenant.club_id,
+                    tenant.tokens,
+                    tenant.member_ids,
+                    tenant.game,
+                    seat_game.game_id,
+                )
+                rival = MatrixClub(other.club_id, other.tokens, other.member_ids, other.game, "")
+                world = World(own, rival, tenant.tokens["link"])
+                for path, row in TABLE.items():
+                    maker = operator if row.operator else owner
+                    for caller in CALLERS:
+                        if row.operator:
+                            access = Access.DENY
+                        elif caller == "link":
+                            access = Access.ALLOW if row.link else Access.DENY
+                        else:
+                            access = row.access(Role(caller))
+                        role = "spectator" if caller == "link" else caller
+                        request = BUILDERS[path](world, own, maker, role)
+                        got, _ = call(where, path, request, tenant.tokens[caller])
+                        cells += 1
+                        where_ = f"{path} {caller} of {tenant.club_id}: {got}"
+                        if access is Access.DENY:
+                            if got[:2] != ("PERMISSION_DENIED", "ROLE_FORBIDS"):
+                                failures.append(f"{where_} (should be refused)")
+                        elif got[0] == "UNAUTHENTICATED" or got[1] == "ROLE_FORBIDS":
+                            failures.append(f"{where_} (should be allowed)")
+    print(f"\n{tenants.backend} {port}: {cells} cells of the role table in two clubs")
+    assert failures == []
+    assert cells == 2 * len(TABLE) * len(CALLERS)
 
 
 def test_a_replayed_create_request_id_from_another_club_gets_its_own_game(
