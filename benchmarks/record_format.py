@@ -51,8 +51,8 @@ from tablelog.replay import fold as folding  # noqa: E402  (the path is set up j
 from tablelog.replay import record  # noqa: E402
 from tablelog.replay.core import Game  # noqa: E402
 from tablelog.replay.registry import all_games  # noqa: E402
-from tablelog.service.recording import variations  # noqa: E402
 from tablelog.service.api.server import tune_gc  # noqa: E402
+from tablelog.service.recording import variations  # noqa: E402
 from tablelog.service.recording.verification import HistoryCheck  # noqa: E402
 from tablelog.v1 import events_pb2  # noqa: E402
 from tests.support.play import created, events_of, random_game  # noqa: E402

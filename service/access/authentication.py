@@ -1,8 +1,8 @@
-"""The gate every TablelogService and ClubService call passes first: it turns the bearer
-token in the `authorization` metadata into a `Caller` (a member of a club), refuses what the
-caller's role may not call (`tablelog.service.access.authorization`), and answers NOT_FOUND for a
-game of another club. The servicers read the caller with `current_caller()`. Health and reflection
-are not gated.
+"""The gate every TablelogService, ClubService and OperatorService call passes first: it
+turns the bearer token in the `authorization` metadata into a `Caller` (a member of a club;
+a suspended club's are refused, CLUB_SUSPENDED), refuses what the caller's role may not
+call (`tablelog.service.access.authorization`), and answers NOT_FOUND for a game of another club.
+The servicers read the caller with `current_caller()`. Health and reflection are not gated.
 
 The gate wraps each method's handler once, when it is registered (like the logging
 interceptor, see `tablelog.service.api.interceptors.Registrar`): going through `intercept_service`
@@ -27,7 +27,6 @@ from grpc import aio
 
 from tablelog.service.access.authorization import Access, row, short_name
 from tablelog.service.access.identity import (
-    LOCAL_CLUB,
     MAX_CLIENT_NAME,
     Caller,
     Club,
@@ -38,7 +37,14 @@ from tablelog.service.access.identity import (
 from tablelog.service.access.members import MemberStore, check_record
 from tablelog.service.access.quotas import CallerKeys
 from tablelog.service.bounds import check_request
-from tablelog.service.errors import INTERNAL, MAPPED, Unauthenticated, refusal, to_status
+from tablelog.service.errors import (
+    INTERNAL,
+    MAPPED,
+    PermissionDenied,
+    Unauthenticated,
+    refusal,
+    to_status,
+)
 from tablelog.service.limits import check_game_id
 from tablelog.service.logs import get_logger, note
 from tablelog.service.store import EventStore, GameNotFound
@@ -101,8 +107,9 @@ def client_name(metadata: Sequence[tuple[str, Any]] | None) -> str:
 
 
 class GameClubs:
-    """Which club each game belongs to (its GameCreated's `club`; it never changes, so it is
-    kept once read)."""
+    """Which club each game belongs to (its GameCreated's `club`, and its club's listing
+    index holds it: `index_club`): it never changes, so it is kept once learned (from a
+    creation or import here, or found in the caller's club's index)."""
 
     def __init__(self, store: EventStore, size: int = GAME_CLUBS_SIZE) -> None:
         self.store = store
@@ -114,19 +121,24 @@ class GameClubs:
             self._clubs.clear()
         self._clubs[game_id] = club_id
 
-    async def club_of(self, game_id: str) -> str | None:
-        """The game's club; None when there is no such game."""
-        known = self._clubs.get(game_id)
-        if known is not None:
-            return known
+    async def in_club(self, game_id: str, club_id: str) -> bool:
+        """Whether the game may be named by a caller of `club_id`: False for another
+        club's game and for no game at all, answered alike and in the same time. A game
+        kept as the caller's club's answers at once; any other id is looked up in the
+        caller's own club's listing index (`EventStore.indexed`: one HEXISTS, whose reply
+        is one integer whether the game is another club's or nobody's). Reading the game
+        itself would answer another club's game measurably slower than no game (its
+        first event is read and parsed), and answering it from what is kept measurably
+        faster (issue 23: 0.3-0.9 ms faster before). Every game is in its club's index
+        before its first event is stored (`Appender.append`), and `tablelog serve`
+        builds the index of games recorded before it existed."""
+        if self._clubs.get(game_id) == club_id:
+            return True
         check_game_id(game_id)
-        first = await self.store.read(game_id, 0, 1)
-        if not first or first[0].WhichOneof("body") != "game_created":
-            return None
-        # Games recorded before clubs are the local club's (`tablelog.service.access.local_owner`).
-        club_id = first[0].game_created.club or LOCAL_CLUB
-        self.learn(game_id, club_id)
-        return club_id
+        if await self.store.indexed(club_id, game_id):
+            self.learn(game_id, club_id)
+            return True
+        return False
 
 
 class Gate:
@@ -161,12 +173,26 @@ class Gate:
             if len(self._resolved) >= CACHE_SIZE:
                 self._resolved.popitem(last=False)
             self._resolved[token] = (now, record, member, club)
+        if club.suspended:
+            # The caller's own club: saying so tells them nothing about another.
+            raise PermissionDenied(
+                "CLUB_SUSPENDED",
+                "Your club is suspended by the server's operator: ask them to resume it.",
+            )
         return Caller(member, club, record, client_name(metadata))
 
     @staticmethod
     def authorize(method: str, caller: Caller) -> Access:
         """The caller's access to `method` by the table; refused when it is DENY."""
         found = row(method)
+        if found.operator:
+            if caller.operator:
+                return Access.ALLOW
+            raise forbid(
+                caller,
+                short_name(method),
+                message=f"Only the server's operator may call {short_name(method)}.",
+            )
         access = Access.DENY if caller.link and not found.link else found.access(caller.role)
         if access is Access.DENY:
             raise forbid(caller, short_name(method))
@@ -174,12 +200,11 @@ class Gate:
 
     async def scope(self, caller: Caller, game_id: str, request: Any) -> None:
         """NOT_FOUND for a game outside the caller's club (or, for a link token, any game
-        but its own), answered exactly as for a game that does not exist: a game that does
-        not exist is left to the servicer, which bounds the request first and then says
-        so, and a game of another club is refused here after the same bounds."""
-        club_id = await self.games.club_of(game_id)
-        if (caller.link and game_id != caller.game_id) or (
-            club_id is not None and club_id != caller.club_id
+        but its own) and for a game that does not exist, both refused here alike, after
+        the request's bounds (`GameClubs.in_club`): so that no answer, nor its time, tells
+        another club's game from no game."""
+        if (caller.link and game_id != caller.game_id) or not await self.games.in_club(
+            game_id, caller.club_id
         ):
             check_request(request)
             raise GameNotFound(game_id)

@@ -4,7 +4,9 @@ Each cell is ALLOW, OWN or DENY. OWN allows the call only on what is the caller'
 the servicer checks that part: a player's RecordMove only for a seat bound to them (and only
 when the club's `players_may_record` is set), a player's or spectator's RemoveAnnotation only
 of their own annotations. A link token (a spectator's read-only access to one game) may call
-only the RPCs marked in the `link` column, and only on its game.
+only the RPCs marked in the `link` column, and only on its game. The server's operator (a
+server-level role, `tablelog.service.api.operators`) may call the OperatorService RPCs, and nobody
+else may; elsewhere the operator has their role in their own club, as every member.
 
 Besides the table, every RPC naming a game (`game_id`) answers NOT_FOUND for a game of
 another club (`tablelog.service.access.authentication`), so a caller never learns that it exists."""
@@ -34,6 +36,9 @@ class Row:
     spectator: Access
     link: bool
     """Whether a link token may call it (on its own game)."""
+    operator: bool = False
+    """An OperatorService call: the operator only, whatever their role (the role columns
+    are then all DENY)."""
 
     def access(self, role: Role) -> Access:
         if role is Role.OWNER:
@@ -52,9 +57,12 @@ LISTING = Row(A, A, A, A, link=False)
 CHANGE = Row(A, A, D, D, link=False)
 """Creating, taking back, ending or importing games: recorders and owners."""
 OWNERS = Row(A, D, D, D, link=False)
+OPERATOR = Row(D, D, D, D, link=False, operator=True)
+"""The server's clubs: the operator only (`tablelog.service.api.operators`)."""
 
 TABLELOG = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 CLUBS = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
+OPERATORS = clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"].full_name
 
 TABLE: Mapping[str, Row] = {
     f"/{TABLELOG}/ListGameTypes": Row(A, A, A, A, link=True),
@@ -89,8 +97,13 @@ TABLE: Mapping[str, Row] = {
     f"/{CLUBS}/CreateLinkToken": CHANGE,
     f"/{CLUBS}/BindSeat": CHANGE,
     f"/{CLUBS}/UpdateClub": OWNERS,
+    f"/{OPERATORS}/CreateClub": OPERATOR,
+    f"/{OPERATORS}/ListClubs": OPERATOR,
+    f"/{OPERATORS}/SuspendClub": OPERATOR,
+    f"/{OPERATORS}/ResumeClub": OPERATOR,
+    f"/{OPERATORS}/DeleteClub": OPERATOR,
 }
-"""Every RPC of the two services; an RPC not in it is refused to everyone."""
+"""Every RPC of the three services; an RPC not in it is refused to everyone."""
 
 NOBODY = Row(D, D, D, D, link=False)
 _INPUTS = {
@@ -98,6 +111,7 @@ _INPUTS = {
     for service in (
         service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
         clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
+        clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"],
     )
     for method in service.methods
 }
@@ -117,13 +131,17 @@ def render() -> str:
     document to it)."""
     words = {Access.ALLOW: "yes", Access.OWN: "own", Access.DENY: "-"}
     lines = [
-        "| RPC | owner | recorder | player | spectator | link token |",
-        "|---|---|---|---|---|---|",
+        "| RPC | operator | owner | recorder | player | spectator | link token |",
+        "|---|---|---|---|---|---|---|",
     ]
     for method, found in TABLE.items():
         service, rpc = method.strip("/").split("/")
         cells = [words[found.access(role)] for role in Role]
         names_game = "game_id" in _INPUTS[method].fields_by_name
         link = ("its game" if names_game else "yes") if found.link else "-"
-        lines.append(f"| {service.rsplit('.', 1)[-1]}.{rpc} | {' | '.join(cells)} | {link} |")
+        # Outside OperatorService the operator is a member of their club like any other.
+        operator = "yes" if found.operator else "by role"
+        lines.append(
+            f"| {service.rsplit('.', 1)[-1]}.{rpc} | {operator} | {' | '.join(cells)} | {link} |"
+        )
     return "\n".join(lines)

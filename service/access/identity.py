@@ -77,10 +77,15 @@ class Club:
     club_id: str
     name: str
     players_may_record: bool = False
+    suspended: bool = False
+    """Set by the operator (`tablelog.service.api.operators`): the club's callers are refused."""
 
     def message(self) -> clubs_pb2.Club:
         return clubs_pb2.Club(
-            club_id=self.club_id, name=self.name, players_may_record=self.players_may_record
+            club_id=self.club_id,
+            name=self.name,
+            players_may_record=self.players_may_record,
+            suspended=self.suspended,
         )
 
 
@@ -91,6 +96,9 @@ class Member:
     display_name: str
     role: Role
     created: float
+    operator: bool = False
+    """The server's operator (a server-level role, apart from `role` in the club): may call
+    OperatorService (`tablelog.service.api.operators`)."""
 
     def message(self) -> clubs_pb2.Member:
         return clubs_pb2.Member(
@@ -168,6 +176,11 @@ class Caller:
     @property
     def link(self) -> bool:
         return bool(self.token.game_id)
+
+    @property
+    def operator(self) -> bool:
+        """Whether the caller is the server's operator (never a link token)."""
+        return self.member.operator and not self.link
 
     def actor(self) -> events_pb2.Actor:
         """The actor of the events this caller appends."""

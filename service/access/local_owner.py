@@ -4,6 +4,11 @@ owner (named after the OS user) and writes the owner's token to `<data dir>/owne
 configured, reads that file (tablelog_client.credentials), so a newcomer's two Quick start
 commands need no setup.
 
+That owner is also the server's operator (`tablelog.service.api.operators`: it creates and deletes
+the server's clubs), marked here every time `serve` starts: on one machine the person who started
+the server administers it with no set-up, and the operator's way in is always the token in the data
+directory (or the fixed owner token a deployment registers).
+
 The file is made again when it is missing or its token no longer works (a new Redis under
 an old data directory): whoever can read the data directory is the machine's owner anyway."""
 
@@ -35,7 +40,7 @@ async def _owner(members: MemberStore) -> Member:
     owner = await members.first_owner(LOCAL_CLUB)
     if owner is None:
         owner = await members.add_member(LOCAL_CLUB, owner_name(), Role.OWNER)
-    return owner
+    return await members.make_operator(LOCAL_CLUB, owner.member_id)
 
 
 async def ensure_local_owner(members: MemberStore, data_dir: Path) -> tuple[Member, str]:
@@ -50,7 +55,7 @@ async def ensure_local_owner(members: MemberStore, data_dir: Path) -> tuple[Memb
             pass
         else:
             if member.role is Role.OWNER and member.club_id == LOCAL_CLUB:
-                return member, token
+                return await members.make_operator(LOCAL_CLUB, member.member_id), token
     owner = await _owner(members)
     token, _record = await members.create_token(LOCAL_CLUB, owner.member_id, expires=0)
     write_secret(path, token)

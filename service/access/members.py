@@ -11,6 +11,8 @@ game's own tag):
     tl:{club:<id>}:tokens         hash: token id -> JSON (member, created, expires, last four
                                   characters, revoked, game): never the token
     tl:{tok:<sha256 hex>}         string: JSON (club id, token id): a token's lookup
+    tl:{club:<id>}:lookups        set: the <sha256 hex> of each lookup above made for the
+                                  club's tokens (so deleting the club deletes them)
     tl:{<game_id>}:seats          hash: seat -> member id (BindSeat; CreateGame's own
                                   bindings are in GameCreated's players)
 
@@ -105,6 +107,57 @@ class MemberStore:
             await self._call(self._redis.hset(self._club_key(club_id, "club"), mapping=changes))
         return await self.club(club_id)
 
+    def club_key(self, club_id: str, part: str) -> str:
+        """The key of one part of a club (`part` "*": a pattern matching all of them)."""
+        return self._club_key(club_id, part)
+
+    def lookup_key(self, hashed: str) -> str:
+        """A token's lookup key, from its hash (`token_hash`)."""
+        return self._token_key(hashed)
+
+    async def run(self, awaitable: Awaitable[T]) -> T:
+        """A Redis command with this store's time limit (StoreUnavailable when Redis is not
+        there), for `tablelog.service.access.club_admin`."""
+        return await self._call(awaitable)
+
+    @property
+    def clubs_key(self) -> str:
+        return f"{self._prefix}:clubs"
+
+    async def club_ids(self) -> list[str]:
+        """Every club of the server, by id."""
+        return sorted(_text(c) for c in await self._call(self._redis.smembers(self.clubs_key)))
+
+    async def clubs(self, club_ids: list[str]) -> list[Club]:
+        """The clubs of `club_ids` that exist, in one round trip (per node, on a cluster)."""
+        if not club_ids:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for club_id in club_ids:
+                pipe.hgetall(self._club_key(club_id, "club"))
+            found = await self._call(pipe.execute())
+        return [_club(c, fields) for c, fields in zip(club_ids, found, strict=True) if fields]
+
+    async def set_suspended(self, club_id: str, suspended: bool) -> Club:
+        await self.club(club_id)
+        key = self._club_key(club_id, "club")
+        await self._call(self._redis.hset(key, "suspended", "1" if suspended else "0"))
+        return await self.club(club_id)
+
+    async def make_operator(self, club_id: str, member_id: str) -> Member:
+        """Marks the member as the server's operator (`tablelog.service.api.operators`); nothing
+        changes when they are already."""
+        member = await self.member(club_id, member_id)
+        if member.operator:
+            return member
+        made = Member(
+            member.member_id, club_id, member.display_name, member.role, member.created, True
+        )
+        await self._call(
+            self._redis.hset(self._club_key(club_id, "members"), member_id, _member_json(made))
+        )
+        return made
+
     # ---------------------------------------------------------------- members
 
     async def add_member(self, club_id: str, display_name: str, role: Role) -> Member:
@@ -146,7 +199,9 @@ class MemberStore:
 
     async def set_role(self, club_id: str, member_id: str, role: Role) -> Member:
         member = await self.member(club_id, member_id)
-        changed = Member(member.member_id, club_id, member.display_name, role, member.created)
+        changed = Member(
+            member.member_id, club_id, member.display_name, role, member.created, member.operator
+        )
         await self._call(
             self._redis.hset(self._club_key(club_id, "members"), member_id, _member_json(changed))
         )
@@ -200,7 +255,9 @@ class MemberStore:
             )
         )
         lookup = json.dumps({"club": record.club_id, "token": record.token_id})
-        await self._call(self._redis.set(self._token_key(token_hash(token)), lookup))
+        hashed = token_hash(token)
+        await self._call(self._redis.sadd(self._club_key(record.club_id, "lookups"), hashed))
+        await self._call(self._redis.set(self._token_key(hashed), lookup))
 
     async def _make_room(self, club_id: str) -> None:
         key = self._club_key(club_id, "tokens")
@@ -307,13 +364,20 @@ def check_record(record: TokenRecord, now: float) -> None:
 
 def _club(club_id: str, fields: dict[Any, Any]) -> Club:
     name = fields.get(b"name", b"").decode()
-    return Club(club_id, name, fields.get(b"players_may_record") == b"1")
+    return Club(
+        club_id, name, fields.get(b"players_may_record") == b"1", fields.get(b"suspended") == b"1"
+    )
 
 
 def _member_json(member: Member) -> str:
-    return json.dumps(
-        {"name": member.display_name, "role": member.role.value, "created": member.created}
-    )
+    data: dict[str, Any] = {
+        "name": member.display_name,
+        "role": member.role.value,
+        "created": member.created,
+    }
+    if member.operator:
+        data["operator"] = True
+    return json.dumps(data)
 
 
 def _text(value: bytes | str) -> str:
@@ -322,7 +386,14 @@ def _text(value: bytes | str) -> str:
 
 def _member(club_id: str, member_id: str, blob: bytes | str) -> Member:
     data = json.loads(blob)
-    return Member(member_id, club_id, data["name"], Role(data["role"]), float(data["created"]))
+    return Member(
+        member_id,
+        club_id,
+        data["name"],
+        Role(data["role"]),
+        float(data["created"]),
+        bool(data.get("operator", False)),
+    )
 
 
 def _token_json(record: TokenRecord) -> str:

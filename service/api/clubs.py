@@ -37,6 +37,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
             club=caller.club.message(),
             game_id=caller.game_id,
             token=caller.token.message(),
+            operator=caller.operator,
         )
 
     @unary

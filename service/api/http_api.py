@@ -39,6 +39,7 @@ from tablelog.v1 import clubs_pb2, service_pb2
 SERVICES: tuple[descriptor.ServiceDescriptor, ...] = (
     service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
     clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
+    clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"],
 )
 """The services the HTTP port serves: the API, not health or reflection (gRPC's own)."""
 API_PREFIXES = tuple(f"/{service.full_name}/" for service in SERVICES)

@@ -19,6 +19,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from tablelog.replay.registry import all_games
 from tablelog.service.access.admission import Admission
 from tablelog.service.access.authentication import GameClubs, Gate, member_keys
+from tablelog.service.access.club_admin import ClubAdmin
 from tablelog.service.access.identity import new_token
 from tablelog.service.access.local_owner import register_owner_token
 from tablelog.service.access.members import MemberStore
@@ -28,6 +29,7 @@ from tablelog.service.api.health import StoreProbe
 from tablelog.service.api.http_api import HandlerTable
 from tablelog.service.api.http_port import HttpPort, start_http_port
 from tablelog.service.api.interceptors import Registrar, add_servicer
+from tablelog.service.api.operators import OperatorServicer
 from tablelog.service.api.servicer import TablelogServicer
 from tablelog.service.api.transport import TlsFiles
 from tablelog.service.limits import MAX_MESSAGE_BYTES
@@ -46,6 +48,7 @@ HOT_METHODS = frozenset({"RecordMove"})
 others save a microsecond or two there and would cost every call one, see `Registrar`)."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 CLUB_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
+OPERATOR_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"].full_name
 PRESERIALIZED_METHODS = frozenset({"WatchGame"})
 """Methods whose handlers yield messages already serialized (each watch update is
 serialized once for all its watchers): their serializer passes bytes through."""
@@ -124,6 +127,12 @@ def build_server(
         clubs,
         Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
     )
+    operators = OperatorServicer(ClubAdmin(members, store), gate, recorder)
+    add_servicer(
+        clubs_pb2_grpc.add_OperatorServiceServicer_to_server,
+        operators,
+        Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
+    )
     # The same handlers again, wrapped alike, for the HTTP port (`tablelog.service.api.http_api`).
     handlers = HandlerTable()
     add_servicer(
@@ -136,13 +145,24 @@ def build_server(
         clubs,
         Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
     )
+    add_servicer(
+        clubs_pb2_grpc.add_OperatorServiceServicer_to_server,
+        operators,
+        Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
+    )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
     add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
     add_servicer(
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
         reflection.aio.ReflectionServicer(
-            (SERVICE_NAME, CLUB_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+            (
+                SERVICE_NAME,
+                CLUB_SERVICE_NAME,
+                OPERATOR_SERVICE_NAME,
+                health.SERVICE_NAME,
+                reflection.SERVICE_NAME,
+            )
         ),
         plain,
     )

@@ -27,6 +27,7 @@ from tablelog.service.recording import records
 from tablelog.service.recording.amending import KINDS
 from tablelog.service.recording.appending import Outcome
 from tablelog.service.recording.entitlement import entitled_viewer
+from tablelog.service.recording.game_index import index_club
 from tablelog.service.recording.recorder import Recorder
 from tablelog.service.recording.views import (
     annotation_of,
@@ -216,7 +217,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         await self._check_seat_members(request)
         outcome = await self.recorder.create_game(request, actor_of(context))
         if self.games is not None:
-            self.games.learn(outcome.head.game_id, current_caller().club_id)
+            # The club the game's own history names, never the caller's (a retry answers
+            # the game it made; issue 23: learning the caller's club here once moved a game).
+            self.games.learn(outcome.head.game_id, index_club(outcome.head.position.table.created))
         return service_pb2.CreateGameResponse(
             game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
         )
@@ -528,9 +531,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         own `game_id`): one of another club, or for a link token any but its own."""
         check_game_id(game_id)
         caller = current_caller()
-        club_id = await self.games.club_of(game_id) if self.games is not None else None
         if (caller.link and game_id != caller.game_id) or (
-            club_id is not None and club_id != caller.club_id
+            self.games is not None and not await self.games.in_club(game_id, caller.club_id)
         ):
             raise GameNotFound(game_id)
 
@@ -576,7 +578,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         )
         if self.games is not None:
             for outcome in outcomes:
-                self.games.learn(outcome.head.game_id, current_caller().club_id)
+                self.games.learn(
+                    outcome.head.game_id, index_club(outcome.head.position.table.created)
+                )
         return service_pb2.ImportRecordResponse(games=[_outcome(o) for o in outcomes])
 
 

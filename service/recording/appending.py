@@ -45,10 +45,16 @@ def now() -> timestamp_pb2.Timestamp:
     return stamp
 
 
-def new_game_id(request_id: str = "") -> str:
-    """A short id; derived from the request id so a retried CreateGame finds its game."""
+def new_game_id(request_id: str = "", club: str = "") -> str:
+    """A short id; derived from the request id so a retried CreateGame finds its game.
+
+    A request id names a change within one club: the id is derived from the club and the
+    request id together (the club's length first, so no club and request id pair reads as
+    another), so another club replaying the same request id makes a game of its own and
+    never reaches this one (issue 23: a replayed CreateGame request id took over a game)."""
+    scoped = len(club).to_bytes(4, "big") + club.encode() + request_id.encode()
     raw = (
-        hashlib.sha256(b"tablelog/create/" + request_id.encode()).digest()
+        hashlib.sha256(b"tablelog/create-in-club/" + scoped).digest()
         if request_id
         else secrets.token_bytes(10)
     )

@@ -158,7 +158,7 @@ class Commands:
         check_components("components", request.components)
         game = find_game(request.game)
         mode = request.mode or TABLE
-        game_id = new_game_id(request.request_id)
+        game_id = new_game_id(request.request_id, actor.club)
         origin = Origin(actor, request.request_id)
         if request.request_id:
             asked = service_pb2.CreateGameRequest()
@@ -569,7 +569,7 @@ class Commands:
             raise InvalidRequest("events", f"At most {MAX_IMPORT_EVENTS} events per import.")
         if events[0].WhichOneof("body") == "game_created":
             check_components("events[0].game_created.components", events[0].game_created.components)
-        game_id = new_game_id(request_id)
+        game_id = new_game_id(request_id, actor.club)
         origin = Origin(actor, request_id)
         if request_id:
             origin = Origin(

@@ -118,6 +118,11 @@ class EventStore(abc.ABC):
         unless that one is of a later revision (idempotent, in any order)."""
 
     @abc.abstractmethod
+    async def indexed(self, club: str, game_id: str) -> bool:
+        """Whether `club`'s listing index holds the game (one small read, the same for a
+        game of another club as for no game)."""
+
+    @abc.abstractmethod
     async def list_game_ids(
         self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:

@@ -250,6 +250,12 @@ class GameIndex:
         )
         return [row.decode() for row in rows]
 
+    async def holds(self, club: str, game_id: str) -> bool:
+        """Whether the club's index has an entry for the game (HEXISTS: a reply of one
+        integer whatever the game, so another club's game costs what no game costs)."""
+        found = await self._call(self._client.hexists(self.base(club) + ":entries", game_id))
+        return bool(found)
+
     async def entries(self, club: str) -> dict[str, IndexEntry]:
         """Every entry of `club`'s index: what it holds of each game, to look at it whole."""
         rows = await self._call(self._client.hgetall(self.base(club) + ":entries"))

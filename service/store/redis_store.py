@@ -511,6 +511,9 @@ class RedisEventStore(EventStore):
     async def index_games(self, club: str, entries: Sequence[IndexEntry]) -> None:
         await self.game_index.put(club, entries)
 
+    async def indexed(self, club: str, game_id: str) -> bool:
+        return await self.game_index.holds(club, game_id)
+
     async def list_game_ids(
         self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:

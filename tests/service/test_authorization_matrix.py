@@ -1,12 +1,14 @@
 """The authorization matrix, generated from the one table
 (`tablelog.service.access.authorization.TABLE`): every RPC of TablelogService and ClubService,
 called over a real gRPC channel against the session's server and Redis, by each role (owner,
-recorder, player, spectator, and a link token) on its own club's resources and on another club's,
-and with no token, an unknown one, an expired one and a revoked one. Every cell is asserted: an
-allowed call is neither UNAUTHENTICATED nor PERMISSION_DENIED; a refused one has the exact code and
-reason; a call on another club's game, member or token is NOT_FOUND as if it did not exist; and a
-refused call changes nothing (the streams, members, tokens, seats and game indexes are compared
-before and after). The number of cells is printed (`-s`) and checked against the table."""
+recorder, player, spectator, and a link token, and the server's operator) on its own club's
+resources and on another club's, and with no token, an unknown one, an expired one and a revoked
+one. OperatorService is the operator's alone: every role of every club, the owners included, is
+refused it. Every cell is asserted: an allowed call is neither UNAUTHENTICATED nor
+PERMISSION_DENIED; a refused one has the exact code and reason; a call on another club's game,
+member or token is NOT_FOUND as if it did not exist; and a refused call changes nothing (the
+streams, members, tokens, seats, game indexes and the server's clubs are compared before and after).
+The number of cells is printed (`-s`) and checked against the table."""
 
 from __future__ import annotations
 
@@ -26,8 +28,8 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from tablelog.service.access.authorization import CLUBS, TABLE, TABLELOG, Access, render
-from tablelog.service.access.identity import Role, TokenRecord, new_id, new_token
+from tablelog.service.access.authorization import CLUBS, OPERATORS, TABLE, TABLELOG, Access, render
+from tablelog.service.access.identity import Role, new_token
 from tablelog.service.access.members import MemberStore
 from tablelog.service.api.server import BackgroundServer, channel
 from tablelog.service.store.embedded import EmbeddedRedis
@@ -36,13 +38,14 @@ from tablelog_client import Client
 from tests.service.helpers import OWNER_TOKEN
 
 ROLES = ("owner", "recorder", "player", "spectator")
-CALLERS = (*ROLES, "link")
+CALLERS = (*ROLES, "link", "operator")
 BAD_TOKENS = ("missing", "unknown", "expired", "revoked")
 METHODS = {
     f"/{service.full_name}/{method.name}": method
     for service in (
         service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
         clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
+        clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"],
     )
     for method in service.methods
 }
@@ -120,6 +123,12 @@ def invoke(
 def _club(server: BackgroundServer, owner: Client, club_id: str) -> Club:
     tokens = {"owner": owner.token.value if owner.token else ""}
     members = {"owner": owner.whoami().member.member_id}
+    if owner.whoami().operator:
+        # The operator is an owner of their club; the "owner" column is an owner who is not.
+        tokens["operator"], members["operator"] = tokens["owner"], members["owner"]
+        second = owner.add_member(f"owner-{uuid.uuid4().hex[:6]}", "owner")
+        members["owner"] = second.member_id
+        tokens["owner"] = owner.create_token(second.member_id).token
     for role in ROLES[1:]:
         member = owner.add_member(f"{role}-{uuid.uuid4().hex[:6]}", role)
         members[role] = member.member_id
@@ -136,16 +145,10 @@ def _club(server: BackgroundServer, owner: Client, club_id: str) -> Club:
 def world(server: BackgroundServer) -> Iterator[World]:
     assert server.built is not None
     members: MemberStore = server.built.members
-    rival = "rival-" + uuid.uuid4().hex[:8]
-    rival_token = new_token()
-
-    async def make_rival() -> None:
-        await members.create_club(rival, "rival club")
-        owner = await members.add_member(rival, "rival owner", Role.OWNER)
-        record = TokenRecord(new_id("t_"), rival, owner.member_id, time.time(), 0, "")
-        await members.register_token(rival_token, record)
-
-    server.run(make_rival())
+    # The rival club is made as every club is, by the server's operator (the local owner).
+    with Client(server.target, token=OWNER_TOKEN) as operator:
+        made = operator.create_club("rival club", owner_name="rival owner")
+    rival, rival_token = made.club.club_id, made.owner_token
     with (
         Client(server.target, token=OWNER_TOKEN) as owner,
         Client(server.target, token=rival_token) as rival_owner,
@@ -289,6 +292,18 @@ BUILDERS: dict[str, Build] = {
         game_id=c.seat_game, seat=1, member_id=c.members["spectator"]
     ),
     f"/{CLUBS}/UpdateClub": lambda w, c, o, r: clubs_pb2.UpdateClubRequest(players_may_record=True),
+    # The operator's calls, each on a club of its own (`o` is the operator in the own club).
+    f"/{OPERATORS}/CreateClub": lambda w, c, o, r: clubs_pb2.CreateClubRequest(name=w.fresh()),
+    f"/{OPERATORS}/ListClubs": lambda w, c, o, r: clubs_pb2.ListClubsRequest(),
+    f"/{OPERATORS}/SuspendClub": lambda w, c, o, r: clubs_pb2.SuspendClubRequest(
+        club_id=o.create_club(w.fresh()).club.club_id
+    ),
+    f"/{OPERATORS}/ResumeClub": lambda w, c, o, r: clubs_pb2.ResumeClubRequest(
+        club_id=o.create_club(w.fresh()).club.club_id
+    ),
+    f"/{OPERATORS}/DeleteClub": lambda w, c, o, r: clubs_pb2.DeleteClubRequest(
+        club_id=o.create_club(w.fresh()).club.club_id
+    ),
 }
 
 NOT_FOUND_REASONS = {
@@ -314,7 +329,7 @@ def _targets(path: str) -> str | None:
 
 def state(client: redis.Redis, w: World) -> tuple[object, ...]:
     """What a refused call must leave as it was."""
-    keys: list[object] = []
+    keys: list[object] = [sorted(client.smembers("tl:clubs"))]
     for club in (w.own, w.other):
         keys += [
             client.xlen(f"tl:{{{club.game}}}:events"),
@@ -391,12 +406,14 @@ def test_the_authorization_matrix(
 
             for caller in CALLERS:
                 token = world.link if caller == "link" else world.own.tokens[caller]
-                access = (
-                    (Access.ALLOW if row.link else Access.DENY)
-                    if caller == "link"
-                    else row.access(Role(caller))
-                )
-                role = caller if caller != "link" else "spectator"
+                if caller == "link":
+                    access = Access.ALLOW if row.link else Access.DENY
+                elif row.operator:
+                    access = Access.ALLOW if caller == "operator" else Access.DENY
+                else:  # the operator has their role (owner) in their club, no more
+                    access = row.access(Role.OWNER if caller == "operator" else Role(caller))
+                role = {"link": "spectator", "operator": "owner"}.get(caller, caller)
+                shown = "owner" if caller == "operator" else caller
                 forbidden = (grpc.StatusCode.PERMISSION_DENIED, "ROLE_FORBIDS")
                 # Own club: OWN cells are checked on the caller's own seat or annotation
                 # here, and on someone else's in the tests below.
@@ -408,7 +425,7 @@ def test_the_authorization_matrix(
                     request,
                     token,
                     None if access is not Access.DENY else forbidden,
-                    {"role": caller, "rpc": rpc} if access is Access.DENY else None,
+                    {"role": shown, "rpc": rpc} if access is Access.DENY else None,
                 )
                 # Another club: refused by the table first, else as if it did not exist.
                 target = _targets(path)

@@ -157,7 +157,7 @@ def test_an_import_whose_events_would_not_fold_is_refused_and_stores_nothing(
                     checked_moves=moves,
                 )
             assert refused.value.metadata["line"] == str(full.failed_at[0])
-            assert await store.read_raw(new_game_id("import-fold-1")) == []
+            assert await store.read_raw(new_game_id("import-fold-1", actor.club)) == []
             # The same events unchanged import, as one fold.
             outcome = await recorder.import_game(
                 record.events_of(game),

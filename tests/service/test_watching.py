@@ -1,7 +1,7 @@
-"""Live watching at scale (service/recording/watching.py): one tail per watched game shares its reads
-and renders among all watchers, so watchers never take the connections a RecordMove needs;
-each watcher gets every update once and in order; a slow one is ended with a status it can
-resume from, and watchers resume from their last revision after a restart."""
+"""Live watching at scale (service/recording/watching.py): one tail per watched game shares its
+reads and renders among all watchers, so watchers never take the connections a RecordMove needs;
+each watcher gets every update once and in order; a slow one is ended with a status it can resume
+from, and watchers resume from their last revision after a restart."""
 
 from __future__ import annotations
 

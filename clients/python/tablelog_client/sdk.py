@@ -221,6 +221,7 @@ class Client:
             calls = grpc.intercept_channel(self._channel, BearerToken(self.token.value))
         self.stub = service_pb2_grpc.TablelogServiceStub(calls)
         self.clubs = clubs_pb2_grpc.ClubServiceStub(calls)
+        self.operators = clubs_pb2_grpc.OperatorServiceStub(calls)
         self.metadata: tuple[tuple[str, str], ...] = (("x-tablelog-client", client_name),)
 
     def close(self) -> None:
@@ -744,6 +745,43 @@ class Client:
         if players_may_record is not None:
             request.players_may_record = players_may_record
         return self._call(self.clubs.UpdateClub, request).club
+
+    # -------------------------------------------------------------- the operator's clubs
+
+    def create_club(
+        self, name: str, owner_name: str = "", expires_in_seconds: int = 0
+    ) -> clubs_pb2.CreateClubResponse:
+        """A new club and its first owner, whose token is answered only here (the
+        operator only)."""
+        request = clubs_pb2.CreateClubRequest(
+            name=name, owner_name=owner_name, expires_in_seconds=expires_in_seconds
+        )
+        return self._call(self.operators.CreateClub, request)
+
+    def list_clubs(self) -> list[clubs_pb2.Club]:
+        """Every club of the server (all pages)."""
+        clubs: list[clubs_pb2.Club] = []
+        token = ""
+        while True:
+            request = clubs_pb2.ListClubsRequest(page_size=1000, page_token=token)
+            page = self._call(self.operators.ListClubs, request, retry=True)
+            clubs += page.clubs
+            token = page.next_page_token
+            if not token:
+                return clubs
+
+    def suspend_club(self, club_id: str) -> clubs_pb2.Club:
+        request = clubs_pb2.SuspendClubRequest(club_id=club_id)
+        return self._call(self.operators.SuspendClub, request).club
+
+    def resume_club(self, club_id: str) -> clubs_pb2.Club:
+        request = clubs_pb2.ResumeClubRequest(club_id=club_id)
+        return self._call(self.operators.ResumeClub, request).club
+
+    def delete_club(self, club_id: str) -> int:
+        """Deletes the club and all it owns; how many games were deleted."""
+        request = clubs_pb2.DeleteClubRequest(club_id=club_id)
+        return self._call(self.operators.DeleteClub, request).games_deleted
 
 
 ROLES = {

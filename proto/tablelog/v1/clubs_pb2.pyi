@@ -57,20 +57,24 @@ class Club(_message.Message):
     CLUB_ID_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     PLAYERS_MAY_RECORD_FIELD_NUMBER: _builtins.int
+    SUSPENDED_FIELD_NUMBER: _builtins.int
     club_id: _builtins.str
     name: _builtins.str
     players_may_record: _builtins.bool
     """Whether members with the player role may record moves for their own seats."""
+    suspended: _builtins.bool
+    """Set by the operator's SuspendClub: every call of the club's members is refused."""
     def __init__(
         self,
         *,
         club_id: _builtins.str = ...,
         name: _builtins.str = ...,
         players_may_record: _builtins.bool = ...,
+        suspended: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id", "name", b"name", "players_may_record", b"players_may_record"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id", "name", b"name", "players_may_record", b"players_may_record", "suspended", b"suspended"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -173,8 +177,11 @@ class WhoAmIResponse(_message.Message):
     CLUB_FIELD_NUMBER: _builtins.int
     GAME_ID_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
+    OPERATOR_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """Set for a link token: the one game it may read."""
+    operator: _builtins.bool
+    """Whether the caller is the server's operator (may call OperatorService)."""
     @_builtins.property
     def member(self) -> Global___Member: ...
     @_builtins.property
@@ -188,10 +195,11 @@ class WhoAmIResponse(_message.Message):
         club: Global___Club | None = ...,
         game_id: _builtins.str = ...,
         token: Global___TokenInfo | None = ...,
+        operator: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "member", b"member", "token", b"token"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "game_id", b"game_id", "member", b"member", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "game_id", b"game_id", "member", b"member", "operator", b"operator", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -624,3 +632,228 @@ class UpdateClubResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___UpdateClubResponse: _TypeAlias = UpdateClubResponse  # noqa: Y015
+
+@_typing.final
+class CreateClubRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    OWNER_NAME_FIELD_NUMBER: _builtins.int
+    EXPIRES_IN_SECONDS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The club's name (1 to 100 characters)."""
+    owner_name: _builtins.str
+    """The first owner's display name; empty: "owner"."""
+    expires_in_seconds: _builtins.int
+    """0: the owner's token does not expire; else its lifetime (at most ten years)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        owner_name: _builtins.str = ...,
+        expires_in_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_in_seconds", b"expires_in_seconds", "name", b"name", "owner_name", b"owner_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateClubRequest: _TypeAlias = CreateClubRequest  # noqa: Y015
+
+@_typing.final
+class CreateClubResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_INFO_FIELD_NUMBER: _builtins.int
+    owner_token: _builtins.str
+    """The first owner's bearer token, answered only here: hand it to the club's owner."""
+    @_builtins.property
+    def club(self) -> Global___Club: ...
+    @_builtins.property
+    def owner(self) -> Global___Member: ...
+    @_builtins.property
+    def owner_token_info(self) -> Global___TokenInfo: ...
+    def __init__(
+        self,
+        *,
+        club: Global___Club | None = ...,
+        owner: Global___Member | None = ...,
+        owner_token: _builtins.str = ...,
+        owner_token_info: Global___TokenInfo | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "owner", b"owner", "owner_token_info", b"owner_token_info"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club", "owner", b"owner", "owner_token", b"owner_token", "owner_token_info", b"owner_token_info"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateClubResponse: _TypeAlias = CreateClubResponse  # noqa: Y015
+
+@_typing.final
+class ListClubsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """0: the default (100); at most 1000."""
+    page_token: _builtins.str
+    """From a previous response's next_page_token."""
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListClubsRequest: _TypeAlias = ListClubsRequest  # noqa: Y015
+
+@_typing.final
+class ListClubsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUBS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Empty on the last page."""
+    @_builtins.property
+    def clubs(self) -> _containers.RepeatedCompositeFieldContainer[Global___Club]: ...
+    def __init__(
+        self,
+        *,
+        clubs: _abc.Iterable[Global___Club] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clubs", b"clubs", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListClubsResponse: _TypeAlias = ListClubsResponse  # noqa: Y015
+
+@_typing.final
+class SuspendClubRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuspendClubRequest: _TypeAlias = SuspendClubRequest  # noqa: Y015
+
+@_typing.final
+class SuspendClubResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def club(self) -> Global___Club: ...
+    def __init__(
+        self,
+        *,
+        club: Global___Club | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["club", b"club"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuspendClubResponse: _TypeAlias = SuspendClubResponse  # noqa: Y015
+
+@_typing.final
+class ResumeClubRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeClubRequest: _TypeAlias = ResumeClubRequest  # noqa: Y015
+
+@_typing.final
+class ResumeClubResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def club(self) -> Global___Club: ...
+    def __init__(
+        self,
+        *,
+        club: Global___Club | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["club", b"club"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club", b"club"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeClubResponse: _TypeAlias = ResumeClubResponse  # noqa: Y015
+
+@_typing.final
+class DeleteClubRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteClubRequest: _TypeAlias = DeleteClubRequest  # noqa: Y015
+
+@_typing.final
+class DeleteClubResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_DELETED_FIELD_NUMBER: _builtins.int
+    games_deleted: _builtins.int
+    """How many of the club's games were deleted."""
+    def __init__(
+        self,
+        *,
+        games_deleted: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games_deleted", b"games_deleted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteClubResponse: _TypeAlias = DeleteClubResponse  # noqa: Y015

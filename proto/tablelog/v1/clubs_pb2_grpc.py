@@ -553,3 +553,268 @@ class ClubService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class OperatorServiceStub:
+    """The clubs of this server, for its operator: a server-level role, distinct from every
+    club's owner (the member whose token `tablelog serve` writes to its data directory, see
+    docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+    ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+    only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.CreateClub = channel.unary_unary(
+                '/tablelog.v1.OperatorService/CreateClub',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.CreateClubRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.CreateClubResponse.FromString,
+                _registered_method=True)
+        self.ListClubs = channel.unary_unary(
+                '/tablelog.v1.OperatorService/ListClubs',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.ListClubsRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.ListClubsResponse.FromString,
+                _registered_method=True)
+        self.SuspendClub = channel.unary_unary(
+                '/tablelog.v1.OperatorService/SuspendClub',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.SuspendClubRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.SuspendClubResponse.FromString,
+                _registered_method=True)
+        self.ResumeClub = channel.unary_unary(
+                '/tablelog.v1.OperatorService/ResumeClub',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.ResumeClubRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.ResumeClubResponse.FromString,
+                _registered_method=True)
+        self.DeleteClub = channel.unary_unary(
+                '/tablelog.v1.OperatorService/DeleteClub',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.DeleteClubRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.DeleteClubResponse.FromString,
+                _registered_method=True)
+
+
+class OperatorServiceServicer:
+    """The clubs of this server, for its operator: a server-level role, distinct from every
+    club's owner (the member whose token `tablelog serve` writes to its data directory, see
+    docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+    ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+    only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+    """
+
+    def CreateClub(self, request, context):
+        """A new club and its first owner: the owner's token is answered only here.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListClubs(self, request, context):
+        """The server's clubs, by club id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SuspendClub(self, request, context):
+        """Refuses every call of the club's members and link tokens (PERMISSION_DENIED
+        CLUB_SUSPENDED) until ResumeClub; nothing of the club is changed or lost.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeClub(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteClub(self, request, context):
+        """Deletes the club: its members, tokens (they are unknown at once), settings, listing and
+        every game it recorded (events, requests, seats, checkpoints). Not undoable.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_OperatorServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'CreateClub': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateClub,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.CreateClubRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.CreateClubResponse.SerializeToString,
+            ),
+            'ListClubs': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListClubs,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.ListClubsRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.ListClubsResponse.SerializeToString,
+            ),
+            'SuspendClub': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuspendClub,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.SuspendClubRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.SuspendClubResponse.SerializeToString,
+            ),
+            'ResumeClub': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeClub,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.ResumeClubRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.ResumeClubResponse.SerializeToString,
+            ),
+            'DeleteClub': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteClub,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.DeleteClubRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.DeleteClubResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'tablelog.v1.OperatorService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('tablelog.v1.OperatorService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class OperatorService:
+    """The clubs of this server, for its operator: a server-level role, distinct from every
+    club's owner (the member whose token `tablelog serve` writes to its data directory, see
+    docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+    ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+    only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+    """
+
+    @staticmethod
+    def CreateClub(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.OperatorService/CreateClub',
+            tablelog_dot_v1_dot_clubs__pb2.CreateClubRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.CreateClubResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListClubs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.OperatorService/ListClubs',
+            tablelog_dot_v1_dot_clubs__pb2.ListClubsRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.ListClubsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SuspendClub(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.OperatorService/SuspendClub',
+            tablelog_dot_v1_dot_clubs__pb2.SuspendClubRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.SuspendClubResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeClub(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.OperatorService/ResumeClub',
+            tablelog_dot_v1_dot_clubs__pb2.ResumeClubRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.ResumeClubResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteClub(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.OperatorService/DeleteClub',
+            tablelog_dot_v1_dot_clubs__pb2.DeleteClubRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.DeleteClubResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -185,3 +185,106 @@ class ClubServiceServicer(metaclass=_abc_1.ABCMeta):
         """Changes the club's settings."""
 
 def add_ClubServiceServicer_to_server(servicer: ClubServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class OperatorServiceStub:
+    """The clubs of this server, for its operator: a server-level role, distinct from every
+    club's owner (the member whose token `tablelog serve` writes to its data directory, see
+    docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+    ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+    only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> OperatorServiceAsyncStub: ...
+    CreateClub: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.CreateClubRequest, _clubs_pb2.CreateClubResponse]
+    """A new club and its first owner: the owner's token is answered only here."""
+    ListClubs: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ListClubsRequest, _clubs_pb2.ListClubsResponse]
+    """The server's clubs, by club id."""
+    SuspendClub: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.SuspendClubRequest, _clubs_pb2.SuspendClubResponse]
+    """Refuses every call of the club's members and link tokens (PERMISSION_DENIED
+    CLUB_SUSPENDED) until ResumeClub; nothing of the club is changed or lost.
+    """
+    ResumeClub: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ResumeClubRequest, _clubs_pb2.ResumeClubResponse]
+    DeleteClub: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.DeleteClubRequest, _clubs_pb2.DeleteClubResponse]
+    """Deletes the club: its members, tokens (they are unknown at once), settings, listing and
+    every game it recorded (events, requests, seats, checkpoints). Not undoable.
+    """
+
+@_typing.type_check_only
+class OperatorServiceAsyncStub(OperatorServiceStub):
+    """The clubs of this server, for its operator: a server-level role, distinct from every
+    club's owner (the member whose token `tablelog serve` writes to its data directory, see
+    docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+    ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+    only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    CreateClub: _aio.UnaryUnaryMultiCallable[_clubs_pb2.CreateClubRequest, _clubs_pb2.CreateClubResponse]  # type: ignore[assignment]
+    """A new club and its first owner: the owner's token is answered only here."""
+    ListClubs: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ListClubsRequest, _clubs_pb2.ListClubsResponse]  # type: ignore[assignment]
+    """The server's clubs, by club id."""
+    SuspendClub: _aio.UnaryUnaryMultiCallable[_clubs_pb2.SuspendClubRequest, _clubs_pb2.SuspendClubResponse]  # type: ignore[assignment]
+    """Refuses every call of the club's members and link tokens (PERMISSION_DENIED
+    CLUB_SUSPENDED) until ResumeClub; nothing of the club is changed or lost.
+    """
+    ResumeClub: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ResumeClubRequest, _clubs_pb2.ResumeClubResponse]  # type: ignore[assignment]
+    DeleteClub: _aio.UnaryUnaryMultiCallable[_clubs_pb2.DeleteClubRequest, _clubs_pb2.DeleteClubResponse]  # type: ignore[assignment]
+    """Deletes the club: its members, tokens (they are unknown at once), settings, listing and
+    every game it recorded (events, requests, seats, checkpoints). Not undoable.
+    """
+
+class OperatorServiceServicer(metaclass=_abc_1.ABCMeta):
+    """The clubs of this server, for its operator: a server-level role, distinct from every
+    club's owner (the member whose token `tablelog serve` writes to its data directory, see
+    docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+    ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+    only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+    """
+
+    @_abc_1.abstractmethod
+    def CreateClub(
+        self,
+        request: _clubs_pb2.CreateClubRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.CreateClubResponse, _abc.Awaitable[_clubs_pb2.CreateClubResponse]]:
+        """A new club and its first owner: the owner's token is answered only here."""
+
+    @_abc_1.abstractmethod
+    def ListClubs(
+        self,
+        request: _clubs_pb2.ListClubsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.ListClubsResponse, _abc.Awaitable[_clubs_pb2.ListClubsResponse]]:
+        """The server's clubs, by club id."""
+
+    @_abc_1.abstractmethod
+    def SuspendClub(
+        self,
+        request: _clubs_pb2.SuspendClubRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.SuspendClubResponse, _abc.Awaitable[_clubs_pb2.SuspendClubResponse]]:
+        """Refuses every call of the club's members and link tokens (PERMISSION_DENIED
+        CLUB_SUSPENDED) until ResumeClub; nothing of the club is changed or lost.
+        """
+
+    @_abc_1.abstractmethod
+    def ResumeClub(
+        self,
+        request: _clubs_pb2.ResumeClubRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.ResumeClubResponse, _abc.Awaitable[_clubs_pb2.ResumeClubResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteClub(
+        self,
+        request: _clubs_pb2.DeleteClubRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.DeleteClubResponse, _abc.Awaitable[_clubs_pb2.DeleteClubResponse]]:
+        """Deletes the club: its members, tokens (they are unknown at once), settings, listing and
+        every game it recorded (events, requests, seats, checkpoints). Not undoable.
+        """
+
+def add_OperatorServiceServicer_to_server(servicer: OperatorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -88,8 +88,10 @@ type Club struct {
 	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// Whether members with the player role may record moves for their own seats.
 	PlayersMayRecord bool `protobuf:"varint,3,opt,name=players_may_record,json=playersMayRecord,proto3" json:"players_may_record,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set by the operator's SuspendClub: every call of the club's members is refused.
+	Suspended     bool `protobuf:"varint,4,opt,name=suspended,proto3" json:"suspended,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Club) Reset() {
@@ -139,6 +141,13 @@ func (x *Club) GetName() string {
 func (x *Club) GetPlayersMayRecord() bool {
 	if x != nil {
 		return x.PlayersMayRecord
+	}
+	return false
+}
+
+func (x *Club) GetSuspended() bool {
+	if x != nil {
+		return x.Suspended
 	}
 	return false
 }
@@ -348,8 +357,10 @@ type WhoAmIResponse struct {
 	Member *Member                `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
 	Club   *Club                  `protobuf:"bytes,2,opt,name=club,proto3" json:"club,omitempty"`
 	// Set for a link token: the one game it may read.
-	GameId        string     `protobuf:"bytes,3,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
-	Token         *TokenInfo `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
+	GameId string     `protobuf:"bytes,3,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	Token  *TokenInfo `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
+	// Whether the caller is the server's operator (may call OperatorService).
+	Operator      bool `protobuf:"varint,5,opt,name=operator,proto3" json:"operator,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -410,6 +421,13 @@ func (x *WhoAmIResponse) GetToken() *TokenInfo {
 		return x.Token
 	}
 	return nil
+}
+
+func (x *WhoAmIResponse) GetOperator() bool {
+	if x != nil {
+		return x.Operator
+	}
+	return false
 }
 
 type ListMembersRequest struct {
@@ -1364,15 +1382,520 @@ func (x *UpdateClubResponse) GetClub() *Club {
 	return nil
 }
 
+type CreateClubRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The club's name (1 to 100 characters).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The first owner's display name; empty: "owner".
+	OwnerName string `protobuf:"bytes,2,opt,name=owner_name,json=ownerName,proto3" json:"owner_name,omitempty"`
+	// 0: the owner's token does not expire; else its lifetime (at most ten years).
+	ExpiresInSeconds uint32 `protobuf:"varint,3,opt,name=expires_in_seconds,json=expiresInSeconds,proto3" json:"expires_in_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *CreateClubRequest) Reset() {
+	*x = CreateClubRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateClubRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateClubRequest) ProtoMessage() {}
+
+func (x *CreateClubRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateClubRequest.ProtoReflect.Descriptor instead.
+func (*CreateClubRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *CreateClubRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateClubRequest) GetOwnerName() string {
+	if x != nil {
+		return x.OwnerName
+	}
+	return ""
+}
+
+func (x *CreateClubRequest) GetExpiresInSeconds() uint32 {
+	if x != nil {
+		return x.ExpiresInSeconds
+	}
+	return 0
+}
+
+type CreateClubResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Club  *Club                  `protobuf:"bytes,1,opt,name=club,proto3" json:"club,omitempty"`
+	Owner *Member                `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The first owner's bearer token, answered only here: hand it to the club's owner.
+	OwnerToken     string     `protobuf:"bytes,3,opt,name=owner_token,json=ownerToken,proto3" json:"owner_token,omitempty"`
+	OwnerTokenInfo *TokenInfo `protobuf:"bytes,4,opt,name=owner_token_info,json=ownerTokenInfo,proto3" json:"owner_token_info,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CreateClubResponse) Reset() {
+	*x = CreateClubResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateClubResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateClubResponse) ProtoMessage() {}
+
+func (x *CreateClubResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateClubResponse.ProtoReflect.Descriptor instead.
+func (*CreateClubResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *CreateClubResponse) GetClub() *Club {
+	if x != nil {
+		return x.Club
+	}
+	return nil
+}
+
+func (x *CreateClubResponse) GetOwner() *Member {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *CreateClubResponse) GetOwnerToken() string {
+	if x != nil {
+		return x.OwnerToken
+	}
+	return ""
+}
+
+func (x *CreateClubResponse) GetOwnerTokenInfo() *TokenInfo {
+	if x != nil {
+		return x.OwnerTokenInfo
+	}
+	return nil
+}
+
+type ListClubsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0: the default (100); at most 1000.
+	PageSize uint32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClubsRequest) Reset() {
+	*x = ListClubsRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClubsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClubsRequest) ProtoMessage() {}
+
+func (x *ListClubsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClubsRequest.ProtoReflect.Descriptor instead.
+func (*ListClubsRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListClubsRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListClubsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type ListClubsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Clubs []*Club                `protobuf:"bytes,1,rep,name=clubs,proto3" json:"clubs,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClubsResponse) Reset() {
+	*x = ListClubsResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClubsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClubsResponse) ProtoMessage() {}
+
+func (x *ListClubsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClubsResponse.ProtoReflect.Descriptor instead.
+func (*ListClubsResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ListClubsResponse) GetClubs() []*Club {
+	if x != nil {
+		return x.Clubs
+	}
+	return nil
+}
+
+func (x *ListClubsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+type SuspendClubRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClubId        string                 `protobuf:"bytes,1,opt,name=club_id,json=clubId,proto3" json:"club_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuspendClubRequest) Reset() {
+	*x = SuspendClubRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuspendClubRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuspendClubRequest) ProtoMessage() {}
+
+func (x *SuspendClubRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuspendClubRequest.ProtoReflect.Descriptor instead.
+func (*SuspendClubRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SuspendClubRequest) GetClubId() string {
+	if x != nil {
+		return x.ClubId
+	}
+	return ""
+}
+
+type SuspendClubResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Club          *Club                  `protobuf:"bytes,1,opt,name=club,proto3" json:"club,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuspendClubResponse) Reset() {
+	*x = SuspendClubResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuspendClubResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuspendClubResponse) ProtoMessage() {}
+
+func (x *SuspendClubResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuspendClubResponse.ProtoReflect.Descriptor instead.
+func (*SuspendClubResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SuspendClubResponse) GetClub() *Club {
+	if x != nil {
+		return x.Club
+	}
+	return nil
+}
+
+type ResumeClubRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClubId        string                 `protobuf:"bytes,1,opt,name=club_id,json=clubId,proto3" json:"club_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeClubRequest) Reset() {
+	*x = ResumeClubRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeClubRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeClubRequest) ProtoMessage() {}
+
+func (x *ResumeClubRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeClubRequest.ProtoReflect.Descriptor instead.
+func (*ResumeClubRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ResumeClubRequest) GetClubId() string {
+	if x != nil {
+		return x.ClubId
+	}
+	return ""
+}
+
+type ResumeClubResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Club          *Club                  `protobuf:"bytes,1,opt,name=club,proto3" json:"club,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeClubResponse) Reset() {
+	*x = ResumeClubResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeClubResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeClubResponse) ProtoMessage() {}
+
+func (x *ResumeClubResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeClubResponse.ProtoReflect.Descriptor instead.
+func (*ResumeClubResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ResumeClubResponse) GetClub() *Club {
+	if x != nil {
+		return x.Club
+	}
+	return nil
+}
+
+type DeleteClubRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClubId        string                 `protobuf:"bytes,1,opt,name=club_id,json=clubId,proto3" json:"club_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClubRequest) Reset() {
+	*x = DeleteClubRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClubRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClubRequest) ProtoMessage() {}
+
+func (x *DeleteClubRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClubRequest.ProtoReflect.Descriptor instead.
+func (*DeleteClubRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *DeleteClubRequest) GetClubId() string {
+	if x != nil {
+		return x.ClubId
+	}
+	return ""
+}
+
+type DeleteClubResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many of the club's games were deleted.
+	GamesDeleted  uint32 `protobuf:"varint,1,opt,name=games_deleted,json=gamesDeleted,proto3" json:"games_deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClubResponse) Reset() {
+	*x = DeleteClubResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClubResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClubResponse) ProtoMessage() {}
+
+func (x *DeleteClubResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClubResponse.ProtoReflect.Descriptor instead.
+func (*DeleteClubResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *DeleteClubResponse) GetGamesDeleted() uint32 {
+	if x != nil {
+		return x.GamesDeleted
+	}
+	return 0
+}
+
 var File_tablelog_v1_clubs_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"\n" +
-	"\x17tablelog/v1/clubs.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"a\n" +
+	"\x17tablelog/v1/clubs.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x7f\n" +
 	"\x04Club\x12\x17\n" +
 	"\aclub_id\x18\x01 \x01(\tR\x06clubId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12,\n" +
-	"\x12players_may_record\x18\x03 \x01(\bR\x10playersMayRecord\"\xae\x01\n" +
+	"\x12players_may_record\x18\x03 \x01(\bR\x10playersMayRecord\x12\x1c\n" +
+	"\tsuspended\x18\x04 \x01(\bR\tsuspended\"\xae\x01\n" +
 	"\x06Member\x12\x1b\n" +
 	"\tmember_id\x18\x01 \x01(\tR\bmemberId\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12%\n" +
@@ -1388,12 +1911,13 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"last_chars\x18\x05 \x01(\tR\tlastChars\x12\x18\n" +
 	"\arevoked\x18\x06 \x01(\bR\arevoked\x12\x17\n" +
 	"\agame_id\x18\a \x01(\tR\x06gameId\"\x0f\n" +
-	"\rWhoAmIRequest\"\xab\x01\n" +
+	"\rWhoAmIRequest\"\xc7\x01\n" +
 	"\x0eWhoAmIResponse\x12+\n" +
 	"\x06member\x18\x01 \x01(\v2\x13.tablelog.v1.MemberR\x06member\x12%\n" +
 	"\x04club\x18\x02 \x01(\v2\x11.tablelog.v1.ClubR\x04club\x12\x17\n" +
 	"\agame_id\x18\x03 \x01(\tR\x06gameId\x12,\n" +
-	"\x05token\x18\x04 \x01(\v2\x16.tablelog.v1.TokenInfoR\x05token\"\x14\n" +
+	"\x05token\x18\x04 \x01(\v2\x16.tablelog.v1.TokenInfoR\x05token\x12\x1a\n" +
+	"\boperator\x18\x05 \x01(\bR\boperator\"\x14\n" +
 	"\x12ListMembersRequest\"D\n" +
 	"\x13ListMembersResponse\x12-\n" +
 	"\amembers\x18\x01 \x03(\v2\x13.tablelog.v1.MemberR\amembers\"\\\n" +
@@ -1443,7 +1967,37 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"\x05_nameB\x15\n" +
 	"\x13_players_may_record\";\n" +
 	"\x12UpdateClubResponse\x12%\n" +
-	"\x04club\x18\x01 \x01(\v2\x11.tablelog.v1.ClubR\x04club*d\n" +
+	"\x04club\x18\x01 \x01(\v2\x11.tablelog.v1.ClubR\x04club\"t\n" +
+	"\x11CreateClubRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"owner_name\x18\x02 \x01(\tR\townerName\x12,\n" +
+	"\x12expires_in_seconds\x18\x03 \x01(\rR\x10expiresInSeconds\"\xc9\x01\n" +
+	"\x12CreateClubResponse\x12%\n" +
+	"\x04club\x18\x01 \x01(\v2\x11.tablelog.v1.ClubR\x04club\x12)\n" +
+	"\x05owner\x18\x02 \x01(\v2\x13.tablelog.v1.MemberR\x05owner\x12\x1f\n" +
+	"\vowner_token\x18\x03 \x01(\tR\n" +
+	"ownerToken\x12@\n" +
+	"\x10owner_token_info\x18\x04 \x01(\v2\x16.tablelog.v1.TokenInfoR\x0eownerTokenInfo\"N\n" +
+	"\x10ListClubsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"d\n" +
+	"\x11ListClubsResponse\x12'\n" +
+	"\x05clubs\x18\x01 \x03(\v2\x11.tablelog.v1.ClubR\x05clubs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"-\n" +
+	"\x12SuspendClubRequest\x12\x17\n" +
+	"\aclub_id\x18\x01 \x01(\tR\x06clubId\"<\n" +
+	"\x13SuspendClubResponse\x12%\n" +
+	"\x04club\x18\x01 \x01(\v2\x11.tablelog.v1.ClubR\x04club\",\n" +
+	"\x11ResumeClubRequest\x12\x17\n" +
+	"\aclub_id\x18\x01 \x01(\tR\x06clubId\";\n" +
+	"\x12ResumeClubResponse\x12%\n" +
+	"\x04club\x18\x01 \x01(\v2\x11.tablelog.v1.ClubR\x04club\",\n" +
+	"\x11DeleteClubRequest\x12\x17\n" +
+	"\aclub_id\x18\x01 \x01(\tR\x06clubId\"9\n" +
+	"\x12DeleteClubResponse\x12#\n" +
+	"\rgames_deleted\x18\x01 \x01(\rR\fgamesDeleted*d\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1464,7 +2018,16 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"\x0fCreateLinkToken\x12#.tablelog.v1.CreateLinkTokenRequest\x1a$.tablelog.v1.CreateLinkTokenResponse\x12G\n" +
 	"\bBindSeat\x12\x1c.tablelog.v1.BindSeatRequest\x1a\x1d.tablelog.v1.BindSeatResponse\x12M\n" +
 	"\n" +
-	"UpdateClub\x12\x1e.tablelog.v1.UpdateClubRequest\x1a\x1f.tablelog.v1.UpdateClubResponseb\x06proto3"
+	"UpdateClub\x12\x1e.tablelog.v1.UpdateClubRequest\x1a\x1f.tablelog.v1.UpdateClubResponse2\x9c\x03\n" +
+	"\x0fOperatorService\x12M\n" +
+	"\n" +
+	"CreateClub\x12\x1e.tablelog.v1.CreateClubRequest\x1a\x1f.tablelog.v1.CreateClubResponse\x12J\n" +
+	"\tListClubs\x12\x1d.tablelog.v1.ListClubsRequest\x1a\x1e.tablelog.v1.ListClubsResponse\x12P\n" +
+	"\vSuspendClub\x12\x1f.tablelog.v1.SuspendClubRequest\x1a .tablelog.v1.SuspendClubResponse\x12M\n" +
+	"\n" +
+	"ResumeClub\x12\x1e.tablelog.v1.ResumeClubRequest\x1a\x1f.tablelog.v1.ResumeClubResponse\x12M\n" +
+	"\n" +
+	"DeleteClub\x12\x1e.tablelog.v1.DeleteClubRequest\x1a\x1f.tablelog.v1.DeleteClubResponseb\x06proto3"
 
 var (
 	file_tablelog_v1_clubs_proto_rawDescOnce sync.Once
@@ -1479,7 +2042,7 @@ func file_tablelog_v1_clubs_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_clubs_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_clubs_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_tablelog_v1_clubs_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_tablelog_v1_clubs_proto_goTypes = []any{
 	(Role)(0),                       // 0: tablelog.v1.Role
 	(*Club)(nil),                    // 1: tablelog.v1.Club
@@ -1507,13 +2070,23 @@ var file_tablelog_v1_clubs_proto_goTypes = []any{
 	(*BindSeatResponse)(nil),        // 23: tablelog.v1.BindSeatResponse
 	(*UpdateClubRequest)(nil),       // 24: tablelog.v1.UpdateClubRequest
 	(*UpdateClubResponse)(nil),      // 25: tablelog.v1.UpdateClubResponse
-	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
+	(*CreateClubRequest)(nil),       // 26: tablelog.v1.CreateClubRequest
+	(*CreateClubResponse)(nil),      // 27: tablelog.v1.CreateClubResponse
+	(*ListClubsRequest)(nil),        // 28: tablelog.v1.ListClubsRequest
+	(*ListClubsResponse)(nil),       // 29: tablelog.v1.ListClubsResponse
+	(*SuspendClubRequest)(nil),      // 30: tablelog.v1.SuspendClubRequest
+	(*SuspendClubResponse)(nil),     // 31: tablelog.v1.SuspendClubResponse
+	(*ResumeClubRequest)(nil),       // 32: tablelog.v1.ResumeClubRequest
+	(*ResumeClubResponse)(nil),      // 33: tablelog.v1.ResumeClubResponse
+	(*DeleteClubRequest)(nil),       // 34: tablelog.v1.DeleteClubRequest
+	(*DeleteClubResponse)(nil),      // 35: tablelog.v1.DeleteClubResponse
+	(*timestamppb.Timestamp)(nil),   // 36: google.protobuf.Timestamp
 }
 var file_tablelog_v1_clubs_proto_depIdxs = []int32{
 	0,  // 0: tablelog.v1.Member.role:type_name -> tablelog.v1.Role
-	26, // 1: tablelog.v1.Member.created_time:type_name -> google.protobuf.Timestamp
-	26, // 2: tablelog.v1.TokenInfo.created_time:type_name -> google.protobuf.Timestamp
-	26, // 3: tablelog.v1.TokenInfo.expire_time:type_name -> google.protobuf.Timestamp
+	36, // 1: tablelog.v1.Member.created_time:type_name -> google.protobuf.Timestamp
+	36, // 2: tablelog.v1.TokenInfo.created_time:type_name -> google.protobuf.Timestamp
+	36, // 3: tablelog.v1.TokenInfo.expire_time:type_name -> google.protobuf.Timestamp
 	2,  // 4: tablelog.v1.WhoAmIResponse.member:type_name -> tablelog.v1.Member
 	1,  // 5: tablelog.v1.WhoAmIResponse.club:type_name -> tablelog.v1.Club
 	3,  // 6: tablelog.v1.WhoAmIResponse.token:type_name -> tablelog.v1.TokenInfo
@@ -1527,33 +2100,49 @@ var file_tablelog_v1_clubs_proto_depIdxs = []int32{
 	3,  // 14: tablelog.v1.RevokeTokenResponse.token:type_name -> tablelog.v1.TokenInfo
 	3,  // 15: tablelog.v1.CreateLinkTokenResponse.info:type_name -> tablelog.v1.TokenInfo
 	1,  // 16: tablelog.v1.UpdateClubResponse.club:type_name -> tablelog.v1.Club
-	4,  // 17: tablelog.v1.ClubService.WhoAmI:input_type -> tablelog.v1.WhoAmIRequest
-	6,  // 18: tablelog.v1.ClubService.ListMembers:input_type -> tablelog.v1.ListMembersRequest
-	8,  // 19: tablelog.v1.ClubService.AddMember:input_type -> tablelog.v1.AddMemberRequest
-	10, // 20: tablelog.v1.ClubService.RemoveMember:input_type -> tablelog.v1.RemoveMemberRequest
-	12, // 21: tablelog.v1.ClubService.SetRole:input_type -> tablelog.v1.SetRoleRequest
-	14, // 22: tablelog.v1.ClubService.CreateToken:input_type -> tablelog.v1.CreateTokenRequest
-	16, // 23: tablelog.v1.ClubService.ListTokens:input_type -> tablelog.v1.ListTokensRequest
-	18, // 24: tablelog.v1.ClubService.RevokeToken:input_type -> tablelog.v1.RevokeTokenRequest
-	20, // 25: tablelog.v1.ClubService.CreateLinkToken:input_type -> tablelog.v1.CreateLinkTokenRequest
-	22, // 26: tablelog.v1.ClubService.BindSeat:input_type -> tablelog.v1.BindSeatRequest
-	24, // 27: tablelog.v1.ClubService.UpdateClub:input_type -> tablelog.v1.UpdateClubRequest
-	5,  // 28: tablelog.v1.ClubService.WhoAmI:output_type -> tablelog.v1.WhoAmIResponse
-	7,  // 29: tablelog.v1.ClubService.ListMembers:output_type -> tablelog.v1.ListMembersResponse
-	9,  // 30: tablelog.v1.ClubService.AddMember:output_type -> tablelog.v1.AddMemberResponse
-	11, // 31: tablelog.v1.ClubService.RemoveMember:output_type -> tablelog.v1.RemoveMemberResponse
-	13, // 32: tablelog.v1.ClubService.SetRole:output_type -> tablelog.v1.SetRoleResponse
-	15, // 33: tablelog.v1.ClubService.CreateToken:output_type -> tablelog.v1.CreateTokenResponse
-	17, // 34: tablelog.v1.ClubService.ListTokens:output_type -> tablelog.v1.ListTokensResponse
-	19, // 35: tablelog.v1.ClubService.RevokeToken:output_type -> tablelog.v1.RevokeTokenResponse
-	21, // 36: tablelog.v1.ClubService.CreateLinkToken:output_type -> tablelog.v1.CreateLinkTokenResponse
-	23, // 37: tablelog.v1.ClubService.BindSeat:output_type -> tablelog.v1.BindSeatResponse
-	25, // 38: tablelog.v1.ClubService.UpdateClub:output_type -> tablelog.v1.UpdateClubResponse
-	28, // [28:39] is the sub-list for method output_type
-	17, // [17:28] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	1,  // 17: tablelog.v1.CreateClubResponse.club:type_name -> tablelog.v1.Club
+	2,  // 18: tablelog.v1.CreateClubResponse.owner:type_name -> tablelog.v1.Member
+	3,  // 19: tablelog.v1.CreateClubResponse.owner_token_info:type_name -> tablelog.v1.TokenInfo
+	1,  // 20: tablelog.v1.ListClubsResponse.clubs:type_name -> tablelog.v1.Club
+	1,  // 21: tablelog.v1.SuspendClubResponse.club:type_name -> tablelog.v1.Club
+	1,  // 22: tablelog.v1.ResumeClubResponse.club:type_name -> tablelog.v1.Club
+	4,  // 23: tablelog.v1.ClubService.WhoAmI:input_type -> tablelog.v1.WhoAmIRequest
+	6,  // 24: tablelog.v1.ClubService.ListMembers:input_type -> tablelog.v1.ListMembersRequest
+	8,  // 25: tablelog.v1.ClubService.AddMember:input_type -> tablelog.v1.AddMemberRequest
+	10, // 26: tablelog.v1.ClubService.RemoveMember:input_type -> tablelog.v1.RemoveMemberRequest
+	12, // 27: tablelog.v1.ClubService.SetRole:input_type -> tablelog.v1.SetRoleRequest
+	14, // 28: tablelog.v1.ClubService.CreateToken:input_type -> tablelog.v1.CreateTokenRequest
+	16, // 29: tablelog.v1.ClubService.ListTokens:input_type -> tablelog.v1.ListTokensRequest
+	18, // 30: tablelog.v1.ClubService.RevokeToken:input_type -> tablelog.v1.RevokeTokenRequest
+	20, // 31: tablelog.v1.ClubService.CreateLinkToken:input_type -> tablelog.v1.CreateLinkTokenRequest
+	22, // 32: tablelog.v1.ClubService.BindSeat:input_type -> tablelog.v1.BindSeatRequest
+	24, // 33: tablelog.v1.ClubService.UpdateClub:input_type -> tablelog.v1.UpdateClubRequest
+	26, // 34: tablelog.v1.OperatorService.CreateClub:input_type -> tablelog.v1.CreateClubRequest
+	28, // 35: tablelog.v1.OperatorService.ListClubs:input_type -> tablelog.v1.ListClubsRequest
+	30, // 36: tablelog.v1.OperatorService.SuspendClub:input_type -> tablelog.v1.SuspendClubRequest
+	32, // 37: tablelog.v1.OperatorService.ResumeClub:input_type -> tablelog.v1.ResumeClubRequest
+	34, // 38: tablelog.v1.OperatorService.DeleteClub:input_type -> tablelog.v1.DeleteClubRequest
+	5,  // 39: tablelog.v1.ClubService.WhoAmI:output_type -> tablelog.v1.WhoAmIResponse
+	7,  // 40: tablelog.v1.ClubService.ListMembers:output_type -> tablelog.v1.ListMembersResponse
+	9,  // 41: tablelog.v1.ClubService.AddMember:output_type -> tablelog.v1.AddMemberResponse
+	11, // 42: tablelog.v1.ClubService.RemoveMember:output_type -> tablelog.v1.RemoveMemberResponse
+	13, // 43: tablelog.v1.ClubService.SetRole:output_type -> tablelog.v1.SetRoleResponse
+	15, // 44: tablelog.v1.ClubService.CreateToken:output_type -> tablelog.v1.CreateTokenResponse
+	17, // 45: tablelog.v1.ClubService.ListTokens:output_type -> tablelog.v1.ListTokensResponse
+	19, // 46: tablelog.v1.ClubService.RevokeToken:output_type -> tablelog.v1.RevokeTokenResponse
+	21, // 47: tablelog.v1.ClubService.CreateLinkToken:output_type -> tablelog.v1.CreateLinkTokenResponse
+	23, // 48: tablelog.v1.ClubService.BindSeat:output_type -> tablelog.v1.BindSeatResponse
+	25, // 49: tablelog.v1.ClubService.UpdateClub:output_type -> tablelog.v1.UpdateClubResponse
+	27, // 50: tablelog.v1.OperatorService.CreateClub:output_type -> tablelog.v1.CreateClubResponse
+	29, // 51: tablelog.v1.OperatorService.ListClubs:output_type -> tablelog.v1.ListClubsResponse
+	31, // 52: tablelog.v1.OperatorService.SuspendClub:output_type -> tablelog.v1.SuspendClubResponse
+	33, // 53: tablelog.v1.OperatorService.ResumeClub:output_type -> tablelog.v1.ResumeClubResponse
+	35, // 54: tablelog.v1.OperatorService.DeleteClub:output_type -> tablelog.v1.DeleteClubResponse
+	39, // [39:55] is the sub-list for method output_type
+	23, // [23:39] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_clubs_proto_init() }
@@ -1568,9 +2157,9 @@ func file_tablelog_v1_clubs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_clubs_proto_rawDesc), len(file_tablelog_v1_clubs_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   35,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_tablelog_v1_clubs_proto_goTypes,
 		DependencyIndexes: file_tablelog_v1_clubs_proto_depIdxs,

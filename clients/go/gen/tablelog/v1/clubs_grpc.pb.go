@@ -529,3 +529,281 @@ var ClubService_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "tablelog/v1/clubs.proto",
 }
+
+const (
+	OperatorService_CreateClub_FullMethodName  = "/tablelog.v1.OperatorService/CreateClub"
+	OperatorService_ListClubs_FullMethodName   = "/tablelog.v1.OperatorService/ListClubs"
+	OperatorService_SuspendClub_FullMethodName = "/tablelog.v1.OperatorService/SuspendClub"
+	OperatorService_ResumeClub_FullMethodName  = "/tablelog.v1.OperatorService/ResumeClub"
+	OperatorService_DeleteClub_FullMethodName  = "/tablelog.v1.OperatorService/DeleteClub"
+)
+
+// OperatorServiceClient is the client API for OperatorService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// The clubs of this server, for its operator: a server-level role, distinct from every
+// club's owner (the member whose token `tablelog serve` writes to its data directory, see
+// docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+// ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+// only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+type OperatorServiceClient interface {
+	// A new club and its first owner: the owner's token is answered only here.
+	CreateClub(ctx context.Context, in *CreateClubRequest, opts ...grpc.CallOption) (*CreateClubResponse, error)
+	// The server's clubs, by club id.
+	ListClubs(ctx context.Context, in *ListClubsRequest, opts ...grpc.CallOption) (*ListClubsResponse, error)
+	// Refuses every call of the club's members and link tokens (PERMISSION_DENIED
+	// CLUB_SUSPENDED) until ResumeClub; nothing of the club is changed or lost.
+	SuspendClub(ctx context.Context, in *SuspendClubRequest, opts ...grpc.CallOption) (*SuspendClubResponse, error)
+	ResumeClub(ctx context.Context, in *ResumeClubRequest, opts ...grpc.CallOption) (*ResumeClubResponse, error)
+	// Deletes the club: its members, tokens (they are unknown at once), settings, listing and
+	// every game it recorded (events, requests, seats, checkpoints). Not undoable.
+	DeleteClub(ctx context.Context, in *DeleteClubRequest, opts ...grpc.CallOption) (*DeleteClubResponse, error)
+}
+
+type operatorServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewOperatorServiceClient(cc grpc.ClientConnInterface) OperatorServiceClient {
+	return &operatorServiceClient{cc}
+}
+
+func (c *operatorServiceClient) CreateClub(ctx context.Context, in *CreateClubRequest, opts ...grpc.CallOption) (*CreateClubResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateClubResponse)
+	err := c.cc.Invoke(ctx, OperatorService_CreateClub_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *operatorServiceClient) ListClubs(ctx context.Context, in *ListClubsRequest, opts ...grpc.CallOption) (*ListClubsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListClubsResponse)
+	err := c.cc.Invoke(ctx, OperatorService_ListClubs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *operatorServiceClient) SuspendClub(ctx context.Context, in *SuspendClubRequest, opts ...grpc.CallOption) (*SuspendClubResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuspendClubResponse)
+	err := c.cc.Invoke(ctx, OperatorService_SuspendClub_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *operatorServiceClient) ResumeClub(ctx context.Context, in *ResumeClubRequest, opts ...grpc.CallOption) (*ResumeClubResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeClubResponse)
+	err := c.cc.Invoke(ctx, OperatorService_ResumeClub_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *operatorServiceClient) DeleteClub(ctx context.Context, in *DeleteClubRequest, opts ...grpc.CallOption) (*DeleteClubResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteClubResponse)
+	err := c.cc.Invoke(ctx, OperatorService_DeleteClub_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// OperatorServiceServer is the server API for OperatorService service.
+// All implementations must embed UnimplementedOperatorServiceServer
+// for forward compatibility.
+//
+// The clubs of this server, for its operator: a server-level role, distinct from every
+// club's owner (the member whose token `tablelog serve` writes to its data directory, see
+// docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+// ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+// only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+type OperatorServiceServer interface {
+	// A new club and its first owner: the owner's token is answered only here.
+	CreateClub(context.Context, *CreateClubRequest) (*CreateClubResponse, error)
+	// The server's clubs, by club id.
+	ListClubs(context.Context, *ListClubsRequest) (*ListClubsResponse, error)
+	// Refuses every call of the club's members and link tokens (PERMISSION_DENIED
+	// CLUB_SUSPENDED) until ResumeClub; nothing of the club is changed or lost.
+	SuspendClub(context.Context, *SuspendClubRequest) (*SuspendClubResponse, error)
+	ResumeClub(context.Context, *ResumeClubRequest) (*ResumeClubResponse, error)
+	// Deletes the club: its members, tokens (they are unknown at once), settings, listing and
+	// every game it recorded (events, requests, seats, checkpoints). Not undoable.
+	DeleteClub(context.Context, *DeleteClubRequest) (*DeleteClubResponse, error)
+	mustEmbedUnimplementedOperatorServiceServer()
+}
+
+// UnimplementedOperatorServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedOperatorServiceServer struct{}
+
+func (UnimplementedOperatorServiceServer) CreateClub(context.Context, *CreateClubRequest) (*CreateClubResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateClub not implemented")
+}
+func (UnimplementedOperatorServiceServer) ListClubs(context.Context, *ListClubsRequest) (*ListClubsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListClubs not implemented")
+}
+func (UnimplementedOperatorServiceServer) SuspendClub(context.Context, *SuspendClubRequest) (*SuspendClubResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SuspendClub not implemented")
+}
+func (UnimplementedOperatorServiceServer) ResumeClub(context.Context, *ResumeClubRequest) (*ResumeClubResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeClub not implemented")
+}
+func (UnimplementedOperatorServiceServer) DeleteClub(context.Context, *DeleteClubRequest) (*DeleteClubResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteClub not implemented")
+}
+func (UnimplementedOperatorServiceServer) mustEmbedUnimplementedOperatorServiceServer() {}
+func (UnimplementedOperatorServiceServer) testEmbeddedByValue()                         {}
+
+// UnsafeOperatorServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to OperatorServiceServer will
+// result in compilation errors.
+type UnsafeOperatorServiceServer interface {
+	mustEmbedUnimplementedOperatorServiceServer()
+}
+
+func RegisterOperatorServiceServer(s grpc.ServiceRegistrar, srv OperatorServiceServer) {
+	// If the following call panics, it indicates UnimplementedOperatorServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&OperatorService_ServiceDesc, srv)
+}
+
+func _OperatorService_CreateClub_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateClubRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServiceServer).CreateClub(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OperatorService_CreateClub_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServiceServer).CreateClub(ctx, req.(*CreateClubRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OperatorService_ListClubs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListClubsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServiceServer).ListClubs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OperatorService_ListClubs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServiceServer).ListClubs(ctx, req.(*ListClubsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OperatorService_SuspendClub_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SuspendClubRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServiceServer).SuspendClub(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OperatorService_SuspendClub_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServiceServer).SuspendClub(ctx, req.(*SuspendClubRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OperatorService_ResumeClub_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeClubRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServiceServer).ResumeClub(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OperatorService_ResumeClub_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServiceServer).ResumeClub(ctx, req.(*ResumeClubRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OperatorService_DeleteClub_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteClubRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServiceServer).DeleteClub(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OperatorService_DeleteClub_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServiceServer).DeleteClub(ctx, req.(*DeleteClubRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// OperatorService_ServiceDesc is the grpc.ServiceDesc for OperatorService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var OperatorService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "tablelog.v1.OperatorService",
+	HandlerType: (*OperatorServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreateClub",
+			Handler:    _OperatorService_CreateClub_Handler,
+		},
+		{
+			MethodName: "ListClubs",
+			Handler:    _OperatorService_ListClubs_Handler,
+		},
+		{
+			MethodName: "SuspendClub",
+			Handler:    _OperatorService_SuspendClub_Handler,
+		},
+		{
+			MethodName: "ResumeClub",
+			Handler:    _OperatorService_ResumeClub_Handler,
+		},
+		{
+			MethodName: "DeleteClub",
+			Handler:    _OperatorService_DeleteClub_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "tablelog/v1/clubs.proto",
+}

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/clubs.proto.
  */
 export const file_tablelog_v1_clubs: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZWxvZy92MS9jbHVicy5wcm90bxILdGFibGVsb2cudjEiQQoEQ2x1YhIPCgdjbHViX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSGgoScGxheWVyc19tYXlfcmVjb3JkGAMgASgIIoQBCgZNZW1iZXISEQoJbWVtYmVyX2lkGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIfCgRyb2xlGAMgASgOMhEudGFibGVsb2cudjEuUm9sZRIwCgxjcmVhdGVkX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIskBCglUb2tlbkluZm8SEAoIdG9rZW5faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJEjAKDGNyZWF0ZWRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxhc3RfY2hhcnMYBSABKAkSDwoHcmV2b2tlZBgGIAEoCBIPCgdnYW1lX2lkGAcgASgJIg8KDVdob0FtSVJlcXVlc3QijgEKDldob0FtSVJlc3BvbnNlEiMKBm1lbWJlchgBIAEoCzITLnRhYmxlbG9nLnYxLk1lbWJlchIfCgRjbHViGAIgASgLMhEudGFibGVsb2cudjEuQ2x1YhIPCgdnYW1lX2lkGAMgASgJEiUKBXRva2VuGAQgASgLMhYudGFibGVsb2cudjEuVG9rZW5JbmZvIhQKEkxpc3RNZW1iZXJzUmVxdWVzdCI7ChNMaXN0TWVtYmVyc1Jlc3BvbnNlEiQKB21lbWJlcnMYASADKAsyEy50YWJsZWxvZy52MS5NZW1iZXIiSQoQQWRkTWVtYmVyUmVxdWVzdBIUCgxkaXNwbGF5X25hbWUYASABKAkSHwoEcm9sZRgCIAEoDjIRLnRhYmxlbG9nLnYxLlJvbGUiOAoRQWRkTWVtYmVyUmVzcG9uc2USIwoGbWVtYmVyGAEgASgLMhMudGFibGVsb2cudjEuTWVtYmVyIigKE1JlbW92ZU1lbWJlclJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJIi4KFFJlbW92ZU1lbWJlclJlc3BvbnNlEhYKDnRva2Vuc19yZXZva2VkGAEgASgNIkQKDlNldFJvbGVSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCRIfCgRyb2xlGAIgASgOMhEudGFibGVsb2cudjEuUm9sZSI2Cg9TZXRSb2xlUmVzcG9uc2USIwoGbWVtYmVyGAEgASgLMhMudGFibGVsb2cudjEuTWVtYmVyIkMKEkNyZWF0ZVRva2VuUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAIgASgNIkoKE0NyZWF0ZVRva2VuUmVzcG9uc2USDQoFdG9rZW4YASABKAkSJAoEaW5mbxgCIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbyImChFMaXN0VG9rZW5zUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkiPAoSTGlzdFRva2Vuc1Jlc3BvbnNlEiYKBnRva2VucxgBIAMoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbyImChJSZXZva2VUb2tlblJlcXVlc3QSEAoIdG9rZW5faWQYASABKAkiPAoTUmV2b2tlVG9rZW5SZXNwb25zZRIlCgV0b2tlbhgBIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbyJFChZDcmVhdGVMaW5rVG9rZW5SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAIgASgNIk4KF0NyZWF0ZUxpbmtUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiQKBGluZm8YAiABKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iQwoPQmluZFNlYXRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSDAoEc2VhdBgCIAEoDRIRCgltZW1iZXJfaWQYAyABKAkiKwoQQmluZFNlYXRSZXNwb25zZRIXCg9zZWF0X21lbWJlcl9pZHMYASADKAkiZwoRVXBkYXRlQ2x1YlJlcXVlc3QSEQoEbmFtZRgBIAEoCUgAiAEBEh8KEnBsYXllcnNfbWF5X3JlY29yZBgCIAEoCEgBiAEBQgcKBV9uYW1lQhUKE19wbGF5ZXJzX21heV9yZWNvcmQiNQoSVXBkYXRlQ2x1YlJlc3BvbnNlEh8KBGNsdWIYASABKAsyES50YWJsZWxvZy52MS5DbHViKmQKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg4KClJPTEVfT1dORVIQARIRCg1ST0xFX1JFQ09SREVSEAISDwoLUk9MRV9QTEFZRVIQAxISCg5ST0xFX1NQRUNUQVRPUhAEMvIGCgtDbHViU2VydmljZRJBCgZXaG9BbUkSGi50YWJsZWxvZy52MS5XaG9BbUlSZXF1ZXN0GhsudGFibGVsb2cudjEuV2hvQW1JUmVzcG9uc2USUAoLTGlzdE1lbWJlcnMSHy50YWJsZWxvZy52MS5MaXN0TWVtYmVyc1JlcXVlc3QaIC50YWJsZWxvZy52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlEkoKCUFkZE1lbWJlchIdLnRhYmxlbG9nLnYxLkFkZE1lbWJlclJlcXVlc3QaHi50YWJsZWxvZy52MS5BZGRNZW1iZXJSZXNwb25zZRJTCgxSZW1vdmVNZW1iZXISIC50YWJsZWxvZy52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GiEudGFibGVsb2cudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USRAoHU2V0Um9sZRIbLnRhYmxlbG9nLnYxLlNldFJvbGVSZXF1ZXN0GhwudGFibGVsb2cudjEuU2V0Um9sZVJlc3BvbnNlElAKC0NyZWF0ZVRva2VuEh8udGFibGVsb2cudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0GiAudGFibGVsb2cudjEuQ3JlYXRlVG9rZW5SZXNwb25zZRJNCgpMaXN0VG9rZW5zEh4udGFibGVsb2cudjEuTGlzdFRva2Vuc1JlcXVlc3QaHy50YWJsZWxvZy52MS5MaXN0VG9rZW5zUmVzcG9uc2USUAoLUmV2b2tlVG9rZW4SHy50YWJsZWxvZy52MS5SZXZva2VUb2tlblJlcXVlc3QaIC50YWJsZWxvZy52MS5SZXZva2VUb2tlblJlc3BvbnNlElwKD0NyZWF0ZUxpbmtUb2tlbhIjLnRhYmxlbG9nLnYxLkNyZWF0ZUxpbmtUb2tlblJlcXVlc3QaJC50YWJsZWxvZy52MS5DcmVhdGVMaW5rVG9rZW5SZXNwb25zZRJHCghCaW5kU2VhdBIcLnRhYmxlbG9nLnYxLkJpbmRTZWF0UmVxdWVzdBodLnRhYmxlbG9nLnYxLkJpbmRTZWF0UmVzcG9uc2USTQoKVXBkYXRlQ2x1YhIeLnRhYmxlbG9nLnYxLlVwZGF0ZUNsdWJSZXF1ZXN0Gh8udGFibGVsb2cudjEuVXBkYXRlQ2x1YlJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Chd0YWJsZWxvZy92MS9jbHVicy5wcm90bxILdGFibGVsb2cudjEiVAoEQ2x1YhIPCgdjbHViX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSGgoScGxheWVyc19tYXlfcmVjb3JkGAMgASgIEhEKCXN1c3BlbmRlZBgEIAEoCCKEAQoGTWVtYmVyEhEKCW1lbWJlcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSHwoEcm9sZRgDIAEoDjIRLnRhYmxlbG9nLnYxLlJvbGUSMAoMY3JlYXRlZF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLJAQoJVG9rZW5JbmZvEhAKCHRva2VuX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRIwCgxjcmVhdGVkX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2NoYXJzGAUgASgJEg8KB3Jldm9rZWQYBiABKAgSDwoHZ2FtZV9pZBgHIAEoCSIPCg1XaG9BbUlSZXF1ZXN0IqABCg5XaG9BbUlSZXNwb25zZRIjCgZtZW1iZXIYASABKAsyEy50YWJsZWxvZy52MS5NZW1iZXISHwoEY2x1YhgCIAEoCzIRLnRhYmxlbG9nLnYxLkNsdWISDwoHZ2FtZV9pZBgDIAEoCRIlCgV0b2tlbhgEIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbxIQCghvcGVyYXRvchgFIAEoCCIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOwoTTGlzdE1lbWJlcnNSZXNwb25zZRIkCgdtZW1iZXJzGAEgAygLMhMudGFibGVsb2cudjEuTWVtYmVyIkkKEEFkZE1lbWJlclJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEh8KBHJvbGUYAiABKA4yES50YWJsZWxvZy52MS5Sb2xlIjgKEUFkZE1lbWJlclJlc3BvbnNlEiMKBm1lbWJlchgBIAEoCzITLnRhYmxlbG9nLnYxLk1lbWJlciIoChNSZW1vdmVNZW1iZXJSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCSIuChRSZW1vdmVNZW1iZXJSZXNwb25zZRIWCg50b2tlbnNfcmV2b2tlZBgBIAEoDSJECg5TZXRSb2xlUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkSHwoEcm9sZRgCIAEoDjIRLnRhYmxlbG9nLnYxLlJvbGUiNgoPU2V0Um9sZVJlc3BvbnNlEiMKBm1lbWJlchgBIAEoCzITLnRhYmxlbG9nLnYxLk1lbWJlciJDChJDcmVhdGVUb2tlblJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoDSJKChNDcmVhdGVUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiQKBGluZm8YAiABKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iJgoRTGlzdFRva2Vuc1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJIjwKEkxpc3RUb2tlbnNSZXNwb25zZRImCgZ0b2tlbnMYASADKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iJgoSUmV2b2tlVG9rZW5SZXF1ZXN0EhAKCHRva2VuX2lkGAEgASgJIjwKE1Jldm9rZVRva2VuUmVzcG9uc2USJQoFdG9rZW4YASABKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iRQoWQ3JlYXRlTGlua1Rva2VuUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoDSJOChdDcmVhdGVMaW5rVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIkCgRpbmZvGAIgASgLMhYudGFibGVsb2cudjEuVG9rZW5JbmZvIkMKD0JpbmRTZWF0UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEQoJbWVtYmVyX2lkGAMgASgJIisKEEJpbmRTZWF0UmVzcG9uc2USFwoPc2VhdF9tZW1iZXJfaWRzGAEgAygJImcKEVVwZGF0ZUNsdWJSZXF1ZXN0EhEKBG5hbWUYASABKAlIAIgBARIfChJwbGF5ZXJzX21heV9yZWNvcmQYAiABKAhIAYgBAUIHCgVfbmFtZUIVChNfcGxheWVyc19tYXlfcmVjb3JkIjUKElVwZGF0ZUNsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiJRChFDcmVhdGVDbHViUmVxdWVzdBIMCgRuYW1lGAEgASgJEhIKCm93bmVyX25hbWUYAiABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAMgASgNIqABChJDcmVhdGVDbHViUmVzcG9uc2USHwoEY2x1YhgBIAEoCzIRLnRhYmxlbG9nLnYxLkNsdWISIgoFb3duZXIYAiABKAsyEy50YWJsZWxvZy52MS5NZW1iZXISEwoLb3duZXJfdG9rZW4YAyABKAkSMAoQb3duZXJfdG9rZW5faW5mbxgEIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbyI5ChBMaXN0Q2x1YnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIk4KEUxpc3RDbHVic1Jlc3BvbnNlEiAKBWNsdWJzGAEgAygLMhEudGFibGVsb2cudjEuQ2x1YhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJQoSU3VzcGVuZENsdWJSZXF1ZXN0Eg8KB2NsdWJfaWQYASABKAkiNgoTU3VzcGVuZENsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiIkChFSZXN1bWVDbHViUmVxdWVzdBIPCgdjbHViX2lkGAEgASgJIjUKElJlc3VtZUNsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiIkChFEZWxldGVDbHViUmVxdWVzdBIPCgdjbHViX2lkGAEgASgJIisKEkRlbGV0ZUNsdWJSZXNwb25zZRIVCg1nYW1lc19kZWxldGVkGAEgASgNKmQKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg4KClJPTEVfT1dORVIQARIRCg1ST0xFX1JFQ09SREVSEAISDwoLUk9MRV9QTEFZRVIQAxISCg5ST0xFX1NQRUNUQVRPUhAEMvIGCgtDbHViU2VydmljZRJBCgZXaG9BbUkSGi50YWJsZWxvZy52MS5XaG9BbUlSZXF1ZXN0GhsudGFibGVsb2cudjEuV2hvQW1JUmVzcG9uc2USUAoLTGlzdE1lbWJlcnMSHy50YWJsZWxvZy52MS5MaXN0TWVtYmVyc1JlcXVlc3QaIC50YWJsZWxvZy52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlEkoKCUFkZE1lbWJlchIdLnRhYmxlbG9nLnYxLkFkZE1lbWJlclJlcXVlc3QaHi50YWJsZWxvZy52MS5BZGRNZW1iZXJSZXNwb25zZRJTCgxSZW1vdmVNZW1iZXISIC50YWJsZWxvZy52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GiEudGFibGVsb2cudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USRAoHU2V0Um9sZRIbLnRhYmxlbG9nLnYxLlNldFJvbGVSZXF1ZXN0GhwudGFibGVsb2cudjEuU2V0Um9sZVJlc3BvbnNlElAKC0NyZWF0ZVRva2VuEh8udGFibGVsb2cudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0GiAudGFibGVsb2cudjEuQ3JlYXRlVG9rZW5SZXNwb25zZRJNCgpMaXN0VG9rZW5zEh4udGFibGVsb2cudjEuTGlzdFRva2Vuc1JlcXVlc3QaHy50YWJsZWxvZy52MS5MaXN0VG9rZW5zUmVzcG9uc2USUAoLUmV2b2tlVG9rZW4SHy50YWJsZWxvZy52MS5SZXZva2VUb2tlblJlcXVlc3QaIC50YWJsZWxvZy52MS5SZXZva2VUb2tlblJlc3BvbnNlElwKD0NyZWF0ZUxpbmtUb2tlbhIjLnRhYmxlbG9nLnYxLkNyZWF0ZUxpbmtUb2tlblJlcXVlc3QaJC50YWJsZWxvZy52MS5DcmVhdGVMaW5rVG9rZW5SZXNwb25zZRJHCghCaW5kU2VhdBIcLnRhYmxlbG9nLnYxLkJpbmRTZWF0UmVxdWVzdBodLnRhYmxlbG9nLnYxLkJpbmRTZWF0UmVzcG9uc2USTQoKVXBkYXRlQ2x1YhIeLnRhYmxlbG9nLnYxLlVwZGF0ZUNsdWJSZXF1ZXN0Gh8udGFibGVsb2cudjEuVXBkYXRlQ2x1YlJlc3BvbnNlMpwDCg9PcGVyYXRvclNlcnZpY2USTQoKQ3JlYXRlQ2x1YhIeLnRhYmxlbG9nLnYxLkNyZWF0ZUNsdWJSZXF1ZXN0Gh8udGFibGVsb2cudjEuQ3JlYXRlQ2x1YlJlc3BvbnNlEkoKCUxpc3RDbHVicxIdLnRhYmxlbG9nLnYxLkxpc3RDbHVic1JlcXVlc3QaHi50YWJsZWxvZy52MS5MaXN0Q2x1YnNSZXNwb25zZRJQCgtTdXNwZW5kQ2x1YhIfLnRhYmxlbG9nLnYxLlN1c3BlbmRDbHViUmVxdWVzdBogLnRhYmxlbG9nLnYxLlN1c3BlbmRDbHViUmVzcG9uc2USTQoKUmVzdW1lQ2x1YhIeLnRhYmxlbG9nLnYxLlJlc3VtZUNsdWJSZXF1ZXN0Gh8udGFibGVsb2cudjEuUmVzdW1lQ2x1YlJlc3BvbnNlEk0KCkRlbGV0ZUNsdWISHi50YWJsZWxvZy52MS5EZWxldGVDbHViUmVxdWVzdBofLnRhYmxlbG9nLnYxLkRlbGV0ZUNsdWJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message tablelog.v1.Club
@@ -34,6 +34,13 @@ export type Club = Message<"tablelog.v1.Club"> & {
    * @generated from field: bool players_may_record = 3;
    */
   playersMayRecord: boolean;
+
+  /**
+   * Set by the operator's SuspendClub: every call of the club's members is refused.
+   *
+   * @generated from field: bool suspended = 4;
+   */
+  suspended: boolean;
 };
 
 /**
@@ -168,6 +175,13 @@ export type WhoAmIResponse = Message<"tablelog.v1.WhoAmIResponse"> & {
    * @generated from field: tablelog.v1.TokenInfo token = 4;
    */
   token?: TokenInfo | undefined;
+
+  /**
+   * Whether the caller is the server's operator (may call OperatorService).
+   *
+   * @generated from field: bool operator = 5;
+   */
+  operator: boolean;
 };
 
 /**
@@ -575,6 +589,227 @@ export const UpdateClubResponseSchema: GenMessage<UpdateClubResponse> = /*@__PUR
   messageDesc(file_tablelog_v1_clubs, 24);
 
 /**
+ * @generated from message tablelog.v1.CreateClubRequest
+ */
+export type CreateClubRequest = Message<"tablelog.v1.CreateClubRequest"> & {
+  /**
+   * The club's name (1 to 100 characters).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The first owner's display name; empty: "owner".
+   *
+   * @generated from field: string owner_name = 2;
+   */
+  ownerName: string;
+
+  /**
+   * 0: the owner's token does not expire; else its lifetime (at most ten years).
+   *
+   * @generated from field: uint32 expires_in_seconds = 3;
+   */
+  expiresInSeconds: number;
+};
+
+/**
+ * Describes the message tablelog.v1.CreateClubRequest.
+ * Use `create(CreateClubRequestSchema)` to create a new message.
+ */
+export const CreateClubRequestSchema: GenMessage<CreateClubRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 25);
+
+/**
+ * @generated from message tablelog.v1.CreateClubResponse
+ */
+export type CreateClubResponse = Message<"tablelog.v1.CreateClubResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.Club club = 1;
+   */
+  club?: Club | undefined;
+
+  /**
+   * @generated from field: tablelog.v1.Member owner = 2;
+   */
+  owner?: Member | undefined;
+
+  /**
+   * The first owner's bearer token, answered only here: hand it to the club's owner.
+   *
+   * @generated from field: string owner_token = 3;
+   */
+  ownerToken: string;
+
+  /**
+   * @generated from field: tablelog.v1.TokenInfo owner_token_info = 4;
+   */
+  ownerTokenInfo?: TokenInfo | undefined;
+};
+
+/**
+ * Describes the message tablelog.v1.CreateClubResponse.
+ * Use `create(CreateClubResponseSchema)` to create a new message.
+ */
+export const CreateClubResponseSchema: GenMessage<CreateClubResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 26);
+
+/**
+ * @generated from message tablelog.v1.ListClubsRequest
+ */
+export type ListClubsRequest = Message<"tablelog.v1.ListClubsRequest"> & {
+  /**
+   * 0: the default (100); at most 1000.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message tablelog.v1.ListClubsRequest.
+ * Use `create(ListClubsRequestSchema)` to create a new message.
+ */
+export const ListClubsRequestSchema: GenMessage<ListClubsRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 27);
+
+/**
+ * @generated from message tablelog.v1.ListClubsResponse
+ */
+export type ListClubsResponse = Message<"tablelog.v1.ListClubsResponse"> & {
+  /**
+   * @generated from field: repeated tablelog.v1.Club clubs = 1;
+   */
+  clubs: Club[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message tablelog.v1.ListClubsResponse.
+ * Use `create(ListClubsResponseSchema)` to create a new message.
+ */
+export const ListClubsResponseSchema: GenMessage<ListClubsResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 28);
+
+/**
+ * @generated from message tablelog.v1.SuspendClubRequest
+ */
+export type SuspendClubRequest = Message<"tablelog.v1.SuspendClubRequest"> & {
+  /**
+   * @generated from field: string club_id = 1;
+   */
+  clubId: string;
+};
+
+/**
+ * Describes the message tablelog.v1.SuspendClubRequest.
+ * Use `create(SuspendClubRequestSchema)` to create a new message.
+ */
+export const SuspendClubRequestSchema: GenMessage<SuspendClubRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 29);
+
+/**
+ * @generated from message tablelog.v1.SuspendClubResponse
+ */
+export type SuspendClubResponse = Message<"tablelog.v1.SuspendClubResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.Club club = 1;
+   */
+  club?: Club | undefined;
+};
+
+/**
+ * Describes the message tablelog.v1.SuspendClubResponse.
+ * Use `create(SuspendClubResponseSchema)` to create a new message.
+ */
+export const SuspendClubResponseSchema: GenMessage<SuspendClubResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 30);
+
+/**
+ * @generated from message tablelog.v1.ResumeClubRequest
+ */
+export type ResumeClubRequest = Message<"tablelog.v1.ResumeClubRequest"> & {
+  /**
+   * @generated from field: string club_id = 1;
+   */
+  clubId: string;
+};
+
+/**
+ * Describes the message tablelog.v1.ResumeClubRequest.
+ * Use `create(ResumeClubRequestSchema)` to create a new message.
+ */
+export const ResumeClubRequestSchema: GenMessage<ResumeClubRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 31);
+
+/**
+ * @generated from message tablelog.v1.ResumeClubResponse
+ */
+export type ResumeClubResponse = Message<"tablelog.v1.ResumeClubResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.Club club = 1;
+   */
+  club?: Club | undefined;
+};
+
+/**
+ * Describes the message tablelog.v1.ResumeClubResponse.
+ * Use `create(ResumeClubResponseSchema)` to create a new message.
+ */
+export const ResumeClubResponseSchema: GenMessage<ResumeClubResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 32);
+
+/**
+ * @generated from message tablelog.v1.DeleteClubRequest
+ */
+export type DeleteClubRequest = Message<"tablelog.v1.DeleteClubRequest"> & {
+  /**
+   * @generated from field: string club_id = 1;
+   */
+  clubId: string;
+};
+
+/**
+ * Describes the message tablelog.v1.DeleteClubRequest.
+ * Use `create(DeleteClubRequestSchema)` to create a new message.
+ */
+export const DeleteClubRequestSchema: GenMessage<DeleteClubRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 33);
+
+/**
+ * @generated from message tablelog.v1.DeleteClubResponse
+ */
+export type DeleteClubResponse = Message<"tablelog.v1.DeleteClubResponse"> & {
+  /**
+   * How many of the club's games were deleted.
+   *
+   * @generated from field: uint32 games_deleted = 1;
+   */
+  gamesDeleted: number;
+};
+
+/**
+ * Describes the message tablelog.v1.DeleteClubResponse.
+ * Use `create(DeleteClubResponseSchema)` to create a new message.
+ */
+export const DeleteClubResponseSchema: GenMessage<DeleteClubResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 34);
+
+/**
  * What a member may do in their club (see docs/service.md, "Who may do what").
  *
  * @generated from enum tablelog.v1.Role
@@ -736,4 +971,67 @@ export const ClubService: GenService<{
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tablelog_v1_clubs, 0);
+
+/**
+ * The clubs of this server, for its operator: a server-level role, distinct from every
+ * club's owner (the member whose token `tablelog serve` writes to its data directory, see
+ * docs/service.md, "The operator"). Everyone else is refused with PERMISSION_DENIED
+ * ROLE_FORBIDS. A club's own data is never read here: a club's name, settings and state
+ * only. A club named by id that does not exist is NOT_FOUND (CLUB_NOT_FOUND).
+ *
+ * @generated from service tablelog.v1.OperatorService
+ */
+export const OperatorService: GenService<{
+  /**
+   * A new club and its first owner: the owner's token is answered only here.
+   *
+   * @generated from rpc tablelog.v1.OperatorService.CreateClub
+   */
+  createClub: {
+    methodKind: "unary";
+    input: typeof CreateClubRequestSchema;
+    output: typeof CreateClubResponseSchema;
+  },
+  /**
+   * The server's clubs, by club id.
+   *
+   * @generated from rpc tablelog.v1.OperatorService.ListClubs
+   */
+  listClubs: {
+    methodKind: "unary";
+    input: typeof ListClubsRequestSchema;
+    output: typeof ListClubsResponseSchema;
+  },
+  /**
+   * Refuses every call of the club's members and link tokens (PERMISSION_DENIED
+   * CLUB_SUSPENDED) until ResumeClub; nothing of the club is changed or lost.
+   *
+   * @generated from rpc tablelog.v1.OperatorService.SuspendClub
+   */
+  suspendClub: {
+    methodKind: "unary";
+    input: typeof SuspendClubRequestSchema;
+    output: typeof SuspendClubResponseSchema;
+  },
+  /**
+   * @generated from rpc tablelog.v1.OperatorService.ResumeClub
+   */
+  resumeClub: {
+    methodKind: "unary";
+    input: typeof ResumeClubRequestSchema;
+    output: typeof ResumeClubResponseSchema;
+  },
+  /**
+   * Deletes the club: its members, tokens (they are unknown at once), settings, listing and
+   * every game it recorded (events, requests, seats, checkpoints). Not undoable.
+   *
+   * @generated from rpc tablelog.v1.OperatorService.DeleteClub
+   */
+  deleteClub: {
+    methodKind: "unary";
+    input: typeof DeleteClubRequestSchema;
+    output: typeof DeleteClubResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_tablelog_v1_clubs, 1);
 
