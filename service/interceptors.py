@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
+import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any, Protocol
@@ -28,12 +29,22 @@ from grpc import aio
 
 from service.admission import Admission
 from service.errors import InvalidRequest, refusal, to_status
-from service.logs import get_logger
+from service.logs import RpcLogger, read_sample_rate
 
 _rpc: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "tablelog_rpc", default=None
 )
-log = get_logger("tablelog.rpc")
+log: Any = RpcLogger("tablelog.rpc")
+
+SAMPLED_READS = frozenset(
+    {
+        "ListGameTypes", "GetGame", "ListGames", "GetState", "ListLegalMoves", "ReplayGame",
+        "WatchGame", "ListAnnotations", "GetAuditLog", "VerifyGame", "ExportRecord",
+        "WhoAmI", "ListMembers", "ListTokens",
+    }
+)  # fmt: skip
+"""The reads whose successful calls `tablelog serve --log-sample-reads` may sample; every
+change and every refusal is logged."""
 
 
 def note(**fields: Any) -> None:
@@ -91,6 +102,10 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
 
 
 def _finish(fields: dict[str, Any], started: float, status: str) -> None:
+    if status == "OK" and fields["method"] in SAMPLED_READS:
+        rate = read_sample_rate()
+        if rate < 1.0 and random.random() >= rate:
+            return
     fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     fields["status"] = status
     if status in ("OK", "CANCELLED"):
