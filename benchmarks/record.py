@@ -682,6 +682,13 @@ def main() -> int:
             f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>10.0f} "
             f"{row['load_cpu_us']:>8.0f} {row['redis_cpu_us']:>9.0f}"
         )
+    print("rounds (the spread behind each median): calls/s; server CPU us per call")
+    for clients in args.clients:
+        for kind in kinds:
+            mine = [r for r in runs if (r["clients"], r["kind"]) == (clients, kind)]
+            rates = " ".join(f"{r['per_second']:.0f}" for r in mine)
+            cpus = " ".join(f"{r['cpu_us']:.0f}" for r in mine)
+            print(f"{clients:>7} {kind:>18}: {rates}; {cpus}")
     for row in rows:
         if row["create_cpu_us"]:
             ratio = row["create_cpu_us"] / row["cpu_us"]
