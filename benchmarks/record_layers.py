@@ -106,10 +106,10 @@ def measure(root: Path, kind: str, redis_url: str, key_file: str, lines: list[li
         )
         built = build_server(store, "127.0.0.1:0", caller_limits=limits)
         recorder = built.recorder
-        handler = built.handlers.handlers[METHOD]
+        handler: Any = built.handlers.handlers[METHOD]  # grpc.RpcMethodHandler: untyped fields
         call, decode = handler.unary_unary, handler.request_deserializer
         encode = handler.response_serializer
-        create = built.handlers.handlers["/tablelog.v1.TablelogService/CreateGame"]
+        create: Any = built.handlers.handlers["/tablelog.v1.TablelogService/CreateGame"]
         games = []
         for line in lines:
             request = service_pb2.CreateGameRequest(
@@ -169,9 +169,12 @@ def measure(root: Path, kind: str, redis_url: str, key_file: str, lines: list[li
     return asyncio.run(run())
 
 
-def layers(redis_url: str, key_file: str, line: list[str], calls: int) -> dict[str, float]:
-    """Each layer alone, in a loop of `calls` calls on one recorded move: us per call."""
-    sys.path[:0] = [str(ROOT), str(ROOT / "proto")]
+def layers(
+    root: Path, redis_url: str, key_file: str, line: list[str], calls: int
+) -> dict[str, float]:
+    """Each layer alone, in a loop of `calls` calls on one recorded move: us per call
+    (with `root`'s modules)."""
+    sys.path[:0] = [str(root), str(root / "proto")]
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
     from service import interceptors
     from service.admission import Admission
@@ -228,7 +231,7 @@ def layers(redis_url: str, key_file: str, line: list[str], calls: int) -> dict[s
             game_id=game_id, notation=line[-1], expected_version=version, request_id="r" * 16
         )
         data = request.SerializeToString()
-        handler = built.handlers.handlers[METHOD]
+        handler: Any = built.handlers.handlers[METHOD]  # grpc.RpcMethodHandler: untyped fields
         decode, encode = handler.request_deserializer, handler.response_serializer
         caller = await gate.admit(METHOD, request, metadata)
         started = time.process_time()
@@ -309,7 +312,10 @@ def main() -> int:
     if args.measure:
         lines = json.loads(Path(args.lines).read_text())
         if args.layers:
-            print(json.dumps(layers(args.redis_url, args.key_file, lines[0], args.calls)))
+            layered = layers(
+                Path(args.measure), args.redis_url, args.key_file, lines[0], args.calls
+            )
+            print(json.dumps(layered))
         else:
             print(measure(Path(args.measure), args.kind, args.redis_url, args.key_file, lines))
         return 0
@@ -353,7 +359,7 @@ def main() -> int:
                 for prefix, root in roots.items():
                     for kind in kinds_of[prefix]:
                         results[f"{prefix}{kind}"].append(float(run(root, "--kind", kind)))
-            each: dict[str, float] = json.loads(run(ROOT, "--layers"))
+            each = {prefix: json.loads(run(root, "--layers")) for prefix, root in roots.items()}
     medians = {name: statistics.median(values) for name, values in results.items()}
     print(f"{total} moves per round, medians of {args.repeat} rounds; CPU us per move")
     for name, values in results.items():
@@ -365,9 +371,10 @@ def main() -> int:
         print(f"{prefix}stack / bound: {stack / bound:.2f}  (the layers: {stack - bound:.0f} us)")
     if args.baseline:
         print(f"stack / baseline stack: {medians['stack'] / medians['baseline stack']:.3f}")
-    print(f"each layer alone, us per call (loops of {args.calls}):")
-    for name, value in each.items():
-        print(f"  {name:<52} {value:7.1f}")
+    print(f"each layer alone, us per call (loops of {args.calls}), then the baseline's:")
+    for name, value in each[""].items():
+        others = "".join(f" {each[prefix].get(name, 0.0):7.1f}" for prefix in roots if prefix)
+        print(f"  {name:<52} {value:7.1f}{others}")
     return 0
 
 
