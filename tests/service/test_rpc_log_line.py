@@ -114,3 +114,19 @@ def test_a_sample_rate_is_a_share() -> None:
             logs.parse_sample_rate(bad)
     with pytest.raises(ValueError, match="could not convert"):
         logs.parse_sample_rate("lots")
+
+
+def test_serve_reads_the_share_from_its_flag_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tablelog_client.cli import build_parser
+
+    parsed = build_parser().parse_args(["serve", "--log-sample-reads", "0.1"])
+    assert parsed.log_sample_reads == 0.1
+    monkeypatch.setenv(logs.READ_SAMPLE_VARIABLE, "0.25")
+    assert build_parser().parse_args(["serve"]).log_sample_reads == 0.25
+    monkeypatch.delenv(logs.READ_SAMPLE_VARIABLE)
+    assert build_parser().parse_args(["serve"]).log_sample_reads == 1.0
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--log-sample-reads", "2"])
+    assert "--log-sample-reads" in capsys.readouterr().err
