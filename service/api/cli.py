@@ -261,6 +261,13 @@ def serve_command(subparsers: Any) -> None:
         default=None,
         help="JSON log lines (default: when stderr is not a terminal)",
     )
+    setting(
+        "--log-sample-reads",
+        _share,
+        "1",
+        "the share of successful reads (GetState, ReplayGame, WatchGame ...) that get their "
+        "log line; every change and every refusal gets its own",
+    )
     parser.set_defaults(run=run_serve)
 
 
@@ -280,6 +287,13 @@ def _setting(
         default=os.environ.get(variable) or default,
         help=f"{about} (default: ${variable} or {default})",
     )
+
+
+def _share(text: str) -> float:
+    """A share of calls, 0 to 1 (`tablelog.service.logs.parse_sample_rate`)."""
+    from tablelog.service.logs import parse_sample_rate
+
+    return parse_sample_rate(text)
 
 
 def _positive(text: str) -> int:
@@ -376,7 +390,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from tablelog.service.store.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from tablelog.service.store.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
 
-    configure_logging(args.log_level, args.json_logs)
+    configure_logging(args.log_level, args.json_logs, args.log_sample_reads)
     log = get_logger("tablelog.serve")
     try:
         tls = tls_files(args.tls_cert, args.tls_key)
@@ -518,7 +532,7 @@ def _serve_workers(url: str, args: argparse.Namespace) -> int:
 def _worker(url: str, args: argparse.Namespace, index: int) -> None:
     from tablelog.service.logs import configure_logging
 
-    configure_logging(args.log_level, args.json_logs)
+    configure_logging(args.log_level, args.json_logs, args.log_sample_reads)
     args.demo = args.demo and index == 0
     parent = os.getppid()
     sys.exit(asyncio.run(_serve(url, args, reuse_port=True, quiet=index > 0, parent=parent)))

@@ -60,6 +60,8 @@ class StoreProbe:
         self._thread: threading.Thread | None = None
         self.serving = True
         """The last verdict (the server starts SERVING: it checked Redis at start-up)."""
+        self.answered = 0
+        """PINGs Redis answered in time so far (what shows the probe is alive)."""
 
     def start(self) -> None:
         self._server_loop = asyncio.get_running_loop()
@@ -74,15 +76,23 @@ class StoreProbe:
             self._thread = None
 
     def _run(self) -> None:
-        client = open_sync_client(
-            self._url,
-            socket_timeout=self._timeout,
-            socket_connect_timeout=self._timeout,
-            retry=Retry(NoBackoff(), 0),  # one PING, one verdict
-        )
+        try:
+            client = open_sync_client(
+                self._url,
+                socket_timeout=self._timeout,
+                socket_connect_timeout=self._timeout,
+                retry=Retry(NoBackoff(), 0),  # one PING, one verdict
+            )
+        except Exception as exc:  # a URL the client refuses: say so, never die silently
+            log.error("health probe cannot start: NOT_SERVING", why=f"{type(exc).__name__}: {exc}")
+            self._report(f"the probe cannot open a client: {exc}")
+            return
         try:
             while not self._stopping.wait(self._interval):
-                self._report(self._ping(client))
+                failure = self._ping(client)
+                if failure is None:
+                    self.answered += 1
+                self._report(failure)
         finally:
             close_sync_client(client)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any, Protocol
@@ -27,9 +28,19 @@ from grpc import aio
 
 from tablelog.service.access.admission import Admission
 from tablelog.service.errors import InvalidRequest, refusal, to_status
-from tablelog.service.logs import RPC_FIELDS, get_logger
+from tablelog.service.logs import RPC_FIELDS, RpcLogger, read_sample_rate
 
-log = get_logger("tablelog.rpc")
+log: Any = RpcLogger("tablelog.rpc")
+
+SAMPLED_READS = frozenset(
+    {
+        "ListGameTypes", "GetGame", "ListGames", "GetState", "ListLegalMoves", "ReplayGame",
+        "WatchGame", "ListAnnotations", "GetAuditLog", "VerifyGame", "ExportRecord",
+        "WhoAmI", "ListMembers", "ListTokens",
+    }
+)  # fmt: skip
+"""The reads whose successful calls `tablelog serve --log-sample-reads` may sample; every
+change and every refusal is logged."""
 
 
 def _status(context: aio.ServicerContext[Any, Any], error: BaseException | None) -> str:
@@ -79,6 +90,10 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
 
 
 def _finish(fields: dict[str, Any], started: float, status: str) -> None:
+    if status == "OK" and fields["method"] in SAMPLED_READS:
+        rate = read_sample_rate()
+        if rate < 1.0 and random.random() >= rate:
+            return
     fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     fields["status"] = status
     if status in ("OK", "CANCELLED"):

@@ -89,6 +89,9 @@ DEFAULT_CACHE_BYTES: Final = 256 << 20
 finished game of 100-200 moves holds about 100-150 KB (each move in effect keeps the state
 before and after it, sharing what did not change), so the default keeps some 2,000."""
 
+MAX_SHAPES: Final = 1_024
+"""New games' shapes whose size the head cache keeps (`HeadCache._estimate`)."""
+
 PER_MOVE_BYTES: Final = 1_024
 """What one more move (in effect or undone) adds to a head, measured as 650-1,400 bytes
 across the games (`held_bytes` of finished random games): a head is counted with it
@@ -161,6 +164,9 @@ class HeadCache:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self.max_bytes = max_bytes
         self.bytes = 0
+        self._set_up: dict[tuple[Any, ...], int] = {}
+        """`estimated_bytes` of a game no player has moved in yet, by its shape (see
+        `_estimate`)."""
 
     def get(self, game_id: str) -> Head | None:
         """The cached head, marked as just used; None when it is not cached."""
@@ -184,7 +190,7 @@ class HeadCache:
             size = max(1, measured_bytes + (moves - measured_moves) * PER_MOVE_BYTES)
             measured = entry.measured
         else:
-            size = estimated_bytes(head.position)
+            size = self._estimate(head.position, moves)
             measured = (size, moves)
         if entry is not None:
             self.bytes -= entry.size
@@ -194,6 +200,33 @@ class HeadCache:
             _, evicted = self._entries.popitem(last=False)
             self.bytes -= evicted.size
         return head
+
+    def _estimate(self, position: folding.Position, moves: int) -> int:
+        """`estimated_bytes(position)`, walked once per shape of a game no player has
+        moved in yet (a creation: the game, its rules version, players, mode, options and
+        components, and the chance moves dealt at setup), which every new game of that
+        shape holds alike: walking each new game's state was about a third of CreateGame's
+        CPU (benchmarks/record_inprocess.py). Any other head (a cold load, a game rebuilt)
+        is walked."""
+        if position.move_count != position.chance_count or position.undone is not None:
+            return estimated_bytes(position)
+        created = position.table.created
+        shape = (
+            created.game,
+            created.rules_version,
+            len(created.players),
+            created.mode,
+            created.options.SerializeToString(deterministic=True),
+            len(created.components),
+            sum(component.ByteSize() for component in created.components),
+            moves,
+        )
+        size = self._set_up.get(shape)
+        if size is None:
+            if len(self._set_up) >= MAX_SHAPES:
+                self._set_up.clear()
+            size = self._set_up[shape] = estimated_bytes(position)
+        return size
 
     def forget(self, game_id: str) -> None:
         entry = self._entries.pop(game_id, None)

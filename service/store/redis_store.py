@@ -31,7 +31,7 @@ import hashlib
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
@@ -90,6 +90,8 @@ def with_credentials(url: str, password: str | None = None, ca_file: str | None 
     may already carry both: ``rediss://user:password@host:6380/0?ssl_ca_certs=/ca.pem``
     (redis-py reads the user, the password and TLS from it; ``rediss`` verifies the
     server's certificate and name, against the system's CAs unless one is given)."""
+    if password is None and ca_file is None:
+        return url  # as given: splitting and joining it again is not the identity
     parts = urlsplit(url)
     if password is not None:
         user = quote(unquote(parts.username or ""), safe="")
@@ -100,7 +102,17 @@ def with_credentials(url: str, password: str | None = None, ca_file: str | None 
             raise ValueError("a CA for Redis needs TLS: a rediss:// (or rediss+cluster://) URL")
         query = [(k, v) for k, v in parse_qsl(parts.query) if k != "ssl_ca_certs"]
         parts = parts._replace(query=urlencode([*query, ("ssl_ca_certs", ca_file)]))
-    return urlunsplit(parts)
+    return _joined(parts)
+
+
+def _joined(parts: SplitResult) -> str:
+    """`urlunsplit` keeping the `//` of a URL without a host: `unix:///run/redis.sock`
+    (a unix socket, as redis-py names it) would be joined as `unix:/run/redis.sock`, which
+    redis-py refuses: urllib keeps `//` only for the schemes it knows to have a host."""
+    joined = urlunsplit(parts)
+    if not parts.netloc and parts.scheme and not joined.startswith(f"{parts.scheme}://"):
+        joined = f"{parts.scheme}://" + joined.removeprefix(f"{parts.scheme}:")
+    return joined
 
 
 def redacted(url: str) -> str:

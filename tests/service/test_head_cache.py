@@ -95,3 +95,28 @@ def test_the_per_move_estimate_holds_for_every_game(name: str) -> None:
     for position in (line[len(line) // 2], last):
         walked = held_bytes(position)
         assert walked / 3 <= estimated_bytes(position) <= walked * 3
+
+
+def test_new_games_of_one_shape_are_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A creation's head is counted as `estimated_bytes` says, walked once per shape of new
+    game (CreateGame walked every new game's state); a head with a player's move is walked."""
+    from tablelog.service.recording import heads
+
+    walks: list[folding.Position] = []
+    walk = heads.estimated_bytes
+
+    def counted(position: folding.Position) -> int:
+        walks.append(position)
+        return walk(position)
+
+    monkeypatch.setattr(heads, "estimated_bytes", counted)
+    new = [positions("splendor", seed)[0] for seed in range(3)]
+    cache = HeadCache(max_bytes=1 << 30)
+    for index, position in enumerate(new):
+        cache.put(head(f"new{index}", position))
+    assert len(walks) == 1
+    assert cache.bytes == 3 * walk(new[0])
+    moved = next(p for p in positions("splendor", 4) if p.move_count > p.chance_count)
+    cache.put(head("moved", moved))
+    assert len(walks) == 2
+    assert cache.bytes == 3 * walk(new[0]) + walk(moved)
