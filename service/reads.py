@@ -5,6 +5,7 @@ a past revision and a replay fold from the nearest checkpoint (`service.checkpoi
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from service.appending import Outcome
 from service.errors import InvalidRequest, OutOfRange, PermissionDenied
 from service.heads import Heads
 from service.limits import page_bounds, page_token
+from service.pictures import PictureLimits, Pictures
 from service.store import EventStore
 from service.views import (
     annotation_of,
@@ -24,10 +26,12 @@ from service.views import (
     result_words,
     shown_event,
     shown_events,
+    snapshot,
     to_move_message,
     viewer_of,
     viewer_words,
 )
+from service.watching import MoveLists
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
 
@@ -130,22 +134,41 @@ def live_annotations(
 class Reads:
     """The read use cases, on the store and the head cache."""
 
-    def __init__(self, store: EventStore, heads: Heads) -> None:
+    def __init__(self, store: EventStore, heads: Heads, pictures: Pictures | None = None) -> None:
         self.store = store
         self.heads = heads
+        self.pictures = pictures or Pictures(PictureLimits(workers=0))
 
     async def position_at(self, game_id: str, revision: int) -> folding.Position:
         """The game at `revision` (0: its head)."""
+        return (await self.position_and_hash_at(game_id, revision))[0]
+
+    async def position_and_hash_at(
+        self, game_id: str, revision: int
+    ) -> tuple[folding.Position, bytes]:
+        """The game at `revision` (0: its head) and the hash of the last event folded."""
         head = await self.heads.load(game_id)
         if revision == 0 or revision == head.revision:
-            return head.position
+            return head.position, head.last_hash
         if revision > head.revision:
             raise OutOfRange(
                 "REVISION_OUT_OF_RANGE",
                 f"Revision {revision} is beyond the game's head, revision {head.revision}.",
                 metadata={"head_revision": str(head.revision)},
             )
-        return await self.heads.checkpoints.position_at(game_id, head.position.table, revision)
+        return await self.heads.checkpoints.at(game_id, head.position.table, revision)
+
+    async def state(
+        self, game_id: str, revision: int, viewer: service_pb2.Viewer | None, *, drawn: bool
+    ) -> service_pb2.StateSnapshot:
+        """The state at `revision` (0: its head) as `viewer` sees it, with its picture when
+        `drawn` (`service.pictures`: cached, drawn off the loop)."""
+        position, chain_hash = await self.position_and_hash_at(game_id, revision)
+        seen = viewer_of(viewer, position.table.players)
+        shown = snapshot(position, seen)
+        if drawn:
+            shown.picture = await self.pictures.picture(game_id, chain_hash, position, seen)
+        return shown
 
     def game_types(self) -> list[game_pb2.GameInfo]:
         return [describe(game) for game in all_games().values()]
@@ -253,8 +276,18 @@ class Reads:
             )
         table = head.position.table
         seen = viewer_of(viewer, table.players)
+        lists = MoveLists()
         async for step in self.heads.checkpoints.steps(game_id, table, first, last):
-            yield replay_item(step.event, step.before, step.after, seen, drawn=drawn)
+            after = step.after
+            item = replay_item(step.event, step.before, after, seen, lists.of(after, seen))
+            if drawn:
+                item.state.picture = await self.pictures.picture(
+                    game_id, step.event.hash, after, seen
+                )
+            else:
+                # A long replay lets the loop serve the calls behind it between steps.
+                await asyncio.sleep(0)
+            yield item
 
     async def replay_variation(
         self,

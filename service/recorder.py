@@ -18,6 +18,7 @@ from service.amending import Amending
 from service.appending import Appender, Outcome
 from service.checkpoints import DEFAULT_INTERVAL
 from service.heads import DEFAULT_CACHE_BYTES, Head, Heads
+from service.pictures import Pictures
 from service.reads import Reads
 from service.store import EventStore
 from service.usecases import Commands
@@ -33,10 +34,11 @@ class Recorder(Commands, Amending, Reads):
         store: EventStore,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         checkpoint_interval: int = DEFAULT_INTERVAL,
+        pictures: Pictures | None = None,
     ) -> None:
         heads = Heads(store, cache_bytes, checkpoint_interval)
         Commands.__init__(self, store, heads, Appender(store, heads))
-        Reads.__init__(self, store, heads)
+        Reads.__init__(self, store, heads, pictures)
 
     async def load(self, game_id: str, *, fresh: bool = True) -> Head:
         return await self.heads.load(game_id, fresh=fresh)

@@ -30,6 +30,7 @@ from service.identity import new_token
 from service.interceptors import Registrar, add_servicer
 from service.limits import MAX_MESSAGE_BYTES
 from service.local_owner import register_owner_token
+from service.pictures import PictureLimits, Pictures
 from service.quotas import CallerLimits, KeysOf
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
@@ -83,6 +84,7 @@ def build_server(
     gate: Gate | None = None,
     head_cache_bytes: int = DEFAULT_CACHE_BYTES,
     checkpoint_interval: int = DEFAULT_INTERVAL,
+    picture_limits: PictureLimits | None = None,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
@@ -96,11 +98,12 @@ def build_server(
     and watches (see `service.quotas`), telling callers apart by `keys_of` (by default the
     authenticated member and its club). `head_cache_bytes` bounds the cached game heads
     (see `service.heads`); `checkpoint_interval` is the events between two checkpoints of
-    a game (see `service.checkpoints`)."""
+    a game (see `service.checkpoints`); `picture_limits` bounds the pictures' cache and the
+    processes that draw them (see `service.pictures`)."""
     if not isinstance(store, RedisEventStore):
         raise TypeError("the server keeps its members in the event store's Redis")
     server = aio.server(options=server_options(reuse_port))
-    recorder = Recorder(store, head_cache_bytes, checkpoint_interval)
+    recorder = Recorder(store, head_cache_bytes, checkpoint_interval, Pictures(picture_limits))
     members = MemberStore(store.redis)
     games = GameClubs(store)
     gate = gate or Gate(members, games)
@@ -256,6 +259,7 @@ async def stop_serving(built: Built, grace: float) -> None:
     else:
         await built.server.stop(grace=grace)
     await built.watching.close()
+    built.recorder.pictures.close()
     await built.recorder.settle()  # the checkpoint writes in flight, before the store closes
 
 

@@ -29,7 +29,7 @@ from service.logs import get_logger
 from service.recorder import Recorder
 from service.store import GameNotFound
 from service.store.members import MemberStore
-from service.views import annotation_of, snapshot, summarize, viewer_message, viewer_of
+from service.views import annotation_of, snapshot, summarize, viewer_message
 from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 
@@ -353,10 +353,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> service_pb2.GetStateResponse:
         asked = request.viewer if request.HasField("viewer") else None
         decided = await self._viewer(request.game_id, asked)
-        position = await self.recorder.position_at(request.game_id, request.revision)
-        note(revision=position.revision)
-        viewer = viewer_of(decided, position.table.players)
-        return service_pb2.GetStateResponse(state=snapshot(position, viewer, drawn=request.picture))
+        state = await self.recorder.state(
+            request.game_id, request.revision, decided, drawn=request.picture
+        )
+        note(revision=state.revision)
+        return service_pb2.GetStateResponse(state=state)
 
     @unary
     async def ListLegalMoves(

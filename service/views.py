@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from google.protobuf.message import Message
+
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer, seats_named
 from service.errors import InvalidRequest
@@ -171,6 +173,14 @@ def picture(position: folding.Position, viewer: Viewer, view: Any) -> str:
     """The game's picture of `view` (the state at `position` as `viewer` sees it): the move
     that led to this state framed when there is one and `viewer` may see it, the
     components the game was created with marked approximate noted."""
+    move, approximate = picture_inputs(position, viewer)
+    return position.game.picture(view, last_move=move, approximate=approximate)
+
+
+def picture_inputs(position: folding.Position, viewer: Viewer) -> tuple[Message | None, str]:
+    """What a picture at `position` shows besides the view: the move that led to it (when
+    `viewer` may see it) and the approximate components' notes (`service.pictures` sends
+    them to the process that draws)."""
     table = position.table
     last = position.applied.head if position.applied is not None else None
     move = None
@@ -180,8 +190,7 @@ def picture(position: folding.Position, viewer: Viewer, view: Any) -> str:
         and _visible(table, last.move, last.before, viewer)
     ):
         move = table.unwrap(last.move)
-    approximate = "; ".join(approximate_notes(table.created))
-    return position.game.picture(view, last_move=move, approximate=approximate)
+    return move, "; ".join(approximate_notes(table.created))
 
 
 def snapshot(
