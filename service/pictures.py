@@ -7,30 +7,26 @@ So it is cached by that key, `(game_id, chain hash, viewer)`, in an LRU bounded 
 of the SVG text it holds (`tablelog serve --picture-cache-bytes`), and a picture being drawn
 is drawn once however many callers ask for it at the same time.
 
-Drawing (1-5 ms a picture, 32 in a block of the web app's stepping) runs in a pool of worker
-processes (`--picture-workers`, by default one: the other core of a two-core machine): the
-loop sends the view (a few KB, pickled in the pool's own thread) and awaits the SVG text,
-serving RecordMove meanwhile. The queue is bounded: at most `PictureLimits.queue` draws wait
-or run at once (each caller asks for one at a time, so that is a bound on callers drawing);
-one more is refused at once with RESOURCE_EXHAUSTED, reason PICTURES_BUSY, and
-`retry_after_ms`, and nothing is changed by the refusal. With `workers=0` pictures are drawn
-on the loop (tests and tools that build a Recorder without a server).
+Drawing (1-5 ms a picture, 32 in a block of the web app's stepping) runs in processes of
+its own (`service.drawing`; `--picture-workers`, by default one: the other core of a
+two-core machine): the loop sends the view (1-7 KB) down a pipe and awaits the SVG text,
+serving RecordMove meanwhile. The queue is bounded: at most `PictureLimits.queue` pictures
+are drawn or wait for a worker at once (every caller draws one at a time, so that bounds
+the callers drawing too); one more is refused at once with RESOURCE_EXHAUSTED, reason
+PICTURES_BUSY, and `retry_after_ms`, having changed nothing. With `workers=0` pictures are
+drawn on the loop (what a Recorder built without a server does: tests and tools).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import multiprocessing
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
 
-from google.protobuf.message import Message
-
 from replay import fold as folding
 from replay.core import Viewer
-from replay.registry import all_games, find_game, rules_recorded_under
+from service.drawing import DrawingPool
 from service.errors import Exhausted
 from service.views import picture_inputs
 
@@ -61,20 +57,6 @@ class PictureLimits:
     def __post_init__(self) -> None:
         if self.cache_bytes < 0 or self.workers < 0 or self.queue < 1:
             raise ValueError("the picture limits must be positive (workers and cache: >= 0)")
-
-
-def draw(
-    game_name: str, rules_version: str, view: Any, last_move: Message | None, approximate: str
-) -> str:
-    """The picture of `view` (run in a worker: the game is found again by its name and
-    the rules version it was recorded under, as the fold finds it)."""
-    game = rules_recorded_under(find_game(game_name), rules_version)
-    return game.picture(view, last_move=last_move, approximate=approximate)
-
-
-def _warm() -> int:
-    """Import every game in a new worker, so its first picture is not slower."""
-    return len(all_games())
 
 
 class PictureCache:
@@ -113,33 +95,28 @@ class Pictures:
         self.limits = limits or PictureLimits()
         self.cache = PictureCache(self.limits.cache_bytes)
         self._drawing: dict[Key, asyncio.Task[str]] = {}
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._pool = DrawingPool(self.limits.workers) if self.limits.workers else None
         self.drawn = 0
         """Pictures drawn (cache misses), for the benchmarks and tests."""
         self.served = 0
         """Pictures asked for."""
 
-    def start(self) -> None:
-        """Start the pool's workers now (else on the first draw). Spawned, not forked: the
-        server process has grpc's threads, which a fork would copy half-way."""
-        if self._pool is not None or not self.limits.workers:
-            return
-        context = multiprocessing.get_context("spawn")
-        self._pool = concurrent.futures.ProcessPoolExecutor(self.limits.workers, mp_context=context)
-        for _ in range(self.limits.workers):
-            self._pool.submit(_warm)
-
-    def close(self) -> None:
+    async def close(self) -> None:
+        """Stop the drawing processes (the server is stopping)."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+            await self._pool.close()
 
     async def picture(
-        self, game_id: str, chain_hash: bytes, position: folding.Position, viewer: Viewer
+        self,
+        game_id: str,
+        chain_hash: bytes,
+        position: folding.Position,
+        viewer: Viewer,
+        view: Any = None,
     ) -> str:
         """The picture of the game at `position` (after the event whose hash is
-        `chain_hash`) as `viewer` sees it: from the cache, else drawn once (see the
-        module's docstring)."""
+        `chain_hash`) as `viewer` sees it (`view`, when the caller has it): from the cache,
+        else drawn once (see the module's docstring)."""
         self.served += 1
         key: Key = (game_id, chain_hash, viewer)
         found = self.cache.get(key)
@@ -157,30 +134,28 @@ class Pictures:
             )
         # A task of its own: a caller that goes away (a closed stream) does not cancel a
         # draw that others may be waiting on, and what is drawn is kept either way.
-        task = asyncio.create_task(self._draw_and_keep(key, position, viewer))
+        task = asyncio.create_task(self._draw_and_keep(key, position, viewer, view))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._drawing[key] = task
         return await asyncio.shield(task)
 
-    async def _draw_and_keep(self, key: Key, position: folding.Position, viewer: Viewer) -> str:
+    async def _draw_and_keep(
+        self, key: Key, position: folding.Position, viewer: Viewer, view: Any
+    ) -> str:
         try:
-            picture = await self._draw(position, viewer)
+            picture = await self._draw(position, viewer, view)
         finally:
             del self._drawing[key]
         self.drawn += 1
         self.cache.put(key, picture)
         return picture
 
-    async def _draw(self, position: folding.Position, viewer: Viewer) -> str:
+    async def _draw(self, position: folding.Position, viewer: Viewer, view: Any) -> str:
         game = position.game
-        view = game.view(position.state, viewer)
+        if view is None:
+            view = game.view(position.state, viewer)
         move, approximate = picture_inputs(position, viewer)
-        if not self.limits.workers:
+        if self._pool is None:
             return game.picture(view, last_move=move, approximate=approximate)
-        self.start()
-        assert self._pool is not None
         created = position.table.created
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._pool, draw, created.game, created.rules_version, view, move, approximate
-        )
+        return await self._pool.draw(created.game, created.rules_version, view, move, approximate)

@@ -165,9 +165,10 @@ class Reads:
         `drawn` (`service.pictures`: cached, drawn off the loop)."""
         position, chain_hash = await self.position_and_hash_at(game_id, revision)
         seen = viewer_of(viewer, position.table.players)
-        shown = snapshot(position, seen)
+        view = position.game.view(position.state, seen)
+        shown = snapshot(position, seen, view=view)
         if drawn:
-            shown.picture = await self.pictures.picture(game_id, chain_hash, position, seen)
+            shown.picture = await self.pictures.picture(game_id, chain_hash, position, seen, view)
         return shown
 
     def game_types(self) -> list[game_pb2.GameInfo]:
@@ -279,10 +280,12 @@ class Reads:
         lists = MoveLists()
         async for step in self.heads.checkpoints.steps(game_id, table, first, last):
             after = step.after
-            item = replay_item(step.event, step.before, after, seen, lists.of(after, seen))
+            view = after.game.view(after.state, seen)
+            moves = lists.of(after, seen)
+            item = replay_item(step.event, step.before, after, seen, moves, view=view)
             if drawn:
                 item.state.picture = await self.pictures.picture(
-                    game_id, step.event.hash, after, seen
+                    game_id, step.event.hash, after, seen, view
                 )
             else:
                 # A long replay lets the loop serve the calls behind it between steps.

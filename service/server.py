@@ -259,7 +259,7 @@ async def stop_serving(built: Built, grace: float) -> None:
     else:
         await built.server.stop(grace=grace)
     await built.watching.close()
-    built.recorder.pictures.close()
+    await built.recorder.pictures.close()
     await built.recorder.settle()  # the checkpoint writes in flight, before the store closes
 
 

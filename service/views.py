@@ -199,13 +199,16 @@ def snapshot(
     moves: Sequence[str] | None = None,
     *,
     drawn: bool = False,
+    view: Any = None,
 ) -> service_pb2.StateSnapshot:
     """The state at `position` as `viewer` sees it, with its picture when `drawn`. `moves`,
     when given, is the move list already computed (`shown_notation` of each move in effect:
-    a watch tail keeps it up to date one move at a time)."""
+    a watch tail keeps it up to date one move at a time); `view`, the view when the caller
+    has made it (to draw it elsewhere, `service.pictures`)."""
     game = position.game
     table = position.table
-    view = game.view(position.state, viewer)
+    if view is None:
+        view = game.view(position.state, viewer)
     result = position.result if position.result is not None else game.result(position.state)
     return service_pb2.StateSnapshot(
         picture=picture(position, viewer, view) if drawn else "",
@@ -285,12 +288,13 @@ def replay_item(
     moves: Sequence[str] | None = None,
     *,
     drawn: bool = False,
+    view: Any = None,
 ) -> service_pb2.ReplayGameResponse:
     """One step of a replay or a watch: the event as `viewer` may see it (`shown_event`) and
     the state after it (`moves`: its move list, if known; its picture when `drawn`)."""
     return service_pb2.ReplayGameResponse(
         event=shown_event(event, before, viewer),
-        state=snapshot(after, viewer, moves, drawn=drawn),
+        state=snapshot(after, viewer, moves, drawn=drawn, view=view),
     )
 
 

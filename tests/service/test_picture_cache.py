@@ -100,7 +100,7 @@ def test_served_pictures_are_fresh_draws_and_drawn_once(
                     assert state.picture == fresh_picture(fresh[revision], viewer), revision
                 assert pictures.drawn == drawn
         finally:
-            pictures.close()
+            await pictures.close()
             await store.close()
 
     asyncio.run(scenario())
@@ -134,7 +134,7 @@ def test_viewers_never_share_a_picture_and_one_draw_serves_all_who_ask(
                 assert state.picture == fresh_picture(fresh[revision], viewer)
             assert pictures.drawn == 4
         finally:
-            pictures.close()
+            await pictures.close()
             await store.close()
 
     asyncio.run(scenario())
@@ -168,7 +168,7 @@ def test_a_draw_past_the_queue_is_refused_and_changes_nothing(
             assert state.picture
             assert pictures.drawn == 2
         finally:
-            pictures.close()
+            await pictures.close()
             await store.close()
 
     asyncio.run(scenario())
