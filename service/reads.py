@@ -19,6 +19,7 @@ from service.errors import InvalidRequest, OutOfRange, PermissionDenied
 from service.heads import Heads
 from service.limits import page_bounds, page_token
 from service.pictures import PictureLimits, Pictures
+from service.priority import ChangesFirst
 from service.store import EventStore
 from service.views import (
     annotation_of,
@@ -138,6 +139,8 @@ class Reads:
         self.store = store
         self.heads = heads
         self.pictures = pictures or Pictures(PictureLimits(workers=0))
+        self.changes = ChangesFirst()
+        """The changes in flight on this process, which the readers' steps let go first."""
 
     async def position_at(self, game_id: str, revision: int) -> folding.Position:
         """The game at `revision` (0: its head)."""
@@ -279,6 +282,7 @@ class Reads:
         seen = viewer_of(viewer, table.players)
         lists = MoveLists()
         async for step in self.heads.checkpoints.steps(game_id, table, first, last):
+            await self.changes.first()
             after = step.after
             view = after.game.view(after.state, seen)
             moves = lists.of(after, seen)

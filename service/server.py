@@ -108,7 +108,9 @@ def build_server(
     games = GameClubs(store)
     gate = gate or Gate(members, games)
     # Watch tails block on their own connections, never on the request path's pool.
-    watching = WatchHub(store, store.dedicated, watch_limits, heads=recorder.heads)
+    watching = WatchHub(
+        store, store.dedicated, watch_limits, heads=recorder.heads, changes=recorder.changes
+    )
     servicer = TablelogServicer(recorder, watching, members, games)
     admission = Admission(caller_limits, keys_of) if caller_limits else None
     # Only the per-move call is a grpc registered method (see `Registrar`); the other

@@ -68,13 +68,36 @@ class DeadlineExceeded(Exception):
     pass
 
 
+CHANGES = frozenset(
+    {
+        "CreateGame",
+        "RecordMove",
+        "UndoMove",
+        "RedoMove",
+        "AmendMove",
+        "AddAnnotation",
+        "RemoveAnnotation",
+        "AbandonGame",
+        "ImportGame",
+        "ImportRecord",
+    }
+)
+"""The methods that append to a game (the readers step aside for them)."""
+
+
 def unary(
     method: Callable[[Any, Request, Context], Awaitable[Response]],
 ) -> Callable[[Any, Request, Context], Awaitable[Response]]:
+    # A change is served before the readers' next steps (`service.priority`).
+    first = method.__name__ in CHANGES
+
     @functools.wraps(method)
     async def wrapper(self: Any, request: Request, context: Context) -> Response:
         try:
             check_request(request)  # type: ignore[arg-type]
+            if first:
+                with self.recorder.changes.change():
+                    return await method(self, request, context)
             return await method(self, request, context)
         except errors.MAPPED as exc:
             await refuse(context, exc)
@@ -130,7 +153,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         games: GameClubs | None = None,
     ) -> None:
         self.recorder = recorder
-        self.watching = watching or WatchHub(recorder.store, heads=recorder.heads)
+        self.watching = watching or WatchHub(
+            recorder.store, heads=recorder.heads, changes=recorder.changes
+        )
         self.members = members
         self.games = games
 

@@ -36,6 +36,7 @@ from replay.core import Viewer
 from service.errors import Exhausted, InvalidRequest
 from service.heads import Heads
 from service.limits import check_game_id
+from service.priority import ChangesFirst
 from service.store import EventStore
 from service.views import replay_item, shown_notation, viewer_of
 from tablelog.v1 import events_pb2, service_pb2
@@ -44,8 +45,10 @@ TAIL_BLOCK_SECONDS = 30.0
 """How long one blocking read of a tail waits before it asks again (an idle game): each
 round costs about 150 us, and the store's watchdog ends a read silent for this long plus
 its limit (a dead connection is found within 35 s)."""
-ANSWER_FIRST_SECONDS = 0.002
-"""How long a tail waits, once new events have arrived, before it wakes any watcher."""
+ANSWER_FIRST_SECONDS = 0.02
+"""How long a tail waits at most, once new events have arrived, for the changes in flight
+on this process (the one that appended them, when it is here) to be answered before it
+wakes any watcher (`service.priority`)."""
 FANOUT_BATCH = 64
 """Watchers woken at a time: between batches the event loop serves other calls, so the
 RecordMove that appended an event is answered without waiting for every watcher of it."""
@@ -279,7 +282,7 @@ class Tail:
                 if newer:
                     # The call that appended these (when on this process) got its reply from
                     # Redis at the same moment: let it answer before the watchers are woken.
-                    await asyncio.sleep(ANSWER_FIRST_SECONDS)
+                    await self.hub.changes.first(ANSWER_FIRST_SECONDS)
                 for event in newer:
                     await self._deliver(event)
         except Exception as exc:  # the store failed or the stream is damaged: tell everyone
@@ -303,6 +306,8 @@ class Tail:
         for start in range(0, len(watchers), FANOUT_BATCH):
             if start:
                 await asyncio.sleep(0)
+                # A change that arrived meanwhile is answered before more watchers wake.
+                await self.hub.changes.first()
             for watcher in watchers[start : start + FANOUT_BATCH]:
                 # (One that left meanwhile is no longer offered anything.)
                 if watcher in self.watchers and not watcher.offer(update):
@@ -373,6 +378,7 @@ class WatchHub:
         limits: WatchLimits | None = None,
         *,
         heads: Heads,
+        changes: ChangesFirst | None = None,
     ) -> None:
         """`open_reader` gives a tail a store on a connection of its own (closed when the
         tail stops); without it tails read through `store` itself. A tail starts at the
@@ -381,6 +387,8 @@ class WatchHub:
         self.heads = heads
         self._open_reader = open_reader
         self.limits = limits or WatchLimits()
+        self.changes = changes or ChangesFirst()
+        """The changes of this process, answered before more watchers are woken."""
         self._tails: dict[str, Tail] = {}
         self._watchers = 0
 
