@@ -8,7 +8,7 @@ of the SVG text it holds (`tablelog serve --picture-cache-bytes`), and a picture
 is drawn once however many callers ask for it at the same time.
 
 Drawing (1-5 ms a picture, 32 in a block of the web app's stepping) runs in processes of
-its own (`service.drawing`; `--picture-workers`, by default one: the other core of a
+its own (`service.offload`; `--picture-workers`, by default one: the other core of a
 two-core machine): the loop sends the view (1-7 KB) down a pipe and awaits the SVG text,
 serving RecordMove meanwhile. The queue is bounded: at most `PictureLimits.queue` pictures
 are drawn or wait for a worker at once (every caller draws one at a time, so that bounds
@@ -26,8 +26,8 @@ from typing import Any, Final
 
 from replay import fold as folding
 from replay.core import Viewer
-from service.drawing import DrawingPool
 from service.errors import Exhausted
+from service.offload import WorkerPool, draw
 from service.views import picture_inputs
 
 DEFAULT_PICTURE_CACHE_BYTES: Final = 64 << 20
@@ -95,7 +95,10 @@ class Pictures:
         self.limits = limits or PictureLimits()
         self.cache = PictureCache(self.limits.cache_bytes)
         self._drawing: dict[Key, asyncio.Task[str]] = {}
-        self._pool = DrawingPool(self.limits.workers) if self.limits.workers else None
+        self.pool = (
+            WorkerPool(self.limits.workers, self.limits.queue) if self.limits.workers else None
+        )
+        """The worker processes of this instance's heavy reads (`service.offload`)."""
         self.drawn = 0
         """Pictures drawn (cache misses), for the benchmarks and tests."""
         self.served = 0
@@ -103,8 +106,8 @@ class Pictures:
 
     async def close(self) -> None:
         """Stop the drawing processes (the server is stopping)."""
-        if self._pool is not None:
-            await self._pool.close()
+        if self.pool is not None:
+            await self.pool.close()
 
     async def picture(
         self,
@@ -155,7 +158,9 @@ class Pictures:
         if view is None:
             view = game.view(position.state, viewer)
         move, approximate = picture_inputs(position, viewer)
-        if self._pool is None:
+        if self.pool is None:
             return game.picture(view, last_move=move, approximate=approximate)
         created = position.table.created
-        return await self._pool.draw(created.game, created.rules_version, view, move, approximate)
+        return await self.pool.call(
+            draw, created.game, created.rules_version, view, move, approximate
+        )

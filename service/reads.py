@@ -6,8 +6,8 @@ a past revision and a replay fold from the nearest checkpoint (`service.checkpoi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from replay import fold as folding
 from replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
@@ -34,6 +34,8 @@ from service.views import (
 )
 from service.watching import MoveLists
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+Answer = TypeVar("Answer")
 
 
 def _mover(before: folding.Position, event: events_pb2.Event) -> str:
@@ -132,6 +134,42 @@ def live_annotations(
     return notes
 
 
+def audit_entries(
+    events: Sequence[events_pb2.Event], viewer: service_pb2.Viewer | None
+) -> list[service_pb2.AuditEntry]:
+    """The audit of `events` (a whole game) as `viewer` may see it (`Reads.audit`)."""
+    position = folding.start(events[0].game_created)
+    seen = viewer_of(viewer, position.table.players, unset=FULL)
+    words = EventWords()
+    described = []
+    for index, event in enumerate(events):
+        before = position
+        if index:
+            position = folding.advance(position, event)
+        shown = shown_event(event, before, seen)
+        described.append((shown, words.describe(shown, before)))
+    in_effect = {applied.revision for applied in position.applied or ()}
+    return [
+        service_pb2.AuditEntry(
+            event=event,
+            summary=summary,
+            undone=_puts_a_move(event) and event.revision not in in_effect,
+        )
+        for event, summary in described
+    ]
+
+
+def variation_items(
+    events: Sequence[events_pb2.Event],
+    asked: service_pb2.VariationPath,
+    first: int,
+    viewer: Viewer,
+    drawn: bool,
+) -> list[service_pb2.ReplayGameResponse]:
+    """A variation's replay, whole (`Reads.replay_variation`)."""
+    return list(variations.replay_into(events, asked, first, viewer, drawn=drawn))
+
+
 class Reads:
     """The read use cases, on the store and the head cache."""
 
@@ -200,25 +238,15 @@ class Reads:
         A redacted entry is redacted as a replay redacts it (`shown_event`), and its
         description is made from what is shown."""
         events = await self.events(game_id)
-        position = folding.start(events[0].game_created)
-        seen = viewer_of(viewer, position.table.players, unset=FULL)
-        words = EventWords()
-        described = []
-        for index, event in enumerate(events):
-            before = position
-            if index:
-                position = folding.advance(position, event)
-            shown = shown_event(event, before, seen)
-            described.append((shown, words.describe(shown, before)))
-        in_effect = {applied.revision for applied in position.applied or ()}
-        return [
-            service_pb2.AuditEntry(
-                event=event,
-                summary=summary,
-                undone=_puts_a_move(event) and event.revision not in in_effect,
-            )
-            for event, summary in described
-        ]
+        return await self.offload(audit_entries, events, viewer)
+
+    async def offload(self, function: Callable[..., Answer], *arguments: Any) -> Answer:
+        """`function(*arguments)`, a heavy pure read, run by a worker process when the
+        instance has them (`service.offload`), else here."""
+        pool = self.pictures.pool
+        if pool is None:
+            return function(*arguments)
+        return await pool.call(function, *arguments)
 
     async def shown_change(self, outcome: Outcome, viewer: Viewer) -> Sequence[events_pb2.Event]:
         """The events a change appended as `viewer` (the one decided for whoever asked for
@@ -309,7 +337,8 @@ class Reads:
         `drawn`, each state's picture too."""
         events = await self.events(game_id)
         seen = viewer_of(viewer, [p.name for p in events[0].game_created.players])
-        for item in variations.replay_into(events, asked, first, seen, drawn=drawn):
+        # Two folds of the game and the variation's pictures: in a worker.
+        for item in await self.offload(variation_items, events, asked, first, seen, drawn):
             yield item
 
     async def legal_moves(

@@ -55,7 +55,7 @@ class Recorder(Commands, Amending, Reads):
     async def verify(
         self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()
     ) -> service_pb2.VerifyGameResponse:
-        response = await verify(self.store, game_id, receipts)
+        response = await verify(self.store, game_id, receipts, self.pictures.pool)
         if response.ok:
             checked, bad = await self.heads.checkpoints.verify_stored(game_id)
             response.checkpoints_checked = checked
