@@ -578,6 +578,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         asked = request.viewer if request.HasField("viewer") else None
         games = []
         for game_id in ids:
+            await self.recorder.changes.first()  # a long export lets changes go first
             await self._in_scope(game_id)
             viewer = await self._viewer(game_id, asked)
             games.append(await records.game_record(self.recorder, game_id, viewer))
