@@ -78,9 +78,9 @@ def draw(
     return game.picture(view, last_move=last_move, approximate=approximate)
 
 
-def _named(module: str, name: str) -> str:
-    """`module.name` without the package's install prefix (`tablelog.service...`)."""
-    dotted = f"{module}.{name}"
+def _unprefixed(dotted: str) -> str:
+    """A function's dotted name without the package's install prefix (`tablelog.` before
+    `service.`), so `OFFLOADED` matches however the package is installed or renamed."""
     return dotted[dotted.index("service.") :] if "service." in dotted else dotted
 
 
@@ -96,7 +96,7 @@ def main() -> None:
             return
         (size,) = FRAME.unpack(header)
         module, name, arguments = pickle.loads(source.read(size))
-        if _named(module, name) not in OFFLOADED:
+        if _unprefixed(f"{module}.{name}") not in {_unprefixed(f) for f in OFFLOADED}:
             data = pickle.dumps((False, f"{module}.{name} is not run by a worker"))
             sink.write(FRAME.pack(len(data)) + data)
             sink.flush()
