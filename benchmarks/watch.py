@@ -428,6 +428,12 @@ def run_scenario(
 # ----------------------------------------------------------------------------- main
 
 
+def hog() -> None:
+    """The machine's other core kept busy (`--hog`)."""
+    while True:
+        pass
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument(
@@ -447,6 +453,14 @@ def main() -> int:
         "--spread-moves", type=int, default=60, help="timed moves over the spread games"
     )
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between moves")
+    parser.add_argument(
+        "--shapes",
+        default="1,2,3",
+        help="which scenarios (1: one game of 20 moves, 2: of 200, "
+        "3: spread over --games), comma-separated",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="each scenario's runs, repeated")
+    parser.add_argument("--hog", action="store_true", help="a CPU-bound process beside it all")
     args = parser.parse_args()
     if args.role == "service":
         asyncio.run(run_service(args.redis_url, args.port))
@@ -467,8 +481,16 @@ def main() -> int:
         ("one game, 200 moves", 1, 200, args.moves),
         (f"{args.games} games, 20 moves", args.games, short, args.spread_moves),
     ]
+    chosen = [int(index) - 1 for index in args.shapes.split(",")]
+    shapes = [shapes[index] for index in chosen for _ in range(args.rounds)]
     pairs = []
     load_before = os.getloadavg()[0]
+    hogging = None
+    if args.hog:
+        import multiprocessing
+
+        hogging = multiprocessing.Process(target=hog, daemon=True)
+        hogging.start()
     with tempfile.TemporaryDirectory() as scratch, EmbeddedRedis(Path(scratch) / "redis") as redis:
         register_token(redis.url)
         for name, games, length, moves in shapes:
@@ -483,9 +505,12 @@ def main() -> int:
             size = pair[1]["update_bytes"]
             floor = run_scenario(redis, lines, scenario, args.interval, Path(scratch), size)
             pairs.append([*pair, floor])
+    if hogging is not None:
+        hogging.terminate()
     print(
         f"one move every {args.interval:g} s, round-robin over the games; {args.watchers} "
-        "watchers; CPU: the server process's over the timed window; load average "
+        f"watchers; {'a CPU hog beside it; ' if args.hog else ''}CPU: the server "
+        "process's over the timed window; load average "
         f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after (delays and RecordMove "
         "times need the machine to themselves: CPU per update much less so)"
     )

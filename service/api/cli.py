@@ -235,6 +235,28 @@ def serve_command(subparsers: Any) -> None:
         "a read at any revision folds at most this many events); every server on one Redis "
         "should use the same",
     )
+    setting(
+        "--picture-cache-bytes",
+        _bytes,
+        "64M",
+        "what the drawn pictures (SVG text, each a function of the game, its chain hash at "
+        "that revision and the viewer kind) may hold in memory, per server process; the "
+        "least recently used go first. A number with K, M or G",
+    )
+    setting(
+        "--picture-workers",
+        _workers,
+        "1",
+        "processes that draw pictures beside each server process, never on the loop that "
+        "answers moves (0: draw on it); on a two-core machine, 1: the other core",
+    )
+    setting(
+        "--picture-queue",
+        _positive,
+        "64",
+        "pictures being drawn or waiting to be, per server process; a picture asked past "
+        "it is refused with RESOURCE_EXHAUSTED (PICTURES_BUSY), to be asked again",
+    )
     parser.add_argument("--demo", action="store_true", help="record a short demo game at start")
     parser.add_argument(
         "--reindex",
@@ -306,6 +328,13 @@ def _positive(text: str) -> int:
     if not 0 < value <= 1_000_000:
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 1000000, not {text!r}")
     return value
+
+
+def _workers(text: str) -> int:
+    """A number of worker processes, 0 (none) to 64."""
+    if not text.strip().isdigit() or int(text) > 64:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 64, not {text!r}")
+    return int(text)
 
 
 def _rate(text: str) -> float:
@@ -550,6 +579,7 @@ async def _serve(
     from tablelog.service.api.transport import tls_files
     from tablelog.service.errors import MAPPED
     from tablelog.service.logs import get_logger
+    from tablelog.service.recording.pictures import PictureLimits
     from tablelog.service.recording.watching import WatchLimits
     from tablelog.service.store import RedisEventStore
     from tablelog.service.store.chain_keys import configured_chain
@@ -585,6 +615,9 @@ async def _serve(
             caller_limits=caller_limits(args),
             head_cache_bytes=args.head_cache_bytes,
             checkpoint_interval=args.checkpoint_interval,
+            picture_limits=PictureLimits(
+                args.picture_cache_bytes, args.picture_workers, args.picture_queue
+            ),
         )
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot listen on {args.address}: {exc}", file=sys.stderr)

@@ -35,6 +35,7 @@ from tablelog.service.api.transport import TlsFiles
 from tablelog.service.limits import MAX_MESSAGE_BYTES
 from tablelog.service.recording.checkpoints import DEFAULT_INTERVAL
 from tablelog.service.recording.heads import DEFAULT_CACHE_BYTES
+from tablelog.service.recording.pictures import PictureLimits, Pictures
 from tablelog.service.recording.recorder import Recorder
 from tablelog.service.recording.watching import WatchHub, WatchLimits
 from tablelog.service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
@@ -86,6 +87,7 @@ def build_server(
     gate: Gate | None = None,
     head_cache_bytes: int = DEFAULT_CACHE_BYTES,
     checkpoint_interval: int = DEFAULT_INTERVAL,
+    picture_limits: PictureLimits | None = None,
 ) -> Built:
     """A server bound to `address` (port 0: a free port), not yet started. `log_rpcs`
     writes one structured line per RPC (off only to measure what logging costs);
@@ -100,16 +102,19 @@ def build_server(
     `tablelog.service.access.quotas`), telling callers apart by `keys_of` (by default the
     authenticated member and its club). `head_cache_bytes` bounds the cached game heads (see
     `tablelog.service.recording.heads`); `checkpoint_interval` is the events between two checkpoints
-    of a game (see `tablelog.service.recording.checkpoints`)."""
+    of a game (see `tablelog.service.recording.checkpoints`); `picture_limits` bounds the pictures'
+    cache and the processes that draw them (see `tablelog.service.recording.pictures`)."""
     if not isinstance(store, RedisEventStore):
         raise TypeError("the server keeps its members in the event store's Redis")
     server = aio.server(options=server_options(reuse_port))
-    recorder = Recorder(store, head_cache_bytes, checkpoint_interval)
+    recorder = Recorder(store, head_cache_bytes, checkpoint_interval, Pictures(picture_limits))
     members = MemberStore(store.redis)
     games = GameClubs(store)
     gate = gate or Gate(members, games)
     # Watch tails block on their own connections, never on the request path's pool.
-    watching = WatchHub(store, store.dedicated, watch_limits, heads=recorder.heads)
+    watching = WatchHub(
+        store, store.dedicated, watch_limits, heads=recorder.heads, changes=recorder.changes
+    )
     servicer = TablelogServicer(recorder, watching, members, games)
     admission = Admission(caller_limits, keys_of) if caller_limits else None
     # Only the per-move call is a grpc registered method (see `Registrar`); the other
@@ -277,6 +282,7 @@ async def stop_serving(built: Built, grace: float) -> None:
     else:
         await built.server.stop(grace=grace)
     await built.watching.close()
+    await built.recorder.pictures.close()
     await built.recorder.settle()  # the checkpoint writes in flight, before the store closes
 
 

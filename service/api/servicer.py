@@ -29,13 +29,7 @@ from tablelog.service.recording.appending import Outcome
 from tablelog.service.recording.entitlement import entitled_viewer
 from tablelog.service.recording.game_index import index_club
 from tablelog.service.recording.recorder import Recorder
-from tablelog.service.recording.views import (
-    annotation_of,
-    snapshot,
-    summarize,
-    viewer_message,
-    viewer_of,
-)
+from tablelog.service.recording.views import annotation_of, snapshot, summarize, viewer_message
 from tablelog.service.recording.watching import WatchHub
 from tablelog.service.store import GameNotFound
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
@@ -76,13 +70,36 @@ class DeadlineExceeded(Exception):
     pass
 
 
+CHANGES = frozenset(
+    {
+        "CreateGame",
+        "RecordMove",
+        "UndoMove",
+        "RedoMove",
+        "AmendMove",
+        "AddAnnotation",
+        "RemoveAnnotation",
+        "AbandonGame",
+        "ImportGame",
+        "ImportRecord",
+    }
+)
+"""The methods that append to a game (the readers step aside for them)."""
+
+
 def unary(
     method: Callable[[Any, Request, Context], Awaitable[Response]],
 ) -> Callable[[Any, Request, Context], Awaitable[Response]]:
+    # A change is served before the readers' next steps (`tablelog.service.recording.priority`).
+    first = method.__name__ in CHANGES
+
     @functools.wraps(method)
     async def wrapper(self: Any, request: Request, context: Context) -> Response:
         try:
             check_request(request)  # type: ignore[arg-type]
+            if first:
+                with self.recorder.changes.change():
+                    return await method(self, request, context)
             return await method(self, request, context)
         except errors.MAPPED as exc:
             await refuse(context, exc)
@@ -138,7 +155,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         games: GameClubs | None = None,
     ) -> None:
         self.recorder = recorder
-        self.watching = watching or WatchHub(recorder.store, heads=recorder.heads)
+        self.watching = watching or WatchHub(
+            recorder.store, heads=recorder.heads, changes=recorder.changes
+        )
         self.members = members
         self.games = games
 
@@ -363,10 +382,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> service_pb2.GetStateResponse:
         asked = request.viewer if request.HasField("viewer") else None
         decided = await self._viewer(request.game_id, asked)
-        position = await self.recorder.position_at(request.game_id, request.revision)
-        note(revision=position.revision)
-        viewer = viewer_of(decided, position.table.players)
-        return service_pb2.GetStateResponse(state=snapshot(position, viewer, drawn=request.picture))
+        state = await self.recorder.state(
+            request.game_id, request.revision, decided, drawn=request.picture
+        )
+        note(revision=state.revision)
+        return service_pb2.GetStateResponse(state=state)
 
     @unary
     async def ListLegalMoves(
@@ -562,6 +582,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         asked = request.viewer if request.HasField("viewer") else None
         games = []
         for game_id in ids:
+            await self.recorder.changes.first()  # a long export lets changes go first
             await self._in_scope(game_id)
             viewer = await self._viewer(game_id, asked)
             games.append(await records.game_record(self.recorder, game_id, viewer))

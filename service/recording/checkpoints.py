@@ -286,11 +286,18 @@ class Checkpoints:
     ) -> folding.Position:
         """The game at `revision`, folded from the latest checkpoint at it or before (the
         position after the last event at `revision`, as `tablelog.replay.fold.fold` gives it)."""
+        return (await self.at(game_id, table, revision))[0]
+
+    async def at(
+        self, game_id: str, table: folding.Table, revision: int
+    ) -> tuple[folding.Position, bytes]:
+        """`position_at`, with the hash of the last event folded (what names the history
+        up to it: the key of its pictures, `tablelog.service.recording.pictures`)."""
         start = await self._start(game_id, table, revision)
-        position = start.position
+        position, last_hash = start.position, start.last_hash
         async for step in self.forward(game_id, start, revision):
-            position = step.after
-        return position
+            position, last_hash = step.after, step.event.hash
+        return position, last_hash
 
     def after_append(
         self,

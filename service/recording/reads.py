@@ -6,8 +6,9 @@ a past revision and a replay fold from the nearest checkpoint
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import Any
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
@@ -18,18 +19,24 @@ from tablelog.service.recording import game_index, variations
 from tablelog.service.recording.amending import amendment_words, mark_orphans
 from tablelog.service.recording.appending import Outcome
 from tablelog.service.recording.heads import Heads
+from tablelog.service.recording.pictures import PictureLimits, Pictures
+from tablelog.service.recording.priority import ChangesFirst
 from tablelog.service.recording.views import (
     annotation_of,
     replay_item,
     result_words,
     shown_event,
     shown_events,
+    snapshot,
     to_move_message,
     viewer_of,
     viewer_words,
 )
+from tablelog.service.recording.watching import MoveLists
 from tablelog.service.store import EventStore
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
+
+Answer = TypeVar("Answer")
 
 
 def _mover(before: folding.Position, event: events_pb2.Event) -> str:
@@ -128,25 +135,83 @@ def live_annotations(
     return notes
 
 
+def audit_entries(
+    events: Sequence[events_pb2.Event], viewer: service_pb2.Viewer | None
+) -> list[service_pb2.AuditEntry]:
+    """The audit of `events` (a whole game) as `viewer` may see it (`Reads.audit`)."""
+    position = folding.start(events[0].game_created)
+    seen = viewer_of(viewer, position.table.players, unset=FULL)
+    words = EventWords()
+    described = []
+    for index, event in enumerate(events):
+        before = position
+        if index:
+            position = folding.advance(position, event)
+        shown = shown_event(event, before, seen)
+        described.append((shown, words.describe(shown, before)))
+    in_effect = {applied.revision for applied in position.applied or ()}
+    return [
+        service_pb2.AuditEntry(
+            event=event,
+            summary=summary,
+            undone=_puts_a_move(event) and event.revision not in in_effect,
+        )
+        for event, summary in described
+    ]
+
+
+def variation_items(
+    events: Sequence[events_pb2.Event],
+    asked: service_pb2.VariationPath,
+    first: int,
+    viewer: Viewer,
+    drawn: bool,
+) -> list[service_pb2.ReplayGameResponse]:
+    """A variation's replay, whole (`Reads.replay_variation`)."""
+    return list(variations.replay_into(events, asked, first, viewer, drawn=drawn))
+
+
 class Reads:
     """The read use cases, on the store and the head cache."""
 
-    def __init__(self, store: EventStore, heads: Heads) -> None:
+    def __init__(self, store: EventStore, heads: Heads, pictures: Pictures | None = None) -> None:
         self.store = store
         self.heads = heads
+        self.pictures = pictures or Pictures(PictureLimits(workers=0))
+        self.changes = ChangesFirst()
+        """The changes in flight on this process, which the readers' steps let go first."""
 
     async def position_at(self, game_id: str, revision: int) -> folding.Position:
         """The game at `revision` (0: its head)."""
+        return (await self.position_and_hash_at(game_id, revision))[0]
+
+    async def position_and_hash_at(
+        self, game_id: str, revision: int
+    ) -> tuple[folding.Position, bytes]:
+        """The game at `revision` (0: its head) and the hash of the last event folded."""
         head = await self.heads.load(game_id)
         if revision == 0 or revision == head.revision:
-            return head.position
+            return head.position, head.last_hash
         if revision > head.revision:
             raise OutOfRange(
                 "REVISION_OUT_OF_RANGE",
                 f"Revision {revision} is beyond the game's head, revision {head.revision}.",
                 metadata={"head_revision": str(head.revision)},
             )
-        return await self.heads.checkpoints.position_at(game_id, head.position.table, revision)
+        return await self.heads.checkpoints.at(game_id, head.position.table, revision)
+
+    async def state(
+        self, game_id: str, revision: int, viewer: service_pb2.Viewer | None, *, drawn: bool
+    ) -> service_pb2.StateSnapshot:
+        """The state at `revision` (0: its head) as `viewer` sees it, with its picture when
+        `drawn` (`tablelog.service.recording.pictures`: cached, drawn off the loop)."""
+        position, chain_hash = await self.position_and_hash_at(game_id, revision)
+        seen = viewer_of(viewer, position.table.players)
+        view = position.game.view(position.state, seen)
+        shown = snapshot(position, seen, view=view)
+        if drawn:
+            shown.picture = await self.pictures.picture(game_id, chain_hash, position, seen, view)
+        return shown
 
     def game_types(self) -> list[game_pb2.GameInfo]:
         return [describe(game) for game in all_games().values()]
@@ -174,25 +239,15 @@ class Reads:
         A redacted entry is redacted as a replay redacts it (`shown_event`), and its
         description is made from what is shown."""
         events = await self.events(game_id)
-        position = folding.start(events[0].game_created)
-        seen = viewer_of(viewer, position.table.players, unset=FULL)
-        words = EventWords()
-        described = []
-        for index, event in enumerate(events):
-            before = position
-            if index:
-                position = folding.advance(position, event)
-            shown = shown_event(event, before, seen)
-            described.append((shown, words.describe(shown, before)))
-        in_effect = {applied.revision for applied in position.applied or ()}
-        return [
-            service_pb2.AuditEntry(
-                event=event,
-                summary=summary,
-                undone=_puts_a_move(event) and event.revision not in in_effect,
-            )
-            for event, summary in described
-        ]
+        return await self.offload(audit_entries, events, viewer)
+
+    async def offload(self, function: Callable[..., Answer], *arguments: Any) -> Answer:
+        """`function(*arguments)`, a heavy pure read, run by a worker process when the
+        instance has them (`tablelog.service.recording.offload`), else here."""
+        pool = self.pictures.pool
+        if pool is None:
+            return function(*arguments)
+        return await pool.call(function, *arguments)
 
     async def shown_change(self, outcome: Outcome, viewer: Viewer) -> Sequence[events_pb2.Event]:
         """The events a change appended as `viewer` (the one decided for whoever asked for
@@ -254,8 +309,21 @@ class Reads:
             )
         table = head.position.table
         seen = viewer_of(viewer, table.players)
+        lists = MoveLists()
         async for step in self.heads.checkpoints.steps(game_id, table, first, last):
-            yield replay_item(step.event, step.before, step.after, seen, drawn=drawn)
+            await self.changes.first()
+            after = step.after
+            view = after.game.view(after.state, seen)
+            moves = lists.of(after, seen)
+            item = replay_item(step.event, step.before, after, seen, moves, view=view)
+            if drawn:
+                item.state.picture = await self.pictures.picture(
+                    game_id, step.event.hash, after, seen, view
+                )
+            else:
+                # A long replay lets the loop serve the calls behind it between steps.
+                await asyncio.sleep(0)
+            yield item
 
     async def replay_variation(
         self,
@@ -271,7 +339,8 @@ class Reads:
         too."""
         events = await self.events(game_id)
         seen = viewer_of(viewer, [p.name for p in events[0].game_created.players])
-        for item in variations.replay_into(events, asked, first, seen, drawn=drawn):
+        # Two folds of the game and the variation's pictures: in a worker.
+        for item in await self.offload(variation_items, events, asked, first, seen, drawn):
             yield item
 
     async def legal_moves(

@@ -18,6 +18,7 @@ from tablelog.service.recording.amending import Amending
 from tablelog.service.recording.appending import Appender, Outcome
 from tablelog.service.recording.checkpoints import DEFAULT_INTERVAL
 from tablelog.service.recording.heads import DEFAULT_CACHE_BYTES, Head, Heads
+from tablelog.service.recording.pictures import Pictures
 from tablelog.service.recording.reads import Reads
 from tablelog.service.recording.usecases import Commands
 from tablelog.service.recording.verification import verify
@@ -33,10 +34,11 @@ class Recorder(Commands, Amending, Reads):
         store: EventStore,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         checkpoint_interval: int = DEFAULT_INTERVAL,
+        pictures: Pictures | None = None,
     ) -> None:
         heads = Heads(store, cache_bytes, checkpoint_interval)
         Commands.__init__(self, store, heads, Appender(store, heads))
-        Reads.__init__(self, store, heads)
+        Reads.__init__(self, store, heads, pictures)
 
     async def load(self, game_id: str, *, fresh: bool = True) -> Head:
         return await self.heads.load(game_id, fresh=fresh)
@@ -53,7 +55,7 @@ class Recorder(Commands, Amending, Reads):
     async def verify(
         self, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()
     ) -> service_pb2.VerifyGameResponse:
-        response = await verify(self.store, game_id, receipts)
+        response = await verify(self.store, game_id, receipts, self.pictures.pool)
         if response.ok:
             checked, bad = await self.heads.checkpoints.verify_stored(game_id)
             response.checkpoints_checked = checked

@@ -22,6 +22,7 @@ from tablelog.replay.variations import check_variation, start_before
 from tablelog.service.errors import InvalidRequest
 from tablelog.service.limits import check_game_id
 from tablelog.service.recording.building import deal_key, deal_ticket
+from tablelog.service.recording.offload import WorkerPool
 from tablelog.service.store import EventStore, GameNotFound, StoredHead
 from tablelog.service.store.chain import GENESIS_HASH, Chain, Sealing
 from tablelog.v1 import events_pb2, service_pb2
@@ -432,9 +433,13 @@ def _within_run(end: folding.Position, revision: int) -> folding.Position:
 
 
 async def verify(
-    store: EventStore, game_id: str, receipts: Sequence[service_pb2.Receipt] = ()
+    store: EventStore,
+    game_id: str,
+    receipts: Sequence[service_pb2.Receipt] = (),
+    offload: WorkerPool | None = None,
 ) -> service_pb2.VerifyGameResponse:
-    """VerifyGame: the stored entries and head of `game_id`, checked (`verify_entries`).
+    """VerifyGame: the stored entries and head of `game_id`, checked (`verify_entries`, by
+    a worker process of `offload` when given: a long game's check is tens of ms).
     The head is read first: appends that land between the two reads only lengthen the
     stream past it."""
     check_game_id(game_id)
@@ -443,6 +448,8 @@ async def verify(
     raw = await store.read_raw(game_id)
     if not raw:
         raise GameNotFound(game_id)
+    if offload is not None:
+        return await offload.call(verify_entries, raw, stored_head, store.chain, receipts)
     return verify_entries(raw, stored_head, store.chain, receipts)
 
 

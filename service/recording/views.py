@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from google.protobuf.message import Message
+
 from tablelog.replay import fold as folding
 from tablelog.replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer, seats_named
 from tablelog.service.errors import InvalidRequest
@@ -171,6 +173,14 @@ def picture(position: folding.Position, viewer: Viewer, view: Any) -> str:
     """The game's picture of `view` (the state at `position` as `viewer` sees it): the move
     that led to this state framed when there is one and `viewer` may see it, the
     components the game was created with marked approximate noted."""
+    move, approximate = picture_inputs(position, viewer)
+    return position.game.picture(view, last_move=move, approximate=approximate)
+
+
+def picture_inputs(position: folding.Position, viewer: Viewer) -> tuple[Message | None, str]:
+    """What a picture at `position` shows besides the view: the move that led to it (when
+    `viewer` may see it) and the approximate components' notes
+    (`tablelog.service.recording.pictures` sends them to the process that draws)."""
     table = position.table
     last = position.applied.head if position.applied is not None else None
     move = None
@@ -180,8 +190,7 @@ def picture(position: folding.Position, viewer: Viewer, view: Any) -> str:
         and _visible(table, last.move, last.before, viewer)
     ):
         move = table.unwrap(last.move)
-    approximate = "; ".join(approximate_notes(table.created))
-    return position.game.picture(view, last_move=move, approximate=approximate)
+    return move, "; ".join(approximate_notes(table.created))
 
 
 def snapshot(
@@ -190,13 +199,16 @@ def snapshot(
     moves: Sequence[str] | None = None,
     *,
     drawn: bool = False,
+    view: Any = None,
 ) -> service_pb2.StateSnapshot:
     """The state at `position` as `viewer` sees it, with its picture when `drawn`. `moves`,
     when given, is the move list already computed (`shown_notation` of each move in effect:
-    a watch tail keeps it up to date one move at a time)."""
+    a watch tail keeps it up to date one move at a time); `view`, the view when the caller
+    has made it (to draw it elsewhere, `tablelog.service.recording.pictures`)."""
     game = position.game
     table = position.table
-    view = game.view(position.state, viewer)
+    if view is None:
+        view = game.view(position.state, viewer)
     result = position.result if position.result is not None else game.result(position.state)
     return service_pb2.StateSnapshot(
         picture=picture(position, viewer, view) if drawn else "",
@@ -276,12 +288,13 @@ def replay_item(
     moves: Sequence[str] | None = None,
     *,
     drawn: bool = False,
+    view: Any = None,
 ) -> service_pb2.ReplayGameResponse:
     """One step of a replay or a watch: the event as `viewer` may see it (`shown_event`) and
     the state after it (`moves`: its move list, if known; its picture when `drawn`)."""
     return service_pb2.ReplayGameResponse(
         event=shown_event(event, before, viewer),
-        state=snapshot(after, viewer, moves, drawn=drawn),
+        state=snapshot(after, viewer, moves, drawn=drawn, view=view),
     )
 
 

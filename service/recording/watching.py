@@ -9,8 +9,13 @@ spectator, each seat, the full view) once, when the first watcher of that kind a
 keeps the bytes for the others. A tail starts at the game's head
 (`tablelog.service.recording.heads`), a new watcher at the tail's position (no fold of its own), and
 one catches up from `from_revision` out of the tail's recent updates, or, for an older revision, out
-of the stored events folded from the nearest checkpoint before it
-(`tablelog.service.recording.checkpoints`).
+of the tail's history: the game's events folded once per tail (from the stored events, through
+`tablelog.service.recording.checkpoints`), yielding to the loop as it goes, and shared by every
+watcher that starts further back, whatever revision it asks from, with the messages rendered for
+each viewer kind. So a game's history is folded at most once per instance while it is watched, and a
+new game's first watchers cost what its later ones do. The history is let go with the tail (when its
+last watcher leaves): it holds about 1 KB of positions a move, plus what was rendered of it for each
+viewer kind.
 
 Each watcher has a bounded queue. One that falls `WatchLimits.queue` updates behind is
 dropped by the tail at once (the others never wait for it) and its stream ends with
@@ -31,6 +36,7 @@ from tablelog.replay.core import Viewer
 from tablelog.service.errors import Exhausted, InvalidRequest
 from tablelog.service.limits import check_game_id
 from tablelog.service.recording.heads import Heads
+from tablelog.service.recording.priority import ChangesFirst
 from tablelog.service.recording.views import replay_item, shown_notation, viewer_of
 from tablelog.service.store import EventStore
 from tablelog.v1 import events_pb2, service_pb2
@@ -39,11 +45,15 @@ TAIL_BLOCK_SECONDS = 30.0
 """How long one blocking read of a tail waits before it asks again (an idle game): each
 round costs about 150 us, and the store's watchdog ends a read silent for this long plus
 its limit (a dead connection is found within 35 s)."""
-ANSWER_FIRST_SECONDS = 0.002
-"""How long a tail waits, once new events have arrived, before it wakes any watcher."""
+ANSWER_FIRST_SECONDS = 0.02
+"""How long a tail waits at most, once new events have arrived, for the changes in flight
+on this process (the one that appended them, when it is here) to be answered before it
+wakes any watcher (`tablelog.service.recording.priority`)."""
 FANOUT_BATCH = 64
 """Watchers woken at a time: between batches the event loop serves other calls, so the
 RecordMove that appended an event is answered without waiting for every watcher of it."""
+HISTORY_YIELD = 16
+"""Events a shared history fold folds between two turns of the event loop."""
 RENDERS_KEPT = 32
 """Updates of a tail that keep their rendered messages: a watcher further behind (it
 would soon be ended as too slow) or catching up renders its own."""
@@ -246,6 +256,11 @@ class Tail:
         self.position: folding.Position | None = None
         self.recent: deque[Update] = deque(maxlen=hub.limits.recent)
         self.lists = MoveLists()
+        self.history: list[Update] = []
+        """Every update from the game's creation on, folded once when a watcher first
+        starts further back than `recent` reaches, and shared by every such watcher (with
+        the messages each viewer kind has had rendered): see `history_to`."""
+        self._folding: asyncio.Task[None] | None = None
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         # A tail whose watchers all left before it started has nobody to tell.
         self.ready.add_done_callback(lambda f: f.cancelled() or f.exception())
@@ -267,7 +282,7 @@ class Tail:
                 if newer:
                     # The call that appended these (when on this process) got its reply from
                     # Redis at the same moment: let it answer before the watchers are woken.
-                    await asyncio.sleep(ANSWER_FIRST_SECONDS)
+                    await self.hub.changes.first(ANSWER_FIRST_SECONDS)
                 for event in newer:
                     await self._deliver(event)
         except Exception as exc:  # the store failed or the stream is damaged: tell everyone
@@ -291,10 +306,48 @@ class Tail:
         for start in range(0, len(watchers), FANOUT_BATCH):
             if start:
                 await asyncio.sleep(0)
+                # A change that arrived meanwhile is answered before more watchers wake.
+                await self.hub.changes.first()
             for watcher in watchers[start : start + FANOUT_BATCH]:
                 # (One that left meanwhile is no longer offered anything.)
                 if watcher in self.watchers and not watcher.offer(update):
                     self.leave(watcher)
+
+    async def history_to(self, head: folding.Position) -> list[Update]:
+        """The updates from the game's creation up to `head` at least: folded once for this
+        tail (one fold at a time, however many watchers ask, from whichever revision) and
+        then extended from the tail's own updates, so a game's history is folded at most
+        once per instance while it is watched (issue 29)."""
+        while not self.history or self.history[-1].event.sequence < head.sequence:
+            if self._folding is None:
+                self._folding = asyncio.create_task(self._fold_history(head))
+                self._folding.add_done_callback(self._folded)
+            await asyncio.shield(self._folding)
+        return self.history
+
+    def _folded(self, task: asyncio.Task[None]) -> None:
+        self._folding = None
+        if not task.cancelled():
+            task.exception()  # (raised to the watchers that awaited it)
+
+    async def _fold_history(self, head: folding.Position) -> None:
+        history = self.history
+        last = history[-1].event.sequence if history else 0
+        if self.recent and self.recent[0].event.sequence <= last + 1 and history:
+            # The tail has had every update since: the same objects, renders and all.
+            history.extend(u for u in self.recent if u.event.sequence > last)
+            return
+        lists = MoveLists()
+        folded: list[Update] = []
+        table = head.table
+        steps = self.hub.heads.checkpoints.steps(self.game_id, table, 1, head.revision)
+        async for step in steps:
+            if step.event.sequence > head.sequence:
+                break
+            folded.append(Update(step.event, step.before, step.after, lists))
+            if len(folded) % HISTORY_YIELD == 0:
+                await asyncio.sleep(0)  # a long game's fold lets the loop serve others
+        self.history = folded
 
     def leave(self, watcher: Watcher) -> None:
         if watcher not in self.watchers:
@@ -325,6 +378,7 @@ class WatchHub:
         limits: WatchLimits | None = None,
         *,
         heads: Heads,
+        changes: ChangesFirst | None = None,
     ) -> None:
         """`open_reader` gives a tail a store on a connection of its own (closed when the
         tail stops); without it tails read through `store` itself. A tail starts at the
@@ -333,6 +387,8 @@ class WatchHub:
         self.heads = heads
         self._open_reader = open_reader
         self.limits = limits or WatchLimits()
+        self.changes = changes or ChangesFirst()
+        """The changes of this process, answered before more watchers are woken."""
         self._tails: dict[str, Tail] = {}
         self._watchers = 0
 
@@ -408,24 +464,15 @@ class WatchHub:
             if from_revision:
                 backlog = tail._backlog_in_memory(from_revision)
                 if backlog is None:
-                    backlog = await self._backlog_from_store(game_id, head, from_revision)
+                    backlog = [
+                        update
+                        for update in await tail.history_to(head)
+                        if update.event.sequence <= head.sequence
+                    ]
                 watcher._take_backlog(backlog, from_revision)
             yield watcher
         finally:
             tail.leave(watcher)
-
-    async def _backlog_from_store(
-        self, game_id: str, head: folding.Position, from_revision: int
-    ) -> list[Update]:
-        """The updates from `from_revision` up to `head`, folded from the nearest checkpoint
-        before it: only for a watcher that starts further back than its tail remembers."""
-        lists = MoveLists()
-        steps = self.heads.checkpoints.steps(game_id, head.table, from_revision, head.revision)
-        return [
-            Update(step.event, step.before, step.after, lists)
-            async for step in steps
-            if step.event.sequence <= head.sequence
-        ]
 
     async def close(self) -> None:
         """Stop every tail (the server is stopping)."""
