@@ -6,10 +6,11 @@ final state, which the rules reveal at the end (§8)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from replay.games.castello_methoni.rules import State
 from replay.insights import Statistic, Step, Tally
+from tablelog.v1.castello_methoni_pb2 import CastelloMethoniMove
 
 STATISTICS: Final = (
     Statistic("turns", "Turns played: each card played, or a turn ended without one (§4)."),
@@ -21,8 +22,12 @@ STATISTICS: Final = (
     Statistic("trades", "Cards played to trade at a market (§5.2)."),
     Statistic("redraws", "Stuck hands revealed and redrawn (§4)."),
     Statistic("castles", "Castles owned at the end (§6).", kind="final"),
-    Statistic("largest_castle", "Cells of the seat's largest castle at the end (§8).", kind="final"),
-    Statistic("best_castle_value", "The value of the seat's best castle at the end (§6.3).", kind="final"),
+    Statistic(
+        "largest_castle", "Cells of the seat's largest castle at the end (§8).", kind="final"
+    ),
+    Statistic(
+        "best_castle_value", "The value of the seat's best castle at the end (§6.3).", kind="final"
+    ),
     Statistic("ducats", "Ducats at the end (§8).", kind="final"),
     Statistic("walls_built", "Walls built in the game.", scope="game"),
     Statistic("castles_at_end", "Castles on the board at the end.", scope="game", kind="final"),
@@ -35,7 +40,7 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
     final: State | None = None
     for step in steps:
         final = step.after
-        move = step.move
+        move = cast("CastelloMethoniMove | None", step.move)
         seat = step.seat
         if move is None or seat < 0:
             continue
@@ -62,7 +67,13 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
         elif action == "redraw":
             tally.add(seat, "redraws")
     for name in (
-        "turns", "walls", "sea_walls", "houses_placed", "castles_founded", "merges", "trades",
+        "turns",
+        "walls",
+        "sea_walls",
+        "houses_placed",
+        "castles_founded",
+        "merges",
+        "trades",
         "redraws",
     ):
         tally.zero(name)

@@ -5,10 +5,11 @@ unseen at a day's setup (dealt mode) are never read."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from replay.games.medici.rules import BID, DAYS, FILL, State
 from replay.insights import Statistic, Step, Tally
+from tablelog.v1.medici_pb2 import MediciMove
 
 STATISTICS: Final = (
     Statistic("lots_offered", "Lots auctioned with the seat as drawer (§B3)."),
@@ -41,7 +42,7 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
     final: State | None = None
     for step in steps:
         final = step.after
-        move = step.move
+        move = cast("MediciMove | None", step.move)
         if move is None:
             continue
         before: State = step.before
@@ -71,7 +72,12 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
         tally.add(winner, "florins_paid", price)
         ship_values[winner][before.day - 1] += sum(values[k].value for k in before.lot)
     for name in (
-        "lots_offered", "bids", "passes", "lots_won", "tiles_bought", "florins_paid",
+        "lots_offered",
+        "bids",
+        "passes",
+        "lots_won",
+        "tiles_bought",
+        "florins_paid",
         "free_tiles",
     ):
         tally.zero(name)

@@ -5,10 +5,11 @@ table (RULES.md §A3-§A5)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from replay.games.medici_card_game.rules import ROUNDS, State
 from replay.insights import Statistic, Step, Tally
+from tablelog.v1.medici_card_game_pb2 import MediciCardGameMove
 
 STATISTICS: Final = (
     Statistic("flips", "Cards turned over from the deck before taking (§A3 step 1)."),
@@ -36,7 +37,7 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
     final: State | None = None
     for step in steps:
         final = step.after
-        move = step.move
+        move = cast("MediciCardGameMove | None", step.move)
         if move is None or step.seat < 0:
             continue
         before: State = step.before

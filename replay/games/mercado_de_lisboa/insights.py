@@ -6,7 +6,7 @@ end even when money is kept hidden during play (§6)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from replay.games.mercado_de_lisboa.rules import (
     L_COSTS,
@@ -16,6 +16,7 @@ from replay.games.mercado_de_lisboa.rules import (
     State,
 )
 from replay.insights import Statistic, Step, Tally
+from tablelog.v1.mercado_de_lisboa_pb2 import MercadoDeLisboaMove
 
 STATISTICS: Final = (
     Statistic("turns", "Turns played: each of the four actions (§4)."),
@@ -31,12 +32,18 @@ STATISTICS: Final = (
         kind="final",
     ),
     Statistic(
-        "stand_income", "Coins earned by opening stands (§4.1), from the final ledger.", kind="final"
+        "stand_income",
+        "Coins earned by opening stands (§4.1), from the final ledger.",
+        kind="final",
     ),
     Statistic(
-        "restaurant_income", "Coins earned by restaurants (§4.3), from the final ledger.", kind="final"
+        "restaurant_income",
+        "Coins earned by restaurants (§4.3), from the final ledger.",
+        kind="final",
     ),
-    Statistic("stand_costs", "Coins paid to open stands (§4.1), from the final ledger.", kind="final"),
+    Statistic(
+        "stand_costs", "Coins paid to open stands (§4.1), from the final ledger.", kind="final"
+    ),
     Statistic("money", "Coins at the end (§6).", kind="final"),
     Statistic("customers", "Customers brought to the market in the game.", scope="game"),
 )
@@ -50,7 +57,7 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
     final: State | None = None
     for step in steps:
         final = step.after
-        move = step.move
+        move = cast("MercadoDeLisboaMove | None", step.move)
         seat = step.seat
         if move is None or seat < 0:
             continue
@@ -70,7 +77,12 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
         elif action == "swap":
             tally.add(seat, "swaps")
     for name in (
-        "turns", "stands", "customer_tiles", "customers_brought", "restaurants", "coins_taken",
+        "turns",
+        "stands",
+        "customer_tiles",
+        "customers_brought",
+        "restaurants",
+        "coins_taken",
         "swaps",
     ):
         tally.zero(name)

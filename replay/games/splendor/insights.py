@@ -5,10 +5,11 @@ nobles and prestige are on the table for all to see (RULES.md §4, §5, §7)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
-from replay.insights import Statistic, Step, Tally
 from replay.games.splendor.rules import State
+from replay.insights import Statistic, Step, Tally
+from tablelog.v1.splendor_pb2 import SplendorMove
 
 COLOURS: Final = ("white", "blue", "green", "red", "black")
 GOLD: Final = 5
@@ -46,7 +47,7 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
     for step in steps:
         final = step.after
         seat = step.seat
-        move = step.move
+        move = cast("SplendorMove | None", step.move)
         if seat < 0 or move is None:
             continue
         before: State = step.before
@@ -79,14 +80,25 @@ def insights(steps: Sequence[Step], players: int) -> Tally:
         tally.add(
             seat,
             "tokens_returned",
-            returned.white + returned.blue + returned.green + returned.red + returned.black
+            returned.white
+            + returned.blue
+            + returned.green
+            + returned.red
+            + returned.black
             + returned.gold,
         )
         if len(after.players[seat].nobles) > len(before.players[seat].nobles):
             tally.first(seat, "first_noble_turn", turns[seat])
     for name in (
-        "turns", *(f"gems_taken_{c}" for c in COLOURS), "gems_taken", "gold_taken",
-        "tokens_returned", "reserves", "blind_reserves", "purchases", "purchases_from_reserve",
+        "turns",
+        *(f"gems_taken_{c}" for c in COLOURS),
+        "gems_taken",
+        "gold_taken",
+        "tokens_returned",
+        "reserves",
+        "blind_reserves",
+        "purchases",
+        "purchases_from_reserve",
         "passes",
     ):
         tally.zero(name)
