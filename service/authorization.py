@@ -89,6 +89,11 @@ TABLE: Mapping[str, Row] = {
     f"/{CLUBS}/CreateLinkToken": CHANGE,
     f"/{CLUBS}/BindSeat": CHANGE,
     f"/{CLUBS}/UpdateClub": OWNERS,
+    f"/{CLUBS}/ListPlayers": LISTING,
+    f"/{CLUBS}/RenamePlayer": CHANGE,
+    f"/{CLUBS}/MergePlayers": CHANGE,
+    f"/{CLUBS}/BindPlayer": OWNERS,
+    f"/{CLUBS}/ListRosterChanges": LISTING,
 }
 """Every RPC of the two services; an RPC not in it is refused to everyone."""
 

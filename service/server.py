@@ -30,6 +30,7 @@ from service.identity import new_token
 from service.interceptors import Registrar, add_servicer
 from service.limits import MAX_MESSAGE_BYTES
 from service.local_owner import register_owner_token
+from service.players import ClubPlayers
 from service.quotas import CallerLimits, KeysOf
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
@@ -37,6 +38,7 @@ from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
 from service.store.club_storage import DEFAULT_LEASE
 from service.store.cluster import ReplicaWait
 from service.store.members import MemberStore
+from service.store.roster import RosterStore
 from service.transport import TlsFiles
 from service.watching import WatchHub, WatchLimits
 from tablelog.v1 import clubs_pb2, clubs_pb2_grpc, service_pb2, service_pb2_grpc
@@ -117,7 +119,8 @@ def build_server(
             server, log=log_rpcs, registered=HOT_METHODS, gate=gate, admission=admission
         ),
     )
-    clubs = ClubServicer(members, gate, recorder)
+    players = ClubPlayers(RosterStore(store.redis), recorder, members)
+    clubs = ClubServicer(members, gate, recorder, players)
     add_servicer(
         clubs_pb2_grpc.add_ClubServiceServicer_to_server,
         clubs,

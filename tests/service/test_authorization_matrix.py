@@ -289,6 +289,15 @@ BUILDERS: dict[str, Build] = {
         game_id=c.seat_game, seat=1, member_id=c.members["spectator"]
     ),
     f"/{CLUBS}/UpdateClub": lambda w, c, o, r: clubs_pb2.UpdateClubRequest(players_may_record=True),
+    f"/{CLUBS}/ListPlayers": lambda w, c, o, r: clubs_pb2.ListPlayersRequest(),
+    f"/{CLUBS}/RenamePlayer": lambda w, c, o, r: clubs_pb2.RenamePlayerRequest(
+        name=w.fresh(), new_name=w.fresh()
+    ),
+    f"/{CLUBS}/MergePlayers": lambda w, c, o, r: clubs_pb2.MergePlayersRequest(
+        name=w.fresh(), merged_name=w.fresh()
+    ),
+    f"/{CLUBS}/BindPlayer": lambda w, c, o, r: clubs_pb2.BindPlayerRequest(name=w.fresh()),
+    f"/{CLUBS}/ListRosterChanges": lambda w, c, o, r: clubs_pb2.ListRosterChangesRequest(),
 }
 
 NOT_FOUND_REASONS = {
@@ -324,6 +333,7 @@ def state(client: redis.Redis, w: World) -> tuple[object, ...]:
             sorted(client.hgetall(f"tl:{{club:{club.club_id}}}:tokens").items()),
             client.hgetall(f"tl:{{club:{club.club_id}}}:club"),
             client.zcard(f"tl:{{club:{club.club_id}}}:games"),
+            client.xlen(f"tl:{{club:{club.club_id}}}:roster"),
         ]
     return tuple(keys)
 

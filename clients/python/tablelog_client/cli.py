@@ -28,6 +28,7 @@ from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.archive import archive_text, original_events
 from tablelog_client.club_cli import add_club_commands
 from tablelog_client.credentials import CredentialsError
+from tablelog_client.players_cli import add_players_commands
 from tablelog_client.sdk import (
     DEFAULT_ADDRESS,
     MODES,
@@ -1394,6 +1395,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--source", help="where the export comes from (default: the file)")
     add_club_commands(sub, common, add)
+    add_players_commands(sub, common)
 
     for plugin in entry_points(group=PLUGIN_GROUP):
         try:

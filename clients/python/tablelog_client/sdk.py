@@ -745,6 +745,38 @@ class Client:
             request.players_may_record = players_may_record
         return self._call(self.clubs.UpdateClub, request).club
 
+    # -------------------------------------------------------------- players (issue 28)
+
+    def players(self) -> clubs_pb2.ListPlayersResponse:
+        return self._call(self.clubs.ListPlayers, clubs_pb2.ListPlayersRequest())
+
+    def rename_player(
+        self, name: str, new_name: str, expected_version: int = 0
+    ) -> clubs_pb2.RenamePlayerResponse:
+        request = clubs_pb2.RenamePlayerRequest(
+            name=name, new_name=new_name, expected_version=expected_version
+        )
+        return self._call(self.clubs.RenamePlayer, request)
+
+    def merge_players(
+        self, name: str, merged_name: str, expected_version: int = 0
+    ) -> clubs_pb2.MergePlayersResponse:
+        request = clubs_pb2.MergePlayersRequest(
+            name=name, merged_name=merged_name, expected_version=expected_version
+        )
+        return self._call(self.clubs.MergePlayers, request)
+
+    def bind_player(
+        self, name: str, member_id: str, expected_version: int = 0
+    ) -> clubs_pb2.BindPlayerResponse:
+        request = clubs_pb2.BindPlayerRequest(
+            name=name, member_id=member_id, expected_version=expected_version
+        )
+        return self._call(self.clubs.BindPlayer, request)
+
+    def roster_changes(self) -> clubs_pb2.ListRosterChangesResponse:
+        return self._call(self.clubs.ListRosterChanges, clubs_pb2.ListRosterChangesRequest())
+
 
 ROLES = {
     "owner": clubs_pb2.ROLE_OWNER,
