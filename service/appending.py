@@ -30,6 +30,7 @@ from service.errors import InvalidRequest
 from service.game_index import entry_of, index_after_append, index_club
 from service.heads import Head, Heads
 from service.limits import MAX_REQUEST_ID, check_game_id, check_length
+from service.memory_feed import note_after_append
 from service.quotas import storage_club
 from service.store import ChainMismatch, EventStore, SeedOp, SequenceMoved, StaleVersion
 from service.views import summarize
@@ -192,6 +193,13 @@ class Appender:
             return Outcome(await self.heads.load(plan.game_id), result.events, duplicate=True)
         if base is not None and base.position.status is not plan.after.status:
             await index_after_append(self.store, plan.after.table.created, summary)
+        await note_after_append(
+            self.store,
+            plan.game_id,
+            plan.after.table.created,
+            base.position.status if base is not None else None,
+            plan.after.status,
+        )
         last_hash = result.events[-1].hash
         head = Head(plan.game_id, plan.after, last_hash, created_time, updated_time, seed)
         self.heads.checkpoints.after_append(

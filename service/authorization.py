@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from service.identity import Role
-from tablelog.v1 import clubs_pb2, service_pb2
+from tablelog.v1 import clubs_pb2, service_pb2, standings_pb2
 
 
 class Access(enum.Enum):
@@ -55,6 +55,7 @@ OWNERS = Row(A, D, D, D, link=False)
 
 TABLELOG = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 CLUBS = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
+STANDINGS = standings_pb2.DESCRIPTOR.services_by_name["StandingsService"].full_name
 
 TABLE: Mapping[str, Row] = {
     f"/{TABLELOG}/ListGameTypes": Row(A, A, A, A, link=True),
@@ -94,8 +95,14 @@ TABLE: Mapping[str, Row] = {
     f"/{CLUBS}/MergePlayers": CHANGE,
     f"/{CLUBS}/BindPlayer": OWNERS,
     f"/{CLUBS}/ListRosterChanges": LISTING,
+    f"/{STANDINGS}/GetStandings": LISTING,
+    f"/{STANDINGS}/GetPlayerRecord": LISTING,
+    f"/{STANDINGS}/GetGameTypeStats": LISTING,
+    f"/{STANDINGS}/ListSeasons": LISTING,
+    f"/{STANDINGS}/SetSeason": OWNERS,
+    f"/{STANDINGS}/RebuildProjections": OWNERS,
 }
-"""Every RPC of the two services; an RPC not in it is refused to everyone."""
+"""Every RPC of the three services; an RPC not in it is refused to everyone."""
 
 NOBODY = Row(D, D, D, D, link=False)
 _INPUTS = {
@@ -103,6 +110,7 @@ _INPUTS = {
     for service in (
         service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
         clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
+        standings_pb2.DESCRIPTOR.services_by_name["StandingsService"],
     )
     for method in service.methods
 }

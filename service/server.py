@@ -31,23 +31,34 @@ from service.interceptors import Registrar, add_servicer
 from service.limits import MAX_MESSAGE_BYTES
 from service.local_owner import register_owner_token
 from service.players import ClubPlayers
+from service.projector import Projector
 from service.quotas import CallerLimits, KeysOf
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
+from service.standings_api import StandingsServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
 from service.store.club_storage import DEFAULT_LEASE
 from service.store.cluster import ReplicaWait
 from service.store.members import MemberStore
+from service.store.memory import MemoryStore
 from service.store.roster import RosterStore
 from service.transport import TlsFiles
 from service.watching import WatchHub, WatchLimits
-from tablelog.v1 import clubs_pb2, clubs_pb2_grpc, service_pb2, service_pb2_grpc
+from tablelog.v1 import (
+    clubs_pb2,
+    clubs_pb2_grpc,
+    service_pb2,
+    service_pb2_grpc,
+    standings_pb2,
+    standings_pb2_grpc,
+)
 
 HOT_METHODS = frozenset({"RecordMove"})
 """The call a recorder makes on every move: it keeps grpc's registered-method path (the
 others save a microsecond or two there and would cost every call one, see `Registrar`)."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 CLUB_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
+STANDINGS_SERVICE_NAME = standings_pb2.DESCRIPTOR.services_by_name["StandingsService"].full_name
 PRESERIALIZED_METHODS = frozenset({"WatchGame"})
 """Methods whose handlers yield messages already serialized (each watch update is
 serialized once for all its watchers): their serializer passes bytes through."""
@@ -69,6 +80,8 @@ class Built:
     (`service.http_port`)."""
     http: HttpPort | None = None
     """The HTTP port, once started (`start_http`)."""
+    projector: Projector | None = None
+    """Club memory's projector (started by `mark_serving`)."""
 
 
 def build_server(
@@ -119,11 +132,19 @@ def build_server(
             server, log=log_rpcs, registered=HOT_METHODS, gate=gate, admission=admission
         ),
     )
-    players = ClubPlayers(RosterStore(store.redis), recorder, members)
+    rosters = RosterStore(store.redis)
+    players = ClubPlayers(rosters, recorder, members)
     clubs = ClubServicer(members, gate, recorder, players)
+    projector = Projector(MemoryStore(store.redis), rosters, recorder)
+    standings = StandingsServicer(projector)
     add_servicer(
         clubs_pb2_grpc.add_ClubServiceServicer_to_server,
         clubs,
+        Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
+    )
+    add_servicer(
+        standings_pb2_grpc.add_StandingsServiceServicer_to_server,
+        standings,
         Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
     )
     # The same handlers again, wrapped alike, for the HTTP port (`service.http_api`).
@@ -138,13 +159,24 @@ def build_server(
         clubs,
         Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
     )
+    add_servicer(
+        standings_pb2_grpc.add_StandingsServiceServicer_to_server,
+        standings,
+        Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
+    )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
     add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
     add_servicer(
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
         reflection.aio.ReflectionServicer(
-            (SERVICE_NAME, CLUB_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+            (
+                SERVICE_NAME,
+                CLUB_SERVICE_NAME,
+                STANDINGS_SERVICE_NAME,
+                health.SERVICE_NAME,
+                reflection.SERVICE_NAME,
+            )
         ),
         plain,
     )
@@ -162,7 +194,18 @@ def build_server(
         if redis_url is not None
         else None
     )
-    return Built(server, port, recorder, health_servicer, probe, watching, members, gate, handlers)
+    return Built(
+        server,
+        port,
+        recorder,
+        health_servicer,
+        probe,
+        watching,
+        members,
+        gate,
+        handlers,
+        projector=projector,
+    )
 
 
 def _pass_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes]:
@@ -246,6 +289,8 @@ async def mark_serving(built: Built) -> None:
         await built.health.set(name, health_pb2.HealthCheckResponse.SERVING)
     if built.probe is not None:
         built.probe.start()
+    if built.projector is not None:
+        built.projector.start(built.projector.store.clubs)
 
 
 async def stop_serving(built: Built, grace: float) -> None:
@@ -253,6 +298,8 @@ async def stop_serving(built: Built, grace: float) -> None:
     letting calls in progress finish for up to `grace` seconds."""
     if built.probe is not None:
         await asyncio.to_thread(built.probe.stop)
+    if built.projector is not None:
+        await built.projector.stop()
     await built.health.enter_graceful_shutdown()
     if built.http is not None:
         await asyncio.gather(built.server.stop(grace=grace), built.http.stop(grace))

@@ -26,12 +26,12 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from service.authorization import CLUBS, TABLE, TABLELOG, Access, render
+from service.authorization import CLUBS, STANDINGS, TABLE, TABLELOG, Access, render
 from service.embedded import EmbeddedRedis
 from service.identity import Role, TokenRecord, new_id, new_token
 from service.server import BackgroundServer, channel
 from service.store.members import MemberStore
-from tablelog.v1 import clubs_pb2, events_pb2, service_pb2
+from tablelog.v1 import clubs_pb2, events_pb2, service_pb2, standings_pb2
 from tablelog_client import Client
 from tests.service.helpers import OWNER_TOKEN
 
@@ -43,6 +43,7 @@ METHODS = {
     for service in (
         service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
         clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
+        standings_pb2.DESCRIPTOR.services_by_name["StandingsService"],
     )
     for method in service.methods
 }
@@ -298,6 +299,22 @@ BUILDERS: dict[str, Build] = {
     ),
     f"/{CLUBS}/BindPlayer": lambda w, c, o, r: clubs_pb2.BindPlayerRequest(name=w.fresh()),
     f"/{CLUBS}/ListRosterChanges": lambda w, c, o, r: clubs_pb2.ListRosterChangesRequest(),
+    f"/{STANDINGS}/GetStandings": lambda w, c, o, r: standings_pb2.GetStandingsRequest(
+        game="splendor"
+    ),
+    f"/{STANDINGS}/GetPlayerRecord": lambda w, c, o, r: standings_pb2.GetPlayerRecordRequest(
+        name="Ivy"
+    ),
+    f"/{STANDINGS}/GetGameTypeStats": lambda w, c, o, r: standings_pb2.GetGameTypeStatsRequest(
+        game="splendor"
+    ),
+    f"/{STANDINGS}/ListSeasons": lambda w, c, o, r: standings_pb2.ListSeasonsRequest(),
+    f"/{STANDINGS}/SetSeason": lambda w, c, o, r: standings_pb2.SetSeasonRequest(
+        name="spring", first_day="2026-03-01", last_day="2026-05-31"
+    ),
+    f"/{STANDINGS}/RebuildProjections": lambda w, c, o, r: (
+        standings_pb2.RebuildProjectionsRequest()
+    ),
 }
 
 NOT_FOUND_REASONS = {
@@ -334,6 +351,8 @@ def state(client: redis.Redis, w: World) -> tuple[object, ...]:
             client.hgetall(f"tl:{{club:{club.club_id}}}:club"),
             client.zcard(f"tl:{{club:{club.club_id}}}:games"),
             client.xlen(f"tl:{{club:{club.club_id}}}:roster"),
+            sorted(client.hgetall(f"tl:{{club:{club.club_id}}}:seasons").items()),
+            client.get(f"tl:{{club:{club.club_id}}}:memory:version"),
         ]
     return tuple(keys)
 

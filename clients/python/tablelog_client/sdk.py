@@ -25,6 +25,8 @@ from tablelog.v1 import (
     game_pb2,
     service_pb2,
     service_pb2_grpc,
+    standings_pb2,
+    standings_pb2_grpc,
 )
 from tablelog_client.credentials import resolve_token
 
@@ -221,6 +223,7 @@ class Client:
             calls = grpc.intercept_channel(self._channel, BearerToken(self.token.value))
         self.stub = service_pb2_grpc.TablelogServiceStub(calls)
         self.clubs = clubs_pb2_grpc.ClubServiceStub(calls)
+        self.standings_stub = standings_pb2_grpc.StandingsServiceStub(calls)
         self.metadata: tuple[tuple[str, str], ...] = (("x-tablelog-client", client_name),)
 
     def close(self) -> None:
@@ -776,6 +779,36 @@ class Client:
 
     def roster_changes(self) -> clubs_pb2.ListRosterChangesResponse:
         return self._call(self.clubs.ListRosterChanges, clubs_pb2.ListRosterChangesRequest())
+
+    # -------------------------------------------------------------- club memory (issue 28)
+
+    def standings(self, game: str, season: str = "") -> standings_pb2.GetStandingsResponse:
+        request = standings_pb2.GetStandingsRequest(game=game, season=season)
+        return self._call(self.standings_stub.GetStandings, request, retry=True)
+
+    def player_record(
+        self, name: str, game: str = "", season: str = ""
+    ) -> standings_pb2.GetPlayerRecordResponse:
+        request = standings_pb2.GetPlayerRecordRequest(name=name, game=game, season=season)
+        return self._call(self.standings_stub.GetPlayerRecord, request, retry=True)
+
+    def game_type_stats(
+        self, game: str, season: str = ""
+    ) -> standings_pb2.GetGameTypeStatsResponse:
+        request = standings_pb2.GetGameTypeStatsRequest(game=game, season=season)
+        return self._call(self.standings_stub.GetGameTypeStats, request, retry=True)
+
+    def seasons(self) -> list[standings_pb2.Season]:
+        request = standings_pb2.ListSeasonsRequest()
+        return list(self._call(self.standings_stub.ListSeasons, request, retry=True).seasons)
+
+    def set_season(self, name: str, first_day: str, last_day: str) -> standings_pb2.Season:
+        request = standings_pb2.SetSeasonRequest(name=name, first_day=first_day, last_day=last_day)
+        return self._call(self.standings_stub.SetSeason, request).season
+
+    def rebuild_projections(self) -> standings_pb2.RebuildProjectionsResponse:
+        request = standings_pb2.RebuildProjectionsRequest()
+        return self._call(self.standings_stub.RebuildProjections, request)
 
 
 ROLES = {
