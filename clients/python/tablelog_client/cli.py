@@ -38,6 +38,7 @@ from tablelog_client.sdk import (
     resolve_address,
     variation_words,
 )
+from tablelog_client.standings_cli import add_standings_commands
 from tablelog_client.words import Narrator, result_words
 
 Handler = Callable[[argparse.Namespace, Client], int]
@@ -1396,6 +1397,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--source", help="where the export comes from (default: the file)")
     add_club_commands(sub, common, add)
     add_players_commands(sub, common)
+    add_standings_commands(sub, common)
 
     for plugin in entry_points(group=PLUGIN_GROUP):
         try:
