@@ -35,6 +35,7 @@ from openskill.models import PlackettLuce
 from replay import fold as folding
 from replay.insights import insights_of, statistics_of
 from replay.registry import find_game
+from service import charts
 from service.errors import InvalidRequest
 from service.roster import Roster
 from tablelog.v1 import standings_pb2
@@ -328,6 +329,8 @@ def player_record(
     record.head_to_head.extend(
         sorted(versus.values(), key=lambda h: (-h.games, h.opponent_name.casefold()))
     )
+    record.rating_chart_svg = charts.rating_chart(record.history)
+    record.score_chart_svg = charts.score_chart(record.scores)
     return record
 
 

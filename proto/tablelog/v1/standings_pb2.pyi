@@ -422,7 +422,15 @@ class PlayerGameRecord(_message.Message):
     SCORES_FIELD_NUMBER: _builtins.int
     FIGURES_FIELD_NUMBER: _builtins.int
     HEAD_TO_HEAD_FIELD_NUMBER: _builtins.int
+    RATING_CHART_SVG_FIELD_NUMBER: _builtins.int
+    SCORE_CHART_SVG_FIELD_NUMBER: _builtins.int
     game: _builtins.str
+    rating_chart_svg: _builtins.str
+    """The rating over time (mu, mu ± sigma, the ordinal) as a self-contained SVG, drawn by the
+    server from `history`; numbers only.
+    """
+    score_chart_svg: _builtins.str
+    """The scores' distribution as a self-contained SVG, drawn from `scores`."""
     @_builtins.property
     def standing(self) -> Global___StandingRow: ...
     @_builtins.property
@@ -449,10 +457,12 @@ class PlayerGameRecord(_message.Message):
         scores: _abc.Iterable[_builtins.int] | None = ...,
         figures: _abc.Iterable[Global___FigureAverage] | None = ...,
         head_to_head: _abc.Iterable[Global___HeadToHeadRow] | None = ...,
+        rating_chart_svg: _builtins.str = ...,
+        score_chart_svg: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["standing", b"standing"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["figures", b"figures", "game", b"game", "head_to_head", b"head_to_head", "history", b"history", "places", b"places", "scores", b"scores", "standing", b"standing"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["figures", b"figures", "game", b"game", "head_to_head", b"head_to_head", "history", b"history", "places", b"places", "rating_chart_svg", b"rating_chart_svg", "score_chart_svg", b"score_chart_svg", "scores", b"scores", "standing", b"standing"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -793,9 +793,14 @@ type PlayerGameRecord struct {
 	// How often the player finished in each place: places[i] is place i + 1.
 	Places []uint32 `protobuf:"varint,4,rep,packed,name=places,proto3" json:"places,omitempty"`
 	// Every score, oldest first.
-	Scores        []int64          `protobuf:"varint,5,rep,packed,name=scores,proto3" json:"scores,omitempty"`
-	Figures       []*FigureAverage `protobuf:"bytes,6,rep,name=figures,proto3" json:"figures,omitempty"`
-	HeadToHead    []*HeadToHeadRow `protobuf:"bytes,7,rep,name=head_to_head,json=headToHead,proto3" json:"head_to_head,omitempty"`
+	Scores     []int64          `protobuf:"varint,5,rep,packed,name=scores,proto3" json:"scores,omitempty"`
+	Figures    []*FigureAverage `protobuf:"bytes,6,rep,name=figures,proto3" json:"figures,omitempty"`
+	HeadToHead []*HeadToHeadRow `protobuf:"bytes,7,rep,name=head_to_head,json=headToHead,proto3" json:"head_to_head,omitempty"`
+	// The rating over time (mu, mu ± sigma, the ordinal) as a self-contained SVG, drawn by the
+	// server from `history`; numbers only.
+	RatingChartSvg string `protobuf:"bytes,8,opt,name=rating_chart_svg,json=ratingChartSvg,proto3" json:"rating_chart_svg,omitempty"`
+	// The scores' distribution as a self-contained SVG, drawn from `scores`.
+	ScoreChartSvg string `protobuf:"bytes,9,opt,name=score_chart_svg,json=scoreChartSvg,proto3" json:"score_chart_svg,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -877,6 +882,20 @@ func (x *PlayerGameRecord) GetHeadToHead() []*HeadToHeadRow {
 		return x.HeadToHead
 	}
 	return nil
+}
+
+func (x *PlayerGameRecord) GetRatingChartSvg() string {
+	if x != nil {
+		return x.RatingChartSvg
+	}
+	return ""
+}
+
+func (x *PlayerGameRecord) GetScoreChartSvg() string {
+	if x != nil {
+		return x.ScoreChartSvg
+	}
+	return ""
 }
 
 type GetPlayerRecordRequest struct {
@@ -1560,7 +1579,7 @@ const file_tablelog_v1_standings_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x18\n" +
 	"\aaverage\x18\x03 \x01(\x01R\aaverage\x12\x14\n" +
-	"\x05games\x18\x04 \x01(\rR\x05games\"\xb4\x02\n" +
+	"\x05games\x18\x04 \x01(\rR\x05games\"\x86\x03\n" +
 	"\x10PlayerGameRecord\x12\x12\n" +
 	"\x04game\x18\x01 \x01(\tR\x04game\x124\n" +
 	"\bstanding\x18\x02 \x01(\v2\x18.tablelog.v1.StandingRowR\bstanding\x122\n" +
@@ -1569,7 +1588,9 @@ const file_tablelog_v1_standings_proto_rawDesc = "" +
 	"\x06scores\x18\x05 \x03(\x03R\x06scores\x124\n" +
 	"\afigures\x18\x06 \x03(\v2\x1a.tablelog.v1.FigureAverageR\afigures\x12<\n" +
 	"\fhead_to_head\x18\a \x03(\v2\x1a.tablelog.v1.HeadToHeadRowR\n" +
-	"headToHead\"X\n" +
+	"headToHead\x12(\n" +
+	"\x10rating_chart_svg\x18\b \x01(\tR\x0eratingChartSvg\x12&\n" +
+	"\x0fscore_chart_svg\x18\t \x01(\tR\rscoreChartSvg\"X\n" +
 	"\x16GetPlayerRecordRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12\x16\n" +
