@@ -6,8 +6,8 @@ Starlette's StaticFiles serves them: content types from the file names, ETag and
 Last-Modified with 304 answers, HEAD, and no path outside the directory (it resolves
 symbolic links and `..` and refuses what leaves it). Around it: `/games/...` paths that
 name no file, `/standings` and `/players/...` get `index.html` (the app routes them in the
-browser), content-hashed assets are cached for a year, everything else is revalidated on each use, and a miss is a plain
-404 rather than an exception."""
+browser), content-hashed assets are cached for a year, everything else is revalidated on
+each use, and a miss is a plain 404 rather than an exception."""
 
 from __future__ import annotations
 
