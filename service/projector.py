@@ -91,6 +91,7 @@ class Projector:
         self.rosters = rosters
         self.recorder = recorder
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._cache: OrderedDict[str, ClubCache] = OrderedDict()
         self.projected = 0
 
@@ -144,7 +145,7 @@ class Projector:
 
     async def run(self, clubs: Callable[[], Any]) -> None:
         swept = 0.0
-        while True:
+        while not self._stopping:
             try:
                 if time.monotonic() - swept > SWEEP_EVERY:
                     await self.sweep([LOCAL_CLUB, *await clubs()])
@@ -162,10 +163,15 @@ class Projector:
             self._task = asyncio.get_running_loop().create_task(self.run(clubs))
 
     async def stop(self) -> None:
+        """Stop following, within a few seconds whatever the task is doing: a cancellation
+        that a Redis call in flight swallows still ends the loop at its next round."""
+        self._stopping = True
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            done, _pending = await asyncio.wait({self._task}, timeout=5)
+            for task in done:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    task.result()
             self._task = None
 
     # ------------------------------------------------------------------ rebuilding
