@@ -52,6 +52,8 @@ BATCH: Final = 200
 INTERVAL: Final = 0.05
 """Seconds between looks at the flagged clubs when idle."""
 SWEEP_EVERY: Final = 30.0
+REBUILD_PAGE: Final = 32
+"""Games a rebuild reads at once (fewer than the store's connection pool holds)."""
 CACHE_CLUBS: Final = 64
 """Clubs whose parsed outcomes an instance keeps (least recently read dropped first)."""
 
@@ -185,25 +187,34 @@ class Projector:
         count = 0
         after: str | None = None
         while True:
-            positions = await self.recorder.store.list_game_ids(club_id, "", 0, after, 500)
+            positions = await self.recorder.store.list_game_ids(club_id, "", 0, after, REBUILD_PAGE)
             if not positions:
                 break
             after = positions[-1]
-            for position in positions:
-                game_id = game_of(position)
-                try:
-                    events = await self.recorder.events(game_id)
-                except Exception as exc:
-                    log.warning("game not rebuilt", game_id=game_id, error=str(exc))
-                    continue
-                if index_club(events[0].game_created) != club_id:
-                    continue
-                sequence, outcome = project(game_id, events)
-                await self.store.apply(club_id, game_id, sequence, outcome, "")
-                count += outcome is not None
+            # The games of a page are read and stored concurrently (their folds still run
+            # one after another on the loop): a rebuild waits on Redis once per page, not
+            # once per game.
+            done = await asyncio.gather(
+                *(self._rebuild_game(club_id, game_of(position)) for position in positions)
+            )
+            count += sum(done)
         await self.store.apply(club_id, "", -1, None, upto)
         await self.store.flag(club_id)
         return count
+
+    async def _rebuild_game(self, club_id: str, game_id: str) -> bool:
+        """Project one game of a rebuild; whether it has an outcome (an unreadable game or
+        another club's is left out, logged)."""
+        try:
+            events = await self.recorder.events(game_id)
+        except Exception as exc:
+            log.warning("game not rebuilt", game_id=game_id, error=str(exc))
+            return False
+        if index_club(events[0].game_created) != club_id:
+            return False
+        sequence, outcome = project(game_id, events)
+        await self.store.apply(club_id, game_id, sequence, outcome, "")
+        return outcome is not None
 
     # ------------------------------------------------------------------ reading
 

@@ -232,10 +232,14 @@ def rating_histories(
 
 
 def standings(
-    ordered: Sequence[standings_pb2.GameOutcome], roster: Roster
+    ordered: Sequence[standings_pb2.GameOutcome],
+    roster: Roster,
+    histories: Mapping[str, Sequence[standings_pb2.RatingPoint]] | None = None,
 ) -> list[standings_pb2.StandingRow]:
-    """The league table of `ordered` (one game type's games of one range)."""
-    histories = rating_histories(ordered, roster)
+    """The league table of `ordered` (one game type's games of one range); `histories`, the
+    ratings of the same games when they are at hand."""
+    if histories is None:
+        histories = rating_histories(ordered, roster)
     rows: dict[str, standings_pb2.StandingRow] = {}
     place_sums: dict[str, int] = defaultdict(int)
     for outcome in ordered:
@@ -286,17 +290,26 @@ def figure_averages(
 
 
 def player_record(
-    ordered: Sequence[standings_pb2.GameOutcome], roster: Roster, player_id: str, game: str
+    ordered: Sequence[standings_pb2.GameOutcome],
+    roster: Roster,
+    player_id: str,
+    game: str,
+    table: Sequence[standings_pb2.StandingRow] | None = None,
+    histories: Mapping[str, Sequence[standings_pb2.RatingPoint]] | None = None,
 ) -> standings_pb2.PlayerGameRecord | None:
     """One player's record in `ordered` (one game type, one range); None when they did not
-    play in it."""
+    play in it. `table` and `histories`: the same games' standings and ratings when they are
+    at hand (a page of every player's records computes them once)."""
     mine = [o for o in ordered if any(p.player_id == player_id for p in seated(o, roster))]
     if not mine:
         return None
-    table = standings(ordered, roster)
+    if histories is None:
+        histories = rating_histories(ordered, roster)
+    if table is None:
+        table = standings(ordered, roster, histories)
     row = next(r for r in table if r.player_id == player_id)
     record = standings_pb2.PlayerGameRecord(game=game, standing=row)
-    record.history.extend(rating_histories(ordered, roster).get(player_id, []))
+    record.history.extend(histories.get(player_id, []))
     places: list[int] = []
     own_figures: list[Mapping[str, float]] = []
     versus: dict[str, standings_pb2.HeadToHeadRow] = {}

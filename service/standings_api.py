@@ -40,6 +40,21 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
             found = cache.computed[key] = make()
         return found
 
+    def _histories(self, cache: ClubCache, game: str, season: models.Range, chosen: Any) -> Any:
+        return self._computed(
+            cache,
+            ("ratings", game, self._key(season)),
+            lambda: models.rating_histories(chosen, cache.roster),
+        )
+
+    def _table(self, cache: ClubCache, game: str, season: models.Range, chosen: Any) -> Any:
+        histories = self._histories(cache, game, season, chosen)
+        return self._computed(
+            cache,
+            ("standings", game, self._key(season)),
+            lambda: models.standings(chosen, cache.roster, histories),
+        )
+
     @unary
     async def GetStandings(
         self, request: standings_pb2.GetStandingsRequest, context: Context
@@ -54,11 +69,7 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
             ("chosen", game, self._key(season)),
             lambda: models.chosen(cache.outcomes, game, season),
         )
-        rows = self._computed(
-            cache,
-            ("standings", game, self._key(season)),
-            lambda: models.standings(chosen, cache.roster),
-        )
+        rows = self._table(cache, game, season, chosen)
         return standings_pb2.GetStandingsResponse(
             game=game,
             season=season.message(),
@@ -98,11 +109,15 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
                 ("chosen", kind, self._key(season)),
                 lambda kind=kind: models.chosen(cache.outcomes, kind, season),
             )
+            table = self._table(cache, kind, season, chosen)
+            histories = self._histories(cache, kind, season, chosen)
             record = self._computed(
                 cache,
                 ("player", kind, self._key(season), player.player_id),
-                lambda chosen=chosen, kind=kind: models.player_record(
-                    chosen, cache.roster, player.player_id, kind
+                lambda chosen=chosen, kind=kind, table=table, histories=histories: (
+                    models.player_record(
+                        chosen, cache.roster, player.player_id, kind, table, histories
+                    )
                 ),
             )
             if record is not None:
