@@ -62,6 +62,7 @@ log = get_logger("tablelog.projector")
 
 @dataclass
 class ClubCache:
+    club_id: str
     version: int
     roster_version: int
     outcomes: list[standings_pb2.GameOutcome]
@@ -234,7 +235,12 @@ class Projector:
         outcomes = models.in_order(
             standings_pb2.GameOutcome.FromString(blob) for blob in blobs.values()
         )
-        cached = ClubCache(version, roster_version, outcomes, fold_roster(changes), {})
+        roster = (
+            cached.roster
+            if cached is not None and cached.roster_version == roster_version
+            else fold_roster(changes)
+        )
+        cached = ClubCache(club_id, version, roster_version, outcomes, roster, {})
         self._cache[club_id] = cached
         while len(self._cache) > CACHE_CLUBS:
             self._cache.popitem(last=False)

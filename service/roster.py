@@ -30,6 +30,9 @@ from tablelog.v1 import clubs_pb2
 MAX_ROSTER_CHANGES: Final = 10_000
 """Changes a club's roster may hold: a bounded read and fold for every change and listing."""
 
+MAX_CACHED_NAMES: Final = 100_000
+"""Seat names a roster remembers the players of (`Roster.id_of`)."""
+
 MAX_NAMES: Final = 64
 """Names (the display name and aliases) one player may have: a merge past it is refused."""
 
@@ -68,6 +71,9 @@ class Roster:
     players: Mapping[str, Player] = field(default_factory=dict)
     by_name: Mapping[str, str] = field(default_factory=dict)
     """normalised name -> player id, for every name of every player on the roster."""
+    ids: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Seat name as written -> player id, filled as names are looked up: the read models
+    look up every seat of every game, and normalising a name is the costly part."""
 
     def player_of(self, name: str) -> Player:
         """The player whose seats are named `name`: on the roster, or the player of its own
@@ -80,8 +86,14 @@ class Roster:
         return Player(implicit_id(name), shown, (shown,))
 
     def id_of(self, name: str) -> str:
+        known = self.ids.get(name)
+        if known is not None:
+            return known
         found = self.by_name.get(normalised_player(name))
-        return found if found is not None else implicit_id(name)
+        player_id = found if found is not None else implicit_id(name)
+        if len(self.ids) < MAX_CACHED_NAMES:
+            self.ids[name] = player_id
+        return player_id
 
 
 def _with_player(roster: Roster, player: Player) -> Roster:

@@ -205,13 +205,47 @@ def chosen(
     return in_order(o for o in outcomes if o.game == game and season.holds(o))
 
 
-def rating_histories(
-    ordered: Sequence[standings_pb2.GameOutcome], roster: Roster
-) -> dict[str, list[standings_pb2.RatingPoint]]:
-    """Each player's rating after each of their games, `ordered` by end time."""
-    current: dict[str, Any] = {}
-    history: dict[str, list[standings_pb2.RatingPoint]] = defaultdict(list)
-    for outcome in ordered:
+@dataclass(frozen=True, slots=True)
+class RatingRun:
+    """The ratings of one ordered run of games, kept so that a changed run is rated again
+    only from its first changed game on (`rate_from`)."""
+
+    keys: tuple[tuple[str, int], ...]
+    """(game id, sequence) of each game of the run, in order."""
+    roster: Roster
+    entries: Mapping[str, tuple[tuple[int, Any, standings_pb2.RatingPoint], ...]]
+    """Per player: (index of the game in the run, the rating after it, as a point)."""
+
+    def histories(self) -> dict[str, list[standings_pb2.RatingPoint]]:
+        return {player: [point for _i, _r, point in rows] for player, rows in self.entries.items()}
+
+
+def _key(outcome: standings_pb2.GameOutcome) -> tuple[str, int]:
+    return outcome.game_id, outcome.sequence
+
+
+def rate_from(
+    ordered: Sequence[standings_pb2.GameOutcome], roster: Roster, previous: RatingRun | None
+) -> RatingRun:
+    """The ratings of `ordered`, computed again only from the first game that differs from
+    `previous` (a game added, changed or gone): what comes before it is the same games in
+    the same order, so its ratings are the same. A changed roster (a merge changes who is
+    who) rates the whole run again."""
+    keys = tuple(_key(o) for o in ordered)
+    start = 0
+    if previous is not None and previous.roster is roster:
+        limit = min(len(keys), len(previous.keys))
+        while start < limit and keys[start] == previous.keys[start]:
+            start += 1
+    kept: dict[str, list[tuple[int, Any, standings_pb2.RatingPoint]]] = {}
+    if start and previous is not None:
+        for player_id, rows in previous.entries.items():
+            before = [row for row in rows if row[0] < start]
+            if before:
+                kept[player_id] = before
+    current: dict[str, Any] = {player_id: rows[-1][1] for player_id, rows in kept.items()}
+    for index in range(start, len(ordered)):
+        outcome = ordered[index]
         players = seated(outcome, roster)
         if len(players) < 2:
             continue  # a solo game, or everyone merged into one player: no one to beat
@@ -219,16 +253,27 @@ def rating_histories(
         rated = MODEL.rate(teams, ranks=[float(p.seat.place) for p in players])
         for player, (rating,) in zip(players, rated, strict=True):
             current[player.player_id] = rating
-            history[player.player_id].append(
-                standings_pb2.RatingPoint(
-                    game_id=outcome.game_id,
-                    time=outcome.ended_time,
-                    mu=round(rating.mu, 6),
-                    sigma=round(rating.sigma, 6),
-                    ordinal=round(rating.ordinal(), 6),
+            kept.setdefault(player.player_id, []).append(
+                (
+                    index,
+                    rating,
+                    standings_pb2.RatingPoint(
+                        game_id=outcome.game_id,
+                        time=outcome.ended_time,
+                        mu=round(rating.mu, 6),
+                        sigma=round(rating.sigma, 6),
+                        ordinal=round(rating.ordinal(), 6),
+                    ),
                 )
             )
-    return dict(history)
+    return RatingRun(keys, roster, {player: tuple(rows) for player, rows in kept.items()})
+
+
+def rating_histories(
+    ordered: Sequence[standings_pb2.GameOutcome], roster: Roster
+) -> dict[str, list[standings_pb2.RatingPoint]]:
+    """Each player's rating after each of their games, `ordered` by end time."""
+    return rate_from(ordered, roster, None).histories()
 
 
 def standings(

@@ -7,6 +7,7 @@ Who may call which method is `service.authorization`'s table."""
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from typing import Any, Final
 
 from replay.registry import find_game
@@ -19,11 +20,16 @@ from service.servicer import Context, unary
 from tablelog.v1 import standings_pb2, standings_pb2_grpc
 
 MAX_SEASONS: Final = 200
+MAX_RUNS: Final = 256
+"""Rating runs an instance keeps (least recently used dropped first)."""
 
 
 class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
     def __init__(self, projector: Projector) -> None:
         self.projector = projector
+        self._runs: OrderedDict[tuple[str, str, str], models.RatingRun] = OrderedDict()
+        """The last ratings of each (club, game, range), kept across changes of the club's
+        outcomes so that a change rates the games again only from the changed one on."""
 
     async def _scope(self, club_id: str, game: str, season: str) -> tuple[str, models.Range]:
         name = find_game(game).name if game else ""
@@ -89,15 +95,10 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
         cache = await self.projector.club(club_id)
         wanted = normalised_player(request.name)
         # A player nobody renamed is shown as the oldest game seating them spells them.
-        spelt = next(
-            (
-                seat.name
-                for o in cache.outcomes
-                for seat in o.seats
-                if normalised_player(seat.name) == wanted
-            ),
-            None,
+        spellings: dict[str, str] = self._computed(
+            cache, ("spellings",), lambda: _first_spellings(cache)
         )
+        spelt = spellings.get(wanted)
         player = cache.roster.player_of(spelt if spelt is not None else request.name)
         games = [game] if game else sorted({o.game for o in cache.outcomes})
         answer = standings_pb2.GetPlayerRecordResponse(
@@ -194,3 +195,12 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
         return standings_pb2.RebuildProjectionsResponse(
             games=games, seconds=round(time.perf_counter() - started, 3)
         )
+
+
+def _first_spellings(cache: ClubCache) -> dict[str, str]:
+    """Each seated name, normalised, as the oldest game seating it spells it."""
+    found: dict[str, str] = {}
+    for outcome in cache.outcomes:
+        for seat in outcome.seats:
+            found.setdefault(normalised_player(seat.name), seat.name)
+    return found
