@@ -341,11 +341,19 @@ def player_record(
     game: str,
     table: Sequence[standings_pb2.StandingRow] | None = None,
     histories: Mapping[str, Sequence[standings_pb2.RatingPoint]] | None = None,
+    seatings: Sequence[list[Seated]] | None = None,
 ) -> standings_pb2.PlayerGameRecord | None:
     """One player's record in `ordered` (one game type, one range); None when they did not
-    play in it. `table` and `histories`: the same games' standings and ratings when they are
-    at hand (a page of every player's records computes them once)."""
-    mine = [o for o in ordered if any(p.player_id == player_id for p in seated(o, roster))]
+    play in it. `table`, `histories` and `seatings` (each game's `seated`): the same games'
+    standings, ratings and players when they are at hand (computed once for every player's
+    record)."""
+    if seatings is None:
+        seatings = [seated(o, roster) for o in ordered]
+    mine = [
+        (outcome, players)
+        for outcome, players in zip(ordered, seatings, strict=True)
+        if any(p.player_id == player_id for p in players)
+    ]
     if not mine:
         return None
     if histories is None:
@@ -358,8 +366,7 @@ def player_record(
     places: list[int] = []
     own_figures: list[Mapping[str, float]] = []
     versus: dict[str, standings_pb2.HeadToHeadRow] = {}
-    for outcome in mine:
-        players = seated(outcome, roster)
+    for _outcome, players in mine:
         me = next(p for p in players if p.player_id == player_id)
         while len(places) < me.seat.place:
             places.append(0)

@@ -112,14 +112,16 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
             )
             table = self._table(cache, kind, season, chosen)
             histories = self._histories(cache, kind, season, chosen)
+            seatings = self._computed(
+                cache,
+                ("seated", kind, self._key(season)),
+                lambda chosen=chosen: [models.seated(o, cache.roster) for o in chosen],
+            )
+            inputs = (chosen, cache.roster, player.player_id, kind, table, histories, seatings)
             record = self._computed(
                 cache,
                 ("player", kind, self._key(season), player.player_id),
-                lambda chosen=chosen, kind=kind, table=table, histories=histories: (
-                    models.player_record(
-                        chosen, cache.roster, player.player_id, kind, table, histories
-                    )
-                ),
+                lambda inputs=inputs: models.player_record(*inputs),
             )
             if record is not None:
                 answer.games.append(record)
