@@ -219,7 +219,9 @@ def add_standings_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     command.add_argument("first_day", nargs="?", help="YYYY-MM-DD")
     command.add_argument("last_day", nargs="?", help="YYYY-MM-DD (included)")
     projections = sub.add_parser("projections", help="club memory's projections (owners)")
-    inner = projections.add_subparsers(dest="projections_command", metavar="ACTION", required=True)
+    inner = projections.add_subparsers(
+        dest="projections_command", metavar="ACTION", required=True, help="rebuild"
+    )
     command = inner.add_parser(
         "rebuild",
         parents=[common],
