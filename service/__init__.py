@@ -1,10 +1,12 @@
 """The tablelog service: the gRPC and HTTP API over a Redis-stream event store.
 
-Installed as `tablelog.service`. Four rooms, each importing only the rooms below it
+Installed as `tablelog.service`. Five rooms, each importing only the rooms below it
 (import-linter holds this, see pyproject.toml):
 
 - `api/`: the ports. The gRPC server and the HTTP port (Connect, gRPC-Web, the web app's
   files), their servicers, the per-call interceptor, health, TLS and `tablelog serve`.
+- `memory/`: club memory. The club's players, the projector that follows the games into
+  standings, ratings and statistics, and the pure functions that compute them.
 - `recording/`: the use cases. Creating, recording, amending, importing and reading games;
   the head cache, checkpoints, the chain walk, views per viewer and live watching.
 - `access/`: who the caller is and what they may do. Identities, tokens and the members'

@@ -136,6 +136,19 @@ class TypoWhileStale(ServiceError):
         )
 
 
+class RosterMoved(ServiceError):
+    """A change of a club's roster made against a version it has moved on from (reason
+    STALE_VERSION, metadata `current_version` and `expected_version`)."""
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(
+            "STALE_VERSION",
+            f"The club's players have changed since you looked: you saw version {expected}, "
+            f"it is now at version {current}. List the players again and retry.",
+            metadata={"current_version": str(current), "expected_version": str(expected)},
+        )
+
+
 class Unauthenticated(ServiceError):
     """A call without a token this server accepts (reason TOKEN_MISSING, TOKEN_UNKNOWN,
     TOKEN_EXPIRED, TOKEN_REVOKED)."""
@@ -219,6 +232,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (NotFound, None, C.NOT_FOUND, ""),
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),
+    (RosterMoved, None, C.FAILED_PRECONDITION, ""),
     (AmendRefused, None, C.FAILED_PRECONDITION, ""),
     (VariationIllegal, None, C.FAILED_PRECONDITION, ""),
     (Exhausted, None, C.RESOURCE_EXHAUSTED, ""),

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tablelog.service.access.identity import Role
-from tablelog.v1 import clubs_pb2, service_pb2
+from tablelog.v1 import clubs_pb2, service_pb2, standings_pb2
 
 
 class Access(enum.Enum):
@@ -63,6 +63,7 @@ OPERATOR = Row(D, D, D, D, link=False, operator=True)
 TABLELOG = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 CLUBS = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
 OPERATORS = clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"].full_name
+STANDINGS = standings_pb2.DESCRIPTOR.services_by_name["StandingsService"].full_name
 
 TABLE: Mapping[str, Row] = {
     f"/{TABLELOG}/ListGameTypes": Row(A, A, A, A, link=True),
@@ -102,6 +103,17 @@ TABLE: Mapping[str, Row] = {
     f"/{OPERATORS}/SuspendClub": OPERATOR,
     f"/{OPERATORS}/ResumeClub": OPERATOR,
     f"/{OPERATORS}/DeleteClub": OPERATOR,
+    f"/{CLUBS}/ListPlayers": LISTING,
+    f"/{CLUBS}/RenamePlayer": CHANGE,
+    f"/{CLUBS}/MergePlayers": CHANGE,
+    f"/{CLUBS}/BindPlayer": OWNERS,
+    f"/{CLUBS}/ListRosterChanges": LISTING,
+    f"/{STANDINGS}/GetStandings": LISTING,
+    f"/{STANDINGS}/GetPlayerRecord": LISTING,
+    f"/{STANDINGS}/GetGameTypeStats": LISTING,
+    f"/{STANDINGS}/ListSeasons": LISTING,
+    f"/{STANDINGS}/SetSeason": OWNERS,
+    f"/{STANDINGS}/RebuildProjections": OWNERS,
 }
 """Every RPC of the three services; an RPC not in it is refused to everyone."""
 
@@ -112,6 +124,7 @@ _INPUTS = {
         service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
         clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
         clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"],
+        standings_pb2.DESCRIPTOR.services_by_name["StandingsService"],
     )
     for method in service.methods
 }

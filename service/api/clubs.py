@@ -17,15 +17,19 @@ from tablelog.service.access.identity import (
 from tablelog.service.access.members import MemberStore
 from tablelog.service.api.servicer import Context, unary
 from tablelog.service.errors import InvalidRequest
+from tablelog.service.memory.players import ClubPlayers
 from tablelog.service.recording.recorder import Recorder
 from tablelog.v1 import clubs_pb2, clubs_pb2_grpc
 
 
 class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
-    def __init__(self, members: MemberStore, gate: Gate, recorder: Recorder) -> None:
+    def __init__(
+        self, members: MemberStore, gate: Gate, recorder: Recorder, players: ClubPlayers
+    ) -> None:
         self.members = members
         self.gate = gate
         self.recorder = recorder
+        self.players = players
 
     @unary
     async def WhoAmI(
@@ -156,3 +160,57 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         )
         self.gate.forget()
         return clubs_pb2.UpdateClubResponse(club=club.message())
+
+    @unary
+    async def ListPlayers(
+        self, request: clubs_pb2.ListPlayersRequest, context: Context
+    ) -> clubs_pb2.ListPlayersResponse:
+        return await self.players.list_players(current_caller().club_id)
+
+    @unary
+    async def RenamePlayer(
+        self, request: clubs_pb2.RenamePlayerRequest, context: Context
+    ) -> clubs_pb2.RenamePlayerResponse:
+        caller = current_caller()
+        player, version = await self.players.rename(
+            caller.club_id,
+            caller.member_id,
+            request.name,
+            request.new_name,
+            request.expected_version,
+        )
+        return clubs_pb2.RenamePlayerResponse(player=player.message(), roster_version=version)
+
+    @unary
+    async def MergePlayers(
+        self, request: clubs_pb2.MergePlayersRequest, context: Context
+    ) -> clubs_pb2.MergePlayersResponse:
+        caller = current_caller()
+        player, version = await self.players.merge(
+            caller.club_id,
+            caller.member_id,
+            request.name,
+            request.merged_name,
+            request.expected_version,
+        )
+        return clubs_pb2.MergePlayersResponse(player=player.message(), roster_version=version)
+
+    @unary
+    async def BindPlayer(
+        self, request: clubs_pb2.BindPlayerRequest, context: Context
+    ) -> clubs_pb2.BindPlayerResponse:
+        caller = current_caller()
+        player, version = await self.players.bind(
+            caller.club_id,
+            caller.member_id,
+            request.name,
+            request.member_id,
+            request.expected_version,
+        )
+        return clubs_pb2.BindPlayerResponse(player=player.message(), roster_version=version)
+
+    @unary
+    async def ListRosterChanges(
+        self, request: clubs_pb2.ListRosterChangesRequest, context: Context
+    ) -> clubs_pb2.ListRosterChangesResponse:
+        return await self.players.changes(current_caller().club_id)

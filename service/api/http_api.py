@@ -34,12 +34,13 @@ from grpc import aio
 from protobuf.wkt import Any as WireAny
 
 from tablelog.service.api.interceptors import Undecodable
-from tablelog.v1 import clubs_pb2, service_pb2
+from tablelog.v1 import clubs_pb2, service_pb2, standings_pb2
 
 SERVICES: tuple[descriptor.ServiceDescriptor, ...] = (
     service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
     clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
     clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"],
+    standings_pb2.DESCRIPTOR.services_by_name["StandingsService"],
 )
 """The services the HTTP port serves: the API, not health or reflection (gRPC's own)."""
 API_PREFIXES = tuple(f"/{service.full_name}/" for service in SERVICES)

@@ -31,8 +31,12 @@ from tablelog.service.api.http_port import HttpPort, start_http_port
 from tablelog.service.api.interceptors import Registrar, add_servicer
 from tablelog.service.api.operators import OperatorServicer
 from tablelog.service.api.servicer import TablelogServicer
+from tablelog.service.api.standings_api import StandingsServicer
 from tablelog.service.api.transport import TlsFiles
 from tablelog.service.limits import MAX_MESSAGE_BYTES
+from tablelog.service.memory.players import ClubPlayers
+from tablelog.service.memory.projector import Projector
+from tablelog.service.memory.roster_store import RosterStore
 from tablelog.service.recording.checkpoints import DEFAULT_INTERVAL
 from tablelog.service.recording.heads import DEFAULT_CACHE_BYTES
 from tablelog.service.recording.pictures import PictureLimits, Pictures
@@ -42,7 +46,15 @@ from tablelog.service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStor
 from tablelog.service.store.chain import Chain
 from tablelog.service.store.club_storage import DEFAULT_LEASE
 from tablelog.service.store.cluster import ReplicaWait
-from tablelog.v1 import clubs_pb2, clubs_pb2_grpc, service_pb2, service_pb2_grpc
+from tablelog.service.store.memory import MemoryStore
+from tablelog.v1 import (
+    clubs_pb2,
+    clubs_pb2_grpc,
+    service_pb2,
+    service_pb2_grpc,
+    standings_pb2,
+    standings_pb2_grpc,
+)
 
 HOT_METHODS = frozenset({"RecordMove"})
 """The call a recorder makes on every move: it keeps grpc's registered-method path (the
@@ -50,6 +62,7 @@ others save a microsecond or two there and would cost every call one, see `Regis
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TablelogService"].full_name
 CLUB_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["ClubService"].full_name
 OPERATOR_SERVICE_NAME = clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"].full_name
+STANDINGS_SERVICE_NAME = standings_pb2.DESCRIPTOR.services_by_name["StandingsService"].full_name
 PRESERIALIZED_METHODS = frozenset({"WatchGame"})
 """Methods whose handlers yield messages already serialized (each watch update is
 serialized once for all its watchers): their serializer passes bytes through."""
@@ -71,6 +84,8 @@ class Built:
     (`tablelog.service.api.http_port`)."""
     http: HttpPort | None = None
     """The HTTP port, once started (`start_http`)."""
+    projector: Projector | None = None
+    """Club memory's projector (started by `mark_serving`)."""
 
 
 def build_server(
@@ -126,7 +141,11 @@ def build_server(
             server, log=log_rpcs, registered=HOT_METHODS, gate=gate, admission=admission
         ),
     )
-    clubs = ClubServicer(members, gate, recorder)
+    rosters = RosterStore(store.redis)
+    players = ClubPlayers(rosters, recorder, members)
+    clubs = ClubServicer(members, gate, recorder, players)
+    projector = Projector(MemoryStore(store.redis), rosters, recorder)
+    standings = StandingsServicer(projector)
     add_servicer(
         clubs_pb2_grpc.add_ClubServiceServicer_to_server,
         clubs,
@@ -136,6 +155,11 @@ def build_server(
     add_servicer(
         clubs_pb2_grpc.add_OperatorServiceServicer_to_server,
         operators,
+        Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
+    )
+    add_servicer(
+        standings_pb2_grpc.add_StandingsServiceServicer_to_server,
+        standings,
         Registrar(server, log=log_rpcs, registered=(), gate=gate, admission=admission),
     )
     # The same handlers again, wrapped alike, for the HTTP port (`tablelog.service.api.http_api`).
@@ -155,6 +179,11 @@ def build_server(
         operators,
         Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
     )
+    add_servicer(
+        standings_pb2_grpc.add_StandingsServiceServicer_to_server,
+        standings,
+        Registrar(handlers, log=log_rpcs, gate=gate, admission=admission),
+    )
     plain = Registrar(server, log=False, registered=())
     health_servicer = health.aio.HealthServicer()
     add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
@@ -164,6 +193,7 @@ def build_server(
             (
                 SERVICE_NAME,
                 CLUB_SERVICE_NAME,
+                STANDINGS_SERVICE_NAME,
                 OPERATOR_SERVICE_NAME,
                 health.SERVICE_NAME,
                 reflection.SERVICE_NAME,
@@ -185,7 +215,18 @@ def build_server(
         if redis_url is not None
         else None
     )
-    return Built(server, port, recorder, health_servicer, probe, watching, members, gate, handlers)
+    return Built(
+        server,
+        port,
+        recorder,
+        health_servicer,
+        probe,
+        watching,
+        members,
+        gate,
+        handlers,
+        projector=projector,
+    )
 
 
 def _pass_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes]:
@@ -269,6 +310,8 @@ async def mark_serving(built: Built) -> None:
         await built.health.set(name, health_pb2.HealthCheckResponse.SERVING)
     if built.probe is not None:
         built.probe.start()
+    if built.projector is not None:
+        built.projector.start(built.projector.store.clubs)
 
 
 async def stop_serving(built: Built, grace: float) -> None:
@@ -276,6 +319,8 @@ async def stop_serving(built: Built, grace: float) -> None:
     letting calls in progress finish for up to `grace` seconds."""
     if built.probe is not None:
         await asyncio.to_thread(built.probe.stop)
+    if built.projector is not None:
+        await built.projector.stop()
     await built.health.enter_graceful_shutdown()
     if built.http is not None:
         await asyncio.gather(built.server.stop(grace=grace), built.http.stop(grace))

@@ -5,9 +5,9 @@ package is enough to serve it).
 Starlette's StaticFiles serves them: content types from the file names, ETag and
 Last-Modified with 304 answers, HEAD, and no path outside the directory (it resolves
 symbolic links and `..` and refuses what leaves it). Around it: `/games/...` paths that
-name no file get `index.html` (the app routes them in the browser), content-hashed assets
-are cached for a year, everything else is revalidated on each use, and a miss is a plain
-404 rather than an exception."""
+name no file, `/standings` and `/players/...` get `index.html` (the app routes them in the
+browser), content-hashed assets are cached for a year, everything else is revalidated on
+each use, and a miss is a plain 404 rather than an exception."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ they get index.html."""
 HASHED = re.compile(r"[-.](?=[A-Za-z0-9_]*\d)[A-Za-z0-9_]{8,}\.[A-Za-z0-9]+$")
 """A content-hashed file name: a segment of 8 or more letters and digits (one digit at
 least) before the extension, as bundlers name them (app-5XK2J7QD.js, index.4f9c2b1a.css)."""
+MEMORY_ROUTED = frozenset({"standings", "players"})
+"""Club memory's pages (`/standings`, `/players/<name>`), routed by the app too; a player's
+name may hold a dot, so no file extension is looked for."""
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 
@@ -56,4 +59,6 @@ class WebappFiles(StaticFiles):
 
 def _routed_by_app(path: str) -> bool:
     first, _, rest = path.replace("\\", "/").partition("/")
+    if first in MEMORY_ROUTED:
+        return True
     return first == APP_ROUTED and "." not in rest.rsplit("/", 1)[-1]

@@ -31,6 +31,7 @@ from tablelog.service.limits import MAX_REQUEST_ID, check_game_id, check_length
 from tablelog.service.recording.building import ENDING_BODIES
 from tablelog.service.recording.game_index import entry_of, index_after_append, index_club
 from tablelog.service.recording.heads import Head, Heads
+from tablelog.service.recording.memory_feed import note_after_append
 from tablelog.service.recording.views import summarize
 from tablelog.service.store import ChainMismatch, EventStore, SeedOp, SequenceMoved, StaleVersion
 from tablelog.v1 import events_pb2, service_pb2
@@ -198,6 +199,13 @@ class Appender:
             return Outcome(await self.heads.load(plan.game_id), result.events, duplicate=True)
         if base is not None and base.position.status is not plan.after.status:
             await index_after_append(self.store, plan.after.table.created, summary)
+        await note_after_append(
+            self.store,
+            plan.game_id,
+            plan.after.table.created,
+            base.position.status if base is not None else None,
+            plan.after.status,
+        )
         last_hash = result.events[-1].hash
         head = Head(plan.game_id, plan.after, last_hash, created_time, updated_time, seed)
         self.heads.checkpoints.after_append(

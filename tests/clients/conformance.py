@@ -35,6 +35,8 @@ from tablelog.v1 import (
     game_pb2,
     service_pb2,
     service_pb2_grpc,
+    standings_pb2,
+    standings_pb2_grpc,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -481,6 +483,18 @@ class Runner:
                 check(
                     f"actor name of event {entry.event.sequence}", actor.user, member.display_name
                 )
+
+    def op_standings(self, step: Json, expect: Json) -> None:
+        stub = standings_pb2_grpc.StandingsServiceStub(self.channels[step.get("client", "a")])
+        response = stub.GetStandings(
+            standings_pb2.GetStandingsRequest(game=step["game"], season=step.get("season", "")),
+            timeout=TIMEOUT,
+            metadata=self.metadata(step),
+        )
+        check("standings game", response.game, expect["game"])
+        if not response.HasField("lag"):
+            raise ScenarioFailure("the standings say nothing of the projections' lag")
+        check("standings rows", len(response.rows) <= response.lag.projected_games * 6, True)
 
     def op_verify(self, step: Json, expect: Json) -> None:
         response = self.stub(step).VerifyGame(

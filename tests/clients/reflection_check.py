@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "clients" / "conformance" / "scenario.json"
 SERVICE = "tablelog.v1.TablelogService"
 CLUBS = "tablelog.v1.ClubService"
+STANDINGS = "tablelog.v1.StandingsService"
 TIMEOUT = 30.0
 CLIENT_NAME = "tablelog-reflection-check/0.1.0"
 TOKEN_ENV = {"recorder": "TABLELOG_TOKEN", "spectator": "TABLELOG_SPECTATOR_TOKEN"}
@@ -268,6 +269,12 @@ class ReflectionRunner:
                 check("role", member.get("role"), expect["role"])
             if not member.get("member_id"):
                 raise CheckFailure(f"the {identity} token names no member")
+        elif op == "standings":
+            request = {"game": step["game"], "season": step.get("season", "")}
+            table = call("GetStandings", request, service=STANDINGS)
+            check("standings game", table.get("game"), expect["game"])
+            if "lag" not in table:
+                raise CheckFailure("the standings say nothing of the projections' lag")
         elif op == "game":
             self.expect_game(call("GetGame", {"game_id": self.game_id})["game"], expect)
         elif op == "state":

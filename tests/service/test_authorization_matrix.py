@@ -28,12 +28,20 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-from tablelog.service.access.authorization import CLUBS, OPERATORS, TABLE, TABLELOG, Access, render
+from tablelog.service.access.authorization import (
+    CLUBS,
+    OPERATORS,
+    STANDINGS,
+    TABLE,
+    TABLELOG,
+    Access,
+    render,
+)
 from tablelog.service.access.identity import Role, new_token
 from tablelog.service.access.members import MemberStore
 from tablelog.service.api.server import BackgroundServer, channel
 from tablelog.service.store.embedded import EmbeddedRedis
-from tablelog.v1 import clubs_pb2, events_pb2, service_pb2
+from tablelog.v1 import clubs_pb2, events_pb2, service_pb2, standings_pb2
 from tablelog_client import Client
 from tests.service.helpers import OWNER_TOKEN
 
@@ -46,6 +54,7 @@ METHODS = {
         service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
         clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
         clubs_pb2.DESCRIPTOR.services_by_name["OperatorService"],
+        standings_pb2.DESCRIPTOR.services_by_name["StandingsService"],
     )
     for method in service.methods
 }
@@ -304,6 +313,31 @@ BUILDERS: dict[str, Build] = {
     f"/{OPERATORS}/DeleteClub": lambda w, c, o, r: clubs_pb2.DeleteClubRequest(
         club_id=o.create_club(w.fresh()).club.club_id
     ),
+    f"/{CLUBS}/ListPlayers": lambda w, c, o, r: clubs_pb2.ListPlayersRequest(),
+    f"/{CLUBS}/RenamePlayer": lambda w, c, o, r: clubs_pb2.RenamePlayerRequest(
+        name=w.fresh(), new_name=w.fresh()
+    ),
+    f"/{CLUBS}/MergePlayers": lambda w, c, o, r: clubs_pb2.MergePlayersRequest(
+        name=w.fresh(), merged_name=w.fresh()
+    ),
+    f"/{CLUBS}/BindPlayer": lambda w, c, o, r: clubs_pb2.BindPlayerRequest(name=w.fresh()),
+    f"/{CLUBS}/ListRosterChanges": lambda w, c, o, r: clubs_pb2.ListRosterChangesRequest(),
+    f"/{STANDINGS}/GetStandings": lambda w, c, o, r: standings_pb2.GetStandingsRequest(
+        game="splendor"
+    ),
+    f"/{STANDINGS}/GetPlayerRecord": lambda w, c, o, r: standings_pb2.GetPlayerRecordRequest(
+        name="Ivy"
+    ),
+    f"/{STANDINGS}/GetGameTypeStats": lambda w, c, o, r: standings_pb2.GetGameTypeStatsRequest(
+        game="splendor"
+    ),
+    f"/{STANDINGS}/ListSeasons": lambda w, c, o, r: standings_pb2.ListSeasonsRequest(),
+    f"/{STANDINGS}/SetSeason": lambda w, c, o, r: standings_pb2.SetSeasonRequest(
+        name="spring", first_day="2026-03-01", last_day="2026-05-31"
+    ),
+    f"/{STANDINGS}/RebuildProjections": lambda w, c, o, r: (
+        standings_pb2.RebuildProjectionsRequest()
+    ),
 }
 
 NOT_FOUND_REASONS = {
@@ -339,6 +373,9 @@ def state(client: redis.Redis, w: World) -> tuple[object, ...]:
             sorted(client.hgetall(f"tl:{{club:{club.club_id}}}:tokens").items()),
             client.hgetall(f"tl:{{club:{club.club_id}}}:club"),
             client.zcard(f"tl:{{club:{club.club_id}}}:games"),
+            client.xlen(f"tl:{{club:{club.club_id}}}:roster"),
+            sorted(client.hgetall(f"tl:{{club:{club.club_id}}}:seasons").items()),
+            client.get(f"tl:{{club:{club.club_id}}}:memory:version"),
         ]
     return tuple(keys)
 

@@ -61,6 +61,8 @@ type Step struct {
 	HeartbeatSeconds *uint32         `json:"heartbeat_seconds"`
 	TimeoutSeconds   float64         `json:"timeout_seconds"`
 	During           *Step           `json:"during"`
+	Game             string          `json:"game"`
+	Season           string          `json:"season"`
 	Expect           Expect          `json:"expect"`
 }
 
@@ -94,6 +96,7 @@ type Expect struct {
 	EventsChecked  *uint64        `json:"events_checked"`
 	Role           *string        `json:"role"`
 	Actor          *string        `json:"actor"`
+	Game           *string        `json:"game"`
 }
 
 // ExpectedError is a refusal: the status code's name, the ErrorInfo reason and metadata.
@@ -244,6 +247,8 @@ func (r *Runner) step(ctx context.Context, step *Step) error {
 		err = r.audit(ctx, step)
 	case "verify":
 		err = r.verify(ctx, step)
+	case "standings":
+		err = r.standings(ctx, step)
 	default:
 		return fmt.Errorf("unknown op %q", step.Op)
 	}
@@ -818,6 +823,25 @@ func (r *Runner) audit(ctx context.Context, step *Step) error {
 		); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func (r *Runner) standings(ctx context.Context, step *Step) error {
+	table, err := r.client(step).GetStandings(ctx, step.Game, step.Season)
+	if err != nil {
+		return err
+	}
+	if step.Expect.Game != nil {
+		if err := check("standings game", table.GetGame(), *step.Expect.Game); err != nil {
+			return err
+		}
+	}
+	if table.GetLag() == nil {
+		return fmt.Errorf("the standings say nothing of the projections' lag")
+	}
+	if uint64(len(table.GetRows())) > table.GetLag().GetProjectedGames()*6 {
+		return fmt.Errorf("standings rows: %d rows for %d games", len(table.GetRows()), table.GetLag().GetProjectedGames())
 	}
 	return nil
 }

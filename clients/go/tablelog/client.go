@@ -35,10 +35,12 @@ type Client struct {
 	// Raw is the generated client, for anything the wrapper does not cover.
 	Raw tablelogv1.TablelogServiceClient
 	// Clubs is the generated client of the club's members and tokens (ClubService).
-	Clubs   tablelogv1.ClubServiceClient
-	conn    *grpc.ClientConn
-	headers metadata.MD
-	timeout time.Duration
+	Clubs tablelogv1.ClubServiceClient
+	// Standings is the generated client of club memory (StandingsService).
+	Standings tablelogv1.StandingsServiceClient
+	conn      *grpc.ClientConn
+	headers   metadata.MD
+	timeout   time.Duration
 	// token is the bearer token sent with every call (nil: none).
 	token *Token
 	// unusable is why New could not use its token: every call returns it.
@@ -133,7 +135,8 @@ func newClient(conn grpc.ClientConnInterface, s *settings, token *Token) *Client
 	}
 	return &Client{
 		Raw: tablelogv1.NewTablelogServiceClient(conn), Clubs: tablelogv1.NewClubServiceClient(conn),
-		headers: headers, timeout: s.timeout, token: token,
+		Standings: tablelogv1.NewStandingsServiceClient(conn),
+		headers:   headers, timeout: s.timeout, token: token,
 	}
 }
 

@@ -29,6 +29,7 @@ from tablelog_client.archive import archive_text, original_events
 from tablelog_client.club_cli import add_club_commands
 from tablelog_client.credentials import CredentialsError
 from tablelog_client.operator_cli import add_operator_commands
+from tablelog_client.players_cli import add_players_commands
 from tablelog_client.sdk import (
     DEFAULT_ADDRESS,
     MODES,
@@ -38,6 +39,7 @@ from tablelog_client.sdk import (
     resolve_address,
     variation_words,
 )
+from tablelog_client.standings_cli import add_standings_commands
 from tablelog_client.words import Narrator, result_words
 
 Handler = Callable[[argparse.Namespace, Client], int]
@@ -1396,6 +1398,8 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--source", help="where the export comes from (default: the file)")
     add_club_commands(sub, common, add)
     add_operator_commands(sub, common)
+    add_players_commands(sub, common)
+    add_standings_commands(sub, common)
 
     for plugin in entry_points(group=PLUGIN_GROUP):
         try:

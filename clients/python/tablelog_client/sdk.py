@@ -25,6 +25,8 @@ from tablelog.v1 import (
     game_pb2,
     service_pb2,
     service_pb2_grpc,
+    standings_pb2,
+    standings_pb2_grpc,
 )
 from tablelog_client.credentials import resolve_token
 
@@ -222,6 +224,7 @@ class Client:
         self.stub = service_pb2_grpc.TablelogServiceStub(calls)
         self.clubs = clubs_pb2_grpc.ClubServiceStub(calls)
         self.operators = clubs_pb2_grpc.OperatorServiceStub(calls)
+        self.standings_stub = standings_pb2_grpc.StandingsServiceStub(calls)
         self.metadata: tuple[tuple[str, str], ...] = (("x-tablelog-client", client_name),)
 
     def close(self) -> None:
@@ -782,6 +785,68 @@ class Client:
         """Deletes the club and all it owns; how many games were deleted."""
         request = clubs_pb2.DeleteClubRequest(club_id=club_id)
         return self._call(self.operators.DeleteClub, request).games_deleted
+
+    # -------------------------------------------------------------- players (issue 28)
+
+    def players(self) -> clubs_pb2.ListPlayersResponse:
+        return self._call(self.clubs.ListPlayers, clubs_pb2.ListPlayersRequest())
+
+    def rename_player(
+        self, name: str, new_name: str, expected_version: int = 0
+    ) -> clubs_pb2.RenamePlayerResponse:
+        request = clubs_pb2.RenamePlayerRequest(
+            name=name, new_name=new_name, expected_version=expected_version
+        )
+        return self._call(self.clubs.RenamePlayer, request)
+
+    def merge_players(
+        self, name: str, merged_name: str, expected_version: int = 0
+    ) -> clubs_pb2.MergePlayersResponse:
+        request = clubs_pb2.MergePlayersRequest(
+            name=name, merged_name=merged_name, expected_version=expected_version
+        )
+        return self._call(self.clubs.MergePlayers, request)
+
+    def bind_player(
+        self, name: str, member_id: str, expected_version: int = 0
+    ) -> clubs_pb2.BindPlayerResponse:
+        request = clubs_pb2.BindPlayerRequest(
+            name=name, member_id=member_id, expected_version=expected_version
+        )
+        return self._call(self.clubs.BindPlayer, request)
+
+    def roster_changes(self) -> clubs_pb2.ListRosterChangesResponse:
+        return self._call(self.clubs.ListRosterChanges, clubs_pb2.ListRosterChangesRequest())
+
+    # -------------------------------------------------------------- club memory (issue 28)
+
+    def standings(self, game: str, season: str = "") -> standings_pb2.GetStandingsResponse:
+        request = standings_pb2.GetStandingsRequest(game=game, season=season)
+        return self._call(self.standings_stub.GetStandings, request, retry=True)
+
+    def player_record(
+        self, name: str, game: str = "", season: str = ""
+    ) -> standings_pb2.GetPlayerRecordResponse:
+        request = standings_pb2.GetPlayerRecordRequest(name=name, game=game, season=season)
+        return self._call(self.standings_stub.GetPlayerRecord, request, retry=True)
+
+    def game_type_stats(
+        self, game: str, season: str = ""
+    ) -> standings_pb2.GetGameTypeStatsResponse:
+        request = standings_pb2.GetGameTypeStatsRequest(game=game, season=season)
+        return self._call(self.standings_stub.GetGameTypeStats, request, retry=True)
+
+    def seasons(self) -> list[standings_pb2.Season]:
+        request = standings_pb2.ListSeasonsRequest()
+        return list(self._call(self.standings_stub.ListSeasons, request, retry=True).seasons)
+
+    def set_season(self, name: str, first_day: str, last_day: str) -> standings_pb2.Season:
+        request = standings_pb2.SetSeasonRequest(name=name, first_day=first_day, last_day=last_day)
+        return self._call(self.standings_stub.SetSeason, request).season
+
+    def rebuild_projections(self) -> standings_pb2.RebuildProjectionsResponse:
+        request = standings_pb2.RebuildProjectionsRequest()
+        return self._call(self.standings_stub.RebuildProjections, request)
 
 
 ROLES = {

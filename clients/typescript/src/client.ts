@@ -17,6 +17,11 @@ import {
 } from "./gen/tablelog/v1/clubs_pb.js";
 import type { Event, VariationSchema } from "./gen/tablelog/v1/events_pb.js";
 import {
+  StandingsService,
+  type GetPlayerRecordResponse,
+  type GetStandingsResponse,
+} from "./gen/tablelog/v1/standings_pb.js";
+import {
   Mode,
   MoveSchema,
   type GameInfo,
@@ -167,6 +172,8 @@ export class TablelogClient {
   readonly raw: Client<typeof TablelogService>;
   /** The generated Connect client of the club's members and tokens (ClubService). */
   readonly clubs: Client<typeof ClubService>;
+  /** The generated Connect client of club memory (StandingsService). */
+  readonly standings: Client<typeof StandingsService>;
   /** Where the token sent with every call came from (undefined: no token is sent). */
   readonly tokenSource: string | undefined;
   private readonly headers: Record<string, string>;
@@ -179,6 +186,7 @@ export class TablelogClient {
     const transport = options.transport ?? grpcTransport(address, options, token !== undefined);
     this.raw = createClient(TablelogService, transport);
     this.clubs = createClient(ClubService, transport);
+    this.standings = createClient(StandingsService, transport);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.tokenSource = token?.source;
     this.headers = { "x-tablelog-client": options.client ?? CLIENT_NAME };
@@ -535,6 +543,16 @@ export class TablelogClient {
   /** Recomputes the hash chain and re-folds every move on the server. */
   async verify(gameId: string): Promise<VerifyGameResponse> {
     return this.unary((o) => this.raw.verifyGame({ gameId }, o));
+  }
+
+  /** A game type's league table, overall (season "") or for a season or a year. */
+  async getStandings(game: string, season = ""): Promise<GetStandingsResponse> {
+    return this.unary((o) => this.standings.getStandings({ game, season }, o));
+  }
+
+  /** One player's record: standing, rating history, places, statistics, head to head. */
+  async playerRecord(name: string, game = "", season = ""): Promise<GetPlayerRecordResponse> {
+    return this.unary((o) => this.standings.getPlayerRecord({ name, game, season }, o));
   }
 
   /** Who this client's token names: the member, their club, and a link token's game. */

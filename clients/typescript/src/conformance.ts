@@ -440,6 +440,15 @@ export class ConformanceRunner {
     }
   }
 
+  async op_standings(step: Json, expect: Json): Promise<void> {
+    const table = await this.client(step).getStandings(String(step["game"]), String(step["season"] ?? ""));
+    check("standings game", table.game, expect["game"]);
+    if (table.lag === undefined) {
+      throw new ScenarioFailure("the standings say nothing of the projections' lag");
+    }
+    check("standings rows", table.rows.length <= Number(table.lag.projectedGames) * 6, true);
+  }
+
   async op_verify(step: Json, expect: Json): Promise<void> {
     const result = await this.client(step).verify(this.gameId);
     check("verify ok", result.ok, expect["ok"] ?? true);

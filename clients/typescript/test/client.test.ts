@@ -15,6 +15,7 @@ import {
 } from "../src/gen/tablelog/v1/service_pb.js";
 import { SplendorGem } from "../src/gen/tablelog/v1/splendor_pb.js";
 import { ClubService, Role } from "../src/gen/tablelog/v1/clubs_pb.js";
+import { StandingsService } from "../src/gen/tablelog/v1/standings_pb.js";
 
 type Impl = Partial<ServiceImpl<typeof TablelogService>>;
 type ClubImpl = Partial<ServiceImpl<typeof ClubService>>;
@@ -419,5 +420,33 @@ describe("helpers", () => {
     assert.equal(describeToMove(create(ToMoveSchema, { who: { case: "seat", value: 0 } })), "seat:0");
     assert.equal(describeToMove(create(ToMoveSchema, { who: { case: "terminal", value: true } })), "terminal");
     assert.equal(describeToMove(undefined), "unspecified");
+  });
+});
+
+describe("club memory", () => {
+  it("asks for standings and a player's record, with the token and the arguments", async () => {
+    const asked: string[] = [];
+    let authorization: string | null = null;
+    const transport = createRouterTransport(({ service }) => {
+      service(StandingsService, {
+        getStandings(request, context) {
+          authorization = context.requestHeader.get("authorization");
+          asked.push(`${request.game} ${request.season}`);
+          return { game: request.game, games: 3, rows: [{ displayName: "Ann", games: 3, wins: 1.5 }] };
+        },
+        getPlayerRecord(request) {
+          asked.push(`player ${request.name} ${request.game} ${request.season}`);
+          return { player: { displayName: request.name }, games: [{ game: "splendor", ratingChartSvg: "<svg/>" }] };
+        },
+      });
+    });
+    const client = new TablelogClient({ transport, token: "tl_ada" });
+    const table = await client.getStandings("splendor", "2026");
+    assert.equal(table.games, 3);
+    assert.equal(table.rows[0]?.wins, 1.5);
+    const record = await client.playerRecord("Ann", "", "2026");
+    assert.equal(record.games[0]?.ratingChartSvg, "<svg/>");
+    assert.equal(authorization, "Bearer tl_ada");
+    assert.deepEqual(asked, ["splendor 2026", "player Ann  2026"]);
   });
 });

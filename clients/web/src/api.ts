@@ -1,5 +1,5 @@
 /**
- * The two services over the Connect protocol, on the origin that served the page (the
+ * The three services over the Connect protocol, on the origin that served the page (the
  * `tablelog serve` HTTP port), with the caller's bearer token on every call.
  */
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
@@ -7,13 +7,16 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { TablelogError } from "../../typescript/src/errors.js";
 import { ClubService } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
 import { TablelogService } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import { StandingsService } from "../../typescript/src/gen/tablelog/v1/standings_pb.js";
 
 export type Tablelog = Client<typeof TablelogService>;
 export type Clubs = Client<typeof ClubService>;
+export type Standings = Client<typeof StandingsService>;
 
 export interface Api {
   tablelog: Tablelog;
   clubs: Clubs;
+  standings: Standings;
 }
 
 /** Names the program in every event it appends (Actor.client), as the other clients do. */
@@ -33,6 +36,7 @@ export function connect(token: string, baseUrl: string = window.location.origin)
   return {
     tablelog: createClient(TablelogService, transport),
     clubs: createClient(ClubService, transport),
+    standings: createClient(StandingsService, transport),
   };
 }
 

@@ -1,16 +1,18 @@
 /**
  * The web app's entry: takes the token (from `#token=...` once, else this tab's storage,
  * else the login box), then shows the page the address names: `/` the game list,
- * `/games/<id>` a game.
+ * `/games/<id>` a game, `/standings` a league table, `/players/<name>` a player's record.
  */
 import { Role, type WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
 import { connect, describe, isUnauthenticated, type Api } from "./api.js";
 import { byId, el, replaceChildren } from "./dom.js";
 import { showGame } from "./game.js";
 import { showList } from "./list.js";
+import { showPlayer, showStandings } from "./standings.js";
 import { adoptTokenFromAddress, checkToken, currentToken, forgetToken, saveToken } from "./session.js";
 
 const GAME_PATH = /^\/games\/([A-Za-z0-9_-]{1,64})\/?$/;
+const PLAYER_PATH = /^\/players\/([^/]{1,200})\/?$/;
 
 const ROLE_WORDS: Record<number, string> = {
   [Role.OWNER]: "owner",
@@ -57,6 +59,10 @@ async function route(api: Api, root: HTMLElement, me: WhoAmIResponse | undefined
       await showGame(api, root, game[1], me);
     } else if (path === "/" || path === "/index.html") {
       await showList(api, root);
+    } else if (path === "/standings" || path === "/standings/") {
+      await showStandings(api, root);
+    } else if (PLAYER_PATH.test(path)) {
+      await showPlayer(api, root, decodeURIComponent(PLAYER_PATH.exec(path)?.[1] ?? ""));
     } else {
       replaceChildren(root, el("h1", {}, "Not found"), el("p", {}, el("a", { href: "/" }, "The games")));
     }

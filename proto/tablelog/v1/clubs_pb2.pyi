@@ -857,3 +857,407 @@ class DeleteClubResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DeleteClubResponse: _TypeAlias = DeleteClubResponse  # noqa: Y015
+
+@_typing.final
+class ClubPlayer(_message.Message):
+    """A person who plays in the club's games. Seats are matched to players by their names
+    compared as the ListGames player filter compares them (case, width and spacing ignored).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    ALIASES_FIELD_NUMBER: _builtins.int
+    MEMBER_ID_FIELD_NUMBER: _builtins.int
+    ON_ROSTER_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """Stable: derived from the first name the player was known by; kept through renames."""
+    display_name: _builtins.str
+    member_id: _builtins.str
+    """The member this player is (empty: none)."""
+    on_roster: _builtins.bool
+    """Whether the roster names this player (renamed, merged or bound) rather than only seats."""
+    @_builtins.property
+    def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Other names that are this player's seats (earlier names, merged names), as written."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        aliases: _abc.Iterable[_builtins.str] | None = ...,
+        member_id: _builtins.str = ...,
+        on_roster: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "display_name", b"display_name", "member_id", b"member_id", "on_roster", b"on_roster", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClubPlayer: _TypeAlias = ClubPlayer  # noqa: Y015
+
+@_typing.final
+class ListPlayersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPlayersRequest: _TypeAlias = ListPlayersRequest  # noqa: Y015
+
+@_typing.final
+class ListPlayersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    ROSTER_VERSION_FIELD_NUMBER: _builtins.int
+    roster_version: _builtins.int
+    """The roster's version (its number of changes): a change names it to refuse a stale one."""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClubPlayer]:
+        """By display name."""
+
+    def __init__(
+        self,
+        *,
+        players: _abc.Iterable[Global___ClubPlayer] | None = ...,
+        roster_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["players", b"players", "roster_version", b"roster_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPlayersResponse: _TypeAlias = ListPlayersResponse  # noqa: Y015
+
+@_typing.final
+class RenamePlayerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    NEW_NAME_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Any name or alias of the player."""
+    new_name: _builtins.str
+    expected_version: _builtins.int
+    """The roster version the caller saw; 0: whatever it is now."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        new_name: _builtins.str = ...,
+        expected_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expected_version", b"expected_version", "name", b"name", "new_name", b"new_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenamePlayerRequest: _TypeAlias = RenamePlayerRequest  # noqa: Y015
+
+@_typing.final
+class RenamePlayerResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    ROSTER_VERSION_FIELD_NUMBER: _builtins.int
+    roster_version: _builtins.int
+    @_builtins.property
+    def player(self) -> Global___ClubPlayer: ...
+    def __init__(
+        self,
+        *,
+        player: Global___ClubPlayer | None = ...,
+        roster_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "roster_version", b"roster_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenamePlayerResponse: _TypeAlias = RenamePlayerResponse  # noqa: Y015
+
+@_typing.final
+class MergePlayersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    MERGED_NAME_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The player kept (any of their names)."""
+    merged_name: _builtins.str
+    """The player whose names join the first's."""
+    expected_version: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        merged_name: _builtins.str = ...,
+        expected_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expected_version", b"expected_version", "merged_name", b"merged_name", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MergePlayersRequest: _TypeAlias = MergePlayersRequest  # noqa: Y015
+
+@_typing.final
+class MergePlayersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    ROSTER_VERSION_FIELD_NUMBER: _builtins.int
+    roster_version: _builtins.int
+    @_builtins.property
+    def player(self) -> Global___ClubPlayer: ...
+    def __init__(
+        self,
+        *,
+        player: Global___ClubPlayer | None = ...,
+        roster_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "roster_version", b"roster_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MergePlayersResponse: _TypeAlias = MergePlayersResponse  # noqa: Y015
+
+@_typing.final
+class BindPlayerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    MEMBER_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    member_id: _builtins.str
+    """Empty: bound to nobody."""
+    expected_version: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        member_id: _builtins.str = ...,
+        expected_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expected_version", b"expected_version", "member_id", b"member_id", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BindPlayerRequest: _TypeAlias = BindPlayerRequest  # noqa: Y015
+
+@_typing.final
+class BindPlayerResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    ROSTER_VERSION_FIELD_NUMBER: _builtins.int
+    roster_version: _builtins.int
+    @_builtins.property
+    def player(self) -> Global___ClubPlayer: ...
+    def __init__(
+        self,
+        *,
+        player: Global___ClubPlayer | None = ...,
+        roster_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "roster_version", b"roster_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BindPlayerResponse: _TypeAlias = BindPlayerResponse  # noqa: Y015
+
+@_typing.final
+class RosterEvent(_message.Message):
+    """One change of a club's roster, as stored (a stream per club, append-only)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    TIME_FIELD_NUMBER: _builtins.int
+    ACTOR_MEMBER_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_RENAMED_FIELD_NUMBER: _builtins.int
+    PLAYERS_MERGED_FIELD_NUMBER: _builtins.int
+    PLAYER_BOUND_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """1 for the first change of the club's roster, then each the previous + 1."""
+    actor_member_id: _builtins.str
+    """The member who made the change."""
+    @_builtins.property
+    def time(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def player_renamed(self) -> Global___PlayerRenamed: ...
+    @_builtins.property
+    def players_merged(self) -> Global___PlayersMerged: ...
+    @_builtins.property
+    def player_bound(self) -> Global___PlayerBound: ...
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        time: _timestamp_pb2.Timestamp | None = ...,
+        actor_member_id: _builtins.str = ...,
+        player_renamed: Global___PlayerRenamed | None = ...,
+        players_merged: Global___PlayersMerged | None = ...,
+        player_bound: Global___PlayerBound | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "player_bound", b"player_bound", "player_renamed", b"player_renamed", "players_merged", b"players_merged", "time", b"time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor_member_id", b"actor_member_id", "body", b"body", "player_bound", b"player_bound", "player_renamed", b"player_renamed", "players_merged", b"players_merged", "time", b"time", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["player_renamed", "players_merged", "player_bound"]  # noqa: Y015
+    _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
+
+Global___RosterEvent: _TypeAlias = RosterEvent  # noqa: Y015
+
+@_typing.final
+class PlayerRenamed(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    FROM_NAME_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    from_name: _builtins.str
+    """The name it had (for the audit) and the one it has now."""
+    display_name: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        from_name: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "from_name", b"from_name", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerRenamed: _TypeAlias = PlayerRenamed  # noqa: Y015
+
+@_typing.final
+class PlayersMerged(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    MERGED_PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    MERGED_DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    MERGED_NAMES_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    merged_player_id: _builtins.str
+    display_name: _builtins.str
+    """The two display names at the time (for the audit)."""
+    merged_display_name: _builtins.str
+    @_builtins.property
+    def merged_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every name (as written) the merged player was known by: they become aliases."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        merged_player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        merged_display_name: _builtins.str = ...,
+        merged_names: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "merged_display_name", b"merged_display_name", "merged_names", b"merged_names", "merged_player_id", b"merged_player_id", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayersMerged: _TypeAlias = PlayersMerged  # noqa: Y015
+
+@_typing.final
+class PlayerBound(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    MEMBER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    member_id: _builtins.str
+    """Empty: unbound."""
+    display_name: _builtins.str
+    """The player's display name at the time (for the audit)."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        member_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "member_id", b"member_id", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerBound: _TypeAlias = PlayerBound  # noqa: Y015
+
+@_typing.final
+class ListRosterChangesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListRosterChangesRequest: _TypeAlias = ListRosterChangesRequest  # noqa: Y015
+
+@_typing.final
+class ListRosterChangesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHANGES_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def changes(self) -> _containers.RepeatedCompositeFieldContainer[Global___RosterEvent]: ...
+    @_builtins.property
+    def lines(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Each change in words ("Ann merged with Anne by m_x"), in the same order."""
+
+    def __init__(
+        self,
+        *,
+        changes: _abc.Iterable[Global___RosterEvent] | None = ...,
+        lines: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "lines", b"lines"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListRosterChangesResponse: _TypeAlias = ListRosterChangesResponse  # noqa: Y015

@@ -96,6 +96,31 @@ class ClubServiceStub:
                 request_serializer=tablelog_dot_v1_dot_clubs__pb2.UpdateClubRequest.SerializeToString,
                 response_deserializer=tablelog_dot_v1_dot_clubs__pb2.UpdateClubResponse.FromString,
                 _registered_method=True)
+        self.ListPlayers = channel.unary_unary(
+                '/tablelog.v1.ClubService/ListPlayers',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.ListPlayersRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.ListPlayersResponse.FromString,
+                _registered_method=True)
+        self.RenamePlayer = channel.unary_unary(
+                '/tablelog.v1.ClubService/RenamePlayer',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.RenamePlayerRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.RenamePlayerResponse.FromString,
+                _registered_method=True)
+        self.MergePlayers = channel.unary_unary(
+                '/tablelog.v1.ClubService/MergePlayers',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.MergePlayersRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.MergePlayersResponse.FromString,
+                _registered_method=True)
+        self.BindPlayer = channel.unary_unary(
+                '/tablelog.v1.ClubService/BindPlayer',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.BindPlayerRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.BindPlayerResponse.FromString,
+                _registered_method=True)
+        self.ListRosterChanges = channel.unary_unary(
+                '/tablelog.v1.ClubService/ListRosterChanges',
+                request_serializer=tablelog_dot_v1_dot_clubs__pb2.ListRosterChangesRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_clubs__pb2.ListRosterChangesResponse.FromString,
+                _registered_method=True)
 
 
 class ClubServiceServicer:
@@ -181,6 +206,43 @@ class ClubServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListPlayers(self, request, context):
+        """The club's players: everyone seated in its games (matched by name, as the ListGames
+        player filter matches them) and everyone its roster names, with their names and aliases.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RenamePlayer(self, request, context):
+        """Gives a player another display name; the old one stays an alias, so past seats match.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MergePlayers(self, request, context):
+        """Joins two names for the same person (Ann / Anne): the second becomes an alias of the
+        first, and every seat of either is the first player's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BindPlayer(self, request, context):
+        """Binds a player to a member of the club (or unbinds: empty member_id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListRosterChanges(self, request, context):
+        """Every change of the club's roster, oldest first: who changed what, when.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ClubServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -238,6 +300,31 @@ def add_ClubServiceServicer_to_server(servicer, server):
                     servicer.UpdateClub,
                     request_deserializer=tablelog_dot_v1_dot_clubs__pb2.UpdateClubRequest.FromString,
                     response_serializer=tablelog_dot_v1_dot_clubs__pb2.UpdateClubResponse.SerializeToString,
+            ),
+            'ListPlayers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPlayers,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.ListPlayersRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.ListPlayersResponse.SerializeToString,
+            ),
+            'RenamePlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenamePlayer,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.RenamePlayerRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.RenamePlayerResponse.SerializeToString,
+            ),
+            'MergePlayers': grpc.unary_unary_rpc_method_handler(
+                    servicer.MergePlayers,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.MergePlayersRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.MergePlayersResponse.SerializeToString,
+            ),
+            'BindPlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.BindPlayer,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.BindPlayerRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.BindPlayerResponse.SerializeToString,
+            ),
+            'ListRosterChanges': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRosterChanges,
+                    request_deserializer=tablelog_dot_v1_dot_clubs__pb2.ListRosterChangesRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_clubs__pb2.ListRosterChangesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -544,6 +631,141 @@ class ClubService:
             '/tablelog.v1.ClubService/UpdateClub',
             tablelog_dot_v1_dot_clubs__pb2.UpdateClubRequest.SerializeToString,
             tablelog_dot_v1_dot_clubs__pb2.UpdateClubResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPlayers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.ClubService/ListPlayers',
+            tablelog_dot_v1_dot_clubs__pb2.ListPlayersRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.ListPlayersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenamePlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.ClubService/RenamePlayer',
+            tablelog_dot_v1_dot_clubs__pb2.RenamePlayerRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.RenamePlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MergePlayers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.ClubService/MergePlayers',
+            tablelog_dot_v1_dot_clubs__pb2.MergePlayersRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.MergePlayersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BindPlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.ClubService/BindPlayer',
+            tablelog_dot_v1_dot_clubs__pb2.BindPlayerRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.BindPlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRosterChanges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.ClubService/ListRosterChanges',
+            tablelog_dot_v1_dot_clubs__pb2.ListRosterChangesRequest.SerializeToString,
+            tablelog_dot_v1_dot_clubs__pb2.ListRosterChangesResponse.FromString,
             options,
             channel_credentials,
             insecure,

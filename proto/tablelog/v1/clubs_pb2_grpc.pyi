@@ -58,6 +58,20 @@ class ClubServiceStub:
     """Binds a seat of a game to a member (a player records only for their seats)."""
     UpdateClub: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.UpdateClubRequest, _clubs_pb2.UpdateClubResponse]
     """Changes the club's settings."""
+    ListPlayers: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ListPlayersRequest, _clubs_pb2.ListPlayersResponse]
+    """The club's players: everyone seated in its games (matched by name, as the ListGames
+    player filter matches them) and everyone its roster names, with their names and aliases.
+    """
+    RenamePlayer: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.RenamePlayerRequest, _clubs_pb2.RenamePlayerResponse]
+    """Gives a player another display name; the old one stays an alias, so past seats match."""
+    MergePlayers: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.MergePlayersRequest, _clubs_pb2.MergePlayersResponse]
+    """Joins two names for the same person (Ann / Anne): the second becomes an alias of the
+    first, and every seat of either is the first player's.
+    """
+    BindPlayer: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.BindPlayerRequest, _clubs_pb2.BindPlayerResponse]
+    """Binds a player to a member of the club (or unbinds: empty member_id)."""
+    ListRosterChanges: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ListRosterChangesRequest, _clubs_pb2.ListRosterChangesResponse]
+    """Every change of the club's roster, oldest first: who changed what, when."""
 
 @_typing.type_check_only
 class ClubServiceAsyncStub(ClubServiceStub):
@@ -89,6 +103,20 @@ class ClubServiceAsyncStub(ClubServiceStub):
     """Binds a seat of a game to a member (a player records only for their seats)."""
     UpdateClub: _aio.UnaryUnaryMultiCallable[_clubs_pb2.UpdateClubRequest, _clubs_pb2.UpdateClubResponse]  # type: ignore[assignment]
     """Changes the club's settings."""
+    ListPlayers: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ListPlayersRequest, _clubs_pb2.ListPlayersResponse]  # type: ignore[assignment]
+    """The club's players: everyone seated in its games (matched by name, as the ListGames
+    player filter matches them) and everyone its roster names, with their names and aliases.
+    """
+    RenamePlayer: _aio.UnaryUnaryMultiCallable[_clubs_pb2.RenamePlayerRequest, _clubs_pb2.RenamePlayerResponse]  # type: ignore[assignment]
+    """Gives a player another display name; the old one stays an alias, so past seats match."""
+    MergePlayers: _aio.UnaryUnaryMultiCallable[_clubs_pb2.MergePlayersRequest, _clubs_pb2.MergePlayersResponse]  # type: ignore[assignment]
+    """Joins two names for the same person (Ann / Anne): the second becomes an alias of the
+    first, and every seat of either is the first player's.
+    """
+    BindPlayer: _aio.UnaryUnaryMultiCallable[_clubs_pb2.BindPlayerRequest, _clubs_pb2.BindPlayerResponse]  # type: ignore[assignment]
+    """Binds a player to a member of the club (or unbinds: empty member_id)."""
+    ListRosterChanges: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ListRosterChangesRequest, _clubs_pb2.ListRosterChangesResponse]  # type: ignore[assignment]
+    """Every change of the club's roster, oldest first: who changed what, when."""
 
 class ClubServiceServicer(metaclass=_abc_1.ABCMeta):
     """A club's members, their roles and their bearer tokens. Every call (to this service and to
@@ -183,6 +211,50 @@ class ClubServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_clubs_pb2.UpdateClubResponse, _abc.Awaitable[_clubs_pb2.UpdateClubResponse]]:
         """Changes the club's settings."""
+
+    @_abc_1.abstractmethod
+    def ListPlayers(
+        self,
+        request: _clubs_pb2.ListPlayersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.ListPlayersResponse, _abc.Awaitable[_clubs_pb2.ListPlayersResponse]]:
+        """The club's players: everyone seated in its games (matched by name, as the ListGames
+        player filter matches them) and everyone its roster names, with their names and aliases.
+        """
+
+    @_abc_1.abstractmethod
+    def RenamePlayer(
+        self,
+        request: _clubs_pb2.RenamePlayerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.RenamePlayerResponse, _abc.Awaitable[_clubs_pb2.RenamePlayerResponse]]:
+        """Gives a player another display name; the old one stays an alias, so past seats match."""
+
+    @_abc_1.abstractmethod
+    def MergePlayers(
+        self,
+        request: _clubs_pb2.MergePlayersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.MergePlayersResponse, _abc.Awaitable[_clubs_pb2.MergePlayersResponse]]:
+        """Joins two names for the same person (Ann / Anne): the second becomes an alias of the
+        first, and every seat of either is the first player's.
+        """
+
+    @_abc_1.abstractmethod
+    def BindPlayer(
+        self,
+        request: _clubs_pb2.BindPlayerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.BindPlayerResponse, _abc.Awaitable[_clubs_pb2.BindPlayerResponse]]:
+        """Binds a player to a member of the club (or unbinds: empty member_id)."""
+
+    @_abc_1.abstractmethod
+    def ListRosterChanges(
+        self,
+        request: _clubs_pb2.ListRosterChangesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.ListRosterChangesResponse, _abc.Awaitable[_clubs_pb2.ListRosterChangesResponse]]:
+        """Every change of the club's roster, oldest first: who changed what, when."""
 
 def add_ClubServiceServicer_to_server(servicer: ClubServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -1886,6 +1886,934 @@ func (x *DeleteClubResponse) GetGamesDeleted() uint32 {
 	return 0
 }
 
+// A person who plays in the club's games. Seats are matched to players by their names
+// compared as the ListGames player filter compares them (case, width and spacing ignored).
+type ClubPlayer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Stable: derived from the first name the player was known by; kept through renames.
+	PlayerId    string `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	DisplayName string `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// Other names that are this player's seats (earlier names, merged names), as written.
+	Aliases []string `protobuf:"bytes,3,rep,name=aliases,proto3" json:"aliases,omitempty"`
+	// The member this player is (empty: none).
+	MemberId string `protobuf:"bytes,4,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	// Whether the roster names this player (renamed, merged or bound) rather than only seats.
+	OnRoster      bool `protobuf:"varint,5,opt,name=on_roster,json=onRoster,proto3" json:"on_roster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClubPlayer) Reset() {
+	*x = ClubPlayer{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClubPlayer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClubPlayer) ProtoMessage() {}
+
+func (x *ClubPlayer) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClubPlayer.ProtoReflect.Descriptor instead.
+func (*ClubPlayer) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ClubPlayer) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *ClubPlayer) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *ClubPlayer) GetAliases() []string {
+	if x != nil {
+		return x.Aliases
+	}
+	return nil
+}
+
+func (x *ClubPlayer) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *ClubPlayer) GetOnRoster() bool {
+	if x != nil {
+		return x.OnRoster
+	}
+	return false
+}
+
+type ListPlayersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPlayersRequest) Reset() {
+	*x = ListPlayersRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPlayersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPlayersRequest) ProtoMessage() {}
+
+func (x *ListPlayersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPlayersRequest.ProtoReflect.Descriptor instead.
+func (*ListPlayersRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{36}
+}
+
+type ListPlayersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By display name.
+	Players []*ClubPlayer `protobuf:"bytes,1,rep,name=players,proto3" json:"players,omitempty"`
+	// The roster's version (its number of changes): a change names it to refuse a stale one.
+	RosterVersion uint64 `protobuf:"varint,2,opt,name=roster_version,json=rosterVersion,proto3" json:"roster_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPlayersResponse) Reset() {
+	*x = ListPlayersResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPlayersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPlayersResponse) ProtoMessage() {}
+
+func (x *ListPlayersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPlayersResponse.ProtoReflect.Descriptor instead.
+func (*ListPlayersResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ListPlayersResponse) GetPlayers() []*ClubPlayer {
+	if x != nil {
+		return x.Players
+	}
+	return nil
+}
+
+func (x *ListPlayersResponse) GetRosterVersion() uint64 {
+	if x != nil {
+		return x.RosterVersion
+	}
+	return 0
+}
+
+type RenamePlayerRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Any name or alias of the player.
+	Name    string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	NewName string `protobuf:"bytes,2,opt,name=new_name,json=newName,proto3" json:"new_name,omitempty"`
+	// The roster version the caller saw; 0: whatever it is now.
+	ExpectedVersion uint64 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RenamePlayerRequest) Reset() {
+	*x = RenamePlayerRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenamePlayerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenamePlayerRequest) ProtoMessage() {}
+
+func (x *RenamePlayerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenamePlayerRequest.ProtoReflect.Descriptor instead.
+func (*RenamePlayerRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *RenamePlayerRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RenamePlayerRequest) GetNewName() string {
+	if x != nil {
+		return x.NewName
+	}
+	return ""
+}
+
+func (x *RenamePlayerRequest) GetExpectedVersion() uint64 {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return 0
+}
+
+type RenamePlayerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Player        *ClubPlayer            `protobuf:"bytes,1,opt,name=player,proto3" json:"player,omitempty"`
+	RosterVersion uint64                 `protobuf:"varint,2,opt,name=roster_version,json=rosterVersion,proto3" json:"roster_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenamePlayerResponse) Reset() {
+	*x = RenamePlayerResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenamePlayerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenamePlayerResponse) ProtoMessage() {}
+
+func (x *RenamePlayerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenamePlayerResponse.ProtoReflect.Descriptor instead.
+func (*RenamePlayerResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *RenamePlayerResponse) GetPlayer() *ClubPlayer {
+	if x != nil {
+		return x.Player
+	}
+	return nil
+}
+
+func (x *RenamePlayerResponse) GetRosterVersion() uint64 {
+	if x != nil {
+		return x.RosterVersion
+	}
+	return 0
+}
+
+type MergePlayersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The player kept (any of their names).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The player whose names join the first's.
+	MergedName      string `protobuf:"bytes,2,opt,name=merged_name,json=mergedName,proto3" json:"merged_name,omitempty"`
+	ExpectedVersion uint64 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *MergePlayersRequest) Reset() {
+	*x = MergePlayersRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MergePlayersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MergePlayersRequest) ProtoMessage() {}
+
+func (x *MergePlayersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MergePlayersRequest.ProtoReflect.Descriptor instead.
+func (*MergePlayersRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *MergePlayersRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MergePlayersRequest) GetMergedName() string {
+	if x != nil {
+		return x.MergedName
+	}
+	return ""
+}
+
+func (x *MergePlayersRequest) GetExpectedVersion() uint64 {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return 0
+}
+
+type MergePlayersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Player        *ClubPlayer            `protobuf:"bytes,1,opt,name=player,proto3" json:"player,omitempty"`
+	RosterVersion uint64                 `protobuf:"varint,2,opt,name=roster_version,json=rosterVersion,proto3" json:"roster_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MergePlayersResponse) Reset() {
+	*x = MergePlayersResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MergePlayersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MergePlayersResponse) ProtoMessage() {}
+
+func (x *MergePlayersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MergePlayersResponse.ProtoReflect.Descriptor instead.
+func (*MergePlayersResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *MergePlayersResponse) GetPlayer() *ClubPlayer {
+	if x != nil {
+		return x.Player
+	}
+	return nil
+}
+
+func (x *MergePlayersResponse) GetRosterVersion() uint64 {
+	if x != nil {
+		return x.RosterVersion
+	}
+	return 0
+}
+
+type BindPlayerRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Empty: bound to nobody.
+	MemberId        string `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	ExpectedVersion uint64 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BindPlayerRequest) Reset() {
+	*x = BindPlayerRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BindPlayerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BindPlayerRequest) ProtoMessage() {}
+
+func (x *BindPlayerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BindPlayerRequest.ProtoReflect.Descriptor instead.
+func (*BindPlayerRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *BindPlayerRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BindPlayerRequest) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *BindPlayerRequest) GetExpectedVersion() uint64 {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return 0
+}
+
+type BindPlayerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Player        *ClubPlayer            `protobuf:"bytes,1,opt,name=player,proto3" json:"player,omitempty"`
+	RosterVersion uint64                 `protobuf:"varint,2,opt,name=roster_version,json=rosterVersion,proto3" json:"roster_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BindPlayerResponse) Reset() {
+	*x = BindPlayerResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BindPlayerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BindPlayerResponse) ProtoMessage() {}
+
+func (x *BindPlayerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BindPlayerResponse.ProtoReflect.Descriptor instead.
+func (*BindPlayerResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *BindPlayerResponse) GetPlayer() *ClubPlayer {
+	if x != nil {
+		return x.Player
+	}
+	return nil
+}
+
+func (x *BindPlayerResponse) GetRosterVersion() uint64 {
+	if x != nil {
+		return x.RosterVersion
+	}
+	return 0
+}
+
+// One change of a club's roster, as stored (a stream per club, append-only).
+type RosterEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 for the first change of the club's roster, then each the previous + 1.
+	Version uint64                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	Time    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	// The member who made the change.
+	ActorMemberId string `protobuf:"bytes,3,opt,name=actor_member_id,json=actorMemberId,proto3" json:"actor_member_id,omitempty"`
+	// Types that are valid to be assigned to Body:
+	//
+	//	*RosterEvent_PlayerRenamed
+	//	*RosterEvent_PlayersMerged
+	//	*RosterEvent_PlayerBound
+	Body          isRosterEvent_Body `protobuf_oneof:"body"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RosterEvent) Reset() {
+	*x = RosterEvent{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RosterEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RosterEvent) ProtoMessage() {}
+
+func (x *RosterEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RosterEvent.ProtoReflect.Descriptor instead.
+func (*RosterEvent) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *RosterEvent) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *RosterEvent) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *RosterEvent) GetActorMemberId() string {
+	if x != nil {
+		return x.ActorMemberId
+	}
+	return ""
+}
+
+func (x *RosterEvent) GetBody() isRosterEvent_Body {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *RosterEvent) GetPlayerRenamed() *PlayerRenamed {
+	if x != nil {
+		if x, ok := x.Body.(*RosterEvent_PlayerRenamed); ok {
+			return x.PlayerRenamed
+		}
+	}
+	return nil
+}
+
+func (x *RosterEvent) GetPlayersMerged() *PlayersMerged {
+	if x != nil {
+		if x, ok := x.Body.(*RosterEvent_PlayersMerged); ok {
+			return x.PlayersMerged
+		}
+	}
+	return nil
+}
+
+func (x *RosterEvent) GetPlayerBound() *PlayerBound {
+	if x != nil {
+		if x, ok := x.Body.(*RosterEvent_PlayerBound); ok {
+			return x.PlayerBound
+		}
+	}
+	return nil
+}
+
+type isRosterEvent_Body interface {
+	isRosterEvent_Body()
+}
+
+type RosterEvent_PlayerRenamed struct {
+	PlayerRenamed *PlayerRenamed `protobuf:"bytes,10,opt,name=player_renamed,json=playerRenamed,proto3,oneof"`
+}
+
+type RosterEvent_PlayersMerged struct {
+	PlayersMerged *PlayersMerged `protobuf:"bytes,11,opt,name=players_merged,json=playersMerged,proto3,oneof"`
+}
+
+type RosterEvent_PlayerBound struct {
+	PlayerBound *PlayerBound `protobuf:"bytes,12,opt,name=player_bound,json=playerBound,proto3,oneof"`
+}
+
+func (*RosterEvent_PlayerRenamed) isRosterEvent_Body() {}
+
+func (*RosterEvent_PlayersMerged) isRosterEvent_Body() {}
+
+func (*RosterEvent_PlayerBound) isRosterEvent_Body() {}
+
+type PlayerRenamed struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The name it had (for the audit) and the one it has now.
+	FromName      string `protobuf:"bytes,2,opt,name=from_name,json=fromName,proto3" json:"from_name,omitempty"`
+	DisplayName   string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayerRenamed) Reset() {
+	*x = PlayerRenamed{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerRenamed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerRenamed) ProtoMessage() {}
+
+func (x *PlayerRenamed) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerRenamed.ProtoReflect.Descriptor instead.
+func (*PlayerRenamed) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *PlayerRenamed) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *PlayerRenamed) GetFromName() string {
+	if x != nil {
+		return x.FromName
+	}
+	return ""
+}
+
+func (x *PlayerRenamed) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+type PlayersMerged struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId       string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	MergedPlayerId string                 `protobuf:"bytes,2,opt,name=merged_player_id,json=mergedPlayerId,proto3" json:"merged_player_id,omitempty"`
+	// The two display names at the time (for the audit).
+	DisplayName       string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	MergedDisplayName string `protobuf:"bytes,4,opt,name=merged_display_name,json=mergedDisplayName,proto3" json:"merged_display_name,omitempty"`
+	// Every name (as written) the merged player was known by: they become aliases.
+	MergedNames   []string `protobuf:"bytes,5,rep,name=merged_names,json=mergedNames,proto3" json:"merged_names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayersMerged) Reset() {
+	*x = PlayersMerged{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayersMerged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayersMerged) ProtoMessage() {}
+
+func (x *PlayersMerged) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayersMerged.ProtoReflect.Descriptor instead.
+func (*PlayersMerged) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *PlayersMerged) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *PlayersMerged) GetMergedPlayerId() string {
+	if x != nil {
+		return x.MergedPlayerId
+	}
+	return ""
+}
+
+func (x *PlayersMerged) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *PlayersMerged) GetMergedDisplayName() string {
+	if x != nil {
+		return x.MergedDisplayName
+	}
+	return ""
+}
+
+func (x *PlayersMerged) GetMergedNames() []string {
+	if x != nil {
+		return x.MergedNames
+	}
+	return nil
+}
+
+type PlayerBound struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Empty: unbound.
+	MemberId string `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	// The player's display name at the time (for the audit).
+	DisplayName   string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayerBound) Reset() {
+	*x = PlayerBound{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerBound) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerBound) ProtoMessage() {}
+
+func (x *PlayerBound) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerBound.ProtoReflect.Descriptor instead.
+func (*PlayerBound) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *PlayerBound) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *PlayerBound) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *PlayerBound) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+type ListRosterChangesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRosterChangesRequest) Reset() {
+	*x = ListRosterChangesRequest{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRosterChangesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRosterChangesRequest) ProtoMessage() {}
+
+func (x *ListRosterChangesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRosterChangesRequest.ProtoReflect.Descriptor instead.
+func (*ListRosterChangesRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{48}
+}
+
+type ListRosterChangesResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes []*RosterEvent         `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	// Each change in words ("Ann merged with Anne by m_x"), in the same order.
+	Lines         []string `protobuf:"bytes,2,rep,name=lines,proto3" json:"lines,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRosterChangesResponse) Reset() {
+	*x = ListRosterChangesResponse{}
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRosterChangesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRosterChangesResponse) ProtoMessage() {}
+
+func (x *ListRosterChangesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_clubs_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRosterChangesResponse.ProtoReflect.Descriptor instead.
+func (*ListRosterChangesResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_clubs_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ListRosterChangesResponse) GetChanges() []*RosterEvent {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ListRosterChangesResponse) GetLines() []string {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
 var File_tablelog_v1_clubs_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_clubs_proto_rawDesc = "" +
@@ -1997,14 +2925,75 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"\x11DeleteClubRequest\x12\x17\n" +
 	"\aclub_id\x18\x01 \x01(\tR\x06clubId\"9\n" +
 	"\x12DeleteClubResponse\x12#\n" +
-	"\rgames_deleted\x18\x01 \x01(\rR\fgamesDeleted*d\n" +
+	"\rgames_deleted\x18\x01 \x01(\rR\fgamesDeleted\"\xa0\x01\n" +
+	"\n" +
+	"ClubPlayer\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12!\n" +
+	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x18\n" +
+	"\aaliases\x18\x03 \x03(\tR\aaliases\x12\x1b\n" +
+	"\tmember_id\x18\x04 \x01(\tR\bmemberId\x12\x1b\n" +
+	"\ton_roster\x18\x05 \x01(\bR\bonRoster\"\x14\n" +
+	"\x12ListPlayersRequest\"o\n" +
+	"\x13ListPlayersResponse\x121\n" +
+	"\aplayers\x18\x01 \x03(\v2\x17.tablelog.v1.ClubPlayerR\aplayers\x12%\n" +
+	"\x0eroster_version\x18\x02 \x01(\x04R\rrosterVersion\"o\n" +
+	"\x13RenamePlayerRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\bnew_name\x18\x02 \x01(\tR\anewName\x12)\n" +
+	"\x10expected_version\x18\x03 \x01(\x04R\x0fexpectedVersion\"n\n" +
+	"\x14RenamePlayerResponse\x12/\n" +
+	"\x06player\x18\x01 \x01(\v2\x17.tablelog.v1.ClubPlayerR\x06player\x12%\n" +
+	"\x0eroster_version\x18\x02 \x01(\x04R\rrosterVersion\"u\n" +
+	"\x13MergePlayersRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
+	"\vmerged_name\x18\x02 \x01(\tR\n" +
+	"mergedName\x12)\n" +
+	"\x10expected_version\x18\x03 \x01(\x04R\x0fexpectedVersion\"n\n" +
+	"\x14MergePlayersResponse\x12/\n" +
+	"\x06player\x18\x01 \x01(\v2\x17.tablelog.v1.ClubPlayerR\x06player\x12%\n" +
+	"\x0eroster_version\x18\x02 \x01(\x04R\rrosterVersion\"o\n" +
+	"\x11BindPlayerRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12)\n" +
+	"\x10expected_version\x18\x03 \x01(\x04R\x0fexpectedVersion\"l\n" +
+	"\x12BindPlayerResponse\x12/\n" +
+	"\x06player\x18\x01 \x01(\v2\x17.tablelog.v1.ClubPlayerR\x06player\x12%\n" +
+	"\x0eroster_version\x18\x02 \x01(\x04R\rrosterVersion\"\xd0\x02\n" +
+	"\vRosterEvent\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\x12.\n" +
+	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12&\n" +
+	"\x0factor_member_id\x18\x03 \x01(\tR\ractorMemberId\x12C\n" +
+	"\x0eplayer_renamed\x18\n" +
+	" \x01(\v2\x1a.tablelog.v1.PlayerRenamedH\x00R\rplayerRenamed\x12C\n" +
+	"\x0eplayers_merged\x18\v \x01(\v2\x1a.tablelog.v1.PlayersMergedH\x00R\rplayersMerged\x12=\n" +
+	"\fplayer_bound\x18\f \x01(\v2\x18.tablelog.v1.PlayerBoundH\x00R\vplayerBoundB\x06\n" +
+	"\x04body\"l\n" +
+	"\rPlayerRenamed\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1b\n" +
+	"\tfrom_name\x18\x02 \x01(\tR\bfromName\x12!\n" +
+	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\"\xcc\x01\n" +
+	"\rPlayersMerged\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12(\n" +
+	"\x10merged_player_id\x18\x02 \x01(\tR\x0emergedPlayerId\x12!\n" +
+	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\x12.\n" +
+	"\x13merged_display_name\x18\x04 \x01(\tR\x11mergedDisplayName\x12!\n" +
+	"\fmerged_names\x18\x05 \x03(\tR\vmergedNames\"j\n" +
+	"\vPlayerBound\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12!\n" +
+	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\"\x1a\n" +
+	"\x18ListRosterChangesRequest\"e\n" +
+	"\x19ListRosterChangesResponse\x122\n" +
+	"\achanges\x18\x01 \x03(\v2\x18.tablelog.v1.RosterEventR\achanges\x12\x14\n" +
+	"\x05lines\x18\x02 \x03(\tR\x05lines*d\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"ROLE_OWNER\x10\x01\x12\x11\n" +
 	"\rROLE_RECORDER\x10\x02\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x03\x12\x12\n" +
-	"\x0eROLE_SPECTATOR\x10\x042\xf2\x06\n" +
+	"\x0eROLE_SPECTATOR\x10\x042\xa1\n" +
+	"\n" +
 	"\vClubService\x12A\n" +
 	"\x06WhoAmI\x12\x1a.tablelog.v1.WhoAmIRequest\x1a\x1b.tablelog.v1.WhoAmIResponse\x12P\n" +
 	"\vListMembers\x12\x1f.tablelog.v1.ListMembersRequest\x1a .tablelog.v1.ListMembersResponse\x12J\n" +
@@ -2018,7 +3007,13 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"\x0fCreateLinkToken\x12#.tablelog.v1.CreateLinkTokenRequest\x1a$.tablelog.v1.CreateLinkTokenResponse\x12G\n" +
 	"\bBindSeat\x12\x1c.tablelog.v1.BindSeatRequest\x1a\x1d.tablelog.v1.BindSeatResponse\x12M\n" +
 	"\n" +
-	"UpdateClub\x12\x1e.tablelog.v1.UpdateClubRequest\x1a\x1f.tablelog.v1.UpdateClubResponse2\x9c\x03\n" +
+	"UpdateClub\x12\x1e.tablelog.v1.UpdateClubRequest\x1a\x1f.tablelog.v1.UpdateClubResponse\x12P\n" +
+	"\vListPlayers\x12\x1f.tablelog.v1.ListPlayersRequest\x1a .tablelog.v1.ListPlayersResponse\x12S\n" +
+	"\fRenamePlayer\x12 .tablelog.v1.RenamePlayerRequest\x1a!.tablelog.v1.RenamePlayerResponse\x12S\n" +
+	"\fMergePlayers\x12 .tablelog.v1.MergePlayersRequest\x1a!.tablelog.v1.MergePlayersResponse\x12M\n" +
+	"\n" +
+	"BindPlayer\x12\x1e.tablelog.v1.BindPlayerRequest\x1a\x1f.tablelog.v1.BindPlayerResponse\x12b\n" +
+	"\x11ListRosterChanges\x12%.tablelog.v1.ListRosterChangesRequest\x1a&.tablelog.v1.ListRosterChangesResponse2\x9c\x03\n" +
 	"\x0fOperatorService\x12M\n" +
 	"\n" +
 	"CreateClub\x12\x1e.tablelog.v1.CreateClubRequest\x1a\x1f.tablelog.v1.CreateClubResponse\x12J\n" +
@@ -2042,51 +3037,66 @@ func file_tablelog_v1_clubs_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_clubs_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_clubs_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_tablelog_v1_clubs_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_tablelog_v1_clubs_proto_goTypes = []any{
-	(Role)(0),                       // 0: tablelog.v1.Role
-	(*Club)(nil),                    // 1: tablelog.v1.Club
-	(*Member)(nil),                  // 2: tablelog.v1.Member
-	(*TokenInfo)(nil),               // 3: tablelog.v1.TokenInfo
-	(*WhoAmIRequest)(nil),           // 4: tablelog.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),          // 5: tablelog.v1.WhoAmIResponse
-	(*ListMembersRequest)(nil),      // 6: tablelog.v1.ListMembersRequest
-	(*ListMembersResponse)(nil),     // 7: tablelog.v1.ListMembersResponse
-	(*AddMemberRequest)(nil),        // 8: tablelog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),       // 9: tablelog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),     // 10: tablelog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil),    // 11: tablelog.v1.RemoveMemberResponse
-	(*SetRoleRequest)(nil),          // 12: tablelog.v1.SetRoleRequest
-	(*SetRoleResponse)(nil),         // 13: tablelog.v1.SetRoleResponse
-	(*CreateTokenRequest)(nil),      // 14: tablelog.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),     // 15: tablelog.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),       // 16: tablelog.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),      // 17: tablelog.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),      // 18: tablelog.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),     // 19: tablelog.v1.RevokeTokenResponse
-	(*CreateLinkTokenRequest)(nil),  // 20: tablelog.v1.CreateLinkTokenRequest
-	(*CreateLinkTokenResponse)(nil), // 21: tablelog.v1.CreateLinkTokenResponse
-	(*BindSeatRequest)(nil),         // 22: tablelog.v1.BindSeatRequest
-	(*BindSeatResponse)(nil),        // 23: tablelog.v1.BindSeatResponse
-	(*UpdateClubRequest)(nil),       // 24: tablelog.v1.UpdateClubRequest
-	(*UpdateClubResponse)(nil),      // 25: tablelog.v1.UpdateClubResponse
-	(*CreateClubRequest)(nil),       // 26: tablelog.v1.CreateClubRequest
-	(*CreateClubResponse)(nil),      // 27: tablelog.v1.CreateClubResponse
-	(*ListClubsRequest)(nil),        // 28: tablelog.v1.ListClubsRequest
-	(*ListClubsResponse)(nil),       // 29: tablelog.v1.ListClubsResponse
-	(*SuspendClubRequest)(nil),      // 30: tablelog.v1.SuspendClubRequest
-	(*SuspendClubResponse)(nil),     // 31: tablelog.v1.SuspendClubResponse
-	(*ResumeClubRequest)(nil),       // 32: tablelog.v1.ResumeClubRequest
-	(*ResumeClubResponse)(nil),      // 33: tablelog.v1.ResumeClubResponse
-	(*DeleteClubRequest)(nil),       // 34: tablelog.v1.DeleteClubRequest
-	(*DeleteClubResponse)(nil),      // 35: tablelog.v1.DeleteClubResponse
-	(*timestamppb.Timestamp)(nil),   // 36: google.protobuf.Timestamp
+	(Role)(0),                         // 0: tablelog.v1.Role
+	(*Club)(nil),                      // 1: tablelog.v1.Club
+	(*Member)(nil),                    // 2: tablelog.v1.Member
+	(*TokenInfo)(nil),                 // 3: tablelog.v1.TokenInfo
+	(*WhoAmIRequest)(nil),             // 4: tablelog.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 5: tablelog.v1.WhoAmIResponse
+	(*ListMembersRequest)(nil),        // 6: tablelog.v1.ListMembersRequest
+	(*ListMembersResponse)(nil),       // 7: tablelog.v1.ListMembersResponse
+	(*AddMemberRequest)(nil),          // 8: tablelog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),         // 9: tablelog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),       // 10: tablelog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),      // 11: tablelog.v1.RemoveMemberResponse
+	(*SetRoleRequest)(nil),            // 12: tablelog.v1.SetRoleRequest
+	(*SetRoleResponse)(nil),           // 13: tablelog.v1.SetRoleResponse
+	(*CreateTokenRequest)(nil),        // 14: tablelog.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),       // 15: tablelog.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),         // 16: tablelog.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),        // 17: tablelog.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),        // 18: tablelog.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),       // 19: tablelog.v1.RevokeTokenResponse
+	(*CreateLinkTokenRequest)(nil),    // 20: tablelog.v1.CreateLinkTokenRequest
+	(*CreateLinkTokenResponse)(nil),   // 21: tablelog.v1.CreateLinkTokenResponse
+	(*BindSeatRequest)(nil),           // 22: tablelog.v1.BindSeatRequest
+	(*BindSeatResponse)(nil),          // 23: tablelog.v1.BindSeatResponse
+	(*UpdateClubRequest)(nil),         // 24: tablelog.v1.UpdateClubRequest
+	(*UpdateClubResponse)(nil),        // 25: tablelog.v1.UpdateClubResponse
+	(*CreateClubRequest)(nil),         // 26: tablelog.v1.CreateClubRequest
+	(*CreateClubResponse)(nil),        // 27: tablelog.v1.CreateClubResponse
+	(*ListClubsRequest)(nil),          // 28: tablelog.v1.ListClubsRequest
+	(*ListClubsResponse)(nil),         // 29: tablelog.v1.ListClubsResponse
+	(*SuspendClubRequest)(nil),        // 30: tablelog.v1.SuspendClubRequest
+	(*SuspendClubResponse)(nil),       // 31: tablelog.v1.SuspendClubResponse
+	(*ResumeClubRequest)(nil),         // 32: tablelog.v1.ResumeClubRequest
+	(*ResumeClubResponse)(nil),        // 33: tablelog.v1.ResumeClubResponse
+	(*DeleteClubRequest)(nil),         // 34: tablelog.v1.DeleteClubRequest
+	(*DeleteClubResponse)(nil),        // 35: tablelog.v1.DeleteClubResponse
+	(*ClubPlayer)(nil),                // 36: tablelog.v1.ClubPlayer
+	(*ListPlayersRequest)(nil),        // 37: tablelog.v1.ListPlayersRequest
+	(*ListPlayersResponse)(nil),       // 38: tablelog.v1.ListPlayersResponse
+	(*RenamePlayerRequest)(nil),       // 39: tablelog.v1.RenamePlayerRequest
+	(*RenamePlayerResponse)(nil),      // 40: tablelog.v1.RenamePlayerResponse
+	(*MergePlayersRequest)(nil),       // 41: tablelog.v1.MergePlayersRequest
+	(*MergePlayersResponse)(nil),      // 42: tablelog.v1.MergePlayersResponse
+	(*BindPlayerRequest)(nil),         // 43: tablelog.v1.BindPlayerRequest
+	(*BindPlayerResponse)(nil),        // 44: tablelog.v1.BindPlayerResponse
+	(*RosterEvent)(nil),               // 45: tablelog.v1.RosterEvent
+	(*PlayerRenamed)(nil),             // 46: tablelog.v1.PlayerRenamed
+	(*PlayersMerged)(nil),             // 47: tablelog.v1.PlayersMerged
+	(*PlayerBound)(nil),               // 48: tablelog.v1.PlayerBound
+	(*ListRosterChangesRequest)(nil),  // 49: tablelog.v1.ListRosterChangesRequest
+	(*ListRosterChangesResponse)(nil), // 50: tablelog.v1.ListRosterChangesResponse
+	(*timestamppb.Timestamp)(nil),     // 51: google.protobuf.Timestamp
 }
 var file_tablelog_v1_clubs_proto_depIdxs = []int32{
 	0,  // 0: tablelog.v1.Member.role:type_name -> tablelog.v1.Role
-	36, // 1: tablelog.v1.Member.created_time:type_name -> google.protobuf.Timestamp
-	36, // 2: tablelog.v1.TokenInfo.created_time:type_name -> google.protobuf.Timestamp
-	36, // 3: tablelog.v1.TokenInfo.expire_time:type_name -> google.protobuf.Timestamp
+	51, // 1: tablelog.v1.Member.created_time:type_name -> google.protobuf.Timestamp
+	51, // 2: tablelog.v1.TokenInfo.created_time:type_name -> google.protobuf.Timestamp
+	51, // 3: tablelog.v1.TokenInfo.expire_time:type_name -> google.protobuf.Timestamp
 	2,  // 4: tablelog.v1.WhoAmIResponse.member:type_name -> tablelog.v1.Member
 	1,  // 5: tablelog.v1.WhoAmIResponse.club:type_name -> tablelog.v1.Club
 	3,  // 6: tablelog.v1.WhoAmIResponse.token:type_name -> tablelog.v1.TokenInfo
@@ -2106,43 +3116,62 @@ var file_tablelog_v1_clubs_proto_depIdxs = []int32{
 	1,  // 20: tablelog.v1.ListClubsResponse.clubs:type_name -> tablelog.v1.Club
 	1,  // 21: tablelog.v1.SuspendClubResponse.club:type_name -> tablelog.v1.Club
 	1,  // 22: tablelog.v1.ResumeClubResponse.club:type_name -> tablelog.v1.Club
-	4,  // 23: tablelog.v1.ClubService.WhoAmI:input_type -> tablelog.v1.WhoAmIRequest
-	6,  // 24: tablelog.v1.ClubService.ListMembers:input_type -> tablelog.v1.ListMembersRequest
-	8,  // 25: tablelog.v1.ClubService.AddMember:input_type -> tablelog.v1.AddMemberRequest
-	10, // 26: tablelog.v1.ClubService.RemoveMember:input_type -> tablelog.v1.RemoveMemberRequest
-	12, // 27: tablelog.v1.ClubService.SetRole:input_type -> tablelog.v1.SetRoleRequest
-	14, // 28: tablelog.v1.ClubService.CreateToken:input_type -> tablelog.v1.CreateTokenRequest
-	16, // 29: tablelog.v1.ClubService.ListTokens:input_type -> tablelog.v1.ListTokensRequest
-	18, // 30: tablelog.v1.ClubService.RevokeToken:input_type -> tablelog.v1.RevokeTokenRequest
-	20, // 31: tablelog.v1.ClubService.CreateLinkToken:input_type -> tablelog.v1.CreateLinkTokenRequest
-	22, // 32: tablelog.v1.ClubService.BindSeat:input_type -> tablelog.v1.BindSeatRequest
-	24, // 33: tablelog.v1.ClubService.UpdateClub:input_type -> tablelog.v1.UpdateClubRequest
-	26, // 34: tablelog.v1.OperatorService.CreateClub:input_type -> tablelog.v1.CreateClubRequest
-	28, // 35: tablelog.v1.OperatorService.ListClubs:input_type -> tablelog.v1.ListClubsRequest
-	30, // 36: tablelog.v1.OperatorService.SuspendClub:input_type -> tablelog.v1.SuspendClubRequest
-	32, // 37: tablelog.v1.OperatorService.ResumeClub:input_type -> tablelog.v1.ResumeClubRequest
-	34, // 38: tablelog.v1.OperatorService.DeleteClub:input_type -> tablelog.v1.DeleteClubRequest
-	5,  // 39: tablelog.v1.ClubService.WhoAmI:output_type -> tablelog.v1.WhoAmIResponse
-	7,  // 40: tablelog.v1.ClubService.ListMembers:output_type -> tablelog.v1.ListMembersResponse
-	9,  // 41: tablelog.v1.ClubService.AddMember:output_type -> tablelog.v1.AddMemberResponse
-	11, // 42: tablelog.v1.ClubService.RemoveMember:output_type -> tablelog.v1.RemoveMemberResponse
-	13, // 43: tablelog.v1.ClubService.SetRole:output_type -> tablelog.v1.SetRoleResponse
-	15, // 44: tablelog.v1.ClubService.CreateToken:output_type -> tablelog.v1.CreateTokenResponse
-	17, // 45: tablelog.v1.ClubService.ListTokens:output_type -> tablelog.v1.ListTokensResponse
-	19, // 46: tablelog.v1.ClubService.RevokeToken:output_type -> tablelog.v1.RevokeTokenResponse
-	21, // 47: tablelog.v1.ClubService.CreateLinkToken:output_type -> tablelog.v1.CreateLinkTokenResponse
-	23, // 48: tablelog.v1.ClubService.BindSeat:output_type -> tablelog.v1.BindSeatResponse
-	25, // 49: tablelog.v1.ClubService.UpdateClub:output_type -> tablelog.v1.UpdateClubResponse
-	27, // 50: tablelog.v1.OperatorService.CreateClub:output_type -> tablelog.v1.CreateClubResponse
-	29, // 51: tablelog.v1.OperatorService.ListClubs:output_type -> tablelog.v1.ListClubsResponse
-	31, // 52: tablelog.v1.OperatorService.SuspendClub:output_type -> tablelog.v1.SuspendClubResponse
-	33, // 53: tablelog.v1.OperatorService.ResumeClub:output_type -> tablelog.v1.ResumeClubResponse
-	35, // 54: tablelog.v1.OperatorService.DeleteClub:output_type -> tablelog.v1.DeleteClubResponse
-	39, // [39:55] is the sub-list for method output_type
-	23, // [23:39] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	36, // 23: tablelog.v1.ListPlayersResponse.players:type_name -> tablelog.v1.ClubPlayer
+	36, // 24: tablelog.v1.RenamePlayerResponse.player:type_name -> tablelog.v1.ClubPlayer
+	36, // 25: tablelog.v1.MergePlayersResponse.player:type_name -> tablelog.v1.ClubPlayer
+	36, // 26: tablelog.v1.BindPlayerResponse.player:type_name -> tablelog.v1.ClubPlayer
+	51, // 27: tablelog.v1.RosterEvent.time:type_name -> google.protobuf.Timestamp
+	46, // 28: tablelog.v1.RosterEvent.player_renamed:type_name -> tablelog.v1.PlayerRenamed
+	47, // 29: tablelog.v1.RosterEvent.players_merged:type_name -> tablelog.v1.PlayersMerged
+	48, // 30: tablelog.v1.RosterEvent.player_bound:type_name -> tablelog.v1.PlayerBound
+	45, // 31: tablelog.v1.ListRosterChangesResponse.changes:type_name -> tablelog.v1.RosterEvent
+	4,  // 32: tablelog.v1.ClubService.WhoAmI:input_type -> tablelog.v1.WhoAmIRequest
+	6,  // 33: tablelog.v1.ClubService.ListMembers:input_type -> tablelog.v1.ListMembersRequest
+	8,  // 34: tablelog.v1.ClubService.AddMember:input_type -> tablelog.v1.AddMemberRequest
+	10, // 35: tablelog.v1.ClubService.RemoveMember:input_type -> tablelog.v1.RemoveMemberRequest
+	12, // 36: tablelog.v1.ClubService.SetRole:input_type -> tablelog.v1.SetRoleRequest
+	14, // 37: tablelog.v1.ClubService.CreateToken:input_type -> tablelog.v1.CreateTokenRequest
+	16, // 38: tablelog.v1.ClubService.ListTokens:input_type -> tablelog.v1.ListTokensRequest
+	18, // 39: tablelog.v1.ClubService.RevokeToken:input_type -> tablelog.v1.RevokeTokenRequest
+	20, // 40: tablelog.v1.ClubService.CreateLinkToken:input_type -> tablelog.v1.CreateLinkTokenRequest
+	22, // 41: tablelog.v1.ClubService.BindSeat:input_type -> tablelog.v1.BindSeatRequest
+	24, // 42: tablelog.v1.ClubService.UpdateClub:input_type -> tablelog.v1.UpdateClubRequest
+	37, // 43: tablelog.v1.ClubService.ListPlayers:input_type -> tablelog.v1.ListPlayersRequest
+	39, // 44: tablelog.v1.ClubService.RenamePlayer:input_type -> tablelog.v1.RenamePlayerRequest
+	41, // 45: tablelog.v1.ClubService.MergePlayers:input_type -> tablelog.v1.MergePlayersRequest
+	43, // 46: tablelog.v1.ClubService.BindPlayer:input_type -> tablelog.v1.BindPlayerRequest
+	49, // 47: tablelog.v1.ClubService.ListRosterChanges:input_type -> tablelog.v1.ListRosterChangesRequest
+	26, // 48: tablelog.v1.OperatorService.CreateClub:input_type -> tablelog.v1.CreateClubRequest
+	28, // 49: tablelog.v1.OperatorService.ListClubs:input_type -> tablelog.v1.ListClubsRequest
+	30, // 50: tablelog.v1.OperatorService.SuspendClub:input_type -> tablelog.v1.SuspendClubRequest
+	32, // 51: tablelog.v1.OperatorService.ResumeClub:input_type -> tablelog.v1.ResumeClubRequest
+	34, // 52: tablelog.v1.OperatorService.DeleteClub:input_type -> tablelog.v1.DeleteClubRequest
+	5,  // 53: tablelog.v1.ClubService.WhoAmI:output_type -> tablelog.v1.WhoAmIResponse
+	7,  // 54: tablelog.v1.ClubService.ListMembers:output_type -> tablelog.v1.ListMembersResponse
+	9,  // 55: tablelog.v1.ClubService.AddMember:output_type -> tablelog.v1.AddMemberResponse
+	11, // 56: tablelog.v1.ClubService.RemoveMember:output_type -> tablelog.v1.RemoveMemberResponse
+	13, // 57: tablelog.v1.ClubService.SetRole:output_type -> tablelog.v1.SetRoleResponse
+	15, // 58: tablelog.v1.ClubService.CreateToken:output_type -> tablelog.v1.CreateTokenResponse
+	17, // 59: tablelog.v1.ClubService.ListTokens:output_type -> tablelog.v1.ListTokensResponse
+	19, // 60: tablelog.v1.ClubService.RevokeToken:output_type -> tablelog.v1.RevokeTokenResponse
+	21, // 61: tablelog.v1.ClubService.CreateLinkToken:output_type -> tablelog.v1.CreateLinkTokenResponse
+	23, // 62: tablelog.v1.ClubService.BindSeat:output_type -> tablelog.v1.BindSeatResponse
+	25, // 63: tablelog.v1.ClubService.UpdateClub:output_type -> tablelog.v1.UpdateClubResponse
+	38, // 64: tablelog.v1.ClubService.ListPlayers:output_type -> tablelog.v1.ListPlayersResponse
+	40, // 65: tablelog.v1.ClubService.RenamePlayer:output_type -> tablelog.v1.RenamePlayerResponse
+	42, // 66: tablelog.v1.ClubService.MergePlayers:output_type -> tablelog.v1.MergePlayersResponse
+	44, // 67: tablelog.v1.ClubService.BindPlayer:output_type -> tablelog.v1.BindPlayerResponse
+	50, // 68: tablelog.v1.ClubService.ListRosterChanges:output_type -> tablelog.v1.ListRosterChangesResponse
+	27, // 69: tablelog.v1.OperatorService.CreateClub:output_type -> tablelog.v1.CreateClubResponse
+	29, // 70: tablelog.v1.OperatorService.ListClubs:output_type -> tablelog.v1.ListClubsResponse
+	31, // 71: tablelog.v1.OperatorService.SuspendClub:output_type -> tablelog.v1.SuspendClubResponse
+	33, // 72: tablelog.v1.OperatorService.ResumeClub:output_type -> tablelog.v1.ResumeClubResponse
+	35, // 73: tablelog.v1.OperatorService.DeleteClub:output_type -> tablelog.v1.DeleteClubResponse
+	53, // [53:74] is the sub-list for method output_type
+	32, // [32:53] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_clubs_proto_init() }
@@ -2151,13 +3180,18 @@ func file_tablelog_v1_clubs_proto_init() {
 		return
 	}
 	file_tablelog_v1_clubs_proto_msgTypes[23].OneofWrappers = []any{}
+	file_tablelog_v1_clubs_proto_msgTypes[44].OneofWrappers = []any{
+		(*RosterEvent_PlayerRenamed)(nil),
+		(*RosterEvent_PlayersMerged)(nil),
+		(*RosterEvent_PlayerBound)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_clubs_proto_rawDesc), len(file_tablelog_v1_clubs_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   35,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -19,17 +19,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ClubService_WhoAmI_FullMethodName          = "/tablelog.v1.ClubService/WhoAmI"
-	ClubService_ListMembers_FullMethodName     = "/tablelog.v1.ClubService/ListMembers"
-	ClubService_AddMember_FullMethodName       = "/tablelog.v1.ClubService/AddMember"
-	ClubService_RemoveMember_FullMethodName    = "/tablelog.v1.ClubService/RemoveMember"
-	ClubService_SetRole_FullMethodName         = "/tablelog.v1.ClubService/SetRole"
-	ClubService_CreateToken_FullMethodName     = "/tablelog.v1.ClubService/CreateToken"
-	ClubService_ListTokens_FullMethodName      = "/tablelog.v1.ClubService/ListTokens"
-	ClubService_RevokeToken_FullMethodName     = "/tablelog.v1.ClubService/RevokeToken"
-	ClubService_CreateLinkToken_FullMethodName = "/tablelog.v1.ClubService/CreateLinkToken"
-	ClubService_BindSeat_FullMethodName        = "/tablelog.v1.ClubService/BindSeat"
-	ClubService_UpdateClub_FullMethodName      = "/tablelog.v1.ClubService/UpdateClub"
+	ClubService_WhoAmI_FullMethodName            = "/tablelog.v1.ClubService/WhoAmI"
+	ClubService_ListMembers_FullMethodName       = "/tablelog.v1.ClubService/ListMembers"
+	ClubService_AddMember_FullMethodName         = "/tablelog.v1.ClubService/AddMember"
+	ClubService_RemoveMember_FullMethodName      = "/tablelog.v1.ClubService/RemoveMember"
+	ClubService_SetRole_FullMethodName           = "/tablelog.v1.ClubService/SetRole"
+	ClubService_CreateToken_FullMethodName       = "/tablelog.v1.ClubService/CreateToken"
+	ClubService_ListTokens_FullMethodName        = "/tablelog.v1.ClubService/ListTokens"
+	ClubService_RevokeToken_FullMethodName       = "/tablelog.v1.ClubService/RevokeToken"
+	ClubService_CreateLinkToken_FullMethodName   = "/tablelog.v1.ClubService/CreateLinkToken"
+	ClubService_BindSeat_FullMethodName          = "/tablelog.v1.ClubService/BindSeat"
+	ClubService_UpdateClub_FullMethodName        = "/tablelog.v1.ClubService/UpdateClub"
+	ClubService_ListPlayers_FullMethodName       = "/tablelog.v1.ClubService/ListPlayers"
+	ClubService_RenamePlayer_FullMethodName      = "/tablelog.v1.ClubService/RenamePlayer"
+	ClubService_MergePlayers_FullMethodName      = "/tablelog.v1.ClubService/MergePlayers"
+	ClubService_BindPlayer_FullMethodName        = "/tablelog.v1.ClubService/BindPlayer"
+	ClubService_ListRosterChanges_FullMethodName = "/tablelog.v1.ClubService/ListRosterChanges"
 )
 
 // ClubServiceClient is the client API for ClubService service.
@@ -62,6 +67,18 @@ type ClubServiceClient interface {
 	BindSeat(ctx context.Context, in *BindSeatRequest, opts ...grpc.CallOption) (*BindSeatResponse, error)
 	// Changes the club's settings.
 	UpdateClub(ctx context.Context, in *UpdateClubRequest, opts ...grpc.CallOption) (*UpdateClubResponse, error)
+	// The club's players: everyone seated in its games (matched by name, as the ListGames
+	// player filter matches them) and everyone its roster names, with their names and aliases.
+	ListPlayers(ctx context.Context, in *ListPlayersRequest, opts ...grpc.CallOption) (*ListPlayersResponse, error)
+	// Gives a player another display name; the old one stays an alias, so past seats match.
+	RenamePlayer(ctx context.Context, in *RenamePlayerRequest, opts ...grpc.CallOption) (*RenamePlayerResponse, error)
+	// Joins two names for the same person (Ann / Anne): the second becomes an alias of the
+	// first, and every seat of either is the first player's.
+	MergePlayers(ctx context.Context, in *MergePlayersRequest, opts ...grpc.CallOption) (*MergePlayersResponse, error)
+	// Binds a player to a member of the club (or unbinds: empty member_id).
+	BindPlayer(ctx context.Context, in *BindPlayerRequest, opts ...grpc.CallOption) (*BindPlayerResponse, error)
+	// Every change of the club's roster, oldest first: who changed what, when.
+	ListRosterChanges(ctx context.Context, in *ListRosterChangesRequest, opts ...grpc.CallOption) (*ListRosterChangesResponse, error)
 }
 
 type clubServiceClient struct {
@@ -182,6 +199,56 @@ func (c *clubServiceClient) UpdateClub(ctx context.Context, in *UpdateClubReques
 	return out, nil
 }
 
+func (c *clubServiceClient) ListPlayers(ctx context.Context, in *ListPlayersRequest, opts ...grpc.CallOption) (*ListPlayersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPlayersResponse)
+	err := c.cc.Invoke(ctx, ClubService_ListPlayers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clubServiceClient) RenamePlayer(ctx context.Context, in *RenamePlayerRequest, opts ...grpc.CallOption) (*RenamePlayerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenamePlayerResponse)
+	err := c.cc.Invoke(ctx, ClubService_RenamePlayer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clubServiceClient) MergePlayers(ctx context.Context, in *MergePlayersRequest, opts ...grpc.CallOption) (*MergePlayersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MergePlayersResponse)
+	err := c.cc.Invoke(ctx, ClubService_MergePlayers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clubServiceClient) BindPlayer(ctx context.Context, in *BindPlayerRequest, opts ...grpc.CallOption) (*BindPlayerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BindPlayerResponse)
+	err := c.cc.Invoke(ctx, ClubService_BindPlayer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clubServiceClient) ListRosterChanges(ctx context.Context, in *ListRosterChangesRequest, opts ...grpc.CallOption) (*ListRosterChangesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRosterChangesResponse)
+	err := c.cc.Invoke(ctx, ClubService_ListRosterChanges_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClubServiceServer is the server API for ClubService service.
 // All implementations must embed UnimplementedClubServiceServer
 // for forward compatibility.
@@ -212,6 +279,18 @@ type ClubServiceServer interface {
 	BindSeat(context.Context, *BindSeatRequest) (*BindSeatResponse, error)
 	// Changes the club's settings.
 	UpdateClub(context.Context, *UpdateClubRequest) (*UpdateClubResponse, error)
+	// The club's players: everyone seated in its games (matched by name, as the ListGames
+	// player filter matches them) and everyone its roster names, with their names and aliases.
+	ListPlayers(context.Context, *ListPlayersRequest) (*ListPlayersResponse, error)
+	// Gives a player another display name; the old one stays an alias, so past seats match.
+	RenamePlayer(context.Context, *RenamePlayerRequest) (*RenamePlayerResponse, error)
+	// Joins two names for the same person (Ann / Anne): the second becomes an alias of the
+	// first, and every seat of either is the first player's.
+	MergePlayers(context.Context, *MergePlayersRequest) (*MergePlayersResponse, error)
+	// Binds a player to a member of the club (or unbinds: empty member_id).
+	BindPlayer(context.Context, *BindPlayerRequest) (*BindPlayerResponse, error)
+	// Every change of the club's roster, oldest first: who changed what, when.
+	ListRosterChanges(context.Context, *ListRosterChangesRequest) (*ListRosterChangesResponse, error)
 	mustEmbedUnimplementedClubServiceServer()
 }
 
@@ -254,6 +333,21 @@ func (UnimplementedClubServiceServer) BindSeat(context.Context, *BindSeatRequest
 }
 func (UnimplementedClubServiceServer) UpdateClub(context.Context, *UpdateClubRequest) (*UpdateClubResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateClub not implemented")
+}
+func (UnimplementedClubServiceServer) ListPlayers(context.Context, *ListPlayersRequest) (*ListPlayersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPlayers not implemented")
+}
+func (UnimplementedClubServiceServer) RenamePlayer(context.Context, *RenamePlayerRequest) (*RenamePlayerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenamePlayer not implemented")
+}
+func (UnimplementedClubServiceServer) MergePlayers(context.Context, *MergePlayersRequest) (*MergePlayersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MergePlayers not implemented")
+}
+func (UnimplementedClubServiceServer) BindPlayer(context.Context, *BindPlayerRequest) (*BindPlayerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BindPlayer not implemented")
+}
+func (UnimplementedClubServiceServer) ListRosterChanges(context.Context, *ListRosterChangesRequest) (*ListRosterChangesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRosterChanges not implemented")
 }
 func (UnimplementedClubServiceServer) mustEmbedUnimplementedClubServiceServer() {}
 func (UnimplementedClubServiceServer) testEmbeddedByValue()                     {}
@@ -474,6 +568,96 @@ func _ClubService_UpdateClub_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClubService_ListPlayers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPlayersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClubServiceServer).ListPlayers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClubService_ListPlayers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClubServiceServer).ListPlayers(ctx, req.(*ListPlayersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClubService_RenamePlayer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenamePlayerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClubServiceServer).RenamePlayer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClubService_RenamePlayer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClubServiceServer).RenamePlayer(ctx, req.(*RenamePlayerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClubService_MergePlayers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MergePlayersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClubServiceServer).MergePlayers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClubService_MergePlayers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClubServiceServer).MergePlayers(ctx, req.(*MergePlayersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClubService_BindPlayer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BindPlayerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClubServiceServer).BindPlayer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClubService_BindPlayer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClubServiceServer).BindPlayer(ctx, req.(*BindPlayerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClubService_ListRosterChanges_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRosterChangesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClubServiceServer).ListRosterChanges(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClubService_ListRosterChanges_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClubServiceServer).ListRosterChanges(ctx, req.(*ListRosterChangesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ClubService_ServiceDesc is the grpc.ServiceDesc for ClubService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -524,6 +708,26 @@ var ClubService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateClub",
 			Handler:    _ClubService_UpdateClub_Handler,
+		},
+		{
+			MethodName: "ListPlayers",
+			Handler:    _ClubService_ListPlayers_Handler,
+		},
+		{
+			MethodName: "RenamePlayer",
+			Handler:    _ClubService_RenamePlayer_Handler,
+		},
+		{
+			MethodName: "MergePlayers",
+			Handler:    _ClubService_MergePlayers_Handler,
+		},
+		{
+			MethodName: "BindPlayer",
+			Handler:    _ClubService_BindPlayer_Handler,
+		},
+		{
+			MethodName: "ListRosterChanges",
+			Handler:    _ClubService_ListRosterChanges_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

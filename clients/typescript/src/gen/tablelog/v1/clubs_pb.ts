@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/clubs.proto.
  */
 export const file_tablelog_v1_clubs: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZWxvZy92MS9jbHVicy5wcm90bxILdGFibGVsb2cudjEiVAoEQ2x1YhIPCgdjbHViX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSGgoScGxheWVyc19tYXlfcmVjb3JkGAMgASgIEhEKCXN1c3BlbmRlZBgEIAEoCCKEAQoGTWVtYmVyEhEKCW1lbWJlcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSHwoEcm9sZRgDIAEoDjIRLnRhYmxlbG9nLnYxLlJvbGUSMAoMY3JlYXRlZF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLJAQoJVG9rZW5JbmZvEhAKCHRva2VuX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRIwCgxjcmVhdGVkX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2NoYXJzGAUgASgJEg8KB3Jldm9rZWQYBiABKAgSDwoHZ2FtZV9pZBgHIAEoCSIPCg1XaG9BbUlSZXF1ZXN0IqABCg5XaG9BbUlSZXNwb25zZRIjCgZtZW1iZXIYASABKAsyEy50YWJsZWxvZy52MS5NZW1iZXISHwoEY2x1YhgCIAEoCzIRLnRhYmxlbG9nLnYxLkNsdWISDwoHZ2FtZV9pZBgDIAEoCRIlCgV0b2tlbhgEIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbxIQCghvcGVyYXRvchgFIAEoCCIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOwoTTGlzdE1lbWJlcnNSZXNwb25zZRIkCgdtZW1iZXJzGAEgAygLMhMudGFibGVsb2cudjEuTWVtYmVyIkkKEEFkZE1lbWJlclJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEh8KBHJvbGUYAiABKA4yES50YWJsZWxvZy52MS5Sb2xlIjgKEUFkZE1lbWJlclJlc3BvbnNlEiMKBm1lbWJlchgBIAEoCzITLnRhYmxlbG9nLnYxLk1lbWJlciIoChNSZW1vdmVNZW1iZXJSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCSIuChRSZW1vdmVNZW1iZXJSZXNwb25zZRIWCg50b2tlbnNfcmV2b2tlZBgBIAEoDSJECg5TZXRSb2xlUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkSHwoEcm9sZRgCIAEoDjIRLnRhYmxlbG9nLnYxLlJvbGUiNgoPU2V0Um9sZVJlc3BvbnNlEiMKBm1lbWJlchgBIAEoCzITLnRhYmxlbG9nLnYxLk1lbWJlciJDChJDcmVhdGVUb2tlblJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoDSJKChNDcmVhdGVUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiQKBGluZm8YAiABKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iJgoRTGlzdFRva2Vuc1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJIjwKEkxpc3RUb2tlbnNSZXNwb25zZRImCgZ0b2tlbnMYASADKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iJgoSUmV2b2tlVG9rZW5SZXF1ZXN0EhAKCHRva2VuX2lkGAEgASgJIjwKE1Jldm9rZVRva2VuUmVzcG9uc2USJQoFdG9rZW4YASABKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iRQoWQ3JlYXRlTGlua1Rva2VuUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoDSJOChdDcmVhdGVMaW5rVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIkCgRpbmZvGAIgASgLMhYudGFibGVsb2cudjEuVG9rZW5JbmZvIkMKD0JpbmRTZWF0UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEQoJbWVtYmVyX2lkGAMgASgJIisKEEJpbmRTZWF0UmVzcG9uc2USFwoPc2VhdF9tZW1iZXJfaWRzGAEgAygJImcKEVVwZGF0ZUNsdWJSZXF1ZXN0EhEKBG5hbWUYASABKAlIAIgBARIfChJwbGF5ZXJzX21heV9yZWNvcmQYAiABKAhIAYgBAUIHCgVfbmFtZUIVChNfcGxheWVyc19tYXlfcmVjb3JkIjUKElVwZGF0ZUNsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiJRChFDcmVhdGVDbHViUmVxdWVzdBIMCgRuYW1lGAEgASgJEhIKCm93bmVyX25hbWUYAiABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAMgASgNIqABChJDcmVhdGVDbHViUmVzcG9uc2USHwoEY2x1YhgBIAEoCzIRLnRhYmxlbG9nLnYxLkNsdWISIgoFb3duZXIYAiABKAsyEy50YWJsZWxvZy52MS5NZW1iZXISEwoLb3duZXJfdG9rZW4YAyABKAkSMAoQb3duZXJfdG9rZW5faW5mbxgEIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbyI5ChBMaXN0Q2x1YnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIk4KEUxpc3RDbHVic1Jlc3BvbnNlEiAKBWNsdWJzGAEgAygLMhEudGFibGVsb2cudjEuQ2x1YhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJQoSU3VzcGVuZENsdWJSZXF1ZXN0Eg8KB2NsdWJfaWQYASABKAkiNgoTU3VzcGVuZENsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiIkChFSZXN1bWVDbHViUmVxdWVzdBIPCgdjbHViX2lkGAEgASgJIjUKElJlc3VtZUNsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiIkChFEZWxldGVDbHViUmVxdWVzdBIPCgdjbHViX2lkGAEgASgJIisKEkRlbGV0ZUNsdWJSZXNwb25zZRIVCg1nYW1lc19kZWxldGVkGAEgASgNKmQKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg4KClJPTEVfT1dORVIQARIRCg1ST0xFX1JFQ09SREVSEAISDwoLUk9MRV9QTEFZRVIQAxISCg5ST0xFX1NQRUNUQVRPUhAEMvIGCgtDbHViU2VydmljZRJBCgZXaG9BbUkSGi50YWJsZWxvZy52MS5XaG9BbUlSZXF1ZXN0GhsudGFibGVsb2cudjEuV2hvQW1JUmVzcG9uc2USUAoLTGlzdE1lbWJlcnMSHy50YWJsZWxvZy52MS5MaXN0TWVtYmVyc1JlcXVlc3QaIC50YWJsZWxvZy52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlEkoKCUFkZE1lbWJlchIdLnRhYmxlbG9nLnYxLkFkZE1lbWJlclJlcXVlc3QaHi50YWJsZWxvZy52MS5BZGRNZW1iZXJSZXNwb25zZRJTCgxSZW1vdmVNZW1iZXISIC50YWJsZWxvZy52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GiEudGFibGVsb2cudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USRAoHU2V0Um9sZRIbLnRhYmxlbG9nLnYxLlNldFJvbGVSZXF1ZXN0GhwudGFibGVsb2cudjEuU2V0Um9sZVJlc3BvbnNlElAKC0NyZWF0ZVRva2VuEh8udGFibGVsb2cudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0GiAudGFibGVsb2cudjEuQ3JlYXRlVG9rZW5SZXNwb25zZRJNCgpMaXN0VG9rZW5zEh4udGFibGVsb2cudjEuTGlzdFRva2Vuc1JlcXVlc3QaHy50YWJsZWxvZy52MS5MaXN0VG9rZW5zUmVzcG9uc2USUAoLUmV2b2tlVG9rZW4SHy50YWJsZWxvZy52MS5SZXZva2VUb2tlblJlcXVlc3QaIC50YWJsZWxvZy52MS5SZXZva2VUb2tlblJlc3BvbnNlElwKD0NyZWF0ZUxpbmtUb2tlbhIjLnRhYmxlbG9nLnYxLkNyZWF0ZUxpbmtUb2tlblJlcXVlc3QaJC50YWJsZWxvZy52MS5DcmVhdGVMaW5rVG9rZW5SZXNwb25zZRJHCghCaW5kU2VhdBIcLnRhYmxlbG9nLnYxLkJpbmRTZWF0UmVxdWVzdBodLnRhYmxlbG9nLnYxLkJpbmRTZWF0UmVzcG9uc2USTQoKVXBkYXRlQ2x1YhIeLnRhYmxlbG9nLnYxLlVwZGF0ZUNsdWJSZXF1ZXN0Gh8udGFibGVsb2cudjEuVXBkYXRlQ2x1YlJlc3BvbnNlMpwDCg9PcGVyYXRvclNlcnZpY2USTQoKQ3JlYXRlQ2x1YhIeLnRhYmxlbG9nLnYxLkNyZWF0ZUNsdWJSZXF1ZXN0Gh8udGFibGVsb2cudjEuQ3JlYXRlQ2x1YlJlc3BvbnNlEkoKCUxpc3RDbHVicxIdLnRhYmxlbG9nLnYxLkxpc3RDbHVic1JlcXVlc3QaHi50YWJsZWxvZy52MS5MaXN0Q2x1YnNSZXNwb25zZRJQCgtTdXNwZW5kQ2x1YhIfLnRhYmxlbG9nLnYxLlN1c3BlbmRDbHViUmVxdWVzdBogLnRhYmxlbG9nLnYxLlN1c3BlbmRDbHViUmVzcG9uc2USTQoKUmVzdW1lQ2x1YhIeLnRhYmxlbG9nLnYxLlJlc3VtZUNsdWJSZXF1ZXN0Gh8udGFibGVsb2cudjEuUmVzdW1lQ2x1YlJlc3BvbnNlEk0KCkRlbGV0ZUNsdWISHi50YWJsZWxvZy52MS5EZWxldGVDbHViUmVxdWVzdBofLnRhYmxlbG9nLnYxLkRlbGV0ZUNsdWJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Chd0YWJsZWxvZy92MS9jbHVicy5wcm90bxILdGFibGVsb2cudjEiVAoEQ2x1YhIPCgdjbHViX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSGgoScGxheWVyc19tYXlfcmVjb3JkGAMgASgIEhEKCXN1c3BlbmRlZBgEIAEoCCKEAQoGTWVtYmVyEhEKCW1lbWJlcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSHwoEcm9sZRgDIAEoDjIRLnRhYmxlbG9nLnYxLlJvbGUSMAoMY3JlYXRlZF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLJAQoJVG9rZW5JbmZvEhAKCHRva2VuX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRIwCgxjcmVhdGVkX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2NoYXJzGAUgASgJEg8KB3Jldm9rZWQYBiABKAgSDwoHZ2FtZV9pZBgHIAEoCSIPCg1XaG9BbUlSZXF1ZXN0IqABCg5XaG9BbUlSZXNwb25zZRIjCgZtZW1iZXIYASABKAsyEy50YWJsZWxvZy52MS5NZW1iZXISHwoEY2x1YhgCIAEoCzIRLnRhYmxlbG9nLnYxLkNsdWISDwoHZ2FtZV9pZBgDIAEoCRIlCgV0b2tlbhgEIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbxIQCghvcGVyYXRvchgFIAEoCCIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOwoTTGlzdE1lbWJlcnNSZXNwb25zZRIkCgdtZW1iZXJzGAEgAygLMhMudGFibGVsb2cudjEuTWVtYmVyIkkKEEFkZE1lbWJlclJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEh8KBHJvbGUYAiABKA4yES50YWJsZWxvZy52MS5Sb2xlIjgKEUFkZE1lbWJlclJlc3BvbnNlEiMKBm1lbWJlchgBIAEoCzITLnRhYmxlbG9nLnYxLk1lbWJlciIoChNSZW1vdmVNZW1iZXJSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCSIuChRSZW1vdmVNZW1iZXJSZXNwb25zZRIWCg50b2tlbnNfcmV2b2tlZBgBIAEoDSJECg5TZXRSb2xlUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkSHwoEcm9sZRgCIAEoDjIRLnRhYmxlbG9nLnYxLlJvbGUiNgoPU2V0Um9sZVJlc3BvbnNlEiMKBm1lbWJlchgBIAEoCzITLnRhYmxlbG9nLnYxLk1lbWJlciJDChJDcmVhdGVUb2tlblJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoDSJKChNDcmVhdGVUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiQKBGluZm8YAiABKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iJgoRTGlzdFRva2Vuc1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJIjwKEkxpc3RUb2tlbnNSZXNwb25zZRImCgZ0b2tlbnMYASADKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iJgoSUmV2b2tlVG9rZW5SZXF1ZXN0EhAKCHRva2VuX2lkGAEgASgJIjwKE1Jldm9rZVRva2VuUmVzcG9uc2USJQoFdG9rZW4YASABKAsyFi50YWJsZWxvZy52MS5Ub2tlbkluZm8iRQoWQ3JlYXRlTGlua1Rva2VuUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoDSJOChdDcmVhdGVMaW5rVG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIkCgRpbmZvGAIgASgLMhYudGFibGVsb2cudjEuVG9rZW5JbmZvIkMKD0JpbmRTZWF0UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEQoJbWVtYmVyX2lkGAMgASgJIisKEEJpbmRTZWF0UmVzcG9uc2USFwoPc2VhdF9tZW1iZXJfaWRzGAEgAygJImcKEVVwZGF0ZUNsdWJSZXF1ZXN0EhEKBG5hbWUYASABKAlIAIgBARIfChJwbGF5ZXJzX21heV9yZWNvcmQYAiABKAhIAYgBAUIHCgVfbmFtZUIVChNfcGxheWVyc19tYXlfcmVjb3JkIjUKElVwZGF0ZUNsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiJRChFDcmVhdGVDbHViUmVxdWVzdBIMCgRuYW1lGAEgASgJEhIKCm93bmVyX25hbWUYAiABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAMgASgNIqABChJDcmVhdGVDbHViUmVzcG9uc2USHwoEY2x1YhgBIAEoCzIRLnRhYmxlbG9nLnYxLkNsdWISIgoFb3duZXIYAiABKAsyEy50YWJsZWxvZy52MS5NZW1iZXISEwoLb3duZXJfdG9rZW4YAyABKAkSMAoQb3duZXJfdG9rZW5faW5mbxgEIAEoCzIWLnRhYmxlbG9nLnYxLlRva2VuSW5mbyI5ChBMaXN0Q2x1YnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIk4KEUxpc3RDbHVic1Jlc3BvbnNlEiAKBWNsdWJzGAEgAygLMhEudGFibGVsb2cudjEuQ2x1YhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJQoSU3VzcGVuZENsdWJSZXF1ZXN0Eg8KB2NsdWJfaWQYASABKAkiNgoTU3VzcGVuZENsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiIkChFSZXN1bWVDbHViUmVxdWVzdBIPCgdjbHViX2lkGAEgASgJIjUKElJlc3VtZUNsdWJSZXNwb25zZRIfCgRjbHViGAEgASgLMhEudGFibGVsb2cudjEuQ2x1YiIkChFEZWxldGVDbHViUmVxdWVzdBIPCgdjbHViX2lkGAEgASgJIisKEkRlbGV0ZUNsdWJSZXNwb25zZRIVCg1nYW1lc19kZWxldGVkGAEgASgNImwKCkNsdWJQbGF5ZXISEQoJcGxheWVyX2lkGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdhbGlhc2VzGAMgAygJEhEKCW1lbWJlcl9pZBgEIAEoCRIRCglvbl9yb3N0ZXIYBSABKAgiFAoSTGlzdFBsYXllcnNSZXF1ZXN0IlcKE0xpc3RQbGF5ZXJzUmVzcG9uc2USKAoHcGxheWVycxgBIAMoCzIXLnRhYmxlbG9nLnYxLkNsdWJQbGF5ZXISFgoOcm9zdGVyX3ZlcnNpb24YAiABKAQiTwoTUmVuYW1lUGxheWVyUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCG5ld19uYW1lGAIgASgJEhgKEGV4cGVjdGVkX3ZlcnNpb24YAyABKAQiVwoUUmVuYW1lUGxheWVyUmVzcG9uc2USJwoGcGxheWVyGAEgASgLMhcudGFibGVsb2cudjEuQ2x1YlBsYXllchIWCg5yb3N0ZXJfdmVyc2lvbhgCIAEoBCJSChNNZXJnZVBsYXllcnNSZXF1ZXN0EgwKBG5hbWUYASABKAkSEwoLbWVyZ2VkX25hbWUYAiABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoBCJXChRNZXJnZVBsYXllcnNSZXNwb25zZRInCgZwbGF5ZXIYASABKAsyFy50YWJsZWxvZy52MS5DbHViUGxheWVyEhYKDnJvc3Rlcl92ZXJzaW9uGAIgASgEIk4KEUJpbmRQbGF5ZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJEhgKEGV4cGVjdGVkX3ZlcnNpb24YAyABKAQiVQoSQmluZFBsYXllclJlc3BvbnNlEicKBnBsYXllchgBIAEoCzIXLnRhYmxlbG9nLnYxLkNsdWJQbGF5ZXISFgoOcm9zdGVyX3ZlcnNpb24YAiABKAQihwIKC1Jvc3RlckV2ZW50Eg8KB3ZlcnNpb24YASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPYWN0b3JfbWVtYmVyX2lkGAMgASgJEjQKDnBsYXllcl9yZW5hbWVkGAogASgLMhoudGFibGVsb2cudjEuUGxheWVyUmVuYW1lZEgAEjQKDnBsYXllcnNfbWVyZ2VkGAsgASgLMhoudGFibGVsb2cudjEuUGxheWVyc01lcmdlZEgAEjAKDHBsYXllcl9ib3VuZBgMIAEoCzIYLnRhYmxlbG9nLnYxLlBsYXllckJvdW5kSABCBgoEYm9keSJLCg1QbGF5ZXJSZW5hbWVkEhEKCXBsYXllcl9pZBgBIAEoCRIRCglmcm9tX25hbWUYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJIoUBCg1QbGF5ZXJzTWVyZ2VkEhEKCXBsYXllcl9pZBgBIAEoCRIYChBtZXJnZWRfcGxheWVyX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIbChNtZXJnZWRfZGlzcGxheV9uYW1lGAQgASgJEhQKDG1lcmdlZF9uYW1lcxgFIAMoCSJJCgtQbGF5ZXJCb3VuZBIRCglwbGF5ZXJfaWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCSIaChhMaXN0Um9zdGVyQ2hhbmdlc1JlcXVlc3QiVQoZTGlzdFJvc3RlckNoYW5nZXNSZXNwb25zZRIpCgdjaGFuZ2VzGAEgAygLMhgudGFibGVsb2cudjEuUm9zdGVyRXZlbnQSDQoFbGluZXMYAiADKAkqZAoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDgoKUk9MRV9PV05FUhABEhEKDVJPTEVfUkVDT1JERVIQAhIPCgtST0xFX1BMQVlFUhADEhIKDlJPTEVfU1BFQ1RBVE9SEAQyoQoKC0NsdWJTZXJ2aWNlEkEKBldob0FtSRIaLnRhYmxlbG9nLnYxLldob0FtSVJlcXVlc3QaGy50YWJsZWxvZy52MS5XaG9BbUlSZXNwb25zZRJQCgtMaXN0TWVtYmVycxIfLnRhYmxlbG9nLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBogLnRhYmxlbG9nLnYxLkxpc3RNZW1iZXJzUmVzcG9uc2USSgoJQWRkTWVtYmVyEh0udGFibGVsb2cudjEuQWRkTWVtYmVyUmVxdWVzdBoeLnRhYmxlbG9nLnYxLkFkZE1lbWJlclJlc3BvbnNlElMKDFJlbW92ZU1lbWJlchIgLnRhYmxlbG9nLnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaIS50YWJsZWxvZy52MS5SZW1vdmVNZW1iZXJSZXNwb25zZRJECgdTZXRSb2xlEhsudGFibGVsb2cudjEuU2V0Um9sZVJlcXVlc3QaHC50YWJsZWxvZy52MS5TZXRSb2xlUmVzcG9uc2USUAoLQ3JlYXRlVG9rZW4SHy50YWJsZWxvZy52MS5DcmVhdGVUb2tlblJlcXVlc3QaIC50YWJsZWxvZy52MS5DcmVhdGVUb2tlblJlc3BvbnNlEk0KCkxpc3RUb2tlbnMSHi50YWJsZWxvZy52MS5MaXN0VG9rZW5zUmVxdWVzdBofLnRhYmxlbG9nLnYxLkxpc3RUb2tlbnNSZXNwb25zZRJQCgtSZXZva2VUb2tlbhIfLnRhYmxlbG9nLnYxLlJldm9rZVRva2VuUmVxdWVzdBogLnRhYmxlbG9nLnYxLlJldm9rZVRva2VuUmVzcG9uc2USXAoPQ3JlYXRlTGlua1Rva2VuEiMudGFibGVsb2cudjEuQ3JlYXRlTGlua1Rva2VuUmVxdWVzdBokLnRhYmxlbG9nLnYxLkNyZWF0ZUxpbmtUb2tlblJlc3BvbnNlEkcKCEJpbmRTZWF0EhwudGFibGVsb2cudjEuQmluZFNlYXRSZXF1ZXN0Gh0udGFibGVsb2cudjEuQmluZFNlYXRSZXNwb25zZRJNCgpVcGRhdGVDbHViEh4udGFibGVsb2cudjEuVXBkYXRlQ2x1YlJlcXVlc3QaHy50YWJsZWxvZy52MS5VcGRhdGVDbHViUmVzcG9uc2USUAoLTGlzdFBsYXllcnMSHy50YWJsZWxvZy52MS5MaXN0UGxheWVyc1JlcXVlc3QaIC50YWJsZWxvZy52MS5MaXN0UGxheWVyc1Jlc3BvbnNlElMKDFJlbmFtZVBsYXllchIgLnRhYmxlbG9nLnYxLlJlbmFtZVBsYXllclJlcXVlc3QaIS50YWJsZWxvZy52MS5SZW5hbWVQbGF5ZXJSZXNwb25zZRJTCgxNZXJnZVBsYXllcnMSIC50YWJsZWxvZy52MS5NZXJnZVBsYXllcnNSZXF1ZXN0GiEudGFibGVsb2cudjEuTWVyZ2VQbGF5ZXJzUmVzcG9uc2USTQoKQmluZFBsYXllchIeLnRhYmxlbG9nLnYxLkJpbmRQbGF5ZXJSZXF1ZXN0Gh8udGFibGVsb2cudjEuQmluZFBsYXllclJlc3BvbnNlEmIKEUxpc3RSb3N0ZXJDaGFuZ2VzEiUudGFibGVsb2cudjEuTGlzdFJvc3RlckNoYW5nZXNSZXF1ZXN0GiYudGFibGVsb2cudjEuTGlzdFJvc3RlckNoYW5nZXNSZXNwb25zZTKcAwoPT3BlcmF0b3JTZXJ2aWNlEk0KCkNyZWF0ZUNsdWISHi50YWJsZWxvZy52MS5DcmVhdGVDbHViUmVxdWVzdBofLnRhYmxlbG9nLnYxLkNyZWF0ZUNsdWJSZXNwb25zZRJKCglMaXN0Q2x1YnMSHS50YWJsZWxvZy52MS5MaXN0Q2x1YnNSZXF1ZXN0Gh4udGFibGVsb2cudjEuTGlzdENsdWJzUmVzcG9uc2USUAoLU3VzcGVuZENsdWISHy50YWJsZWxvZy52MS5TdXNwZW5kQ2x1YlJlcXVlc3QaIC50YWJsZWxvZy52MS5TdXNwZW5kQ2x1YlJlc3BvbnNlEk0KClJlc3VtZUNsdWISHi50YWJsZWxvZy52MS5SZXN1bWVDbHViUmVxdWVzdBofLnRhYmxlbG9nLnYxLlJlc3VtZUNsdWJSZXNwb25zZRJNCgpEZWxldGVDbHViEh4udGFibGVsb2cudjEuRGVsZXRlQ2x1YlJlcXVlc3QaHy50YWJsZWxvZy52MS5EZWxldGVDbHViUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message tablelog.v1.Club
@@ -810,6 +810,444 @@ export const DeleteClubResponseSchema: GenMessage<DeleteClubResponse> = /*@__PUR
   messageDesc(file_tablelog_v1_clubs, 34);
 
 /**
+ * A person who plays in the club's games. Seats are matched to players by their names
+ * compared as the ListGames player filter compares them (case, width and spacing ignored).
+ *
+ * @generated from message tablelog.v1.ClubPlayer
+ */
+export type ClubPlayer = Message<"tablelog.v1.ClubPlayer"> & {
+  /**
+   * Stable: derived from the first name the player was known by; kept through renames.
+   *
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+
+  /**
+   * Other names that are this player's seats (earlier names, merged names), as written.
+   *
+   * @generated from field: repeated string aliases = 3;
+   */
+  aliases: string[];
+
+  /**
+   * The member this player is (empty: none).
+   *
+   * @generated from field: string member_id = 4;
+   */
+  memberId: string;
+
+  /**
+   * Whether the roster names this player (renamed, merged or bound) rather than only seats.
+   *
+   * @generated from field: bool on_roster = 5;
+   */
+  onRoster: boolean;
+};
+
+/**
+ * Describes the message tablelog.v1.ClubPlayer.
+ * Use `create(ClubPlayerSchema)` to create a new message.
+ */
+export const ClubPlayerSchema: GenMessage<ClubPlayer> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 35);
+
+/**
+ * @generated from message tablelog.v1.ListPlayersRequest
+ */
+export type ListPlayersRequest = Message<"tablelog.v1.ListPlayersRequest"> & {
+};
+
+/**
+ * Describes the message tablelog.v1.ListPlayersRequest.
+ * Use `create(ListPlayersRequestSchema)` to create a new message.
+ */
+export const ListPlayersRequestSchema: GenMessage<ListPlayersRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 36);
+
+/**
+ * @generated from message tablelog.v1.ListPlayersResponse
+ */
+export type ListPlayersResponse = Message<"tablelog.v1.ListPlayersResponse"> & {
+  /**
+   * By display name.
+   *
+   * @generated from field: repeated tablelog.v1.ClubPlayer players = 1;
+   */
+  players: ClubPlayer[];
+
+  /**
+   * The roster's version (its number of changes): a change names it to refuse a stale one.
+   *
+   * @generated from field: uint64 roster_version = 2;
+   */
+  rosterVersion: bigint;
+};
+
+/**
+ * Describes the message tablelog.v1.ListPlayersResponse.
+ * Use `create(ListPlayersResponseSchema)` to create a new message.
+ */
+export const ListPlayersResponseSchema: GenMessage<ListPlayersResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 37);
+
+/**
+ * @generated from message tablelog.v1.RenamePlayerRequest
+ */
+export type RenamePlayerRequest = Message<"tablelog.v1.RenamePlayerRequest"> & {
+  /**
+   * Any name or alias of the player.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string new_name = 2;
+   */
+  newName: string;
+
+  /**
+   * The roster version the caller saw; 0: whatever it is now.
+   *
+   * @generated from field: uint64 expected_version = 3;
+   */
+  expectedVersion: bigint;
+};
+
+/**
+ * Describes the message tablelog.v1.RenamePlayerRequest.
+ * Use `create(RenamePlayerRequestSchema)` to create a new message.
+ */
+export const RenamePlayerRequestSchema: GenMessage<RenamePlayerRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 38);
+
+/**
+ * @generated from message tablelog.v1.RenamePlayerResponse
+ */
+export type RenamePlayerResponse = Message<"tablelog.v1.RenamePlayerResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.ClubPlayer player = 1;
+   */
+  player?: ClubPlayer | undefined;
+
+  /**
+   * @generated from field: uint64 roster_version = 2;
+   */
+  rosterVersion: bigint;
+};
+
+/**
+ * Describes the message tablelog.v1.RenamePlayerResponse.
+ * Use `create(RenamePlayerResponseSchema)` to create a new message.
+ */
+export const RenamePlayerResponseSchema: GenMessage<RenamePlayerResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 39);
+
+/**
+ * @generated from message tablelog.v1.MergePlayersRequest
+ */
+export type MergePlayersRequest = Message<"tablelog.v1.MergePlayersRequest"> & {
+  /**
+   * The player kept (any of their names).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The player whose names join the first's.
+   *
+   * @generated from field: string merged_name = 2;
+   */
+  mergedName: string;
+
+  /**
+   * @generated from field: uint64 expected_version = 3;
+   */
+  expectedVersion: bigint;
+};
+
+/**
+ * Describes the message tablelog.v1.MergePlayersRequest.
+ * Use `create(MergePlayersRequestSchema)` to create a new message.
+ */
+export const MergePlayersRequestSchema: GenMessage<MergePlayersRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 40);
+
+/**
+ * @generated from message tablelog.v1.MergePlayersResponse
+ */
+export type MergePlayersResponse = Message<"tablelog.v1.MergePlayersResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.ClubPlayer player = 1;
+   */
+  player?: ClubPlayer | undefined;
+
+  /**
+   * @generated from field: uint64 roster_version = 2;
+   */
+  rosterVersion: bigint;
+};
+
+/**
+ * Describes the message tablelog.v1.MergePlayersResponse.
+ * Use `create(MergePlayersResponseSchema)` to create a new message.
+ */
+export const MergePlayersResponseSchema: GenMessage<MergePlayersResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 41);
+
+/**
+ * @generated from message tablelog.v1.BindPlayerRequest
+ */
+export type BindPlayerRequest = Message<"tablelog.v1.BindPlayerRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Empty: bound to nobody.
+   *
+   * @generated from field: string member_id = 2;
+   */
+  memberId: string;
+
+  /**
+   * @generated from field: uint64 expected_version = 3;
+   */
+  expectedVersion: bigint;
+};
+
+/**
+ * Describes the message tablelog.v1.BindPlayerRequest.
+ * Use `create(BindPlayerRequestSchema)` to create a new message.
+ */
+export const BindPlayerRequestSchema: GenMessage<BindPlayerRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 42);
+
+/**
+ * @generated from message tablelog.v1.BindPlayerResponse
+ */
+export type BindPlayerResponse = Message<"tablelog.v1.BindPlayerResponse"> & {
+  /**
+   * @generated from field: tablelog.v1.ClubPlayer player = 1;
+   */
+  player?: ClubPlayer | undefined;
+
+  /**
+   * @generated from field: uint64 roster_version = 2;
+   */
+  rosterVersion: bigint;
+};
+
+/**
+ * Describes the message tablelog.v1.BindPlayerResponse.
+ * Use `create(BindPlayerResponseSchema)` to create a new message.
+ */
+export const BindPlayerResponseSchema: GenMessage<BindPlayerResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 43);
+
+/**
+ * One change of a club's roster, as stored (a stream per club, append-only).
+ *
+ * @generated from message tablelog.v1.RosterEvent
+ */
+export type RosterEvent = Message<"tablelog.v1.RosterEvent"> & {
+  /**
+   * 1 for the first change of the club's roster, then each the previous + 1.
+   *
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 2;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * The member who made the change.
+   *
+   * @generated from field: string actor_member_id = 3;
+   */
+  actorMemberId: string;
+
+  /**
+   * @generated from oneof tablelog.v1.RosterEvent.body
+   */
+  body: {
+    /**
+     * @generated from field: tablelog.v1.PlayerRenamed player_renamed = 10;
+     */
+    value: PlayerRenamed;
+    case: "playerRenamed";
+  } | {
+    /**
+     * @generated from field: tablelog.v1.PlayersMerged players_merged = 11;
+     */
+    value: PlayersMerged;
+    case: "playersMerged";
+  } | {
+    /**
+     * @generated from field: tablelog.v1.PlayerBound player_bound = 12;
+     */
+    value: PlayerBound;
+    case: "playerBound";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tablelog.v1.RosterEvent.
+ * Use `create(RosterEventSchema)` to create a new message.
+ */
+export const RosterEventSchema: GenMessage<RosterEvent> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 44);
+
+/**
+ * @generated from message tablelog.v1.PlayerRenamed
+ */
+export type PlayerRenamed = Message<"tablelog.v1.PlayerRenamed"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * The name it had (for the audit) and the one it has now.
+   *
+   * @generated from field: string from_name = 2;
+   */
+  fromName: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+};
+
+/**
+ * Describes the message tablelog.v1.PlayerRenamed.
+ * Use `create(PlayerRenamedSchema)` to create a new message.
+ */
+export const PlayerRenamedSchema: GenMessage<PlayerRenamed> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 45);
+
+/**
+ * @generated from message tablelog.v1.PlayersMerged
+ */
+export type PlayersMerged = Message<"tablelog.v1.PlayersMerged"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: string merged_player_id = 2;
+   */
+  mergedPlayerId: string;
+
+  /**
+   * The two display names at the time (for the audit).
+   *
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: string merged_display_name = 4;
+   */
+  mergedDisplayName: string;
+
+  /**
+   * Every name (as written) the merged player was known by: they become aliases.
+   *
+   * @generated from field: repeated string merged_names = 5;
+   */
+  mergedNames: string[];
+};
+
+/**
+ * Describes the message tablelog.v1.PlayersMerged.
+ * Use `create(PlayersMergedSchema)` to create a new message.
+ */
+export const PlayersMergedSchema: GenMessage<PlayersMerged> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 46);
+
+/**
+ * @generated from message tablelog.v1.PlayerBound
+ */
+export type PlayerBound = Message<"tablelog.v1.PlayerBound"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * Empty: unbound.
+   *
+   * @generated from field: string member_id = 2;
+   */
+  memberId: string;
+
+  /**
+   * The player's display name at the time (for the audit).
+   *
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+};
+
+/**
+ * Describes the message tablelog.v1.PlayerBound.
+ * Use `create(PlayerBoundSchema)` to create a new message.
+ */
+export const PlayerBoundSchema: GenMessage<PlayerBound> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 47);
+
+/**
+ * @generated from message tablelog.v1.ListRosterChangesRequest
+ */
+export type ListRosterChangesRequest = Message<"tablelog.v1.ListRosterChangesRequest"> & {
+};
+
+/**
+ * Describes the message tablelog.v1.ListRosterChangesRequest.
+ * Use `create(ListRosterChangesRequestSchema)` to create a new message.
+ */
+export const ListRosterChangesRequestSchema: GenMessage<ListRosterChangesRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 48);
+
+/**
+ * @generated from message tablelog.v1.ListRosterChangesResponse
+ */
+export type ListRosterChangesResponse = Message<"tablelog.v1.ListRosterChangesResponse"> & {
+  /**
+   * @generated from field: repeated tablelog.v1.RosterEvent changes = 1;
+   */
+  changes: RosterEvent[];
+
+  /**
+   * Each change in words ("Ann merged with Anne by m_x"), in the same order.
+   *
+   * @generated from field: repeated string lines = 2;
+   */
+  lines: string[];
+};
+
+/**
+ * Describes the message tablelog.v1.ListRosterChangesResponse.
+ * Use `create(ListRosterChangesResponseSchema)` to create a new message.
+ */
+export const ListRosterChangesResponseSchema: GenMessage<ListRosterChangesResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_clubs, 49);
+
+/**
  * What a member may do in their club (see docs/service.md, "Who may do what").
  *
  * @generated from enum tablelog.v1.Role
@@ -968,6 +1406,58 @@ export const ClubService: GenService<{
     methodKind: "unary";
     input: typeof UpdateClubRequestSchema;
     output: typeof UpdateClubResponseSchema;
+  },
+  /**
+   * The club's players: everyone seated in its games (matched by name, as the ListGames
+   * player filter matches them) and everyone its roster names, with their names and aliases.
+   *
+   * @generated from rpc tablelog.v1.ClubService.ListPlayers
+   */
+  listPlayers: {
+    methodKind: "unary";
+    input: typeof ListPlayersRequestSchema;
+    output: typeof ListPlayersResponseSchema;
+  },
+  /**
+   * Gives a player another display name; the old one stays an alias, so past seats match.
+   *
+   * @generated from rpc tablelog.v1.ClubService.RenamePlayer
+   */
+  renamePlayer: {
+    methodKind: "unary";
+    input: typeof RenamePlayerRequestSchema;
+    output: typeof RenamePlayerResponseSchema;
+  },
+  /**
+   * Joins two names for the same person (Ann / Anne): the second becomes an alias of the
+   * first, and every seat of either is the first player's.
+   *
+   * @generated from rpc tablelog.v1.ClubService.MergePlayers
+   */
+  mergePlayers: {
+    methodKind: "unary";
+    input: typeof MergePlayersRequestSchema;
+    output: typeof MergePlayersResponseSchema;
+  },
+  /**
+   * Binds a player to a member of the club (or unbinds: empty member_id).
+   *
+   * @generated from rpc tablelog.v1.ClubService.BindPlayer
+   */
+  bindPlayer: {
+    methodKind: "unary";
+    input: typeof BindPlayerRequestSchema;
+    output: typeof BindPlayerResponseSchema;
+  },
+  /**
+   * Every change of the club's roster, oldest first: who changed what, when.
+   *
+   * @generated from rpc tablelog.v1.ClubService.ListRosterChanges
+   */
+  listRosterChanges: {
+    methodKind: "unary";
+    input: typeof ListRosterChangesRequestSchema;
+    output: typeof ListRosterChangesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tablelog_v1_clubs, 0);

@@ -1,0 +1,10 @@
+"""Club memory: standings, ratings and statistics as projections of the recorded games.
+
+`roster` (the club's players, a pure fold of its roster changes) and `roster_store` (those
+changes in Redis), `players` (seats matched to players), `projector` (follows the games'
+events into the read models, with a stored position; rebuilt from the streams on demand),
+`standings` (tables, ratings, head-to-head, statistics: pure functions of the outcomes) and
+`charts` (their SVG charts). A projection is never the truth: docs/club-memory.md.
+
+May import `recording`, `access`, `store` and the shared modules; never the ports (`api`).
+"""

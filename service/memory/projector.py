@@ -1,0 +1,254 @@
+"""The projector: follows the games' events into club memory's stored outcomes, and serves
+the read models computed from them (docs/club-memory.md, "Projections").
+
+Following: an append that ends, reopens (an undo of the last move), abandons or amends a
+game notes the game in its club's feed (`note_after_append`, a follow-up after the append,
+like the listing index's). Every service instance runs a projector: it takes the flagged
+clubs, reads each club's feed after its checkpoint, folds each noted game from its stream
+(its chain verified) and stores what the game now gives
+(`tablelog.service.memory.standings.outcome_of`: an outcome, or none) with the checkpoint in one
+script (`tablelog.service.store.memory`).
+
+More than one instance: idempotent updates, not a lease. Two projectors may work on the
+same club at once; each writes an outcome only when it was derived at a later sequence of
+its game than the stored one, and moves the checkpoint only forward, so the result is the
+same whichever runs, twice or interleaved. A lease would save that duplicated work but adds
+what leases get wrong (a paused holder whose lease expired writing after its successor,
+a dead holder stalling its clubs until expiry); the work here is cheap to repeat and safe.
+A feed entry lost with a crash between an append and its follow-up leaves that game
+unprojected until the game changes again or `RebuildProjections` runs; `sweep` also
+re-flags every club with unprojected feed entries at start-up.
+
+Reading: standings, ratings and statistics are pure functions of the outcomes and the
+roster (`tablelog.service.memory.standings`), cached per instance by the club's outcome version and
+roster version and computed again on the first read after either changes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from tablelog.replay import fold as folding
+from tablelog.service.access.identity import LOCAL_CLUB
+from tablelog.service.logs import get_logger
+from tablelog.service.memory import standings as models
+from tablelog.service.memory.roster import Roster, fold_roster
+from tablelog.service.memory.roster_store import RosterStore
+from tablelog.service.recording.game_index import index_club
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.store import StoreUnavailable
+from tablelog.service.store.game_index import game_of
+from tablelog.service.store.memory import MemoryStore
+from tablelog.v1 import events_pb2, standings_pb2
+
+BATCH: Final = 200
+"""Feed entries a projector takes at a time per club."""
+INTERVAL: Final = 0.05
+"""Seconds between looks at the flagged clubs when idle."""
+SWEEP_EVERY: Final = 30.0
+REBUILD_PAGE: Final = 32
+"""Games a rebuild reads at once (fewer than the store's connection pool holds)."""
+CACHE_CLUBS: Final = 64
+"""Clubs whose parsed outcomes an instance keeps (least recently read dropped first)."""
+
+log = get_logger("tablelog.projector")
+
+
+@dataclass
+class ClubCache:
+    club_id: str
+    version: int
+    roster_version: int
+    outcomes: list[standings_pb2.GameOutcome]
+    roster: Roster
+    computed: dict[tuple[str, ...], Any]
+
+
+def ended_time(events: list[events_pb2.Event]) -> Timestamp:
+    """When the game ended: its last GameEnded event."""
+    for event in reversed(events):
+        if event.WhichOneof("body") == "game_ended":
+            return event.time
+    return events[-1].time if events else Timestamp()
+
+
+def project(
+    game_id: str, events: list[events_pb2.Event]
+) -> tuple[int, standings_pb2.GameOutcome | None]:
+    """The sequence a game's events reach, and the outcome they give."""
+    position = folding.fold(events)
+    return position.sequence, models.outcome_of(
+        game_id, position, ended_time(events), position.sequence
+    )
+
+
+class Projector:
+    def __init__(self, store: MemoryStore, rosters: RosterStore, recorder: Recorder) -> None:
+        self.store = store
+        self.rosters = rosters
+        self.recorder = recorder
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._cache: OrderedDict[str, ClubCache] = OrderedDict()
+        self.projected = 0
+
+    # ------------------------------------------------------------------ following
+
+    async def project_game(self, club_id: str, game_id: str, feed_id: str) -> bool:
+        events = await self.recorder.events(game_id)
+        sequence, outcome = project(game_id, events)
+        return await self.store.apply(club_id, game_id, sequence, outcome, feed_id)
+
+    async def project_club(self, club_id: str) -> int:
+        """Project the club's feed after its checkpoint; how many entries were taken."""
+        taken = 0
+        while True:
+            after = await self.store.checkpoint(club_id)
+            entries = await self.store.feed_after(club_id, after, BATCH)
+            if not entries:
+                return taken
+            # A game noted twice in a batch is folded once, at its last entry.
+            last: dict[str, str] = {}
+            for entry_id, game_id in entries:
+                last[game_id] = entry_id
+            for game_id, entry_id in sorted(last.items(), key=lambda item: item[1]):
+                try:
+                    await self.project_game(club_id, game_id, entry_id)
+                except StoreUnavailable:
+                    raise
+                except Exception as exc:  # a game that cannot be folded must not stop the rest
+                    log.warning("game not projected", game_id=game_id, error=str(exc))
+                    await self.store.apply(club_id, game_id, -1, None, entry_id)
+            await self.store.apply(club_id, "", -1, None, entries[-1][0])
+            await self.store.trim(club_id, entries[-1][0])
+            taken += len(entries)
+            self.projected += len(entries)
+
+    async def run_once(self) -> int:
+        taken = 0
+        for club_id in await self.store.dirty_clubs():
+            try:
+                taken += await self.project_club(club_id)
+            except Exception:
+                await self.store.flag(club_id)  # taken again on the next round
+                raise
+        return taken
+
+    async def sweep(self, clubs: list[str]) -> None:
+        """Flag every club whose feed holds entries after its checkpoint."""
+        for club_id in clubs:
+            if await self.store.feed_after(club_id, await self.store.checkpoint(club_id), 1):
+                await self.store.flag(club_id)
+
+    async def run(self, clubs: Callable[[], Any]) -> None:
+        swept = 0.0
+        while not self._stopping:
+            try:
+                if time.monotonic() - swept > SWEEP_EVERY:
+                    await self.sweep([LOCAL_CLUB, *await clubs()])
+                    swept = time.monotonic()
+                if not await self.run_once():
+                    await asyncio.sleep(INTERVAL)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: try again later, never stop following
+                log.warning("projector round failed", error=str(exc))
+                await asyncio.sleep(1.0)
+
+    def start(self, clubs: Callable[[], Any]) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self.run(clubs))
+
+    async def stop(self) -> None:
+        """Stop following, within a few seconds whatever the task is doing: a cancellation
+        that a Redis call in flight swallows still ends the loop at its next round."""
+        self._stopping = True
+        if self._task is not None:
+            self._task.cancel()
+            done, _pending = await asyncio.wait({self._task}, timeout=5)
+            for task in done:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    task.result()
+            self._task = None
+
+    # ------------------------------------------------------------------ rebuilding
+
+    async def rebuild_club(self, club_id: str) -> int:
+        """Rebuild the club's projection from the games' streams: forget it, then project
+        every game of the club; the feed entries noted meanwhile are projected after (an
+        outcome is never overwritten by an older one)."""
+        upto = await self.store.feed_end(club_id)
+        await self.store.clear(club_id)
+        count = 0
+        after: str | None = None
+        while True:
+            positions = await self.recorder.store.list_game_ids(club_id, "", 0, after, REBUILD_PAGE)
+            if not positions:
+                break
+            after = positions[-1]
+            # The games of a page are read and stored concurrently (their folds still run
+            # one after another on the loop): a rebuild waits on Redis once per page, not
+            # once per game.
+            done = await asyncio.gather(
+                *(self._rebuild_game(club_id, game_of(position)) for position in positions)
+            )
+            count += sum(done)
+        await self.store.apply(club_id, "", -1, None, upto)
+        await self.store.flag(club_id)
+        return count
+
+    async def _rebuild_game(self, club_id: str, game_id: str) -> bool:
+        """Project one game of a rebuild; whether it has an outcome (an unreadable game or
+        another club's is left out, logged)."""
+        try:
+            events = await self.recorder.events(game_id)
+        except Exception as exc:
+            log.warning("game not rebuilt", game_id=game_id, error=str(exc))
+            return False
+        if index_club(events[0].game_created) != club_id:
+            return False
+        sequence, outcome = project(game_id, events)
+        await self.store.apply(club_id, game_id, sequence, outcome, "")
+        return outcome is not None
+
+    # ------------------------------------------------------------------ reading
+
+    async def club(self, club_id: str) -> ClubCache:
+        version = await self.store.version(club_id)
+        changes = await self.rosters.changes(club_id)
+        roster_version = len(changes)
+        cached = self._cache.get(club_id)
+        if cached is not None and cached.version == version:
+            if cached.roster_version != roster_version:
+                cached.roster = fold_roster(changes)
+                cached.roster_version = roster_version
+                cached.computed.clear()
+            self._cache.move_to_end(club_id)
+            return cached
+        blobs = await self.store.outcomes(club_id)
+        outcomes = models.in_order(
+            standings_pb2.GameOutcome.FromString(blob) for blob in blobs.values()
+        )
+        roster = (
+            cached.roster
+            if cached is not None and cached.roster_version == roster_version
+            else fold_roster(changes)
+        )
+        cached = ClubCache(club_id, version, roster_version, outcomes, roster, {})
+        self._cache[club_id] = cached
+        while len(self._cache) > CACHE_CLUBS:
+            self._cache.popitem(last=False)
+        return cached
+
+    async def seasons(self, club_id: str) -> dict[str, models.Range]:
+        return {
+            name: models.Range(name, start, end)
+            for name, (start, end) in (await self.store.seasons(club_id)).items()
+        }

@@ -1,0 +1,214 @@
+"""Club memory's keys in Redis: the feed of changed games, the projected outcomes and the
+projector's checkpoint (docs/club-memory.md, "Projections").
+
+Layout (every key of a club carries its hash tag ``{club:<id>}``, so a club's projection is
+one Redis Cluster slot and `APPLY_SCRIPT` writes it atomically):
+
+    tl:{club:<id>}:memory:feed        stream: a changed game per entry (field g: game id),
+                                      appended after an append that ended, reopened,
+                                      abandoned or amended a game; trimmed once projected
+    tl:{club:<id>}:memory:outcomes    hash: game id -> serialized GameOutcome (ended games)
+    tl:{club:<id>}:memory:seen        hash: game id -> the game's event sequence projected
+    tl:{club:<id>}:memory:checkpoint  string: the last feed entry id projected
+    tl:{club:<id>}:memory:version     counter: changes of the outcomes (a cache's key)
+    tl:{club:<id>}:seasons            hash: season name -> "<start> <end>" (epoch seconds)
+    tl:memory:dirty                   set: clubs whose feed has entries to project
+
+Idempotent by construction: an outcome is written only when derived at a later sequence of
+its game than the one stored (a retry, a second instance, an older fold: no-ops), and the
+checkpoint only ever moves forward, in the same script as the outcome it follows."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from typing import Any, Final
+
+from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
+from tablelog.service.store.errors import StoreUnavailable
+from tablelog.v1 import standings_pb2
+
+UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
+TIMEOUT: Final = 5.0
+LAG_COUNT: Final = 10_000
+"""Feed entries a lag report counts at most (it says "at least" past that)."""
+
+APPLY_SCRIPT: Final = """
+local function later(a, b)
+  if b == false or b == nil or b == "" then return true end
+  local am, as = string.match(a, "^(%d+)-(%d+)$")
+  local bm, bs = string.match(b, "^(%d+)-(%d+)$")
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am > bm or (am == bm and as > bs)
+end
+local changed = 0
+local seen = tonumber(redis.call("HGET", KEYS[2], ARGV[1]) or "-1")
+if tonumber(ARGV[2]) > seen then
+  redis.call("HSET", KEYS[2], ARGV[1], ARGV[2])
+  if ARGV[3] == "" then
+    changed = redis.call("HDEL", KEYS[1], ARGV[1])
+  else
+    local old = redis.call("HGET", KEYS[1], ARGV[1])
+    if old ~= ARGV[3] then
+      redis.call("HSET", KEYS[1], ARGV[1], ARGV[3])
+      changed = 1
+    end
+  end
+  if changed > 0 then redis.call("INCR", KEYS[4]) end
+end
+if ARGV[4] ~= "" and later(ARGV[4], redis.call("GET", KEYS[3])) then
+  redis.call("SET", KEYS[3], ARGV[4])
+end
+return changed
+"""
+"""KEYS: outcomes, seen, checkpoint, version. ARGV: game id, the sequence the outcome was
+derived at, the outcome ("" for a game that has none: abandoned, reopened), the feed entry
+id it follows ("" for a rebuild). Answers 1 when the outcomes changed."""
+
+
+class MemoryStore:
+    def __init__(self, client: RedisClient, prefix: str = "tl", timeout: float = TIMEOUT):
+        self._redis = client
+        self._prefix = prefix
+        self._timeout = timeout
+
+    def key(self, club_id: str, part: str) -> str:
+        return f"{self._prefix}:{{club:{club_id}}}:{part}"
+
+    @property
+    def dirty_key(self) -> str:
+        return f"{self._prefix}:memory:dirty"
+
+    async def _call(self, awaitable: Awaitable[Any]) -> Any:
+        try:
+            return await asyncio.wait_for(awaitable, self._timeout)
+        except UNAVAILABLE as exc:
+            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+
+    # ------------------------------------------------------------------ the feed
+
+    async def note_change(self, club_id: str, game_id: str) -> None:
+        """A game of `club_id` changed in a way the projections follow."""
+        await self._call(self._redis.xadd(self.key(club_id, "memory:feed"), {"g": game_id}))
+        await self._call(self._redis.sadd(self.dirty_key, club_id))
+
+    async def dirty_clubs(self) -> list[str]:
+        """The clubs flagged with feed entries to project, unflagged as they are taken (a
+        change noted meanwhile flags its club again)."""
+        taken = await self._call(self._redis.spop(self.dirty_key, 100))
+        return sorted(bytes(c).decode() for c in taken or ())
+
+    async def flag(self, club_id: str) -> None:
+        await self._call(self._redis.sadd(self.dirty_key, club_id))
+
+    async def checkpoint(self, club_id: str) -> str:
+        found = await self._call(self._redis.get(self.key(club_id, "memory:checkpoint")))
+        return bytes(found).decode() if found else "0-0"
+
+    async def feed_after(self, club_id: str, after: str, count: int) -> list[tuple[str, str]]:
+        """Up to `count` feed entries after the entry id `after`: (entry id, game id)."""
+        entries = await self._call(
+            self._redis.xrange(
+                self.key(club_id, "memory:feed"), min=f"({after}", max="+", count=count
+            )
+        )
+        return [(bytes(i).decode(), bytes(f[b"g"]).decode()) for i, f in entries]
+
+    async def trim(self, club_id: str, upto: str) -> None:
+        """Drop the feed entries up to the projected `upto` (kept: what follows)."""
+        milliseconds, _, sequence = upto.partition("-")
+        await self._call(
+            self._redis.xtrim(
+                self.key(club_id, "memory:feed"),
+                minid=f"{milliseconds}-{int(sequence or 0) + 1}",
+            )
+        )
+
+    # ------------------------------------------------------------------ outcomes
+
+    async def apply(
+        self,
+        club_id: str,
+        game_id: str,
+        sequence: int,
+        outcome: standings_pb2.GameOutcome | None,
+        feed_id: str,
+    ) -> bool:
+        """Store what the game's events at `sequence` give (None: no outcome), and move the
+        checkpoint to `feed_id`, in one script; whether the outcomes changed."""
+        keys = [
+            self.key(club_id, "memory:outcomes"),
+            self.key(club_id, "memory:seen"),
+            self.key(club_id, "memory:checkpoint"),
+            self.key(club_id, "memory:version"),
+        ]
+        blob = outcome.SerializeToString(deterministic=True) if outcome is not None else b""
+        changed = await self._call(
+            self._redis.eval(APPLY_SCRIPT, len(keys), *keys, game_id, str(sequence), blob, feed_id)
+        )
+        return bool(changed)
+
+    async def version(self, club_id: str) -> int:
+        found = await self._call(self._redis.get(self.key(club_id, "memory:version")))
+        return int(found or 0)
+
+    async def outcomes(self, club_id: str) -> dict[str, bytes]:
+        rows = await self._call(self._redis.hgetall(self.key(club_id, "memory:outcomes")))
+        return {bytes(k).decode(): bytes(v) for k, v in rows.items()}
+
+    async def clear(self, club_id: str) -> None:
+        """Forget the club's projection (a rebuild starts from nothing); the version moves on
+        so that no cache keeps serving what was cleared."""
+        await self._call(
+            self._redis.delete(
+                self.key(club_id, "memory:outcomes"),
+                self.key(club_id, "memory:seen"),
+            )
+        )
+        await self._call(self._redis.incr(self.key(club_id, "memory:version")))
+
+    async def feed_end(self, club_id: str) -> str:
+        """The id of the feed's last entry ("0-0" when empty)."""
+        last = await self._call(self._redis.xrevrange(self.key(club_id, "memory:feed"), count=1))
+        return bytes(last[0][0]).decode() if last else "0-0"
+
+    async def lag(self, club_id: str) -> standings_pb2.ProjectionLag:
+        """Changed games not yet projected, how long the oldest has waited, and how many
+        ended games the projection holds."""
+        after = await self.checkpoint(club_id)
+        pending = await self.feed_after(club_id, after, LAG_COUNT)
+        games = await self._call(self._redis.hlen(self.key(club_id, "memory:outcomes")))
+        waited = 0.0
+        if pending:
+            sent = int(pending[0][0].partition("-")[0]) / 1000
+            waited = max(0.0, round(time.time() - sent, 3))
+        return standings_pb2.ProjectionLag(
+            pending_games=len({g for _i, g in pending}),
+            seconds=waited,
+            projected_games=int(games),
+        )
+
+    async def clubs(self) -> list[str]:
+        """Every club id (`tl:clubs`, kept by `tablelog.service.access.members`)."""
+        found = await self._call(self._redis.smembers(f"{self._prefix}:clubs"))
+        return sorted(bytes(c).decode() for c in found)
+
+    # ------------------------------------------------------------------ seasons
+
+    async def seasons(self, club_id: str) -> dict[str, tuple[int, int]]:
+        rows = await self._call(self._redis.hgetall(self.key(club_id, "seasons")))
+        found: dict[str, tuple[int, int]] = {}
+        for name, value in rows.items():
+            start, _, end = bytes(value).decode().partition(" ")
+            found[bytes(name).decode()] = (int(start), int(end))
+        return found
+
+    async def set_season(self, club_id: str, name: str, start: int, end: int, limit: int) -> bool:
+        """Define a season; False when the club has `limit` seasons and this is a new one."""
+        key = self.key(club_id, "seasons")
+        known = await self._call(self._redis.hexists(key, name))
+        if not known and await self._call(self._redis.hlen(key)) >= limit:
+            return False
+        await self._call(self._redis.hset(key, name, f"{start} {end}"))
+        return True

@@ -1,0 +1,175 @@
+"""Club memory through the service, on real Redis: the projector follows ended games into
+standings, ratings and statistics; an undo that reopens a game, an abandon, a merge of two
+names and an amend move them; a rebuild from the streams gives the same models; one club
+sees nothing of another's."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+
+from tablelog.replay.registry import find_game
+from tablelog.service.api.server import BackgroundServer
+from tablelog.service.store.embedded import EmbeddedRedis
+from tablelog.v1 import standings_pb2
+from tablelog_client import Client
+from tests.service.helpers import refused
+from tests.service.test_players import _club
+from tests.support.play import random_game
+
+
+@pytest.fixture
+def club(server: BackgroundServer) -> Iterator[tuple[str, Client]]:
+    club_id, token = _club(server)
+    with Client(server.target, token=token, timeout=30) as owner:
+        yield club_id, owner
+
+
+def play(client: Client, game: str, players: list[str], seed: int, moves: int | None = None) -> str:
+    """Record a seeded random game of `game` move by move (all of it, or its first `moves`)."""
+    played = random_game(game, len(players), seed)
+    created = client.create_game(game, players)
+    version = created.version
+    for notation in played.notations[:moves]:
+        version = client.record(created.game_id, notation, expected_version=version).game.version
+    return created.game_id
+
+
+def settled(
+    client: Client, game: str, wanted: Callable[[standings_pb2.GetStandingsResponse], bool]
+) -> standings_pb2.GetStandingsResponse:
+    """The standings once the projector has caught up and `wanted` holds (within 20 s)."""
+    deadline = time.monotonic() + 20
+    while True:
+        found = client.standings(game)
+        if found.lag.pending_games == 0 and wanted(found):
+            return found
+        assert time.monotonic() < deadline, f"projections never caught up: {found.lag}"
+        time.sleep(0.05)
+
+
+def snapshot(client: Client, games: list[str]) -> list[bytes]:
+    taken = [client.standings(g).SerializeToString(deterministic=True) for g in games]
+    for g in games:
+        stats = client.game_type_stats(g)
+        stats.ClearField("lag")
+        taken.append(stats.SerializeToString(deterministic=True))
+    return taken
+
+
+def clean(found: standings_pb2.GetStandingsResponse) -> standings_pb2.GetStandingsResponse:
+    found.ClearField("lag")
+    return found
+
+
+def test_standings_follow_the_games_and_a_rebuild_gives_the_same(
+    club: tuple[str, Client], embedded_redis: EmbeddedRedis
+) -> None:
+    club_id, owner = club
+    game = "medici-card-game"
+    seats = [
+        ["Ann", "Bob", "Cleo"],
+        ["Bob", "anne", "Cleo"],
+        ["Cleo", "Ann", "Bob"],
+        ["Ann", "Bob"],
+    ]
+    ids = [play(owner, game, players, seed) for seed, players in enumerate(seats, start=1)]
+    table = settled(owner, game, lambda s: s.games == 4)
+    rows = {r.display_name: r for r in table.rows}
+    assert set(rows) == {"Ann", "anne", "Bob", "Cleo"}
+    assert sum(r.games for r in rows.values()) == sum(len(s) for s in seats)
+    assert round(sum(r.wins for r in rows.values()), 6) == 4
+    # Points are the recorded scores: the same games folded here give the same totals.
+    totals: dict[str, int] = {}
+    for seed, players in enumerate(seats, start=1):
+        result = find_game(game).result(random_game(game, len(players), seed).position.state)
+        for seat, name in enumerate(players):
+            totals[name] = totals.get(name, 0) + result.scores[seat].total
+    assert {n: r.points for n, r in rows.items()} == totals
+    assert all(r.rating.sigma < 25 / 3 for r in rows.values())
+    assert table.lag.projected_games == 4
+
+    # Undoing the last move reopens a game: it leaves the standings.
+    owner.undo(ids[0])
+    table = settled(owner, game, lambda s: s.games == 3)
+    assert sum(r.games for r in table.rows) == sum(len(s) for s in seats[1:])
+    # An abandoned game never counts.
+    owner.abandon(ids[0])
+    table = settled(owner, game, lambda s: s.games == 3)
+    # A merge joins Ann and anne in one row, at once (the roster is read with the outcomes).
+    owner.merge_players("Ann", "anne")
+    merged = {r.display_name: r for r in owner.standings(game).rows}
+    assert set(merged) == {"Ann", "Bob", "Cleo"}
+    assert merged["Ann"].games == 3
+
+    # The stored outcomes and every model are the same after a rebuild from the streams.
+    stored = redis.Redis.from_url(embedded_redis.url)
+    key = f"tl:{{club:{club_id}}}:memory:outcomes"
+    before_outcomes = stored.hgetall(key)
+    before = snapshot(owner, [game])
+    rebuilt = owner.rebuild_projections()
+    assert rebuilt.games == 3
+    assert stored.hgetall(key) == before_outcomes
+    settled(owner, game, lambda s: s.games == 3)
+    assert snapshot(owner, [game]) == before
+
+
+def test_a_player_record_and_game_type_stats(club: tuple[str, Client]) -> None:
+    _club_id, owner = club
+    game = "splendor"
+    for seed in (3, 4):
+        play(owner, game, ["Dana", "Eli"], seed)
+    settled(owner, game, lambda s: s.games == 2)
+    record = owner.player_record("dana")
+    assert record.player.display_name == "Dana"
+    (mine,) = record.games
+    assert mine.game == "splendor"
+    assert mine.standing.games == 2
+    assert len(mine.history) == 2
+    assert sum(mine.places) == 2
+    assert len(mine.scores) == 2
+    assert mine.head_to_head[0].opponent_name == "Eli"
+    assert mine.head_to_head[0].games == 2
+    figures = {f.name: f for f in mine.figures}
+    assert figures["purchases"].games == 2
+    stats = owner.game_type_stats(game)
+    assert stats.games == 2
+    assert [s.order for s in stats.seats] == [1, 2]
+    assert round(sum(s.wins for s in stats.seats), 6) == 2
+    assert stats.average_moves > 10
+    missing = refused(lambda: owner.player_record("Nobody At All"))
+    assert missing.reason == "PLAYER_NOT_FOUND"
+
+
+def test_seasons_slice_the_standings(club: tuple[str, Client]) -> None:
+    _club_id, owner = club
+    play(owner, "splendor", ["Fay", "Gus"], 5)
+    settled(owner, "splendor", lambda s: s.games == 1)
+    this_year = time.gmtime().tm_year
+    assert owner.standings("splendor", str(this_year)).games == 1
+    assert owner.standings("splendor", str(this_year - 1)).games == 0
+    season = owner.set_season("Old days", "2001-01-01", "2001-12-31")
+    assert season.name == "Old days"
+    assert owner.standings("splendor", "old DAYS").games == 0
+    assert [s.name for s in owner.seasons()] == ["Old days"]
+    bad = refused(lambda: owner.standings("splendor", "no such season"))
+    assert bad.reason == "INVALID_REQUEST"
+    bad = refused(lambda: owner.set_season("x", "2026-02-30", "2026-03-01"))
+    assert bad.reason == "INVALID_REQUEST"
+
+
+def test_one_club_sees_nothing_of_anothers_memory(
+    server: BackgroundServer, club: tuple[str, Client]
+) -> None:
+    _club_id, owner = club
+    play(owner, "splendor", ["Hal", "Ida"], 6)
+    settled(owner, "splendor", lambda s: s.games == 1)
+    _other, token = _club(server)
+    with Client(server.target, token=token) as other:
+        assert other.standings("splendor").games == 0
+        assert list(other.standings("splendor").rows) == []
+        assert other.standings("splendor").lag.projected_games == 0
+        assert refused(lambda: other.player_record("Hal")).reason == "PLAYER_NOT_FOUND"
