@@ -60,6 +60,8 @@ class StoreProbe:
         self._thread: threading.Thread | None = None
         self.serving = True
         """The last verdict (the server starts SERVING: it checked Redis at start-up)."""
+        self.failure: str | None = None
+        """Why the store failed, while it does (for `/readyz`, `service.readiness`)."""
 
     def start(self) -> None:
         self._server_loop = asyncio.get_running_loop()
@@ -108,6 +110,7 @@ class StoreProbe:
         serving = failure is None
         if serving == self.serving or self._server_loop is None:
             return
+        self.failure = failure
         self.serving = serving
         loop = self._server_loop
         if serving:

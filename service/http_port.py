@@ -35,6 +35,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.http_api import API_PREFIXES, CODECS, endpoints
 from service.limits import MAX_MESSAGE_BYTES
+from service.readiness import HEALTH_PATHS, Readiness, answer_health
 from service.transport import TlsFiles
 from service.webapp_files import WEBAPP_DIRECTORY, WebappFiles
 
@@ -112,8 +113,10 @@ class HttpApp:
         *,
         cors_origins: Collection[str] = (),
         webapp: Path = WEBAPP_DIRECTORY,
+        readiness: Readiness | None = None,
     ) -> None:
         self.cors_origins = frozenset(cors_origins)
+        self.readiness = readiness or Readiness()
         api: ASGIApp = TablelogApi(handlers)
         if self.cors_origins:
             api = CORSMiddleware(
@@ -137,7 +140,9 @@ class HttpApp:
         if scope["type"] != "http":
             # No websockets; lifespan events are not sent (uvicorn runs with lifespan off).
             raise RuntimeError(f"the HTTP port serves no {scope['type']} connections")
-        if not scope["path"].startswith(API_PREFIXES):
+        if scope["path"] in HEALTH_PATHS:
+            await answer_health(self.readiness, scope, receive, send)
+        elif not scope["path"].startswith(API_PREFIXES):
             await self.files(scope, receive, send)
         elif self.allowed(scope):
             await self.api(scope, receive, send)
@@ -272,10 +277,12 @@ async def start_http_port(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     reuse_port: bool = False,
     webapp: Path = WEBAPP_DIRECTORY,
+    readiness: Readiness | None = None,
 ) -> HttpPort:
     """Serve `handlers` (`service.server.Built.handlers`) and the web app on `address`,
-    in the running event loop, until `HttpPort.stop`."""
-    app = HttpApp(handlers, cors_origins=cors_origins, webapp=webapp)
+    in the running event loop, until `HttpPort.stop`; `/healthz` and `/readyz` as
+    `readiness` says (`service.readiness`)."""
+    app = HttpApp(handlers, cors_origins=cors_origins, webapp=webapp, readiness=readiness)
     listening = bind(address, reuse_port)
     config = uvicorn.Config(
         app,

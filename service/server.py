@@ -8,7 +8,7 @@ import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -31,6 +31,7 @@ from service.interceptors import Registrar, add_servicer
 from service.limits import MAX_MESSAGE_BYTES
 from service.local_owner import register_owner_token
 from service.quotas import CallerLimits, KeysOf
+from service.readiness import Readiness
 from service.recorder import Recorder
 from service.servicer import TablelogServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
@@ -67,6 +68,8 @@ class Built:
     (`service.http_port`)."""
     http: HttpPort | None = None
     """The HTTP port, once started (`start_http`)."""
+    readiness: Readiness = field(default_factory=Readiness)
+    """What `/readyz` on the HTTP port says (`service.readiness`)."""
 
 
 def build_server(
@@ -159,7 +162,9 @@ def build_server(
         if redis_url is not None
         else None
     )
-    return Built(server, port, recorder, health_servicer, probe, watching, members, gate, handlers)
+    built = Built(server, port, recorder, health_servicer, probe, watching, members, gate, handlers)
+    built.readiness.probe = probe
+    return built
 
 
 def _pass_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes]:
@@ -233,8 +238,8 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 100)
 
 
-HEALTH_NAMES = ("", SERVICE_NAME)
-"""The names the health service answers for: the server as a whole and the API."""
+HEALTH_NAMES = ("", SERVICE_NAME, CLUB_SERVICE_NAME)
+"""The names the health service answers for: the server as a whole and both services."""
 
 
 async def mark_serving(built: Built) -> None:
@@ -243,11 +248,13 @@ async def mark_serving(built: Built) -> None:
         await built.health.set(name, health_pb2.HealthCheckResponse.SERVING)
     if built.probe is not None:
         built.probe.start()
+    built.readiness.started = True
 
 
 async def stop_serving(built: Built, grace: float) -> None:
     """NOT_SERVING for good (load balancers stop sending calls), then stop the server,
     letting calls in progress finish for up to `grace` seconds."""
+    built.readiness.stopping = True
     if built.probe is not None:
         await asyncio.to_thread(built.probe.stop)
     await built.health.enter_graceful_shutdown()
@@ -359,6 +366,7 @@ class BackgroundServer:
                     self.http_address,
                     tls=self.tls,
                     cors_origins=self.http_cors_origins,
+                    readiness=self.built.readiness,
                 )
             await mark_serving(self.built)
             self._stop = asyncio.Event()
