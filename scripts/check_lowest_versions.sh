@@ -29,6 +29,8 @@ echo "== installed"
 import sys
 from importlib.metadata import version
 
+from packaging.version import Version
+
 wrong = []
 for line in open(sys.argv[1], encoding="utf-8"):
     requirement = line.split(";")[0].strip()
@@ -41,7 +43,7 @@ for line in open(sys.argv[1], encoding="utf-8"):
         print(f"{name}: not installed here (its marker)")
         continue
     print(f"{name}=={found}")
-    if found != pinned:
+    if Version(found) != Version(pinned):
         wrong.append(f"{name} {found} (floor {pinned})")
 if wrong:
     sys.exit("not at the floor: " + ", ".join(wrong))

@@ -30,6 +30,7 @@ from service.errors import InvalidRequest
 from service.game_index import entry_of, index_after_append, index_club
 from service.heads import Head, Heads
 from service.limits import MAX_REQUEST_ID, check_game_id, check_length
+from service.metrics import APPEND_RETRIES
 from service.quotas import storage_club
 from service.store import ChainMismatch, EventStore, SeedOp, SequenceMoved, StaleVersion
 from service.views import summarize
@@ -238,12 +239,14 @@ class Appender:
             try:
                 return await self.append(plan)
             except SequenceMoved as moved:
+                APPEND_RETRIES.inc()
                 # Behind the cached head: the stream was cut (verified: TamperedHistory).
                 if moved.sequence < head.sequence:
                     head = await self.heads.reconcile(head)
                 else:
                     head = await self.heads.catch_up(head)
             except ChainMismatch:
+                APPEND_RETRIES.inc()
                 # The cached head is not the stored one: only a verified history that still
                 # holds it is built on (else TamperedHistory, DATA_LOSS).
                 head = await self.heads.reconcile(head)

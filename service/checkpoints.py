@@ -35,6 +35,7 @@ from replay import fold as folding
 from replay import snapshots
 from service.chain import Chain
 from service.logs import get_logger
+from service.metrics import CHECKPOINT_WRITES
 from service.store import EventStore, StoreError, TamperedHistory
 from service.verification import ChainBroken, ChainWalk
 from tablelog.v1 import events_pb2
@@ -336,7 +337,9 @@ class Checkpoints:
             )
             data = seal(self.store.chain, game_id, checkpoint)
             await self.store.checkpoints.put(game_id, position.sequence, position.revision, data)
+            CHECKPOINT_WRITES.labels("written").inc()
         except (snapshots.Unencodable, StoreError) as failed:
+            CHECKPOINT_WRITES.labels("failed").inc()
             log.warning(
                 "checkpoint_not_written",
                 game_id=game_id,

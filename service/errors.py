@@ -32,6 +32,7 @@ from replay.core import (
     NotYourTurn,
     RulesError,
 )
+from service.metrics import refused
 from service.store import (
     ChainMismatch,
     ClubStorageFull,
@@ -45,6 +46,7 @@ from service.store import (
     StoreFull,
     StoreUnavailable,
 )
+from service.tracing import REQUEST_ID_KEY, current_request_id
 
 DOMAIN = "tablelog.v1"
 
@@ -315,7 +317,9 @@ def _pack(message: object) -> any_pb2.Any:
 
 
 def to_status(found: Refusal) -> grpc.Status:
-    """The rich status (google.rpc.Status in the trailing metadata) for a refusal."""
+    """The rich status (google.rpc.Status in the trailing metadata) for a refusal, counted
+    by reason (`service.metrics`) and carrying the call's request id (`service.tracing`)."""
+    refused(found.reason)
     details = [
         _pack(
             error_details_pb2.ErrorInfo(
@@ -356,4 +360,20 @@ def to_status(found: Refusal) -> grpc.Status:
     status = status_pb2.Status(
         code=getattr(code_pb2, found.code.name), message=found.message, details=details
     )
-    return rpc_status.to_status(status)
+    packed = rpc_status.to_status(status)
+    request_id = current_request_id()
+    if request_id is None:
+        return packed
+    # An abort's trailing metadata replaces what the call set before: the id goes here too.
+    return _Answered(
+        packed.code,
+        packed.details,
+        (*packed.trailing_metadata, (REQUEST_ID_KEY, request_id)),
+    )
+
+
+@dataclass(frozen=True)
+class _Answered(grpc.Status):
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[tuple[str, str | bytes], ...]

@@ -29,12 +29,13 @@ import grpc
 import uvicorn
 from connectrpc.server import ConnectASGIApplication
 from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.http_api import API_PREFIXES, CODECS, endpoints
 from service.limits import MAX_MESSAGE_BYTES
+from service.metrics import exposition
 from service.readiness import HEALTH_PATHS, Readiness, answer_health
 from service.transport import TlsFiles
 from service.webapp_files import WEBAPP_DIRECTORY, WebappFiles
@@ -142,6 +143,8 @@ class HttpApp:
             raise RuntimeError(f"the HTTP port serves no {scope['type']} connections")
         if scope["path"] in HEALTH_PATHS:
             await answer_health(self.readiness, scope, receive, send)
+        elif scope["path"] == METRICS_PATH:
+            await answer_metrics(scope, receive, send)
         elif not scope["path"].startswith(API_PREFIXES):
             await self.files(scope, receive, send)
         elif self.allowed(scope):
@@ -151,6 +154,21 @@ class HttpApp:
                 "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
             )
             await refused(scope, receive, send)
+
+
+METRICS_PATH = "/metrics"
+
+
+async def answer_metrics(scope: Scope, receive: Receive, send: Send) -> None:
+    """Prometheus' scrape (`service.metrics`): counts summed over every club, never one
+    club's; no token (as a scraper calls it; docs/deploy.md, Monitoring)."""
+    response: Response
+    if scope["method"] not in ("GET", "HEAD"):
+        response = PlainTextResponse("GET only\n", status_code=405, headers={"allow": "GET, HEAD"})
+    else:
+        body, content_type = exposition()
+        response = Response(body, headers={"content-type": content_type})
+    await response(scope, receive, send)
 
 
 def parse_address(address: str) -> tuple[str, int]:

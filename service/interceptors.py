@@ -1,6 +1,8 @@
 """A server interceptor that writes one structured log line per RPC: method, game id,
-revision, request id, duration and status. Servicers add the game id and revision they
-learn through `note()`.
+revision, request id, trace id, duration and status, and counts the call in the Prometheus
+metrics (`service.metrics`). Servicers add the game id and revision they learn through
+`note()`. The request id (made when the caller sends none) goes back to the caller as
+`x-request-id` (`service.tracing`).
 
 It wraps each method's handler once. `Registrar` (or `add_logged_servicer`) applies it
 when the service is registered, which keeps grpc's fast paths: going through
@@ -17,7 +19,6 @@ them."""
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
@@ -29,10 +30,17 @@ from grpc import aio
 from service.admission import Admission
 from service.errors import InvalidRequest, refusal, to_status
 from service.logs import get_logger
-
-_rpc: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-    "tablelog_rpc", default=None
+from service.metrics import observe_call
+from service.tracing import (
+    CURRENT,
+    REQUEST_ID_KEY,
+    TRACEPARENT_KEY,
+    new_request_id,
+    new_trace_id,
+    trace_id_of,
 )
+
+_rpc = CURRENT
 log = get_logger("tablelog.rpc")
 
 
@@ -81,17 +89,27 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
     if game_id:
         fields["game_id"] = _clip(game_id)
     request_id = getattr(request, "request_id", "")
-    if not request_id:
-        for key, value in context.invocation_metadata() or ():
-            if key == "x-request-id" and isinstance(value, str):
-                request_id = value
-    if request_id:
-        fields["request_id"] = _clip(request_id)
+    trace_id = None
+    for key, value in context.invocation_metadata() or ():
+        if key == REQUEST_ID_KEY and not request_id and isinstance(value, str):
+            request_id = value
+        elif key == TRACEPARENT_KEY and isinstance(value, str):
+            trace_id = trace_id_of(value)
+    fields["request_id"] = _clip(request_id) if request_id else new_request_id()
+    fields["trace_id"] = trace_id or new_trace_id()
     return fields
 
 
+def _return_request_id(context: aio.ServicerContext[Any, Any], fields: dict[str, Any]) -> None:
+    """The call's request id back to the caller (a refusal carries it in its status's
+    trailing metadata instead: `service.errors.to_status`)."""
+    context.set_trailing_metadata(((REQUEST_ID_KEY, fields["request_id"]),))
+
+
 def _finish(fields: dict[str, Any], started: float, status: str) -> None:
-    fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    seconds = time.perf_counter() - started
+    observe_call(fields["method"], fields.get("transport", "grpc"), status, seconds)
+    fields["duration_ms"] = round(seconds * 1000, 3)
     fields["status"] = status
     if status in ("OK", "CANCELLED"):
         log.info("rpc", **fields)
@@ -160,6 +178,7 @@ def _wrap_unary(method: str, inner: Any) -> Any:
         fields = _start(name, request, context)
         token = _rpc.set(fields)
         error: BaseException | None = None
+        _return_request_id(context, fields)
         try:
             return await inner(request, context)
         except BaseException as exc:
@@ -181,6 +200,7 @@ def _wrap_stream(method: str, inner: Any) -> Any:
         token = _rpc.set(fields)
         error: BaseException | None = None
         sent = 0
+        _return_request_id(context, fields)
         try:
             async for item in inner(request, context):
                 sent += 1
@@ -342,6 +362,8 @@ class _GuardedGenericHandler(grpc.GenericRpcHandler):
         method: str = handler_call_details.method
         if method not in self._wrapped:
             handler = self._inner.service(handler_call_details)
+            if handler is None:  # a path of no method: not remembered (callers choose it)
+                return None
             self._wrapped[method] = _prepare(
                 method, handler, self._log, self._gate, self._admission
             )

@@ -16,6 +16,8 @@ import orjson
 import structlog
 from structlog.typing import EventDict, WrappedLogger
 
+from service.tracing import add_call_ids
+
 _configured = False
 
 
@@ -47,6 +49,34 @@ def json_line(value: Any, **_: Any) -> str:
     return orjson.dumps(value, default=_fallback).decode()
 
 
+STDLIB_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "grpc")
+"""Libraries that log through the standard library: their lines go through structlog too,
+so every line is JSON (uvicorn wrote plain text into the JSON log)."""
+
+
+class ToStructlog(logging.Handler):
+    """A standard-library handler that hands each record to structlog, as one line with the
+    logger's name, the level and the message (and the exception, formatted)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            fields: dict[str, Any] = {"logger": record.name}
+            if record.exc_info:
+                fields["exc_info"] = record.exc_info
+            structlog.get_logger(record.name).log(record.levelno, record.getMessage(), **fields)
+        except Exception:  # a log line must never break the server
+            self.handleError(record)
+
+
+def route_stdlib_logging(level: int) -> None:
+    handler = ToStructlog(level)
+    for name in STDLIB_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(level)
+        logger.propagate = False
+
+
 def configure_logging(level: str = "info", json: bool | None = None) -> None:
     """Idempotent: the first call wins (tests and `serve` may both call it)."""
     global _configured
@@ -56,6 +86,7 @@ def configure_logging(level: str = "info", json: bool | None = None) -> None:
     as_json = not sys.stderr.isatty() if json is None else json
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
+        add_call_ids,
         structlog.processors.add_log_level,
     ]
     if as_json:
@@ -77,6 +108,7 @@ def configure_logging(level: str = "info", json: bool | None = None) -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    route_stdlib_logging(logging.getLevelNamesMapping()[level.upper()])
 
 
 def get_logger(name: str) -> Any:

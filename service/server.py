@@ -30,6 +30,7 @@ from service.identity import new_token
 from service.interceptors import Registrar, add_servicer
 from service.limits import MAX_MESSAGE_BYTES
 from service.local_owner import register_owner_token
+from service.metrics import SERVERS
 from service.quotas import CallerLimits, KeysOf
 from service.readiness import Readiness
 from service.recorder import Recorder
@@ -249,12 +250,14 @@ async def mark_serving(built: Built) -> None:
     if built.probe is not None:
         built.probe.start()
     built.readiness.started = True
+    SERVERS.add(built)
 
 
 async def stop_serving(built: Built, grace: float) -> None:
     """NOT_SERVING for good (load balancers stop sending calls), then stop the server,
     letting calls in progress finish for up to `grace` seconds."""
     built.readiness.stopping = True
+    SERVERS.discard(built)
     if built.probe is not None:
         await asyncio.to_thread(built.probe.stop)
     await built.health.enter_graceful_shutdown()

@@ -1,0 +1,175 @@
+"""Prometheus metrics: `/metrics` on the HTTP port, and `tablelog serve --metrics-address`
+for a deployment without one (docs/deploy.md, Monitoring).
+
+RED per method, from the one logging interceptor (`service.interceptors`): calls by method,
+transport (grpc, http) and status code, and a latency histogram by method and transport.
+Beside them, read when scraped from what the server already keeps (nothing per call): the
+watchers and watched games, the head cache's bytes, hits and misses, whether Redis answers
+(the health probe's verdict) and whether the server is ready; and counted where they happen,
+off the per-move path: refused calls by reason (the ErrorInfo reason), append retries and
+checkpoint writes.
+
+Labels are bounded: a method is one of the API's (an unknown path never reaches the
+interceptor), a code one of gRPC's seventeen, a reason one of the server's own constants;
+never a game id, a club or a caller.
+
+prometheus_client rather than OpenTelemetry: one small package without dependencies whose
+counter costs a fraction of a microsecond; the SDK with a Prometheus exporter adds a dozen
+packages and more work per call for the same text (`benchmarks/observability.py` measures
+what the interceptor adds per call)."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from service.server import Built
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+"""The process's metrics (one server per process in production; tests read deltas)."""
+
+LATENCY_BUCKETS = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0,
+)  # fmt: skip
+"""Seconds: RecordMove answers in about a millisecond; a watch lasts minutes (its call's
+whole duration is observed, as py-grpc-prometheus does: filter it out by method)."""
+
+CALLS = Counter(
+    "tablelog_rpc_calls",
+    "RPCs finished, by method, transport (grpc, http) and gRPC status code.",
+    ("method", "transport", "code"),
+    registry=REGISTRY,
+)
+DURATION = Histogram(
+    "tablelog_rpc_duration_seconds",
+    "Time from a call's start to its status, by method and transport.",
+    ("method", "transport"),
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+REFUSED = Counter(
+    "tablelog_refused_calls",
+    "Calls refused by the server, by reason (the ErrorInfo reason: RATE_LIMITED, "
+    "ILLEGAL_MOVE, STALE_VERSION, ...).",
+    ("reason",),
+    registry=REGISTRY,
+)
+APPEND_RETRIES = Counter(
+    "tablelog_append_retries",
+    "Appends built again because other events came first (compare-and-append lost a race).",
+    registry=REGISTRY,
+)
+CHECKPOINT_WRITES = Counter(
+    "tablelog_checkpoint_writes",
+    "Checkpoints of game heads, by result (written, failed).",
+    ("result",),
+    registry=REGISTRY,
+)
+
+_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+"""The labelled children by (method, transport, code): `labels()` costs a few microseconds
+a call (it validates and locks); a dictionary look-up does not."""
+
+
+def observe_call(method: str, transport: str, code: str, seconds: float) -> None:
+    """One finished call (from `service.interceptors`)."""
+    key = (method, transport, code)
+    pair = _children.get(key)
+    if pair is None:
+        pair = _children[key] = (CALLS.labels(*key), DURATION.labels(method, transport))
+    pair[0].inc()
+    pair[1].observe(seconds)
+
+
+def refused(reason: str) -> None:
+    REFUSED.labels(reason).inc()
+
+
+class ServerState(Collector):
+    """Gauges and counters read from the running servers when scraped (summed: tests run
+    several in one process)."""
+
+    def __init__(self) -> None:
+        # By identity (a Built is a dataclass: compared by value, so unhashable).
+        self._servers: weakref.WeakValueDictionary[int, Built] = weakref.WeakValueDictionary()
+
+    def add(self, built: Built) -> None:
+        self._servers[id(built)] = built
+
+    def discard(self, built: Built) -> None:
+        self._servers.pop(id(built), None)
+
+    def collect(self) -> Iterator[Metric]:
+        servers = list(self._servers.values())
+        caches = [built.recorder.heads.cache for built in servers]
+
+        def gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, text, value=value)
+
+        yield gauge(
+            "tablelog_watchers", "Open WatchGame calls.", sum(b.watching.watchers for b in servers)
+        )
+        yield gauge(
+            "tablelog_watched_games",
+            "Games with at least one watcher (one stream tail each).",
+            sum(b.watching.watched_games for b in servers),
+        )
+        yield gauge(
+            "tablelog_head_cache_bytes",
+            "Estimated bytes held by the cached game heads.",
+            sum(c.bytes for c in caches),
+        )
+        yield gauge(
+            "tablelog_head_cache_limit_bytes",
+            "The head cache's bound (--head-cache-bytes).",
+            sum(c.max_bytes for c in caches),
+        )
+        yield CounterMetricFamily(
+            "tablelog_head_cache_hits",
+            "Game heads found in the cache.",
+            value=sum(c.hits for c in caches),
+        )
+        yield CounterMetricFamily(
+            "tablelog_head_cache_misses",
+            "Game heads loaded from Redis (not cached, or evicted).",
+            value=sum(c.misses for c in caches),
+        )
+        up = [b.probe.serving for b in servers if b.probe is not None]
+        yield gauge(
+            "tablelog_redis_up",
+            "1 while the health probe hears Redis within its limit, else 0.",
+            float(bool(up) and all(up)),
+        )
+        yield gauge(
+            "tablelog_ready",
+            "1 while /readyz says ready, else 0.",
+            float(bool(servers) and all(b.readiness.why_not() is None for b in servers)),
+        )
+
+
+SERVERS = ServerState()
+REGISTRY.register(SERVERS)
+
+
+def exposition() -> tuple[bytes, str]:
+    """The metrics in Prometheus' text format, and its content type."""
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+
+
+def start_metrics_server(address: str) -> Any:
+    """`--metrics-address HOST:PORT`: `/metrics` on a port of its own, in a thread (for a
+    deployment with the HTTP port off). The server's `shutdown()` stops it."""
+    from prometheus_client import start_http_server
+
+    from service.http_port import parse_address
+
+    host, port = parse_address(address)
+    server, _thread = start_http_server(port, addr=host, registry=REGISTRY)
+    return server
