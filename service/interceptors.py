@@ -95,8 +95,13 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
             request_id = value
         elif key == TRACEPARENT_KEY and isinstance(value, str):
             trace_id = trace_id_of(value)
-    fields["request_id"] = _clip(request_id) if request_id else new_request_id()
-    fields["trace_id"] = trace_id or new_trace_id()
+    if trace_id is None:
+        trace_id = new_trace_id()
+        made = trace_id[:16]  # random enough for an id: no second random number
+    else:
+        made = None
+    fields["request_id"] = _clip(request_id) if request_id else made or new_request_id()
+    fields["trace_id"] = trace_id
     return fields
 
 

@@ -20,12 +20,19 @@ what the interceptor adds per call)."""
 
 from __future__ import annotations
 
+import math
 import weakref
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
@@ -41,19 +48,6 @@ LATENCY_BUCKETS = (
 """Seconds: RecordMove answers in about a millisecond; a watch lasts minutes (its call's
 whole duration is observed, as py-grpc-prometheus does: filter it out by method)."""
 
-CALLS = Counter(
-    "tablelog_rpc_calls",
-    "RPCs finished, by method, transport (grpc, http) and gRPC status code.",
-    ("method", "transport", "code"),
-    registry=REGISTRY,
-)
-DURATION = Histogram(
-    "tablelog_rpc_duration_seconds",
-    "Time from a call's start to its status, by method and transport.",
-    ("method", "transport"),
-    buckets=LATENCY_BUCKETS,
-    registry=REGISTRY,
-)
 REFUSED = Counter(
     "tablelog_refused_calls",
     "Calls refused by the server, by reason (the ErrorInfo reason: RATE_LIMITED, "
@@ -73,19 +67,57 @@ CHECKPOINT_WRITES = Counter(
     registry=REGISTRY,
 )
 
-_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
-"""The labelled children by (method, transport, code): `labels()` costs a few microseconds
-a call (it validates and locks); a dictionary look-up does not."""
+
+class CallStats:
+    """Calls and their latency histogram, kept as plain integers by the event loop's thread
+    (every call runs there) and turned into Prometheus samples when scraped:
+    prometheus_client's own Counter and Histogram take a lock each time (about 1 us a call,
+    measured by benchmarks/observability.py); a dictionary look-up and a bisect do not."""
+
+    def __init__(self, buckets: tuple[float, ...] = LATENCY_BUCKETS) -> None:
+        self.buckets = buckets
+        self.calls: dict[tuple[str, str, str], int] = {}
+        self.latency: dict[tuple[str, str], list[float]] = {}
+        """Per (method, transport): a count per bucket (the last: above them all), then
+        the sum of seconds."""
+
+    def observe(self, method: str, transport: str, code: str, seconds: float) -> None:
+        key = (method, transport, code)
+        calls = self.calls
+        calls[key] = calls.get(key, 0) + 1
+        counts = self.latency.get((method, transport))
+        if counts is None:
+            counts = self.latency[(method, transport)] = [0.0] * (len(self.buckets) + 2)
+        counts[bisect_left(self.buckets, seconds)] += 1
+        counts[-1] += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        calls = CounterMetricFamily(
+            "tablelog_rpc_calls",
+            "RPCs finished, by method, transport (grpc, http) and gRPC status code.",
+            labels=("method", "transport", "code"),
+        )
+        for key, count in list(self.calls.items()):
+            calls.add_metric(key, count)
+        yield calls
+        latency = HistogramMetricFamily(
+            "tablelog_rpc_duration_seconds",
+            "Time from a call's start to its status, by method and transport.",
+            labels=("method", "transport"),
+        )
+        for (method, transport), counts in list(self.latency.items()):
+            cumulative = 0.0
+            buckets: list[tuple[str, float]] = []
+            for bound, count in zip((*self.buckets, math.inf), counts[:-1], strict=True):
+                cumulative += count
+                buckets.append(("+Inf" if math.isinf(bound) else repr(bound), cumulative))
+            latency.add_metric((method, transport), buckets, counts[-1])
+        yield latency
 
 
-def observe_call(method: str, transport: str, code: str, seconds: float) -> None:
-    """One finished call (from `service.interceptors`)."""
-    key = (method, transport, code)
-    pair = _children.get(key)
-    if pair is None:
-        pair = _children[key] = (CALLS.labels(*key), DURATION.labels(method, transport))
-    pair[0].inc()
-    pair[1].observe(seconds)
+CALL_STATS = CallStats()
+observe_call = CALL_STATS.observe
+"""One finished call (from `service.interceptors`)."""
 
 
 def refused(reason: str) -> None:
@@ -156,6 +188,7 @@ class ServerState(Collector):
 
 SERVERS = ServerState()
 REGISTRY.register(SERVERS)
+REGISTRY.register(CALL_STATS)
 
 
 def exposition() -> tuple[bytes, str]:
