@@ -108,8 +108,8 @@ class CallStats:
         for (method, transport), counts in list(self.latency.items()):
             cumulative = 0.0
             buckets: list[tuple[str, float]] = []
-            for bound, count in zip((*self.buckets, math.inf), counts[:-1], strict=True):
-                cumulative += count
+            for bound, in_bucket in zip((*self.buckets, math.inf), counts[:-1], strict=True):
+                cumulative += in_bucket
                 buckets.append(("+Inf" if math.isinf(bound) else repr(bound), cumulative))
             latency.add_metric((method, transport), buckets, counts[-1])
         yield latency

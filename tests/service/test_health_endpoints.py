@@ -10,7 +10,7 @@ import os
 import signal
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import pytest
@@ -105,12 +105,12 @@ def test_readyz_is_not_ready_before_serving_and_once_stopping() -> None:
     readiness = Readiness()
 
     def get(path: str, method: str = "GET") -> tuple[int, bytes]:
-        sent: list[dict[str, Any]] = []
+        sent: list[MutableMapping[str, Any]] = []
 
         async def receive() -> dict[str, Any]:
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             sent.append(message)
 
         scope = {"type": "http", "method": method, "path": path, "headers": []}

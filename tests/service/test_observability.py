@@ -126,17 +126,19 @@ def test_a_request_id_is_made_returned_and_echoed(served: BackgroundServer) -> N
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         _answer, call = stub.ListGameTypes.with_call(service_pb2.ListGameTypesRequest())
         made = dict(call.trailing_metadata())["x-request-id"]
+        assert isinstance(made, str)
         assert re.fullmatch(r"[0-9a-f]{16}", made)
         _answer, call = stub.ListGameTypes.with_call(
-            service_pb2.ListGameTypesRequest(), metadata=[("x-request-id", "mine-1")]
+            service_pb2.ListGameTypesRequest(), metadata=(("x-request-id", "mine-1"),)
         )
         assert dict(call.trailing_metadata())["x-request-id"] == "mine-1"
         with pytest.raises(grpc.RpcError) as refused:
             stub.GetGame(
                 service_pb2.GetGameRequest(game_id="nosuchgame1234"),
-                metadata=[("x-request-id", "mine-2")],
+                metadata=(("x-request-id", "mine-2"),),
             )
-        trailing = dict(refused.value.trailing_metadata())  # type: ignore[attr-defined]
+        answered: Any = refused.value  # a grpc.Call too (the stubs type it as RpcError)
+        trailing = dict(answered.trailing_metadata())
         assert trailing["x-request-id"] == "mine-2"
         assert "grpc-status-details-bin" in trailing  # the rich status is still there
     request = urllib.request.Request(
@@ -163,7 +165,7 @@ def test_the_callers_trace_id_is_in_the_calls_log_line(
     with channel(served.target, OWNER_TOKEN) as opened:
         stub = service_pb2_grpc.TablelogServiceStub(opened)
         stub.ListGameTypes(
-            service_pb2.ListGameTypesRequest(), metadata=[("traceparent", TRACEPARENT)]
+            service_pb2.ListGameTypesRequest(), metadata=(("traceparent", TRACEPARENT),)
         )
         stub.ListGameTypes(service_pb2.ListGameTypesRequest())  # none sent: one is made
     first, second = (json.loads(line) for line in captured.getvalue().splitlines())
