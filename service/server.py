@@ -34,6 +34,7 @@ from service.metrics import SERVERS
 from service.quotas import CallerLimits, KeysOf
 from service.readiness import Readiness
 from service.recorder import Recorder
+from service.reflection import ReflectionServicer
 from service.servicer import TablelogServicer
 from service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStore
 from service.store.club_storage import DEFAULT_LEASE
@@ -144,7 +145,7 @@ def build_server(
     add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
     add_servicer(
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
-        reflection.aio.ReflectionServicer(
+        ReflectionServicer(  # answers for methods too (service.reflection)
             (SERVICE_NAME, CLUB_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
         ),
         plain,
