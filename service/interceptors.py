@@ -37,6 +37,7 @@ from service.tracing import (
     TRACEPARENT_KEY,
     new_request_id,
     new_trace_id,
+    returnable,
     trace_id_of,
 )
 
@@ -108,7 +109,9 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
 def _return_request_id(context: aio.ServicerContext[Any, Any], fields: dict[str, Any]) -> None:
     """The call's request id back to the caller (a refusal carries it in its status's
     trailing metadata instead: `service.errors.to_status`)."""
-    context.set_trailing_metadata(((REQUEST_ID_KEY, fields["request_id"]),))
+    request_id = fields["request_id"]
+    if returnable(request_id):  # (else invalid metadata: the call would fail INTERNAL)
+        context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
 
 
 def _finish(fields: dict[str, Any], started: float, status: str) -> None:

@@ -55,9 +55,18 @@ def new_request_id() -> str:
     return f"{getrandbits(64):016x}"
 
 
+def returnable(request_id: str) -> bool:
+    """Whether `request_id` can go back as a metadata value or a header: printable ASCII
+    only (a request's own `request_id` field may hold any text; one that cannot is only
+    logged)."""
+    return request_id.isascii() and request_id.isprintable()
+
+
 def current_request_id() -> str | None:
+    """The running call's request id, when it can be returned (`returnable`)."""
     fields = CURRENT.get()
-    return None if fields is None else fields.get("request_id")
+    request_id = None if fields is None else fields.get("request_id")
+    return request_id if request_id and returnable(request_id) else None
 
 
 def add_call_ids(logger: WrappedLogger, name: str, event_dict: EventDict) -> EventDict:

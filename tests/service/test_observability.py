@@ -23,7 +23,7 @@ from service.embedded import EmbeddedRedis, free_port
 from service.logs import configure_logging
 from service.server import BackgroundServer, channel
 from service.tracing import trace_id_of
-from tablelog.v1 import service_pb2, service_pb2_grpc
+from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line
 from tests.service.support import ServeProcess
@@ -230,3 +230,23 @@ def test_metrics_address_serves_metrics_without_the_http_port_and_every_line_is_
     assert lines
     parsed = [json.loads(line) for line in lines]  # every line, not only those with "{"
     assert any(line.get("logger", "").startswith("uvicorn") for line in parsed), lines
+
+
+def test_a_request_id_that_no_header_can_carry_is_logged_not_returned(
+    served: BackgroundServer,
+) -> None:
+    """A request's own request_id may be any text; metadata values are printable ASCII.
+    (The hostile-callers fuzzing found such ids answered INTERNAL 'Invalid metadata'.)"""
+    with channel(served.target, OWNER_TOKEN) as opened:
+        stub = service_pb2_grpc.TablelogServiceStub(opened)
+        players = [events_pb2.Player(name="A"), events_pb2.Player(name="B")]
+        for request_id in ("\u202e", "caf\u00e9", "\x00"):
+            request = service_pb2.CreateGameRequest(
+                game="splendor", players=players, request_id=request_id
+            )
+            _answer, call = stub.CreateGame.with_call(request)
+            assert "x-request-id" not in dict(call.trailing_metadata()), request_id
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.UndoMove(service_pb2.UndoMoveRequest(game_id="1", request_id=request_id))
+            answered: Any = refused.value
+            assert answered.code() != grpc.StatusCode.INTERNAL, request_id
