@@ -14,7 +14,8 @@ Installed as `tablelog.service`. Five rooms, each importing only the rooms below
 - `store/`: the event store. Redis streams and the append script, the keyed chain it seals
   events with and its keys, the embedded Redis, the listing index, checkpoints' storage.
 
-Beside the rooms, four modules any room may use: `errors` (the one table from domain errors
-to gRPC codes), `limits` and `bounds` (every input bounded before it is used) and `logs`
-(structured logging, one line per call). See docs/service.md for the module map.
+Beside the rooms, modules any room may use: `errors` (the one table from domain errors to
+gRPC codes), `limits` and `bounds` (every input bounded before it is used), `logs`
+(structured logging, one line per call), `tracing` (trace and request ids) and `metrics`
+(the Prometheus metrics). See docs/service.md for the module map.
 """

@@ -32,6 +32,7 @@ from tablelog.replay.core import (
     NotYourTurn,
     RulesError,
 )
+from tablelog.service.metrics import refused
 from tablelog.service.store import (
     ChainMismatch,
     ClubStorageFull,
@@ -45,6 +46,7 @@ from tablelog.service.store import (
     StoreFull,
     StoreUnavailable,
 )
+from tablelog.service.tracing import REQUEST_ID_KEY, current_request_id
 
 DOMAIN = "tablelog.v1"
 
@@ -329,7 +331,10 @@ def _pack(message: object) -> any_pb2.Any:
 
 
 def to_status(found: Refusal) -> grpc.Status:
-    """The rich status (google.rpc.Status in the trailing metadata) for a refusal."""
+    """The rich status (google.rpc.Status in the trailing metadata) for a refusal, counted
+    by reason (`tablelog.service.metrics`) and carrying the call's request id
+    (`tablelog.service.tracing`)."""
+    refused(found.reason)
     details = [
         _pack(
             error_details_pb2.ErrorInfo(
@@ -370,4 +375,20 @@ def to_status(found: Refusal) -> grpc.Status:
     status = status_pb2.Status(
         code=getattr(code_pb2, found.code.name), message=found.message, details=details
     )
-    return rpc_status.to_status(status)
+    packed = rpc_status.to_status(status)
+    request_id = current_request_id()
+    if request_id is None:
+        return packed
+    # An abort's trailing metadata replaces what the call set before: the id goes here too.
+    return _Answered(
+        packed.code,
+        packed.details,
+        (*packed.trailing_metadata, (REQUEST_ID_KEY, request_id)),
+    )
+
+
+@dataclass(frozen=True)
+class _Answered(grpc.Status):
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[tuple[str, str | bytes], ...]

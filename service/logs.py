@@ -7,7 +7,6 @@ orjson (about 4 us cheaper per line than the standard library's json)."""
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
 import sys
@@ -18,6 +17,8 @@ import orjson
 import structlog
 from structlog.typing import EventDict, WrappedLogger
 
+from tablelog.service.tracing import CURRENT, add_call_ids
+
 _configured = False
 _rpc_sink: _JsonSink | None = None
 """Where `RpcLogger` writes, once logging is configured for JSON lines."""
@@ -27,15 +28,11 @@ READ_SAMPLE_VARIABLE = "TABLELOG_LOG_SAMPLE_READS"
 --log-sample-reads`, default 1: every one); changes and refusals always get theirs."""
 _read_sample_rate = 1.0
 
-RPC_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-    "tablelog_rpc", default=None
-)
-"""The fields of the current RPC's one log line, set by the ports' interceptor for the call."""
-
 
 def note(**fields: Any) -> None:
-    """Add fields (game_id, revision, ...) to the current RPC's log line."""
-    current = RPC_FIELDS.get()
+    """Add fields (game_id, revision, ...) to the current RPC's log line (`CURRENT`, set by
+    the ports' interceptor for the call)."""
+    current = CURRENT.get()
     if current is not None:
         for key, value in fields.items():
             if value is not None and value != "":
@@ -83,6 +80,34 @@ def parse_sample_rate(text: str) -> float:
     return rate
 
 
+STDLIB_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "grpc")
+"""Libraries that log through the standard library: their lines go through structlog too,
+so every line is JSON (uvicorn wrote plain text into the JSON log)."""
+
+
+class ToStructlog(logging.Handler):
+    """A standard-library handler that hands each record to structlog, as one line with the
+    logger's name, the level and the message (and the exception, formatted)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            fields: dict[str, Any] = {"logger": record.name}
+            if record.exc_info:
+                fields["exc_info"] = record.exc_info
+            structlog.get_logger(record.name).log(record.levelno, record.getMessage(), **fields)
+        except Exception:  # a log line must never break the server
+            self.handleError(record)
+
+
+def route_stdlib_logging(level: int) -> None:
+    handler = ToStructlog(level)
+    for name in STDLIB_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(level)
+        logger.propagate = False
+
+
 def configure_logging(
     level: str = "info", json: bool | None = None, sample_reads: float | None = None
 ) -> None:
@@ -102,6 +127,7 @@ def configure_logging(
         _rpc_sink = _JsonSink(sys.stderr, threshold)
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
+        add_call_ids,
         structlog.processors.add_log_level,
     ]
     if as_json:
@@ -121,6 +147,7 @@ def configure_logging(
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    route_stdlib_logging(logging.getLevelNamesMapping()[level.upper()])
 
 
 def get_logger(name: str) -> Any:

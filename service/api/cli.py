@@ -61,6 +61,14 @@ def serve_command(subparsers: Any) -> None:
         f"(default: $TABLELOG_HTTP_ADDRESS or {DEFAULT_HTTP_ADDRESS}); '' or off: not at all",
     )
     parser.add_argument(
+        "--metrics-address",
+        default=os.environ.get("TABLELOG_METRICS_ADDRESS", ""),
+        metavar="HOST:PORT",
+        help="also serve Prometheus metrics at /metrics on a port of their own, for a "
+        "deployment with the HTTP port off (default: $TABLELOG_METRICS_ADDRESS, else none; "
+        "the HTTP port always serves /metrics)",
+    )
+    parser.add_argument(
         "--http-cors-origin",
         action="append",
         default=[o for o in os.environ.get("TABLELOG_HTTP_CORS_ORIGINS", "").split(",") if o],
@@ -531,6 +539,9 @@ def _serve_workers(url: str, args: argparse.Namespace) -> int:
     if http_enabled(args) and args.http_address.rsplit(":", 1)[-1] == "0":
         print("error: --workers needs a fixed port in --http-address (or off)", file=sys.stderr)
         return 2
+    if args.metrics_address:  # each worker would need a port: one process's metrics each
+        print("error: --metrics-address serves one process: not with --workers", file=sys.stderr)
+        return 2
     context = multiprocessing.get_context("spawn")
     workers = [
         context.Process(target=_worker, args=(url, args, index), daemon=False)
@@ -645,9 +656,22 @@ async def _serve(
                 cors_origins=args.http_cors_origin,
                 max_connections=args.http_max_connections,
                 reuse_port=reuse_port,
+                readiness=built.readiness,
             )
         except (OSError, ValueError) as exc:
             print(f"error: cannot listen on {args.http_address}: {exc}", file=sys.stderr)
+            await stop_serving(built, grace=0)
+            await store.close()
+            return 1
+    metrics_server = None
+    if args.metrics_address:
+        from tablelog.service.api.http_port import parse_address
+        from tablelog.service.metrics import start_metrics_server
+
+        try:
+            metrics_server = start_metrics_server(*parse_address(args.metrics_address))
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot listen on {args.metrics_address}: {exc}", file=sys.stderr)
             await stop_serving(built, grace=0)
             await store.close()
             return 1
@@ -676,6 +700,8 @@ async def _serve(
     if parent is not None:
         watchdog.cancel()
     log.info("stopping")
+    if metrics_server is not None:
+        metrics_server.shutdown()
     await stop_serving(built, grace=5)
     await store.close()
     return 0

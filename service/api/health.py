@@ -62,6 +62,8 @@ class StoreProbe:
         """The last verdict (the server starts SERVING: it checked Redis at start-up)."""
         self.answered = 0
         """PINGs Redis answered in time so far (what shows the probe is alive)."""
+        self.failure: str | None = None
+        """Why the store failed, while it does (for `/readyz`, `tablelog.service.api.readiness`)."""
 
     def start(self) -> None:
         self._server_loop = asyncio.get_running_loop()
@@ -118,6 +120,7 @@ class StoreProbe:
         serving = failure is None
         if serving == self.serving or self._server_loop is None:
             return
+        self.failure = failure
         self.serving = serving
         loop = self._server_loop
         if serving:

@@ -2,6 +2,10 @@
 SERVING on the standard health service, 1 otherwise. For the image's HEALTHCHECK and a
 Kubernetes exec probe: Kubernetes' own gRPC probe speaks no TLS.
 
+`python -m tablelog.service.api.healthcheck --live`: exit 0 when the server answers the health
+service at all, SERVING or NOT_SERVING: the process is alive (a Kubernetes liveness probe). It does
+not follow Redis: restarting a server cures no Redis outage (see `tablelog.service.api.readiness`).
+
 It reads the server's own settings from the environment, with the server's defaults: it
 connects to $TABLELOG_ADDRESS (a wildcard host, "0.0.0.0" or "[::]", is reached on this
 machine's loopback), and with $TABLELOG_TLS_CERT it speaks TLS, trusting $TABLELOG_CA (else
@@ -53,7 +57,8 @@ def local_channel() -> grpc.Channel:
     )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    live = "--live" in (sys.argv[1:] if argv is None else argv)
     try:
         with local_channel() as channel:
             stub: Any = health_pb2_grpc.HealthStub(channel)  # the stubs type it loosely
@@ -62,7 +67,7 @@ def main() -> int:
         print(f"unhealthy: {exc}", file=sys.stderr)
         return 1
     serving: bool = answer.status == health_pb2.HealthCheckResponse.SERVING
-    return 0 if serving else 1
+    return 0 if serving or live else 1
 
 
 if __name__ == "__main__":

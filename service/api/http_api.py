@@ -126,6 +126,13 @@ class CallContext:
     def peer(self) -> str:
         return _peer(self._request.client_address)
 
+    def set_trailing_metadata(self, metadata: Sequence[tuple[str, str]]) -> None:
+        """As response headers (the request id, `tablelog.service.tracing`): a Connect unary
+        answer's trailers would be `trailer-` headers, which no proxy or log reads."""
+        headers = self._request.response_headers
+        for key, value in metadata:
+            headers[key] = value
+
     def code(self) -> grpc.StatusCode | None:
         """The code the call was aborted with (None while it was not)."""
         return self._code

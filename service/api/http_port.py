@@ -30,14 +30,16 @@ import grpc
 import uvicorn
 from connectrpc.server import ConnectASGIApplication
 from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from tablelog.service.api.http_api import API_PREFIXES, CODECS, endpoints
+from tablelog.service.api.readiness import HEALTH_PATHS, Readiness, answer_health
 from tablelog.service.api.transport import TlsFiles
 from tablelog.service.api.webapp_files import WEBAPP_DIRECTORY, WebappFiles
 from tablelog.service.limits import MAX_MESSAGE_BYTES
+from tablelog.service.metrics import exposition
 
 MAX_HEAD_BYTES = 64 * 1024
 """The request line and headers together."""
@@ -113,8 +115,10 @@ class HttpApp:
         *,
         cors_origins: Collection[str] = (),
         webapp: Path = WEBAPP_DIRECTORY,
+        readiness: Readiness | None = None,
     ) -> None:
         self.cors_origins = frozenset(cors_origins)
+        self.readiness = readiness or Readiness()
         api: ASGIApp = TablelogApi(handlers)
         if self.cors_origins:
             api = CORSMiddleware(
@@ -138,7 +142,11 @@ class HttpApp:
         if scope["type"] != "http":
             # No websockets; lifespan events are not sent (uvicorn runs with lifespan off).
             raise RuntimeError(f"the HTTP port serves no {scope['type']} connections")
-        if not scope["path"].startswith(API_PREFIXES):
+        if scope["path"] in HEALTH_PATHS:
+            await answer_health(self.readiness, scope, receive, send)
+        elif scope["path"] == METRICS_PATH:
+            await answer_metrics(scope, receive, send)
+        elif not scope["path"].startswith(API_PREFIXES):
             await self.files(scope, receive, send)
         elif self.allowed(scope):
             await self.api(scope, receive, send)
@@ -147,6 +155,21 @@ class HttpApp:
                 "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
             )
             await refused(scope, receive, send)
+
+
+METRICS_PATH = "/metrics"
+
+
+async def answer_metrics(scope: Scope, receive: Receive, send: Send) -> None:
+    """Prometheus' scrape (`tablelog.service.metrics`): counts summed over every club, never one
+    club's; no token (as a scraper calls it; docs/deploy.md, Monitoring)."""
+    response: Response
+    if scope["method"] not in ("GET", "HEAD"):
+        response = PlainTextResponse("GET only\n", status_code=405, headers={"allow": "GET, HEAD"})
+    else:
+        body, content_type = exposition()
+        response = Response(body, headers={"content-type": content_type})
+    await response(scope, receive, send)
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -273,10 +296,12 @@ async def start_http_port(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     reuse_port: bool = False,
     webapp: Path = WEBAPP_DIRECTORY,
+    readiness: Readiness | None = None,
 ) -> HttpPort:
     """Serve `handlers` (`tablelog.service.api.server.Built.handlers`) and the web app on `address`,
-    in the running event loop, until `HttpPort.stop`."""
-    app = HttpApp(handlers, cors_origins=cors_origins, webapp=webapp)
+    in the running event loop, until `HttpPort.stop`; `/healthz` and `/readyz` as
+    `readiness` says (`tablelog.service.api.readiness`)."""
+    app = HttpApp(handlers, cors_origins=cors_origins, webapp=webapp, readiness=readiness)
     listening = bind(address, reuse_port)
     config = uvicorn.Config(
         app,

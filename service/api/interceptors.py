@@ -1,6 +1,8 @@
 """A server interceptor that writes one structured log line per RPC: method, game id,
-revision, request id, duration and status. Servicers add the game id and revision they
-learn through `note()`.
+revision, request id, trace id, duration and status, and counts the call in the Prometheus
+metrics (`tablelog.service.metrics`). Servicers add the game id and revision they learn through
+`note()`. The request id (made when the caller sends none) goes back to the caller as
+`x-request-id` (`tablelog.service.tracing`).
 
 It wraps each method's handler once. `Registrar` (or `add_logged_servicer`) applies it
 when the service is registered, which keeps grpc's fast paths: going through
@@ -28,8 +30,19 @@ from grpc import aio
 
 from tablelog.service.access.admission import Admission
 from tablelog.service.errors import InvalidRequest, refusal, to_status
-from tablelog.service.logs import RPC_FIELDS, RpcLogger, read_sample_rate
+from tablelog.service.logs import RpcLogger, read_sample_rate
+from tablelog.service.metrics import observe_call
+from tablelog.service.tracing import (
+    CURRENT,
+    REQUEST_ID_KEY,
+    TRACEPARENT_KEY,
+    new_request_id,
+    new_trace_id,
+    returnable,
+    trace_id_of,
+)
 
+_rpc = CURRENT
 log: Any = RpcLogger("tablelog.rpc")
 
 SAMPLED_READS = frozenset(
@@ -80,21 +93,39 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
     if game_id:
         fields["game_id"] = _clip(game_id)
     request_id = getattr(request, "request_id", "")
-    if not request_id:
-        for key, value in context.invocation_metadata() or ():
-            if key == "x-request-id" and isinstance(value, str):
-                request_id = value
-    if request_id:
-        fields["request_id"] = _clip(request_id)
+    trace_id = None
+    for key, value in context.invocation_metadata() or ():
+        if key == REQUEST_ID_KEY and not request_id and isinstance(value, str):
+            request_id = value
+        elif key == TRACEPARENT_KEY and isinstance(value, str):
+            trace_id = trace_id_of(value)
+    if trace_id is None:
+        trace_id = new_trace_id()
+        made = trace_id[:16]  # random enough for an id: no second random number
+    else:
+        made = None
+    fields["request_id"] = _clip(request_id) if request_id else made or new_request_id()
+    fields["trace_id"] = trace_id
     return fields
 
 
+def _return_request_id(context: aio.ServicerContext[Any, Any], fields: dict[str, Any]) -> None:
+    """The call's request id back to the caller (a refusal carries it in its status's
+    trailing metadata instead: `tablelog.service.errors.to_status`)."""
+    request_id = fields["request_id"]
+    if returnable(request_id):  # (else invalid metadata: the call would fail INTERNAL)
+        context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
+
+
 def _finish(fields: dict[str, Any], started: float, status: str) -> None:
+    seconds = time.perf_counter() - started
+    observe_call(fields["method"], fields.get("transport", "grpc"), status, seconds)
+    # Every call is counted; only the log lines of successful reads may be sampled.
     if status == "OK" and fields["method"] in SAMPLED_READS:
         rate = read_sample_rate()
         if rate < 1.0 and random.random() >= rate:
             return
-    fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    fields["duration_ms"] = round(seconds * 1000, 3)
     fields["status"] = status
     if status in ("OK", "CANCELLED"):
         log.info("rpc", **fields)
@@ -161,15 +192,16 @@ def _wrap_unary(method: str, inner: Any) -> Any:
     async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
         fields = _start(name, request, context)
-        token = RPC_FIELDS.set(fields)
+        token = _rpc.set(fields)
         error: BaseException | None = None
+        _return_request_id(context, fields)
         try:
             return await inner(request, context)
         except BaseException as exc:
             error = exc
             raise
         finally:
-            RPC_FIELDS.reset(token)
+            _rpc.reset(token)
             _finish(fields, started, _status(context, error))
 
     return unary
@@ -181,9 +213,10 @@ def _wrap_stream(method: str, inner: Any) -> Any:
     async def stream(request: Any, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         started = time.perf_counter()
         fields = _start(name, request, context)
-        token = RPC_FIELDS.set(fields)
+        token = _rpc.set(fields)
         error: BaseException | None = None
         sent = 0
+        _return_request_id(context, fields)
         try:
             async for item in inner(request, context):
                 sent += 1
@@ -195,7 +228,7 @@ def _wrap_stream(method: str, inner: Any) -> Any:
             fields["messages"] = sent
             # A cancelled generator may be closed from another context.
             with contextlib.suppress(ValueError):
-                RPC_FIELDS.reset(token)
+                _rpc.reset(token)
             _finish(fields, started, _status(context, error))
 
     return stream
@@ -346,6 +379,8 @@ class _GuardedGenericHandler(grpc.GenericRpcHandler):
         method: str = handler_call_details.method
         if method not in self._wrapped:
             handler = self._inner.service(handler_call_details)
+            if handler is None:  # a path of no method: not remembered (callers choose it)
+                return None
             self._wrapped[method] = _prepare(
                 method, handler, self._log, self._gate, self._admission
             )

@@ -8,7 +8,7 @@ import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -30,6 +30,8 @@ from tablelog.service.api.http_api import HandlerTable
 from tablelog.service.api.http_port import HttpPort, start_http_port
 from tablelog.service.api.interceptors import Registrar, add_servicer
 from tablelog.service.api.operators import OperatorServicer
+from tablelog.service.api.readiness import Readiness
+from tablelog.service.api.reflection import ReflectionServicer
 from tablelog.service.api.servicer import TablelogServicer
 from tablelog.service.api.standings_api import StandingsServicer
 from tablelog.service.api.transport import TlsFiles
@@ -37,6 +39,7 @@ from tablelog.service.limits import MAX_MESSAGE_BYTES
 from tablelog.service.memory.players import ClubPlayers
 from tablelog.service.memory.projector import Projector
 from tablelog.service.memory.roster_store import RosterStore
+from tablelog.service.metrics import SERVERS
 from tablelog.service.recording.checkpoints import DEFAULT_INTERVAL
 from tablelog.service.recording.heads import DEFAULT_CACHE_BYTES
 from tablelog.service.recording.pictures import PictureLimits, Pictures
@@ -86,6 +89,8 @@ class Built:
     """The HTTP port, once started (`start_http`)."""
     projector: Projector | None = None
     """Club memory's projector (started by `mark_serving`)."""
+    readiness: Readiness = field(default_factory=Readiness)
+    """What `/readyz` on the HTTP port says (`tablelog.service.api.readiness`)."""
 
 
 def build_server(
@@ -189,7 +194,7 @@ def build_server(
     add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
     add_servicer(
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
-        reflection.aio.ReflectionServicer(
+        ReflectionServicer(  # answers for methods too (service.reflection)
             (
                 SERVICE_NAME,
                 CLUB_SERVICE_NAME,
@@ -215,7 +220,7 @@ def build_server(
         if redis_url is not None
         else None
     )
-    return Built(
+    built = Built(
         server,
         port,
         recorder,
@@ -227,6 +232,8 @@ def build_server(
         handlers,
         projector=projector,
     )
+    built.readiness.probe = probe
+    return built
 
 
 def _pass_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes]:
@@ -300,8 +307,8 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 100)
 
 
-HEALTH_NAMES = ("", SERVICE_NAME)
-"""The names the health service answers for: the server as a whole and the API."""
+HEALTH_NAMES = ("", SERVICE_NAME, CLUB_SERVICE_NAME)
+"""The names the health service answers for: the server as a whole and both services."""
 
 
 async def mark_serving(built: Built) -> None:
@@ -312,11 +319,15 @@ async def mark_serving(built: Built) -> None:
         built.probe.start()
     if built.projector is not None:
         built.projector.start(built.projector.store.clubs)
+    built.readiness.started = True
+    SERVERS.add(built)
 
 
 async def stop_serving(built: Built, grace: float) -> None:
     """NOT_SERVING for good (load balancers stop sending calls), then stop the server,
     letting calls in progress finish for up to `grace` seconds."""
+    built.readiness.stopping = True
+    SERVERS.discard(built)
     if built.probe is not None:
         await asyncio.to_thread(built.probe.stop)
     if built.projector is not None:
@@ -431,6 +442,7 @@ class BackgroundServer:
                     self.http_address,
                     tls=self.tls,
                     cors_origins=self.http_cors_origins,
+                    readiness=self.built.readiness,
                 )
             await mark_serving(self.built)
             self._stop = asyncio.Event()

@@ -28,6 +28,7 @@ from tablelog.replay.core import RulesError
 from tablelog.service.access.quotas import storage_club
 from tablelog.service.errors import InvalidRequest
 from tablelog.service.limits import MAX_REQUEST_ID, check_game_id, check_length
+from tablelog.service.metrics import APPEND_RETRIES
 from tablelog.service.recording.building import ENDING_BODIES
 from tablelog.service.recording.game_index import entry_of, index_after_append, index_club
 from tablelog.service.recording.heads import Head, Heads
@@ -252,12 +253,14 @@ class Appender:
             try:
                 return await self.append(plan)
             except SequenceMoved as moved:
+                APPEND_RETRIES.inc()
                 # Behind the cached head: the stream was cut (verified: TamperedHistory).
                 if moved.sequence < head.sequence:
                     head = await self.heads.reconcile(head)
                 else:
                     head = await self.heads.catch_up(head)
             except ChainMismatch:
+                APPEND_RETRIES.inc()
                 # The cached head is not the stored one: only a verified history that still
                 # holds it is built on (else TamperedHistory, DATA_LOSS).
                 head = await self.heads.reconcile(head)

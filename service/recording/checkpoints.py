@@ -34,6 +34,7 @@ from typing import Final
 from tablelog.replay import fold as folding
 from tablelog.replay import snapshots
 from tablelog.service.logs import get_logger
+from tablelog.service.metrics import CHECKPOINT_WRITES
 from tablelog.service.recording.verification import ChainBroken, ChainWalk
 from tablelog.service.store import EventStore, StoreError, TamperedHistory
 from tablelog.service.store.chain import Chain
@@ -343,7 +344,9 @@ class Checkpoints:
             )
             data = seal(self.store.chain, game_id, checkpoint)
             await self.store.checkpoints.put(game_id, position.sequence, position.revision, data)
+            CHECKPOINT_WRITES.labels("written").inc()
         except (snapshots.Unencodable, StoreError) as failed:
+            CHECKPOINT_WRITES.labels("failed").inc()
             log.warning(
                 "checkpoint_not_written",
                 game_id=game_id,

@@ -167,12 +167,17 @@ class HeadCache:
         self._set_up: dict[tuple[Any, ...], int] = {}
         """`estimated_bytes` of a game no player has moved in yet, by its shape (see
         `_estimate`)."""
+        self.hits = 0
+        self.misses = 0
+        """Look-ups (`get`) that found a head, and that did not (read by service.metrics)."""
 
     def get(self, game_id: str) -> Head | None:
         """The cached head, marked as just used; None when it is not cached."""
         entry = self._entries.get(game_id)
         if entry is None:
+            self.misses += 1
             return None
+        self.hits += 1
         self._entries.move_to_end(game_id)
         return entry.head
 

@@ -178,8 +178,10 @@ def test_tablelog_runs_as_the_images_user_and_is_probed_by_the_images_check(
     assert spec["securityContext"]["runAsUser"] == int(uid)
     (container,) = spec["containers"]
     check = healthcheck_command(stage)
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+    for probe in ("startupProbe", "readinessProbe"):
         assert container[probe]["exec"]["command"] == check, probe
+    # Liveness must not follow Redis (issue 27): the same check, answered whatever the store.
+    assert container["livenessProbe"]["exec"]["command"] == [*check, "--live"]
     settings = one(rendered[overlay], "ConfigMap", container["envFrom"][0]["configMapRef"]["name"])
     # The check reads the address from the same environment as the server.
     assert settings["data"]["TABLELOG_ADDRESS"].startswith("0.0.0.0:")

@@ -8,7 +8,6 @@ every game verifies. benchmarks/hostile.py runs the same campaigns longer."""
 from __future__ import annotations
 
 import functools
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,10 +16,10 @@ import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from tablelog.service.api.server import BackgroundServer, channel
-from tablelog.service.store.embedded import free_port
+from tablelog.service.store.embedded import Durability
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, splendor_pb2
 from tablelog_client import Client
-from tests.service.conftest import STANDALONE_REDIS, _wait_for
+from tests.service.conftest import own_embedded_redis
 from tests.service.helpers import CHAIN, OWNER_TOKEN, register_owner, rpc_refused
 from tests.service.support import ServeProcess
 from tests.support.hostile import (
@@ -47,21 +46,10 @@ RSS_GROWTH_LIMIT_KIB = 96 * 1024
 
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Redis of this module's own, so the store digest sees only these calls."""
-    port = free_port()
-    process = subprocess.Popen(
-        [STANDALONE_REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path_factory.mktemp("hostile-redis"))],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        _wait_for(url)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(20)
+    """A Redis of this module's own, so the store digest sees only these calls: embedded as
+    the other service tests' (no fsync per change: the campaigns send thousands)."""
+    with own_embedded_redis(tmp_path_factory.mktemp("hostile-redis"), Durability.FAST) as redis:
+        yield redis.url
 
 
 @pytest.fixture(scope="module")

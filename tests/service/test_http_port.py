@@ -509,7 +509,14 @@ def asgi(app: Any, method: str, path: str, headers: dict[str, str]) -> tuple[int
     }
     started: dict[str, Any] = {}
 
+    requested: list[bool] = []
+
     async def receive() -> dict[str, Any]:
+        # As a server does: the request once, then nothing until the client goes away
+        # (Starlette 1.x listens for that disconnect while it sends a file).
+        if requested:
+            await asyncio.Event().wait()
+        requested.append(True)
         return {"type": "http.request", "body": b"", "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:

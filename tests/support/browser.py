@@ -25,7 +25,10 @@ from tests.support.play import random_game
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = "chromium"
+SYSTEM_PATH = "/usr/bin:/usr/local/bin:/bin"
+"""Where Debian puts its chromium: looked up there first (a snap or a wrapper earlier on PATH
+is not the browser the tests were written against), then on PATH."""
 CHROMIUM_ARGS = (
     "--headless",
     "--no-sandbox",  # root in CI and containers, where Chromium's sandbox cannot start
@@ -47,13 +50,17 @@ def missing_browser() -> str | None:
         import playwright.sync_api  # noqa: F401  (only whether it imports)
     except ImportError:
         return "the playwright package is not installed (pip install -e '.[dev]')"
-    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        return f"chromium is not installed ({CHROMIUM}; apt-get install chromium)"
+    if _find_chromium() is None:
+        return "chromium is not installed (apt-get install chromium)"
     return None
 
 
+def _find_chromium() -> str | None:
+    return shutil.which(CHROMIUM, path=SYSTEM_PATH) or shutil.which(CHROMIUM)
+
+
 def chromium_path() -> str:
-    return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium") or CHROMIUM
+    return _find_chromium() or CHROMIUM
 
 
 @contextlib.contextmanager

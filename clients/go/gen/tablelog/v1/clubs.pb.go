@@ -2992,17 +2992,17 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"ROLE_OWNER\x10\x01\x12\x11\n" +
 	"\rROLE_RECORDER\x10\x02\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x03\x12\x12\n" +
-	"\x0eROLE_SPECTATOR\x10\x042\xa1\n" +
+	"\x0eROLE_SPECTATOR\x10\x042\xb0\n" +
 	"\n" +
-	"\vClubService\x12A\n" +
-	"\x06WhoAmI\x12\x1a.tablelog.v1.WhoAmIRequest\x1a\x1b.tablelog.v1.WhoAmIResponse\x12P\n" +
-	"\vListMembers\x12\x1f.tablelog.v1.ListMembersRequest\x1a .tablelog.v1.ListMembersResponse\x12J\n" +
+	"\vClubService\x12F\n" +
+	"\x06WhoAmI\x12\x1a.tablelog.v1.WhoAmIRequest\x1a\x1b.tablelog.v1.WhoAmIResponse\"\x03\x90\x02\x01\x12U\n" +
+	"\vListMembers\x12\x1f.tablelog.v1.ListMembersRequest\x1a .tablelog.v1.ListMembersResponse\"\x03\x90\x02\x01\x12J\n" +
 	"\tAddMember\x12\x1d.tablelog.v1.AddMemberRequest\x1a\x1e.tablelog.v1.AddMemberResponse\x12S\n" +
 	"\fRemoveMember\x12 .tablelog.v1.RemoveMemberRequest\x1a!.tablelog.v1.RemoveMemberResponse\x12D\n" +
 	"\aSetRole\x12\x1b.tablelog.v1.SetRoleRequest\x1a\x1c.tablelog.v1.SetRoleResponse\x12P\n" +
-	"\vCreateToken\x12\x1f.tablelog.v1.CreateTokenRequest\x1a .tablelog.v1.CreateTokenResponse\x12M\n" +
+	"\vCreateToken\x12\x1f.tablelog.v1.CreateTokenRequest\x1a .tablelog.v1.CreateTokenResponse\x12R\n" +
 	"\n" +
-	"ListTokens\x12\x1e.tablelog.v1.ListTokensRequest\x1a\x1f.tablelog.v1.ListTokensResponse\x12P\n" +
+	"ListTokens\x12\x1e.tablelog.v1.ListTokensRequest\x1a\x1f.tablelog.v1.ListTokensResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\vRevokeToken\x12\x1f.tablelog.v1.RevokeTokenRequest\x1a .tablelog.v1.RevokeTokenResponse\x12\\\n" +
 	"\x0fCreateLinkToken\x12#.tablelog.v1.CreateLinkTokenRequest\x1a$.tablelog.v1.CreateLinkTokenResponse\x12G\n" +
 	"\bBindSeat\x12\x1c.tablelog.v1.BindSeatRequest\x1a\x1d.tablelog.v1.BindSeatResponse\x12M\n" +

@@ -4161,33 +4161,33 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x17GAME_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17GAME_STATUS_IN_PROGRESS\x10\x01\x12\x15\n" +
 	"\x11GAME_STATUS_ENDED\x10\x02\x12\x19\n" +
-	"\x15GAME_STATUS_ABANDONED\x10\x032\xbd\r\n" +
-	"\x0fTablelogService\x12V\n" +
-	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\x12M\n" +
+	"\x15GAME_STATUS_ABANDONED\x10\x032\xe5\r\n" +
+	"\x0fTablelogService\x12[\n" +
+	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\n" +
-	"CreateGame\x12\x1e.tablelog.v1.CreateGameRequest\x1a\x1f.tablelog.v1.CreateGameResponse\x12D\n" +
-	"\aGetGame\x12\x1b.tablelog.v1.GetGameRequest\x1a\x1c.tablelog.v1.GetGameResponse\x12J\n" +
-	"\tListGames\x12\x1d.tablelog.v1.ListGamesRequest\x1a\x1e.tablelog.v1.ListGamesResponse\x12M\n" +
+	"CreateGame\x12\x1e.tablelog.v1.CreateGameRequest\x1a\x1f.tablelog.v1.CreateGameResponse\x12I\n" +
+	"\aGetGame\x12\x1b.tablelog.v1.GetGameRequest\x1a\x1c.tablelog.v1.GetGameResponse\"\x03\x90\x02\x01\x12O\n" +
+	"\tListGames\x12\x1d.tablelog.v1.ListGamesRequest\x1a\x1e.tablelog.v1.ListGamesResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\n" +
 	"RecordMove\x12\x1e.tablelog.v1.RecordMoveRequest\x1a\x1f.tablelog.v1.RecordMoveResponse\x12G\n" +
 	"\bUndoMove\x12\x1c.tablelog.v1.UndoMoveRequest\x1a\x1d.tablelog.v1.UndoMoveResponse\x12G\n" +
 	"\bRedoMove\x12\x1c.tablelog.v1.RedoMoveRequest\x1a\x1d.tablelog.v1.RedoMoveResponse\x12J\n" +
 	"\tAmendMove\x12\x1d.tablelog.v1.AmendMoveRequest\x1a\x1e.tablelog.v1.AmendMoveResponse\x12P\n" +
-	"\vAbandonGame\x12\x1f.tablelog.v1.AbandonGameRequest\x1a .tablelog.v1.AbandonGameResponse\x12G\n" +
-	"\bGetState\x12\x1c.tablelog.v1.GetStateRequest\x1a\x1d.tablelog.v1.GetStateResponse\x12Y\n" +
-	"\x0eListLegalMoves\x12\".tablelog.v1.ListLegalMovesRequest\x1a#.tablelog.v1.ListLegalMovesResponse\x12O\n" +
+	"\vAbandonGame\x12\x1f.tablelog.v1.AbandonGameRequest\x1a .tablelog.v1.AbandonGameResponse\x12L\n" +
+	"\bGetState\x12\x1c.tablelog.v1.GetStateRequest\x1a\x1d.tablelog.v1.GetStateResponse\"\x03\x90\x02\x01\x12^\n" +
+	"\x0eListLegalMoves\x12\".tablelog.v1.ListLegalMovesRequest\x1a#.tablelog.v1.ListLegalMovesResponse\"\x03\x90\x02\x01\x12O\n" +
 	"\n" +
 	"ReplayGame\x12\x1e.tablelog.v1.ReplayGameRequest\x1a\x1f.tablelog.v1.ReplayGameResponse0\x01\x12L\n" +
 	"\tWatchGame\x12\x1d.tablelog.v1.WatchGameRequest\x1a\x1e.tablelog.v1.WatchGameResponse0\x01\x12V\n" +
 	"\rAddAnnotation\x12!.tablelog.v1.AddAnnotationRequest\x1a\".tablelog.v1.AddAnnotationResponse\x12_\n" +
-	"\x10RemoveAnnotation\x12$.tablelog.v1.RemoveAnnotationRequest\x1a%.tablelog.v1.RemoveAnnotationResponse\x12\\\n" +
-	"\x0fListAnnotations\x12#.tablelog.v1.ListAnnotationsRequest\x1a$.tablelog.v1.ListAnnotationsResponse\x12P\n" +
-	"\vGetAuditLog\x12\x1f.tablelog.v1.GetAuditLogRequest\x1a .tablelog.v1.GetAuditLogResponse\x12M\n" +
+	"\x10RemoveAnnotation\x12$.tablelog.v1.RemoveAnnotationRequest\x1a%.tablelog.v1.RemoveAnnotationResponse\x12a\n" +
+	"\x0fListAnnotations\x12#.tablelog.v1.ListAnnotationsRequest\x1a$.tablelog.v1.ListAnnotationsResponse\"\x03\x90\x02\x01\x12U\n" +
+	"\vGetAuditLog\x12\x1f.tablelog.v1.GetAuditLogRequest\x1a .tablelog.v1.GetAuditLogResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\n" +
 	"VerifyGame\x12\x1e.tablelog.v1.VerifyGameRequest\x1a\x1f.tablelog.v1.VerifyGameResponse\x12M\n" +
 	"\n" +
-	"ImportGame\x12\x1e.tablelog.v1.ImportGameRequest\x1a\x1f.tablelog.v1.ImportGameResponse\x12S\n" +
-	"\fExportRecord\x12 .tablelog.v1.ExportRecordRequest\x1a!.tablelog.v1.ExportRecordResponse\x12S\n" +
+	"ImportGame\x12\x1e.tablelog.v1.ImportGameRequest\x1a\x1f.tablelog.v1.ImportGameResponse\x12X\n" +
+	"\fExportRecord\x12 .tablelog.v1.ExportRecordRequest\x1a!.tablelog.v1.ExportRecordResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\fImportRecord\x12 .tablelog.v1.ImportRecordRequest\x1a!.tablelog.v1.ImportRecordResponseb\x06proto3"
 
 var (
