@@ -16,17 +16,31 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import grpc
-import platformdirs
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.archive import archive_text, original_events
 from tablelog_client.club_cli import add_club_commands
+from tablelog_client.common import (
+    UsageError,
+    change_lines,
+    describe_game,
+    print_json,
+    refusal,
+    remember_version,
+    report,
+    seen_file,
+    server_folder,
+    show_snapshot,
+    state_dir,
+    to_json,
+    who_moves,
+    write_state,
+)
 from tablelog_client.credentials import CredentialsError
 from tablelog_client.sdk import (
     DEFAULT_ADDRESS,
@@ -37,52 +51,13 @@ from tablelog_client.sdk import (
     resolve_address,
     variation_words,
 )
-from tablelog_client.words import Narrator, result_words
+from tablelog_client.words import Narrator
 
 Handler = Callable[[argparse.Namespace, Client], int]
 
 
-class UsageError(Exception):
-    """A command given wrongly, found before anything is sent (exit status 2)."""
-
-
 PLUGIN_GROUP = "tablelog.commands"
 CLIENT_NAME = "tablelog-cli/0.1"
-
-
-def to_json(message: Message) -> str:
-    return json.dumps(json_format.MessageToDict(message), separators=(",", ":"))
-
-
-def print_json(message: Message, out: TextIO | None = None) -> None:
-    print(json.dumps(json_format.MessageToDict(message), indent=2), file=out or sys.stdout)
-
-
-def who_moves(to_move: game_pb2.ToMove, players: Sequence[str]) -> str:
-    kind = to_move.WhichOneof("who")
-    if kind == "seat":
-        seat = to_move.seat
-        return players[seat] if seat < len(players) else f"seat {seat}"
-    if kind == "chance":
-        return "the table (a reveal)"
-    return "nobody (game over)"
-
-
-def describe_game(game: service_pb2.GameSummary) -> str:
-    players = [p.name for p in game.players]
-    status = service_pb2.GameStatus.Name(game.status).removeprefix("GAME_STATUS_").lower()
-    mode = game_pb2.Mode.Name(game.mode).removeprefix("MODE_").lower()
-    line = (
-        f"{game.game_id}  {game.game}  {', '.join(players)}  [{mode}]  {status.replace('_', ' ')}"
-        f"  version {game.version}  moves {game.move_count}"
-    )
-    if game.status == service_pb2.GAME_STATUS_IN_PROGRESS:
-        line += f"  to move: {who_moves(game.to_move, players)}"
-    elif game.status == service_pb2.GAME_STATUS_ENDED:
-        line += f"  {result_words(game.result, players)}"
-    if game.title:
-        line += f"  “{game.title}”"
-    return line
 
 
 def approximate_lines(game: service_pb2.GameSummary) -> list[str]:
@@ -91,11 +66,6 @@ def approximate_lines(game: service_pb2.GameSummary) -> list[str]:
         return []
     notes = list(game.approximate_notes) or ["some component data is approximate"]
     return [f"approximate data: {note}" for note in notes]
-
-
-def show_snapshot(state: service_pb2.StateSnapshot, players: Sequence[str]) -> str:
-    header = f"revision {state.revision} · to move: {who_moves(state.to_move, players)}"
-    return f"{header}\n{state.text.rstrip()}"
 
 
 # ------------------------------------------------------------------ commands
@@ -321,22 +291,6 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
-def _learn_move(client: Client, game_id: str, revision: int, narrator: Narrator) -> None:
-    """Teach `narrator` what the move at `revision` was (who made it, as a spectator sees
-    it), so that an undo or redo of it can name it: the replay of that revision and the one
-    before (whose state says who was to move)."""
-    for frame in client.replay(game_id, max(1, revision - 1), revision):
-        event = frame.event
-        if event.revision == revision and event.WhichOneof("body") == "move_redone":
-            # A redo re-applies a recorded move: name that one (never itself a redo).
-            redone = event.move_redone.redone_revision
-            for earlier in client.replay(game_id, max(1, redone - 1), redone):
-                narrator.describe(earlier.event)
-                narrator.follow(earlier.state.to_move)
-        narrator.describe(event)
-        narrator.follow(frame.state.to_move)
-
-
 def _print_change(
     args: argparse.Namespace, client: Client, response: Any, before: game_pb2.ToMove | None
 ) -> int:
@@ -350,35 +304,6 @@ def _print_change(
         print(line)
     print(describe_game(response.game))
     return 0
-
-
-def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) -> list[str]:
-    """The events of a change in words, one line each: `before` is whose decision it was
-    before the change (None: not known)."""
-    game_id = response.game.game_id
-    narrator = Narrator([p.name for p in response.game.players])
-    lines = []
-    moved = [e.revision for e in response.events if e.WhichOneof("body") == "move_recorded"]
-    deciding: dict[int, game_pb2.ToMove] = {}
-    if len(moved) > 1:  # one line that stood for several moves: who made each of the others
-        for frame in client.replay(game_id, moved[0], moved[-1] - 1):
-            deciding[frame.event.revision + 1] = frame.state.to_move
-    for event in response.events:
-        body = event.WhichOneof("body")
-        if body == "move_undone":
-            _learn_move(client, game_id, event.move_undone.undone_revision, narrator)
-        elif body == "move_redone":
-            _learn_move(client, game_id, event.move_redone.redone_revision, narrator)
-        elif body == "move_amended":
-            _learn_move(client, game_id, event.move_amended.amended_revision, narrator)
-        narrator.to_move = before if before is not None else deciding.get(event.revision)
-        words = narrator.describe(event)
-        before = None  # whoever follows a move in the same change is not known here
-        named = body == "move_recorded" or (
-            body == "move_amended" and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE
-        )  # a move put in: its revision names it (for annotate, amend)
-        lines.append(f"{words}  (revision {event.revision})" if named else words)
-    return lines
 
 
 def _current(args: argparse.Namespace, client: Client) -> tuple[int, game_pb2.ToMove | None]:
@@ -1421,45 +1346,13 @@ BROKEN_PIPE = 128 + 13
 a shell reports a process ended by SIGPIPE."""
 
 
-# What this terminal last saw of each game. A move, undo or redo is sent with that version,
-# so when another recorder changed the game in between, the server refuses it (STALE_VERSION)
-# instead of recording it on top of a table the recorder has not seen.
-
-
-def state_dir() -> Path:
-    """Where the CLI keeps what it remembers between commands (the XDG state directory)."""
-    return Path(os.environ.get("TABLELOG_STATE_DIR") or platformdirs.user_state_dir("tablelog"))
-
-
-def _server_folder(address: str | None) -> str:
-    address = address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
-    return "".join(c if c.isalnum() else "_" for c in address)
-
-
-def _seen_file(address: str | None, game_id: str) -> Path:
-    """One small file per server and game, so terminals recording different games at once
-    never overwrite each other's memory."""
-    return state_dir() / "seen" / _server_folder(address) / f"{Path(game_id).name}.version"
-
-
 def _current_game_file(address: str | None) -> Path:
     """The current game (`tablelog use`) of one server: game ids are per server."""
-    return state_dir() / "current" / f"{_server_folder(address)}.game"
-
-
-def _write_state(path: Path, text: str) -> None:
-    """Written whole or not at all (a rename), so a reader never sees half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(path)
-    except OSError:  # a read-only home: the CLI still works, it just remembers nothing
-        pass
+    return state_dir() / "current" / f"{server_folder(address)}.game"
 
 
 def remember_current_game(address: str | None, game_id: str) -> None:
-    _write_state(_current_game_file(address), game_id)
+    write_state(_current_game_file(address), game_id)
 
 
 def forget_current_game(address: str | None) -> None:
@@ -1476,14 +1369,9 @@ def current_game(address: str | None) -> str | None:
     return text if 0 < len(text) <= MAX_GAME_ID and GAME_ID_SHAPE.fullmatch(text) else None
 
 
-def remember_version(address: str | None, game_id: str, version: int) -> None:
-    # Unwritable: the next change falls back to the server's current version.
-    _write_state(_seen_file(address, game_id), str(int(version)))
-
-
 def _last_seen(address: str | None, game_id: str) -> int | None:
     try:
-        text = _seen_file(address, game_id).read_text(encoding="utf-8").strip()
+        text = seen_file(address, game_id).read_text(encoding="utf-8").strip()
     except OSError:
         return None
     return int(text) if text.isdigit() else None
@@ -1540,10 +1428,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         with Client(args.address, token=args.token, client_name=CLIENT_NAME, ca=args.ca) as client:
             return handler(args, client)
     except (UsageError, CredentialsError) as error:
-        _report(args, {"code": "USAGE", "message": str(error)})
+        report(args, {"code": "USAGE", "message": str(error)})
         return 2
     except TablelogError as error:
-        _report(args, _refusal(error, resolve_address(args.address)))
+        report(args, refusal(error, resolve_address(args.address)))
         current = error.metadata.get("current_version", "")
         game_id = getattr(args, "game_id", "")
         if error.reason == "STALE_VERSION" and current.isdigit() and game_id:
@@ -1557,50 +1445,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-TOKEN_HINTS = {
-    "TOKEN_MISSING": "Log in with `tablelog login {address}` (or pass --token / set "
-    "$TABLELOG_TOKEN).",
-    "TOKEN_UNKNOWN": "The server does not know the token sent: log in again with "
-    "`tablelog login {address}`.",
-    "TOKEN_EXPIRED": "Ask an owner of your club for a new token (tablelog tokens create), then "
-    "`tablelog login {address}`.",
-    "TOKEN_REVOKED": "Ask an owner of your club for a new token (tablelog tokens create), then "
-    "`tablelog login {address}`.",
-}
-"""What to do about a refused token, after the server's own words."""
-
-
-def _refusal(error: TablelogError, address: str) -> dict[str, Any]:
-    """A refusal as data: the gRPC code, the server's reason, message, details and field
-    violations. A server that never answered (UNAVAILABLE with no reason from a server)
-    is said to be missing, with how to start one."""
-    message = error.message
-    if error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
-        message = f"no tablelog server at {address}: start one with `tablelog serve`"
-    elif error.reason in TOKEN_HINTS:
-        message = f"{message} {TOKEN_HINTS[error.reason].format(address=address)}"
-    refusal: dict[str, Any] = {"code": error.code.name, "message": message}
-    if error.reason:
-        refusal["reason"] = error.reason
-    if error.metadata:
-        refusal["metadata"] = dict(sorted(error.metadata.items()))
-    if error.violations:
-        refusal["violations"] = [{"field": f, "description": d} for f, d in error.violations]
-    return refusal
-
-
-def _report(args: argparse.Namespace, refusal: dict[str, Any]) -> None:
-    """An error on stderr: `{"error": ...}` JSON with --json, else a line and its details."""
-    if getattr(args, "json", False):
-        print(json.dumps({"error": refusal}, indent=2), file=sys.stderr)
-        return
-    print(f"error: {refusal['message']}", file=sys.stderr)
-    details = [refusal.get("reason", "")]
-    details += [f"{k}={v}" for k, v in refusal.get("metadata", {}).items()]
-    if refusal["code"] != "USAGE" and (refusal.get("reason") or refusal["code"] != "UNAVAILABLE"):
-        print(f"  ({refusal['code']}: {' '.join(d for d in details if d)})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from tablelog.v1 import clubs_pb2
+from tablelog_client.common import UsageError, print_json
 from tablelog_client.credentials import store_token
 from tablelog_client.sdk import ROLE_NAMES, ROLES, Client, TablelogError
 
@@ -23,8 +24,6 @@ DAY = 24 * 3600
 
 def _print(args: argparse.Namespace, message: Message, text: str) -> None:
     if args.json:
-        from tablelog_client.cli import print_json
-
         print_json(message)
     else:
         print(text)
@@ -56,8 +55,6 @@ def find_member(client: Client, wanted: str) -> clubs_pb2.Member:
     named = [m for m in members if m.display_name.casefold() == wanted.casefold()]
     if len(named) == 1:
         return named[0]
-    from tablelog_client.cli import UsageError
-
     raise UsageError(f"the club has no member {wanted!r} (tablelog members list)")
 
 

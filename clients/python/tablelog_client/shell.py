@@ -30,13 +30,13 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
-from tablelog_client.cli import (
-    _learn_move,
-    _refusal,
-    _report,
+from tablelog_client.common import (
     change_lines,
     describe_game,
+    learn_move,
+    refusal,
     remember_version,
+    report,
     show_snapshot,
     state_dir,
     who_moves,
@@ -238,7 +238,7 @@ class RecordingShell:
         """The refusal in the words `tablelog move` uses (on stderr, as there)."""
         self.refusals += 1
         self.out.flush()
-        _report(argparse.Namespace(json=False), _refusal(error, self.client.address))
+        report(argparse.Namespace(json=False), refusal(error, self.client.address))
 
     # -------------------------------------------------------------- what is on screen
 
@@ -322,12 +322,12 @@ class RecordingShell:
             event = frame.event
             body = event.WhichOneof("body")
             if body == "move_undone":
-                _learn_move(self.client, self.game_id, event.move_undone.undone_revision, narrator)
+                learn_move(self.client, self.game_id, event.move_undone.undone_revision, narrator)
             elif body == "move_redone":
-                _learn_move(self.client, self.game_id, event.move_redone.redone_revision, narrator)
+                learn_move(self.client, self.game_id, event.move_redone.redone_revision, narrator)
             elif body == "move_amended":
                 amended = event.move_amended.amended_revision
-                _learn_move(self.client, self.game_id, amended, narrator)
+                learn_move(self.client, self.game_id, amended, narrator)
             words = narrator.describe(event)
             narrator.follow(frame.state.to_move)
             who = event.actor.user or "another recorder"
