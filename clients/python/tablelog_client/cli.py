@@ -417,7 +417,20 @@ def cmd_record(args: argparse.Namespace, client: Client) -> int:
         raise UsageError("the shell answers in words; for JSON use `tablelog move --json`")
     client.get_game(args.game_id)  # a game that is not there is reported before anything
     remember_current_game(args.address, args.game_id)
-    return record(client, args.game_id, address=args.address)
+    if args.lines_file is None:
+        return record(client, args.game_id, address=args.address, keep_going=args.keep_going)
+    try:
+        with open(args.lines_file, encoding="utf-8") as lines:
+            return record(
+                client,
+                args.game_id,
+                address=args.address,
+                stdin=lines,
+                source=args.lines_file,
+                keep_going=args.keep_going,
+            )
+    except OSError as error:
+        raise UsageError(f"cannot read {args.lines_file}: {error.strerror}") from error
 
 
 def cmd_move(args: argparse.Namespace, client: Client) -> int:
@@ -1114,6 +1127,18 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--clear", action="store_true", help="forget the current game")
     command = add("record", on_game(cmd_record), "record a game in an interactive shell")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP + "; it becomes current")
+    command.add_argument(
+        "--from",
+        dest="lines_file",
+        metavar="FILE",
+        help="read the lines from FILE instead of the keyboard or a pipe",
+    )
+    command.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="from a pipe or file: read on after a refused line (default: stop there); "
+        "later moves are recorded only when they name their mover (`Cleo: take u g k`)",
+    )
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
     command.add_argument("game", help="the game type, as `tablelog games` lists them")
     command.add_argument("players", nargs="*", help="the players in seat order")

@@ -187,12 +187,13 @@ def refusal(error: TablelogError, address: str) -> dict[str, Any]:
     return refused
 
 
-def report(args: argparse.Namespace, refusal: dict[str, Any]) -> None:
-    """An error on stderr: `{"error": ...}` JSON with --json, else a line and its details."""
+def report(args: argparse.Namespace, refusal: dict[str, Any], where: str = "") -> None:
+    """An error on stderr: `{"error": ...}` JSON with --json, else a line and its details;
+    `where` (`FILE:LINE: `) before it for a line read from a pipe or a file."""
     if getattr(args, "json", False):
         print(json.dumps({"error": refusal}, indent=2), file=sys.stderr)
         return
-    print(f"error: {refusal['message']}", file=sys.stderr)
+    print(f"{where}error: {refusal['message']}", file=sys.stderr)
     details = [refusal.get("reason", "")]
     details += [f"{k}={v}" for k, v in refusal.get("metadata", {}).items()]
     if refusal["code"] != "USAGE" and (refusal.get("reason") or refusal["code"] != "UNAVAILABLE"):

@@ -14,6 +14,7 @@ A thin client like the rest of the CLI: the server parses, checks, lists and ren
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -228,6 +229,8 @@ class RecordingShell:
         self.kept = ""
         self.refusals = 0
         self.done = False
+        self.where = ""
+        """`FILE:LINE: ` of the line being read from a pipe or file ("" at a terminal)."""
 
     # -------------------------------------------------------------- output
 
@@ -235,10 +238,11 @@ class RecordingShell:
         print(text, file=self.out, flush=True)
 
     def refuse(self, error: TablelogError) -> None:
-        """The refusal in the words `tablelog move` uses (on stderr, as there)."""
+        """The refusal in the words `tablelog move` uses (on stderr, as there), after the
+        `FILE:LINE: ` of a read line."""
         self.refusals += 1
         self.out.flush()
-        report(argparse.Namespace(json=False), refusal(error, self.client.address))
+        report(argparse.Namespace(json=False), refusal(error, self.client.address), self.where)
 
     # -------------------------------------------------------------- what is on screen
 
@@ -288,7 +292,7 @@ class RecordingShell:
     def handle(self, line: str) -> None:
         """Run one typed line; after a refusal, `kept` holds it for editing."""
         self.kept = ""
-        line = line.strip()
+        line = without_comment(line)
         if not line:
             return
         if len(line) > MAX_LINE:
@@ -465,16 +469,63 @@ class RecordingShell:
 
     # -------------------------------------------------------------- loops
 
-    def run_lines(self, lines: Iterable[str]) -> int:
-        """From a pipe: each line echoed after the prompt, then its answer. Ends with 1
-        when any line was refused, so a script notices."""
+    def run_lines(
+        self, lines: Iterable[str], *, source: str = "<stdin>", keep_going: bool = False
+    ) -> int:
+        """From a pipe or a file: each line echoed after the prompt, then its answer; blank
+        lines and `#` comments skipped. A refused line stops the reading there, `FILE:LINE: `
+        before the refusal and exit status 1, so nothing written after it is recorded on
+        the wrong player's turn.
+
+        With `keep_going`, the lines after a refusal are still read, but each was written
+        for a game in which the refused line happened: a move is then sent only when it
+        names its mover (`Cleo: take u g k`, which the server checks), and a line that
+        would change the game otherwise (an unnamed move, undo, redo, amend, note) is not
+        sent. Ends with 1 when any line was refused or not sent."""
         self.start()
-        for line in lines:
+        shifted = False  # a line was refused: unnamed moves no longer say whose they are
+        for number, line in enumerate(lines, start=1):
+            if not without_comment(line):
+                continue
+            self.where = f"{source}:{number}: "
             self.say(self.prompt() + line)
+            if shifted and (reason := self.unsafe_after_refusal(without_comment(line))):
+                self.refusals += 1
+                self.out.flush()
+                print(f"{self.where}not sent: {reason}", file=sys.stderr)
+                continue
+            refused = self.refusals
             self.handle(line)
+            if self.refusals > refused:
+                if not keep_going:
+                    print(
+                        f"{self.where}stopped at this line: the lines after it were not "
+                        "read (--keep-going reads on, recording the moves that name their "
+                        "mover)",
+                        file=sys.stderr,
+                    )
+                    break
+                shifted = True
             if self.done:
                 break
+        self.where = ""
         return 1 if self.refusals else 0
+
+    @staticmethod
+    def unsafe_after_refusal(line: str) -> str:
+        """Why `line` is not sent after a refused line ("" when it may be): written as if
+        the refused move had happened, it would land on another player's turn."""
+        word = line.partition(" ")[0].casefold()
+        if word in COMMANDS:
+            if word in CHANGING_COMMANDS:
+                return f"`{word}` after a refused line would change another move than meant"
+            return ""
+        if NAMES_MOVER.match(line):
+            return ""
+        return (
+            "after a refused line, a move is recorded only when it names its mover "
+            "(`Name: move`), so that it cannot land on another player's turn"
+        )
 
     def run_terminal(self, session: PromptSession[str]) -> int:
         self.start()
@@ -516,6 +567,26 @@ def amended_standing(
         )
         del standing[first : first + amended.dropped_moves]
     return standing
+
+
+CHANGING_COMMANDS = frozenset({"undo", "redo", "amend", "insert", "delete", "note"})
+"""The commands that change the game: not sent after a refused line with --keep-going."""
+
+NAMES_MOVER = re.compile(r"[^:\s][^:]*?:\s+\S")
+"""A move line that names its mover, `Cleo: take u g k` (the server reads the name; a colon
+inside a move, as in `1k0:g3`, has no space after it)."""
+
+COMMENT = re.compile(r"(?:^|\s)#(?:\s.*)?$")
+"""A comment: a line starting `#`, or ` # ...` after a move (a card by id, `buy #47`, is
+not one)."""
+
+
+def without_comment(line: str) -> str:
+    """`line` without its `#` comment and surrounding blanks ("" for a comment line)."""
+    line = line.strip()
+    if line.startswith("#") and not line[1:2].isalnum():
+        return ""
+    return COMMENT.sub("", line).strip()
 
 
 GLYPHS = ("!", "?", "!!", "??", "!?", "?!")
@@ -616,8 +687,11 @@ def record(
     address: str | None = None,
     stdin: TextIO | None = None,
     out: TextIO | None = None,
+    source: str = "<stdin>",
+    keep_going: bool = False,
 ) -> int:
-    """Record `game_id` from the keyboard (a terminal) or from lines (a pipe)."""
+    """Record `game_id` from the keyboard (a terminal) or from lines (a pipe or a file,
+    named `source` in refusals)."""
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     at_terminal = stdin.isatty() and out.isatty()
@@ -625,6 +699,6 @@ def record(
     try:
         if at_terminal:
             return shell.run_terminal(terminal_session(shell))
-        return shell.run_lines(_bounded_lines(stdin))
+        return shell.run_lines(_bounded_lines(stdin), source=source, keep_going=keep_going)
     finally:
         shell.close()
