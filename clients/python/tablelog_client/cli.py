@@ -1059,7 +1059,8 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument(
         "--address",
         default=None,
-        help=f"server address (default: $TABLELOG_ADDRESS or {DEFAULT_ADDRESS})",
+        help="server address (default: $TABLELOG_ADDRESS, else the server `tablelog login` "
+        f"last kept a token for, else {DEFAULT_ADDRESS})",
     )
     common.add_argument(
         "--token",

@@ -8,13 +8,14 @@ import argparse
 import getpass
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import Message
 
 from tablelog.v1 import clubs_pb2
-from tablelog_client.common import UsageError, print_json
-from tablelog_client.credentials import store_token
+from tablelog_client.common import UsageError, print_json, refusal, report
+from tablelog_client.credentials import default_server, forget_server, store_token, stored_ca
 from tablelog_client.sdk import ROLE_NAMES, ROLES, Client, TablelogError
 
 Handler = Callable[[argparse.Namespace, Client], int]
@@ -68,18 +69,40 @@ def run_login(args: argparse.Namespace) -> int:
     if not token:
         print("error: no token given", file=sys.stderr)
         return 2
+    # Kept as an absolute path (found from any folder); a login again without --ca keeps
+    # the CA already kept for the server.
+    ca = str(Path(args.ca).resolve()) if args.ca else stored_ca(args.server)
     try:
-        with Client(args.server, token=token) as client:
+        with Client(args.server, token=token, ca=ca) as client:
             who = client.whoami()
     except TablelogError as error:
-        print(f"error: {error.message}", file=sys.stderr)
-        print(f"  ({error.code.name}: {error.reason})", file=sys.stderr)
+        report(args, refusal(error, args.server))
         return 1
-    path = store_token(args.server, token)
+    path = store_token(args.server, token, ca=ca)
     print(
         f"logged in to {args.server} as {who.member.display_name} "
         f"({ROLE_NAMES.get(who.member.role, '?')} of {who.club.name or who.club.club_id}); "
         f"token kept in {path}"
+    )
+    print(
+        f"{args.server} is now your default server: commands go there without --address "
+        "(`tablelog logout` forgets it)"
+    )
+    return 0
+
+
+def run_logout(args: argparse.Namespace) -> int:
+    """Forget the token kept for a server (default: the default one) on this machine."""
+    server = args.server or default_server()
+    if server is None:
+        print("not logged in to any server (tablelog login ADDRESS)", file=sys.stderr)
+        return 1
+    if not forget_server(server):
+        print(f"no token kept for {server} (tablelog login {server})", file=sys.stderr)
+        return 1
+    print(
+        f"logged out of {server}: its token is forgotten on this machine (it stays valid "
+        "until an owner of the club revokes it: tablelog tokens revoke)"
     )
     return 0
 
@@ -88,11 +111,14 @@ def cmd_whoami(args: argparse.Namespace, client: Client) -> int:
     who = client.whoami()
     source = f" (token from {client.token.source})" if client.token else ""
     if who.game_id:
-        text = f"a link token of {who.club.club_id} for game {who.game_id}{source}"
+        text = (
+            f"a link token of {who.club.club_id} for game {who.game_id} on {client.address}{source}"
+        )
     else:
         text = (
             f"{who.member.display_name} ({ROLE_NAMES.get(who.member.role, '?')}) of "
-            f"{who.club.name or who.club.club_id}, member {who.member.member_id}{source}"
+            f"{who.club.name or who.club.club_id}, member {who.member.member_id}, on "
+            f"{client.address}{source}"
         )
     _print(args, who, text)
     return 0
@@ -207,11 +233,25 @@ def add_club_commands(
         "login",
         help="check a token for a server and keep it in your config directory",
         description="Check a token with the server (WhoAmI) and keep it for that address in "
-        "$XDG_CONFIG_HOME/tablelog/credentials.json (mode 0600).",
+        "$XDG_CONFIG_HOME/tablelog/credentials.json (mode 0600); that server becomes the "
+        "default for every command given no --address.",
     )
     login.add_argument("server", metavar="ADDRESS", help="the server, host:port")
     login.add_argument("--token", help="the token (asked for when not given)")
-    login.set_defaults(run=run_login)
+    login.add_argument(
+        "--ca", help="a server with TLS: trust the CA in this PEM file (kept with the token)"
+    )
+    login.set_defaults(run=run_login, json=False)
+    logout = sub.add_parser(
+        "logout",
+        help="forget the token kept for a server",
+        description="Forget the token `tablelog login` kept for a server on this machine (and "
+        "that it is the default server). The token stays valid until an owner revokes it.",
+    )
+    logout.add_argument(
+        "server", metavar="ADDRESS", nargs="?", help="the server (default: the default server)"
+    )
+    logout.set_defaults(run=run_logout)
 
     add("whoami", cmd_whoami, "who your token says you are, in which club")
 

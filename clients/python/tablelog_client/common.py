@@ -21,7 +21,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
-from tablelog_client.sdk import DEFAULT_ADDRESS, Client, TablelogError
+from tablelog_client.sdk import Client, TablelogError, resolve_address
 from tablelog_client.words import Narrator, result_words
 
 
@@ -127,7 +127,7 @@ def state_dir() -> Path:
 
 
 def server_folder(address: str | None) -> str:
-    address = address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
+    address = resolve_address(address)  # the server the command calls (maybe the login's)
     return "".join(c if c.isalnum() else "_" for c in address)
 
 

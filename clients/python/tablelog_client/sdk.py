@@ -26,7 +26,7 @@ from tablelog.v1 import (
     service_pb2,
     service_pb2_grpc,
 )
-from tablelog_client.credentials import resolve_token
+from tablelog_client.credentials import default_server, resolve_token, stored_ca
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 CLIENT_NAME = "tablelog-python/0.1"
@@ -150,7 +150,9 @@ def _resumable(error: TablelogError) -> bool:
 
 
 def resolve_address(address: str | None = None) -> str:
-    return address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
+    """The server to call: the one given, else $TABLELOG_ADDRESS, else the last one
+    `tablelog login` kept a token for, else the local default."""
+    return address or os.environ.get("TABLELOG_ADDRESS") or default_server() or DEFAULT_ADDRESS
 
 
 def open_channel(address: str, ca: str | None = None) -> grpc.Channel:
@@ -207,11 +209,13 @@ class Client:
         ca: str | None = None,
     ) -> None:
         """`ca`: connect with TLS, trusting the server's certificate when this CA (a PEM
-        file; for a self-signed server, its certificate) signed it (default: $TABLELOG_CA;
-        without either, plaintext)."""
+        file; for a self-signed server, its certificate) signed it (default: $TABLELOG_CA,
+        else the CA `tablelog login --ca` kept for the address; without any, plaintext)."""
         self.address = resolve_address(address)
         self.timeout = timeout
-        self._channel = open_channel(self.address, ca or os.environ.get("TABLELOG_CA") or None)
+        self._channel = open_channel(
+            self.address, ca or os.environ.get("TABLELOG_CA") or stored_ca(self.address)
+        )
         self.token = resolve_token(self.address, token)
         """The token sent and where it was found (None: none was, and the server will say
         TOKEN_MISSING)."""
