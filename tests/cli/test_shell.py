@@ -85,8 +85,8 @@ def test_piped_lines_record_name_the_players_and_refuse_in_the_words_of_move(
     assert legal[1:6] == [f"  reserve 3.{slot}" for slot in ("1", "2", "3", "4", "deck")]
     history = said[said.index("Ann> history") + 1 : said.index("Ann> take w w")]
     assert history[-2:] == [
-        "  16. Ann: take w u g  (revision 17)",
-        "  17. Bob: take r r  (revision 18)",
+        "   1. Ann: take w u g  (revision 17)",
+        "   2. Bob: take r r  (revision 18)",
     ]
     assert moves_of(client, game_id)[-2:] == ["take w u g", "take r r"]
     notes = client.annotations(game_id)
@@ -403,9 +403,9 @@ def test_amend_insert_and_delete_in_the_shell_keep_history_by_name(
     assert any(line.startswith("usage: amend N MOVE [--drop-tail]") for line in said)
     history = said[said.index("Bob> history") + 1 : said.index("Bob> amend 99 take w u k")]
     assert history[-3:] == [
-        "  16. Ann's take w u k  (revision 20)",
-        "  17. Bob: take r r  (revision 18)",
-        "  18. Ann: take u r k  (revision 19)",
+        "   1. Ann's take w u k  (revision 20)",
+        "   2. Bob: take r r  (revision 18)",
+        "   3. Ann: take u r k  (revision 19)",
     ]
     assert moves_of(client, game_id)[-3:] == ["take w u k", "take r r", "take u r k"]
     assert done.returncode == 1  # the move of revision 99 was refused

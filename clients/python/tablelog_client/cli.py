@@ -7,6 +7,7 @@ point group "tablelog.commands": each entry is a function that adds its subparse
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import mimetypes
@@ -42,6 +43,7 @@ from tablelog_client.common import (
     write_state,
 )
 from tablelog_client.credentials import CredentialsError
+from tablelog_client.moves import MOVE_HELP, find_move, history_lines, moves_in_effect
 from tablelog_client.sdk import (
     DEFAULT_ADDRESS,
     MODES,
@@ -461,13 +463,25 @@ def cmd_redo(args: argparse.Namespace, client: Client) -> int:
 # --drop-tail.
 
 
+def _named_move(args: argparse.Namespace, client: Client, text: str, doing: str) -> int:
+    """The revision of the move `text` names (`17.`, `r45`, `45`); a table event is said to
+    be one before it is changed or annotated (a slip the recorder should see)."""
+    players = [p.name for p in client.get_game(args.game_id).players]
+    revision, move = find_move(text, moves_in_effect(client, args.game_id, players))
+    if move is not None and move.table and not args.json:
+        print(f"{doing} a table event, not a player's move: {move.named()}", file=sys.stderr)
+    return revision
+
+
 def _amend(args: argparse.Namespace, client: Client, change: str) -> int:
     notation = " ".join(getattr(args, "notation", []))
     seat = _seat(args, client) if change != "delete" else None
+    doing = {"replace": "amending", "insert": "inserting before", "delete": "deleting"}[change]
+    revision = _named_move(args, client, args.revision, doing)
     version, _ = _current(args, client)
     response = client.amend(
         args.game_id,
-        args.revision,
+        revision,
         notation or None,
         change=change,
         seat=seat,
@@ -498,11 +512,7 @@ def _add_amend_commands(add: Callable[[str, Handler, str], argparse.ArgumentPars
     ):
         command = add(name, handler, text)
         command.add_argument("game_id", help=GAME_ID_HELP)
-        command.add_argument(
-            "revision",
-            type=int,
-            help="the move's revision, as `move`, `replay` and `audit` print it",
-        )
+        command.add_argument("revision", metavar="MOVE", help=MOVE_HELP)
         if name != "delete":
             command.add_argument("notation", nargs="+", help="the new move, in the game's notation")
             command.add_argument(
@@ -765,17 +775,22 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
     line = [move.strip() for move in (args.variation or "").split(";") if move.strip()]
+    revision = _named_move(args, client, args.revision, "annotating") if args.revision else 0
     note = client.annotate(
         args.game_id,
         " ".join(args.comment),
         glyph=args.glyph,
-        revision=args.revision,
+        revision=revision,
         variation=line or None,
     )
     if args.json:
         print_json(note)
     else:
-        print(f"annotation {note.annotation_id} on revision {note.revision}")
+        players = [p.name for p in client.get_game(args.game_id).players]
+        moves = moves_in_effect(client, args.game_id, players)
+        move = next((m for m in moves if m.revision == note.revision), None)
+        on = move.named() if move else f"revision {note.revision}"
+        print(f"annotation {note.annotation_id} on {on}")
     return 0
 
 
@@ -800,16 +815,32 @@ def cmd_abandon(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace, client: Client) -> int:
+    """The moves that stand, as the shell's `history` and the text record number them."""
+    game = client.get_game(args.game_id)
+    moves = moves_in_effect(client, args.game_id, [p.name for p in game.players])
+    if args.json:
+        print(json.dumps({"moves": [dataclasses.asdict(move) for move in moves]}, indent=2))
+        return 0
+    for line in history_lines(moves):
+        print(line)
+    return 0
+
+
 def cmd_annotations(args: argparse.Namespace, client: Client) -> int:
     notes = client.annotations(args.game_id)
     if args.json:
         print_json(service_pb2.ListAnnotationsResponse(annotations=notes))
         return 0
+    players = [p.name for p in client.get_game(args.game_id).players]
+    labels = {m.revision: m.label for m in moves_in_effect(client, args.game_id, players)}
     for note in notes:
         by = f"— {note.actor.user} [{note.annotation_id}]"
         if note.orphaned:
             by += f"  [orphaned: its move was taken out at revision {note.orphaned_by}]"
-        print(f"revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
+        # The move as the text record numbers it (`*`: the table's), then its revision.
+        label = labels.get(note.revision, "game" if note.revision == 1 else "")
+        print(f"{label:>5} revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
         if note.variation.moves:
             print(f"               variation: {variation_words(note.variation)}")
     return 0
@@ -1277,9 +1308,11 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
     command.add_argument(
         "--revision",
-        type=int,
-        default=0,
-        help="the move's revision, or 1 for the game as a whole (default: the last move)",
+        "--move",
+        dest="revision",
+        default="",
+        metavar="MOVE",
+        help=MOVE_HELP + "; r1 for the game as a whole (default: the last move)",
     )
     command.add_argument(
         "--variation",
@@ -1290,6 +1323,8 @@ def build_parser() -> argparse.ArgumentParser:
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
     command.add_argument("game_id", help=GAME_ID_HELP)
     command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
+    command = add("history", on_game(cmd_history), "the moves that stand, numbered, by name")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command = add("annotations", on_game(cmd_annotations), "a game's annotations")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command = add("audit", on_game(cmd_audit), "every event, undone moves included")

@@ -30,8 +30,9 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from tablelog.v1 import events_pb2, game_pb2, service_pb2
+from tablelog.v1 import game_pb2, service_pb2
 from tablelog_client.common import (
+    UsageError,
     change_lines,
     describe_game,
     learn_move,
@@ -41,6 +42,13 @@ from tablelog_client.common import (
     show_snapshot,
     state_dir,
     who_moves,
+)
+from tablelog_client.moves import (
+    MOVE_REFERENCE,
+    MoveInEffect,
+    find_move,
+    history_lines,
+    moves_in_effect,
 )
 from tablelog_client.sdk import Client, TablelogError
 from tablelog_client.words import Narrator
@@ -194,16 +202,6 @@ Change = (
     | service_pb2.RedoMoveResponse
     | service_pb2.AmendMoveResponse
 )
-
-
-@dataclass(frozen=True)
-class MoveInEffect:
-    """A move that stands (`history`, `note`): its place, revision and words."""
-
-    number: int
-    revision: int
-    words: str
-    dealt: bool
 
 
 class RecordingShell:
@@ -366,20 +364,35 @@ class RecordingShell:
         self._amend("delete", text)
 
     def _amend(self, change: str, text: str) -> None:
-        """`amend N MOVE`, `insert N MOVE`, `delete N`: N is the revision that names the
-        move (as `history` shows it). A later move the change breaks is refused with its
-        rule; the line is kept so `--drop-tail` is a decision the recorder types again."""
-        revision, _, notation = text.partition(" ")
+        """`amend N MOVE`, `insert N MOVE`, `delete N`: N names the move as `history` shows
+        it (`17.`, the players' 17th move; `r45` or `45`, a revision). A later move the
+        change breaks is refused with its rule; the line is kept so `--drop-tail` is a
+        decision the recorder types again."""
+        reference, _, notation = text.partition(" ")
         drop_tail = notation.endswith(" --drop-tail") or notation == "--drop-tail"
         notation = notation.removesuffix("--drop-tail").strip()
-        if not revision.isdigit() or (change != "delete") != bool(notation):
+        if not MOVE_REFERENCE.fullmatch(reference) or (change != "delete") != bool(notation):
             name = "amend" if change == "replace" else change
             command = COMMANDS[name]
-            self.say(f"usage: {name} {command.arguments} (N: the move's revision in `history`)")
+            self.say(
+                f"usage: {name} {command.arguments} (N: the move as `history` numbers it, "
+                "17., or its revision, r45)"
+            )
             return
+        try:
+            revision, move = find_move(reference, self.moves_in_effect())
+        except UsageError as error:
+            self.refusals += 1
+            self.say(str(error))
+            return
+        if move is not None and move.table:
+            self.say(
+                f"{'amending' if change == 'replace' else change + 'ing'} a table event: "
+                f"{move.named()}"
+            )
         response = self.client.amend(
             self.game_id,
-            int(revision),
+            revision,
             notation or None,
             change=change,
             drop_tail=drop_tail,
@@ -403,39 +416,12 @@ class RecordingShell:
             self.say(f"  {notation}")
 
     def moves_in_effect(self) -> list[MoveInEffect]:
-        """The moves that stand (undone ones out, redone ones back), named, from a replay."""
-        narrator = Narrator(self.players)
-        said: dict[int, tuple[str, bool]] = {}
-        standing: list[tuple[int, str, bool]] = []
-        for frame in self.client.replay(self.game_id):
-            event = frame.event
-            body = event.WhichOneof("body")
-            if body == "move_recorded":
-                said[event.revision] = (narrator.describe(event), event.move_recorded.dealt)
-                standing.append((event.revision, *said[event.revision]))
-            elif body == "move_undone":
-                undone = event.move_undone.undone_revision
-                standing = [entry for entry in standing if entry[0] != undone]
-            elif body == "move_redone":
-                redone = event.move_redone.redone_revision
-                # A redone move keeps the revision that recorded it: that names it for
-                # annotations and amendments.
-                standing.append((redone, *said.get(redone, (f"revision {redone}", False))))
-            elif body == "move_amended":
-                narrator.describe(event)
-                standing = amended_standing(standing, event, narrator.moves[event.revision])
-            narrator.follow(frame.state.to_move)
-        return [
-            MoveInEffect(number, revision, words, dealt)
-            for number, (revision, words, dealt) in enumerate(standing, start=1)
-        ]
+        """The moves that stand, named and numbered as the text record numbers them."""
+        return moves_in_effect(self.client, self.game_id, self.players)
 
     def history(self, _: str) -> None:
-        moves = self.moves_in_effect()
-        for move in moves:
-            self.say(f"{move.number:>4}. {move.words}  (revision {move.revision})")
-        if not moves:
-            self.say("no moves yet")
+        for line in history_lines(self.moves_in_effect()):
+            self.say(line)
 
     def note(self, text: str) -> None:
         """Annotate the last move that stands (a server's deal is not what one comments)."""
@@ -445,7 +431,8 @@ class RecordingShell:
         glyph, _, comment = text.partition(" ")
         if glyph not in GLYPHS:
             glyph, comment = "", text
-        recorded = [move for move in self.moves_in_effect() if not move.dealt]
+        # A player's move: a reveal of the table is not what a note at the table is about.
+        recorded = [move for move in self.moves_in_effect() if not move.table]
         if not recorded:
             self.say("no move to annotate yet")
             return
@@ -453,7 +440,7 @@ class RecordingShell:
         annotation = self.client.annotate(
             self.game_id, comment, glyph=glyph, revision=last.revision
         )
-        self.say(f"note {annotation.annotation_id} on revision {last.revision} ({last.words})")
+        self.say(f"note {annotation.annotation_id} on {last.named()}")
 
     def help(self, _: str) -> None:
         self.say("a move in the game's notation (Tab completes it), or:")
@@ -544,31 +531,6 @@ class RecordingShell:
         self.legal.close()
 
 
-def amended_standing(
-    standing: list[tuple[int, str, bool]], event: events_pb2.Event, words: str
-) -> list[tuple[int, str, bool]]:
-    """The moves that stand after an amendment: the move named `amended_revision` replaced,
-    preceded or taken out, then the tail it dropped; the move it puts in is named by the
-    amendment's revision, in `words`."""
-    amended = event.move_amended
-    standing = list(standing)
-    at = next((i for i, entry in enumerate(standing) if entry[0] == amended.amended_revision), None)
-    if at is not None:
-        if amended.kind == events_pb2.AMEND_KIND_INSERT:
-            standing.insert(at, (event.revision, words, False))
-        elif amended.kind == events_pb2.AMEND_KIND_DELETE:
-            del standing[at]
-        else:
-            standing[at] = (event.revision, words, False)
-    if amended.dropped_moves:
-        first = next(
-            (i for i, entry in enumerate(standing) if entry[0] == amended.dropped_from_revision),
-            len(standing),
-        )
-        del standing[first : first + amended.dropped_moves]
-    return standing
-
-
 CHANGING_COMMANDS = frozenset({"undo", "redo", "amend", "insert", "delete", "note"})
 """The commands that change the game: not sent after a refused line with --keep-going."""
 
@@ -603,19 +565,19 @@ COMMANDS: dict[str, Command] = {
         Command(
             "amend",
             "N MOVE [--drop-tail]",
-            "replace the move of revision N; every later move is checked again",
+            "replace move N (17. or r45); every later move is checked again",
             RecordingShell.amend,
         ),
         Command(
             "insert",
             "N MOVE [--drop-tail]",
-            "put a forgotten move in before the move of revision N",
+            "put a forgotten move in before move N (17. or r45)",
             RecordingShell.insert,
         ),
         Command(
             "delete",
             "N [--drop-tail]",
-            "take out the move of revision N",
+            "take out move N (17. or r45)",
             RecordingShell.delete,
         ),
         Command("show", "", "the game as it is now on the server", RecordingShell.show),
