@@ -26,6 +26,13 @@ def test_history_numbers_the_players_moves_as_the_text_record_does(
         "   2. Bob: take r r  (revision 18)",
         "   3. Ann: take u r k  (revision 19)",
     ]
+    # The list's column counts the players' moves, as the record numbers them.
+    game = client.get_game(game_id)
+    assert (game.move_count, game.player_move_count) == (18, 3)
+    listed_game = next(
+        line for line in tablelog(server, "list").stdout.splitlines() if line.startswith(game_id)
+    )
+    assert "  moves 3  " in listed_game
     record = client.export_record([game_id])
     assert "2. Bob: take r r" in record
     assert "3. Ann: take u r k" in record

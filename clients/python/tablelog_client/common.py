@@ -53,7 +53,7 @@ def describe_game(game: service_pb2.GameSummary) -> str:
     mode = game_pb2.Mode.Name(game.mode).removeprefix("MODE_").lower()
     line = (
         f"{game.game_id}  {game.game}  {', '.join(players)}  [{mode}]  {status.replace('_', ' ')}"
-        f"  version {game.version}  moves {game.move_count}"
+        f"  version {game.version}  moves {players_moves(game)}"
     )
     if game.status == service_pb2.GAME_STATUS_IN_PROGRESS:
         line += f"  to move: {who_moves(game.to_move, players)}"
@@ -62,6 +62,14 @@ def describe_game(game: service_pb2.GameSummary) -> str:
     if game.title:
         line += f"  “{game.title}”"
     return line
+
+
+def players_moves(game: service_pb2.GameSummary) -> int:
+    """The players' moves in effect, as the text record numbers them (the table's reveals
+    and deals not counted); all moves for a summary from a server that does not say."""
+    if game.HasField("player_move_count"):
+        return game.player_move_count
+    return game.move_count
 
 
 def show_snapshot(state: service_pb2.StateSnapshot, players: Sequence[str]) -> str:

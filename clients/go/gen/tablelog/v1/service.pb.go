@@ -199,8 +199,12 @@ type GameSummary struct {
 	// True when the game uses component data marked approximate or unverified.
 	ApproximateComponents bool     `protobuf:"varint,14,opt,name=approximate_components,json=approximateComponents,proto3" json:"approximate_components,omitempty"`
 	ApproximateNotes      []string `protobuf:"bytes,15,rep,name=approximate_notes,json=approximateNotes,proto3" json:"approximate_notes,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// How many of the moves in effect are players' moves (the table's reveals and the
+	// server's deals not counted): the number the text record gives the last one. Unset in
+	// a summary stored before the field existed.
+	PlayerMoveCount *uint32 `protobuf:"varint,16,opt,name=player_move_count,json=playerMoveCount,proto3,oneof" json:"player_move_count,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GameSummary) Reset() {
@@ -336,6 +340,13 @@ func (x *GameSummary) GetApproximateNotes() []string {
 		return x.ApproximateNotes
 	}
 	return nil
+}
+
+func (x *GameSummary) GetPlayerMoveCount() uint32 {
+	if x != nil && x.PlayerMoveCount != nil {
+		return *x.PlayerMoveCount
+	}
+	return 0
 }
 
 // A state at a revision, rendered three ways: typed, as text for a terminal, and as facts.
@@ -3873,7 +3884,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x04seat\x18\x01 \x01(\rH\x00R\x04seat\x12\x1e\n" +
 	"\tspectator\x18\x02 \x01(\bH\x00R\tspectator\x12\x14\n" +
 	"\x04full\x18\x03 \x01(\bH\x00R\x04fullB\x06\n" +
-	"\x04kind\"\x85\x05\n" +
+	"\x04kind\"\xcc\x05\n" +
 	"\vGameSummary\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12\x14\n" +
@@ -3891,7 +3902,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\aoptions\x18\f \x01(\v2\x18.tablelog.v1.GameOptionsR\aoptions\x12/\n" +
 	"\x06result\x18\r \x01(\v2\x17.tablelog.v1.GameResultR\x06result\x125\n" +
 	"\x16approximate_components\x18\x0e \x01(\bR\x15approximateComponents\x12+\n" +
-	"\x11approximate_notes\x18\x0f \x03(\tR\x10approximateNotes\"\xf9\x01\n" +
+	"\x11approximate_notes\x18\x0f \x03(\tR\x10approximateNotes\x12/\n" +
+	"\x11player_move_count\x18\x10 \x01(\rH\x00R\x0fplayerMoveCount\x88\x01\x01B\x14\n" +
+	"\x12_player_move_count\"\xf9\x01\n" +
 	"\rStateSnapshot\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12)\n" +
 	"\x04view\x18\x02 \x01(\v2\x15.tablelog.v1.GameViewR\x04view\x12\x12\n" +
@@ -4409,6 +4422,7 @@ func file_tablelog_v1_service_proto_init() {
 		(*Viewer_Spectator)(nil),
 		(*Viewer_Full)(nil),
 	}
+	file_tablelog_v1_service_proto_msgTypes[1].OneofWrappers = []any{}
 	file_tablelog_v1_service_proto_msgTypes[12].OneofWrappers = []any{
 		(*RecordMoveRequest_Move)(nil),
 		(*RecordMoveRequest_Notation)(nil),
