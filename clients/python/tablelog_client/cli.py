@@ -12,7 +12,6 @@ import importlib
 import json
 import mimetypes
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -27,23 +26,34 @@ from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.archive import archive_text, original_events
 from tablelog_client.club_cli import add_club_commands
 from tablelog_client.common import (
+    NO_GAME,
+    Handler,
     UsageError,
     change_lines,
+    current_game,
     describe_game,
+    forget_current_game,
+    game_named,
+    names_game,
+    on_game,
     print_json,
     refusal,
+    remember_current_game,
     remember_version,
     report,
     seen_file,
-    server_folder,
     show_snapshot,
-    state_dir,
     to_json,
     who_moves,
-    write_state,
 )
 from tablelog_client.credentials import CredentialsError
-from tablelog_client.moves import MOVE_HELP, find_move, history_lines, moves_in_effect
+from tablelog_client.moves import (
+    MOVE_HELP,
+    MOVE_REFERENCE,
+    find_move,
+    history_lines,
+    moves_in_effect,
+)
 from tablelog_client.sdk import (
     DEFAULT_ADDRESS,
     MODES,
@@ -54,9 +64,6 @@ from tablelog_client.sdk import (
     variation_words,
 )
 from tablelog_client.words import Narrator
-
-Handler = Callable[[argparse.Namespace, Client], int]
-
 
 PLUGIN_GROUP = "tablelog.commands"
 CLIENT_NAME = "tablelog-cli/0.1"
@@ -335,59 +342,6 @@ def _seat(args: argparse.Namespace, client: Client) -> int | None:
 
 # ------------------------------------------------------------------ the current game
 
-MAX_GAME_ID = 64
-GAME_ID_SHAPE = re.compile(r"[a-z0-9_-]+")
-"""What the server accepts as a game id (docs/service.md)."""
-GENERATED_ID = re.compile(r"[a-z2-7]{12}")
-"""The ids the server makes: taken for a game id, never for a move's first word, even
-when no such game exists (a mistyped id is reported, not recorded as notation)."""
-NO_GAME = (
-    "no game named and no current game: name the game (`tablelog {command} GAME ...`) "
-    "or choose one with `tablelog use GAME`"
-)
-
-
-def _names_game(client: Client, word: str) -> bool:
-    """Whether `word` is the id of a game on the server."""
-    try:
-        client.get_game(word)
-    except TablelogError as error:
-        unknown = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
-        if unknown and not GENERATED_ID.fullmatch(word):
-            return False
-        raise
-    return True
-
-
-def _game_named(args: argparse.Namespace, client: Client, text: str | None) -> str:
-    """The game a command is about: the id given, else the current game (`tablelog use`).
-    For a command whose free text follows the id (`text`: move, annotate), the first word
-    is the id when no game is current or when it names a game on the server; otherwise
-    every word is the command's text."""
-    current = current_game(args.address)
-    if text is None:
-        given: str | None = args.game_id
-        if given or current:
-            return given or str(current)
-        raise UsageError(NO_GAME.format(command=args.command))
-    words = [word for word in getattr(args, text) if word.strip()]
-    if words and (current is None or _names_game(client, words[0])):
-        setattr(args, text, words[1:])
-        return str(words[0])
-    if current is None:
-        raise UsageError(NO_GAME.format(command=args.command))
-    return current
-
-
-def on_game(handler: Handler, text: str | None = None) -> Handler:
-    """`handler` with `args.game_id` set to the game named or the current one."""
-
-    def run(args: argparse.Namespace, client: Client) -> int:
-        args.game_id = _game_named(args, client, text)
-        return handler(args, client)
-
-    return run
-
 
 def cmd_use(args: argparse.Namespace, client: Client) -> int:
     if args.clear:
@@ -473,8 +427,28 @@ def _named_move(args: argparse.Namespace, client: Client, text: str, doing: str)
     return revision
 
 
+def _game_then(args: argparse.Namespace, client: Client, words: list[str]) -> list[str]:
+    """Set `args.game_id` from `words` (`[GAME] MOVE ...`): the first word names the move,
+    and the current game (`tablelog use`) is meant, when it reads as a move (`17.`, `r45`,
+    `45`) that is no game's id on the server; the words after the game."""
+    current = current_game(args.address)
+    first = words[0] if words else ""
+    if current is not None and MOVE_REFERENCE.fullmatch(first) and not names_game(client, first):
+        args.game_id = current
+        return words
+    if len(words) < 2:
+        raise UsageError(NO_GAME.format(command=args.command))
+    args.game_id = first
+    return words[1:]
+
+
 def _amend(args: argparse.Namespace, client: Client, change: str) -> int:
-    notation = " ".join(getattr(args, "notation", []))
+    words = _game_then(args, client, [word for word in args.words if word.strip()])
+    if (change == "delete") != (len(words) == 1):
+        wanted = "MOVE" if change == "delete" else "MOVE NOTATION"
+        raise UsageError(f"usage: tablelog {args.command} [GAME] {wanted}")
+    args.revision = words[0]
+    notation = " ".join(words[1:])
     seat = _seat(args, client) if change != "delete" else None
     doing = {"replace": "amending", "insert": "inserting before", "delete": "deleting"}[change]
     revision = _named_move(args, client, args.revision, doing)
@@ -511,10 +485,21 @@ def _add_amend_commands(add: Callable[[str, Handler, str], argparse.ArgumentPars
         ("delete", cmd_delete, "delete the move recorded at a revision"),
     ):
         command = add(name, handler, text)
-        command.add_argument("game_id", help=GAME_ID_HELP)
-        command.add_argument("revision", metavar="MOVE", help=MOVE_HELP)
-        if name != "delete":
-            command.add_argument("notation", nargs="+", help="the new move, in the game's notation")
+        if name == "delete":
+            command.add_argument(
+                "words",
+                nargs="+",
+                metavar="[GAME] MOVE",
+                help=f"{OPTIONAL_GAME_HELP}; then {MOVE_HELP}",
+            )
+        else:
+            command.add_argument(
+                "words",
+                nargs="+",
+                metavar="[GAME] MOVE NOTATION",
+                help=f"{OPTIONAL_GAME_HELP}; then {MOVE_HELP}; then the new move, in the "
+                "game's notation",
+            )
             command.add_argument(
                 "--seat", help="the player you say made it (a name, or a seat number from 0)"
             )
@@ -795,6 +780,9 @@ def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_remove_annotation(args: argparse.Namespace, client: Client) -> int:
+    if args.annotation_id is None:  # one word: the annotation, on the current game
+        args.game_id, args.annotation_id = None, args.game_id
+    args.game_id = game_named(args, client, None)
     client.remove_annotation(args.game_id, args.annotation_id)
     if args.json:
         print(json.dumps({"removed": args.annotation_id}))
@@ -937,7 +925,7 @@ def _exported_games(args: argparse.Namespace, client: Client) -> list[str]:
     if args.game_ids:
         return list(args.game_ids)
     args.game_id = None
-    return [_game_named(args, client, None)]
+    return [game_named(args, client, None)]
 
 
 class Progress:
@@ -1240,8 +1228,8 @@ def build_parser() -> argparse.ArgumentParser:
             help="the version you saw (default: fetch the current one)",
         )
     _add_amend_commands(add)
-    command = add("abandon", cmd_abandon, "stop the game before its end")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("abandon", on_game(cmd_abandon), "stop the game before its end")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--reason", default="", help="why, in words (kept in the history)")
     command.add_argument(
         "--expect-version",
@@ -1321,8 +1309,8 @@ def build_parser() -> argparse.ArgumentParser:
         '(e.g. "take w u k; buy 1.2"); checked by the rules',
     )
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
-    command.add_argument("game_id", help=GAME_ID_HELP)
-    command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
+    command.add_argument("game_id", help=OPTIONAL_GAME_HELP)
+    command.add_argument("annotation_id", nargs="?", help="as `tablelog annotations` prints it")
     command = add("history", on_game(cmd_history), "the moves that stand, numbered, by name")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command = add("annotations", on_game(cmd_annotations), "a game's annotations")
@@ -1397,37 +1385,14 @@ TRAILING_TEXT = {
     "annotate": "comment",
     "move": "notation",
     "new": "players",
-    "amend": "notation",
-    "insert": "notation",
+    "amend": "words",
+    "insert": "words",
 }
 
 
 BROKEN_PIPE = 128 + 13
 """The exit status of a command whose reader went away (`tablelog legal G | head -1`), as
 a shell reports a process ended by SIGPIPE."""
-
-
-def _current_game_file(address: str | None) -> Path:
-    """The current game (`tablelog use`) of one server: game ids are per server."""
-    return state_dir() / "current" / f"{server_folder(address)}.game"
-
-
-def remember_current_game(address: str | None, game_id: str) -> None:
-    write_state(_current_game_file(address), game_id)
-
-
-def forget_current_game(address: str | None) -> None:
-    _current_game_file(address).unlink(missing_ok=True)
-
-
-def current_game(address: str | None) -> str | None:
-    """The game `tablelog use` chose on this server, if any."""
-    try:
-        text = _current_game_file(address).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    # Bounded and shaped like an id before it is sent anywhere (the file may be edited).
-    return text if 0 < len(text) <= MAX_GAME_ID and GAME_ID_SHAPE.fullmatch(text) else None
 
 
 def _last_seen(address: str | None, game_id: str) -> int | None:

@@ -14,7 +14,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from tablelog.v1 import clubs_pb2
-from tablelog_client.common import UsageError, print_json, refusal, report
+from tablelog_client.common import UsageError, game_named, on_game, print_json, refusal, report
 from tablelog_client.credentials import default_server, forget_server, store_token, stored_ca
 from tablelog_client.sdk import ROLE_NAMES, ROLES, Client, TablelogError
 
@@ -221,6 +221,26 @@ def cmd_club(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+def on_seat(handler: Handler) -> Handler:
+    """`seat [GAME] SEAT [MEMBER]`: a first word that is a seat number names no game (ids
+    the server makes hold letters), so the current game is meant."""
+
+    def run(args: argparse.Namespace, client: Client) -> int:
+        words = list(args.words)
+        if words and words[0].isdigit():
+            args.game_id = None
+            args.game_id = game_named(args, client, None)
+        else:
+            args.game_id = words.pop(0)
+        if not words or not words[0].isdigit() or len(words) > 2:
+            raise UsageError("usage: tablelog seat [GAME] SEAT [MEMBER] (SEAT: a number from 0)")
+        args.seat = int(words[0])
+        args.member = words[1] if len(words) > 1 else None
+        return handler(args, client)
+
+    return run
+
+
 # ------------------------------------------------------------------ parser
 
 
@@ -292,14 +312,22 @@ def add_club_commands(
     command = leaf(inner, "revoke", cmd_tokens_revoke, "revoke a token by its id")
     command.add_argument("token_id", help="as `tablelog tokens list` shows it")
 
-    command = add("share", cmd_share, "a read-only link token for one game, to share")
-    command.add_argument("game_id", help="the game's id")
+    command = add("share", on_game(cmd_share), "a read-only link token for one game, to share")
+    command.add_argument(
+        "game_id", nargs="?", help="the game's id (default: the current game, see `tablelog use`)"
+    )
     command.add_argument("--expires-in-days", type=int, default=30, help="(default: 30)")
 
-    command = add("seat", cmd_seat, "bind a seat of a game to a member (a player records it)")
-    command.add_argument("game_id", help="the game's id")
-    command.add_argument("seat", type=int, help="the seat, from 0")
-    command.add_argument("member", nargs="?", help="the member's id or name (none: unbind)")
+    command = add(
+        "seat", on_seat(cmd_seat), "bind a seat of a game to a member (a player records it)"
+    )
+    command.add_argument(
+        "words",
+        nargs="+",
+        metavar="[GAME] SEAT [MEMBER]",
+        help="the game's id (default: the current game, see `tablelog use`), the seat from 0, "
+        "and the member's id or name (none: unbind)",
+    )
 
     command = add("club", cmd_club, "your club and its settings (owners change them)")
     command.add_argument(

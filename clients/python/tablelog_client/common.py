@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,6 +24,9 @@ from google.protobuf.message import Message
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.sdk import Client, TablelogError, resolve_address
 from tablelog_client.words import Narrator, result_words
+
+Handler = Callable[[argparse.Namespace, Client], int]
+"""A command: its parsed arguments and a client to the server; its exit status."""
 
 
 class UsageError(Exception):
@@ -206,3 +210,82 @@ def report(args: argparse.Namespace, refusal: dict[str, Any], where: str = "") -
     details += [f"{k}={v}" for k, v in refusal.get("metadata", {}).items()]
     if refusal["code"] != "USAGE" and (refusal.get("reason") or refusal["code"] != "UNAVAILABLE"):
         print(f"  ({refusal['code']}: {' '.join(d for d in details if d)})", file=sys.stderr)
+
+
+# ------------------------------------------------------------------ the current game
+
+MAX_GAME_ID = 64
+GAME_ID_SHAPE = re.compile(r"[a-z0-9_-]+")
+"""What the server accepts as a game id (docs/service.md)."""
+GENERATED_ID = re.compile(r"[a-z2-7]{12}")
+"""The ids the server makes: taken for a game id, never for a move's first word, even
+when no such game exists (a mistyped id is reported, not recorded as notation)."""
+NO_GAME = (
+    "no game named and no current game: name the game (`tablelog {command} GAME ...`) "
+    "or choose one with `tablelog use GAME`"
+)
+
+
+def names_game(client: Client, word: str) -> bool:
+    """Whether `word` is the id of a game on the server."""
+    try:
+        client.get_game(word)
+    except TablelogError as error:
+        unknown = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
+        if unknown and not GENERATED_ID.fullmatch(word):
+            return False
+        raise
+    return True
+
+
+def game_named(args: argparse.Namespace, client: Client, text: str | None) -> str:
+    """The game a command is about: the id given, else the current game (`tablelog use`).
+    For a command whose free text follows the id (`text`: move, annotate), the first word
+    is the id when no game is current or when it names a game on the server; otherwise
+    every word is the command's text."""
+    current = current_game(args.address)
+    if text is None:
+        given: str | None = args.game_id
+        if given or current:
+            return given or str(current)
+        raise UsageError(NO_GAME.format(command=args.command))
+    words = [word for word in getattr(args, text) if word.strip()]
+    if words and (current is None or names_game(client, words[0])):
+        setattr(args, text, words[1:])
+        return str(words[0])
+    if current is None:
+        raise UsageError(NO_GAME.format(command=args.command))
+    return current
+
+
+def on_game(handler: Handler, text: str | None = None) -> Handler:
+    """`handler` with `args.game_id` set to the game named or the current one."""
+
+    def run(args: argparse.Namespace, client: Client) -> int:
+        args.game_id = game_named(args, client, text)
+        return handler(args, client)
+
+    return run
+
+
+def _current_game_file(address: str | None) -> Path:
+    """The current game (`tablelog use`) of one server: game ids are per server."""
+    return state_dir() / "current" / f"{server_folder(address)}.game"
+
+
+def remember_current_game(address: str | None, game_id: str) -> None:
+    write_state(_current_game_file(address), game_id)
+
+
+def forget_current_game(address: str | None) -> None:
+    _current_game_file(address).unlink(missing_ok=True)
+
+
+def current_game(address: str | None) -> str | None:
+    """The game `tablelog use` chose on this server, if any."""
+    try:
+        text = _current_game_file(address).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    # Bounded and shaped like an id before it is sent anywhere (the file may be edited).
+    return text if 0 < len(text) <= MAX_GAME_ID and GAME_ID_SHAPE.fullmatch(text) else None
