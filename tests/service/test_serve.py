@@ -176,3 +176,25 @@ def test_record_move_returns_the_state_only_when_asked(client: Client) -> None:
     assert rich.state.revision == rich.game.version
     assert rich.state.text
     assert list(rich.state.moves) == line[:2]
+
+
+def test_the_demo_game_is_recorded_once_per_data_directory(tmp_path: Path) -> None:
+    """A second `serve --demo` on the same data shows the demo game again, not a new one
+    in the club's list at every start."""
+    first = ServeProcess(tmp_path / "data", "--demo").start()
+    try:
+        game_id = first.read_lines(3)[0].split()[2]
+    finally:
+        first.stop()
+    again = ServeProcess(tmp_path / "data", "--demo").start()
+    try:
+        lines = again.read_lines(3)
+        assert lines[0].startswith(
+            f"Demo game {game_id} recorded at an earlier start of this data directory: "
+        )
+        assert f"show {game_id}" in lines[2]
+        with Client(again.address, token=again.token) as client:
+            demos = [g.game_id for g in client.list_games() if g.title == "tablelog demo"]
+        assert demos == [game_id]
+    finally:
+        again.stop()
