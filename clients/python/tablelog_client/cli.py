@@ -722,6 +722,9 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
         return 0
     if not args.json:
         print(describe_game(game), flush=True)
+        if args.show and args.from_revision != 1:  # the table now, at once, not at the next event
+            before = args.from_revision - 1 if args.from_revision > 1 else game.version
+            print(show_snapshot(client.state(args.game_id, before), players), flush=True)
     # From the revision after the one just read, its `to_move` names the first mover; from
     # an earlier revision, the state before it does.
     narrator = Narrator(players, None if args.from_revision else game.to_move)
