@@ -391,6 +391,15 @@ def run_serve(args: argparse.Namespace) -> int:
     except (TransportError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from service.ports import ports_refused
+
+    ports = [("--address", args.address)]
+    if http_enabled(args):
+        ports.append(("--http-address", args.http_address))
+    refused = ports_refused(ports)
+    if refused is not None:
+        print(f"error: {refused}", file=sys.stderr)
+        return 1
     try:
         # Made here, before any worker starts: every process then reads the one key.
         chain = configured_chain(args.chain_key_file, args.data_dir)
