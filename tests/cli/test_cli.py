@@ -97,7 +97,7 @@ def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -
     for notation in line[:10]:
         said = tablelog(server, "move", game_id, notation).stdout.splitlines()[0]
         # A player's move is named after the player; a card turned up is the table's.
-        movers = ("Ann: ", "Bob: ", "the table revealed ")
+        movers = ("Ann: ", "Bob: ", "table: ")
         assert any(said.startswith(f"{who}{notation}  (revision ") for who in movers), said
     info = json.loads(tablelog(server, "info", game_id, "--json").stdout)
     assert info["version"] == "11"

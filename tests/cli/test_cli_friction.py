@@ -224,7 +224,7 @@ def test_show_refreshes_what_the_terminal_remembers(
     assert "STALE_VERSION" in stale.stderr
     client.record(game_id, line[2])  # and again, before this terminal looks
     tablelog(server, "show", game_id)
-    assert tablelog(server, "move", game_id, line[3]).stdout.startswith("the table revealed ")
+    assert tablelog(server, "move", game_id, line[3]).stdout.startswith("table: ")
 
 
 def test_an_unknown_replay_key_lists_the_keys(server: BackgroundServer) -> None:

@@ -65,12 +65,12 @@ def test_annotating_or_amending_a_table_event_says_so(
     tablelog(server, "move", game_id, "reveal 1.2 1g0:u1r2k2")
     said = tablelog(server, "annotate", game_id, "--move", "r2", "a good card")
     assert said.stderr == (
-        "annotating a table event, not a player's move: table event (the table revealed "
-        "reveal 1.1 1w0:u1g2r1k1, revision 2)\n"
+        "annotating a table event, not a player's move: table event (table: reveal 1.1 "
+        "1w0:u1g2r1k1, revision 2)\n"
     )
     assert said.stdout.startswith("annotation ")
     assert said.stdout.rstrip().endswith(
-        "on table event (the table revealed reveal 1.1 1w0:u1g2r1k1, revision 2)"
+        "on table event (table: reveal 1.1 1w0:u1g2r1k1, revision 2)"
     )
     assert tablelog(server, "annotations", game_id).stdout.startswith("    * revision    2")
     amended = tablelog(server, "amend", game_id, "r3", "reveal 1.2 1g0:w1u1r1k1")

@@ -74,7 +74,7 @@ def test_an_invited_member_logs_in_once_and_records_without_flags(
     assert f", on {address} (token from " in who
     run(dana, "use", game_id)
     recorded = run(dana, "move", "table: reveal 1.1 1w0:u1g2r1k1").stdout
-    assert recorded.startswith("the table revealed")
+    assert recorded.startswith("table: reveal 1.1 1w0:u1g2r1k1  (revision 2)")
     audit = run(owner, "audit", game_id).stdout
     assert "(recorded by Dana)" in audit
 
