@@ -39,6 +39,7 @@ from service.appending import (
     now,
     stamp,
 )
+from service.bounds import check_record_tags
 from service.building import DEALING_SCHEME, deal_and_end, next_event, push, with_defaults
 from service.errors import (
     ImportRefused,
@@ -152,6 +153,7 @@ class Commands:
                 )
             named.add(name)
         check_components("components", request.components)
+        check_record_tags("record_tags", request.record_tags)
         game = find_game(request.game)
         mode = request.mode or TABLE
         game_id = new_game_id(request.request_id)
@@ -182,6 +184,7 @@ class Commands:
             rules_version=game.rules_version,
             dealing_scheme=DEALING_SCHEME if mode == DEALT else 0,
             club=actor.club,
+            record_tags=list(request.record_tags),
         )
         events = [events_pb2.Event(sequence=1, revision=1, game_created=created)]
         position = folding.start(created)  # validates players, mode, options, components

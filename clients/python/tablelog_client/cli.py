@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import importlib
 import json
 import mimetypes
@@ -263,6 +264,16 @@ def _components(pairs: Sequence[str], approximate: bool, note: str) -> list[game
     return files
 
 
+def _record_tags(args: argparse.Namespace, client: Client) -> list[tuple[str, str]]:
+    """Where and when the game is played, as the text record's tags: `--event` (default:
+    the club's name), `--site`, `--date` (default: today, as the record writes dates) and
+    `--table` (a table's name at a club night)."""
+    event = args.event if args.event is not None else client.whoami().club.name
+    date = args.date if args.date is not None else datetime.date.today().strftime("%Y.%m.%d")
+    given = [("Event", event), ("Site", args.site), ("Date", date), ("Table", args.table)]
+    return [(name, value.strip()) for name, value in given if value and value.strip()]
+
+
 def cmd_new(args: argparse.Namespace, client: Client) -> int:
     players = [*args.players, *(args.players_option or [])]
     try:
@@ -286,6 +297,7 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
         title=args.title or "",
         options=options,
         components=components,
+        record_tags=_record_tags(args, client),
     )
     remember_version(args.address, game.game_id, game.version)
     if args.json:
@@ -1172,6 +1184,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the players in seat order (instead of positionally)",
     )
+    command.add_argument(
+        "--event", help="the event, as the text record's [Event] tag (default: the club's name)"
+    )
+    command.add_argument("--site", help="where it is played, the record's [Site] tag")
+    command.add_argument("--date", help="the record's [Date] tag, e.g. 2026.12.01 (default: today)")
+    command.add_argument("--table", help="the table's name at the event, the record's [Table] tag")
     command.add_argument(
         "--mode",
         choices=sorted(MODES),

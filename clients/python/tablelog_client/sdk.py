@@ -284,11 +284,13 @@ class Client:
         components: Sequence[game_pb2.ComponentFile] = (),
         request_id: str | None = None,
         seat_members: Sequence[str] = (),
+        record_tags: Sequence[tuple[str, str]] = (),
     ) -> service_pb2.GameSummary:
         """Create a game; `components` replace the game's default component files of the
         same names (a transcribed board, a corrected deck); `seat_members` are the member
         ids of the club members playing the seats, in seat order (a player records for
-        their own seats)."""
+        their own seats); `record_tags` the text record's tags, (name, value) in order
+        (`("Event", "Thursday club night")`)."""
         if len(seat_members) > len(players):
             raise ValueError("more seat members than players")
         bound = [*seat_members, *[""] * (len(players) - len(seat_members))]
@@ -302,6 +304,7 @@ class Client:
             options=options,
             components=list(components),
             request_id=request_id or self.request_id(),
+            record_tags=[events_pb2.RecordTag(name=n, value=v) for n, v in record_tags],
         )
         return self._call(self.stub.CreateGame, request, retry=True).game
 

@@ -254,6 +254,7 @@ class CreateGameRequest(_message.Message):
     TITLE_FIELD_NUMBER: _builtins.int
     COMPONENTS_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    RECORD_TAGS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     mode: _game_pb2.Mode.ValueType
     title: _builtins.str
@@ -267,6 +268,12 @@ class CreateGameRequest(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.ComponentFile]:
         """Replacement component files (e.g. a transcribed board); validated by the game."""
 
+    @_builtins.property
+    def record_tags(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.RecordTag]:
+        """Where and when it is played, as the text record writes them (`Event`, `Site`, `Date`,
+        a table's name...): stored in GameCreated.record_tags and written as the record's tags.
+        """
+
     def __init__(
         self,
         *,
@@ -277,10 +284,11 @@ class CreateGameRequest(_message.Message):
         title: _builtins.str = ...,
         components: _abc.Iterable[_game_pb2.ComponentFile] | None = ...,
         request_id: _builtins.str = ...,
+        record_tags: _abc.Iterable[_events_pb2.RecordTag] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "game", b"game", "mode", b"mode", "options", b"options", "players", b"players", "request_id", b"request_id", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "game", b"game", "mode", b"mode", "options", b"options", "players", b"players", "record_tags", b"record_tags", "request_id", b"request_id", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
