@@ -619,9 +619,13 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
         # Who moves first in the replay is who was to move just before it.
         before = frames[0].event.revision - 1
         narrator.follow(client.state(args.game_id, before, seat=seat, full=args.full).to_move)
+    notes = _notes_by_move(client, args.game_id) if not args.variation else {}
     lines = []
     for frame in frames:
-        lines.append(narrator.describe(frame.event))
+        words = narrator.describe(frame.event)
+        if frame.event.WhichOneof("body") in MOVES_ANNOTATED:  # its notes, under it
+            words = "\n".join([words, *notes.get(frame.event.revision, [])])
+        lines.append(words)
         narrator.follow(frame.state.to_move)
     interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
     if not interactive:
@@ -631,6 +635,24 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
             print()
         return 0
     return _step_through(frames, lines, players)
+
+
+MOVES_ANNOTATED = ("game_created", "move_recorded", "move_amended")
+"""The events an annotation anchors to: the replay shows its notes under them."""
+
+
+def _notes_by_move(client: Client, game_id: str) -> dict[int, list[str]]:
+    """The annotations that stand, as lines under the move (revision) they are about."""
+    notes: dict[int, list[str]] = {}
+    for note in client.annotations(game_id):
+        if note.orphaned:
+            continue
+        text = " ".join(part for part in (note.glyph, note.comment) if part)
+        variation = f" (instead: {variation_words(note.variation)})" if note.variation.moves else ""
+        notes.setdefault(note.revision, []).append(
+            f"   note: {text}{variation}  — {note.actor.user} [{note.annotation_id}]"
+        )
+    return notes
 
 
 def _frame_label(frame: service_pb2.ReplayGameResponse) -> str:
@@ -644,7 +666,9 @@ def _frame_label(frame: service_pb2.ReplayGameResponse) -> str:
     return f"{where}, move {frame.variation_move} (instead of revision {frame.event.revision})"
 
 
-REPLAY_KEYS = "[enter/n] next  [p] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
+REPLAY_KEYS = (
+    "[enter/n/→] next  [p/←] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
+)
 
 
 def _read_key() -> str:
@@ -654,7 +678,8 @@ def _read_key() -> str:
         line = sys.stdin.readline()
         if not line:
             raise EOFError
-        return line.strip().lower() or "n"
+        word = line.strip().lower() or "n"
+        return ARROW_WORDS.get(word, word)
     import termios  # POSIX only; a pipe above needs neither
     import tty
 
@@ -672,9 +697,17 @@ def _read_key() -> str:
                 digits += more
                 print(more, end="", flush=True)
             return digits
+        if key == "\x1b":  # an arrow key: ESC [ and a letter
+            return ARROWS.get(sys.stdin.read(2), "?")
         return "n" if key in "\r\n " else key.lower()
     finally:
         termios.tcsetattr(descriptor, termios.TCSADRAIN, saved)
+
+
+ARROWS = {"[C": "n", "[B": "n", "[D": "p", "[A": "p", "[H": "f", "[F": "l"}
+"""Arrow keys step as in a move list: right/down next, left/up back, Home first, End last;
+from a pipe, `right`, `left` and so on are read as words (ARROW_WORDS)."""
+ARROW_WORDS = {"right": "n", "down": "n", "left": "p", "up": "p", "home": "f", "end": "l"}
 
 
 def _step_through(
