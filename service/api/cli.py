@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import os
 import random
@@ -441,6 +442,15 @@ def run_serve(args: argparse.Namespace) -> int:
     except (TransportError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from tablelog.service.api.ports import ports_refused
+
+    ports = [("--address", args.address)]
+    if http_enabled(args):
+        ports.append(("--http-address", args.http_address))
+    refused = ports_refused(ports)
+    if refused is not None:
+        print(f"error: {refused}", file=sys.stderr)
+        return 1
     try:
         # Made here, before any worker starts: every process then reads the one key.
         chain = configured_chain(args.chain_key_file, args.data_dir)
@@ -687,8 +697,9 @@ async def _serve(
         from tablelog.service.access.local_owner import ensure_local_owner, owner_actor
 
         owner, _token = await ensure_local_owner(built.members, args.data_dir)
-        await record_demo(
+        await demo_once(
             built.recorder,
+            Path(args.data_dir),
             address,
             owner_actor(owner, "tablelog-serve --demo"),
             web=web,
@@ -762,6 +773,70 @@ async def _watch_parent(parent: int, stop: asyncio.Event) -> None:
 def _shown_address(address: str, port: int) -> str:
     host = address.rsplit(":", 1)[0]
     return f"{host}:{port}"
+
+
+DEMO_FILE = "demo.game"
+"""In the data directory: the id of the demo game `--demo` recorded there, so that a later
+start shows it again instead of adding another demo game to the club's list."""
+
+
+async def demo_once(
+    recorder: Recorder,
+    data_dir: Path,
+    address: str,
+    actor: events_pb2.Actor,
+    web: str | None = None,
+    fragment: str = "",
+) -> str:
+    """The demo game of this data directory: recorded at the first `--demo` start, shown
+    again (how to record from a second terminal) at every later one while it exists."""
+    from tablelog.service.store import GameNotFound
+
+    marker = data_dir / DEMO_FILE
+    try:
+        known = marker.read_text(encoding="utf-8").strip()[:64]  # a game id's bound
+    except OSError:
+        known = ""
+    if known:
+        try:
+            head = await recorder.load(known)
+        except GameNotFound:  # the store was reset or the game deleted: record a new one
+            pass
+        else:
+            _say_demo(known, head.revision, None, address, web, fragment, earlier=True)
+            return known
+    game_id = await record_demo(recorder, address, actor, web=web, fragment=fragment)
+    # An unwritable data directory: the next start records another one.
+    with contextlib.suppress(OSError):
+        marker.write_text(game_id, encoding="utf-8")
+    return game_id
+
+
+def _say_demo(
+    game_id: str,
+    version: int,
+    suggestion: str | None,
+    address: str,
+    web: str | None,
+    fragment: str,
+    *,
+    earlier: bool,
+) -> None:
+    """How to record the demo game from a second terminal (and open it in a browser)."""
+    flag = "" if address == DEFAULT_ADDRESS else f" --address {address}"
+    tablelog = _program()
+    when = "recorded at an earlier start of this data directory" if earlier else "recorded"
+    print(
+        f"Demo game {game_id} {when}: Splendor, Ada vs Ben, version {version}.\n"
+        f"Record from a second terminal:\n"
+        f"  {tablelog} show {game_id}{flag}\n"
+        f"  {tablelog} legal {game_id}{flag}\n"
+        f"  {tablelog} move {game_id} '{suggestion or '<move>'}'{flag}\n"
+        f"  {tablelog} replay {game_id} --all{flag}",
+        flush=True,
+    )
+    if web is not None:
+        print(f"Or open it in a browser: {web}games/{game_id}{fragment}", flush=True)
 
 
 async def record_demo(

@@ -57,7 +57,7 @@ def breaking_refusal(
         "AMEND_BREAKS_LATER_MOVE",
         f"Amending revision {revision} breaks a later move: revision {moved.revision}, "
         f"{who}, no longer applies: {refusal} (rule {rule.code}). "
-        f"Drop the tail (drop_tail) to take it and the {after} move"
+        f"Drop the tail (--drop-tail; drop_tail in the API) to take it and the {after} move"
         f"{'' if after == 1 else 's'} after it out of the game.",
         metadata={
             "rule": rule.code,

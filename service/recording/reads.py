@@ -88,7 +88,7 @@ class EventWords:
                 self.moves[event.revision] = f"{mover}'s {recorded.notation}"
                 return f"{mover}: {recorded.notation} (recorded by {who})"
             self.moves[event.revision] = f"the table's {recorded.notation}"
-            return f"the table revealed {recorded.notation} (recorded by {who})"
+            return f"table: {recorded.notation} (recorded by {who})"
         if body == "move_undone":
             undone = event.move_undone
             reason = f" ({undone.reason})" if undone.reason else ""

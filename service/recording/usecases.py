@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import (
+    CHANCE,
     DEALT,
     TABLE,
     TERMINAL,
@@ -23,7 +24,9 @@ from tablelog.replay.core import (
     NotationError,
     RulesError,
 )
+from tablelog.replay.movers import check_named_mover, named_mover
 from tablelog.replay.registry import find_game
+from tablelog.service.bounds import check_record_tags
 from tablelog.service.errors import (
     ImportRefused,
     InvalidRequest,
@@ -156,6 +159,7 @@ class Commands:
                 )
             named.add(name)
         check_components("components", request.components)
+        check_record_tags("record_tags", request.record_tags)
         game = find_game(request.game)
         mode = request.mode or TABLE
         game_id = new_game_id(request.request_id, actor.club)
@@ -186,6 +190,7 @@ class Commands:
             rules_version=game.rules_version,
             dealing_scheme=DEALING_SCHEME if mode == DEALT else 0,
             club=actor.club,
+            record_tags=list(request.record_tags),
         )
         events = [events_pb2.Event(sequence=1, revision=1, game_created=created)]
         position = folding.start(created)  # validates players, mode, options, components
@@ -258,14 +263,28 @@ class Commands:
                 chosen_seat = move.seat if move.HasField("seat") else seat
                 position = one_move(position, position.table.unwrap(move), chosen_seat, events)
                 return events, deal_and_end(position, events, head.seed)
+            # A line may name its mover ("Cleo: take u g k"): checked against whose
+            # decision it is, like `seat`, so a line meant for one player never lands on
+            # another's turn.
+            named, text = named_mover(notation, position.table.players)
+            first_seat = seat
+            if named is not None:
+                if seat is not None and named != seat:
+                    raise InvalidRequest(
+                        "seat",
+                        f"The line names {position.table.seat_name(named)} as the mover but "
+                        f"the request's seat is {position.table.seat_name(seat)}.",
+                    )
+                check_named_mover(named, position.to_move(), position.table.players)
+                first_seat = None if named == CHANCE else named
             # One line may stand for several moves (a game's shorthand for one table
             # event): each is read in the state the ones before it lead to, all are
             # recorded in one change or none is, and `seat` names the first one's mover.
-            for index, line in enumerate(position.game.split(notation, position.state)):
+            for index, line in enumerate(position.game.split(text, position.state)):
                 if index and position.to_move() == TERMINAL:
                     raise GameOver("The game ended before the end of this line.")
                 inner = position.game.parse(line, position.state)
-                position = one_move(position, inner, seat if index == 0 else None, events)
+                position = one_move(position, inner, first_seat if index == 0 else None, events)
             return events, deal_and_end(position, events, head.seed)
 
         asked = (

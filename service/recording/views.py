@@ -74,6 +74,7 @@ def summarize(head: Head) -> service_pb2.GameSummary:
     summary.status = STATUS[position.status]
     summary.version = position.revision
     summary.move_count = position.move_count
+    summary.player_move_count = position.move_count - position.chance_count
     summary.to_move.CopyFrom(to_move_message(position))
     summary.updated_time.CopyFrom(head.updated_time)
     if position.result is not None:

@@ -97,7 +97,7 @@ def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -
     for notation in line[:10]:
         said = tablelog(server, "move", game_id, notation).stdout.splitlines()[0]
         # A player's move is named after the player; a card turned up is the table's.
-        movers = ("Ann: ", "Bob: ", "the table revealed ")
+        movers = ("Ann: ", "Bob: ", "table: ")
         assert any(said.startswith(f"{who}{notation}  (revision ") for who in movers), said
     info = json.loads(tablelog(server, "info", game_id, "--json").stdout)
     assert info["version"] == "11"
@@ -257,7 +257,7 @@ def test_a_move_typed_against_an_old_picture_of_the_table_is_refused(
         assert again.returncode == 1
         assert "STALE_VERSION" in again.stderr
         assert "moved on since this terminal last saw it" in again.stderr
-        assert other.get_game(game_id).move_count == first_count(first.stdout) + 1
+        assert other.get_game(game_id).player_move_count == first_count(first.stdout) + 1
     # Having been told, the recorder looks and records again: now it goes through.
     retried = tablelog(server, "move", game_id, "take w u g")
     assert "Ann: take w u g  (revision " in retried.stdout
@@ -303,6 +303,6 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
 
 
 def first_count(summary: str) -> int:
-    """The move count printed in a change's summary line ("... moves 16 ...")."""
+    """The players' moves printed in a change's summary line ("... moves 1 ...")."""
     words = summary.split()
     return int(words[words.index("moves") + 1])

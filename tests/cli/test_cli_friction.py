@@ -224,13 +224,13 @@ def test_show_refreshes_what_the_terminal_remembers(
     assert "STALE_VERSION" in stale.stderr
     client.record(game_id, line[2])  # and again, before this terminal looks
     tablelog(server, "show", game_id)
-    assert tablelog(server, "move", game_id, line[3]).stdout.startswith("the table revealed ")
+    assert tablelog(server, "move", game_id, line[3]).stdout.startswith("table: ")
 
 
 def test_an_unknown_replay_key_lists_the_keys(server: BackgroundServer) -> None:
     game_id = new_game(server)
     stepped = tablelog(server, "replay", game_id, "--step", stdin="x\n99\nq\n").stdout
-    assert "unknown key 'x'; the keys are: [enter/n] next" in stepped
+    assert "unknown key 'x'; the keys are: [enter/n/→] next" in stepped
     assert "no revision 99 here (revisions 1-1)" in stepped
 
 

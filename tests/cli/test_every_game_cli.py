@@ -95,7 +95,7 @@ def test_a_golden_playthrough_through_the_cli(
         local = play(local, text)
         recorded = tablelog(server, "move", game_id, text).stdout
         seat = before.to_move()
-        who = f"{before.table.seat_name(seat)}:" if seat >= 0 else "the table revealed"
+        who = f"{before.table.seat_name(seat)}:" if seat >= 0 else "table:"
         assert f"{who} {local.moves()[-1].notation}  (revision {local.revision})" in recorded
     assert server_state(server, game_id) == expected_snapshot(local)
     shown = tablelog(server, "show", game_id).stdout

@@ -49,9 +49,7 @@ def test_a_narrator_names_movers_from_the_state_before_and_keeps_hidden_moves_hi
     narrator = Narrator(PLAYERS, game_pb2.ToMove(seat=1))
     assert narrator.describe(moved(5, "take w u g")) == "Bob: take w u g"
     narrator.follow(game_pb2.ToMove(chance=True))
-    assert (
-        narrator.describe(moved(6, "reveal 1.2 1w0:u1")) == "the table revealed reveal 1.2 1w0:u1"
-    )
+    assert narrator.describe(moved(6, "reveal 1.2 1w0:u1")) == "table: reveal 1.2 1w0:u1"
     assert narrator.describe(moved(7, "(hidden)", dealt=True)) == ("the server dealt (hidden)")
     narrator.to_move = None  # a watch joined mid-game: nobody is guessed
     assert narrator.describe(moved(8, "pass")) == "pass"

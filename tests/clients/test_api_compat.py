@@ -58,7 +58,7 @@ def _commit(clone: Path, message: str) -> None:
 
 
 def _delete_a_field(clone: Path) -> None:
-    service = clone / "proto" / "tablelog" / "v1" / "tablelog.service.proto"
+    service = clone / "proto" / "tablelog" / "v1" / "service.proto"
     text = service.read_text()
     assert "  uint64 version = 7;\n" in text
     service.write_text(text.replace("  uint64 version = 7;\n", "  reserved 7;\n"))

@@ -395,7 +395,7 @@ def test_every_rpc_is_in_the_table_and_the_matrix() -> None:
 
 def test_the_documented_table_is_the_table() -> None:
     """docs/service.md, "Who may do what", shows the table as the code has it."""
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "tablelog.service.md").read_text("utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "service.md").read_text("utf-8")
     assert render() in doc
 
 

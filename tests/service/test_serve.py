@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import grpc
@@ -13,7 +14,7 @@ from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2
 from tablelog_client import Client, TablelogError
 from tests.service.helpers import CHAIN, OWNER_TOKEN, refused, splendor_line
-from tests.service.support import ServeProcess
+from tests.service.support import ServeProcess, run_serve
 
 pytestmark = pytest.mark.slow
 
@@ -176,3 +177,49 @@ def test_record_move_returns_the_state_only_when_asked(client: Client) -> None:
     assert rich.state.revision == rich.game.version
     assert rich.state.text
     assert list(rich.state.moves) == line[:2]
+
+
+def test_the_demo_game_is_recorded_once_per_data_directory(tmp_path: Path) -> None:
+    """A second `serve --demo` on the same data shows the demo game again, not a new one
+    in the club's list at every start."""
+    first = ServeProcess(tmp_path / "data", "--demo").start()
+    try:
+        game_id = first.read_lines(3)[0].split()[2]
+    finally:
+        first.stop()
+    again = ServeProcess(tmp_path / "data", "--demo").start()
+    try:
+        lines = again.read_lines(3)
+        assert lines[0].startswith(
+            f"Demo game {game_id} recorded at an earlier start of this data directory: "
+        )
+        assert f"show {game_id}" in lines[2]
+        with Client(again.address, token=again.token) as client:
+            demos = [g.game_id for g in client.list_games() if g.title == "tablelog demo"]
+        assert demos == [game_id]
+    finally:
+        again.stop()
+
+
+def test_ports_in_use_are_named_with_their_flags(tmp_path: Path) -> None:
+    """Both ports taken: both named, with the cause and the flags that choose others, and
+    no line from gRPC's C core."""
+    with socket.socket() as grpc_port, socket.socket() as http_port:
+        for taken in (grpc_port, http_port):
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+        grpc_address = f"127.0.0.1:{grpc_port.getsockname()[1]}"
+        http_address = f"127.0.0.1:{http_port.getsockname()[1]}"
+        done = run_serve(
+            "--address", grpc_address, "--http-address", http_address,
+            "--data-dir", str(tmp_path / "data"),
+        )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"error: cannot listen on {grpc_address} (--address): the port is in use (another "
+        "tablelog serve, or another program)",
+        f"cannot listen on {http_address} (--http-address): the port is in use (another "
+        "tablelog serve, or another program)",
+        "Stop what listens there, or choose other ports: --address HOST:PORT and "
+        "--http-address HOST:PORT (--http-address for the web app and browsers).",
+    ]

@@ -7,27 +7,54 @@ point group "tablelog.commands": each entry is a function that adds its subparse
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
 import importlib
 import json
 import mimetypes
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import grpc
-import platformdirs
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
 
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client.archive import archive_text, original_events
 from tablelog_client.club_cli import add_club_commands
+from tablelog_client.common import (
+    NO_GAME,
+    Handler,
+    UsageError,
+    change_lines,
+    current_game,
+    describe_game,
+    forget_current_game,
+    game_named,
+    names_game,
+    on_game,
+    print_json,
+    refusal,
+    remember_current_game,
+    remember_version,
+    report,
+    seen_file,
+    show_snapshot,
+    to_json,
+    who_moves,
+)
 from tablelog_client.credentials import CredentialsError
+from tablelog_client.moves import (
+    MOVE_HELP,
+    MOVE_REFERENCE,
+    find_move,
+    history_lines,
+    moves_in_effect,
+)
 from tablelog_client.operator_cli import add_operator_commands
 from tablelog_client.players_cli import add_players_commands
 from tablelog_client.sdk import (
@@ -40,52 +67,10 @@ from tablelog_client.sdk import (
     variation_words,
 )
 from tablelog_client.standings_cli import add_standings_commands
-from tablelog_client.words import Narrator, result_words
-
-Handler = Callable[[argparse.Namespace, Client], int]
-
-
-class UsageError(Exception):
-    """A command given wrongly, found before anything is sent (exit status 2)."""
-
+from tablelog_client.words import Narrator
 
 PLUGIN_GROUP = "tablelog.commands"
 CLIENT_NAME = "tablelog-cli/0.1"
-
-
-def to_json(message: Message) -> str:
-    return json.dumps(json_format.MessageToDict(message), separators=(",", ":"))
-
-
-def print_json(message: Message, out: TextIO | None = None) -> None:
-    print(json.dumps(json_format.MessageToDict(message), indent=2), file=out or sys.stdout)
-
-
-def who_moves(to_move: game_pb2.ToMove, players: Sequence[str]) -> str:
-    kind = to_move.WhichOneof("who")
-    if kind == "seat":
-        seat = to_move.seat
-        return players[seat] if seat < len(players) else f"seat {seat}"
-    if kind == "chance":
-        return "the table (a reveal)"
-    return "nobody (game over)"
-
-
-def describe_game(game: service_pb2.GameSummary) -> str:
-    players = [p.name for p in game.players]
-    status = service_pb2.GameStatus.Name(game.status).removeprefix("GAME_STATUS_").lower()
-    mode = game_pb2.Mode.Name(game.mode).removeprefix("MODE_").lower()
-    line = (
-        f"{game.game_id}  {game.game}  {', '.join(players)}  [{mode}]  {status.replace('_', ' ')}"
-        f"  version {game.version}  moves {game.move_count}"
-    )
-    if game.status == service_pb2.GAME_STATUS_IN_PROGRESS:
-        line += f"  to move: {who_moves(game.to_move, players)}"
-    elif game.status == service_pb2.GAME_STATUS_ENDED:
-        line += f"  {result_words(game.result, players)}"
-    if game.title:
-        line += f"  “{game.title}”"
-    return line
 
 
 def approximate_lines(game: service_pb2.GameSummary) -> list[str]:
@@ -94,11 +79,6 @@ def approximate_lines(game: service_pb2.GameSummary) -> list[str]:
         return []
     notes = list(game.approximate_notes) or ["some component data is approximate"]
     return [f"approximate data: {note}" for note in notes]
-
-
-def show_snapshot(state: service_pb2.StateSnapshot, players: Sequence[str]) -> str:
-    header = f"revision {state.revision} · to move: {who_moves(state.to_move, players)}"
-    return f"{header}\n{state.text.rstrip()}"
 
 
 # ------------------------------------------------------------------ commands
@@ -287,6 +267,16 @@ def _components(pairs: Sequence[str], approximate: bool, note: str) -> list[game
     return files
 
 
+def _record_tags(args: argparse.Namespace, client: Client) -> list[tuple[str, str]]:
+    """Where and when the game is played, as the text record's tags: `--event` (default:
+    the club's name), `--site`, `--date` (default: today, as the record writes dates) and
+    `--table` (a table's name at a club night)."""
+    event = args.event if args.event is not None else client.whoami().club.name
+    date = args.date if args.date is not None else datetime.date.today().strftime("%Y.%m.%d")
+    given = [("Event", event), ("Site", args.site), ("Date", date), ("Table", args.table)]
+    return [(name, value.strip()) for name, value in given if value and value.strip()]
+
+
 def cmd_new(args: argparse.Namespace, client: Client) -> int:
     players = [*args.players, *(args.players_option or [])]
     try:
@@ -310,6 +300,7 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
         title=args.title or "",
         options=options,
         components=components,
+        record_tags=_record_tags(args, client),
     )
     remember_version(args.address, game.game_id, game.version)
     if args.json:
@@ -322,22 +313,6 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
             f"record with: tablelog move {game.game_id} '<move>'   (tablelog legal {game.game_id})"
         )
     return 0
-
-
-def _learn_move(client: Client, game_id: str, revision: int, narrator: Narrator) -> None:
-    """Teach `narrator` what the move at `revision` was (who made it, as a spectator sees
-    it), so that an undo or redo of it can name it: the replay of that revision and the one
-    before (whose state says who was to move)."""
-    for frame in client.replay(game_id, max(1, revision - 1), revision):
-        event = frame.event
-        if event.revision == revision and event.WhichOneof("body") == "move_redone":
-            # A redo re-applies a recorded move: name that one (never itself a redo).
-            redone = event.move_redone.redone_revision
-            for earlier in client.replay(game_id, max(1, redone - 1), redone):
-                narrator.describe(earlier.event)
-                narrator.follow(earlier.state.to_move)
-        narrator.describe(event)
-        narrator.follow(frame.state.to_move)
 
 
 def _print_change(
@@ -353,35 +328,6 @@ def _print_change(
         print(line)
     print(describe_game(response.game))
     return 0
-
-
-def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) -> list[str]:
-    """The events of a change in words, one line each: `before` is whose decision it was
-    before the change (None: not known)."""
-    game_id = response.game.game_id
-    narrator = Narrator([p.name for p in response.game.players])
-    lines = []
-    moved = [e.revision for e in response.events if e.WhichOneof("body") == "move_recorded"]
-    deciding: dict[int, game_pb2.ToMove] = {}
-    if len(moved) > 1:  # one line that stood for several moves: who made each of the others
-        for frame in client.replay(game_id, moved[0], moved[-1] - 1):
-            deciding[frame.event.revision + 1] = frame.state.to_move
-    for event in response.events:
-        body = event.WhichOneof("body")
-        if body == "move_undone":
-            _learn_move(client, game_id, event.move_undone.undone_revision, narrator)
-        elif body == "move_redone":
-            _learn_move(client, game_id, event.move_redone.redone_revision, narrator)
-        elif body == "move_amended":
-            _learn_move(client, game_id, event.move_amended.amended_revision, narrator)
-        narrator.to_move = before if before is not None else deciding.get(event.revision)
-        words = narrator.describe(event)
-        before = None  # whoever follows a move in the same change is not known here
-        named = body == "move_recorded" or (
-            body == "move_amended" and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE
-        )  # a move put in: its revision names it (for annotate, amend)
-        lines.append(f"{words}  (revision {event.revision})" if named else words)
-    return lines
 
 
 def _current(args: argparse.Namespace, client: Client) -> tuple[int, game_pb2.ToMove | None]:
@@ -410,59 +356,6 @@ def _seat(args: argparse.Namespace, client: Client) -> int | None:
 
 
 # ------------------------------------------------------------------ the current game
-
-MAX_GAME_ID = 64
-GAME_ID_SHAPE = re.compile(r"[a-z0-9_-]+")
-"""What the server accepts as a game id (docs/service.md)."""
-GENERATED_ID = re.compile(r"[a-z2-7]{12}")
-"""The ids the server makes: taken for a game id, never for a move's first word, even
-when no such game exists (a mistyped id is reported, not recorded as notation)."""
-NO_GAME = (
-    "no game named and no current game: name the game (`tablelog {command} GAME ...`) "
-    "or choose one with `tablelog use GAME`"
-)
-
-
-def _names_game(client: Client, word: str) -> bool:
-    """Whether `word` is the id of a game on the server."""
-    try:
-        client.get_game(word)
-    except TablelogError as error:
-        unknown = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
-        if unknown and not GENERATED_ID.fullmatch(word):
-            return False
-        raise
-    return True
-
-
-def _game_named(args: argparse.Namespace, client: Client, text: str | None) -> str:
-    """The game a command is about: the id given, else the current game (`tablelog use`).
-    For a command whose free text follows the id (`text`: move, annotate), the first word
-    is the id when no game is current or when it names a game on the server; otherwise
-    every word is the command's text."""
-    current = current_game(args.address)
-    if text is None:
-        given: str | None = args.game_id
-        if given or current:
-            return given or str(current)
-        raise UsageError(NO_GAME.format(command=args.command))
-    words = [word for word in getattr(args, text) if word.strip()]
-    if words and (current is None or _names_game(client, words[0])):
-        setattr(args, text, words[1:])
-        return str(words[0])
-    if current is None:
-        raise UsageError(NO_GAME.format(command=args.command))
-    return current
-
-
-def on_game(handler: Handler, text: str | None = None) -> Handler:
-    """`handler` with `args.game_id` set to the game named or the current one."""
-
-    def run(args: argparse.Namespace, client: Client) -> int:
-        args.game_id = _game_named(args, client, text)
-        return handler(args, client)
-
-    return run
 
 
 def cmd_use(args: argparse.Namespace, client: Client) -> int:
@@ -495,7 +388,20 @@ def cmd_record(args: argparse.Namespace, client: Client) -> int:
         raise UsageError("the shell answers in words; for JSON use `tablelog move --json`")
     client.get_game(args.game_id)  # a game that is not there is reported before anything
     remember_current_game(args.address, args.game_id)
-    return record(client, args.game_id, address=args.address)
+    if args.lines_file is None:
+        return record(client, args.game_id, address=args.address, keep_going=args.keep_going)
+    try:
+        with open(args.lines_file, encoding="utf-8") as lines:
+            return record(
+                client,
+                args.game_id,
+                address=args.address,
+                stdin=lines,
+                source=args.lines_file,
+                keep_going=args.keep_going,
+            )
+    except OSError as error:
+        raise UsageError(f"cannot read {args.lines_file}: {error.strerror}") from error
 
 
 def cmd_move(args: argparse.Namespace, client: Client) -> int:
@@ -526,13 +432,45 @@ def cmd_redo(args: argparse.Namespace, client: Client) -> int:
 # --drop-tail.
 
 
+def _named_move(args: argparse.Namespace, client: Client, text: str, doing: str) -> int:
+    """The revision of the move `text` names (`17.`, `r45`, `45`); a table event is said to
+    be one before it is changed or annotated (a slip the recorder should see)."""
+    players = [p.name for p in client.get_game(args.game_id).players]
+    revision, move = find_move(text, moves_in_effect(client, args.game_id, players))
+    if move is not None and move.table and not args.json:
+        print(f"{doing} a table event, not a player's move: {move.named()}", file=sys.stderr)
+    return revision
+
+
+def _game_then(args: argparse.Namespace, client: Client, words: list[str]) -> list[str]:
+    """Set `args.game_id` from `words` (`[GAME] MOVE ...`): the first word names the move,
+    and the current game (`tablelog use`) is meant, when it reads as a move (`17.`, `r45`,
+    `45`) that is no game's id on the server; the words after the game."""
+    current = current_game(args.address)
+    first = words[0] if words else ""
+    if current is not None and MOVE_REFERENCE.fullmatch(first) and not names_game(client, first):
+        args.game_id = current
+        return words
+    if len(words) < 2:
+        raise UsageError(NO_GAME.format(command=args.command))
+    args.game_id = first
+    return words[1:]
+
+
 def _amend(args: argparse.Namespace, client: Client, change: str) -> int:
-    notation = " ".join(getattr(args, "notation", []))
+    words = _game_then(args, client, [word for word in args.words if word.strip()])
+    if (change == "delete") != (len(words) == 1):
+        wanted = "MOVE" if change == "delete" else "MOVE NOTATION"
+        raise UsageError(f"usage: tablelog {args.command} [GAME] {wanted}")
+    args.revision = words[0]
+    notation = " ".join(words[1:])
     seat = _seat(args, client) if change != "delete" else None
+    doing = {"replace": "amending", "insert": "inserting before", "delete": "deleting"}[change]
+    revision = _named_move(args, client, args.revision, doing)
     version, _ = _current(args, client)
     response = client.amend(
         args.game_id,
-        args.revision,
+        revision,
         notation or None,
         change=change,
         seat=seat,
@@ -562,14 +500,21 @@ def _add_amend_commands(add: Callable[[str, Handler, str], argparse.ArgumentPars
         ("delete", cmd_delete, "delete the move recorded at a revision"),
     ):
         command = add(name, handler, text)
-        command.add_argument("game_id", help=GAME_ID_HELP)
-        command.add_argument(
-            "revision",
-            type=int,
-            help="the move's revision, as `move`, `replay` and `audit` print it",
-        )
-        if name != "delete":
-            command.add_argument("notation", nargs="+", help="the new move, in the game's notation")
+        if name == "delete":
+            command.add_argument(
+                "words",
+                nargs="+",
+                metavar="[GAME] MOVE",
+                help=f"{OPTIONAL_GAME_HELP}; then {MOVE_HELP}",
+            )
+        else:
+            command.add_argument(
+                "words",
+                nargs="+",
+                metavar="[GAME] MOVE NOTATION",
+                help=f"{OPTIONAL_GAME_HELP}; then {MOVE_HELP}; then the new move, in the "
+                "game's notation",
+            )
             command.add_argument(
                 "--seat", help="the player you say made it (a name, or a seat number from 0)"
             )
@@ -677,9 +622,13 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
         # Who moves first in the replay is who was to move just before it.
         before = frames[0].event.revision - 1
         narrator.follow(client.state(args.game_id, before, seat=seat, full=args.full).to_move)
+    notes = _notes_by_move(client, args.game_id) if not args.variation else {}
     lines = []
     for frame in frames:
-        lines.append(narrator.describe(frame.event))
+        words = narrator.describe(frame.event)
+        if frame.event.WhichOneof("body") in MOVES_ANNOTATED:  # its notes, under it
+            words = "\n".join([words, *notes.get(frame.event.revision, [])])
+        lines.append(words)
         narrator.follow(frame.state.to_move)
     interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
     if not interactive:
@@ -689,6 +638,24 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
             print()
         return 0
     return _step_through(frames, lines, players)
+
+
+MOVES_ANNOTATED = ("game_created", "move_recorded", "move_amended")
+"""The events an annotation anchors to: the replay shows its notes under them."""
+
+
+def _notes_by_move(client: Client, game_id: str) -> dict[int, list[str]]:
+    """The annotations that stand, as lines under the move (revision) they are about."""
+    notes: dict[int, list[str]] = {}
+    for note in client.annotations(game_id):
+        if note.orphaned:
+            continue
+        text = " ".join(part for part in (note.glyph, note.comment) if part)
+        variation = f" (instead: {variation_words(note.variation)})" if note.variation.moves else ""
+        notes.setdefault(note.revision, []).append(
+            f"   note: {text}{variation}  — {note.actor.user} [{note.annotation_id}]"
+        )
+    return notes
 
 
 def _frame_label(frame: service_pb2.ReplayGameResponse) -> str:
@@ -702,7 +669,9 @@ def _frame_label(frame: service_pb2.ReplayGameResponse) -> str:
     return f"{where}, move {frame.variation_move} (instead of revision {frame.event.revision})"
 
 
-REPLAY_KEYS = "[enter/n] next  [p] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
+REPLAY_KEYS = (
+    "[enter/n/→] next  [p/←] back  [f]irst  [l]ast  [digits, enter] go to revision  [q]uit"
+)
 
 
 def _read_key() -> str:
@@ -712,7 +681,8 @@ def _read_key() -> str:
         line = sys.stdin.readline()
         if not line:
             raise EOFError
-        return line.strip().lower() or "n"
+        word = line.strip().lower() or "n"
+        return ARROW_WORDS.get(word, word)
     import termios  # POSIX only; a pipe above needs neither
     import tty
 
@@ -730,9 +700,17 @@ def _read_key() -> str:
                 digits += more
                 print(more, end="", flush=True)
             return digits
+        if key == "\x1b":  # an arrow key: ESC [ and a letter
+            return ARROWS.get(sys.stdin.read(2), "?")
         return "n" if key in "\r\n " else key.lower()
     finally:
         termios.tcsetattr(descriptor, termios.TCSADRAIN, saved)
+
+
+ARROWS = {"[C": "n", "[B": "n", "[D": "p", "[A": "p", "[H": "f", "[F": "l"}
+"""Arrow keys step as in a move list: right/down next, left/up back, Home first, End last;
+from a pipe, `right`, `left` and so on are read as words (ARROW_WORDS)."""
+ARROW_WORDS = {"right": "n", "down": "n", "left": "p", "up": "p", "home": "f", "end": "l"}
 
 
 def _step_through(
@@ -792,6 +770,9 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
         return 0
     if not args.json:
         print(describe_game(game), flush=True)
+        if args.show and args.from_revision != 1:  # the table now, at once, not at the next event
+            before = args.from_revision - 1 if args.from_revision > 1 else game.version
+            print(show_snapshot(client.state(args.game_id, before), players), flush=True)
     # From the revision after the one just read, its `to_move` names the first mover; from
     # an earlier revision, the state before it does.
     narrator = Narrator(players, None if args.from_revision else game.to_move)
@@ -830,21 +811,29 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
     line = [move.strip() for move in (args.variation or "").split(";") if move.strip()]
+    revision = _named_move(args, client, args.revision, "annotating") if args.revision else 0
     note = client.annotate(
         args.game_id,
         " ".join(args.comment),
         glyph=args.glyph,
-        revision=args.revision,
+        revision=revision,
         variation=line or None,
     )
     if args.json:
         print_json(note)
     else:
-        print(f"annotation {note.annotation_id} on revision {note.revision}")
+        players = [p.name for p in client.get_game(args.game_id).players]
+        moves = moves_in_effect(client, args.game_id, players)
+        move = next((m for m in moves if m.revision == note.revision), None)
+        on = move.named() if move else f"revision {note.revision}"
+        print(f"annotation {note.annotation_id} on {on}")
     return 0
 
 
 def cmd_remove_annotation(args: argparse.Namespace, client: Client) -> int:
+    if args.annotation_id is None:  # one word: the annotation, on the current game
+        args.game_id, args.annotation_id = None, args.game_id
+    args.game_id = game_named(args, client, None)
     client.remove_annotation(args.game_id, args.annotation_id)
     if args.json:
         print(json.dumps({"removed": args.annotation_id}))
@@ -865,16 +854,32 @@ def cmd_abandon(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace, client: Client) -> int:
+    """The moves that stand, as the shell's `history` and the text record number them."""
+    game = client.get_game(args.game_id)
+    moves = moves_in_effect(client, args.game_id, [p.name for p in game.players])
+    if args.json:
+        print(json.dumps({"moves": [dataclasses.asdict(move) for move in moves]}, indent=2))
+        return 0
+    for line in history_lines(moves):
+        print(line)
+    return 0
+
+
 def cmd_annotations(args: argparse.Namespace, client: Client) -> int:
     notes = client.annotations(args.game_id)
     if args.json:
         print_json(service_pb2.ListAnnotationsResponse(annotations=notes))
         return 0
+    players = [p.name for p in client.get_game(args.game_id).players]
+    labels = {m.revision: m.label for m in moves_in_effect(client, args.game_id, players)}
     for note in notes:
         by = f"— {note.actor.user} [{note.annotation_id}]"
         if note.orphaned:
             by += f"  [orphaned: its move was taken out at revision {note.orphaned_by}]"
-        print(f"revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
+        # The move as the text record numbers it (`*`: the table's), then its revision.
+        label = labels.get(note.revision, "game" if note.revision == 1 else "")
+        print(f"{label:>5} revision {note.revision:>4}  {note.glyph:2} {note.comment}  {by}")
         if note.variation.moves:
             print(f"               variation: {variation_words(note.variation)}")
     return 0
@@ -971,7 +976,7 @@ def _exported_games(args: argparse.Namespace, client: Client) -> list[str]:
     if args.game_ids:
         return list(args.game_ids)
     args.game_id = None
-    return [_game_named(args, client, None)]
+    return [game_named(args, client, None)]
 
 
 class Progress:
@@ -1124,7 +1129,8 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument(
         "--address",
         default=None,
-        help=f"server address (default: $TABLELOG_ADDRESS or {DEFAULT_ADDRESS})",
+        help="server address (default: $TABLELOG_ADDRESS, else the server `tablelog login` "
+        f"last kept a token for, else {DEFAULT_ADDRESS})",
     )
     common.add_argument(
         "--token",
@@ -1192,6 +1198,18 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--clear", action="store_true", help="forget the current game")
     command = add("record", on_game(cmd_record), "record a game in an interactive shell")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP + "; it becomes current")
+    command.add_argument(
+        "--from",
+        dest="lines_file",
+        metavar="FILE",
+        help="read the lines from FILE instead of the keyboard or a pipe",
+    )
+    command.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="from a pipe or file: read on after a refused line (default: stop there); "
+        "later moves are recorded only when they name their mover (`Cleo: take u g k`)",
+    )
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
     command.add_argument("game", help="the game type, as `tablelog games` lists them")
     command.add_argument("players", nargs="*", help="the players in seat order")
@@ -1202,6 +1220,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the players in seat order (instead of positionally)",
     )
+    command.add_argument(
+        "--event", help="the event, as the text record's [Event] tag (default: the club's name)"
+    )
+    command.add_argument("--site", help="where it is played, the record's [Site] tag")
+    command.add_argument("--date", help="the record's [Date] tag, e.g. 2026.12.01 (default: today)")
+    command.add_argument("--table", help="the table's name at the event, the record's [Table] tag")
     command.add_argument(
         "--mode",
         choices=sorted(MODES),
@@ -1261,8 +1285,8 @@ def build_parser() -> argparse.ArgumentParser:
             help="the version you saw (default: fetch the current one)",
         )
     _add_amend_commands(add)
-    command = add("abandon", cmd_abandon, "stop the game before its end")
-    command.add_argument("game_id", help=GAME_ID_HELP)
+    command = add("abandon", on_game(cmd_abandon), "stop the game before its end")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--reason", default="", help="why, in words (kept in the history)")
     command.add_argument(
         "--expect-version",
@@ -1329,9 +1353,11 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--glyph", default="", help="! ? !! ?? !? ?!")
     command.add_argument(
         "--revision",
-        type=int,
-        default=0,
-        help="the move's revision, or 1 for the game as a whole (default: the last move)",
+        "--move",
+        dest="revision",
+        default="",
+        metavar="MOVE",
+        help=MOVE_HELP + "; r1 for the game as a whole (default: the last move)",
     )
     command.add_argument(
         "--variation",
@@ -1340,8 +1366,10 @@ def build_parser() -> argparse.ArgumentParser:
         '(e.g. "take w u k; buy 1.2"); checked by the rules',
     )
     command = add("remove-annotation", cmd_remove_annotation, "remove an annotation (by its id)")
-    command.add_argument("game_id", help=GAME_ID_HELP)
-    command.add_argument("annotation_id", help="as `tablelog annotations` prints it")
+    command.add_argument("game_id", help=OPTIONAL_GAME_HELP)
+    command.add_argument("annotation_id", nargs="?", help="as `tablelog annotations` prints it")
+    command = add("history", on_game(cmd_history), "the moves that stand, numbered, by name")
+    command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command = add("annotations", on_game(cmd_annotations), "a game's annotations")
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command = add("audit", on_game(cmd_audit), "every event, undone moves included")
@@ -1417,8 +1445,8 @@ TRAILING_TEXT = {
     "annotate": "comment",
     "move": "notation",
     "new": "players",
-    "amend": "notation",
-    "insert": "notation",
+    "amend": "words",
+    "insert": "words",
 }
 
 
@@ -1427,69 +1455,9 @@ BROKEN_PIPE = 128 + 13
 a shell reports a process ended by SIGPIPE."""
 
 
-# What this terminal last saw of each game. A move, undo or redo is sent with that version,
-# so when another recorder changed the game in between, the server refuses it (STALE_VERSION)
-# instead of recording it on top of a table the recorder has not seen.
-
-
-def state_dir() -> Path:
-    """Where the CLI keeps what it remembers between commands (the XDG state directory)."""
-    return Path(os.environ.get("TABLELOG_STATE_DIR") or platformdirs.user_state_dir("tablelog"))
-
-
-def _server_folder(address: str | None) -> str:
-    address = address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
-    return "".join(c if c.isalnum() else "_" for c in address)
-
-
-def _seen_file(address: str | None, game_id: str) -> Path:
-    """One small file per server and game, so terminals recording different games at once
-    never overwrite each other's memory."""
-    return state_dir() / "seen" / _server_folder(address) / f"{Path(game_id).name}.version"
-
-
-def _current_game_file(address: str | None) -> Path:
-    """The current game (`tablelog use`) of one server: game ids are per server."""
-    return state_dir() / "current" / f"{_server_folder(address)}.game"
-
-
-def _write_state(path: Path, text: str) -> None:
-    """Written whole or not at all (a rename), so a reader never sees half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(path)
-    except OSError:  # a read-only home: the CLI still works, it just remembers nothing
-        pass
-
-
-def remember_current_game(address: str | None, game_id: str) -> None:
-    _write_state(_current_game_file(address), game_id)
-
-
-def forget_current_game(address: str | None) -> None:
-    _current_game_file(address).unlink(missing_ok=True)
-
-
-def current_game(address: str | None) -> str | None:
-    """The game `tablelog use` chose on this server, if any."""
-    try:
-        text = _current_game_file(address).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    # Bounded and shaped like an id before it is sent anywhere (the file may be edited).
-    return text if 0 < len(text) <= MAX_GAME_ID and GAME_ID_SHAPE.fullmatch(text) else None
-
-
-def remember_version(address: str | None, game_id: str, version: int) -> None:
-    # Unwritable: the next change falls back to the server's current version.
-    _write_state(_seen_file(address, game_id), str(int(version)))
-
-
 def _last_seen(address: str | None, game_id: str) -> int | None:
     try:
-        text = _seen_file(address, game_id).read_text(encoding="utf-8").strip()
+        text = seen_file(address, game_id).read_text(encoding="utf-8").strip()
     except OSError:
         return None
     return int(text) if text.isdigit() else None
@@ -1546,10 +1514,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         with Client(args.address, token=args.token, client_name=CLIENT_NAME, ca=args.ca) as client:
             return handler(args, client)
     except (UsageError, CredentialsError) as error:
-        _report(args, {"code": "USAGE", "message": str(error)})
+        report(args, {"code": "USAGE", "message": str(error)})
         return 2
     except TablelogError as error:
-        _report(args, _refusal(error, resolve_address(args.address)))
+        report(args, refusal(error, resolve_address(args.address)))
         current = error.metadata.get("current_version", "")
         game_id = getattr(args, "game_id", "")
         if error.reason == "STALE_VERSION" and current.isdigit() and game_id:
@@ -1563,50 +1531,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-TOKEN_HINTS = {
-    "TOKEN_MISSING": "Log in with `tablelog login {address}` (or pass --token / set "
-    "$TABLELOG_TOKEN).",
-    "TOKEN_UNKNOWN": "The server does not know the token sent: log in again with "
-    "`tablelog login {address}`.",
-    "TOKEN_EXPIRED": "Ask an owner of your club for a new token (tablelog tokens create), then "
-    "`tablelog login {address}`.",
-    "TOKEN_REVOKED": "Ask an owner of your club for a new token (tablelog tokens create), then "
-    "`tablelog login {address}`.",
-}
-"""What to do about a refused token, after the server's own words."""
-
-
-def _refusal(error: TablelogError, address: str) -> dict[str, Any]:
-    """A refusal as data: the gRPC code, the server's reason, message, details and field
-    violations. A server that never answered (UNAVAILABLE with no reason from a server)
-    is said to be missing, with how to start one."""
-    message = error.message
-    if error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
-        message = f"no tablelog server at {address}: start one with `tablelog serve`"
-    elif error.reason in TOKEN_HINTS:
-        message = f"{message} {TOKEN_HINTS[error.reason].format(address=address)}"
-    refusal: dict[str, Any] = {"code": error.code.name, "message": message}
-    if error.reason:
-        refusal["reason"] = error.reason
-    if error.metadata:
-        refusal["metadata"] = dict(sorted(error.metadata.items()))
-    if error.violations:
-        refusal["violations"] = [{"field": f, "description": d} for f, d in error.violations]
-    return refusal
-
-
-def _report(args: argparse.Namespace, refusal: dict[str, Any]) -> None:
-    """An error on stderr: `{"error": ...}` JSON with --json, else a line and its details."""
-    if getattr(args, "json", False):
-        print(json.dumps({"error": refusal}, indent=2), file=sys.stderr)
-        return
-    print(f"error: {refusal['message']}", file=sys.stderr)
-    details = [refusal.get("reason", "")]
-    details += [f"{k}={v}" for k, v in refusal.get("metadata", {}).items()]
-    if refusal["code"] != "USAGE" and (refusal.get("reason") or refusal["code"] != "UNAVAILABLE"):
-        print(f"  ({refusal['code']}: {' '.join(d for d in details if d)})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,14 @@ import argparse
 import getpass
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import Message
 
 from tablelog.v1 import clubs_pb2
-from tablelog_client.credentials import store_token
+from tablelog_client.common import UsageError, game_named, on_game, print_json, refusal, report
+from tablelog_client.credentials import default_server, forget_server, store_token, stored_ca
 from tablelog_client.sdk import ROLE_NAMES, ROLES, Client, TablelogError
 
 Handler = Callable[[argparse.Namespace, Client], int]
@@ -23,8 +25,6 @@ DAY = 24 * 3600
 
 def _print(args: argparse.Namespace, message: Message, text: str) -> None:
     if args.json:
-        from tablelog_client.cli import print_json
-
         print_json(message)
     else:
         print(text)
@@ -56,8 +56,6 @@ def find_member(client: Client, wanted: str) -> clubs_pb2.Member:
     named = [m for m in members if m.display_name.casefold() == wanted.casefold()]
     if len(named) == 1:
         return named[0]
-    from tablelog_client.cli import UsageError
-
     raise UsageError(f"the club has no member {wanted!r} (tablelog members list)")
 
 
@@ -71,18 +69,40 @@ def run_login(args: argparse.Namespace) -> int:
     if not token:
         print("error: no token given", file=sys.stderr)
         return 2
+    # Kept as an absolute path (found from any folder); a login again without --ca keeps
+    # the CA already kept for the server.
+    ca = str(Path(args.ca).resolve()) if args.ca else stored_ca(args.server)
     try:
-        with Client(args.server, token=token) as client:
+        with Client(args.server, token=token, ca=ca) as client:
             who = client.whoami()
     except TablelogError as error:
-        print(f"error: {error.message}", file=sys.stderr)
-        print(f"  ({error.code.name}: {error.reason})", file=sys.stderr)
+        report(args, refusal(error, args.server))
         return 1
-    path = store_token(args.server, token)
+    path = store_token(args.server, token, ca=ca)
     print(
         f"logged in to {args.server} as {who.member.display_name} "
         f"({ROLE_NAMES.get(who.member.role, '?')} of {who.club.name or who.club.club_id}); "
         f"token kept in {path}"
+    )
+    print(
+        f"{args.server} is now your default server: commands go there without --address "
+        "(`tablelog logout` forgets it)"
+    )
+    return 0
+
+
+def run_logout(args: argparse.Namespace) -> int:
+    """Forget the token kept for a server (default: the default one) on this machine."""
+    server = args.server or default_server()
+    if server is None:
+        print("not logged in to any server (tablelog login ADDRESS)", file=sys.stderr)
+        return 1
+    if not forget_server(server):
+        print(f"no token kept for {server} (tablelog login {server})", file=sys.stderr)
+        return 1
+    print(
+        f"logged out of {server}: its token is forgotten on this machine (it stays valid "
+        "until an owner of the club revokes it: tablelog tokens revoke)"
     )
     return 0
 
@@ -91,11 +111,14 @@ def cmd_whoami(args: argparse.Namespace, client: Client) -> int:
     who = client.whoami()
     source = f" (token from {client.token.source})" if client.token else ""
     if who.game_id:
-        text = f"a link token of {who.club.club_id} for game {who.game_id}{source}"
+        text = (
+            f"a link token of {who.club.club_id} for game {who.game_id} on {client.address}{source}"
+        )
     else:
         text = (
             f"{who.member.display_name} ({ROLE_NAMES.get(who.member.role, '?')}) of "
-            f"{who.club.name or who.club.club_id}, member {who.member.member_id}{source}"
+            f"{who.club.name or who.club.club_id}, member {who.member.member_id}, on "
+            f"{client.address}{source}"
         )
     _print(args, who, text)
     return 0
@@ -198,6 +221,26 @@ def cmd_club(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+def on_seat(handler: Handler) -> Handler:
+    """`seat [GAME] SEAT [MEMBER]`: a first word that is a seat number names no game (ids
+    the server makes hold letters), so the current game is meant."""
+
+    def run(args: argparse.Namespace, client: Client) -> int:
+        words = list(args.words)
+        if words and words[0].isdigit():
+            args.game_id = None
+            args.game_id = game_named(args, client, None)
+        else:
+            args.game_id = words.pop(0)
+        if not words or not words[0].isdigit() or len(words) > 2:
+            raise UsageError("usage: tablelog seat [GAME] SEAT [MEMBER] (SEAT: a number from 0)")
+        args.seat = int(words[0])
+        args.member = words[1] if len(words) > 1 else None
+        return handler(args, client)
+
+    return run
+
+
 # ------------------------------------------------------------------ parser
 
 
@@ -210,11 +253,25 @@ def add_club_commands(
         "login",
         help="check a token for a server and keep it in your config directory",
         description="Check a token with the server (WhoAmI) and keep it for that address in "
-        "$XDG_CONFIG_HOME/tablelog/credentials.json (mode 0600).",
+        "$XDG_CONFIG_HOME/tablelog/credentials.json (mode 0600); that server becomes the "
+        "default for every command given no --address.",
     )
     login.add_argument("server", metavar="ADDRESS", help="the server, host:port")
     login.add_argument("--token", help="the token (asked for when not given)")
-    login.set_defaults(run=run_login)
+    login.add_argument(
+        "--ca", help="a server with TLS: trust the CA in this PEM file (kept with the token)"
+    )
+    login.set_defaults(run=run_login, json=False)
+    logout = sub.add_parser(
+        "logout",
+        help="forget the token kept for a server",
+        description="Forget the token `tablelog login` kept for a server on this machine (and "
+        "that it is the default server). The token stays valid until an owner revokes it.",
+    )
+    logout.add_argument(
+        "server", metavar="ADDRESS", nargs="?", help="the server (default: the default server)"
+    )
+    logout.set_defaults(run=run_logout)
 
     add("whoami", cmd_whoami, "who your token says you are, in which club")
 
@@ -255,14 +312,22 @@ def add_club_commands(
     command = leaf(inner, "revoke", cmd_tokens_revoke, "revoke a token by its id")
     command.add_argument("token_id", help="as `tablelog tokens list` shows it")
 
-    command = add("share", cmd_share, "a read-only link token for one game, to share")
-    command.add_argument("game_id", help="the game's id")
+    command = add("share", on_game(cmd_share), "a read-only link token for one game, to share")
+    command.add_argument(
+        "game_id", nargs="?", help="the game's id (default: the current game, see `tablelog use`)"
+    )
     command.add_argument("--expires-in-days", type=int, default=30, help="(default: 30)")
 
-    command = add("seat", cmd_seat, "bind a seat of a game to a member (a player records it)")
-    command.add_argument("game_id", help="the game's id")
-    command.add_argument("seat", type=int, help="the seat, from 0")
-    command.add_argument("member", nargs="?", help="the member's id or name (none: unbind)")
+    command = add(
+        "seat", on_seat(cmd_seat), "bind a seat of a game to a member (a player records it)"
+    )
+    command.add_argument(
+        "words",
+        nargs="+",
+        metavar="[GAME] SEAT [MEMBER]",
+        help="the game's id (default: the current game, see `tablelog use`), the seat from 0, "
+        "and the member's id or name (none: unbind)",
+    )
 
     command = add("club", cmd_club, "your club and its settings (owners change them)")
     command.add_argument(

@@ -3,10 +3,15 @@
 1. the one given (`--token`, `Client(token=...)`);
 2. `$TABLELOG_TOKEN`;
 3. the config file `$XDG_CONFIG_HOME/tablelog/credentials.json`
-   (`{"servers": {"host:port": {"token": "..."}}}`, mode 0600), written by `tablelog login`;
+   (`{"servers": {"host:port": {"token": "...", "ca": "/path/ca.pem"}}, "default":
+   "host:port"}`, mode 0600), written by `tablelog login`;
 4. for a loopback address only: the local owner's token that `tablelog serve` wrote to
    `owner.token` in its data directory ($TABLELOG_DATA_DIR, else the platform's user data
-   directory for "tablelog"), so the CLI beside a local server needs no setup."""
+   directory for "tablelog"), so the CLI beside a local server needs no setup.
+
+The same file names the server a command goes to when none is given (`default`, the last
+server logged in to) and the CA to trust for each server: a member invited to another
+machine's server logs in once and then types commands as the owner does."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -52,14 +58,18 @@ def is_loopback(address: str) -> bool:
         return False
 
 
-def _servers(path: Path) -> dict[str, dict[str, str]]:
+def _read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
         raise CredentialsError(f"{path} is not a readable credentials file: {exc}") from exc
-    servers = data.get("servers", {}) if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _servers(path: Path) -> dict[str, dict[str, str]]:
+    servers = _read(path).get("servers", {})
     return servers if isinstance(servers, dict) else {}
 
 
@@ -95,17 +105,56 @@ def resolve_token(address: str, given: str | None = None) -> Token | None:
     return stored_token(address) or local_owner_token(address)
 
 
-def store_token(address: str, token: str, path: Path | None = None) -> Path:
-    """Keep `token` for `address` in the credentials file (mode 0600); its path."""
+def default_server(path: Path | None = None) -> str | None:
+    """The server `tablelog login` last kept a token for (None: none)."""
     path = path or config_file()
+    data = _read(path)
+    default = data.get("default")
+    return default if isinstance(default, str) and default in _servers(path) else None
+
+
+def stored_ca(address: str, path: Path | None = None) -> str | None:
+    """The CA file `tablelog login --ca` kept for `address` (None: plaintext)."""
+    entry = _servers(path or config_file()).get(address)
+    ca = entry.get("ca") if isinstance(entry, dict) else None
+    return ca if isinstance(ca, str) and ca else None
+
+
+def store_token(
+    address: str, token: str, path: Path | None = None, *, ca: str | None = None
+) -> Path:
+    """Keep `token` (and the CA to trust, if any) for `address` in the credentials file
+    (mode 0600), and make `address` the default server; the file's path."""
+    path = path or config_file()
+    data = _read(path)
     servers = _servers(path)
-    servers[address] = {"token": token}
+    servers[address] = {"token": token, **({"ca": ca} if ca else {})}
+    _write(path, {**data, "servers": servers, "default": address})
+    return path
+
+
+def forget_server(address: str, path: Path | None = None) -> bool:
+    """Forget the token kept for `address` (and that it is the default); whether one was."""
+    path = path or config_file()
+    data = _read(path)
+    servers = _servers(path)
+    if servers.pop(address, None) is None:
+        return False
+    data["servers"] = servers
+    if data.get("default") == address:
+        del data["default"]
+    _write(path, data)
+    return True
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Written whole under a new name, then renamed: never half a file, never readable by
+    another user (the tokens are secrets)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        json.dump({"servers": servers}, file, indent=2)
+        json.dump(data, file, indent=2)
         file.write("\n")
     os.chmod(partial, 0o600)
     os.replace(partial, path)
-    return path

@@ -8,6 +8,7 @@ import argparse
 from typing import Any
 
 from tablelog.v1 import clubs_pb2
+from tablelog_client.common import UsageError, print_json
 from tablelog_client.sdk import Client
 
 DAY = 24 * 3600
@@ -20,8 +21,6 @@ def describe_club(club: clubs_pb2.Club) -> str:
 
 def _print(args: argparse.Namespace, message: Any, text: str) -> None:
     if args.json:
-        from tablelog_client.cli import print_json
-
         print_json(message)
     else:
         print(text)
@@ -70,8 +69,6 @@ def cmd_clubs_resume(args: argparse.Namespace, client: Client) -> int:
 
 def cmd_clubs_delete(args: argparse.Namespace, client: Client) -> int:
     if not args.yes:
-        from tablelog_client.cli import UsageError
-
         raise UsageError(
             f"deleting {args.club_id} deletes its members, tokens and every game it recorded, "
             "for good: add --yes"

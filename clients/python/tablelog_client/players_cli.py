@@ -5,14 +5,12 @@ member); `log`, every change of the roster with who made it."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
 from tablelog.v1 import clubs_pb2
 from tablelog_client.club_cli import _print, find_member
+from tablelog_client.common import Handler
 from tablelog_client.sdk import Client
-
-Handler = Callable[[argparse.Namespace, Client], int]
 
 
 def describe_player(player: clubs_pb2.ClubPlayer) -> str:

@@ -28,7 +28,7 @@ from tablelog.v1 import (
     standings_pb2,
     standings_pb2_grpc,
 )
-from tablelog_client.credentials import resolve_token
+from tablelog_client.credentials import default_server, resolve_token, stored_ca
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 CLIENT_NAME = "tablelog-python/0.1"
@@ -152,7 +152,9 @@ def _resumable(error: TablelogError) -> bool:
 
 
 def resolve_address(address: str | None = None) -> str:
-    return address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
+    """The server to call: the one given, else $TABLELOG_ADDRESS, else the last one
+    `tablelog login` kept a token for, else the local default."""
+    return address or os.environ.get("TABLELOG_ADDRESS") or default_server() or DEFAULT_ADDRESS
 
 
 def open_channel(address: str, ca: str | None = None) -> grpc.Channel:
@@ -209,11 +211,13 @@ class Client:
         ca: str | None = None,
     ) -> None:
         """`ca`: connect with TLS, trusting the server's certificate when this CA (a PEM
-        file; for a self-signed server, its certificate) signed it (default: $TABLELOG_CA;
-        without either, plaintext)."""
+        file; for a self-signed server, its certificate) signed it (default: $TABLELOG_CA,
+        else the CA `tablelog login --ca` kept for the address; without any, plaintext)."""
         self.address = resolve_address(address)
         self.timeout = timeout
-        self._channel = open_channel(self.address, ca or os.environ.get("TABLELOG_CA") or None)
+        self._channel = open_channel(
+            self.address, ca or os.environ.get("TABLELOG_CA") or stored_ca(self.address)
+        )
         self.token = resolve_token(self.address, token)
         """The token sent and where it was found (None: none was, and the server will say
         TOKEN_MISSING)."""
@@ -284,11 +288,13 @@ class Client:
         components: Sequence[game_pb2.ComponentFile] = (),
         request_id: str | None = None,
         seat_members: Sequence[str] = (),
+        record_tags: Sequence[tuple[str, str]] = (),
     ) -> service_pb2.GameSummary:
         """Create a game; `components` replace the game's default component files of the
         same names (a transcribed board, a corrected deck); `seat_members` are the member
         ids of the club members playing the seats, in seat order (a player records for
-        their own seats)."""
+        their own seats); `record_tags` the text record's tags, (name, value) in order
+        (`("Event", "Thursday club night")`)."""
         if len(seat_members) > len(players):
             raise ValueError("more seat members than players")
         bound = [*seat_members, *[""] * (len(players) - len(seat_members))]
@@ -302,6 +308,7 @@ class Client:
             options=options,
             components=list(components),
             request_id=request_id or self.request_id(),
+            record_tags=[events_pb2.RecordTag(name=n, value=v) for n, v in record_tags],
         )
         return self._call(self.stub.CreateGame, request, retry=True).game
 

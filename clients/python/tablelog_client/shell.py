@@ -14,6 +14,7 @@ A thin client like the rest of the CLI: the server parses, checks, lists and ren
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -29,17 +30,25 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from tablelog.v1 import events_pb2, game_pb2, service_pb2
-from tablelog_client.cli import (
-    _learn_move,
-    _refusal,
-    _report,
+from tablelog.v1 import game_pb2, service_pb2
+from tablelog_client.common import (
+    UsageError,
     change_lines,
     describe_game,
+    learn_move,
+    refusal,
     remember_version,
+    report,
     show_snapshot,
     state_dir,
     who_moves,
+)
+from tablelog_client.moves import (
+    MOVE_REFERENCE,
+    MoveInEffect,
+    find_move,
+    history_lines,
+    moves_in_effect,
 )
 from tablelog_client.sdk import Client, TablelogError
 from tablelog_client.words import Narrator
@@ -195,16 +204,6 @@ Change = (
 )
 
 
-@dataclass(frozen=True)
-class MoveInEffect:
-    """A move that stands (`history`, `note`): its place, revision and words."""
-
-    number: int
-    revision: int
-    words: str
-    dealt: bool
-
-
 class RecordingShell:
     """One game being recorded: what this terminal has seen of it (version, whose turn)
     and the line to offer again after a refusal."""
@@ -228,6 +227,8 @@ class RecordingShell:
         self.kept = ""
         self.refusals = 0
         self.done = False
+        self.where = ""
+        """`FILE:LINE: ` of the line being read from a pipe or file ("" at a terminal)."""
 
     # -------------------------------------------------------------- output
 
@@ -235,10 +236,11 @@ class RecordingShell:
         print(text, file=self.out, flush=True)
 
     def refuse(self, error: TablelogError) -> None:
-        """The refusal in the words `tablelog move` uses (on stderr, as there)."""
+        """The refusal in the words `tablelog move` uses (on stderr, as there), after the
+        `FILE:LINE: ` of a read line."""
         self.refusals += 1
         self.out.flush()
-        _report(argparse.Namespace(json=False), _refusal(error, self.client.address))
+        report(argparse.Namespace(json=False), refusal(error, self.client.address), self.where)
 
     # -------------------------------------------------------------- what is on screen
 
@@ -288,7 +290,7 @@ class RecordingShell:
     def handle(self, line: str) -> None:
         """Run one typed line; after a refusal, `kept` holds it for editing."""
         self.kept = ""
-        line = line.strip()
+        line = without_comment(line)
         if not line:
             return
         if len(line) > MAX_LINE:
@@ -322,12 +324,12 @@ class RecordingShell:
             event = frame.event
             body = event.WhichOneof("body")
             if body == "move_undone":
-                _learn_move(self.client, self.game_id, event.move_undone.undone_revision, narrator)
+                learn_move(self.client, self.game_id, event.move_undone.undone_revision, narrator)
             elif body == "move_redone":
-                _learn_move(self.client, self.game_id, event.move_redone.redone_revision, narrator)
+                learn_move(self.client, self.game_id, event.move_redone.redone_revision, narrator)
             elif body == "move_amended":
                 amended = event.move_amended.amended_revision
-                _learn_move(self.client, self.game_id, amended, narrator)
+                learn_move(self.client, self.game_id, amended, narrator)
             words = narrator.describe(event)
             narrator.follow(frame.state.to_move)
             who = event.actor.user or "another recorder"
@@ -362,20 +364,35 @@ class RecordingShell:
         self._amend("delete", text)
 
     def _amend(self, change: str, text: str) -> None:
-        """`amend N MOVE`, `insert N MOVE`, `delete N`: N is the revision that names the
-        move (as `history` shows it). A later move the change breaks is refused with its
-        rule; the line is kept so `--drop-tail` is a decision the recorder types again."""
-        revision, _, notation = text.partition(" ")
+        """`amend N MOVE`, `insert N MOVE`, `delete N`: N names the move as `history` shows
+        it (`17.`, the players' 17th move; `r45` or `45`, a revision). A later move the
+        change breaks is refused with its rule; the line is kept so `--drop-tail` is a
+        decision the recorder types again."""
+        reference, _, notation = text.partition(" ")
         drop_tail = notation.endswith(" --drop-tail") or notation == "--drop-tail"
         notation = notation.removesuffix("--drop-tail").strip()
-        if not revision.isdigit() or (change != "delete") != bool(notation):
+        if not MOVE_REFERENCE.fullmatch(reference) or (change != "delete") != bool(notation):
             name = "amend" if change == "replace" else change
             command = COMMANDS[name]
-            self.say(f"usage: {name} {command.arguments} (N: the move's revision in `history`)")
+            self.say(
+                f"usage: {name} {command.arguments} (N: the move as `history` numbers it, "
+                "17., or its revision, r45)"
+            )
             return
+        try:
+            revision, move = find_move(reference, self.moves_in_effect())
+        except UsageError as error:
+            self.refusals += 1
+            self.say(str(error))
+            return
+        if move is not None and move.table:
+            self.say(
+                f"{'amending' if change == 'replace' else change + 'ing'} a table event: "
+                f"{move.named()}"
+            )
         response = self.client.amend(
             self.game_id,
-            int(revision),
+            revision,
             notation or None,
             change=change,
             drop_tail=drop_tail,
@@ -399,39 +416,12 @@ class RecordingShell:
             self.say(f"  {notation}")
 
     def moves_in_effect(self) -> list[MoveInEffect]:
-        """The moves that stand (undone ones out, redone ones back), named, from a replay."""
-        narrator = Narrator(self.players)
-        said: dict[int, tuple[str, bool]] = {}
-        standing: list[tuple[int, str, bool]] = []
-        for frame in self.client.replay(self.game_id):
-            event = frame.event
-            body = event.WhichOneof("body")
-            if body == "move_recorded":
-                said[event.revision] = (narrator.describe(event), event.move_recorded.dealt)
-                standing.append((event.revision, *said[event.revision]))
-            elif body == "move_undone":
-                undone = event.move_undone.undone_revision
-                standing = [entry for entry in standing if entry[0] != undone]
-            elif body == "move_redone":
-                redone = event.move_redone.redone_revision
-                # A redone move keeps the revision that recorded it: that names it for
-                # annotations and amendments.
-                standing.append((redone, *said.get(redone, (f"revision {redone}", False))))
-            elif body == "move_amended":
-                narrator.describe(event)
-                standing = amended_standing(standing, event, narrator.moves[event.revision])
-            narrator.follow(frame.state.to_move)
-        return [
-            MoveInEffect(number, revision, words, dealt)
-            for number, (revision, words, dealt) in enumerate(standing, start=1)
-        ]
+        """The moves that stand, named and numbered as the text record numbers them."""
+        return moves_in_effect(self.client, self.game_id, self.players)
 
     def history(self, _: str) -> None:
-        moves = self.moves_in_effect()
-        for move in moves:
-            self.say(f"{move.number:>4}. {move.words}  (revision {move.revision})")
-        if not moves:
-            self.say("no moves yet")
+        for line in history_lines(self.moves_in_effect()):
+            self.say(line)
 
     def note(self, text: str) -> None:
         """Annotate the last move that stands (a server's deal is not what one comments)."""
@@ -441,7 +431,8 @@ class RecordingShell:
         glyph, _, comment = text.partition(" ")
         if glyph not in GLYPHS:
             glyph, comment = "", text
-        recorded = [move for move in self.moves_in_effect() if not move.dealt]
+        # A player's move: a reveal of the table is not what a note at the table is about.
+        recorded = [move for move in self.moves_in_effect() if not move.table]
         if not recorded:
             self.say("no move to annotate yet")
             return
@@ -449,7 +440,7 @@ class RecordingShell:
         annotation = self.client.annotate(
             self.game_id, comment, glyph=glyph, revision=last.revision
         )
-        self.say(f"note {annotation.annotation_id} on revision {last.revision} ({last.words})")
+        self.say(f"note {annotation.annotation_id} on {last.named()}")
 
     def help(self, _: str) -> None:
         self.say("a move in the game's notation (Tab completes it), or:")
@@ -465,16 +456,63 @@ class RecordingShell:
 
     # -------------------------------------------------------------- loops
 
-    def run_lines(self, lines: Iterable[str]) -> int:
-        """From a pipe: each line echoed after the prompt, then its answer. Ends with 1
-        when any line was refused, so a script notices."""
+    def run_lines(
+        self, lines: Iterable[str], *, source: str = "<stdin>", keep_going: bool = False
+    ) -> int:
+        """From a pipe or a file: each line echoed after the prompt, then its answer; blank
+        lines and `#` comments skipped. A refused line stops the reading there, `FILE:LINE: `
+        before the refusal and exit status 1, so nothing written after it is recorded on
+        the wrong player's turn.
+
+        With `keep_going`, the lines after a refusal are still read, but each was written
+        for a game in which the refused line happened: a move is then sent only when it
+        names its mover (`Cleo: take u g k`, which the server checks), and a line that
+        would change the game otherwise (an unnamed move, undo, redo, amend, note) is not
+        sent. Ends with 1 when any line was refused or not sent."""
         self.start()
-        for line in lines:
+        shifted = False  # a line was refused: unnamed moves no longer say whose they are
+        for number, line in enumerate(lines, start=1):
+            if not without_comment(line):
+                continue
+            self.where = f"{source}:{number}: "
             self.say(self.prompt() + line)
+            if shifted and (reason := self.unsafe_after_refusal(without_comment(line))):
+                self.refusals += 1
+                self.out.flush()
+                print(f"{self.where}not sent: {reason}", file=sys.stderr)
+                continue
+            refused = self.refusals
             self.handle(line)
+            if self.refusals > refused:
+                if not keep_going:
+                    print(
+                        f"{self.where}stopped at this line: the lines after it were not "
+                        "read (--keep-going reads on, recording the moves that name their "
+                        "mover)",
+                        file=sys.stderr,
+                    )
+                    break
+                shifted = True
             if self.done:
                 break
+        self.where = ""
         return 1 if self.refusals else 0
+
+    @staticmethod
+    def unsafe_after_refusal(line: str) -> str:
+        """Why `line` is not sent after a refused line ("" when it may be): written as if
+        the refused move had happened, it would land on another player's turn."""
+        word = line.partition(" ")[0].casefold()
+        if word in COMMANDS:
+            if word in CHANGING_COMMANDS:
+                return f"`{word}` after a refused line would change another move than meant"
+            return ""
+        if NAMES_MOVER.match(line):
+            return ""
+        return (
+            "after a refused line, a move is recorded only when it names its mover "
+            "(`Name: move`), so that it cannot land on another player's turn"
+        )
 
     def run_terminal(self, session: PromptSession[str]) -> int:
         self.start()
@@ -493,29 +531,24 @@ class RecordingShell:
         self.legal.close()
 
 
-def amended_standing(
-    standing: list[tuple[int, str, bool]], event: events_pb2.Event, words: str
-) -> list[tuple[int, str, bool]]:
-    """The moves that stand after an amendment: the move named `amended_revision` replaced,
-    preceded or taken out, then the tail it dropped; the move it puts in is named by the
-    amendment's revision, in `words`."""
-    amended = event.move_amended
-    standing = list(standing)
-    at = next((i for i, entry in enumerate(standing) if entry[0] == amended.amended_revision), None)
-    if at is not None:
-        if amended.kind == events_pb2.AMEND_KIND_INSERT:
-            standing.insert(at, (event.revision, words, False))
-        elif amended.kind == events_pb2.AMEND_KIND_DELETE:
-            del standing[at]
-        else:
-            standing[at] = (event.revision, words, False)
-    if amended.dropped_moves:
-        first = next(
-            (i for i, entry in enumerate(standing) if entry[0] == amended.dropped_from_revision),
-            len(standing),
-        )
-        del standing[first : first + amended.dropped_moves]
-    return standing
+CHANGING_COMMANDS = frozenset({"undo", "redo", "amend", "insert", "delete", "note"})
+"""The commands that change the game: not sent after a refused line with --keep-going."""
+
+NAMES_MOVER = re.compile(r"[^:\s][^:]*?:\s+\S")
+"""A move line that names its mover, `Cleo: take u g k` (the server reads the name; a colon
+inside a move, as in `1k0:g3`, has no space after it)."""
+
+COMMENT = re.compile(r"(?:^|\s)#(?:\s.*)?$")
+"""A comment: a line starting `#`, or ` # ...` after a move (a card by id, `buy #47`, is
+not one)."""
+
+
+def without_comment(line: str) -> str:
+    """`line` without its `#` comment and surrounding blanks ("" for a comment line)."""
+    line = line.strip()
+    if line.startswith("#") and not line[1:2].isalnum():
+        return ""
+    return COMMENT.sub("", line).strip()
 
 
 GLYPHS = ("!", "?", "!!", "??", "!?", "?!")
@@ -532,19 +565,19 @@ COMMANDS: dict[str, Command] = {
         Command(
             "amend",
             "N MOVE [--drop-tail]",
-            "replace the move of revision N; every later move is checked again",
+            "replace move N (17. or r45); every later move is checked again",
             RecordingShell.amend,
         ),
         Command(
             "insert",
             "N MOVE [--drop-tail]",
-            "put a forgotten move in before the move of revision N",
+            "put a forgotten move in before move N (17. or r45)",
             RecordingShell.insert,
         ),
         Command(
             "delete",
             "N [--drop-tail]",
-            "take out the move of revision N",
+            "take out move N (17. or r45)",
             RecordingShell.delete,
         ),
         Command("show", "", "the game as it is now on the server", RecordingShell.show),
@@ -616,8 +649,11 @@ def record(
     address: str | None = None,
     stdin: TextIO | None = None,
     out: TextIO | None = None,
+    source: str = "<stdin>",
+    keep_going: bool = False,
 ) -> int:
-    """Record `game_id` from the keyboard (a terminal) or from lines (a pipe)."""
+    """Record `game_id` from the keyboard (a terminal) or from lines (a pipe or a file,
+    named `source` in refusals)."""
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     at_terminal = stdin.isatty() and out.isatty()
@@ -625,6 +661,6 @@ def record(
     try:
         if at_terminal:
             return shell.run_terminal(terminal_session(shell))
-        return shell.run_lines(_bounded_lines(stdin))
+        return shell.run_lines(_bounded_lines(stdin), source=source, keep_going=keep_going)
     finally:
         shell.close()

@@ -8,14 +8,13 @@ import argparse
 import csv
 import io
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tablelog.v1 import standings_pb2
 from tablelog_client.club_cli import _print
+from tablelog_client.common import Handler
 from tablelog_client.sdk import Client
-
-Handler = Callable[[argparse.Namespace, Client], int]
 
 
 def _season_words(season: standings_pb2.Season) -> str:

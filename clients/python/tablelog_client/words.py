@@ -103,7 +103,8 @@ class Narrator:
                 return f"{mover}: {recorded.notation}"
             if mover == "":
                 self.moves[event.revision] = f"the table's {recorded.notation}"
-                return f"the table revealed {recorded.notation}"
+                # As a line may name its mover ("table: reveal 1.1 ..."): typed back, it records.
+                return f"table: {recorded.notation}"
             self.moves[event.revision] = recorded.notation
             return recorded.notation
         if body == "move_undone":

@@ -160,7 +160,9 @@ function gameRow(game: GameSummary, titles: ReadonlyMap<string, string>): HTMLTa
     ),
     el("td", {}, game.players.map((p) => p.name).join(", ")),
     el("td", {}, status),
-    el("td", { class: "number" }, game.moveCount),
+    // The players' moves, as the text record numbers them (the table's reveals not
+    // counted); a summary stored before the server counted them gives every move.
+    el("td", { class: "number" }, game.playerMoveCount ?? game.moveCount),
     el("td", {}, updated ? el("time", { datetime: updated.toISOString() }, updated.toLocaleString()) : ""),
   );
 }

@@ -95,6 +95,7 @@ class GameSummary(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     APPROXIMATE_COMPONENTS_FIELD_NUMBER: _builtins.int
     APPROXIMATE_NOTES_FIELD_NUMBER: _builtins.int
+    PLAYER_MOVE_COUNT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game: _builtins.str
     title: _builtins.str
@@ -106,6 +107,11 @@ class GameSummary(_message.Message):
     """How many moves are in effect (recorded, less undone, plus redone)."""
     approximate_components: _builtins.bool
     """True when the game uses component data marked approximate or unverified."""
+    player_move_count: _builtins.int
+    """How many of the moves in effect are players' moves (the table's reveals and the
+    server's deals not counted): the number the text record gives the last one. Unset in
+    a summary stored before the field existed.
+    """
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Player]: ...
     @_builtins.property
@@ -140,12 +146,15 @@ class GameSummary(_message.Message):
         result: _game_pb2.GameResult | None = ...,
         approximate_components: _builtins.bool = ...,
         approximate_notes: _abc.Iterable[_builtins.str] | None = ...,
+        player_move_count: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_time", b"created_time", "options", b"options", "result", b"result", "to_move", b"to_move", "updated_time", b"updated_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count", "created_time", b"created_time", "options", b"options", "player_move_count", b"player_move_count", "result", b"result", "to_move", b"to_move", "updated_time", b"updated_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approximate_components", b"approximate_components", "approximate_notes", b"approximate_notes", "created_time", b"created_time", "game", b"game", "game_id", b"game_id", "mode", b"mode", "move_count", b"move_count", "options", b"options", "players", b"players", "result", b"result", "status", b"status", "title", b"title", "to_move", b"to_move", "updated_time", b"updated_time", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count", "approximate_components", b"approximate_components", "approximate_notes", b"approximate_notes", "created_time", b"created_time", "game", b"game", "game_id", b"game_id", "mode", b"mode", "move_count", b"move_count", "options", b"options", "player_move_count", b"player_move_count", "players", b"players", "result", b"result", "status", b"status", "title", b"title", "to_move", b"to_move", "updated_time", b"updated_time", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__player_move_count: _TypeAlias = _typing.Literal["player_move_count"]  # noqa: Y015
+    _WhichOneofArgType__player_move_count: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__player_move_count) -> _WhichOneofReturnType__player_move_count | None: ...
 
 Global___GameSummary: _TypeAlias = GameSummary  # noqa: Y015
 
@@ -245,6 +254,7 @@ class CreateGameRequest(_message.Message):
     TITLE_FIELD_NUMBER: _builtins.int
     COMPONENTS_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    RECORD_TAGS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     mode: _game_pb2.Mode.ValueType
     title: _builtins.str
@@ -258,6 +268,12 @@ class CreateGameRequest(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.ComponentFile]:
         """Replacement component files (e.g. a transcribed board); validated by the game."""
 
+    @_builtins.property
+    def record_tags(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.RecordTag]:
+        """Where and when it is played, as the text record writes them (`Event`, `Site`, `Date`,
+        a table's name...): stored in GameCreated.record_tags and written as the record's tags.
+        """
+
     def __init__(
         self,
         *,
@@ -268,10 +284,11 @@ class CreateGameRequest(_message.Message):
         title: _builtins.str = ...,
         components: _abc.Iterable[_game_pb2.ComponentFile] | None = ...,
         request_id: _builtins.str = ...,
+        record_tags: _abc.Iterable[_events_pb2.RecordTag] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "game", b"game", "mode", b"mode", "options", b"options", "players", b"players", "request_id", b"request_id", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components", "game", b"game", "mode", b"mode", "options", b"options", "players", b"players", "record_tags", b"record_tags", "request_id", b"request_id", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -41,12 +41,14 @@ class CastelloMethoni:
         ),
         OptionDoc(
             "second_place_after_tie",
-            "After a tie for the largest castle, still award 5 to the next size (§10 #13).",
+            "After a tie for the largest castle, still award 5 to the next size (another "
+            "reading of the rules).",  # RULES.md §10 #13
             "false",
         ),
         OptionDoc(
             "sea_edges_need_sea_card",
-            "Only the Market/Sea card may wall a sea edge (§10 #9 alternative reading).",
+            # RULES.md §10 #9.
+            "Only the Market/Sea card may wall a sea edge (another reading of the rules).",
             "false",
         ),
     )

@@ -39,13 +39,14 @@ class Medici:
         ),
         OptionDoc(
             "first_player",
-            "The player who starts day 1 (B2) (by name in the CLI; the seat from 0 in the API).",
+            "The player who starts day 1 (by name in the CLI; the seat from 0 in the API).",  # §B2
             "the first player named",
         ),
         OptionDoc(
             "lot_limit_others_with_money",
-            "G-B3: a lot may not outgrow the largest free space among the other non-full "
-            "players with money (default: all non-full players, the drawer included).",
+            # RULES.md G-B3: option help speaks to players, the rules reference to us.
+            "A lot may not outgrow the largest free space among the other non-full players "
+            "with money (default: all non-full players, the drawer included).",
             "false",
         ),
     )

@@ -44,27 +44,31 @@ class MediciCardGame:
     option_docs: tuple[OptionDoc, ...] = (
         OptionDoc(
             "first_player",
-            "The player who starts round 1 (A2) (by name in the CLI; the seat from 0 in the API).",
+            # RULES.md §A2.
+            "The player who starts round 1 (by name in the CLI; the seat from 0 in the API).",
             "the first player named",
         ),
         OptionDoc(
             "ship_rewards",
-            "G-A2: ship-value rewards by place, best first (default: the A4 table; only "
+            # RULES.md G-A2 and §A4: option help speaks to players, the reference to us.
+            "Ship-value rewards by place, best first (default: the rulebook's table; only "
             "its 4-player row is sourced, the others are marked approximate).",
             "",
         ),
         OptionDoc(
             "two_player_second_place_pays_nothing",
-            "G-A3: with 2 players a goods majority pays 10/0 instead of 10/5.",
+            "With 2 players a goods majority pays 10/0 instead of 10/5.",  # RULES.md G-A3
             "false",
         ),
         OptionDoc(
             "majority_without_icons",
-            "G-A4: a player with no icon of a good may take a majority place.",
+            "A player with no icon of a good may take a majority place.",  # RULES.md G-A4
             "false",
         ),
         OptionDoc(
-            "big_volume_bonus", "A4 variant: the volume bonus is 20 at the big threshold.", "false"
+            "big_volume_bonus",
+            "A variant of the rulebook: the volume bonus is 20 at the big threshold.",  # §A4
+            "false",
         ),
         OptionDoc(
             "big_volume_threshold",

@@ -31,14 +31,14 @@ class Splendor:
     option_docs: tuple[OptionDoc, ...] = (
         OptionDoc(
             "allow_take_fewer_anytime",
-            "Allow taking 1 or 2 different colours even while 3 or more are in the bank "
-            "(RULES.md E1).",
+            # RULES.md E1: option help speaks to players, the rules reference to us.
+            "Allow taking 1 or 2 different colours even while 3 or more are in the bank.",
             "false",
         ),
         OptionDoc(
             "first_player",
             "The player who plays first (by name in the CLI; the seat from 0 in the API); it "
-            "defines the round for the game end (§8).",
+            "defines the round for the game end.",  # RULES.md §8
             "the first player named",
         ),
     )

@@ -199,8 +199,12 @@ type GameSummary struct {
 	// True when the game uses component data marked approximate or unverified.
 	ApproximateComponents bool     `protobuf:"varint,14,opt,name=approximate_components,json=approximateComponents,proto3" json:"approximate_components,omitempty"`
 	ApproximateNotes      []string `protobuf:"bytes,15,rep,name=approximate_notes,json=approximateNotes,proto3" json:"approximate_notes,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// How many of the moves in effect are players' moves (the table's reveals and the
+	// server's deals not counted): the number the text record gives the last one. Unset in
+	// a summary stored before the field existed.
+	PlayerMoveCount *uint32 `protobuf:"varint,16,opt,name=player_move_count,json=playerMoveCount,proto3,oneof" json:"player_move_count,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GameSummary) Reset() {
@@ -336,6 +340,13 @@ func (x *GameSummary) GetApproximateNotes() []string {
 		return x.ApproximateNotes
 	}
 	return nil
+}
+
+func (x *GameSummary) GetPlayerMoveCount() uint32 {
+	if x != nil && x.PlayerMoveCount != nil {
+		return *x.PlayerMoveCount
+	}
+	return 0
 }
 
 // A state at a revision, rendered three ways: typed, as text for a terminal, and as facts.
@@ -526,7 +537,10 @@ type CreateGameRequest struct {
 	// Replacement component files (e.g. a transcribed board); validated by the game.
 	Components []*ComponentFile `protobuf:"bytes,6,rep,name=components,proto3" json:"components,omitempty"`
 	// Idempotency key: the same id twice creates the game once.
-	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Where and when it is played, as the text record writes them (`Event`, `Site`, `Date`,
+	// a table's name...): stored in GameCreated.record_tags and written as the record's tags.
+	RecordTags    []*RecordTag `protobuf:"bytes,8,rep,name=record_tags,json=recordTags,proto3" json:"record_tags,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -608,6 +622,13 @@ func (x *CreateGameRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *CreateGameRequest) GetRecordTags() []*RecordTag {
+	if x != nil {
+		return x.RecordTags
+	}
+	return nil
 }
 
 type CreateGameResponse struct {
@@ -3873,7 +3894,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x04seat\x18\x01 \x01(\rH\x00R\x04seat\x12\x1e\n" +
 	"\tspectator\x18\x02 \x01(\bH\x00R\tspectator\x12\x14\n" +
 	"\x04full\x18\x03 \x01(\bH\x00R\x04fullB\x06\n" +
-	"\x04kind\"\x85\x05\n" +
+	"\x04kind\"\xcc\x05\n" +
 	"\vGameSummary\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12\x14\n" +
@@ -3891,7 +3912,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\aoptions\x18\f \x01(\v2\x18.tablelog.v1.GameOptionsR\aoptions\x12/\n" +
 	"\x06result\x18\r \x01(\v2\x17.tablelog.v1.GameResultR\x06result\x125\n" +
 	"\x16approximate_components\x18\x0e \x01(\bR\x15approximateComponents\x12+\n" +
-	"\x11approximate_notes\x18\x0f \x03(\tR\x10approximateNotes\"\xf9\x01\n" +
+	"\x11approximate_notes\x18\x0f \x03(\tR\x10approximateNotes\x12/\n" +
+	"\x11player_move_count\x18\x10 \x01(\rH\x00R\x0fplayerMoveCount\x88\x01\x01B\x14\n" +
+	"\x12_player_move_count\"\xf9\x01\n" +
 	"\rStateSnapshot\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12)\n" +
 	"\x04view\x18\x02 \x01(\v2\x15.tablelog.v1.GameViewR\x04view\x12\x12\n" +
@@ -3902,7 +3925,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\apicture\x18\a \x01(\tR\apicture\"\x16\n" +
 	"\x14ListGameTypesRequest\"D\n" +
 	"\x15ListGameTypesResponse\x12+\n" +
-	"\x05games\x18\x01 \x03(\v2\x15.tablelog.v1.GameInfoR\x05games\"\xa2\x02\n" +
+	"\x05games\x18\x01 \x03(\v2\x15.tablelog.v1.GameInfoR\x05games\"\xdb\x02\n" +
 	"\x11CreateGameRequest\x12\x12\n" +
 	"\x04game\x18\x01 \x01(\tR\x04game\x12-\n" +
 	"\aplayers\x18\x02 \x03(\v2\x13.tablelog.v1.PlayerR\aplayers\x122\n" +
@@ -3913,7 +3936,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"components\x18\x06 \x03(\v2\x1a.tablelog.v1.ComponentFileR\n" +
 	"components\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\a \x01(\tR\trequestId\"r\n" +
+	"request_id\x18\a \x01(\tR\trequestId\x127\n" +
+	"\vrecord_tags\x18\b \x03(\v2\x16.tablelog.v1.RecordTagR\n" +
+	"recordTags\"r\n" +
 	"\x12CreateGameResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
 	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xa2\x01\n" +
@@ -4268,10 +4293,11 @@ var file_tablelog_v1_service_proto_goTypes = []any{
 	(*GameView)(nil),                 // 60: tablelog.v1.GameView
 	(*GameInfo)(nil),                 // 61: tablelog.v1.GameInfo
 	(*ComponentFile)(nil),            // 62: tablelog.v1.ComponentFile
-	(*Move)(nil),                     // 63: tablelog.v1.Move
-	(*Event)(nil),                    // 64: tablelog.v1.Event
-	(*Variation)(nil),                // 65: tablelog.v1.Variation
-	(*Actor)(nil),                    // 66: tablelog.v1.Actor
+	(*RecordTag)(nil),                // 63: tablelog.v1.RecordTag
+	(*Move)(nil),                     // 64: tablelog.v1.Move
+	(*Event)(nil),                    // 65: tablelog.v1.Event
+	(*Variation)(nil),                // 66: tablelog.v1.Variation
+	(*Actor)(nil),                    // 67: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
 	54, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
@@ -4290,111 +4316,112 @@ var file_tablelog_v1_service_proto_depIdxs = []int32{
 	58, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
 	55, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
 	62, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
-	2,  // 16: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 17: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 18: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
-	0,  // 19: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
-	2,  // 20: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	63, // 21: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
-	2,  // 22: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	64, // 23: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
-	3,  // 24: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
-	8,  // 25: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 26: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	64, // 27: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 28: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 29: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	64, // 30: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 31: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	63, // 32: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
-	19, // 33: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
-	19, // 34: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
-	20, // 35: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
-	2,  // 36: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	64, // 37: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 38: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 39: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 40: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	1,  // 41: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
-	3,  // 42: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
-	1,  // 43: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
-	63, // 44: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
-	28, // 45: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	56, // 46: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
-	1,  // 47: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	31, // 48: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
-	64, // 49: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
-	3,  // 50: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
-	31, // 51: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
-	1,  // 52: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	57, // 53: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	32, // 54: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
-	34, // 55: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	65, // 56: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
-	38, // 57: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	8,  // 58: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	66, // 59: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	57, // 60: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	65, // 61: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
-	8,  // 62: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	38, // 63: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	1,  // 64: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
-	64, // 65: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	44, // 66: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	8,  // 67: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	64, // 68: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,  // 69: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 70: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	0,  // 71: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
-	1,  // 72: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
-	2,  // 73: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
-	4,  // 74: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 75: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	9,  // 76: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	11, // 77: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	13, // 78: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	15, // 79: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	17, // 80: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	21, // 81: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
-	23, // 82: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	25, // 83: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	27, // 84: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	30, // 85: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	33, // 86: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	36, // 87: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	39, // 88: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	41, // 89: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	43, // 90: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	46, // 91: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	48, // 92: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	50, // 93: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
-	52, // 94: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
-	5,  // 95: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 96: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	10, // 97: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	12, // 98: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	14, // 99: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	16, // 100: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	18, // 101: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	22, // 102: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
-	24, // 103: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	26, // 104: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	29, // 105: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	32, // 106: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	35, // 107: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	37, // 108: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	40, // 109: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	42, // 110: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	45, // 111: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	47, // 112: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	49, // 113: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	51, // 114: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
-	53, // 115: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
-	95, // [95:116] is the sub-list for method output_type
-	74, // [74:95] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	74, // [74:74] is the sub-list for extension extendee
-	0,  // [0:74] is the sub-list for field type_name
+	63, // 16: tablelog.v1.CreateGameRequest.record_tags:type_name -> tablelog.v1.RecordTag
+	2,  // 17: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 18: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 19: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
+	0,  // 20: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
+	2,  // 21: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
+	64, // 22: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	2,  // 23: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	65, // 24: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	3,  // 25: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
+	8,  // 26: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 27: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	65, // 28: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	8,  // 29: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 30: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	65, // 31: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	8,  // 32: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	64, // 33: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
+	19, // 34: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
+	19, // 35: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
+	20, // 36: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
+	2,  // 37: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	65, // 38: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
+	8,  // 39: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 40: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 41: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	1,  // 42: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
+	3,  // 43: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
+	1,  // 44: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
+	64, // 45: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	28, // 46: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
+	56, // 47: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	1,  // 48: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	31, // 49: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
+	65, // 50: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	3,  // 51: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
+	31, // 52: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
+	1,  // 53: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	57, // 54: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	32, // 55: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
+	34, // 56: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
+	66, // 57: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
+	38, // 58: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	8,  // 59: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	67, // 60: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	57, // 61: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	66, // 62: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
+	8,  // 63: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	38, // 64: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	1,  // 65: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
+	65, // 66: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	44, // 67: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	8,  // 68: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	65, // 69: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	2,  // 70: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	8,  // 71: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	0,  // 72: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
+	1,  // 73: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
+	2,  // 74: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
+	4,  // 75: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	6,  // 76: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	9,  // 77: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	11, // 78: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	13, // 79: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	15, // 80: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	17, // 81: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	21, // 82: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	23, // 83: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	25, // 84: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	27, // 85: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	30, // 86: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	33, // 87: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	36, // 88: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	39, // 89: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	41, // 90: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	43, // 91: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	46, // 92: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	48, // 93: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	50, // 94: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
+	52, // 95: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
+	5,  // 96: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	7,  // 97: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	10, // 98: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	12, // 99: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	14, // 100: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	16, // 101: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	18, // 102: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	22, // 103: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	24, // 104: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	26, // 105: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	29, // 106: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	32, // 107: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	35, // 108: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	37, // 109: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	40, // 110: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	42, // 111: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	45, // 112: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	47, // 113: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	49, // 114: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	51, // 115: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
+	53, // 116: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
+	96, // [96:117] is the sub-list for method output_type
+	75, // [75:96] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -4409,6 +4436,7 @@ func file_tablelog_v1_service_proto_init() {
 		(*Viewer_Spectator)(nil),
 		(*Viewer_Full)(nil),
 	}
+	file_tablelog_v1_service_proto_msgTypes[1].OneofWrappers = []any{}
 	file_tablelog_v1_service_proto_msgTypes[12].OneofWrappers = []any{
 		(*RecordMoveRequest_Move)(nil),
 		(*RecordMoveRequest_Notation)(nil),

@@ -1,0 +1,143 @@
+"""The moves of a game as a person counts them: the players' moves numbered as the text
+record numbers them (`17. Ann: take w u g`; the table's reveals and the server's deals are
+not numbered, marked `*`), each with the revision that put it in, which is what the API
+takes. `tablelog history`, `annotate`, `amend`, `insert`, `delete` and the shell read and
+name moves through here, so one game has one numbering wherever a person reads it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tablelog.v1 import events_pb2
+from tablelog_client.common import UsageError
+from tablelog_client.sdk import Client
+from tablelog_client.words import Narrator
+
+
+@dataclass(frozen=True)
+class MoveInEffect:
+    """A move that stands: its number among the players' moves (None: the table's), the
+    revision that names it, its words ("Ann: take w u g") and whether the server dealt it."""
+
+    number: int | None
+    revision: int
+    words: str
+    dealt: bool
+
+    @property
+    def table(self) -> bool:
+        """A table event (a reveal typed in, or the server's deal), not a player's move."""
+        return self.number is None
+
+    @property
+    def label(self) -> str:
+        """`17.` for a player's move, `*` for the table's, as the text record writes them."""
+        return "*" if self.number is None else f"{self.number}."
+
+    def named(self) -> str:
+        """ "move 17. (Ann: take w u g, revision 45)", or "table event (...)"."""
+        what = "table event" if self.table else f"move {self.label}"
+        return f"{what} ({self.words}, revision {self.revision})"
+
+
+def amended_standing(
+    standing: list[tuple[int, str, bool]], event: events_pb2.Event, words: str
+) -> list[tuple[int, str, bool]]:
+    """The moves that stand after an amendment: the move named `amended_revision` replaced,
+    preceded or taken out, then the tail it dropped; the move it puts in is named by the
+    amendment's revision, in `words`."""
+    amended = event.move_amended
+    standing = list(standing)
+    at = next((i for i, entry in enumerate(standing) if entry[0] == amended.amended_revision), None)
+    if at is not None:
+        if amended.kind == events_pb2.AMEND_KIND_INSERT:
+            standing.insert(at, (event.revision, words, False))
+        elif amended.kind == events_pb2.AMEND_KIND_DELETE:
+            del standing[at]
+        else:
+            standing[at] = (event.revision, words, False)
+    if amended.dropped_moves:
+        first = next(
+            (i for i, entry in enumerate(standing) if entry[0] == amended.dropped_from_revision),
+            len(standing),
+        )
+        del standing[first : first + amended.dropped_moves]
+    return standing
+
+
+def moves_in_effect(client: Client, game_id: str, players: Sequence[str]) -> list[MoveInEffect]:
+    """The moves that stand (undone ones out, redone ones back), named and numbered, from
+    a replay."""
+    narrator = Narrator(players)
+    said: dict[int, tuple[str, bool]] = {}
+    standing: list[tuple[int, str, bool]] = []
+    for frame in client.replay(game_id):
+        event = frame.event
+        body = event.WhichOneof("body")
+        if body == "move_recorded":
+            said[event.revision] = (narrator.describe(event), event.move_recorded.dealt)
+            standing.append((event.revision, *said[event.revision]))
+        elif body == "move_undone":
+            undone = event.move_undone.undone_revision
+            standing = [entry for entry in standing if entry[0] != undone]
+        elif body == "move_redone":
+            redone = event.move_redone.redone_revision
+            # A redone move keeps the revision that recorded it: that names it for
+            # annotations and amendments.
+            standing.append((redone, *said.get(redone, (f"revision {redone}", False))))
+        elif body == "move_amended":
+            narrator.describe(event)
+            standing = amended_standing(standing, event, narrator.moves[event.revision])
+        narrator.follow(frame.state.to_move)
+    moves = []
+    number = 0
+    for revision, words, dealt in standing:
+        table = dealt or narrator.movers.get(revision) == ""
+        if not table:
+            number += 1
+        moves.append(MoveInEffect(None if table else number, revision, words, dealt))
+    return moves
+
+
+MOVE_REFERENCE = re.compile(r"(?:[rR](?P<revision>\d+)|(?P<plain>\d+)|(?P<number>\d+)\.{1,3})")
+"""`r45` (a revision), `17.` or `17...` (the 17th players' move, as the text record
+numbers it), or `45` (a revision, as before move numbers were taken)."""
+
+MOVE_HELP = (
+    "the move: its number as the text record counts the players' moves (`17.` or `17...`), "
+    "or its revision (`r45`, or plain `45`)"
+)
+
+
+def find_move(text: str, moves: Sequence[MoveInEffect]) -> tuple[int, MoveInEffect | None]:
+    """The revision `text` names, and the standing move it is (None: no standing move has
+    that revision; the server says what it is)."""
+    match = MOVE_REFERENCE.fullmatch(text.strip())
+    if match is None:
+        raise UsageError(f"{text!r} names no move: write {MOVE_HELP}")
+    if match["number"] is not None:
+        wanted = int(match["number"])
+        for move in moves:
+            if move.number == wanted:
+                return move.revision, move
+        played = sum(1 for move in moves if not move.table)
+        raise UsageError(f"there is no move {wanted}.: the players have made {played} moves")
+    revision = int(match["revision"] or match["plain"])
+    return revision, next((move for move in moves if move.revision == revision), None)
+
+
+def history_lines(moves: Sequence[MoveInEffect]) -> list[str]:
+    """The moves as `history` prints them, numbered as the text record numbers them; the
+    table's setup (its events before the first player's move) folded into one row."""
+    setup = next((i for i, move in enumerate(moves) if not move.table), len(moves))
+    lines = []
+    if setup > 1:
+        first, last = moves[0].revision, moves[setup - 1].revision
+        lines.append(f"    * setup: {setup} table events  (revisions {first} to {last})")
+    elif setup == 1:
+        lines.append(f"    * {moves[0].words}  (revision {moves[0].revision})")
+    for move in moves[setup:]:
+        lines.append(f"{move.label:>5} {move.words}  (revision {move.revision})")
+    return lines or ["no moves yet"]
