@@ -16,6 +16,7 @@ test_identity.py::test_revocation_reaches_another_instance_within_the_cache_time
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import time
 from collections import OrderedDict
@@ -25,9 +26,10 @@ from typing import Any
 import grpc
 from grpc import aio
 
+from service.anonymous import AnonymousBudget
 from service.authorization import Access, row, short_name
 from service.bounds import check_request
-from service.errors import INTERNAL, MAPPED, Unauthenticated, refusal, to_status
+from service.errors import INTERNAL, MAPPED, LimitReached, Unauthenticated, refusal, to_status
 from service.identity import (
     LOCAL_CLUB,
     MAX_CLIENT_NAME,
@@ -145,6 +147,10 @@ class Gate:
         self.cache_seconds = cache_seconds
         self._clock = clock
         self._resolved: OrderedDict[str, tuple[float, TokenRecord, Member, Club]] = OrderedDict()
+        self._known: OrderedDict[str, None] = OrderedDict()
+        """Tokens this process resolved (`resolved_before`); kept through `forget`."""
+        self.anonymous = AnonymousBudget()
+        """Refused authentications per peer, checked before a lookup (`service.anonymous`)."""
 
     def forget(self) -> None:
         """Drop every resolved token (after a change to members, roles or tokens)."""
@@ -162,7 +168,40 @@ class Gate:
             if len(self._resolved) >= CACHE_SIZE:
                 self._resolved.popitem(last=False)
             self._resolved[token] = (now, record, member, club)
+            self._known[token] = None
+            self._known.move_to_end(token)
+            if len(self._known) > CACHE_SIZE:
+                self._known.popitem(last=False)
         return Caller(member, club, record, client_name(metadata))
+
+    def resolved_before(self, metadata: Sequence[tuple[str, Any]] | None) -> bool:
+        """Whether the call's token is one this process has resolved (the last
+        `CACHE_SIZE` of them): a member's, looked up again past the cache time but never
+        counted against its address's budget of refusals."""
+        try:
+            return bearer_token(metadata) in self._known
+        except Unauthenticated:
+            return False
+
+    async def identify(self, metadata: Sequence[tuple[str, Any]] | None, peer: str) -> Caller:
+        """`authenticate`, behind the peer's budget of refused authentications: a token
+        this process has not resolved before is looked up only while `peer` has budget
+        left, and a refusal spends it (`service.anonymous`). Both refusals are marked for
+        sampled logging."""
+        if not self.resolved_before(metadata):
+            try:
+                self.anonymous.check(peer)
+            except LimitReached:
+                note(anonymous=True)
+                raise
+        try:
+            return await self.authenticate(metadata)
+        except Unauthenticated:
+            with contextlib.suppress(Unauthenticated):
+                self._known.pop(bearer_token(metadata), None)  # revoked or expired
+            self.anonymous.spend(peer)
+            note(anonymous=True)
+            raise
 
     @staticmethod
     def authorize(method: str, caller: Caller) -> Access:
@@ -185,8 +224,8 @@ class Gate:
             check_request(request)
             raise GameNotFound(game_id)
 
-    async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
-        caller = await self.authenticate(metadata)
+    async def admit(self, method: str, request: Any, metadata: Any, peer: str = "") -> Caller:
+        caller = await self.identify(metadata, peer)
         self.authorize(method, caller)
         game_id = getattr(request, "game_id", "")
         if isinstance(game_id, str) and game_id:
@@ -229,13 +268,15 @@ class Gate:
 
 
 async def _admitted(
-    admit: Callable[[str, Any, Any], Any],
+    admit: Callable[[str, Any, Any, str], Any],
     method: str,
     request: Any,
     context: aio.ServicerContext[Any, Any],
 ) -> Caller:
     try:
-        caller: Caller = await admit(method, request, context.invocation_metadata())
+        caller: Caller = await admit(
+            method, request, context.invocation_metadata(), context.peer() or ""
+        )
     except MAPPED as exc:
         await context.abort_with_status(to_status(refusal(exc)))
     except aio.AbortError:

@@ -598,6 +598,7 @@ async def _serve(
                 cors_origins=args.http_cors_origin,
                 max_connections=args.http_max_connections,
                 reuse_port=reuse_port,
+                gate=built.gate,
             )
         except (OSError, ValueError) as exc:
             print(f"error: cannot listen on {args.http_address}: {exc}", file=sys.stderr)

@@ -6,8 +6,11 @@ connect-python's ASGI application runs under uvicorn, started inside the running
 `uvicorn.run`, which would make a loop of its own): both ports then share the one Recorder,
 gate, caller limits and watch hub, with no thread or lock between them.
 
-Bounds: a request body is refused past `MAX_MESSAGE_BYTES` (the gRPC port's limit) while
-it is read, before anything parses it, and so is a compressed one once inflated past it;
+Bounds: the token is checked and a Content-Length past `MAX_MESSAGE_BYTES` refused before
+a body is read, bodies in progress are bounded per peer and in all and must arrive at a
+minimum rate (`service.http_guard`); a request body is refused past `MAX_MESSAGE_BYTES`
+(the gRPC port's limit) while it is read, before anything parses it, and so is a
+compressed one once inflated past it;
 the request line and headers are bounded by h11 (`MAX_HEAD_BYTES`) and must arrive within
 `HEAD_SECONDS`; connections and requests in progress together by `max_connections` (past
 it: 503 for a request, a connection closed as it is accepted); a WatchGame counts
@@ -33,7 +36,9 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from service.authentication import Gate
 from service.http_api import API_PREFIXES, CODECS, endpoints
+from service.http_guard import DEFAULT_BODY_LIMITS, BodyLimits, BodySlots, HeadCheck, MeteredBody
 from service.limits import MAX_MESSAGE_BYTES
 from service.transport import TlsFiles
 from service.webapp_files import WEBAPP_DIRECTORY, WebappFiles
@@ -73,11 +78,15 @@ RESPONSE_HEADERS = (
 class TablelogApi(ConnectASGIApplication[None]):
     """connect-python's application over every method of the API (`http_api.endpoints`)."""
 
-    def __init__(self, handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]]) -> None:
+    def __init__(
+        self, handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]], gate: Gate | None = None
+    ) -> None:
         found = endpoints(handlers)
         super().__init__(
             service=None,
             endpoints=lambda _service: found,
+            # First in the list, so run before the body is read (`service.http_guard`).
+            interceptors=[HeadCheck(gate)],
             read_max_bytes=MAX_MESSAGE_BYTES,
             codecs=CODECS,
         )
@@ -112,9 +121,12 @@ class HttpApp:
         *,
         cors_origins: Collection[str] = (),
         webapp: Path = WEBAPP_DIRECTORY,
+        gate: Gate | None = None,
+        body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
     ) -> None:
         self.cors_origins = frozenset(cors_origins)
-        api: ASGIApp = TablelogApi(handlers)
+        self.bodies = BodySlots(body_limits)
+        api: ASGIApp = TablelogApi(handlers, gate)
         if self.cors_origins:
             api = CORSMiddleware(
                 api,
@@ -140,7 +152,18 @@ class HttpApp:
         if not scope["path"].startswith(API_PREFIXES):
             await self.files(scope, receive, send)
         elif self.allowed(scope):
-            await self.api(scope, receive, send)
+            client = scope.get("client")
+            body = MeteredBody(
+                receive,
+                send,
+                self.bodies,
+                str(client[0]) if client else "",
+                has_body=scope["method"] == "POST",
+            )
+            try:
+                await self.api(scope, body.receive, body.send)
+            finally:
+                body.release()
         else:
             refused = PlainTextResponse(
                 "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
@@ -272,10 +295,15 @@ async def start_http_port(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     reuse_port: bool = False,
     webapp: Path = WEBAPP_DIRECTORY,
+    gate: Gate | None = None,
+    body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
 ) -> HttpPort:
     """Serve `handlers` (`service.server.Built.handlers`) and the web app on `address`,
-    in the running event loop, until `HttpPort.stop`."""
-    app = HttpApp(handlers, cors_origins=cors_origins, webapp=webapp)
+    in the running event loop, until `HttpPort.stop`. With `gate` (`Built.gate`), a
+    call's token is checked before its body is read (`service.http_guard`)."""
+    app = HttpApp(
+        handlers, cors_origins=cors_origins, webapp=webapp, gate=gate, body_limits=body_limits
+    )
     listening = bind(address, reuse_port)
     config = uvicorn.Config(
         app,

@@ -27,6 +27,7 @@ import grpc
 from grpc import aio
 
 from service.admission import Admission
+from service.anonymous import SAMPLER
 from service.errors import InvalidRequest, refusal, to_status
 from service.logs import get_logger
 
@@ -93,6 +94,9 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
 def _finish(fields: dict[str, Any], started: float, status: str) -> None:
     fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     fields["status"] = status
+    # Refusals of callers without a valid token are sampled (`service.anonymous`).
+    if fields.get("anonymous") and not SAMPLER.admit(fields):
+        return
     if status in ("OK", "CANCELLED"):
         log.info("rpc", **fields)
     elif status in ("UNKNOWN", "INTERNAL", "DATA_LOSS", "UNAVAILABLE"):

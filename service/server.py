@@ -359,6 +359,7 @@ class BackgroundServer:
                     self.http_address,
                     tls=self.tls,
                     cors_origins=self.http_cors_origins,
+                    gate=self.built.gate,
                 )
             await mark_serving(self.built)
             self._stop = asyncio.Event()
