@@ -7,10 +7,10 @@ calls a second from one client, each a Redis GET and a warning line). So each pe
 address without the port; an IPv6 peer by its /64, as one machine usually holds a whole
 /64) has a budget of `ANONYMOUS_BURST` refused authentications, refilled at
 `ANONYMOUS_PER_SECOND`: each call refused UNAUTHENTICATED spends one; while the budget is
-spent, a call whose token is not one this process has just resolved (`service.
-authentication.CACHE_SECONDS`) is refused RESOURCE_EXHAUSTED (reason
-ANONYMOUS_RATE_LIMITED, with RetryInfo) before its token is looked up or, on the HTTP port,
-its body read. A member whose token resolved is never counted: only refusals spend.
+spent, a call whose token this process has not resolved before (`Gate.resolved_before`)
+is refused RESOURCE_EXHAUSTED (reason ANONYMOUS_RATE_LIMITED, with RetryInfo) before its
+token is looked up or, on the HTTP port, its body read. A member whose token resolved is
+never counted: only refusals spend.
 
 Behind a proxy every caller is the proxy's address (the ports do not trust forwarded
 headers), so the budget is then the proxy's: put the limit at the proxy instead.

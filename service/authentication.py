@@ -150,11 +150,29 @@ class Gate:
         self._known: OrderedDict[str, None] = OrderedDict()
         """Tokens this process resolved (`resolved_before`); kept through `forget`."""
         self.anonymous = AnonymousBudget()
+        self.generation = 0
+        """Counts changes to anyone's rights made through this process (`rights_changed`):
+        an open watch re-checks its caller at once when it moved (`service.watch_rights`)."""
         """Refused authentications per peer, checked before a lookup (`service.anonymous`)."""
 
     def forget(self) -> None:
         """Drop every resolved token (after a change to members, roles or tokens)."""
         self._resolved.clear()
+        self.rights_changed()
+
+    def rights_changed(self) -> None:
+        """Someone's rights changed through this process (a member, role, token or seat):
+        open watches check their callers again before they deliver anything more."""
+        self.generation += 1
+
+    async def recheck(self, method: str, request: Any, context: Any) -> Caller:
+        """The caller of an open stream, authenticated, authorized and scoped again as at
+        its start (refusals raised as `admit` raises them), and made the current caller."""
+        caller = await self.admit(
+            method, request, context.invocation_metadata(), context.peer() or ""
+        )
+        _caller.set(caller)
+        return caller
 
     async def authenticate(self, metadata: Sequence[tuple[str, Any]] | None) -> Caller:
         token = bearer_token(metadata)

@@ -136,6 +136,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         if request.member_id:
             await self.members.member(club_id, request.member_id)
         await self.members.bind_seat(request.game_id, request.seat, request.member_id)
+        self.gate.rights_changed()  # a watch of the seat's old holder re-checks at once
         seats = [player.member_id for player in players]
         for seat, member_id in (await self.members.seat_bindings(request.game_id)).items():
             if seat < len(seats):

@@ -106,7 +106,7 @@ def build_server(
     gate = gate or Gate(members, games)
     # Watch tails block on their own connections, never on the request path's pool.
     watching = WatchHub(store, store.dedicated, watch_limits, heads=recorder.heads)
-    servicer = TablelogServicer(recorder, watching, members, games)
+    servicer = TablelogServicer(recorder, watching, members, games, gate)
     admission = Admission(caller_limits, keys_of) if caller_limits else None
     # Only the per-move call is a grpc registered method (see `Registrar`); the other
     # methods, health and reflection are served by their generic handlers.

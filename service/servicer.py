@@ -18,10 +18,10 @@ from replay.core import SPECTATOR
 from service import errors, records
 from service.amending import KINDS
 from service.appending import Outcome
-from service.authentication import GameClubs, current_caller
+from service.authentication import GameClubs, Gate, current_caller
 from service.authorization import TABLELOG, Access, row
 from service.bounds import check_request
-from service.entitlement import entitled_viewer
+from service.entitlement import entitled_viewer, viewer_for
 from service.identity import Caller, Role
 from service.interceptors import note
 from service.limits import MAX_PAGE_SIZE, check_game_id, page_bounds, page_token
@@ -30,6 +30,7 @@ from service.recorder import Recorder
 from service.store import GameNotFound
 from service.store.members import MemberStore
 from service.views import annotation_of, snapshot, summarize, viewer_message, viewer_of
+from service.watch_rights import WatchRights
 from service.watching import WatchHub
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
 
@@ -128,7 +129,10 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         watching: WatchHub | None = None,
         members: MemberStore | None = None,
         games: GameClubs | None = None,
+        gate: Gate | None = None,
     ) -> None:
+        self.gate = gate
+        """Re-checks an open watch's caller (`service.watch_rights`); None: never."""
         self.recorder = recorder
         self.watching = watching or WatchHub(recorder.store, heads=recorder.heads)
         self.members = members
@@ -257,6 +261,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request_id=request.request_id,
             actor=caller.actor(),
             seats=seats,
+            viewer=viewer_for(caller.role, seats or (), revealed=False),
         )
         response = service_pb2.RecordMoveResponse(
             game=_outcome(outcome),
@@ -407,27 +412,45 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         the same bytes go to every watcher of that kind (see `service.watching`)."""
         heartbeat = float(request.heartbeat_seconds or DEFAULT_HEARTBEAT)
         heartbeat = min(heartbeat, MAX_HEARTBEAT)
-        viewer = await self._viewer(
-            request.game_id, request.viewer if request.HasField("viewer") else None
+        asked = request.viewer if request.HasField("viewer") else None
+        viewer = await self._viewer(request.game_id, asked)
+        # Rights are checked again before each delivery (`service.watch_rights`).
+        rights = WatchRights(
+            self.gate, request, context, lambda: self._viewer(request.game_id, asked), viewer
         )
-        async with self.watching.watch(request.game_id, request.from_revision, viewer) as watcher:
-            note(revision=watcher.revision)
-            for earlier in watcher.backlog():
-                yield watcher.rendered(earlier)
-            while True:
-                remaining = context.time_remaining()
-                wait = heartbeat if remaining is None else max(0.001, min(heartbeat, remaining))
-                update = await watcher.next(wait)
-                if update is not None:
-                    yield watcher.rendered(update)
-                    continue
-                if remaining is not None and remaining <= wait:
-                    await context.abort(
-                        grpc.StatusCode.DEADLINE_EXCEEDED, "The watch reached its deadline."
-                    )
-                yield service_pb2.WatchGameResponse(
-                    heartbeat=service_pb2.Heartbeat(head_revision=watcher.revision, time=_now())
-                ).SerializeToString()
+        from_revision = request.from_revision
+        while True:
+            async with self.watching.watch(request.game_id, from_revision, viewer) as watcher:
+                note(revision=watcher.revision)
+                switched: int | None = None
+                for earlier in watcher.backlog():
+                    if await rights.current() != viewer:
+                        switched = earlier.event.revision
+                        break
+                    yield watcher.rendered(earlier)
+                while switched is None:
+                    remaining = context.time_remaining()
+                    wait = heartbeat if remaining is None else max(0.001, min(heartbeat, remaining))
+                    update = await watcher.next(wait)
+                    allowed = await rights.current()
+                    if update is not None:
+                        if allowed != viewer:
+                            switched = update.event.revision
+                            break
+                        yield watcher.rendered(update)
+                        continue
+                    if remaining is not None and remaining <= wait:
+                        await context.abort(
+                            grpc.StatusCode.DEADLINE_EXCEEDED, "The watch reached its deadline."
+                        )
+                    if allowed != viewer:
+                        switched = watcher.revision + 1
+                        break
+                    yield service_pb2.WatchGameResponse(
+                        heartbeat=service_pb2.Heartbeat(head_revision=watcher.revision, time=_now())
+                    ).SerializeToString()
+            # Entitled to another view now: watch on in it from what was not delivered.
+            viewer, from_revision = rights.viewer, switched or 0
 
     @unary
     async def AddAnnotation(

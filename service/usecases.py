@@ -7,12 +7,14 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 from google.protobuf.message import Message
 
 from replay import fold as folding
 from replay.core import (
     DEALT,
+    FULL,
     TABLE,
     TERMINAL,
     AmbiguousNotation,
@@ -22,6 +24,7 @@ from replay.core import (
     InvalidSetup,
     NotationError,
     RulesError,
+    Viewer,
 )
 from replay.registry import find_game
 from service import variations
@@ -66,6 +69,7 @@ from service.limits import (
     check_length,
 )
 from service.reads import live_annotations
+from service.refusals import worded_for
 from service.store import EventStore, GameNotFound, SequenceMoved, StaleVersion
 from service.verification import ChainBroken, ChainWalk, HistoryCheck
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -199,9 +203,11 @@ class Commands:
         request_id: str,
         actor: events_pb2.Actor,
         seats: Collection[int] | None = None,
+        viewer: Viewer = FULL,
     ) -> Outcome:
         """`seats`: the seats the caller may move for (None: any), checked against the move
-        as it is built on the head it is appended to."""
+        as it is built on the head it is appended to. `viewer`: what the caller may see; a
+        refusal is worded from it (`service.refusals`)."""
         if notation is not None:
             check_length("notation", notation, MAX_NOTATION)
             if not notation.strip():
@@ -244,14 +250,11 @@ class Commands:
             recorded = events_pb2.MoveRecorded(move=envelope, notation=text)
             return push(position, events, next_event(position, move_recorded=recorded))
 
-        def build(head: Head) -> Built:
-            position = head.position
-            events: list[events_pb2.Event] = []
+        def moves(position: folding.Position, events: list[events_pb2.Event]) -> Any:
             if notation is None:
                 assert move is not None
                 chosen_seat = move.seat if move.HasField("seat") else seat
-                position = one_move(position, position.table.unwrap(move), chosen_seat, events)
-                return events, deal_and_end(position, events, head.seed)
+                return one_move(position, position.table.unwrap(move), chosen_seat, events)
             # One line may stand for several moves (a game's shorthand for one table
             # event): each is read in the state the ones before it lead to, all are
             # recorded in one change or none is, and `seat` names the first one's mover.
@@ -260,6 +263,18 @@ class Commands:
                     raise GameOver("The game ended before the end of this line.")
                 inner = position.game.parse(line, position.state)
                 position = one_move(position, inner, seat if index == 0 else None, events)
+            return position
+
+        def build(head: Head) -> Built:
+            events: list[events_pb2.Event] = []
+            try:
+                position = moves(head.position, events)
+            except RulesError as refused:
+                # Worded from what the caller may see (`service.refusals`).
+                told = worded_for(viewer, head.position, refused, lambda seen: moves(seen, []))
+                if told is refused:
+                    raise
+                raise told from None
             return events, deal_and_end(position, events, head.seed)
 
         asked = (
