@@ -66,10 +66,15 @@ def current_caller() -> Caller:
 
 
 def member_keys(context: Any) -> CallerKeys:
-    """The caller for the limits of `service.quotas`: the authenticated member (a link
-    token counts as itself) in its club. Admission runs inside the gate, so it is known."""
+    """The caller for the limits of `service.quotas`: the authenticated member in its club;
+    a link token counts as itself, among the club's link readers. Admission runs inside
+    the gate, so it is known."""
     caller = current_caller()
-    return CallerKeys(caller.member_id or f"link:{caller.token.token_id}", caller.club_id)
+    if caller.member_id:
+        return CallerKeys(caller.member_id, caller.club_id)
+    # Link readers share a budget of their own in the club (two links took the club's
+    # watches and locked its owner out).
+    return CallerKeys(f"link:{caller.token.token_id}", f"{caller.club_id}/links")
 
 
 def bearer_token(metadata: Sequence[tuple[str, Any]] | None) -> str:

@@ -70,6 +70,16 @@ def serve_command(subparsers: Any) -> None:
         "comma-separated, else none)",
     )
     parser.add_argument(
+        "--http-host",
+        action="append",
+        default=[h for h in os.environ.get("TABLELOG_HTTP_HOSTS", "").split(",") if h],
+        metavar="NAME",
+        help="a host name the HTTP port answers to (club.example), besides the address it "
+        "listens on and, on loopback or a wildcard, localhost; repeat for more; requests "
+        "naming another host are refused 421 (on a wildcard address with no names, any "
+        "host is answered) (default: $TABLELOG_HTTP_HOSTS, comma-separated)",
+    )
+    parser.add_argument(
         "--http-max-connections",
         type=_positive,
         default=os.environ.get("TABLELOG_HTTP_MAX_CONNECTIONS") or "10000",
@@ -599,6 +609,7 @@ async def _serve(
                 max_connections=args.http_max_connections,
                 reuse_port=reuse_port,
                 gate=built.gate,
+                hosts=args.http_host,
             )
         except (OSError, ValueError) as exc:
             print(f"error: cannot listen on {args.http_address}: {exc}", file=sys.stderr)

@@ -33,7 +33,7 @@ import uvicorn
 from connectrpc.server import ConnectASGIApplication
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.authentication import Gate
@@ -111,9 +111,61 @@ def same_host(origin: str, scope: Scope) -> bool:
     return host is not None and origin.partition("://")[2] == host
 
 
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+"""The web app's policy (its index.html's meta tag), as a header so that it can also say
+frame-ancestors, which a meta tag cannot: no page of another site may frame the app."""
+HSTS = "max-age=31536000"
+"""Under TLS: browsers keep to https for this name for a year."""
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def served_names(address: str, names: Collection[str]) -> frozenset[str] | None:
+    """The host names a request's Host (and a browser's Origin) may name: `names`
+    (`--http-host`), the address the port listens on, and the loopback names when it
+    listens there; None (any) for a wildcard address given no names, where the names are
+    a proxy's or the operator's to check. A page of another name, its DNS pointed at this
+    port (DNS rebinding), is then refused."""
+    host, _port = parse_address(address)
+    wildcard = host in ("0.0.0.0", "::", "")
+    if wildcard and not names:
+        return None
+    found = {name.lower() for name in names}
+    if not wildcard:
+        found.add(host.lower())
+        found.add(f"[{host.lower()}]" if ":" in host else host.lower())
+    if wildcard or host in LOOPBACK_NAMES or host.startswith("127."):
+        found.update(LOOPBACK_NAMES)
+    return frozenset(found)
+
+
+def security_headers(tls: bool) -> dict[bytes, bytes]:
+    """The headers every answer of the port carries."""
+    headers = {
+        b"content-security-policy": CONTENT_SECURITY_POLICY.encode(),
+        b"x-frame-options": b"DENY",
+        b"referrer-policy": b"no-referrer",
+    }
+    if tls:
+        headers[b"strict-transport-security"] = HSTS.encode()
+    return headers
+
+
+def _host_name(host: str) -> str:
+    """A Host header or an origin's authority without its port ("[::1]:8080" -> "[::1]")."""
+    if host.startswith("["):
+        return host.partition("]")[0].lower() + "]"
+    return host.rpartition(":")[0].lower() if ":" in host else host.lower()
+
+
 class HttpApp:
     """The ASGI application of the port: the API under its services' paths, guarded by
-    the origin rule; the web app's files everywhere else."""
+    the origin rule; the web app's files everywhere else. Every answer carries the
+    security headers (`CONTENT_SECURITY_POLICY`, X-Frame-Options, HSTS under TLS); a
+    request naming a host the port does not serve (`served_names`) is answered 421, one
+    whose path holds a NUL 400."""
 
     def __init__(
         self,
@@ -123,9 +175,13 @@ class HttpApp:
         webapp: Path = WEBAPP_DIRECTORY,
         gate: Gate | None = None,
         body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
+        tls: bool = False,
+        hosts: frozenset[str] | None = None,
     ) -> None:
         self.cors_origins = frozenset(cors_origins)
         self.bodies = BodySlots(body_limits)
+        self.hosts = hosts
+        self.security_headers = security_headers(tls)
         api: ASGIApp = TablelogApi(handlers, gate)
         if self.cors_origins:
             api = CORSMiddleware(
@@ -145,10 +201,39 @@ class HttpApp:
         origin = _header(scope, b"origin")
         return origin is None or same_host(origin, scope) or origin in self.cors_origins
 
+    def host_served(self, scope: Scope) -> bool:
+        """Whether the request's Host is a name this port serves (any, without names)."""
+        if self.hosts is None:
+            return True
+        host = _header(scope, b"host")
+        return host is not None and _host_name(host) in self.hosts
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             # No websockets; lifespan events are not sent (uvicorn runs with lifespan off).
             raise RuntimeError(f"the HTTP port serves no {scope['type']} connections")
+        headers = self.security_headers
+
+        async def guarded(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *headers.items()]}
+            await send(message)
+
+        await self._route(scope, receive, guarded)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if "\x00" in scope["path"]:
+            # No file or method has a NUL in its name (the files' stat raised on it).
+            await PlainTextResponse("A path may not hold a NUL.", status_code=400)(
+                scope, receive, send
+            )
+            return
+        if not self.host_served(scope):
+            refused = PlainTextResponse(
+                "This server does not answer to that name (--http-host).", status_code=421
+            )
+            await refused(scope, receive, send)
+            return
         if not scope["path"].startswith(API_PREFIXES):
             await self.files(scope, receive, send)
         elif self.allowed(scope):
@@ -297,12 +382,19 @@ async def start_http_port(
     webapp: Path = WEBAPP_DIRECTORY,
     gate: Gate | None = None,
     body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
+    hosts: Collection[str] = (),
 ) -> HttpPort:
     """Serve `handlers` (`service.server.Built.handlers`) and the web app on `address`,
     in the running event loop, until `HttpPort.stop`. With `gate` (`Built.gate`), a
     call's token is checked before its body is read (`service.http_guard`)."""
     app = HttpApp(
-        handlers, cors_origins=cors_origins, webapp=webapp, gate=gate, body_limits=body_limits
+        handlers,
+        cors_origins=cors_origins,
+        webapp=webapp,
+        gate=gate,
+        body_limits=body_limits,
+        tls=tls is not None,
+        hosts=served_names(address, hosts),
     )
     listening = bind(address, reuse_port)
     config = uvicorn.Config(

@@ -108,6 +108,7 @@ def build_server(
     watching = WatchHub(store, store.dedicated, watch_limits, heads=recorder.heads)
     servicer = TablelogServicer(recorder, watching, members, games, gate)
     admission = Admission(caller_limits, keys_of) if caller_limits else None
+    servicer.charge = admission.charge if admission is not None else None
     # Only the per-move call is a grpc registered method (see `Registrar`); the other
     # methods, health and reflection are served by their generic handlers.
     add_servicer(

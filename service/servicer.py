@@ -133,6 +133,8 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> None:
         self.gate = gate
         """Re-checks an open watch's caller (`service.watch_rights`); None: never."""
+        self.charge: Callable[[str, Context, int], None] | None = None
+        """Counts a call's extra work against the caller's rate (`Admission.charge`)."""
         self.recorder = recorder
         self.watching = watching or WatchHub(recorder.store, heads=recorder.heads)
         self.members = members
@@ -571,7 +573,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def ExportRecord(
         self, request: service_pb2.ExportRecordRequest, context: Context
     ) -> service_pb2.ExportRecordResponse:
-        ids = await self._exported_ids(request)
+        # Each game once, and each counted against the caller's rate: one call naming a
+        # game a thousand times cost a second of the server's time.
+        ids = list(dict.fromkeys(await self._exported_ids(request)))
+        if self.charge is not None:
+            self.charge("ExportRecord", context, len(ids) - 1)
         asked = request.viewer if request.HasField("viewer") else None
         games = []
         for game_id in ids:
