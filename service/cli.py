@@ -548,7 +548,7 @@ async def _serve(
     from service.server import build_server, mark_serving, stop_serving
     from service.store import RedisEventStore
     from service.store.redis_store import redacted
-    from service.transport import tls_files
+    from service.transport import is_loopback, tls_files
     from service.watching import WatchLimits
 
     log = get_logger("tablelog.serve")
@@ -596,6 +596,15 @@ async def _serve(
             loop.add_signal_handler(signum, stop.set)
         except NotImplementedError:  # Windows: Ctrl-C ends asyncio.run, caught by run_serve
             break
+    socket = None
+    if is_loopback(args.address):
+        from service.local_owner import local_socket
+
+        # The local owner's token travels only over this socket (`local_owner.announce`).
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+        socket = local_socket(args.data_dir)
+        if socket is not None and not built.server.add_insecure_port(f"unix:{socket}"):
+            socket = None
     await built.server.start()
     if http_enabled(args):
         from service.http_port import start_http_port
@@ -620,10 +629,15 @@ async def _serve(
     address = _shown_address(args.address, built.port)
     web = built.http.url if built.http is not None else None
     log.info("listening", address=address, web=web, pid=os.getpid())
+    if socket is not None:
+        from service.local_owner import announce
+
+        announce(args.data_dir, address, socket)
+    fragment = await owner_fragment(args, built.members)
     if not quiet:
         print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
         if web is not None:
-            print(f"web app: {web}{owner_fragment(args)}", flush=True)
+            print(f"web app: {web}{fragment}", flush=True)
     if args.demo:
         from service.local_owner import ensure_local_owner, owner_actor
 
@@ -633,7 +647,7 @@ async def _serve(
             address,
             owner_actor(owner, "tablelog-serve --demo"),
             web=web,
-            fragment=owner_fragment(args),
+            fragment=fragment,
         )
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
@@ -767,18 +781,28 @@ async def record_demo(
     return game_id
 
 
-def owner_fragment(args: argparse.Namespace) -> str:
-    """What to add to a web app address so that opening it signs the local owner in: their
-    token in the fragment, which a browser keeps to itself (never sent to a server; the app
-    takes it out of the address bar at once). Only on a loopback address, where whoever
-    opens it could read `owner.token` anyway; elsewhere members sign in with their own."""
+async def owner_fragment(args: argparse.Namespace, members: Any) -> str:
+    """What to add to a web app address so that opening it signs the local owner in: a
+    token of theirs working for 12 hours (`service.local_owner.web_sign_in_token`; the
+    never-expiring `owner.token` is never printed) in the fragment, which a browser keeps
+    to itself (never sent to a server; the app takes it out of the address bar at once).
+    Only on a loopback address, where whoever opens it could read `owner.token` anyway;
+    elsewhere members sign in with their own."""
+    from service.local_owner import web_sign_in_token
+
+    if not signs_in(args):
+        return ""
+    return f"#token={await web_sign_in_token(members)}"
+
+
+def signs_in(args: argparse.Namespace) -> bool:
+    """Whether the printed web app address signs the local owner in (`owner_fragment`):
+    on a loopback HTTP address of a server with a local owner's token file."""
     from service.local_owner import OWNER_TOKEN_FILE
     from service.transport import is_loopback
 
     path = args.data_dir / OWNER_TOKEN_FILE
-    if not is_loopback(args.http_address) or not path.is_file():
-        return ""
-    return f"#token={path.read_text(encoding='utf-8').strip()}"
+    return http_enabled(args) and is_loopback(args.http_address) and path.is_file()
 
 
 def _program() -> str:

@@ -112,6 +112,18 @@ class EventWords:
         return f"{who}: {body}"
 
 
+def _unverified(event: events_pb2.Event) -> str:
+    """What an audit line adds for an event imported unverified (accept_unverified): its
+    actor and time are the export's word, which no key of this server vouches for."""
+    if not event.HasField("imported") or event.imported.verified:
+        return ""
+    source = f" from {event.imported.source}" if event.imported.source else ""
+    return (
+        f" [imported unverified{source} by {event.imported.by.user or 'someone'}: "
+        "who recorded it and when are the export's word, not checked by this server]"
+    )
+
+
 def live_annotations(
     events: Iterable[events_pb2.Event], notes: dict[str, service_pb2.Annotation] | None = None
 ) -> dict[str, service_pb2.Annotation]:
@@ -182,7 +194,7 @@ class Reads:
             if index:
                 position = folding.advance(position, event)
             shown = shown_event(event, before, seen)
-            described.append((shown, words.describe(shown, before)))
+            described.append((shown, words.describe(shown, before) + _unverified(shown)))
         in_effect = {applied.revision for applied in position.applied or ()}
         return [
             service_pb2.AuditEntry(

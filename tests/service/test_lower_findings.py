@@ -24,7 +24,7 @@ from service.logs import configure_logging
 from service.server import BackgroundServer, channel
 from tablelog.v1 import service_pb2, service_pb2_grpc
 from tablelog_client import Client
-from tests.service.helpers import CHAIN, OWNER_TOKEN
+from tests.service.helpers import CHAIN, OWNER_TOKEN, splendor_line
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +198,23 @@ def test_link_readers_do_not_take_the_clubs_watches(embedded_redis: EmbeddedRedi
         for opened in opened_channels:
             opened.close()
         running.stop()
+
+
+def test_an_import_accepted_unverified_says_so_in_the_audit(served: BackgroundServer) -> None:
+    """Main described such an event as genuine: "Ann: take w u g (recorded by root)"."""
+    with Client(served.target, token=OWNER_TOKEN, timeout=30) as owner:
+        game = owner.create_game("splendor", ["Ann", "Bob"])
+        version = game.version
+        for line in splendor_line(3)[:20]:
+            version = owner.record(game.game_id, line, expected_version=version).game.version
+        events = owner.export(game.game_id)
+        for event in events:
+            event.ClearField("hash")  # an unkeyed history: verifiable by no key here
+            event.ClearField("prev_hash")
+            event.ClearField("chain_key_id")
+        imported = owner.import_events(events, accept_unverified=True)
+        verified = owner.import_events(owner.export(game.game_id))
+        unverified_lines = [e.summary for e in owner.audit(imported.game_id)]
+        verified_lines = [e.summary for e in owner.audit(verified.game_id)]
+    assert all("imported unverified" in line for line in unverified_lines), unverified_lines
+    assert not any("unverified" in line for line in verified_lines), verified_lines
