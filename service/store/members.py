@@ -24,6 +24,8 @@ import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+from redis import exceptions as redis_errors
+
 from service.errors import Exhausted, InvalidRequest, NotFound, Unauthenticated
 from service.identity import (
     MAX_MEMBERS,
@@ -40,7 +42,7 @@ from service.identity import (
     token_hash,
 )
 from service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
-from service.store.errors import StoreUnavailable
+from service.store.errors import StoreUnavailable, write_refusal
 
 T = TypeVar("T")
 UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
@@ -75,6 +77,11 @@ class MemberStore:
             return await asyncio.wait_for(awaitable, self._timeout)
         except UNAVAILABLE as exc:
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+        except redis_errors.ResponseError as exc:
+            refused = write_refusal(exc)
+            if refused is None:
+                raise
+            raise refused from exc
 
     # ---------------------------------------------------------------- clubs
 

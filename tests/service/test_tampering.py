@@ -586,3 +586,22 @@ def test_an_unchanged_head_is_not_verified_again(embedded_redis: EmbeddedRedis) 
             await other.store.close()
 
     asyncio.run(scenario())
+
+
+def test_another_games_history_copied_under_a_games_id_is_found(
+    client: Client, cold: Client, raw_redis: redis.Redis
+) -> None:
+    """Issue 23: a stream and head copied from another game under this game's id verified
+    as ok and keyed on main, and a cold instance served the other game."""
+    copied = record_game(client, raw_redis)
+    target = record_game(client, raw_redis)
+    for key in (stream_key, head_key):
+        raw_redis.copy(key(copied.game_id), key(target.game_id), replace=True)
+    for instance in (client, cold):
+        result = instance.verify(target.game_id)
+        assert not result.ok
+        assert (result.first_bad_sequence, result.first_bad_revision) == (1, 1)
+        assert "another game's history" in result.problem
+    get_game = service_pb2.GetGameRequest(game_id=target.game_id)
+    assert data_loss_at(lambda: cold.stub.GetGame(get_game)) == (1, 1)
+    assert client.verify(copied.game_id).ok  # the original verifies where it belongs
