@@ -16,6 +16,7 @@ from service.identity import (
     expiry,
 )
 from service.recorder import Recorder
+from service.seat_audit import record_binding
 from service.servicer import Context, unary
 from service.store.members import MemberStore
 from tablelog.v1 import clubs_pb2, clubs_pb2_grpc
@@ -135,6 +136,17 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
             )
         if request.member_id:
             await self.members.member(club_id, request.member_id)
+        holder = players[request.seat].member_id
+        holder = (await self.members.seat_bindings(request.game_id)).get(request.seat, holder)
+        # In the game's audit first (`service.seat_audit`), then in effect.
+        await record_binding(
+            self.recorder,
+            request.game_id,
+            request.seat,
+            request.member_id,
+            holder,
+            current_caller().actor(),
+        )
         await self.members.bind_seat(request.game_id, request.seat, request.member_id)
         self.gate.rights_changed()  # a watch of the seat's old holder re-checks at once
         seats = [player.member_id for player in players]

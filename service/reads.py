@@ -104,6 +104,17 @@ class EventWords:
             return f"{who} annotated revision {note.revision}: {text}"
         if body == "annotation_removed":
             return f"{who} removed annotation {event.annotation_removed.annotation_id}"
+        if body == "seat_bound":
+            bound = event.seat_bound
+            seat = (
+                f"seat {bound.seat} ({players[bound.seat]})"
+                if bound.seat < len(players)
+                else f"seat {bound.seat}"
+            )
+            was = f" (was {bound.previous_member_id})" if bound.previous_member_id else ""
+            if not bound.member_id:
+                return f"{who} unbound {seat}{was}"
+            return f"{who} bound {seat} to member {bound.member_id}{was}"
         if body == "game_ended":
             return f"the game ended: {result_words(event.game_ended.result, players)}"
         if body == "game_abandoned":

@@ -11,6 +11,7 @@ import http.client
 import io
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -218,3 +219,19 @@ def test_an_import_accepted_unverified_says_so_in_the_audit(served: BackgroundSe
         verified_lines = [e.summary for e in owner.audit(verified.game_id)]
     assert all("imported unverified" in line for line in unverified_lines), unverified_lines
     assert not any("unverified" in line for line in verified_lines), verified_lines
+
+
+def test_binding_a_seat_is_in_the_games_audit(served: BackgroundServer) -> None:
+    """Main kept no trace: a seat bound to someone who read the hand, then bound back."""
+    with Client(served.target, token=OWNER_TOKEN, timeout=30) as owner:
+        first = owner.add_member(f"p-{uuid.uuid4().hex[:6]}", "player").member_id
+        second = owner.add_member(f"p-{uuid.uuid4().hex[:6]}", "player").member_id
+        game = owner.create_game("splendor", ["Ann", "Bob"], mode="dealt", seat_members=[first, ""])
+        owner.bind_seat(game.game_id, 0, second)
+        owner.bind_seat(game.game_id, 0, first)
+        owner.bind_seat(game.game_id, 1, "")
+        lines = [e.summary for e in owner.audit(game.game_id)]
+        assert owner.verify(game.game_id).ok  # in the chain like any event
+    assert f"bound seat 0 (Ann) to member {second} (was {first})" in lines[-3]
+    assert f"bound seat 0 (Ann) to member {first} (was {second})" in lines[-2]
+    assert "unbound seat 1 (Bob)" in lines[-1]
