@@ -111,7 +111,10 @@ class StoreProbe:
         written, or its last snapshot failed while it stops writes on that (MISCONF; most
         often a full data disk). Until it clears, health says NOT_SERVING and calls fail
         with the reason (in every durability mode that writes to disk)."""
-        info = client.info("persistence")
+        try:
+            info = client.info("persistence")
+        except redis.exceptions.ResponseError:  # INFO denied (an ACL user): no verdict on it
+            return None
         if info.get("aof_enabled") and info.get("aof_last_write_status") == "err":
             return "Redis cannot write its append-only file: its data disk is full or failing"
         if info.get("rdb_last_bgsave_status") == "err" and self._stops_writes(client):
