@@ -60,7 +60,9 @@ async def serve(kind: str, redis_url: str, port: int, key_file: str) -> None:
         class Trusting(Gate):
             """Admits every call as the owner: no token, no table, no club."""
 
-            async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
+            async def admit(
+                self, method: str, request: Any, metadata: Any, peer: str = ""
+            ) -> Caller:
                 return fixed
 
         from tablelog.service.access.authentication import GameClubs
@@ -168,7 +170,7 @@ async def gate_cost(redis_url: str, key_file: str, calls: int = 20_000) -> float
     fixed = Caller(owner, club, owner_record, "bench")
 
     class Trusting(Gate):
-        async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
+        async def admit(self, method: str, request: Any, metadata: Any, peer: str = "") -> Caller:
             return fixed
 
     position, *_ = await store.list_game_ids(club.club_id, "", 0, None, 1)

@@ -18,7 +18,20 @@ if [ ! -e "$out/tls.key" ]; then
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 825 \
     -keyout "$out/tls.key" -out "$out/tls.crt" -subj "/CN=tablelog" -addext "subjectAltName=$names"
 fi
-# Compose mounts these files as they are on the host, and the server runs as uid 10001:
-# readable by it, inside a directory only you may enter.
-chmod 0644 "$out/chain.key" "$out/redis-password" "$out/tls.key" "$out/tls.crt"
+# Redis's own copy of its password: Compose mounts each file as it is on the host, and
+# Redis (uid 999 in the redis image) and the server (uid 10001) each need to read theirs.
+[ -e "$out/redis-server-password" ] || cp "$out/redis-password" "$out/redis-server-password"
+if [ "$(id -u)" = 0 ]; then
+  # Each secret readable by its container's user only.
+  chown 10001:10001 "$out/chain.key" "$out/redis-password" "$out/tls.key" "$out/tls.crt"
+  chown 999:999 "$out/redis-server-password"
+  chmod 0600 "$out/chain.key" "$out/redis-password" "$out/redis-server-password" "$out/tls.key"
+  chmod 0644 "$out/tls.crt"
+else
+  # Without root the files cannot be given to the containers' users: readable by them,
+  # inside a directory only you may enter.
+  chmod 0644 "$out/chain.key" "$out/redis-password" "$out/redis-server-password" \
+    "$out/tls.key" "$out/tls.crt"
+  echo "note: run as root (sudo $0) to make each secret 0600 for its container's user" >&2
+fi
 echo "secrets in $out (keep chain.key: games sealed with it verify only with it)"

@@ -208,6 +208,15 @@ class Game(Protocol[StateT, MoveT]):
         out, and are not listed to that viewer. FULL is hidden nothing."""
         ...
 
+    def redact(self, state: StateT, viewer: Viewer) -> StateT:
+        """The state as `viewer` may know it: everything `hides_from` says it may not see
+        replaced by what the rules hold for a component nobody has named (an unnamed blind
+        reserve, an empty hand, an unknown mission, coins no price reaches). The service
+        checks a refused move again in it, so that a refusal is worded from what the
+        caller may see (`tablelog.service.recording.refusals`). FULL, or nothing hidden: `state`
+        itself."""
+        ...
+
     def to_move(self, state: StateT) -> int:
         """A seat index, CHANCE or TERMINAL."""
         ...

@@ -85,6 +85,13 @@ class Admission:
                 retry_after=WATCH_RETRY_SECONDS,
             )
 
+    def charge(self, name: str, context: Context, calls: int) -> None:
+        """Count `calls` more calls of `name` against the caller's rate (a call that does
+        the work of several: ExportRecord per game); LimitReached past it."""
+        keys = self.keys_of(context)
+        for _ in range(calls):
+            self.admit(name, keys)
+
     def wrap(
         self, method: str, handler: grpc.RpcMethodHandler[Any, Any] | None
     ) -> grpc.RpcMethodHandler[Any, Any] | None:

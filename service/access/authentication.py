@@ -16,6 +16,7 @@ test_identity.py::test_revocation_reaches_another_instance_within_the_cache_time
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import time
 from collections import OrderedDict
@@ -25,6 +26,7 @@ from typing import Any
 import grpc
 from grpc import aio
 
+from tablelog.service.access.anonymous import AnonymousBudget
 from tablelog.service.access.authorization import Access, row, short_name
 from tablelog.service.access.identity import (
     MAX_CLIENT_NAME,
@@ -40,6 +42,7 @@ from tablelog.service.bounds import check_request
 from tablelog.service.errors import (
     INTERNAL,
     MAPPED,
+    LimitReached,
     PermissionDenied,
     Unauthenticated,
     refusal,
@@ -69,10 +72,15 @@ def current_caller() -> Caller:
 
 
 def member_keys(context: Any) -> CallerKeys:
-    """The caller for the limits of `tablelog.service.access.quotas`: the authenticated member (a
-    link token counts as itself) in its club. Admission runs inside the gate, so it is known."""
+    """The caller for the limits of `tablelog.service.access.quotas`: the authenticated member in
+    its club; a link token counts as itself, among the club's link readers. Admission runs inside
+    the gate, so it is known."""
     caller = current_caller()
-    return CallerKeys(caller.member_id or f"link:{caller.token.token_id}", caller.club_id)
+    if caller.member_id:
+        return CallerKeys(caller.member_id, caller.club_id)
+    # Link readers share a budget of their own in the club (two links took the club's
+    # watches and locked its owner out).
+    return CallerKeys(f"link:{caller.token.token_id}", f"{caller.club_id}/links")
 
 
 def bearer_token(metadata: Sequence[tuple[str, Any]] | None) -> str:
@@ -156,10 +164,34 @@ class Gate:
         self.cache_seconds = cache_seconds
         self._clock = clock
         self._resolved: OrderedDict[str, tuple[float, TokenRecord, Member, Club]] = OrderedDict()
+        self._known: OrderedDict[str, None] = OrderedDict()
+        """Tokens this process resolved (`resolved_before`); kept through `forget`."""
+        self.anonymous = AnonymousBudget()
+        self.generation = 0
+        """Counts changes to anyone's rights made through this process (`rights_changed`):
+        an open watch re-checks its caller at once when it moved
+        (`tablelog.service.access.watch_rights`)."""
+        """Refused authentications per peer, checked before a lookup
+        (`tablelog.service.access.anonymous`)."""
 
     def forget(self) -> None:
         """Drop every resolved token (after a change to members, roles or tokens)."""
         self._resolved.clear()
+        self.rights_changed()
+
+    def rights_changed(self) -> None:
+        """Someone's rights changed through this process (a member, role, token or seat):
+        open watches check their callers again before they deliver anything more."""
+        self.generation += 1
+
+    async def recheck(self, method: str, request: Any, context: Any) -> Caller:
+        """The caller of an open stream, authenticated, authorized and scoped again as at
+        its start (refusals raised as `admit` raises them), and made the current caller."""
+        caller = await self.admit(
+            method, request, context.invocation_metadata(), context.peer() or ""
+        )
+        _caller.set(caller)
+        return caller
 
     async def authenticate(self, metadata: Sequence[tuple[str, Any]] | None) -> Caller:
         token = bearer_token(metadata)
@@ -173,6 +205,10 @@ class Gate:
             if len(self._resolved) >= CACHE_SIZE:
                 self._resolved.popitem(last=False)
             self._resolved[token] = (now, record, member, club)
+            self._known[token] = None
+            self._known.move_to_end(token)
+            if len(self._known) > CACHE_SIZE:
+                self._known.popitem(last=False)
         if club.suspended:
             # The caller's own club: saying so tells them nothing about another.
             raise PermissionDenied(
@@ -180,6 +216,35 @@ class Gate:
                 "Your club is suspended by the server's operator: ask them to resume it.",
             )
         return Caller(member, club, record, client_name(metadata))
+
+    def resolved_before(self, metadata: Sequence[tuple[str, Any]] | None) -> bool:
+        """Whether the call's token is one this process has resolved (the last
+        `CACHE_SIZE` of them): a member's, looked up again past the cache time but never
+        counted against its address's budget of refusals."""
+        try:
+            return bearer_token(metadata) in self._known
+        except Unauthenticated:
+            return False
+
+    async def identify(self, metadata: Sequence[tuple[str, Any]] | None, peer: str) -> Caller:
+        """`authenticate`, behind the peer's budget of refused authentications: a token
+        this process has not resolved before is looked up only while `peer` has budget
+        left, and a refusal spends it (`tablelog.service.access.anonymous`). Both refusals are
+        marked for sampled logging."""
+        if not self.resolved_before(metadata):
+            try:
+                self.anonymous.check(peer)
+            except LimitReached:
+                note(anonymous=True)
+                raise
+        try:
+            return await self.authenticate(metadata)
+        except Unauthenticated:
+            with contextlib.suppress(Unauthenticated):
+                self._known.pop(bearer_token(metadata), None)  # revoked or expired
+            self.anonymous.spend(peer)
+            note(anonymous=True)
+            raise
 
     @staticmethod
     def authorize(method: str, caller: Caller) -> Access:
@@ -209,8 +274,8 @@ class Gate:
             check_request(request)
             raise GameNotFound(game_id)
 
-    async def admit(self, method: str, request: Any, metadata: Any) -> Caller:
-        caller = await self.authenticate(metadata)
+    async def admit(self, method: str, request: Any, metadata: Any, peer: str = "") -> Caller:
+        caller = await self.identify(metadata, peer)
         self.authorize(method, caller)
         game_id = getattr(request, "game_id", "")
         if isinstance(game_id, str) and game_id:
@@ -253,13 +318,15 @@ class Gate:
 
 
 async def _admitted(
-    admit: Callable[[str, Any, Any], Any],
+    admit: Callable[[str, Any, Any, str], Any],
     method: str,
     request: Any,
     context: aio.ServicerContext[Any, Any],
 ) -> Caller:
     try:
-        caller: Caller = await admit(method, request, context.invocation_metadata())
+        caller: Caller = await admit(
+            method, request, context.invocation_metadata(), context.peer() or ""
+        )
     except MAPPED as exc:
         await context.abort_with_status(to_status(refusal(exc)))
     except aio.AbortError:

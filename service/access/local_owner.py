@@ -26,6 +26,65 @@ from tablelog.v1 import events_pb2
 
 OWNER_TOKEN_FILE = "owner.token"
 LOCAL_CLUB_NAME = "local club"
+SOCKET_FILE = "tablelog.sock"
+"""The gRPC port on a unix socket in the data directory: the local owner's token goes to the
+server only through it (see `announce`)."""
+SERVED_FILE = "serve.json"
+WEB_SIGN_IN_SECONDS = 12 * 3600
+"""How long the token in the printed web app address works (`web_sign_in_token`)."""
+
+
+MAX_SOCKET_PATH = 100
+"""A unix socket's path must fit in sockaddr_un (108 bytes on Linux, 104 on macOS)."""
+
+
+def local_socket(data_dir: Path) -> Path | None:
+    """Where the server of `data_dir` listens on a unix socket: in the data directory, or,
+    when that path is too long for a socket, in a directory of this user's own (mode 0700,
+    checked: a directory someone else made first is not used) under $XDG_RUNTIME_DIR or the
+    temporary directory, named by a hash of the data directory. None: nowhere safe."""
+    import hashlib
+    import stat
+    import tempfile
+
+    inside = data_dir.resolve() / SOCKET_FILE
+    if len(str(inside)) <= MAX_SOCKET_PATH:
+        return inside
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+    own = base / f"tablelog-{os.getuid()}"
+    try:
+        own.mkdir(mode=0o700, exist_ok=True)
+        found = os.lstat(own)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        return None
+    name = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+    path = own / f"{name}.sock"
+    return path if len(str(path)) <= MAX_SOCKET_PATH else None
+
+
+def announce(data_dir: Path, address: str, socket: Path) -> None:
+    """Say, in the data directory (only its owner may write there), which address the
+    server that wrote `owner.token` listens on, and its socket: the CLI sends the local
+    owner's token only to that address, and then only through the socket, which nothing
+    but this user's own server can have made (a process squatting the loopback port after
+    the server stops gets nothing)."""
+    import json
+
+    text = json.dumps({"address": address, "socket": str(socket)})
+    write_secret(data_dir / SERVED_FILE, text)
+
+
+async def web_sign_in_token(members: MemberStore) -> str:
+    """A token of the local owner for the printed web app address, working for
+    `WEB_SIGN_IN_SECONDS`: the never-expiring `owner.token` is never printed (terminal
+    scrollback, logs of a process supervisor). Expired ones are pruned with the others."""
+    owner = await _owner(members)
+    token, _record = await members.create_token(
+        LOCAL_CLUB, owner.member_id, expires=time.time() + WEB_SIGN_IN_SECONDS
+    )
+    return token
 
 
 def owner_name() -> str:

@@ -26,6 +26,8 @@ import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+from redis import exceptions as redis_errors
+
 from tablelog.service.access.identity import (
     MAX_MEMBERS,
     MAX_TOKEN_LENGTH,
@@ -42,7 +44,7 @@ from tablelog.service.access.identity import (
 )
 from tablelog.service.errors import Exhausted, InvalidRequest, NotFound, Unauthenticated
 from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
-from tablelog.service.store.errors import StoreUnavailable
+from tablelog.service.store.errors import StoreUnavailable, write_refusal
 
 T = TypeVar("T")
 UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
@@ -77,6 +79,11 @@ class MemberStore:
             return await asyncio.wait_for(awaitable, self._timeout)
         except UNAVAILABLE as exc:
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+        except redis_errors.ResponseError as exc:
+            refused = write_refusal(exc)
+            if refused is None:
+                raise
+            raise refused from exc
 
     # ---------------------------------------------------------------- clubs
 

@@ -79,6 +79,16 @@ def serve_command(subparsers: Any) -> None:
         "comma-separated, else none)",
     )
     parser.add_argument(
+        "--http-host",
+        action="append",
+        default=[h for h in os.environ.get("TABLELOG_HTTP_HOSTS", "").split(",") if h],
+        metavar="NAME",
+        help="a host name the HTTP port answers to (club.example), besides the address it "
+        "listens on and, on loopback or a wildcard, localhost; repeat for more; requests "
+        "naming another host are refused 421 (on a wildcard address with no names, any "
+        "host is answered) (default: $TABLELOG_HTTP_HOSTS, comma-separated)",
+    )
+    parser.add_argument(
         "--http-max-connections",
         type=_positive,
         default=os.environ.get("TABLELOG_HTTP_MAX_CONNECTIONS") or "10000",
@@ -597,7 +607,7 @@ async def _serve(
     parent: int | None = None,
 ) -> int:
     from tablelog.service.api.server import build_server, mark_serving, stop_serving
-    from tablelog.service.api.transport import tls_files
+    from tablelog.service.api.transport import is_loopback, tls_files
     from tablelog.service.errors import MAPPED
     from tablelog.service.logs import get_logger
     from tablelog.service.recording.pictures import PictureLimits
@@ -654,6 +664,15 @@ async def _serve(
             loop.add_signal_handler(signum, stop.set)
         except NotImplementedError:  # Windows: Ctrl-C ends asyncio.run, caught by run_serve
             break
+    socket = None
+    if is_loopback(args.address):
+        from tablelog.service.access.local_owner import local_socket
+
+        # The local owner's token travels only over this socket (`local_owner.announce`).
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+        socket = local_socket(args.data_dir)
+        if socket is not None and not built.server.add_insecure_port(f"unix:{socket}"):
+            socket = None
     await built.server.start()
     if http_enabled(args):
         from tablelog.service.api.http_port import start_http_port
@@ -667,6 +686,8 @@ async def _serve(
                 max_connections=args.http_max_connections,
                 reuse_port=reuse_port,
                 readiness=built.readiness,
+                gate=built.gate,
+                hosts=args.http_host,
             )
         except (OSError, ValueError) as exc:
             print(f"error: cannot listen on {args.http_address}: {exc}", file=sys.stderr)
@@ -689,10 +710,15 @@ async def _serve(
     address = _shown_address(args.address, built.port)
     web = built.http.url if built.http is not None else None
     log.info("listening", address=address, web=web, pid=os.getpid())
+    if socket is not None:
+        from tablelog.service.access.local_owner import announce
+
+        announce(args.data_dir, address, socket)
+    fragment = await owner_fragment(args, built.members)
     if not quiet:
         print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
         if web is not None:
-            print(f"web app: {web}{owner_fragment(args)}", flush=True)
+            print(f"web app: {web}{fragment}", flush=True)
     if args.demo:
         from tablelog.service.access.local_owner import ensure_local_owner, owner_actor
 
@@ -703,7 +729,7 @@ async def _serve(
             address,
             owner_actor(owner, "tablelog-serve --demo"),
             web=web,
-            fragment=owner_fragment(args),
+            fragment=fragment,
         )
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
@@ -903,18 +929,28 @@ async def record_demo(
     return game_id
 
 
-def owner_fragment(args: argparse.Namespace) -> str:
-    """What to add to a web app address so that opening it signs the local owner in: their
-    token in the fragment, which a browser keeps to itself (never sent to a server; the app
-    takes it out of the address bar at once). Only on a loopback address, where whoever
-    opens it could read `owner.token` anyway; elsewhere members sign in with their own."""
+async def owner_fragment(args: argparse.Namespace, members: Any) -> str:
+    """What to add to a web app address so that opening it signs the local owner in: a
+    token of theirs working for 12 hours (`tablelog.service.access.local_owner.web_sign_in_token`;
+    the never-expiring `owner.token` is never printed) in the fragment, which a browser keeps to
+    itself (never sent to a server; the app takes it out of the address bar at once). Only on a
+    loopback address, where whoever opens it could read `owner.token` anyway; elsewhere members sign
+    in with their own."""
+    from tablelog.service.access.local_owner import web_sign_in_token
+
+    if not signs_in(args):
+        return ""
+    return f"#token={await web_sign_in_token(members)}"
+
+
+def signs_in(args: argparse.Namespace) -> bool:
+    """Whether the printed web app address signs the local owner in (`owner_fragment`):
+    on a loopback HTTP address of a server with a local owner's token file."""
     from tablelog.service.access.local_owner import OWNER_TOKEN_FILE
     from tablelog.service.api.transport import is_loopback
 
     path = args.data_dir / OWNER_TOKEN_FILE
-    if not is_loopback(args.http_address) or not path.is_file():
-        return ""
-    return f"#token={path.read_text(encoding='utf-8').strip()}"
+    return http_enabled(args) and is_loopback(args.http_address) and path.is_file()
 
 
 def _program() -> str:

@@ -19,6 +19,7 @@ from tablelog.service.api.servicer import Context, unary
 from tablelog.service.errors import InvalidRequest
 from tablelog.service.memory.players import ClubPlayers
 from tablelog.service.recording.recorder import Recorder
+from tablelog.service.recording.seat_audit import record_binding
 from tablelog.v1 import clubs_pb2, clubs_pb2_grpc
 
 
@@ -140,7 +141,19 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
             )
         if request.member_id:
             await self.members.member(club_id, request.member_id)
+        holder = players[request.seat].member_id
+        holder = (await self.members.seat_bindings(request.game_id)).get(request.seat, holder)
+        # In the game's audit first (`tablelog.service.recording.seat_audit`), then in effect.
+        await record_binding(
+            self.recorder,
+            request.game_id,
+            request.seat,
+            request.member_id,
+            holder,
+            current_caller().actor(),
+        )
         await self.members.bind_seat(request.game_id, request.seat, request.member_id)
+        self.gate.rights_changed()  # a watch of the seat's old holder re-checks at once
         seats = [player.member_id for player in players]
         for seat, member_id in (await self.members.seat_bindings(request.game_id)).items():
             if seat < len(seats):

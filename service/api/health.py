@@ -58,6 +58,7 @@ class StoreProbe:
         self._server_loop: asyncio.AbstractEventLoop | None = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._stop_writes: bool | None = None
         self.serving = True
         """The last verdict (the server starts SERVING: it checked Redis at start-up)."""
         self.answered = 0
@@ -110,11 +111,39 @@ class StoreProbe:
                     return f"the cluster is {info.get('cluster_state')}"
                 return None
             client.ping()
+            return self._disk(client)
         except redis.TimeoutError:
             return f"no answer to PING within {self._timeout:g} s"
         except (redis.RedisError, OSError) as exc:  # refused, reset, LOADING, ...
             return f"{type(exc).__name__}: {exc}"
         return None
+
+    def _disk(self, client: redis.Redis) -> str | None:
+        """Why Redis refuses writes for its disk, or None: its append-only file failed to be
+        written, or its last snapshot failed while it stops writes on that (MISCONF; most
+        often a full data disk). Until it clears, health says NOT_SERVING and calls fail
+        with the reason (in every durability mode that writes to disk)."""
+        try:
+            info = client.info("persistence")
+        except redis.exceptions.ResponseError:  # INFO denied (an ACL user): no verdict on it
+            return None
+        if info.get("aof_enabled") and info.get("aof_last_write_status") == "err":
+            return "Redis cannot write its append-only file: its data disk is full or failing"
+        if info.get("rdb_last_bgsave_status") == "err" and self._stops_writes(client):
+            return (
+                "Redis's last snapshot to its data disk failed (full or failing) and it "
+                "refuses writes until one succeeds"
+            )
+        return None
+
+    def _stops_writes(self, client: redis.Redis) -> bool:
+        if self._stop_writes is None:
+            try:
+                found = client.config_get("stop-writes-on-bgsave-error")
+                self._stop_writes = found.get("stop-writes-on-bgsave-error", "yes") == "yes"
+            except redis.RedisError:  # CONFIG denied (an ACL): Redis's default
+                self._stop_writes = True
+        return self._stop_writes
 
     def _report(self, failure: str | None) -> None:
         serving = failure is None

@@ -7,8 +7,11 @@ connect-python's ASGI application runs under uvicorn, started inside the running
 `uvicorn.run`, which would make a loop of its own): both ports then share the one Recorder,
 gate, caller limits and watch hub, with no thread or lock between them.
 
-Bounds: a request body is refused past `MAX_MESSAGE_BYTES` (the gRPC port's limit) while
-it is read, before anything parses it, and so is a compressed one once inflated past it;
+Bounds: the token is checked and a Content-Length past `MAX_MESSAGE_BYTES` refused before
+a body is read, bodies in progress are bounded per peer and in all and must arrive at a
+minimum rate (`tablelog.service.api.http_guard`); a request body is refused past `MAX_MESSAGE_BYTES`
+(the gRPC port's limit) while it is read, before anything parses it, and so is a
+compressed one once inflated past it;
 the request line and headers are bounded by h11 (`MAX_HEAD_BYTES`) and must arrive within
 `HEAD_SECONDS`; connections and requests in progress together by `max_connections` (past
 it: 503 for a request, a connection closed as it is accepted); a WatchGame counts
@@ -31,10 +34,18 @@ import uvicorn
 from connectrpc.server import ConnectASGIApplication
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from tablelog.service.access.authentication import Gate
 from tablelog.service.api.http_api import API_PREFIXES, CODECS, endpoints
+from tablelog.service.api.http_guard import (
+    DEFAULT_BODY_LIMITS,
+    BodyLimits,
+    BodySlots,
+    HeadCheck,
+    MeteredBody,
+)
 from tablelog.service.api.readiness import HEALTH_PATHS, Readiness, answer_health
 from tablelog.service.api.transport import TlsFiles
 from tablelog.service.api.webapp_files import WEBAPP_DIRECTORY, WebappFiles
@@ -76,11 +87,15 @@ RESPONSE_HEADERS = (
 class TablelogApi(ConnectASGIApplication[None]):
     """connect-python's application over every method of the API (`http_api.endpoints`)."""
 
-    def __init__(self, handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]]) -> None:
+    def __init__(
+        self, handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]], gate: Gate | None = None
+    ) -> None:
         found = endpoints(handlers)
         super().__init__(
             service=None,
             endpoints=lambda _service: found,
+            # First in the list, so run before the body is read (`tablelog.service.api.http_guard`).
+            interceptors=[HeadCheck(gate)],
             read_max_bytes=MAX_MESSAGE_BYTES,
             codecs=CODECS,
         )
@@ -105,9 +120,61 @@ def same_host(origin: str, scope: Scope) -> bool:
     return host is not None and origin.partition("://")[2] == host
 
 
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+"""The web app's policy (its index.html's meta tag), as a header so that it can also say
+frame-ancestors, which a meta tag cannot: no page of another site may frame the app."""
+HSTS = "max-age=31536000"
+"""Under TLS: browsers keep to https for this name for a year."""
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def served_names(address: str, names: Collection[str]) -> frozenset[str] | None:
+    """The host names a request's Host (and a browser's Origin) may name: `names`
+    (`--http-host`), the address the port listens on, and the loopback names when it
+    listens there; None (any) for a wildcard address given no names, where the names are
+    a proxy's or the operator's to check. A page of another name, its DNS pointed at this
+    port (DNS rebinding), is then refused."""
+    host, _port = parse_address(address)
+    wildcard = host in ("0.0.0.0", "::", "")
+    if wildcard and not names:
+        return None
+    found = {name.lower() for name in names}
+    if not wildcard:
+        found.add(host.lower())
+        found.add(f"[{host.lower()}]" if ":" in host else host.lower())
+    if wildcard or host in LOOPBACK_NAMES or host.startswith("127."):
+        found.update(LOOPBACK_NAMES)
+    return frozenset(found)
+
+
+def security_headers(tls: bool) -> dict[bytes, bytes]:
+    """The headers every answer of the port carries."""
+    headers = {
+        b"content-security-policy": CONTENT_SECURITY_POLICY.encode(),
+        b"x-frame-options": b"DENY",
+        b"referrer-policy": b"no-referrer",
+    }
+    if tls:
+        headers[b"strict-transport-security"] = HSTS.encode()
+    return headers
+
+
+def _host_name(host: str) -> str:
+    """A Host header or an origin's authority without its port ("[::1]:8080" -> "[::1]")."""
+    if host.startswith("["):
+        return host.partition("]")[0].lower() + "]"
+    return host.rpartition(":")[0].lower() if ":" in host else host.lower()
+
+
 class HttpApp:
     """The ASGI application of the port: the API under its services' paths, guarded by
-    the origin rule; the web app's files everywhere else."""
+    the origin rule; the web app's files everywhere else. Every answer carries the
+    security headers (`CONTENT_SECURITY_POLICY`, X-Frame-Options, HSTS under TLS); a
+    request naming a host the port does not serve (`served_names`) is answered 421, one
+    whose path holds a NUL 400."""
 
     def __init__(
         self,
@@ -116,10 +183,17 @@ class HttpApp:
         cors_origins: Collection[str] = (),
         webapp: Path = WEBAPP_DIRECTORY,
         readiness: Readiness | None = None,
+        gate: Gate | None = None,
+        body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
+        tls: bool = False,
+        hosts: frozenset[str] | None = None,
     ) -> None:
         self.cors_origins = frozenset(cors_origins)
         self.readiness = readiness or Readiness()
-        api: ASGIApp = TablelogApi(handlers)
+        self.bodies = BodySlots(body_limits)
+        self.hosts = hosts
+        self.security_headers = security_headers(tls)
+        api: ASGIApp = TablelogApi(handlers, gate)
         if self.cors_origins:
             api = CORSMiddleware(
                 api,
@@ -138,10 +212,39 @@ class HttpApp:
         origin = _header(scope, b"origin")
         return origin is None or same_host(origin, scope) or origin in self.cors_origins
 
+    def host_served(self, scope: Scope) -> bool:
+        """Whether the request's Host is a name this port serves (any, without names)."""
+        if self.hosts is None:
+            return True
+        host = _header(scope, b"host")
+        return host is not None and _host_name(host) in self.hosts
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             # No websockets; lifespan events are not sent (uvicorn runs with lifespan off).
             raise RuntimeError(f"the HTTP port serves no {scope['type']} connections")
+        headers = self.security_headers
+
+        async def guarded(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *headers.items()]}
+            await send(message)
+
+        await self._route(scope, receive, guarded)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if "\x00" in scope["path"]:
+            # No file or method has a NUL in its name (the files' stat raised on it).
+            await PlainTextResponse("A path may not hold a NUL.", status_code=400)(
+                scope, receive, send
+            )
+            return
+        if not self.host_served(scope):
+            refused = PlainTextResponse(
+                "This server does not answer to that name (--http-host).", status_code=421
+            )
+            await refused(scope, receive, send)
+            return
         if scope["path"] in HEALTH_PATHS:
             await answer_health(self.readiness, scope, receive, send)
         elif scope["path"] == METRICS_PATH:
@@ -149,7 +252,18 @@ class HttpApp:
         elif not scope["path"].startswith(API_PREFIXES):
             await self.files(scope, receive, send)
         elif self.allowed(scope):
-            await self.api(scope, receive, send)
+            client = scope.get("client")
+            body = MeteredBody(
+                receive,
+                send,
+                self.bodies,
+                str(client[0]) if client else "",
+                has_body=scope["method"] == "POST",
+            )
+            try:
+                await self.api(scope, body.receive, body.send)
+            finally:
+                body.release()
         else:
             refused = PlainTextResponse(
                 "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
@@ -297,11 +411,24 @@ async def start_http_port(
     reuse_port: bool = False,
     webapp: Path = WEBAPP_DIRECTORY,
     readiness: Readiness | None = None,
+    gate: Gate | None = None,
+    body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
+    hosts: Collection[str] = (),
 ) -> HttpPort:
     """Serve `handlers` (`tablelog.service.api.server.Built.handlers`) and the web app on `address`,
     in the running event loop, until `HttpPort.stop`; `/healthz` and `/readyz` as
-    `readiness` says (`tablelog.service.api.readiness`)."""
-    app = HttpApp(handlers, cors_origins=cors_origins, webapp=webapp, readiness=readiness)
+    `readiness` says (`tablelog.service.api.readiness`). With `gate` (`Built.gate`), a call's token
+    is checked before its body is read (`tablelog.service.api.http_guard`)."""
+    app = HttpApp(
+        handlers,
+        cors_origins=cors_origins,
+        webapp=webapp,
+        readiness=readiness,
+        gate=gate,
+        body_limits=body_limits,
+        tls=tls is not None,
+        hosts=served_names(address, hosts),
+    )
     listening = bind(address, reuse_port)
     config = uvicorn.Config(
         app,

@@ -29,6 +29,7 @@ import grpc
 from grpc import aio
 
 from tablelog.service.access.admission import Admission
+from tablelog.service.access.anonymous import SAMPLER
 from tablelog.service.errors import InvalidRequest, refusal, to_status
 from tablelog.service.logs import RpcLogger, read_sample_rate
 from tablelog.service.metrics import observe_call
@@ -127,6 +128,9 @@ def _finish(fields: dict[str, Any], started: float, status: str) -> None:
             return
     fields["duration_ms"] = round(seconds * 1000, 3)
     fields["status"] = status
+    # Refusals of callers without a valid token are sampled (`tablelog.service.access.anonymous`).
+    if fields.get("anonymous") and not SAMPLER.admit(fields):
+        return
     if status in ("OK", "CANCELLED"):
         log.info("rpc", **fields)
     elif status in ("UNKNOWN", "INTERNAL", "DATA_LOSS", "UNAVAILABLE"):

@@ -135,8 +135,9 @@ def build_server(
     watching = WatchHub(
         store, store.dedicated, watch_limits, heads=recorder.heads, changes=recorder.changes
     )
-    servicer = TablelogServicer(recorder, watching, members, games)
+    servicer = TablelogServicer(recorder, watching, members, games, gate)
     admission = Admission(caller_limits, keys_of) if caller_limits else None
+    servicer.charge = admission.charge if admission is not None else None
     # Only the per-move call is a grpc registered method (see `Registrar`); the other
     # methods, health and reflection are served by their generic handlers.
     add_servicer(
@@ -443,6 +444,7 @@ class BackgroundServer:
                     tls=self.tls,
                     cors_origins=self.http_cors_origins,
                     readiness=self.built.readiness,
+                    gate=self.built.gate,
                 )
             await mark_serving(self.built)
             self._stop = asyncio.Event()

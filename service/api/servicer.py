@@ -16,20 +16,26 @@ from grpc import aio
 from tablelog.replay import fold as folding
 from tablelog.replay.core import SPECTATOR
 from tablelog.service import errors
-from tablelog.service.access.authentication import GameClubs, current_caller
+from tablelog.service.access.authentication import GameClubs, Gate, current_caller
 from tablelog.service.access.authorization import TABLELOG, Access, row
 from tablelog.service.access.identity import Caller, Role
 from tablelog.service.access.members import MemberStore
+from tablelog.service.access.watch_rights import WatchRights
 from tablelog.service.bounds import check_request
 from tablelog.service.limits import MAX_PAGE_SIZE, check_game_id, page_bounds, page_token
 from tablelog.service.logs import get_logger, note
 from tablelog.service.recording import records
 from tablelog.service.recording.amending import KINDS
 from tablelog.service.recording.appending import Outcome
-from tablelog.service.recording.entitlement import entitled_viewer
+from tablelog.service.recording.entitlement import entitled_viewer, viewer_for
 from tablelog.service.recording.game_index import index_club
 from tablelog.service.recording.recorder import Recorder
-from tablelog.service.recording.views import annotation_of, snapshot, summarize, viewer_message
+from tablelog.service.recording.views import (
+    annotation_of,
+    snapshot,
+    summarize,
+    viewer_message,
+)
 from tablelog.service.recording.watching import WatchHub
 from tablelog.service.store import GameNotFound
 from tablelog.v1 import events_pb2, service_pb2, service_pb2_grpc
@@ -153,7 +159,13 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         watching: WatchHub | None = None,
         members: MemberStore | None = None,
         games: GameClubs | None = None,
+        gate: Gate | None = None,
     ) -> None:
+        self.gate = gate
+        """Re-checks an open watch's caller (`tablelog.service.access.watch_rights`); None:
+        never."""
+        self.charge: Callable[[str, Context, int], None] | None = None
+        """Counts a call's extra work against the caller's rate (`Admission.charge`)."""
         self.recorder = recorder
         self.watching = watching or WatchHub(
             recorder.store, heads=recorder.heads, changes=recorder.changes
@@ -286,6 +298,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request_id=request.request_id,
             actor=caller.actor(),
             seats=seats,
+            viewer=viewer_for(caller.role, seats or (), revealed=False),
         )
         response = service_pb2.RecordMoveResponse(
             game=_outcome(outcome),
@@ -438,27 +451,45 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         `tablelog.service.recording.watching`)."""
         heartbeat = float(request.heartbeat_seconds or DEFAULT_HEARTBEAT)
         heartbeat = min(heartbeat, MAX_HEARTBEAT)
-        viewer = await self._viewer(
-            request.game_id, request.viewer if request.HasField("viewer") else None
+        asked = request.viewer if request.HasField("viewer") else None
+        viewer = await self._viewer(request.game_id, asked)
+        # Rights are checked again before each delivery (`tablelog.service.access.watch_rights`).
+        rights = WatchRights(
+            self.gate, request, context, lambda: self._viewer(request.game_id, asked), viewer
         )
-        async with self.watching.watch(request.game_id, request.from_revision, viewer) as watcher:
-            note(revision=watcher.revision)
-            for earlier in watcher.backlog():
-                yield watcher.rendered(earlier)
-            while True:
-                remaining = context.time_remaining()
-                wait = heartbeat if remaining is None else max(0.001, min(heartbeat, remaining))
-                update = await watcher.next(wait)
-                if update is not None:
-                    yield watcher.rendered(update)
-                    continue
-                if remaining is not None and remaining <= wait:
-                    await context.abort(
-                        grpc.StatusCode.DEADLINE_EXCEEDED, "The watch reached its deadline."
-                    )
-                yield service_pb2.WatchGameResponse(
-                    heartbeat=service_pb2.Heartbeat(head_revision=watcher.revision, time=_now())
-                ).SerializeToString()
+        from_revision = request.from_revision
+        while True:
+            async with self.watching.watch(request.game_id, from_revision, viewer) as watcher:
+                note(revision=watcher.revision)
+                switched: int | None = None
+                for earlier in watcher.backlog():
+                    if await rights.current() != viewer:
+                        switched = earlier.event.revision
+                        break
+                    yield watcher.rendered(earlier)
+                while switched is None:
+                    remaining = context.time_remaining()
+                    wait = heartbeat if remaining is None else max(0.001, min(heartbeat, remaining))
+                    update = await watcher.next(wait)
+                    allowed = await rights.current()
+                    if update is not None:
+                        if allowed != viewer:
+                            switched = update.event.revision
+                            break
+                        yield watcher.rendered(update)
+                        continue
+                    if remaining is not None and remaining <= wait:
+                        await context.abort(
+                            grpc.StatusCode.DEADLINE_EXCEEDED, "The watch reached its deadline."
+                        )
+                    if allowed != viewer:
+                        switched = watcher.revision + 1
+                        break
+                    yield service_pb2.WatchGameResponse(
+                        heartbeat=service_pb2.Heartbeat(head_revision=watcher.revision, time=_now())
+                    ).SerializeToString()
+            # Entitled to another view now: watch on in it from what was not delivered.
+            viewer, from_revision = rights.viewer, switched or 0
 
     @unary
     async def AddAnnotation(
@@ -578,7 +609,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def ExportRecord(
         self, request: service_pb2.ExportRecordRequest, context: Context
     ) -> service_pb2.ExportRecordResponse:
-        ids = await self._exported_ids(request)
+        # Each game once, and each counted against the caller's rate: one call naming a
+        # game a thousand times cost a second of the server's time.
+        ids = list(dict.fromkeys(await self._exported_ids(request)))
+        if self.charge is not None:
+            self.charge("ExportRecord", context, len(ids) - 1)
         asked = request.viewer if request.HasField("viewer") else None
         games = []
         for game_id in ids:

@@ -30,7 +30,7 @@ from tablelog.replay.core import DEALT, HistoryError
 from tablelog.service.limits import check_game_id
 from tablelog.service.recording.building import ENDING_BODIES
 from tablelog.service.recording.checkpoints import DEFAULT_INTERVAL, Checkpoints
-from tablelog.service.recording.verification import ChainBroken, ChainWalk, held
+from tablelog.service.recording.verification import ChainBroken, ChainWalk, foreign_history, held
 from tablelog.service.store import EventStore, GameNotFound, StoredHead, TamperedHistory
 from tablelog.service.store.chain import Chain
 from tablelog.v1 import events_pb2
@@ -325,6 +325,8 @@ class Heads:
         first = events[0]
         if first.WhichOneof("body") != "game_created" or first.sequence != 1:
             raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
+        if foreign_history(game_id, first):
+            raise TamperedHistory(game_id, 1, first.revision, foreign_history(game_id, first))
         seed = None
         if first.game_created.mode == DEALT:
             seed = await self.store.seed(game_id)
@@ -359,6 +361,8 @@ class Heads:
             raise self._tampered(game_id, broken) from None
         if first.WhichOneof("body") != "game_created":
             raise HistoryError("NO_CREATION", "A game's history must start with GameCreated.")
+        if foreign_history(game_id, first):
+            raise TamperedHistory(game_id, 1, first.revision, foreign_history(game_id, first))
         start = folding.start(first.game_created)
         checkpoints = self.checkpoints
         resumed = await checkpoints.resume(game_id, start.table, stored.revision, found)

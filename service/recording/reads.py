@@ -112,12 +112,35 @@ class EventWords:
             return f"{who} annotated revision {note.revision}: {text}"
         if body == "annotation_removed":
             return f"{who} removed annotation {event.annotation_removed.annotation_id}"
+        if body == "seat_bound":
+            bound = event.seat_bound
+            seat = (
+                f"seat {bound.seat} ({players[bound.seat]})"
+                if bound.seat < len(players)
+                else f"seat {bound.seat}"
+            )
+            was = f" (was {bound.previous_member_id})" if bound.previous_member_id else ""
+            if not bound.member_id:
+                return f"{who} unbound {seat}{was}"
+            return f"{who} bound {seat} to member {bound.member_id}{was}"
         if body == "game_ended":
             return f"the game ended: {result_words(event.game_ended.result, players)}"
         if body == "game_abandoned":
             reason = event.game_abandoned.reason
             return f"{who} abandoned the game" + (f" ({reason})" if reason else "")
         return f"{who}: {body}"
+
+
+def _unverified(event: events_pb2.Event) -> str:
+    """What an audit line adds for an event imported unverified (accept_unverified): its
+    actor and time are the export's word, which no key of this server vouches for."""
+    if not event.HasField("imported") or event.imported.verified:
+        return ""
+    source = f" from {event.imported.source}" if event.imported.source else ""
+    return (
+        f" [imported unverified{source} by {event.imported.by.user or 'someone'}: "
+        "who recorded it and when are the export's word, not checked by this server]"
+    )
 
 
 def live_annotations(
@@ -148,7 +171,7 @@ def audit_entries(
         if index:
             position = folding.advance(position, event)
         shown = shown_event(event, before, seen)
-        described.append((shown, words.describe(shown, before)))
+        described.append((shown, words.describe(shown, before) + _unverified(shown)))
     in_effect = {applied.revision for applied in position.applied or ()}
     return [
         service_pb2.AuditEntry(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -14,6 +15,7 @@ from tablelog.replay import fold as folding
 from tablelog.replay.core import (
     CHANCE,
     DEALT,
+    FULL,
     TABLE,
     TERMINAL,
     AmbiguousNotation,
@@ -23,6 +25,7 @@ from tablelog.replay.core import (
     InvalidSetup,
     NotationError,
     RulesError,
+    Viewer,
 )
 from tablelog.replay.movers import check_named_mover, named_mover
 from tablelog.replay.registry import find_game
@@ -75,6 +78,7 @@ from tablelog.service.recording.building import (
 )
 from tablelog.service.recording.heads import Head, Heads
 from tablelog.service.recording.reads import live_annotations
+from tablelog.service.recording.refusals import worded_for
 from tablelog.service.recording.verification import ChainBroken, ChainWalk, HistoryCheck
 from tablelog.service.store import EventStore, GameNotFound, SequenceMoved, StaleVersion
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -210,9 +214,11 @@ class Commands:
         request_id: str,
         actor: events_pb2.Actor,
         seats: Collection[int] | None = None,
+        viewer: Viewer = FULL,
     ) -> Outcome:
         """`seats`: the seats the caller may move for (None: any), checked against the move
-        as it is built on the head it is appended to."""
+        as it is built on the head it is appended to. `viewer`: what the caller may see; a
+        refusal is worded from it (`tablelog.service.recording.refusals`)."""
         if notation is not None:
             check_length("notation", notation, MAX_NOTATION)
             if not notation.strip():
@@ -255,14 +261,11 @@ class Commands:
             recorded = events_pb2.MoveRecorded(move=envelope, notation=text)
             return push(position, events, next_event(position, move_recorded=recorded))
 
-        def build(head: Head) -> Built:
-            position = head.position
-            events: list[events_pb2.Event] = []
+        def moves(position: folding.Position, events: list[events_pb2.Event]) -> Any:
             if notation is None:
                 assert move is not None
                 chosen_seat = move.seat if move.HasField("seat") else seat
-                position = one_move(position, position.table.unwrap(move), chosen_seat, events)
-                return events, deal_and_end(position, events, head.seed)
+                return one_move(position, position.table.unwrap(move), chosen_seat, events)
             # A line may name its mover ("Cleo: take u g k"): checked against whose
             # decision it is, like `seat`, so a line meant for one player never lands on
             # another's turn.
@@ -285,6 +288,18 @@ class Commands:
                     raise GameOver("The game ended before the end of this line.")
                 inner = position.game.parse(line, position.state)
                 position = one_move(position, inner, first_seat if index == 0 else None, events)
+            return position
+
+        def build(head: Head) -> Built:
+            events: list[events_pb2.Event] = []
+            try:
+                position = moves(head.position, events)
+            except RulesError as refused:
+                # Worded from what the caller may see (`tablelog.service.recording.refusals`).
+                told = worded_for(viewer, head.position, refused, lambda seen: moves(seen, []))
+                if told is refused:
+                    raise
+                raise told from None
             return events, deal_and_end(position, events, head.seed)
 
         asked = (

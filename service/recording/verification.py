@@ -432,6 +432,23 @@ def _within_run(end: folding.Position, revision: int) -> folding.Position:
     )
 
 
+def foreign_history(game_id: str, first: events_pb2.Event) -> str:
+    """Why a stored history is not `game_id`'s, or "" when it is: its GameCreated names
+    another game. The chain seals the game id in that event, so a stream and head copied
+    from another game under this game's id verify link by link but name the other game
+    (games created before creations named their game say nothing: ""). An import names
+    the new id and keeps the export's in `Imported.original_game_id`."""
+    if first.WhichOneof("body") != "game_created":
+        return ""
+    named = first.game_created.game_id
+    if named and named != game_id:
+        return (
+            f"event 1 creates game {named!r}, not {game_id!r}: this is another game's "
+            "history stored under this game's id"
+        )
+    return ""
+
+
 async def verify(
     store: EventStore,
     game_id: str,
@@ -449,8 +466,8 @@ async def verify(
     if not raw:
         raise GameNotFound(game_id)
     if offload is not None:
-        return await offload.call(verify_entries, raw, stored_head, store.chain, receipts)
-    return verify_entries(raw, stored_head, store.chain, receipts)
+        return await offload.call(verify_entries, raw, stored_head, store.chain, receipts, game_id)
+    return verify_entries(raw, stored_head, store.chain, receipts, game_id)
 
 
 def verify_entries(
@@ -458,8 +475,10 @@ def verify_entries(
     stored_head: StoredHead,
     chain: Chain,
     receipts: Sequence[service_pb2.Receipt] = (),
+    game_id: str = "",
 ) -> service_pb2.VerifyGameResponse:
-    """Recompute the chain from the stored bytes (`ChainWalk`), check the stored head and
+    """Recompute the chain from the stored bytes (`ChainWalk`), check that the history is
+    `game_id`'s (`foreign_history`; unchecked without one), check the stored head and
     every receipt against it, re-fold every event strictly and, once a dealt game is over,
     check its seed and re-draw every dealt outcome (`HistoryCheck`). The first event that
     does not hold is reported. Anything else the rules raise is a fault of the server's
@@ -483,6 +502,8 @@ def verify_entries(
             # A receipt of an event before the break that no longer holds came first.
             earlier = held(walk, [r for r in receipts if r.sequence < broken.index])
             return bad(*(earlier or (broken.index, broken.revision, broken.problem)))
+        if first_event is None and game_id and foreign_history(game_id, event):
+            return bad(walk.index, walk.revision, foreign_history(game_id, event))
         first_event = first_event or event
         response.events_checked = walk.index
         try:

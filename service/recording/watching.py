@@ -37,8 +37,9 @@ from tablelog.service.errors import Exhausted, InvalidRequest
 from tablelog.service.limits import check_game_id
 from tablelog.service.recording.heads import Heads
 from tablelog.service.recording.priority import ChangesFirst
+from tablelog.service.recording.verification import ChainBroken, ChainWalk
 from tablelog.service.recording.views import replay_item, shown_notation, viewer_of
-from tablelog.service.store import EventStore
+from tablelog.service.store import EventStore, TamperedHistory
 from tablelog.v1 import events_pb2, service_pb2
 
 TAIL_BLOCK_SECONDS = 30.0
@@ -272,11 +273,17 @@ class Tail:
             try:
                 # The game's head (cached, or made from the nearest checkpoint): a watch
                 # opens at the cost of a head, not of a fold of the whole game.
-                self.position = (await self.hub.heads.load(self.game_id)).position
+                head = await self.hub.heads.load(self.game_id)
+                self.position = head.position
             except Exception as exc:
                 self.ready.set_exception(exc)
                 return
             self.ready.set_result(None)
+            # What the tail reads is verified before anyone gets it: each event linked to
+            # the one before and sealed under a trusted key, from the head on.
+            walk = ChainWalk.resuming(
+                self.hub.store.chain, head.position, head.last_hash, head.keyed
+            )
             while True:
                 newer = await reader.wait(self.game_id, self.position.sequence, TAIL_BLOCK_SECONDS)
                 if newer:
@@ -284,6 +291,12 @@ class Tail:
                     # Redis at the same moment: let it answer before the watchers are woken.
                     await self.hub.changes.first(ANSWER_FIRST_SECONDS)
                 for event in newer:
+                    try:
+                        walk.exported(event)
+                    except ChainBroken as broken:
+                        raise TamperedHistory(
+                            self.game_id, broken.index, broken.revision, broken.problem
+                        ) from None
                     await self._deliver(event)
         except Exception as exc:  # the store failed or the stream is damaged: tell everyone
             for watcher in self.watchers:

@@ -107,6 +107,33 @@ class StoreFull(StoreError):
         )
 
 
+class StoreDiskFailing(StoreError):
+    """Redis refused a write because it cannot write to its disk (MISCONF: a snapshot or
+    the append-only file failed, most often a full data disk); nothing was written, reads
+    go on (UNAVAILABLE, STORE_DISK_FAILING; health NOT_SERVING until it clears)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            "The server's Redis cannot write to its data disk (full or failing), so it "
+            "refuses changes; nothing was recorded. Reading games still works. Redis said: "
+            f"{detail[:200]}"
+        )
+
+
+def write_refusal(exc: Exception) -> StoreError | None:
+    """The store's error for a refusal Redis gave a command (a redis-py ResponseError), by
+    its error code; None for one that is no state of Redis (a script's own error)."""
+    text = str(exc)
+    code = text.split(" ", 1)[0].upper()
+    if code == "MISCONF":
+        return StoreDiskFailing(text)
+    if code == "OOM":
+        return StoreFull()
+    if code in ("READONLY", "NOREPLICAS", "NOTREADY", "LOADING", "BUSY", "MASTERDOWN"):
+        return StoreUnavailable(f"Redis cannot take writes now: {text[:200]}")
+    return None
+
+
 class ClubStorageFull(StoreError):
     """An append that would take the club's stored bytes past its quota; nothing was
     appended (RESOURCE_EXHAUSTED, CLUB_STORAGE_FULL)."""

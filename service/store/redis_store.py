@@ -61,6 +61,7 @@ from tablelog.service.store.errors import (
     StaleVersion,
     StoreFull,
     StoreUnavailable,
+    write_refusal,
 )
 from tablelog.service.store.game_index import GameIndex, IndexEntry
 from tablelog.service.store.packing import pack_with_hiredis
@@ -278,6 +279,13 @@ class RedisEventStore(EventStore):
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
         except redis_errors.OutOfMemoryError as exc:
             raise StoreFull from exc
+        except redis_errors.ResponseError as exc:
+            # Redis's refusals of a write (MISCONF: its disk; READONLY, ...) each said as
+            # what they are, never an internal error (service/errors.py maps them).
+            refused = write_refusal(exc)
+            if refused is None:
+                raise
+            raise refused from exc
 
     async def _run_append_script(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again.

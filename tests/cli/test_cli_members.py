@@ -161,10 +161,20 @@ def test_the_local_owner_token_is_sent_only_to_loopback(
     monkeypatch.delenv("TABLELOG_TOKEN", raising=False)
     monkeypatch.setenv("TABLELOG_DATA_DIR", str(tmp_path))
     (tmp_path / "owner.token").write_text("tlm_local\n")
-    for address in ("127.0.0.1:50051", "localhost:1", "[::1]:50051", "127.8.9.10:2"):
+    # Main sent it to whatever listened on any loopback port; now only to the address its
+    # server announced in the data directory, over that server's unix socket.
+    assert resolve_token("127.0.0.1:50051") is None  # no server announced
+    socket = tmp_path / "tablelog.sock"
+    (tmp_path / "serve.json").write_text(
+        json.dumps({"address": "127.0.0.1:50051", "socket": str(socket)})
+    )
+    for address in ("127.0.0.1:50051", "localhost:50051", "[::1]:50051"):
         found = resolve_token(address)
         assert found is not None
         assert (found.value, found.source) == ("tlm_local", str(tmp_path / "owner.token"))
+        assert found.target == f"unix:{socket}"
+    for address in ("127.0.0.1:50052", "localhost:1", "127.8.9.10:2"):
+        assert resolve_token(address) is None  # another local port: not its server
     for address in ("10.0.0.1:50051", "tablelog.example:443", "[2001:db8::1]:50051"):
         assert resolve_token(address) is None
     store_token("10.0.0.1:50051", "tlm_kept")

@@ -287,6 +287,9 @@ class Nim:
     def view(self, state: State, viewer: Viewer) -> Message:
         return view(state, viewer)
 
+    def redact(self, state: State, viewer: Viewer) -> State:
+        return state  # Nim hides nothing
+
     def render(self, view: Any) -> str:
         return render(view)
 

@@ -6,8 +6,10 @@ containers' paths (secrets, volumes, /tmp) mapped to directories of the test."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import ssl
+import stat
 import subprocess
 import urllib.request
 from collections.abc import Iterator
@@ -142,6 +144,22 @@ def test_every_secret_is_a_file_that_make_secrets_writes(tmp_path: Path) -> None
                 assert Path(value).name in service["secrets"], f"{name}: {value}"
 
 
+def test_the_secret_files_are_0600_for_their_containers_user(tmp_path: Path) -> None:
+    """Main left them 0644. Run as root (as the deploy says: sudo), each secret belongs to
+    the user its container reads it as: the server's uid 10001, Redis's 999."""
+    made = make_secrets(tmp_path / "secrets")
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in made.iterdir()}
+    owners = {p.name: p.stat().st_uid for p in made.iterdir()}
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    if os.geteuid() != 0:
+        pytest.skip("not root: the files cannot be given to the containers' users")
+    for name in ("chain.key", "redis-password", "tls.key", "redis-server-password"):
+        assert modes[name] == 0o600, (name, oct(modes[name]))
+    assert owners["chain.key"] == owners["redis-password"] == owners["tls.key"] == 10001
+    assert owners["redis-server-password"] == 999
+    assert (made / "redis-server-password").read_text() == (made / "redis-password").read_text()
+
+
 def test_redis_persists_refuses_writes_inside_its_memory_limit_and_needs_a_password() -> None:
     redis_service = compose()["services"]["redis"]
     mounted = {v.split(":")[1]: v.split(":")[0] for v in redis_service["volumes"]}
@@ -158,7 +176,7 @@ def test_redis_persists_refuses_writes_inside_its_memory_limit_and_needs_a_passw
     assert conf.get("protected-mode", "yes") == "yes"
     assert "requirepass" not in conf  # from the secret, never in the file
     command = " ".join(redis_service["command"])
-    assert "/run/secrets/redis-password" in command
+    assert "/run/secrets/redis-server-password" in command  # Redis's own copy
     assert "requirepass" in command
 
 

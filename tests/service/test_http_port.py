@@ -621,9 +621,12 @@ def test_serve_prints_the_web_apps_address_and_serves_it(tmp_path: Path) -> None
     try:
         lines = served.read_lines(8)  # web app, then the demo: 6 lines and its page
         shown = [line for line in served.output if line.startswith("web app: ")]
-        # On a loopback address the fragment signs the local owner in (service.cli).
-        signed_in = f"#token={served.token}"
-        assert shown == [f"web app: {served.http_url}/{signed_in}\n"]
+        # On a loopback address the fragment signs the local owner in (service.cli), with
+        # a 12-hour token minted for it: owner.token itself is never printed.
+        assert len(shown) == 1
+        assert shown[0].startswith(f"web app: {served.http_url}/#token=tlm_")
+        signed_in = "#" + shown[0].strip().split("#", 1)[1]
+        assert served.token not in "".join(served.output)
         opened = next(line for line in lines if line.startswith("Or open it in a browser: "))
         game_url, fragment = opened.split(": ", 1)[1].strip().split("#", 1)
         assert game_url.startswith(f"{served.http_url}/games/")
@@ -640,7 +643,7 @@ def test_serve_prints_the_web_apps_address_and_serves_it(tmp_path: Path) -> None
             listed = client.execute_unary(
                 request=service_pb2.ListGamesRequest(),
                 method=method_info(TABLELOG + "ListGames"),
-                headers={"authorization": f"Bearer {served.token}"},
+                headers={"authorization": f"Bearer {signed_in.removeprefix('#token=')}"},
             )
         assert game_url.rsplit("/", 1)[1] in {g.game_id for g in listed.games}
     finally:

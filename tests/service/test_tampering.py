@@ -12,6 +12,7 @@ import hashlib
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 import pytest
@@ -595,3 +596,54 @@ def test_an_unchanged_head_is_not_verified_again(embedded_redis: EmbeddedRedis) 
             await other.store.close()
 
     asyncio.run(scenario())
+
+
+def test_another_games_history_copied_under_a_games_id_is_found(
+    client: Client, cold: Client, raw_redis: redis.Redis
+) -> None:
+    """Issue 23: a stream and head copied from another game under this game's id verified
+    as ok and keyed on main, and a cold instance served the other game."""
+    copied = record_game(client, raw_redis)
+    target = record_game(client, raw_redis)
+    for key in (stream_key, head_key):
+        raw_redis.copy(key(copied.game_id), key(target.game_id), replace=True)
+    for instance in (client, cold):
+        result = instance.verify(target.game_id)
+        assert not result.ok
+        assert (result.first_bad_sequence, result.first_bad_revision) == (1, 1)
+        assert "another game's history" in result.problem
+    get_game = service_pb2.GetGameRequest(game_id=target.game_id)
+    assert data_loss_at(lambda: cold.stub.GetGame(get_game)) == (1, 1)
+    assert client.verify(copied.game_id).ok  # the original verifies where it belongs
+
+
+def test_a_watch_delivers_nothing_the_chain_does_not_vouch_for(
+    client: Client, raw_redis: redis.Redis
+) -> None:
+    """Issue 23: WatchGame's live tail delivered whatever the stream held; an entry forged
+    after the watch opened (a move with its seal copied from another event) now ends the
+    watch DATA_LOSS instead of reaching the watcher."""
+    recorded = record_game(client, raw_redis)
+    last = entries(raw_redis, recorded.game_id)[-1]
+    forged = events_pb2.Event.FromString(last)
+    forged.sequence += 1
+    forged.revision += 1
+    forged.prev_hash = forged.hash  # links, but its own seal is the copied one
+    forged.move_recorded.notation = "take w u g"
+    stream = client.stub.WatchGame(
+        service_pb2.WatchGameRequest(game_id=recorded.game_id, heartbeat_seconds=1),
+        timeout=30,
+    )
+    assert next(stream).WhichOneof("item") == "heartbeat"
+    raw_redis.xadd(
+        stream_key(recorded.game_id), {"e": forged.SerializeToString()}, id=f"{forged.sequence}-0"
+    )
+    with pytest.raises(grpc.RpcError) as info:
+        read_all_heartbeats(stream)
+    assert info.value.code() is grpc.StatusCode.DATA_LOSS
+
+
+def read_all_heartbeats(stream: Any) -> None:
+    for _ in range(10):
+        item = next(stream)
+        assert item.WhichOneof("item") == "heartbeat", "the forged event was delivered"

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tablelogv1 "github.com/tablelog/tablelog/clients/go/gen/tablelog/v1"
@@ -445,14 +446,39 @@ type WatchOptions struct {
 	Viewer *tablelogv1.Viewer // nil: spectator
 	// HeartbeatSeconds between heartbeats while nothing happens (0: the server's default).
 	HeartbeatSeconds uint32
+	// NoResume turns off resuming (see Watch).
+	NoResume bool
+	// ResumeFor is how long a watch is retried without news (0: a minute).
+	ResumeFor time.Duration
+}
+
+// resumable says whether a watch that ended with err is opened again: the server
+// restarting or its Redis away (UNAVAILABLE), or this reader having fallen behind
+// (WATCHER_TOO_SLOW), as the Python client does.
+func resumable(err error) bool {
+	var refused *Error
+	if errors.As(err, &refused) {
+		return refused.Code == codes.Unavailable || refused.Reason == "WATCHER_TOO_SLOW"
+	}
+	return status.Code(err) == codes.Unavailable
 }
 
 // Watch replays from a revision, then follows the game live until ctx ends or the loop
 // stops; the end of ctx ends the sequence without an error.
+//
+// Unless options.NoResume, a stream the server ends in a way worth retrying (UNAVAILABLE:
+// the server restarting or its Redis away; WATCHER_TOO_SLOW: this reader fell behind) is
+// opened again from the last revision seen, retrying for up to options.ResumeFor without
+// news; events seen already (by sequence) are skipped, so each comes once. A server that
+// never answered is not retried (a wrong address fails at once).
 func (c *Client) Watch(ctx context.Context, gameID string, options WatchOptions) iter.Seq2[WatchItem, error] {
 	viewer := options.Viewer
 	if viewer == nil {
 		viewer = Spectator
+	}
+	resumeFor := options.ResumeFor
+	if resumeFor == 0 {
+		resumeFor = time.Minute
 	}
 	return func(yield func(WatchItem, error) bool) {
 		ctx, cancel := context.WithCancel(c.streamContext(ctx))
@@ -461,33 +487,81 @@ func (c *Client) Watch(ctx context.Context, gameID string, options WatchOptions)
 			yield(WatchItem{}, c.unusable)
 			return
 		}
-		stream, err := c.Raw.WatchGame(ctx, &tablelogv1.WatchGameRequest{
-			GameId: gameID, FromRevision: options.From, Viewer: viewer, HeartbeatSeconds: options.HeartbeatSeconds,
-		})
-		if err != nil {
-			yield(WatchItem{}, c.wrap(err))
-			return
-		}
+		from := options.From
+		var seenSequence uint64
+		answered := false
+		sinceNews := time.Now()
+		attempt := 0
 		for {
-			resp, err := stream.Recv()
-			if err != nil {
-				if errors.Is(err, io.EOF) || ctx.Err() != nil {
-					return
-				}
-				yield(WatchItem{}, c.wrap(err))
+			err := c.watchOnce(ctx, gameID, viewer, options.HeartbeatSeconds, &from, &seenSequence, func(item WatchItem) bool {
+				answered, sinceNews, attempt = true, time.Now(), 0
+				return yield(item, nil)
+			})
+			if err == nil || ctx.Err() != nil {
 				return
 			}
-			var item WatchItem
-			if update := resp.GetUpdate(); update != nil {
-				item = WatchItem{Event: update.GetEvent(), State: update.GetState()}
-			} else if beat := resp.GetHeartbeat(); beat != nil {
-				item = WatchItem{HeadRevision: beat.GetHeadRevision(), Time: beat.GetTime()}
-			} else {
-				continue
-			}
-			if !yield(item, nil) {
+			if errStop := (*stopWatching)(nil); errors.As(err, &errStop) {
 				return
 			}
+			if options.NoResume || !answered || !resumable(err) || time.Since(sinceNews) > resumeFor {
+				yield(WatchItem{}, err)
+				return
+			}
+			attempt++
+			wait := min(2*time.Second, time.Duration(100<<attempt)*time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+// stopWatching is what watchOnce returns when the caller's loop stopped.
+type stopWatching struct{}
+
+func (*stopWatching) Error() string { return "the loop stopped" }
+
+// watchOnce runs one WatchGame stream, moving *from past each event delivered; nil when
+// the stream ended cleanly.
+func (c *Client) watchOnce(
+	ctx context.Context, gameID string, viewer *tablelogv1.Viewer, heartbeat uint32,
+	from *uint64, seenSequence *uint64, deliver func(WatchItem) bool,
+) error {
+	stream, err := c.Raw.WatchGame(ctx, &tablelogv1.WatchGameRequest{
+		GameId: gameID, FromRevision: *from, Viewer: viewer, HeartbeatSeconds: heartbeat,
+	})
+	if err != nil {
+		return c.wrap(err)
+	}
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return nil
+			}
+			return c.wrap(err)
+		}
+		var item WatchItem
+		if update := resp.GetUpdate(); update != nil {
+			event := update.GetEvent()
+			if event.GetSequence() != 0 && event.GetSequence() <= *seenSequence {
+				continue // seen before the stream was opened again
+			}
+			// Annotations share their move's revision: watch again from it.
+			*seenSequence, *from = event.GetSequence(), event.GetRevision()
+			item = WatchItem{Event: event, State: update.GetState()}
+		} else if beat := resp.GetHeartbeat(); beat != nil {
+			if *seenSequence == 0 {
+				*from = beat.GetHeadRevision() + 1
+			}
+			item = WatchItem{HeadRevision: beat.GetHeadRevision(), Time: beat.GetTime()}
+		} else {
+			continue
+		}
+		if !deliver(item) {
+			return &stopWatching{}
 		}
 	}
 }

@@ -28,6 +28,10 @@ type fakeServer struct {
 	lastRecord   *tablelogv1.RecordMoveRequest
 	amends       []string
 	watchStopped chan struct{}
+	// flaky: the first WatchGame ends UNAVAILABLE after one update; watchFrom records
+	// each WatchGame's from_revision.
+	flaky     bool
+	watchFrom []uint64
 }
 
 func refusal(code codes.Code, reason string, md map[string]string) error {
@@ -82,7 +86,25 @@ func (f *fakeServer) ReplayGame(req *tablelogv1.ReplayGameRequest, stream grpc.S
 	return nil
 }
 
+func moveUpdate(sequence, revision uint64, notation string) *tablelogv1.WatchGameResponse {
+	return &tablelogv1.WatchGameResponse{Item: &tablelogv1.WatchGameResponse_Update{Update: &tablelogv1.ReplayGameResponse{
+		Event: &tablelogv1.Event{Sequence: sequence, Revision: revision, Body: &tablelogv1.Event_MoveRecorded{MoveRecorded: &tablelogv1.MoveRecorded{Notation: notation}}},
+		State: &tablelogv1.StateSnapshot{Revision: revision},
+	}}}
+}
+
 func (f *fakeServer) WatchGame(req *tablelogv1.WatchGameRequest, stream grpc.ServerStreamingServer[tablelogv1.WatchGameResponse]) error {
+	if f.flaky {
+		f.watchFrom = append(f.watchFrom, req.GetFromRevision())
+		if len(f.watchFrom) == 1 {
+			_ = stream.Send(moveUpdate(5, 9, "take w u g"))
+			return status.Error(codes.Unavailable, "the server is restarting")
+		}
+		_ = stream.Send(moveUpdate(5, 9, "take w u g")) // the backlog from revision 9 again
+		_ = stream.Send(moveUpdate(6, 10, "reserve 1.1"))
+		<-stream.Context().Done()
+		return nil
+	}
 	defer close(f.watchStopped)
 	_ = stream.Send(&tablelogv1.WatchGameResponse{Item: &tablelogv1.WatchGameResponse_Heartbeat{
 		Heartbeat: &tablelogv1.Heartbeat{HeadRevision: req.GetFromRevision()}}})
@@ -326,6 +348,27 @@ func TestWatchStopsWhenTheLoopDoes(t *testing.T) {
 	case <-fake.watchStopped:
 	case <-time.After(5 * time.Second):
 		t.Error("the server's stream was not cancelled")
+	}
+}
+
+func TestWatchResumesFromTheLastRevisionSeen(t *testing.T) {
+	client, fake := start(t)
+	fake.flaky = true
+	var seen []string
+	for item, err := range client.Watch(context.Background(), "g1", tablelog.WatchOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, item.Event.GetMoveRecorded().GetNotation())
+		if len(seen) == 2 {
+			break
+		}
+	}
+	if !slices.Equal(seen, []string{"take w u g", "reserve 1.1"}) {
+		t.Errorf("seen %v (each event once, across the restart)", seen)
+	}
+	if !slices.Equal(fake.watchFrom, []uint64{0, 9}) {
+		t.Errorf("watched from %v", fake.watchFrom)
 	}
 }
 

@@ -7,7 +7,11 @@
    "host:port"}`, mode 0600), written by `tablelog login`;
 4. for a loopback address only: the local owner's token that `tablelog serve` wrote to
    `owner.token` in its data directory ($TABLELOG_DATA_DIR, else the platform's user data
-   directory for "tablelog"), so the CLI beside a local server needs no setup.
+   directory for "tablelog"), so the CLI beside a local server needs no setup. It goes only
+   to the server that wrote it: only when that server's `serve.json` (beside the token, in
+   a directory only this user may write) names the address asked for, and then over the
+   unix socket it names (`Token.target`), which only this user's own server can have made;
+   never to whatever else listens on a loopback port.
 
 The same file names the server a command goes to when none is given (`default`, the last
 server logged in to) and the CA to trust for each server: a member invited to another
@@ -26,6 +30,7 @@ import platformdirs
 
 ENV_TOKEN = "TABLELOG_TOKEN"
 OWNER_TOKEN_FILE = "owner.token"
+SERVED_FILE = "serve.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,9 @@ class Token:
     value: str
     source: str
     """Where it was found, in words ("--token", "$TABLELOG_TOKEN", a file's path)."""
+    target: str = ""
+    """Where to send it instead of the address asked for (the local owner's: its server's
+    unix socket, "unix:/path"); empty: the address."""
 
 
 def config_file() -> Path:
@@ -87,12 +95,31 @@ def stored_token(address: str, path: Path | None = None) -> Token | None:
 def local_owner_token(address: str) -> Token | None:
     if not is_loopback(address):
         return None
-    path = data_dir() / OWNER_TOKEN_FILE
+    directory = data_dir()
+    path = directory / OWNER_TOKEN_FILE
     try:
         token = path.read_text(encoding="utf-8").strip()
-    except OSError:
+        served = json.loads((directory / SERVED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    return Token(token, str(path)) if token else None
+    if not isinstance(served, dict) or not token:
+        return None
+    socket = served.get("socket")
+    if not _same_address(str(served.get("address", "")), address) or not socket:
+        return None
+    return Token(token, str(path), target=f"unix:{socket}")
+
+
+def _same_address(served: str, asked: str) -> bool:
+    """Whether `asked` names the address the server announced (localhost and the loopback
+    IPs name the same host)."""
+
+    def parts(address: str) -> tuple[str, str]:
+        host, _, port = address.rpartition(":")
+        host = host.strip("[]").lower()
+        return ("loopback" if host in ("localhost", "127.0.0.1", "::1") else host), port
+
+    return parts(served) == parts(asked)
 
 
 def resolve_token(address: str, given: str | None = None) -> Token | None:

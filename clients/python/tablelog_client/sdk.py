@@ -215,12 +215,18 @@ class Client:
         else the CA `tablelog login --ca` kept for the address; without any, plaintext)."""
         self.address = resolve_address(address)
         self.timeout = timeout
-        self._channel = open_channel(
-            self.address, ca or os.environ.get("TABLELOG_CA") or stored_ca(self.address)
-        )
         self.token = resolve_token(self.address, token)
         """The token sent and where it was found (None: none was, and the server will say
         TOKEN_MISSING)."""
+        # The local owner's token goes only over its server's socket (`credentials`).
+        target = self.token.target if self.token is not None and self.token.target else ""
+        self._channel = (
+            grpc.insecure_channel(target)
+            if target
+            else open_channel(
+                self.address, ca or os.environ.get("TABLELOG_CA") or stored_ca(self.address)
+            )
+        )
         # On the channel, so that every call through `stub` and `clubs` carries it.
         calls: grpc.Channel = self._channel
         if self.token is not None:

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { Code, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
 import { isLoopback, resolveCa, resolveToken, serverKey } from "./credentials.js";
@@ -420,6 +420,12 @@ export class TablelogClient {
   /**
    * Replays from a revision (0: only what happens from now on), then follows the game live.
    * Stop by leaving the `for await` loop or aborting `signal`.
+   *
+   * Unless `resume` is false, a stream the server ends in a way worth retrying
+   * (UNAVAILABLE: the server restarting or its Redis away; WATCHER_TOO_SLOW: this reader fell
+   * behind) is opened again from the last revision seen, retrying for up to `resumeSeconds`
+   * (60) without news; events seen already (by sequence) are skipped, so each comes once. A
+   * server that never answered is not retried. As the Python client does.
    */
   async *watch(
     gameId: string,
@@ -428,42 +434,84 @@ export class TablelogClient {
       viewer?: ViewerSpec;
       heartbeatSeconds?: number;
       signal?: AbortSignal;
+      resume?: boolean;
+      resumeSeconds?: number;
     } = {},
   ): AsyncGenerator<WatchItem> {
     const abort = new AbortController();
     const onAbort = (): void => abort.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    const stream = this.raw.watchGame(
-      {
-        gameId,
-        fromRevision: BigInt(options.from ?? 0),
-        viewer: viewer(options.viewer),
-        heartbeatSeconds: options.heartbeatSeconds ?? 0,
-      },
-      { headers: this.headers, signal: abort.signal },
-    );
+    let from = BigInt(options.from ?? 0);
+    let seenSequence = 0n;
+    let answered = false;
+    let sinceNews = Date.now();
+    let attempt = 0;
     try {
-      for await (const response of stream) {
-        const item = response.item;
-        if (item.case === "update") {
-          yield {
-            kind: "update",
-            event: required(item.value.event, "watch update without event"),
-            state: required(item.value.state, "watch update without state"),
-          };
-        } else if (item.case === "heartbeat") {
-          yield {
-            kind: "heartbeat",
-            headRevision: item.value.headRevision,
-            time: item.value.time,
-          };
+      for (;;) {
+        const stream = this.raw.watchGame(
+          {
+            gameId,
+            fromRevision: from,
+            viewer: viewer(options.viewer),
+            heartbeatSeconds: options.heartbeatSeconds ?? 0,
+          },
+          { headers: this.headers, signal: abort.signal },
+        );
+        try {
+          for await (const response of stream) {
+            answered = true;
+            sinceNews = Date.now();
+            attempt = 0;
+            const item = response.item;
+            if (item.case === "update") {
+              const event = required(item.value.event, "watch update without event");
+              if (event.sequence !== 0n && event.sequence <= seenSequence) {
+                continue; // seen before the stream was opened again
+              }
+              // Annotations share their move's revision: watch again from it.
+              seenSequence = event.sequence;
+              from = event.revision;
+              yield {
+                kind: "update",
+                event,
+                state: required(item.value.state, "watch update without state"),
+              };
+            } else if (item.case === "heartbeat") {
+              if (seenSequence === 0n) {
+                from = item.value.headRevision + 1n;
+              }
+              yield {
+                kind: "heartbeat",
+                headRevision: item.value.headRevision,
+                time: item.value.time,
+              };
+            }
+          }
+          return;
+        } catch (error) {
+          if (abort.signal.aborted) {
+            return;
+          }
+          const refused = TablelogError.from(error, this.tokenSource);
+          const worthRetrying =
+            refused instanceof TablelogError &&
+            (refused.code === Code.Unavailable || refused.reason === "WATCHER_TOO_SLOW");
+          const patience = (options.resumeSeconds ?? 60) * 1000;
+          if (
+            options.resume === false ||
+            !answered ||
+            !worthRetrying ||
+            Date.now() - sinceNews > patience
+          ) {
+            throw refused;
+          }
+          attempt += 1;
+          await sleep(Math.min(2_000, 100 * 2 ** attempt), abort.signal);
+          if (abort.signal.aborted) {
+            return;
+          }
         }
       }
-    } catch (error) {
-      if (abort.signal.aborted) {
-        return;
-      }
-      throw TablelogError.from(error, this.tokenSource);
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
       abort.abort();
@@ -700,4 +748,19 @@ function required<T>(value: T | undefined, message: string): T {
     throw new Error(message);
   }
   return value;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }

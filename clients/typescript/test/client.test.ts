@@ -248,6 +248,46 @@ describe("TablelogClient", () => {
     assert.ok(cancelled, "leaving the loop cancels the call");
   });
 
+  it("resumes a watch from the last revision seen, each event once", async () => {
+    const asked: bigint[] = [];
+    const update = (sequence: bigint, revision: bigint, notation: string) => ({
+      item: {
+        case: "update" as const,
+        value: {
+          event: create(EventSchema, {
+            sequence,
+            revision,
+            body: { case: "moveRecorded", value: { notation } },
+          }),
+          state: create(StateSnapshotSchema, { revision }),
+        },
+      },
+    });
+    const client = clientFor({
+      async *watchGame(request, context) {
+        asked.push(request.fromRevision);
+        if (asked.length === 1) {
+          yield update(5n, 9n, "take w u g");
+          throw new ConnectError("the server is restarting", Code.Unavailable);
+        }
+        yield update(5n, 9n, "take w u g"); // the backlog from revision 9 again
+        yield update(6n, 10n, "reserve 1.1");
+        await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
+      },
+    });
+    const seen: string[] = [];
+    for await (const item of client.watch("g1")) {
+      if (item.kind === "update" && item.event.body.case === "moveRecorded") {
+        seen.push(item.event.body.value.notation);
+      }
+      if (seen.length === 2) {
+        break;
+      }
+    }
+    assert.deepEqual(seen, ["take w u g", "reserve 1.1"]);
+    assert.deepEqual(asked, [0n, 9n]);
+  });
+
   it("ends a watch quietly when its signal is aborted", async () => {
     const client = clientFor({
       async *watchGame(_request, context) {

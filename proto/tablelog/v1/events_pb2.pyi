@@ -78,6 +78,7 @@ class Event(_message.Message):
     GAME_ENDED_FIELD_NUMBER: _builtins.int
     GAME_ABANDONED_FIELD_NUMBER: _builtins.int
     MOVE_AMENDED_FIELD_NUMBER: _builtins.int
+    SEAT_BOUND_FIELD_NUMBER: _builtins.int
     IMPORTED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     revision: _builtins.int
@@ -117,6 +118,8 @@ class Event(_message.Message):
     @_builtins.property
     def move_amended(self) -> Global___MoveAmended: ...
     @_builtins.property
+    def seat_bound(self) -> Global___SeatBound: ...
+    @_builtins.property
     def imported(self) -> Global___Imported:
         """Set on every event brought in by ImportGame: the event keeps its original actor and
         time; this says who imported it, when, from where, and how its original chain stood.
@@ -143,13 +146,14 @@ class Event(_message.Message):
         game_ended: Global___GameEnded | None = ...,
         game_abandoned: Global___GameAbandoned | None = ...,
         move_amended: Global___MoveAmended | None = ...,
+        seat_bound: Global___SeatBound | None = ...,
         imported: Global___Imported | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "seat_bound", b"seat_bound", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "chain_key_id", b"chain_key_id", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "hash", b"hash", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "chain_key_id", b"chain_key_id", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "hash", b"hash", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "seat_bound", b"seat_bound", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["game_created", "move_recorded", "move_undone", "move_redone", "annotation_added", "annotation_removed", "game_ended", "game_abandoned", "move_amended"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["game_created", "move_recorded", "move_undone", "move_redone", "annotation_added", "annotation_removed", "game_ended", "game_abandoned", "move_amended", "seat_bound"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -612,6 +616,36 @@ class AnnotationRemoved(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AnnotationRemoved: _TypeAlias = AnnotationRemoved  # noqa: Y015
+
+@_typing.final
+class SeatBound(_message.Message):
+    """A seat of the game was bound to a member (or unbound: `member_id` empty) through
+    BindSeat: who may then see that seat's hidden information changed, so it is in the audit.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    MEMBER_ID_FIELD_NUMBER: _builtins.int
+    PREVIOUS_MEMBER_ID_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    member_id: _builtins.str
+    previous_member_id: _builtins.str
+    """Who held the seat before ("" when nobody did)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        member_id: _builtins.str = ...,
+        previous_member_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["member_id", b"member_id", "previous_member_id", b"previous_member_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatBound: _TypeAlias = SeatBound  # noqa: Y015
 
 @_typing.final
 class GameEnded(_message.Message):

@@ -252,3 +252,21 @@ def hides_from(state: State, viewer: Viewer) -> bool:
         for seat in range(len(state.ctx.players))
         if seat != viewer
     )
+
+
+def redact(state: State, viewer: Viewer) -> State:
+    """RULES.md §2 steps 3-4 and §9: the state as `viewer` may know it (what `hides_from`
+    says it may not see): another seat's mission unknown (-1) until the end, and another
+    seat's hand empty, so that a card or mission it holds is checked as one it does not."""
+    if not hides_from(state, viewer):
+        return state
+    over = state.phase == OVER
+    seats = range(len(state.ctx.players))
+    missions = tuple(m if seat == viewer or over else -1 for seat, m in enumerate(state.missions))
+    hands = state.hands
+    if hands is not None:
+        hands = tuple(
+            hand if seat == viewer else (0,) * len(hand)
+            for seat, hand in zip(seats, hands, strict=True)
+        )
+    return state._replace(missions=missions, hands=hands)

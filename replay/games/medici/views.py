@@ -3,6 +3,8 @@ hidden from every view but the full one (viewer None); their number is public.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tablelog.replay.core import Viewer
 from tablelog.replay.games.medici import rules
 from tablelog.replay.games.medici.components import TileKind
@@ -152,3 +154,14 @@ def hides_from(state: rules.State, viewer: Viewer) -> bool:
     """RULES.md §B2: whether `state` holds something `viewer` may not see: the tiles removed
     unseen today (recorded in dealt mode only), which only the full view shows."""
     return viewer is not None and bool(state.removed)
+
+
+def redact(state: rules.State, viewer: Viewer) -> rules.State:
+    """RULES.md §B2: the state as `viewer` may know it: the tiles removed unseen today back
+    among the tiles nobody has seen (which they are, to everyone but the full view)."""
+    if viewer is None or not state.removed:
+        return state
+    unseen = list(state.unseen)
+    for kind in state.removed:
+        unseen[kind] += 1
+    return replace(state, unseen=tuple(unseen), removed=())

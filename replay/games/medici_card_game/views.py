@@ -136,3 +136,9 @@ def hides_from(state: rules.State, viewer: Viewer) -> bool:
     """RULES.md §A3 step 1: nothing recorded is hidden (only the order of the face-down deck
     is secret, and no state records it), so no state hides anything from any viewer."""
     return False
+
+
+def redact(state: rules.State, viewer: Viewer) -> rules.State:
+    """RULES.md §A3 step 1: nothing recorded is hidden, so every viewer may know it all."""
+    del viewer
+    return state

@@ -101,6 +101,9 @@ class MercadoDeLisboa:
     def hides_from(self, state: rules.State, viewer: Viewer) -> bool:
         return views.hides_from(state, viewer)
 
+    def redact(self, state: rules.State, viewer: Viewer) -> rules.State:
+        return views.redact(state, viewer)
+
     def to_move(self, state: rules.State) -> int:
         return rules.to_move(state)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tablelog.replay.core import Viewer
 from tablelog.replay.games.mercado_de_lisboa import rules as rl
 from tablelog.replay.games.mercado_de_lisboa.components import (
@@ -212,3 +214,21 @@ def hides_from(state: rl.State, viewer: Viewer) -> bool:
     if viewer is None or not state.rules.money_hidden or state.over:
         return False
     return any(seat != viewer for seat in range(state.rules.players))
+
+
+UNKNOWN_MONEY = 1_000_000
+"""What another seat's hidden coins count as when a move is checked against a view: more
+than any price, so that no refusal can depend on them."""
+
+
+def redact(state: rl.State, viewer: Viewer) -> rl.State:
+    """Rules §2 step 8: the state as `viewer` may know it: with hidden money, another seat's
+    coins (until the game is over) replaced by more than anything costs, so that a move is
+    refused for want of money only in the caller's own seat's words."""
+    if not hides_from(state, viewer):
+        return state
+    ledger = tuple(
+        row if seat == viewer else (UNKNOWN_MONEY, 0, 0, 0, 0, 0)
+        for seat, row in enumerate(state.ledger)
+    )
+    return replace(state, ledger=ledger)

@@ -77,6 +77,9 @@ class Splendor:
     def hides_from(self, state: State, viewer: Viewer) -> bool:
         return views.hides_from(state, viewer)
 
+    def redact(self, state: State, viewer: Viewer) -> State:
+        return views.redact(state, viewer)
+
     def to_move(self, state: State) -> int:
         return rules.to_move(state)
 

@@ -7,6 +7,7 @@ while the recorder has not named it, in table mode). The order of the decks is n
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from tablelog.replay.core import CHANCE, FULL, TERMINAL, Viewer
@@ -178,3 +179,25 @@ def hides_from(state: State, viewer: Viewer) -> bool:
         if seat != viewer
         for card_id, _level, blind in player.reserved
     )
+
+
+def redact(state: State, viewer: Viewer) -> State:
+    """RULES.md §4C, E13: the state as `viewer` may know it: every card reserved blind by
+    another seat unnamed again (id 0, as in table mode before the recorder names it) and
+    counted among the unseen cards, so that a move naming it is checked as a move naming
+    any card still in the deck."""
+    if viewer is FULL:
+        return state
+    unseen = state.unseen
+    players = list(state.players)
+    for seat, player in enumerate(players):
+        if seat == viewer or not any(blind and card for card, _lv, blind in player.reserved):
+            continue
+        reserved = []
+        for card_id, level, blind in player.reserved:
+            if blind and card_id:
+                unseen |= 1 << card_id
+                card_id = 0
+            reserved.append((card_id, level, blind))
+        players[seat] = replace(player, reserved=tuple(reserved))
+    return replace(state, players=tuple(players), unseen=unseen)

@@ -114,6 +114,7 @@ type Event struct {
 	//	*Event_GameEnded
 	//	*Event_GameAbandoned
 	//	*Event_MoveAmended
+	//	*Event_SeatBound
 	Body isEvent_Body `protobuf_oneof:"body"`
 	// Set on every event brought in by ImportGame: the event keeps its original actor and
 	// time; this says who imported it, when, from where, and how its original chain stood.
@@ -303,6 +304,15 @@ func (x *Event) GetMoveAmended() *MoveAmended {
 	return nil
 }
 
+func (x *Event) GetSeatBound() *SeatBound {
+	if x != nil {
+		if x, ok := x.Body.(*Event_SeatBound); ok {
+			return x.SeatBound
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetImported() *Imported {
 	if x != nil {
 		return x.Imported
@@ -350,6 +360,10 @@ type Event_MoveAmended struct {
 	MoveAmended *MoveAmended `protobuf:"bytes,19,opt,name=move_amended,json=moveAmended,proto3,oneof"`
 }
 
+type Event_SeatBound struct {
+	SeatBound *SeatBound `protobuf:"bytes,20,opt,name=seat_bound,json=seatBound,proto3,oneof"`
+}
+
 func (*Event_GameCreated) isEvent_Body() {}
 
 func (*Event_MoveRecorded) isEvent_Body() {}
@@ -367,6 +381,8 @@ func (*Event_GameEnded) isEvent_Body() {}
 func (*Event_GameAbandoned) isEvent_Body() {}
 
 func (*Event_MoveAmended) isEvent_Body() {}
+
+func (*Event_SeatBound) isEvent_Body() {}
 
 // How an imported event came in.
 type Imported struct {
@@ -1292,6 +1308,69 @@ func (x *AnnotationRemoved) GetAnnotationId() string {
 	return ""
 }
 
+// A seat of the game was bound to a member (or unbound: `member_id` empty) through
+// BindSeat: who may then see that seat's hidden information changed, so it is in the audit.
+type SeatBound struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Seat     uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	MemberId string                 `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	// Who held the seat before ("" when nobody did).
+	PreviousMemberId string `protobuf:"bytes,3,opt,name=previous_member_id,json=previousMemberId,proto3" json:"previous_member_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SeatBound) Reset() {
+	*x = SeatBound{}
+	mi := &file_tablelog_v1_events_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeatBound) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeatBound) ProtoMessage() {}
+
+func (x *SeatBound) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_events_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeatBound.ProtoReflect.Descriptor instead.
+func (*SeatBound) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SeatBound) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *SeatBound) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *SeatBound) GetPreviousMemberId() string {
+	if x != nil {
+		return x.PreviousMemberId
+	}
+	return ""
+}
+
 // The game reached its end; the result is recorded for listing and audit.
 type GameEnded struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -1304,7 +1383,7 @@ type GameEnded struct {
 
 func (x *GameEnded) Reset() {
 	*x = GameEnded{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[13]
+	mi := &file_tablelog_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1395,7 @@ func (x *GameEnded) String() string {
 func (*GameEnded) ProtoMessage() {}
 
 func (x *GameEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[13]
+	mi := &file_tablelog_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1408,7 @@ func (x *GameEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameEnded.ProtoReflect.Descriptor instead.
 func (*GameEnded) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GameEnded) GetResult() *GameResult {
@@ -1357,7 +1436,7 @@ type GameAbandoned struct {
 
 func (x *GameAbandoned) Reset() {
 	*x = GameAbandoned{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[14]
+	mi := &file_tablelog_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1448,7 @@ func (x *GameAbandoned) String() string {
 func (*GameAbandoned) ProtoMessage() {}
 
 func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[14]
+	mi := &file_tablelog_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1461,7 @@ func (x *GameAbandoned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameAbandoned.ProtoReflect.Descriptor instead.
 func (*GameAbandoned) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GameAbandoned) GetReason() string {
@@ -1432,7 +1511,7 @@ type MoveAmended struct {
 
 func (x *MoveAmended) Reset() {
 	*x = MoveAmended{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[15]
+	mi := &file_tablelog_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +1523,7 @@ func (x *MoveAmended) String() string {
 func (*MoveAmended) ProtoMessage() {}
 
 func (x *MoveAmended) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[15]
+	mi := &file_tablelog_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +1536,7 @@ func (x *MoveAmended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveAmended.ProtoReflect.Descriptor instead.
 func (*MoveAmended) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MoveAmended) GetAmendedRevision() uint64 {
@@ -1527,7 +1606,7 @@ var File_tablelog_v1_events_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xbd\a\n" +
+	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xf6\a\n" +
 	"\x05Event\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12.\n" +
@@ -1552,7 +1631,9 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"game_ended\x18\x10 \x01(\v2\x16.tablelog.v1.GameEndedH\x00R\tgameEnded\x12C\n" +
 	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandoned\x12=\n" +
-	"\fmove_amended\x18\x13 \x01(\v2\x18.tablelog.v1.MoveAmendedH\x00R\vmoveAmended\x121\n" +
+	"\fmove_amended\x18\x13 \x01(\v2\x18.tablelog.v1.MoveAmendedH\x00R\vmoveAmended\x127\n" +
+	"\n" +
+	"seat_bound\x18\x14 \x01(\v2\x16.tablelog.v1.SeatBoundH\x00R\tseatBound\x121\n" +
 	"\bimported\x18\x12 \x01(\v2\x15.tablelog.v1.ImportedR\bimportedB\x06\n" +
 	"\x04body\"\x8c\x05\n" +
 	"\bImported\x12\"\n" +
@@ -1630,7 +1711,11 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"variations\x18\x05 \x03(\v2\x16.tablelog.v1.VariationR\n" +
 	"variations\"8\n" +
 	"\x11AnnotationRemoved\x12#\n" +
-	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\"P\n" +
+	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\"j\n" +
+	"\tSeatBound\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12,\n" +
+	"\x12previous_member_id\x18\x03 \x01(\tR\x10previousMemberId\"P\n" +
 	"\tGameEnded\x12/\n" +
 	"\x06result\x18\x01 \x01(\v2\x17.tablelog.v1.GameResultR\x06result\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\fR\x04seed\";\n" +
@@ -1666,7 +1751,7 @@ func file_tablelog_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_tablelog_v1_events_proto_goTypes = []any{
 	(AmendKind)(0),                // 0: tablelog.v1.AmendKind
 	(*Event)(nil),                 // 1: tablelog.v1.Event
@@ -1682,18 +1767,19 @@ var file_tablelog_v1_events_proto_goTypes = []any{
 	(*Variation)(nil),             // 11: tablelog.v1.Variation
 	(*VariationMove)(nil),         // 12: tablelog.v1.VariationMove
 	(*AnnotationRemoved)(nil),     // 13: tablelog.v1.AnnotationRemoved
-	(*GameEnded)(nil),             // 14: tablelog.v1.GameEnded
-	(*GameAbandoned)(nil),         // 15: tablelog.v1.GameAbandoned
-	(*MoveAmended)(nil),           // 16: tablelog.v1.MoveAmended
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(*GameOptions)(nil),           // 18: tablelog.v1.GameOptions
-	(Mode)(0),                     // 19: tablelog.v1.Mode
-	(*ComponentFile)(nil),         // 20: tablelog.v1.ComponentFile
-	(*Move)(nil),                  // 21: tablelog.v1.Move
-	(*GameResult)(nil),            // 22: tablelog.v1.GameResult
+	(*SeatBound)(nil),             // 14: tablelog.v1.SeatBound
+	(*GameEnded)(nil),             // 15: tablelog.v1.GameEnded
+	(*GameAbandoned)(nil),         // 16: tablelog.v1.GameAbandoned
+	(*MoveAmended)(nil),           // 17: tablelog.v1.MoveAmended
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*GameOptions)(nil),           // 19: tablelog.v1.GameOptions
+	(Mode)(0),                     // 20: tablelog.v1.Mode
+	(*ComponentFile)(nil),         // 21: tablelog.v1.ComponentFile
+	(*Move)(nil),                  // 22: tablelog.v1.Move
+	(*GameResult)(nil),            // 23: tablelog.v1.GameResult
 }
 var file_tablelog_v1_events_proto_depIdxs = []int32{
-	17, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	18, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
 	3,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
 	5,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
 	7,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
@@ -1701,32 +1787,33 @@ var file_tablelog_v1_events_proto_depIdxs = []int32{
 	9,  // 5: tablelog.v1.Event.move_redone:type_name -> tablelog.v1.MoveRedone
 	10, // 6: tablelog.v1.Event.annotation_added:type_name -> tablelog.v1.AnnotationAdded
 	13, // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
-	14, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
-	15, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
-	16, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
-	2,  // 11: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
-	3,  // 12: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
-	17, // 13: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
-	2,  // 14: tablelog.v1.Imported.original_imported:type_name -> tablelog.v1.Imported
-	3,  // 15: tablelog.v1.Imported.original_actor:type_name -> tablelog.v1.Actor
-	4,  // 16: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
-	18, // 17: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
-	19, // 18: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
-	20, // 19: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
-	6,  // 20: tablelog.v1.GameCreated.record_tags:type_name -> tablelog.v1.RecordTag
-	21, // 21: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
-	11, // 22: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
-	12, // 23: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
-	21, // 24: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
-	11, // 25: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
-	22, // 26: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
-	0,  // 27: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
-	21, // 28: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	15, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
+	16, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
+	17, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
+	14, // 11: tablelog.v1.Event.seat_bound:type_name -> tablelog.v1.SeatBound
+	2,  // 12: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
+	3,  // 13: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
+	18, // 14: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
+	2,  // 15: tablelog.v1.Imported.original_imported:type_name -> tablelog.v1.Imported
+	3,  // 16: tablelog.v1.Imported.original_actor:type_name -> tablelog.v1.Actor
+	4,  // 17: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
+	19, // 18: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
+	20, // 19: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
+	21, // 20: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
+	6,  // 21: tablelog.v1.GameCreated.record_tags:type_name -> tablelog.v1.RecordTag
+	22, // 22: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
+	11, // 23: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
+	12, // 24: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
+	22, // 25: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
+	11, // 26: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
+	23, // 27: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
+	0,  // 28: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
+	22, // 29: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_events_proto_init() }
@@ -1745,6 +1832,7 @@ func file_tablelog_v1_events_proto_init() {
 		(*Event_GameEnded)(nil),
 		(*Event_GameAbandoned)(nil),
 		(*Event_MoveAmended)(nil),
+		(*Event_SeatBound)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1752,7 +1840,7 @@ func file_tablelog_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_events_proto_rawDesc), len(file_tablelog_v1_events_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
