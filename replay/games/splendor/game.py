@@ -9,8 +9,9 @@ from typing import Any
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.splendor import components, notation, picture, rules, scoring, views
+from replay.games.splendor import components, notation, picture, rules, scoring, touches, views
 from replay.games.splendor.rules import State
+from replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions, SplendorView
 
@@ -102,3 +103,6 @@ class Splendor:
 
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves
+
+    def touches(self, move: SplendorMove, state: State) -> Touches:
+        return touches.touches(move, state)
