@@ -10,7 +10,8 @@ from typing import Any
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
-from replay.games.medici import components, notation, picture, rules, scoring, views
+from replay.games.medici import components, notation, picture, rules, scoring, touches, views
+from replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import MediciMove, MediciOptions, MediciView
 
@@ -103,6 +104,9 @@ class Medici:
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
+
+    def touches(self, move: MediciMove, state: rules.State) -> Touches:
+        return touches.touches(move, state)
 
 
 _CONFORMS: Game[rules.State, MediciMove] = Medici()

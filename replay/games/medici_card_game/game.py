@@ -10,7 +10,16 @@ from typing import Any
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
-from replay.games.medici_card_game import components, notation, picture, rules, scoring, views
+from replay.games.medici_card_game import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    touches,
+    views,
+)
+from replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,
@@ -119,6 +128,9 @@ class MediciCardGame:
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
+
+    def touches(self, move: MediciCardGameMove, state: rules.State) -> Touches:
+        return touches.touches(move, state)
 
 
 _CONFORMS: Game[rules.State, MediciCardGameMove] = MediciCardGame()
