@@ -9,7 +9,16 @@ from collections.abc import Mapping, Sequence
 from google.protobuf.message import Message
 
 from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.mercado_de_lisboa import components, notation, picture, rules, scoring, views
+from replay.games.mercado_de_lisboa import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    touches,
+    views,
+)
+from replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
@@ -127,6 +136,9 @@ class MercadoDeLisboa:
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
+
+    def touches(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> Touches:
+        return touches.touches(move, state)
 
 
 class MercadoDeLisboaRecordedUnderV1(MercadoDeLisboa):
