@@ -65,7 +65,21 @@ def shortest(all_touches: Sequence[Touches]) -> list[Touches]:
         if not touches.any_order:
             for end in range(1, len(touches.ids) + 1):
                 starts[touches.ids[:end]] += 1
-    unordered = [t for t in all_touches if t.any_order]
+    # The any-order paths by the ids they hold, so a prefix is checked only against those
+    # that hold its first tap (a stuck-hand redraw lists hundreds of them).
+    holding: dict[str, list[Counter[str]]] = {}
+    for touches in all_touches:
+        if touches.any_order:
+            counts = Counter(touches.ids)
+            for touch_id in counts:
+                holding.setdefault(touch_id, []).append(counts)
+
+    def contained(prefix: tuple[str, ...]) -> bool:
+        wanted = Counter(prefix)
+        return any(
+            all(counts[k] >= n for k, n in wanted.items()) for counts in holding.get(prefix[0], ())
+        )
+
     cut: list[Touches] = []
     for touches in all_touches:
         if touches.any_order:
@@ -74,7 +88,7 @@ def shortest(all_touches: Sequence[Touches]) -> list[Touches]:
         ids = touches.ids
         for end in range(1, len(ids) + 1):
             prefix = ids[:end]
-            if starts[prefix] == 1 and not any(fits(prefix, other) for other in unordered):
+            if starts[prefix] == 1 and not contained(prefix):
                 ids = prefix
                 break
         cut.append(Touches(ids[:MAX_TOUCHES], False))

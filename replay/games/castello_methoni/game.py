@@ -8,8 +8,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from replay.core import DEALT, TABLE, OptionDoc, Viewer
-from replay.games.castello_methoni import components, notation, picture, rules, scoring, views
+from replay.games.castello_methoni import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    touches,
+    views,
+)
 from replay.games.castello_methoni.rules import State
+from replay.touch import Touches
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 
@@ -109,3 +118,6 @@ class CastelloMethoni:
 
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves
+
+    def touches(self, move: pb.CastelloMethoniMove, state: State) -> Touches:
+        return touches.touches(move, state)
