@@ -65,7 +65,7 @@ def picture(
     """The SVG of `view`; `last_move` highlighted (its wall, merged castle, the pile or bank
     it used, or the seat it concerned), `approximate` marked along the bottom edge."""
     seats_height = HEADER + 96 + SEAT_HEIGHT * len(view.seats) + MARGIN
-    height = max(HEADER + BOARD_SIZE + 34, seats_height)
+    height: float = max(HEADER + BOARD_SIZE + 34, seats_height)
     controls_top = height
     height += _controls_height(view)
     names = [s.name for s in view.seats]

@@ -122,7 +122,7 @@ def picture(view: MediciView, last_move: MediciMove | None = None, approximate: 
         -(-len(view.discarded) // DISCARDED_PER_ROW),
     )
     seat_top = 80 + max(TILE + 30, rows * (SMALL + 3)) + 30
-    height = seat_top + max(SEAT_HEIGHT * len(seats), 250) + 30
+    height: float = seat_top + max(SEAT_HEIGHT * len(seats), 250) + 30
     controls_top = height - 20
     height += controls_height(view)
     drawn = Picture(WIDTH, height, f"Medici, day {view.day} of 3")

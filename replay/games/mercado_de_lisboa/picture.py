@@ -359,10 +359,10 @@ class _Drawing:
             size = min(offer.customers, 4)
             row = self.drawn.group(offers, cls="customer-offer", title=f"{size}-customer tiles")
             self.drawn.text(row, x, top + TILE_H / 2 + 4, f"{size}", size=14, bold=True)
-            for slot, tile in enumerate(offer.available[:MAX_OFFER_TILES]):
+            for slot, offered in enumerate(offer.available[:MAX_OFFER_TILES]):
                 left = x + 20 + slot * (TILE_W + 6)
-                drawn_tile = self.customer_tile(row, left, top, tile, "on offer")
-                self.mark_once(drawn_tile, f"offer-{tile_id(tile)}", marked)
+                drawn_tile = self.customer_tile(row, left, top, offered, "on offer")
+                self.mark_once(drawn_tile, f"offer-{tile_id(offered)}", marked)
             pile_x = x + 20 + MAX_OFFER_TILES * (TILE_W + 6) + 8
             if offer.pile:
                 self.drawn.face_down(

@@ -91,6 +91,7 @@ def _buy(move: SplendorMove, state: State) -> tuple[str, ...]:
     else:
         path = (f"slot-{buy.level}.{buy.slot}", f"{seat_id(me)}-bonuses")
         card_id = state.market[buy.level - 1][buy.slot - 1]
+    paid: tuple[int, ...]
     if buy.HasField("payment"):
         paid = tokens_tuple(buy.payment)
     elif not card_id:
