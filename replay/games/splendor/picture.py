@@ -86,9 +86,7 @@ def _card(
 ) -> ET.Element:
     """A face-up card: its bonus colour along the top with its points, its cost below."""
     colour = _colour_of(card.bonus)
-    face = drawn.group(
-        parent, cls=f"card level-{card.level}", title=title + _card_title(card)
-    )
+    face = drawn.group(parent, cls=f"card level-{card.level}", title=title + _card_title(card))
     drawn.rect(face, x, y, CARD_W, CARD_H, fill=PAPER, stroke=INK, radius=5)
     drawn.rect(face, x, y, CARD_W, 26, fill=FILL.get(colour, MUTED), stroke=INK, radius=5)
     if card.points:
