@@ -23,7 +23,8 @@ _POINT = """
   const target = board && board.querySelector(`[data-touch="${CSS.escape(id)}"]`);
   if (!target) return null;
   target.scrollIntoView({ block: "center", inline: "center" });
-  const shapes = [target, ...target.querySelectorAll("rect, circle, polygon, line, text, path, ellipse")];
+  const painted = "rect, circle, polygon, line, text, path, ellipse";
+  const shapes = [target, ...target.querySelectorAll(painted)];
   const reaches = (hit) => {
     if (!hit || !target.contains(hit)) return false;
     for (let at = hit; at && at !== target; at = at.parentElement) {
@@ -36,7 +37,9 @@ _POINT = """
   for (const shape of shapes) {
     const box = shape.getBoundingClientRect();
     if (box.width === 0 && box.height === 0) continue;
-    for (const [fx, fy] of [[0.5, 0.5], [0.3, 0.5], [0.7, 0.5], [0.5, 0.3], [0.5, 0.7], [0.2, 0.2], [0.8, 0.8], [0.35, 0.65], [0.65, 0.35]]) {
+    const spots = [[0.5, 0.5], [0.3, 0.5], [0.7, 0.5], [0.5, 0.3], [0.5, 0.7],
+                   [0.2, 0.2], [0.8, 0.8], [0.35, 0.65], [0.65, 0.35]];
+    for (const [fx, fy] of spots) {
       const x = box.left + box.width * fx;
       const y = box.top + box.height * fy;
       if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) continue;
