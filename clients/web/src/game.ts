@@ -281,6 +281,7 @@ class GamePage {
           el("div", { class: "board-tools" }, this.zoom),
           this.boardScroll,
           this.pictureError,
+          this.board.bar,
         ),
         el(
           "aside",
@@ -290,7 +291,6 @@ class GamePage {
           annotate,
         ),
       ),
-      this.board.bar,
     );
     this.boardScroll.append(el("div", { class: "board-frame", id: "board-frame" }, this.picture, this.board.overlay));
     this.zoom.addEventListener("click", () => this.toggleZoom());
