@@ -91,6 +91,9 @@ export class TouchBoard {
   private readonly recordButton = el("button", { type: "button", id: "tap-record", class: "primary" }, "Record");
   private svg: SVGSVGElement | undefined;
   private touchables = new Map<string, Element>();
+  /** Each touchable's own classes, and the state last drawn ("next", "tapped", "dim"). */
+  private readonly classes = new Map<string, string>();
+  private readonly states = new Map<string, string>();
   private moves: Touchable[] = [];
   private taps: string[] = [];
   private busy = false;
@@ -124,8 +127,12 @@ export class TouchBoard {
     picture.removeAttribute("height");
     this.svg = picture;
     this.touchables.clear();
+    this.classes.clear();
+    this.states.clear();
     for (const element of Array.from(picture.querySelectorAll("[data-touch]"))) {
-      this.touchables.set(element.getAttribute("data-touch") ?? "", element);
+      const id = element.getAttribute("data-touch") ?? "";
+      this.touchables.set(id, element);
+      this.classes.set(id, element.getAttribute("class") ?? "");
       element.setAttribute("role", "button");
       element.setAttribute("aria-label", nameOf(element));
     }
@@ -230,13 +237,17 @@ export class TouchBoard {
   private refresh(): void {
     const candidates = narrow(this.moves, this.taps);
     const next = nextTaps(candidates, this.taps);
+    // Only what changes is written: a board has hundreds of touchables, and each write
+    // makes the browser look at the element's style again.
     for (const [id, element] of this.touchables) {
-      const tapped = this.taps.includes(id);
-      element.classList.toggle("touch-next", next.has(id));
-      element.classList.toggle("touch-tapped", tapped);
-      element.classList.toggle("touch-dim", !next.has(id) && !tapped);
-      element.setAttribute("tabindex", next.has(id) ? "0" : "-1");
-      element.setAttribute("aria-disabled", next.has(id) ? "false" : "true");
+      const state = next.has(id) ? "next" : this.taps.includes(id) ? "tapped" : "dim";
+      if (this.states.get(id) === state) {
+        continue;
+      }
+      this.states.set(id, state);
+      element.setAttribute("class", `${this.classes.get(id) ?? ""} touch-${state}`.trim());
+      element.setAttribute("tabindex", state === "next" ? "0" : "-1");
+      element.setAttribute("aria-disabled", state === "next" ? "false" : "true");
     }
     const done = complete(candidates, this.taps);
     const who = this.host.decider();
