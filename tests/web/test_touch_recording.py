@@ -29,6 +29,7 @@ from replay.registry import all_games
 from tablelog_client.sdk import Client
 from tests.service.support import ServeProcess
 from tests.support.browser import PLAYER_NAMES, artefacts_dir, chromium, missing_browser
+from tests.support.play import random_game
 from tests.support.touching import tap, touch_page, wait_board
 
 if TYPE_CHECKING:
@@ -182,3 +183,51 @@ def test_the_recording_panel_speaks_of_the_revision_shown(
         assert moves is not None
         assert recorder is not None
         assert moves["y"] < recorder["y"]
+
+
+def test_an_ended_game_shows_its_final_scores(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    process, signed_in = serve
+    played = random_game("medici-card-game", 3, seed=2)
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game("medici-card-game", ["Ann", "Bob", "Cleo"])
+        for notation in played.notations:
+            client.record(game.game_id, notation)
+        ended = client.get_game(game.game_id)
+        page = touch_page(browser, page_url(signed_in, game.game_id))
+        page.wait_for_selector("#scores table.scores")
+        rows = page.locator("#scores tbody tr")
+        assert rows.count() == 3
+        result = ended.result
+        winners = {ended.players[seat].name for seat in result.winners}
+        shown = {
+            rows.nth(i).locator("td").nth(0).inner_text(): rows.nth(i).locator("td")
+            for i in range(3)
+        }
+        for score in result.scores:
+            cells = shown[ended.players[score.seat].name]
+            assert cells.nth(1).inner_text() == str(score.total)
+        assert {
+            rows.nth(i).locator("td").nth(0).inner_text()
+            for i in range(3)
+            if rows.nth(i).locator("td").nth(3).inner_text()
+        } == winners
+        assert page.is_hidden("#tap-bar")
+
+
+def test_the_share_button_gives_a_read_only_link_that_opens_the_game(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        page = touch_page(browser, page_url(signed_in, game.game_id))
+        wait_board(page, game.version)
+        page.locator("#share").tap()
+        page.wait_for_selector("#share-link")
+        link = page.get_attribute("#share-link", "href") or ""
+        assert link.startswith(f"{signed_in.split('#', 1)[0]}games/{game.game_id}#token=tll_")
+        reader = touch_page(browser, link)
+        reader.wait_for_selector(f'#picture[data-revision="{game.version}"]', state="attached")
+        assert reader.is_hidden("#tap-bar")

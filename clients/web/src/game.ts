@@ -154,6 +154,10 @@ class GamePage {
   private readonly goHead = el("button", { type: "button", id: "go-head" }, "Go to the latest revision");
   private readonly zoom = el("button", { type: "button", id: "zoom", "aria-pressed": "false", title: "zoom the board" }, "Zoom");
   private readonly boardScroll = el("div", { id: "board-scroll", class: "board-scroll" });
+  /** The final scores of an ended game: names, points, breakdown, tie-break, winner. */
+  private readonly scores = el("section", { id: "scores", class: "panel", "aria-label": "final scores", hidden: true });
+  private readonly shareButton = el("button", { type: "button", id: "share" }, "Share");
+  private readonly shareNote = el("p", { id: "share-note", class: "muted small", "aria-live": "polite" });
   private readonly board = new TouchBoard({
     record: (notation) => this.recordTapped(notation),
     decider: () => this.legalDecider,
@@ -265,8 +269,11 @@ class GamePage {
           { class: "row status" },
           el("p", {}, this.status, " ", this.liveStatus),
           el("label", { class: "viewer" }, "View: ", this.viewerSelect),
+          this.shareButton,
         ),
+        this.shareNote,
         this.viewerError,
+        this.scores,
       ),
       el(
         "div",
@@ -294,6 +301,8 @@ class GamePage {
     );
     this.boardScroll.append(el("div", { class: "board-frame", id: "board-frame" }, this.picture, this.board.overlay));
     this.zoom.addEventListener("click", () => this.toggleZoom());
+    this.shareButton.hidden = !this.mayChange;
+    this.shareButton.addEventListener("click", () => void this.share());
     document.addEventListener("keydown", (event) => this.onKey(event));
   }
 
@@ -342,6 +351,67 @@ class GamePage {
       : `${statusWords(game.status)}${result}`;
     this.recorder.hidden = !this.mayChange || !this.inProgress();
     document.title = `${this.title.textContent} · tablelog`;
+    this.showScores();
+  }
+
+  /** An ended game's final score table, from the game's result. */
+  private showScores(): void {
+    const result = this.summary.result;
+    if (this.inProgress() || result === undefined || result.scores.length === 0) {
+      this.scores.hidden = true;
+      return;
+    }
+    const players = this.summary.players;
+    const winners = new Set(result.winners);
+    const rows = [...result.scores].sort((a, b) => Number(b.total - a.total));
+    replaceChildren(
+      this.scores,
+      el("h2", {}, "Final scores"),
+      el(
+        "table",
+        { class: "scores" },
+        el("thead", {}, el("tr", {}, el("th", {}, "player"), el("th", { class: "number" }, "points"), el("th", {}, "breakdown"), el("th", {}, ""))),
+        el(
+          "tbody",
+          {},
+          ...rows.map((score) =>
+            el(
+              "tr",
+              { "data-seat": score.seat, class: winners.has(score.seat) ? "winner" : undefined },
+              el("td", {}, players[score.seat]?.name ?? `seat ${score.seat}`),
+              el("td", { class: "number" }, String(score.total)),
+              el("td", { class: "small" }, score.items.map((item) => `${item.label} ${item.value}`).join(", ")),
+              el("td", {}, winners.has(score.seat) ? (winners.size > 1 ? "shared win" : "winner") : ""),
+            ),
+          ),
+        ),
+      ),
+      result.tiebreak ? el("p", { class: "muted small", id: "tiebreak" }, `Tie-break: ${result.tiebreak}`) : null,
+    );
+    this.scores.hidden = false;
+  }
+
+  /** A read-only link to this game, copied for the club's chat (the token in the
+   * fragment, which a browser never sends to a server). */
+  private async share(): Promise<void> {
+    this.shareNote.textContent = "";
+    try {
+      const created = await this.api.clubs.createLinkToken({ gameId: this.gameId });
+      const link = `${window.location.origin}/games/${encodeURIComponent(this.gameId)}#token=${created.token}`;
+      try {
+        // A browser may ask the user first, or never answer: the link is shown either way.
+        await Promise.race([
+          navigator.clipboard.writeText(link),
+          new Promise((_, reject) => window.setTimeout(() => reject(new Error("no answer")), 1500)),
+        ]);
+        this.shareNote.textContent = "A read-only link is copied: ";
+      } catch {
+        this.shareNote.textContent = "A read-only link (copy it): ";
+      }
+      this.shareNote.append(el("a", { href: link, id: "share-link" }, link));
+    } catch (error) {
+      this.shareNote.textContent = `No link: ${describe(error)}`;
+    }
   }
 
   // --- the history ----------------------------------------------------------------------
