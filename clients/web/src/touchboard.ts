@@ -134,7 +134,8 @@ export class TouchBoard {
       this.touchables.set(id, element);
       this.classes.set(id, element.getAttribute("class") ?? "");
       element.setAttribute("role", "button");
-      element.setAttribute("aria-label", nameOf(element));
+      // Named by its own <title> (SVG's name for an element: "slot 1.3: level 1 card ...");
+      // the numbers drawn on it are not its label.
     }
     replaceChildren(this.overlay, picture);
     this.moves = moves.filter((move) => move.touches.length > 0);
