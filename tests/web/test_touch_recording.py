@@ -214,6 +214,11 @@ def test_an_ended_game_shows_its_final_scores(
             if rows.nth(i).locator("td").nth(3).inner_text()
         } == winners
         assert page.is_hidden("#tap-bar")
+        # The list says who won, with the points.
+        listing = touch_page(browser, signed_in)
+        row = listing.locator(f'tr[data-game-id="{game.game_id}"]')
+        row.wait_for()
+        assert f"won by {' and '.join(sorted(winners))}" in row.inner_text() or len(winners) > 1
 
 
 def test_the_share_button_gives_a_read_only_link_that_opens_the_game(
@@ -231,3 +236,40 @@ def test_the_share_button_gives_a_read_only_link_that_opens_the_game(
         reader = touch_page(browser, link)
         reader.wait_for_selector(f'#picture[data-revision="{game.version}"]', state="attached")
         assert reader.is_hidden("#tap-bar")
+
+
+def test_a_game_is_created_from_the_web_app_with_the_club_s_names(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as client:
+        client.create_game("splendor", ["Zelda", "Yann"])
+        page = touch_page(browser, signed_in)
+        page.wait_for_selector("tr[data-game-id]")
+        page.locator("#create summary").tap()
+        offered = page.eval_on_selector_all(
+            "#known-players option", "options => options.map(o => o.value)"
+        )
+        assert {"Zelda", "Yann"} <= set(offered)
+        page.select_option("#new-game", "mercado-de-lisboa")
+        page.select_option("#new-mode", "table")
+        page.fill("#new-title", "Friday table 2")
+        players = page.locator("#new-players input.new-player")
+        players.nth(0).fill("Zelda")
+        players.nth(1).fill("Xavier")
+        page.locator("#new-submit").tap()
+        page.wait_for_url("**/games/*", timeout=15_000)
+        game_id = page.url.split("/games/", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        made = client.get_game(game_id)
+        assert made.game == "mercado-de-lisboa"
+        assert [p.name for p in made.players] == ["Zelda", "Xavier"]
+        assert made.title == "Friday table 2"
+        wait_board(page, made.version)
+        # Refused (one player is too few for Castello Methoni): said under the form.
+        page.goto(signed_in)
+        page.wait_for_selector("tr[data-game-id]")
+        page.locator("#create summary").tap()
+        page.select_option("#new-game", "castello-methoni")
+        page.locator("#new-players input.new-player").nth(0).fill("Zelda")
+        page.locator("#new-submit").tap()
+        page.wait_for_selector("#new-error:not(:empty)")
