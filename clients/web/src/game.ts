@@ -779,6 +779,9 @@ class GamePage {
     const zoomed = this.boardScroll.classList.toggle("zoomed");
     this.zoom.setAttribute("aria-pressed", String(zoomed));
     this.zoom.textContent = zoomed ? "Fit" : "Zoom";
+    // Zooming in goes to where the taps are (the last one, else what may come first).
+    const focus = zoomed && this.board.shown ? this.board.focusElement : undefined;
+    focus?.scrollIntoView({ block: "nearest", inline: "center" });
   }
 
   /** The board takes taps while the head is shown and its legal moves are listed. */

@@ -304,6 +304,16 @@ export class TouchBoard {
     this.error.textContent = words;
   }
 
+  /** Where a zoom should centre: the last tap, else the first element that may come next. */
+  get focusElement(): Element | undefined {
+    const last = this.taps[this.taps.length - 1];
+    if (last !== undefined) {
+      return this.touchables.get(last);
+    }
+    const next = nextTaps(narrow(this.moves, this.taps), this.taps);
+    return [...this.touchables.entries()].find(([id]) => next.has(id))?.[1];
+  }
+
   get svgElement(): SVGSVGElement | undefined {
     return this.svg;
   }
