@@ -177,6 +177,14 @@ def test_the_recording_panel_speaks_of_the_revision_shown(
         assert page.is_hidden("#record-controls")
         page.locator("#go-head").tap()
         wait_board(page, head)
+        # Zoomed, the board is wider than the phone and scrolls; its taps still work.
+        page.locator("#zoom").tap()
+        zoomed = page.locator("#touch-board svg").bounding_box()
+        assert zoomed is not None
+        assert zoomed["width"] > 2 * 390
+        tap(page, "bank-r")
+        assert "bank" in page.inner_text("#tap-words")
+        page.locator("#zoom").tap()
         # A watcher on a phone reads the moves before any recording control.
         moves = page.locator("#moves").bounding_box()
         recorder = page.locator("#recorder").bounding_box()
