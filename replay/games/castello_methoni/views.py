@@ -141,7 +141,10 @@ def _missions_to_reveal(state: State, viewer: Viewer) -> list[str]:
     which missions the others hold)."""
     if state.phase not in (DEAL, REVEAL) or -1 not in state.missions:
         return []
-    if hides_from(state, viewer):
+    # Dealt mode: the server deals the missions; only its full view lists them (a mission
+    # listed just before it is dealt to another seat is no business of that seat's
+    # neighbours).
+    if hides_from(state, viewer) or (state.ctx.dealt and viewer is not None):
         return []
     used = set(state.missions)
     return [m.name for index, m in enumerate(state.board.missions) if index not in used]

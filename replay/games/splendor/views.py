@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from replay.core import CHANCE, FULL, TERMINAL, Viewer
+from replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
 from replay.games.splendor.components import GEMS, LETTERS, Card, Components, Noble
 from replay.games.splendor.rules import (
     PHASE_NAMES,
@@ -122,8 +122,13 @@ def view(state: State, viewer: Viewer) -> SplendorView:
 
 
 def _lists_moves_to(state: State, viewer: Viewer) -> bool:
-    """Whether `viewer` may see the legal moves (as ListLegalMoves decides): the tray is
-    drawn only for them, since what it leaves out tells where a hidden card is."""
+    """Whether `viewer` may see the tray: in table mode, whoever may see the legal moves (as
+    ListLegalMoves decides), since what it leaves out tells where a hidden card is; in dealt
+    mode only the full view, the server's own, as no one at the table names a card there
+    (the server deals it), and a card listed as unseen just before it is dealt to another
+    seat's blind reserve must not appear in what that seat's neighbours read."""
+    if state.rules.mode == DEALT:
+        return viewer is FULL
     who = state.who
     return (who >= 0 and viewer == who) or not hides_from(state, viewer)
 
