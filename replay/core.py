@@ -17,6 +17,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 from google.protobuf.message import Message
 
+from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
 
 # Who decides next (`Game.to_move`): a seat index >= 0, or one of these.
@@ -248,6 +249,13 @@ class Game(Protocol[StateT, MoveT]):
 
     def format(self, move: MoveT, state: StateT) -> str:
         """The canonical text of `move` in `state`: `parse(format(m), s) == m`."""
+        ...
+
+    def touches(self, move: MoveT, state: StateT) -> Touches:
+        """The taps on the picture that name `move`, legal in `state` (the game's
+        `touches.py`, issue 25): `data-touch` ids of the picture of `state`'s view, in tap
+        order, complete enough to tell `move` from every other legal move;
+        `tablelog.replay.touch.legal_touches` cuts them to what a client needs."""
         ...
 
     def split(self, text: str, state: StateT) -> Sequence[str]:

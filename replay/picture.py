@@ -272,6 +272,24 @@ class Picture:
         )
         return note
 
+    def touch(self, element: ET.Element, touch_id: str) -> ET.Element:
+        """Mark `element` as something a player taps to compose a move (issue 25): `touch_id`
+        is stable across revisions (`slot-1.3`, `bank-u`), the game's `touches.py` names the
+        moves by these ids, and the element's `<title>` is its accessible name."""
+        element.set("data-touch", touch_id)
+        return element
+
+    def button(
+        self, parent: ET.Element, x: float, y: float, words: str, touch_id: str, *, width: float = 0
+    ) -> ET.Element:
+        """A touchable label for a choice that is no component (pass, end the turn, a
+        neighbour's side): a rounded box of at least 44 x 30 units with `words` in it."""
+        width = width or max(44.0, len(words) * 13 * AVERAGE_ADVANCE + 16)
+        box = self.group(parent, cls="button", title=words)
+        self.rect(box, x, y, width, 30, fill="#ffffff", stroke=INK, radius=6)
+        self.text(box, x + width / 2, y + 20, words, size=13, anchor="middle")
+        return self.touch(box, touch_id)
+
     def svg(self) -> str:
         """The document as text (UTF-8, no XML declaration, so it can be inlined in HTML)."""
         return markup(self.root)

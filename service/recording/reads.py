@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from tablelog.replay import fold as folding
 from tablelog.replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
 from tablelog.replay.registry import all_games, describe
+from tablelog.replay.touch import legal_touches
 from tablelog.service.errors import InvalidRequest, OutOfRange, PermissionDenied
 from tablelog.service.limits import page_bounds, page_token
 from tablelog.service.recording import game_index, variations
@@ -400,9 +401,17 @@ class Reads:
         moves: Sequence[Any] = game.legal_moves(state)
         seat = who if who >= 0 else None
         response.total_size = len(moves)
-        for inner in moves[offset : offset + size]:
+        # Each move's touches are cut against every other move, so all are worked out even
+        # for one page (a few milliseconds for the longest list, benchmarks/touches.py).
+        touches = legal_touches(game, state, moves)
+        for inner, touched in zip(
+            moves[offset : offset + size], touches[offset : offset + size], strict=True
+        ):
             response.moves.add(
-                move=position.table.wrap(inner, seat), notation=game.format(inner, state)
+                move=position.table.wrap(inner, seat),
+                notation=game.format(inner, state),
+                touches=touched.ids,
+                touches_any_order=touched.any_order,
             )
         if offset + size < len(moves):
             response.next_page_token = page_token(offset + size)

@@ -117,8 +117,15 @@ def test_login_keeps_the_token_for_its_address(
     # The flag and the environment come before the file.
     overridden = tablelog(address, "whoami", token="tlm_other", ok=False)
     assert "TOKEN_UNKNOWN" in overridden.stderr
-    link = _token_of(tablelog(address, "share", tablelog_game(address), token=OWNER_TOKEN).stdout)
+    game_id = tablelog_game(address)
+    shared = tablelog(address, "share", game_id, token=OWNER_TOKEN).stdout
+    link = _token_of(shared)
     assert "link token" in tablelog(address, "whoami", "--token", link).stdout
+    # The full link a club pastes in its chat: the web app on the server's host.
+    host = address.rsplit(":", 1)[0]
+    assert f"http://{host}:8080/games/{game_id}#token={link}" in shared.split()
+    web = tablelog(address, "share", game_id, "--web", "https://club.example/", token=OWNER_TOKEN)
+    assert f"https://club.example/games/{game_id}#token=" in web.stdout
 
 
 def tablelog_game(address: str) -> str:

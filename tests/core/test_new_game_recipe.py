@@ -37,6 +37,7 @@ from tablelog.replay.core import (
     recorded_component,
 )
 from tablelog.replay.picture import INK, Picture
+from tablelog.replay.touch import Touches
 from tablelog.v1 import events_pb2, game_pb2
 from tests.core.test_hostile_inputs import FUZZ, bounded, messages
 from tests.support.play import assert_round_trip, choose
@@ -219,12 +220,20 @@ def picture(message: Any, last_move: Any = None, approximate: str = "") -> str:
     for index, count in enumerate(heaps):
         row = drawn.group(cls="heap", title=f"heap {index + 1}: {count}", y=20 + 30 * index)
         for stick in range(count):
-            drawn.rect(row, 20 + 14 * stick, 0, 6, 22, fill=INK, cls="stick")
+            drawn.touch(
+                drawn.rect(row, 20 + 14 * stick, 0, 6, 22, fill=INK, cls="stick"),
+                f"heap-{index + 1}-{count - stick}",
+            )
         if last_move is not None and last_move.take.heap == index:
             drawn.highlight(row, 14, 0, 14 * max(count, 1), 22)
     if approximate:
         drawn.approximate_note(approximate)
     return drawn.svg()
+
+
+def touches(move: Any, state: State) -> Touches:
+    """Rules §2: the stick a take leaves the heap at (taking it and every stick after it)."""
+    return Touches((f"heap-{move.take.heap}-{move.take.count}",))
 
 
 # ------------------------------------------------------------------ game.py and __init__.py
@@ -304,6 +313,9 @@ class Nim:
 
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # every line of Nim's notation is one move
+
+    def touches(self, move: Any, state: State) -> Touches:
+        return touches(move, state)
 
 
 GAME: Game[State, Any] = Nim()

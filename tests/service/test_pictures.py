@@ -55,7 +55,7 @@ def test_get_state_draws_the_callers_view_only_when_asked(client: Client) -> Non
     owner = client.state(game_id, seat=0, picture=True)
     other = client.state(game_id, seat=1, picture=True)
     (described,) = reserved_titles(owner.picture)
-    assert described.startswith("level 3 card")
+    assert described.startswith("reserved card 1: level 3 card")
     drawn = classes(other.picture)
     assert not reserved_titles(other.picture)
     # The three decks, and for Bob one more thing face down: Ann's blind reserve.

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from google.protobuf.message import Message
 
 from tablelog.v1 import clubs_pb2
 from tablelog_client.common import UsageError, game_named, on_game, print_json, refusal, report
 from tablelog_client.credentials import default_server, forget_server, store_token, stored_ca
-from tablelog_client.sdk import ROLE_NAMES, ROLES, Client, TablelogError
+from tablelog_client.sdk import DEFAULT_ADDRESS, ROLE_NAMES, ROLES, Client, TablelogError
 
 Handler = Callable[[argparse.Namespace, Client], int]
 AddCommand = Callable[..., argparse.ArgumentParser]
@@ -187,13 +189,32 @@ def cmd_tokens_revoke(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+WEB_PORT = 8080
+"""`tablelog serve`'s default HTTP port, where the web app is."""
+
+
+def web_address(args: argparse.Namespace) -> str:
+    """Where the web app is: `--web`, else $TABLELOG_WEB_URL, else the server's host on the
+    default HTTP port (`tablelog serve --http-address`)."""
+    given = args.web or os.environ.get("TABLELOG_WEB_URL", "")
+    if given:
+        return given.rstrip("/")
+    address = args.address or os.environ.get("TABLELOG_ADDRESS") or DEFAULT_ADDRESS
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    return f"http://{host}:{WEB_PORT}"
+
+
 def cmd_share(args: argparse.Namespace, client: Client) -> int:
     created = client.create_link_token(args.game_id, args.expires_in_days * DAY)
+    # The link a club pastes in its chat: the web app reads the token from the fragment
+    # (which a browser never sends to the server) and opens the game.
+    link = f"{web_address(args)}/games/{quote(args.game_id)}#token={created.token}"
     _print(
         args,
         created,
-        f"read-only link token for game {args.game_id} (expires "
-        f"{_date(created.info.expire_time)}):\n{created.token}\n"
+        f"read-only link for game {args.game_id} (expires "
+        f"{_date(created.info.expire_time)}):\n{link}\n"
+        f"the link token alone: {created.token}\n"
         f"anyone with it can follow the game: tablelog watch {args.game_id} --token <token>",
     )
     return 0
@@ -317,6 +338,12 @@ def add_club_commands(
         "game_id", nargs="?", help="the game's id (default: the current game, see `tablelog use`)"
     )
     command.add_argument("--expires-in-days", type=int, default=30, help="(default: 30)")
+    command.add_argument(
+        "--web",
+        default=None,
+        help="the web app's address for the link (default: $TABLELOG_WEB_URL, else the "
+        f"server's host on port {WEB_PORT})",
+    )
 
     command = add(
         "seat", on_seat(cmd_seat), "bind a seat of a game to a member (a player records it)"

@@ -22,6 +22,8 @@ import { el, replaceChildren, typingInto } from "./dom.js";
 import { deciderName, entryOf, isHistoryStep, type Entry } from "./history.js";
 import { statusWords } from "./list.js";
 import { Pictures } from "./picture.js";
+import type { Touchable } from "./touch.js";
+import { TouchBoard } from "./touchboard.js";
 import {
   describeRefusal,
   lineText,
@@ -146,6 +148,26 @@ class GamePage {
   private readonly recordButton = el("button", { type: "submit", id: "record" }, "Record");
   private readonly recordError = el("p", { class: "error", id: "record-error", role: "alert" });
   private readonly recordNote = el("p", { class: "muted", id: "record-note", "aria-live": "polite" });
+  /** What the recording panel says of the revision shown (recording happens at the head). */
+  private readonly recordAt = el("p", { id: "record-at", class: "muted", "aria-live": "polite" });
+  private readonly recordControls = el("div", { id: "record-controls" });
+  private readonly goHead = el("button", { type: "button", id: "go-head" }, "Go to the latest revision");
+  private readonly zoom = el("button", { type: "button", id: "zoom", "aria-pressed": "false", title: "zoom the board" }, "Zoom");
+  private readonly boardScroll = el("div", { id: "board-scroll", class: "board-scroll" });
+  /** The final scores of an ended game: names, points, breakdown, tie-break, winner. */
+  private readonly scores = el("section", { id: "scores", class: "panel", "aria-label": "final scores", hidden: true });
+  private readonly shareButton = el("button", { type: "button", id: "share" }, "Share");
+  private readonly shareNote = el("p", { id: "share-note", class: "muted small", "aria-live": "polite" });
+  private readonly board = new TouchBoard({
+    record: (notation) => this.recordTapped(notation),
+    decider: () => this.legalDecider,
+  });
+  /** The listed moves with their touches, the revision they were listed at, and who decides. */
+  private touchables: Touchable[] = [];
+  private legalRevision = -1;
+  private legalDecider = "";
+  /** The head revision whose picture the board shows, -1 when none. */
+  private boardRevision = -1;
 
   constructor(
     private readonly api: Api,
@@ -247,8 +269,11 @@ class GamePage {
           { class: "row status" },
           el("p", {}, this.status, " ", this.liveStatus),
           el("label", { class: "viewer" }, "View: ", this.viewerSelect),
+          this.shareButton,
         ),
+        this.shareNote,
         this.viewerError,
+        this.scores,
       ),
       el(
         "div",
@@ -260,8 +285,10 @@ class GamePage {
           this.variationBar,
           el("p", { class: "current" }, this.currentPlayer, " ", this.currentMove),
           this.toMove,
-          this.picture,
+          el("div", { class: "board-tools" }, this.zoom),
+          this.boardScroll,
           this.pictureError,
+          this.board.bar,
         ),
         el(
           "aside",
@@ -272,6 +299,10 @@ class GamePage {
         ),
       ),
     );
+    this.boardScroll.append(el("div", { class: "board-frame", id: "board-frame" }, this.picture, this.board.overlay));
+    this.zoom.addEventListener("click", () => this.toggleZoom());
+    this.shareButton.hidden = !this.mayChange;
+    this.shareButton.addEventListener("click", () => void this.share());
     document.addEventListener("keydown", (event) => this.onKey(event));
   }
 
@@ -293,9 +324,9 @@ class GamePage {
         this.notationInput.focus();
       }
     });
+    this.goHead.addEventListener("click", () => this.go(this.head));
     replaceChildren(
-      this.recorder,
-      el("h2", {}, "Record"),
+      this.recordControls,
       form,
       this.recordError,
       this.recordNote,
@@ -305,6 +336,7 @@ class GamePage {
       this.legalNote,
       this.legalList,
     );
+    replaceChildren(this.recorder, el("h2", {}, "Record"), this.recordAt, this.goHead, this.recordControls);
   }
 
   private showSummary(): void {
@@ -319,6 +351,67 @@ class GamePage {
       : `${statusWords(game.status)}${result}`;
     this.recorder.hidden = !this.mayChange || !this.inProgress();
     document.title = `${this.title.textContent} · tablelog`;
+    this.showScores();
+  }
+
+  /** An ended game's final score table, from the game's result. */
+  private showScores(): void {
+    const result = this.summary.result;
+    if (this.inProgress() || result === undefined || result.scores.length === 0) {
+      this.scores.hidden = true;
+      return;
+    }
+    const players = this.summary.players;
+    const winners = new Set(result.winners);
+    const rows = [...result.scores].sort((a, b) => Number(b.total - a.total));
+    replaceChildren(
+      this.scores,
+      el("h2", {}, "Final scores"),
+      el(
+        "table",
+        { class: "scores" },
+        el("thead", {}, el("tr", {}, el("th", {}, "player"), el("th", { class: "number" }, "points"), el("th", {}, "breakdown"), el("th", {}, ""))),
+        el(
+          "tbody",
+          {},
+          ...rows.map((score) =>
+            el(
+              "tr",
+              { "data-seat": score.seat, class: winners.has(score.seat) ? "winner" : undefined },
+              el("td", {}, players[score.seat]?.name ?? `seat ${score.seat}`),
+              el("td", { class: "number" }, String(score.total)),
+              el("td", { class: "small" }, score.items.map((item) => `${item.label} ${item.value}`).join(", ")),
+              el("td", {}, winners.has(score.seat) ? (winners.size > 1 ? "shared win" : "winner") : ""),
+            ),
+          ),
+        ),
+      ),
+      result.tiebreak ? el("p", { class: "muted small", id: "tiebreak" }, `Tie-break: ${result.tiebreak}`) : null,
+    );
+    this.scores.hidden = false;
+  }
+
+  /** A read-only link to this game, copied for the club's chat (the token in the
+   * fragment, which a browser never sends to a server). */
+  private async share(): Promise<void> {
+    this.shareNote.textContent = "";
+    try {
+      const created = await this.api.clubs.createLinkToken({ gameId: this.gameId });
+      const link = `${window.location.origin}/games/${encodeURIComponent(this.gameId)}#token=${created.token}`;
+      try {
+        // A browser may ask the user first, or never answer: the link is shown either way.
+        await Promise.race([
+          navigator.clipboard.writeText(link),
+          new Promise((_, reject) => window.setTimeout(() => reject(new Error("no answer")), 1500)),
+        ]);
+        this.shareNote.textContent = "A read-only link is copied: ";
+      } catch {
+        this.shareNote.textContent = "A read-only link (copy it): ";
+      }
+      this.shareNote.append(el("a", { href: link, id: "share-link" }, link));
+    } catch (error) {
+      this.shareNote.textContent = `No link: ${describe(error)}`;
+    }
   }
 
   // --- the history ----------------------------------------------------------------------
@@ -659,6 +752,7 @@ class GamePage {
   private showPosition(): void {
     if (this.inside !== undefined) {
       this.showStep(this.inside, this.inside.number);
+      this.showRecordAt();
       return;
     }
     const entry = this.entries.get(this.current);
@@ -667,6 +761,56 @@ class GamePage {
     this.currentMove.textContent = entry?.text ?? "";
     const decider = deciderName(entry?.toMove, this.summary.players);
     this.toMove.textContent = entry?.toMove?.who.case === "terminal" ? "Game over" : decider ? `${decider} to move` : "";
+    this.showRecordAt();
+  }
+
+  /** The recording panel speaks of the revision shown: recording is offered at the head. */
+  private showRecordAt(): void {
+    const atHead = this.current === this.head && this.inside === undefined;
+    this.recordControls.hidden = !atHead;
+    this.goHead.hidden = atHead;
+    this.recordAt.textContent = atHead
+      ? `Recording at the latest revision, ${this.head}.`
+      : `Revision ${this.current} is shown; moves are recorded at the latest revision, ${this.head}.`;
+    this.updateBoard();
+  }
+
+  private toggleZoom(): void {
+    const zoomed = this.boardScroll.classList.toggle("zoomed");
+    this.zoom.setAttribute("aria-pressed", String(zoomed));
+    this.zoom.textContent = zoomed ? "Fit" : "Zoom";
+    // Zooming in goes to where the taps are (the last one, else what may come first).
+    const focus = zoomed && this.board.shown ? this.board.focusElement : undefined;
+    focus?.scrollIntoView({ block: "nearest", inline: "center" });
+  }
+
+  /** The board takes taps while the head is shown and its legal moves are listed. */
+  private updateBoard(): void {
+    const ready =
+      this.mayChange &&
+      this.inProgress() &&
+      this.inside === undefined &&
+      this.current === this.head &&
+      this.legalRevision === this.head &&
+      this.touchables.length > 0 &&
+      this.picture.dataset["revision"] === String(this.head);
+    if (!ready) {
+      this.board.hide();
+      this.boardRevision = -1;
+      return;
+    }
+    if (this.boardRevision === this.head && this.board.shown) {
+      return;
+    }
+    const source = this.picture.getAttribute("src") ?? "";
+    const bytes = Uint8Array.from(atob(source.slice(source.indexOf(",") + 1)), (c) => c.charCodeAt(0));
+    try {
+      this.board.show(new TextDecoder().decode(bytes), this.touchables);
+      this.boardRevision = this.head;
+    } catch (error) {
+      this.board.hide();
+      this.pictureError.textContent = `The board cannot be tapped: ${describe(error)}`;
+    }
   }
 
   /** The pictures of this game as the chosen viewer sees them. */
@@ -715,6 +859,7 @@ class GamePage {
       this.picture.dataset["revision"] = String(revision);
       this.picture.dataset["view"] = choice.key;
       this.pictureError.textContent = "";
+      this.updateBoard();
     } catch (error) {
       if (revision === this.current) {
         this.pictureError.textContent = `No picture: ${describe(error)}`;
@@ -922,16 +1067,44 @@ class GamePage {
         return;
       }
       this.legalMoves = answer.moves.map((move) => move.notation);
+      this.touchables = answer.moves.map((move) => ({
+        notation: move.notation,
+        touches: move.touches,
+        anyOrder: move.touchesAnyOrder,
+      }));
+      this.legalDecider = deciderName(answer.toMove, this.summary.players);
+      this.legalRevision = head;
+      this.boardRevision = -1;
       const more = answer.totalSize > answer.moves.length ? ` (the first ${answer.moves.length} of ${answer.totalSize})` : "";
       this.legalNote.textContent = `${deciderName(answer.toMove, this.summary.players)} to move${more}`;
     } catch (error) {
       this.legalMoves = [];
+      this.touchables = [];
       this.legalNote.textContent =
         reasonOf(error) === "LEGAL_MOVES_HIDDEN"
           ? "The legal moves would show what is hidden from this view: type the move."
           : describe(error);
     }
     this.showLegalMoves();
+    this.updateBoard();
+  }
+
+  /** Records a move composed on the board; a refusal is thrown, for the board to show. */
+  private async recordTapped(notation: string): Promise<void> {
+    this.recordError.textContent = "";
+    try {
+      const answer = await this.api.tablelog.recordMove({
+        gameId: this.gameId,
+        input: { case: "notation", value: notation },
+        expectedVersion: this.summary.version,
+        requestId: requestId(),
+      });
+      this.recordNote.textContent = `Recorded ${notation} (revision ${answer.game?.version ?? ""})`;
+      await this.afterChange(answer.game);
+    } catch (error) {
+      await this.refused(error);
+      throw new Error(describe(error));
+    }
   }
 
   private showLegalMoves(): void {

@@ -8,6 +8,7 @@ import { GameStatus, type GameSummary } from "../../typescript/src/gen/tablelog/
 import { describe, type Api } from "./api.js";
 import { deciderName } from "./history.js";
 import { el, replaceChildren } from "./dom.js";
+import { createForm } from "./create.js";
 
 export const PAGE_SIZE = 20;
 /** ListGamesRequest.player's bound (service/limits.py MAX_PLAYER_NAME); longer is refused. */
@@ -109,7 +110,8 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
     window.location.assign(addressOf(next));
   });
   const body = el("div", { id: "game-list" }, el("p", { class: "muted" }, "Loading games…"));
-  replaceChildren(root, el("h1", {}, "Games"), form, body);
+  const create = el("details", { id: "create" }, el("summary", {}, "New game"));
+  replaceChildren(root, el("h1", {}, "Games"), create, form, body);
 
   let page: Page;
   try {
@@ -118,6 +120,7 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
     replaceChildren(body, el("p", { class: "error", role: "alert" }, describe(error)));
     return;
   }
+  create.append(createForm(api, types.games, page.games));
   const titles = new Map(types.games.map((info: GameInfo) => [info.name, info.title]));
   const rows = page.games.map((game) => gameRow(game, titles));
   const table = rows.length
@@ -142,13 +145,25 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
   replaceChildren(body, table, pager);
 }
 
+/** An ended game's result in the list: " · won by Ann · Ann 15, Bob 12". */
+function finalWords(game: GameSummary): string {
+  const result = game.result;
+  if (game.status !== GameStatus.ENDED || result === undefined || result.scores.length === 0) {
+    return "";
+  }
+  const name = (seat: number) => game.players[seat]?.name ?? `seat ${seat}`;
+  const won = result.winners.length ? ` · won by ${result.winners.map(name).join(" and ")}` : "";
+  const scores = [...result.scores].sort((a, b) => Number(b.total - a.total));
+  return `${won} · ${scores.map((s) => `${name(s.seat)} ${s.total}`).join(", ")}`;
+}
+
 function gameRow(game: GameSummary, titles: ReadonlyMap<string, string>): HTMLTableRowElement {
   const title = game.title || titles.get(game.game) || game.game;
   const updated = game.updatedTime ? new Date(Number(game.updatedTime.seconds) * 1000) : undefined;
   const status =
     game.status === GameStatus.IN_PROGRESS
       ? `in progress · ${deciderName(game.toMove, game.players)} to move`
-      : statusWords(game.status);
+      : `${statusWords(game.status)}${finalWords(game)}`;
   return el(
     "tr",
     { "data-game-id": game.gameId },

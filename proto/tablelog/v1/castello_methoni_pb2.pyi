@@ -678,6 +678,7 @@ class CastelloMethoniView(_message.Message):
     DEALT_MODE_FIELD_NUMBER: _builtins.int
     MISSIONS_ASSUMED_FIELD_NUMBER: _builtins.int
     LAYOUT_FIELD_NUMBER: _builtins.int
+    MISSIONS_TO_REVEAL_FIELD_NUMBER: _builtins.int
     board_name: _builtins.str
     board_approximate: _builtins.bool
     """True when the board is the approximate map (RULES.md §3.4), not the published one."""
@@ -720,6 +721,13 @@ class CastelloMethoniView(_message.Message):
     def layout(self) -> Global___CastelloMethoniBoardLayout:
         """Where the cells are drawn (the board's geometry, which no move changes)."""
 
+    @_builtins.property
+    def missions_to_reveal(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tray (issue 25): the missions the table may reveal now (dealt at setup, or revealed
+        for the final scoring), so that recording one is a tap on the picture. Empty otherwise,
+        or when this viewer may not see the legal moves.
+        """
+
     def __init__(
         self,
         *,
@@ -748,10 +756,11 @@ class CastelloMethoniView(_message.Message):
         dealt_mode: _builtins.bool = ...,
         missions_assumed: _builtins.bool = ...,
         layout: Global___CastelloMethoniBoardLayout | None = ...,
+        missions_to_reveal: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["layout", b"layout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "board_approximate", b"board_approximate", "board_name", b"board_name", "board_note", b"board_note", "cards_played", b"cards_played", "castles", b"castles", "cells", b"cells", "current_player", b"current_player", "dealt_mode", b"dealt_mode", "discard", b"discard", "draw_pile", b"draw_pile", "first_player", b"first_player", "game_over", b"game_over", "last_turn", b"last_turn", "layout", b"layout", "merging_castle", b"merging_castle", "missions_assumed", b"missions_assumed", "pending_chance", b"pending_chance", "phase", b"phase", "seats", b"seats", "terrains", b"terrains", "viewer", b"viewer", "wall_supply", b"wall_supply", "walls", b"walls", "walls_in_play", b"walls_in_play"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "board_approximate", b"board_approximate", "board_name", b"board_name", "board_note", b"board_note", "cards_played", b"cards_played", "castles", b"castles", "cells", b"cells", "current_player", b"current_player", "dealt_mode", b"dealt_mode", "discard", b"discard", "draw_pile", b"draw_pile", "first_player", b"first_player", "game_over", b"game_over", "last_turn", b"last_turn", "layout", b"layout", "merging_castle", b"merging_castle", "missions_assumed", b"missions_assumed", "missions_to_reveal", b"missions_to_reveal", "pending_chance", b"pending_chance", "phase", b"phase", "seats", b"seats", "terrains", b"terrains", "viewer", b"viewer", "wall_supply", b"wall_supply", "walls", b"walls", "walls_in_play", b"walls_in_play"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

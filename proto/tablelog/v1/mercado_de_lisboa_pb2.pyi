@@ -784,6 +784,7 @@ class MercadoDeLisboaView(_message.Message):
     SOLO_FIELD_NUMBER: _builtins.int
     CHOOSING_DISPLAY_TILE_FIELD_NUMBER: _builtins.int
     OVER_FIELD_NUMBER: _builtins.int
+    REVEALABLE_FIELD_NUMBER: _builtins.int
     to_move: _builtins.int
     """Whose decision it is: a seat, or -1 when the table must draw/reveal, -4 at the end."""
     pending_reveal: _builtins.str
@@ -822,6 +823,13 @@ class MercadoDeLisboaView(_message.Message):
 
     @_builtins.property
     def solo(self) -> Global___MercadoDeLisboaSoloView: ...
+    @_builtins.property
+    def revealable(self) -> _containers.RepeatedCompositeFieldContainer[Global___MercadoDeLisboaCustomerTile]:
+        """The tray (issue 25): while the table must reveal a customer tile, each kind it may turn
+        up (customer tiles are public: all of them minus those seen), so that recording it is a
+        tap on the picture. Empty otherwise.
+        """
+
     def __init__(
         self,
         *,
@@ -843,10 +851,11 @@ class MercadoDeLisboaView(_message.Message):
         solo: Global___MercadoDeLisboaSoloView | None = ...,
         choosing_display_tile: _builtins.bool = ...,
         over: _builtins.bool = ...,
+        revealable: _abc.Iterable[Global___MercadoDeLisboaCustomerTile] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["solo", b"solo"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approximate", b"approximate", "approximate_note", b"approximate_note", "bag", b"bag", "choosing_display_tile", b"choosing_display_tile", "coin_streak", b"coin_streak", "customers", b"customers", "display", b"display", "end_triggered", b"end_triggered", "entrances", b"entrances", "money_hidden", b"money_hidden", "over", b"over", "pending_reveal", b"pending_reveal", "players", b"players", "solo", b"solo", "spaces", b"spaces", "to_move", b"to_move", "turns_left", b"turns_left", "unseen_restaurants", b"unseen_restaurants"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approximate", b"approximate", "approximate_note", b"approximate_note", "bag", b"bag", "choosing_display_tile", b"choosing_display_tile", "coin_streak", b"coin_streak", "customers", b"customers", "display", b"display", "end_triggered", b"end_triggered", "entrances", b"entrances", "money_hidden", b"money_hidden", "over", b"over", "pending_reveal", b"pending_reveal", "players", b"players", "revealable", b"revealable", "solo", b"solo", "spaces", b"spaces", "to_move", b"to_move", "turns_left", b"turns_left", "unseen_restaurants", b"unseen_restaurants"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

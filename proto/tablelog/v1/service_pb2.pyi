@@ -962,18 +962,34 @@ class LegalMove(_message.Message):
 
     MOVE_FIELD_NUMBER: _builtins.int
     NOTATION_FIELD_NUMBER: _builtins.int
+    TOUCHES_FIELD_NUMBER: _builtins.int
+    TOUCHES_ANY_ORDER_FIELD_NUMBER: _builtins.int
     notation: _builtins.str
+    touches_any_order: _builtins.bool
+    """The taps may come in any order (three different gems, tokens returned)."""
     @_builtins.property
     def move(self) -> _game_pb2.Move: ...
+    @_builtins.property
+    def touches(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The taps on the game's picture that select this move (issue 25): `data-touch` ids of
+        the picture of this revision, in tap order, cut to the shortest start no other listed
+        move shares. A client narrows the listed moves by the taps so far: a move stays while
+        the taps are a prefix of its touches (any order when `touches_any_order`: then while the
+        taps, counted with repeats, fit inside them); it is selected when all its touches are
+        tapped. No two listed moves have the same touches.
+        """
+
     def __init__(
         self,
         *,
         move: _game_pb2.Move | None = ...,
         notation: _builtins.str = ...,
+        touches: _abc.Iterable[_builtins.str] | None = ...,
+        touches_any_order: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "notation", b"notation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "notation", b"notation", "touches", b"touches", "touches_any_order", b"touches_any_order"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -609,6 +609,8 @@ class SplendorView(_message.Message):
     GAME_OVER_FIELD_NUMBER: _builtins.int
     PASSES_FIELD_NUMBER: _builtins.int
     NOBLES_TO_REVEAL_FIELD_NUMBER: _builtins.int
+    UNSEEN_CARDS_FIELD_NUMBER: _builtins.int
+    UNSEEN_NOBLES_FIELD_NUMBER: _builtins.int
     first_player: _builtins.int
     final_round: _builtins.bool
     """Set once a player has reached 15: the round is being played out."""
@@ -631,6 +633,18 @@ class SplendorView(_message.Message):
     def nobles(self) -> _containers.RepeatedCompositeFieldContainer[Global___SplendorNoble]: ...
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___SplendorPlayerView]: ...
+    @_builtins.property
+    def unseen_cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___SplendorCard]:
+        """The tray (issue 25): the cards the table may turn up now, or that the seat to move may
+        name for a blind reserve it buys (table mode), shown so that naming one is a tap on the
+        picture. Empty when nothing is to be named, or when this viewer may not see the legal
+        moves (another seat's hidden reserve would tell in what the tray leaves out).
+        """
+
+    @_builtins.property
+    def unseen_nobles(self) -> _containers.RepeatedCompositeFieldContainer[Global___SplendorNoble]:
+        """The nobles the table may reveal now (setup), likewise."""
+
     def __init__(
         self,
         *,
@@ -646,10 +660,12 @@ class SplendorView(_message.Message):
         game_over: _builtins.bool = ...,
         passes: _builtins.int = ...,
         nobles_to_reveal: _builtins.int = ...,
+        unseen_cards: _abc.Iterable[Global___SplendorCard] | None = ...,
+        unseen_nobles: _abc.Iterable[Global___SplendorNoble] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting", b"awaiting", "bank", b"bank", "current_player", b"current_player", "final_round", b"final_round", "first_player", b"first_player", "game_over", b"game_over", "market", b"market", "nobles", b"nobles", "nobles_to_reveal", b"nobles_to_reveal", "passes", b"passes", "pending_reveal", b"pending_reveal", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting", b"awaiting", "bank", b"bank", "current_player", b"current_player", "final_round", b"final_round", "first_player", b"first_player", "game_over", b"game_over", "market", b"market", "nobles", b"nobles", "nobles_to_reveal", b"nobles_to_reveal", "passes", b"passes", "pending_reveal", b"pending_reveal", "players", b"players", "unseen_cards", b"unseen_cards", "unseen_nobles", b"unseen_nobles"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -14,9 +14,11 @@ from tablelog.replay.games.castello_methoni import (
     picture,
     rules,
     scoring,
+    touches,
     views,
 )
 from tablelog.replay.games.castello_methoni.rules import State
+from tablelog.replay.touch import Touches
 from tablelog.v1 import castello_methoni_pb2 as pb
 from tablelog.v1 import game_pb2
 
@@ -121,3 +123,6 @@ class CastelloMethoni:
 
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves
+
+    def touches(self, move: pb.CastelloMethoniMove, state: State) -> Touches:
+        return touches.touches(move, state)

@@ -65,7 +65,9 @@ def picture(
     """The SVG of `view`; `last_move` highlighted (its wall, merged castle, the pile or bank
     it used, or the seat it concerned), `approximate` marked along the bottom edge."""
     seats_height = HEADER + 96 + SEAT_HEIGHT * len(view.seats) + MARGIN
-    height = max(HEADER + BOARD_SIZE + 34, seats_height)
+    height: float = max(HEADER + BOARD_SIZE + 34, seats_height)
+    controls_top = height
+    height += _controls_height(view)
     names = [s.name for s in view.seats]
     p = Picture(WIDTH, height, _title(view, names))
     drawn = _Drawn()
@@ -75,6 +77,7 @@ def picture(
     _supplies(p, view, drawn)
     for seat in range(len(view.seats)):
         _seat(p, view, seat, HEADER + 96 + SEAT_HEIGHT * seat, drawn, fragments)
+    _controls(p, view, controls_top)
     notes = [n for n in (approximate,) if n]
     if not approximate and view.board_approximate:
         notes.append("approximate board: outline, terrains and markets invented (RULES.md §3.4)")
@@ -409,8 +412,9 @@ def _board(
         )
         fragments.put(pieces, key, draw)
     # Castles before walls: a castle's tint would dim the walls around it.
+    order = {cell.id: index for index, cell in enumerate(view.cells)}
     for castle_view in view.castles:
-        _castle(p, board, castle_view, names, layout, drawn)
+        _castle(p, board, castle_view, names, layout, drawn, order)
     walls = p.group(board, cls="walls")
     sea_walls: dict[str, int] = {}
     for wall in view.walls:
@@ -431,6 +435,12 @@ def _board(
         ET.SubElement(line, "title").text = title
         box = _wall_box(*place)
         drawn.walls[(wall.cell, wall.other)] = drawn.walls[(wall.other, wall.cell)] = box
+    built = tuple((wall.cell, wall.other) for wall in view.walls)
+    fragments.put(
+        board,
+        ("edge targets", layout.serial, built),
+        functools.partial(_edge_targets, p, layout=layout, view=view, order=order),
+    )
     if view.layout.derived:
         p.text(
             board,
@@ -536,9 +546,11 @@ def _castle(
     names: Sequence[str],
     layout: _Layout,
     drawn: _Drawn,
+    order: dict[str, int],
 ) -> None:
     """The castle's land tinted in its owner's colour, its tower on its most central cell,
-    its houses and villas beside the tower (positions inside a castle do not matter, §6.1)."""
+    its houses and villas beside the tower (positions inside a castle do not matter, §6.1).
+    Touched as `castle-<its first cell in board order>` (a merge, §6.2; `into`, §6.4)."""
     cells = [c for c in castle.cells if c in layout.centres]
     if not cells:
         return
@@ -555,6 +567,7 @@ def _castle(
     if any(castle.villas):
         title += f"; villas: {_counts(castle.villas, names)}"
     group = p.group(parent, cls="castle", title=title)
+    p.touch(group, f"castle-{min(castle.cells, key=lambda c: order.get(c, len(order)))}")
     for cell in cells:
         if layout.polygons:
             tint = p.polygon(group, layout.corners[cell], fill=colour, cls="castle-land")
@@ -596,12 +609,106 @@ def _castle(
         _house_shape(p, group, px, py, size, _seat_colour(seat)[1], kind)
 
 
+def _edge_targets(
+    p: Picture,
+    parent: ET.Element,
+    *,
+    layout: _Layout,
+    view: pb.CastelloMethoniView,
+    order: dict[str, int],
+) -> None:
+    """Issue 25: where a wall may still go, one target on each side of the edge: the wedge
+    between the cell's centre and the edge, touched as `edge-<cell>-<cell>@<side>` (cells in
+    board order; the side is the cell that gets the first house, your own, §5.1.b) or
+    `edge-<cell>-sea@<cell>` (a cell's sea edges are interchangeable: the next free one
+    stands for them all). One tap names the edge and the side, where two would be needed
+    otherwise. Edges of a castle's cells carry none: its boundary is walled and its inside
+    takes no wall, and the castle itself is tapped (a merge, §6.2)."""
+    built = {(w.cell, w.other) for w in view.walls} | {(w.other, w.cell) for w in view.walls}
+    in_castles = {cell for castle in view.castles for cell in castle.cells}
+    sea_walls: dict[str, int] = {}
+    for wall in view.walls:
+        if wall.other == "sea":
+            sea_walls[wall.cell] = sea_walls.get(wall.cell, 0) + 1
+    targets = p.group(parent, cls="edge-targets")
+    for (cell, other), (a, b) in layout.walls.items():
+        if (
+            order.get(cell, 0) < order.get(other, 0)
+            and (cell, other) not in built
+            and cell not in in_castles
+            and other not in in_castles
+        ):
+            edge = f"edge-{cell}-{other}"
+            for side in (cell, other):
+                words = f"wall {cell}|{other}, the house on {side}"
+                _wedge(p, targets, layout.centres[side], a, b, f"{edge}@{side}", words)
+    for cell, places in layout.sea.items():
+        free = sea_walls.get(cell, 0)
+        if free < len(places) and cell not in in_castles:
+            a, b = places[free]
+            words = f"wall {cell}|sea"
+            _wedge(p, targets, layout.centres[cell], a, b, f"edge-{cell}-sea@{cell}", words)
+
+
+def _wedge(
+    p: Picture, parent: ET.Element, centre: Point, a: Point, b: Point, touch: str, title: str
+) -> None:
+    wedge = p.polygon(parent, (centre, a, b), fill=PAPER, cls="edge-target", title=title)
+    wedge.set("fill-opacity", "0")
+    p.touch(wedge, touch)
+
+
+CONTROL_ROW = 40
+
+
+def _controls_height(view: pb.CastelloMethoniView) -> float:
+    rows = int(bool(_card_strip(view))) + int(bool(view.missions_to_reveal))
+    rows += int(view.phase in ("play", "merge") and not view.game_over)
+    return rows * CONTROL_ROW + (8 if rows else 0)
+
+
+def _card_strip(view: pb.CastelloMethoniView) -> list[str]:
+    """The cards the table may name (RULES.md §4: table mode records no hand, so the card a
+    player plays is named when played; a dealt card is drawn by the table)."""
+    if view.phase in ("deal", "draw") and view.pending_chance == "the next card drawn":
+        return [*view.terrains, "sea"]
+    if view.phase == "play" and not view.dealt_mode and not view.game_over:
+        return [*view.terrains, "sea"]
+    return []
+
+
+def _controls(p: Picture, view: pb.CastelloMethoniView, top: float) -> None:
+    """Issue 25: what is tapped that is no component on the board: the card named (table
+    mode), end the turn, redraw a stuck hand, stop merging, and the missions revealed."""
+    controls = p.group(cls="controls", title="controls")
+    y = top + 4
+    strip = _card_strip(view)
+    if strip:
+        p.text(controls, MARGIN, y + 20, "card:", size=12, fill=MUTED)
+        for index, card in enumerate(strip):
+            words = "Market/Sea" if card == "sea" else card
+            p.button(controls, MARGIN + 40 + index * 98, y, words, f"card-{card}", width=92)
+        y += CONTROL_ROW
+    if view.missions_to_reveal:
+        p.text(controls, MARGIN, y + 20, "mission:", size=12, fill=MUTED)
+        for index, mission in enumerate(view.missions_to_reveal):
+            p.button(controls, MARGIN + 60 + index * 56, y, mission, f"mission-{mission}")
+        y += CONTROL_ROW
+    if view.phase == "play" and not view.game_over:
+        p.button(controls, MARGIN, y, "end the turn", "end")
+        p.button(controls, MARGIN + 120, y, "stuck hand: redraw", "redraw")
+    elif view.phase == "merge" and not view.game_over:
+        p.button(controls, MARGIN, y, "stop merging", "stop")
+
+
 # ---------------------------------------------------------------------------- the panel
 
 
 def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
     top = HEADER
     bank = p.group(cls="bank", title=f"The bank: {view.bank} ducat(s)")
+    p.touch(bank, "bank")  # a trade's second tap: the card, for 2 ducats from the bank (§5.2)
+    p.rect(bank, PANEL_X + 2, top + 2, 60, 24, fill=PAPER, radius=3)
     p.circle(bank, PANEL_X + 12, top + 14, 10, fill=COIN, stroke=INK)
     p.text(bank, PANEL_X + 12, top + 18, str(view.bank), size=10, anchor="middle", bold=True)
     p.text(bank, PANEL_X + 28, top + 18, "bank", size=11)
@@ -650,7 +757,7 @@ def _card(
     x: float,
     y: float,
     cls: str = "card",
-) -> None:
+) -> ET.Element:
     colour = "#f3ead2" if card == "sea" else _terrain_colour(view, card)
     group = p.group(parent, cls=cls, title=f"a {'Market/Sea' if card == 'sea' else card} card")
     p.rect(group, x, y, CARD_WIDTH, CARD_HEIGHT, fill=colour, stroke=INK, radius=3)
@@ -671,6 +778,7 @@ def _card(
             anchor="middle",
             bold=True,
         )
+    return group
 
 
 def _seat(
@@ -704,6 +812,7 @@ def _seat_panel(
     colour_name, colour = _seat_colour(seat)
     playing = seat == view.current_player
     group = p.group(parent, cls="seat", title=f"{s.name} ({colour_name}): {s.score} point(s)")
+    p.touch(group, f"p{seat + 1}")
     p.rect(
         group,
         PANEL_X,
@@ -746,8 +855,13 @@ def _seat_panel(
     cards = top + 46
     hand = p.group(group, cls="hand", title=_hand_title(view, s))
     if s.hand and not s.hand_hidden:
+        marked: set[str] = set()
         for index, card in enumerate(s.hand):
-            _card(p, hand, view, card, PANEL_X + 8 + index * (CARD_WIDTH + 3), cards)
+            face = _card(p, hand, view, card, PANEL_X + 8 + index * (CARD_WIDTH + 3), cards)
+            # The seat to play names a card of its dealt hand by tapping it (one per kind).
+            if playing and card not in marked:
+                marked.add(card)
+                p.touch(face, f"card-{card}")
     else:
         for index in range(s.hand_size):
             p.face_down(
@@ -767,6 +881,7 @@ def _seat_panel(
             title=f"{s.name}'s mission {s.mission}: +1 per castle cell of "
             f"{', '.join(s.mission_terrains)}",
         )
+        p.touch(mission, f"p{seat + 1}-mission")
         p.rect(mission, mission_x, cards, 70, CARD_HEIGHT, fill="#f3ead2", stroke=INK, radius=3)
         p.text(mission, mission_x + 4, cards + 11, s.mission, size=9, bold=True)
         for index, terrain in enumerate(s.mission_terrains[:3]):
@@ -782,9 +897,10 @@ def _seat_panel(
             )
     else:
         why = "secret" if s.mission_hidden else "not recorded yet"
-        p.face_down(
+        back = p.face_down(
             group, mission_x, cards, 70, CARD_HEIGHT, title=f"{s.name}'s mission ({why})", radius=3
         )
+        p.touch(back, f"p{seat + 1}-mission")
 
 
 def _hand_title(view: pb.CastelloMethoniView, s: pb.CastelloMethoniSeatView) -> str:

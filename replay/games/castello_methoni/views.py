@@ -131,7 +131,23 @@ def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
         dealt_mode=ctx.dealt,
         missions_assumed=board.missions_assumed,
         layout=_layout(state),
+        missions_to_reveal=_missions_to_reveal(state, viewer),
     )
+
+
+def _missions_to_reveal(state: State, viewer: Viewer) -> list[str]:
+    """Issue 25, RULES.md §2 step 4, §9: the missions not yet recorded, while the table must
+    record one, for a viewer who may see the legal moves (in dealt mode what is left tells
+    which missions the others hold)."""
+    if state.phase not in (DEAL, REVEAL) or -1 not in state.missions:
+        return []
+    # Dealt mode: the server deals the missions; only its full view lists them (a mission
+    # listed just before it is dealt to another seat is no business of that seat's
+    # neighbours).
+    if hides_from(state, viewer) or (state.ctx.dealt and viewer is not None):
+        return []
+    used = set(state.missions)
+    return [m.name for index, m in enumerate(state.board.missions) if index not in used]
 
 
 def _layout(state: State) -> pb.CastelloMethoniBoardLayout:

@@ -10,7 +10,16 @@ from typing import Any
 from google.protobuf.message import Message
 
 from tablelog.replay.core import DEALT, TABLE, Game, OptionDoc, Viewer
-from tablelog.replay.games.medici import components, notation, picture, rules, scoring, views
+from tablelog.replay.games.medici import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    touches,
+    views,
+)
+from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_pb2 import MediciMove, MediciOptions, MediciView
 
@@ -107,6 +116,9 @@ class Medici:
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
+
+    def touches(self, move: MediciMove, state: rules.State) -> Touches:
+        return touches.touches(move, state)
 
 
 _CONFORMS: Game[rules.State, MediciMove] = Medici()

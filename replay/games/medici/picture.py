@@ -122,7 +122,9 @@ def picture(view: MediciView, last_move: MediciMove | None = None, approximate: 
         -(-len(view.discarded) // DISCARDED_PER_ROW),
     )
     seat_top = 80 + max(TILE + 30, rows * (SMALL + 3)) + 30
-    height = seat_top + max(SEAT_HEIGHT * len(seats), 250) + 30
+    height: float = seat_top + max(SEAT_HEIGHT * len(seats), 250) + 30
+    controls_top = height - 20
+    height += controls_height(view)
     drawn = Picture(WIDTH, height, f"Medici, day {view.day} of 3")
     edition = "2016 edition" if view.edition == MEDICI_EDITION_2016 else "classic"
     header(drawn, f"Medici ({edition}) - day {view.day} of 3", status(view))
@@ -133,7 +135,17 @@ def picture(view: MediciView, last_move: MediciMove | None = None, approximate: 
     supply = drawn.group(cls="supply", title="the bag, the lot and the tiles set aside")
     bag = drawn.group(supply, cls="bag", title=f"the bag: {view.bag_size} tiles")
     drawn.text(bag, MARGIN, 72, "Bag", size=12, fill=MUTED)
-    pile(drawn, bag, MARGIN, 80, TILE, TILE, count=view.bag_size, title=f"{view.bag_size} tiles")
+    stack = pile(
+        drawn,
+        bag,
+        MARGIN,
+        80,
+        TILE,
+        TILE,
+        count=view.bag_size,
+        title=f"the bag: {view.bag_size} tiles",
+    )
+    drawn.touch(stack, "bag")
     if action == "draw_more":
         drawn.highlight(bag, MARGIN, 80, TILE, TILE)
 
@@ -196,9 +208,87 @@ def picture(view: MediciView, last_move: MediciMove | None = None, approximate: 
         marks=BONUS_MARKS,
         what="pyramid",
     )
+    draw_controls(drawn, view, controls_top)
     if approximate:
         drawn.approximate_note(approximate)
     return drawn.svg()
+
+
+TRAY_PER_ROW = 12
+TRAY_WIDTH = (WIDTH - 2 * MARGIN) / TRAY_PER_ROW - 6
+KEY = 44
+"""A bid key's side: the smallest comfortable touch target (WCAG 2.5.5)."""
+
+
+def tray_tiles(view: MediciView) -> list[tuple[str, int]]:
+    """Issue 25, RULES.md §B2-B4: while the table must record a tile drawn (or removed
+    unseen), every kind still unseen, each a tap; the start player's draw (§B5) is a seat."""
+    if not view.pending_draw.startswith(("the tile", "a tile")):
+        return []
+    return [(unseen.tile, unseen.count) for unseen in view.unseen]
+
+
+def bid_tens(view: MediciView) -> range:
+    """RULES.md §B3 step 2: the tens of the bids open to the bidder (one above the high bid
+    up to their florins), for the bid keypad: a bid is its tens, then its units."""
+    if view.awaiting != "bid or pass" or view.current_player >= len(view.seats):
+        return range(0)
+    florins = view.seats[view.current_player].florins
+    return range((view.high_bid + 1) // 10, florins // 10 + 1)
+
+
+def controls_height(view: MediciView) -> float:
+    tray = tray_tiles(view)
+    if tray:
+        return 30 + -(-len(tray) // TRAY_PER_ROW) * (KEY + 6)
+    if view.awaiting == "bid or pass":
+        return 30 + 2 * (KEY + 6) + -(-len(bid_tens(view)) // 10) * (KEY + 6)
+    if view.awaiting:
+        return 30 + KEY
+    return 0
+
+
+def draw_controls(drawn: Picture, view: MediciView, top: float) -> None:
+    """What the seat to move or the table taps (issue 25): the tray of unseen tiles, the bid
+    keypad and pass, or draw (the bag) and auction."""
+    tray = tray_tiles(view)
+    if tray:
+        group = drawn.group(cls="tray", title="the tray: the tile the table draws")
+        drawn.text(group, MARGIN, top + 18, "drawn:", size=12, fill=MUTED)
+        for index, (name, count) in enumerate(tray):
+            x = MARGIN + index % TRAY_PER_ROW * (TRAY_WIDTH + 6)
+            y = top + 26 + index // TRAY_PER_ROW * (KEY + 6)
+            item = drawn.group(group, cls="tray-tile", title=f"tray: {name}, {count} unseen")
+            drawn.rect(item, x, y, TRAY_WIDTH, KEY, fill=PAPER, stroke=INK if count else MUTED)
+            drawn.text(item, x + TRAY_WIDTH / 2, y + 18, name, size=12, anchor="middle", bold=True)
+            drawn.text(
+                item, x + TRAY_WIDTH / 2, y + 34, f"×{count}", size=10, anchor="middle", fill=MUTED
+            )
+            drawn.touch(item, f"tray-{name}")
+        return
+    group = drawn.group(cls="controls", title="controls")
+    if view.awaiting == "draw or auction":
+        drawn.button(group, MARGIN, top + 10, "auction the lot", "auction")
+    elif view.awaiting == "pass":
+        drawn.button(group, MARGIN, top + 10, "pass", "pass")
+    elif view.awaiting == "bid or pass":
+        drawn.button(group, MARGIN, top + 10, "pass", "pass")
+        drawn.text(group, 120, top + 30, "bid: tens, then units", size=12, fill=MUTED)
+        for index, tens in enumerate(bid_tens(view)):
+            x = MARGIN + index % 10 * (KEY + 6)
+            y = top + 50 + index // 10 * (KEY + 6)
+            key = drawn.group(group, cls="bid-key", title=f"bid {tens * 10} to {tens * 10 + 9}")
+            drawn.rect(key, x, y, KEY, KEY, fill="#ffffff", stroke=INK, radius=6)
+            drawn.text(key, x + KEY / 2, y + 28, f"{tens}·", size=16, anchor="middle", bold=True)
+            drawn.touch(key, f"bid-tens-{tens}")
+        rows = -(-len(bid_tens(view)) // 10)
+        for unit in range(10):
+            x = MARGIN + unit * (KEY + 6)
+            y = top + 50 + rows * (KEY + 6)
+            key = drawn.group(group, cls="bid-key", title=f"bid units {unit}")
+            drawn.rect(key, x, y, KEY, KEY, fill="#ffffff", stroke=INK, radius=6)
+            drawn.text(key, x + KEY / 2, y + 28, f"·{unit}", size=16, anchor="middle", bold=True)
+            drawn.touch(key, f"bid-unit-{unit}")
 
 
 def draw_seat(

@@ -16,8 +16,10 @@ from tablelog.replay.games.medici_card_game import (
     picture,
     rules,
     scoring,
+    touches,
     views,
 )
+from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameMove,
@@ -133,6 +135,9 @@ class MediciCardGame:
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
+
+    def touches(self, move: MediciCardGameMove, state: rules.State) -> Touches:
+        return touches.touches(move, state)
 
 
 _CONFORMS: Game[rules.State, MediciCardGameMove] = MediciCardGame()

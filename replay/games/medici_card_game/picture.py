@@ -63,8 +63,10 @@ def draw_card(
     width: float,
     height: float,
     card: MediciCardGameCard,
+    where: str = "",
 ) -> ET.Element:
-    """A card face up; its goods icons as dots along the top, a green flag as a pennant."""
+    """A card face up; its goods icons as dots along the top, a green flag as a pennant;
+    `where` (a market position) starts its title."""
     face = piece(
         drawn,
         parent,
@@ -75,7 +77,7 @@ def draw_card(
         good=card.good,
         value=card.value,
         cls="card",
-        title=card_title(card),
+        title=where + card_title(card),
         neutral=GREEN_NEUTRAL if card.green_flag else BLACK_NEUTRAL,
     )
     for icon in range(min(card.icons, 4) if card.good else 0):
@@ -154,6 +156,10 @@ def picture(
     order is hidden)."""
     seats = view.seats
     height = SEAT_TOP + max(SEAT_HEIGHT * len(seats), 250) + 30
+    tray = tray_kinds(view)
+    tray_top = height - 20
+    if tray:
+        height += 30 + -(-len(tray) // TRAY_PER_ROW) * (TRAY_HEIGHT + 6)
     drawn = Picture(WIDTH, height, f"Medici: The Card Game, round {view.round} of 3")
     header(drawn, f"Medici: The Card Game - round {view.round} of 3", status(view))
     action = last_move.WhichOneof("action") if last_move is not None else None
@@ -162,7 +168,7 @@ def picture(
 
     deck = drawn.group(cls="deck", title=f"the deck: {view.deck_size} cards face down")
     drawn.text(deck, MARGIN, MARGIN + 56, "Deck", size=12, fill=MUTED)
-    pile(
+    stack = pile(
         drawn,
         deck,
         MARGIN,
@@ -170,8 +176,9 @@ def picture(
         CARD_WIDTH,
         CARD_HEIGHT,
         count=view.deck_size,
-        title=f"{view.deck_size} cards",
+        title=f"the deck: {view.deck_size} cards",
     )
+    drawn.touch(stack, "deck")
     if action == "flip":
         drawn.highlight(deck, MARGIN, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT)
     if view.boxed:
@@ -193,10 +200,42 @@ def picture(
         marks={},
         what="warehouse",
     )
+    if tray:
+        draw_tray(drawn, tray, tray_top)
     marked = approximate_words(view, approximate)
     if marked:
         drawn.approximate_note(marked)
     return drawn.svg()
+
+
+TRAY_PER_ROW = 12
+TRAY_WIDTH = (WIDTH - 2 * MARGIN) / TRAY_PER_ROW - 6
+TRAY_HEIGHT = 36
+
+
+def tray_kinds(view: MediciCardGameView) -> list[tuple[str, int]]:
+    """Issue 25, RULES.md §A3 step 1: while the table must record the card turned over,
+    every kind of card (with its unseen copies): naming it is a tap on the tray. A kind
+    with no copy left is drawn too, greyed: a lenient table recording may still name it."""
+    # The start player's draw (§A5) is the other pending decision; its words differ.
+    if not view.pending_reveal.startswith("the card "):
+        return []
+    return [(unseen.card, unseen.count) for unseen in view.unseen]
+
+
+def draw_tray(drawn: Picture, kinds: list[tuple[str, int]], top: float) -> None:
+    tray = drawn.group(cls="tray", title="the tray: the card the table turned over")
+    drawn.text(tray, MARGIN, top + 18, "turned over:", size=12, fill=MUTED)
+    for index, (name, count) in enumerate(kinds):
+        x = MARGIN + index % TRAY_PER_ROW * (TRAY_WIDTH + 6)
+        y = top + 26 + index // TRAY_PER_ROW * (TRAY_HEIGHT + 6)
+        item = drawn.group(tray, cls="tray-card", title=f"tray: {name}, {count} unseen")
+        drawn.rect(item, x, y, TRAY_WIDTH, TRAY_HEIGHT, fill=PAPER, stroke=INK if count else MUTED)
+        drawn.text(item, x + TRAY_WIDTH / 2, y + 16, name, size=12, anchor="middle", bold=True)
+        drawn.text(
+            item, x + TRAY_WIDTH / 2, y + 30, f"×{count}", size=10, anchor="middle", fill=MUTED
+        )
+        drawn.touch(item, f"tray-{name}")
 
 
 def draw_market(
@@ -213,9 +252,11 @@ def draw_market(
     size = len(view.market)
     for i, card in enumerate(view.market):
         x = MARKET_LEFT + i * step
-        draw_card(drawn, market, x, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT, card)
         position = size - i
+        where = f"market {position}: " if position <= TAKE_WINDOW else ""
+        face = draw_card(drawn, market, x, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT, card, where)
         if position <= TAKE_WINDOW:
+            drawn.touch(face, f"market-{position}")
             drawn.text(
                 market, x + CARD_WIDTH / 2, MARKET_TOP + CARD_HEIGHT + 16, str(position),
                 size=12, anchor="middle", bold=True, cls="position",

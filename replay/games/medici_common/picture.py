@@ -134,6 +134,8 @@ def seat_label(
     """The seat's colour disc, its name (bold with an arrow when it is the seat's decision)
     and its money, which both games keep open on the table."""
     badge = drawn.group(parent, cls="seat-name", title=f"seat {seat + 1}: {name}")
+    # Issue 25: a seat is tapped where a move names it (the table's start player).
+    drawn.touch(badge, f"p{seat + 1}")
     drawn.circle(badge, x + 7, y + 14, 7, fill=seat_colour(seat), stroke=INK)
     drawn.text(badge, x + 20, y + 19, f"{name} ◀" if to_move else name, size=14, bold=to_move)
     amount = f"{florins} florin{'' if florins == 1 else 's'}"

@@ -15,8 +15,10 @@ from tablelog.replay.games.mercado_de_lisboa import (
     picture,
     rules,
     scoring,
+    touches,
     views,
 )
+from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
@@ -137,6 +139,9 @@ class MercadoDeLisboa:
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
+
+    def touches(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> Touches:
+        return touches.touches(move, state)
 
 
 class MercadoDeLisboaRecordedUnderV1(MercadoDeLisboa):

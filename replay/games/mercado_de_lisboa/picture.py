@@ -58,6 +58,12 @@ MARKET_FLOOR = "#eee4cf"
 TILE_PAPER = "#fffaf0"
 
 Place = tuple[float, float, float, float]
+TRAY_PER_ROW = (WIDTH - 2 * BOARD_X) // (TILE_W + 6)
+
+
+def tile_id(tile: pb.MercadoDeLisboaCustomerTile) -> str:
+    """A customer tile kind as a touch id: `2-fish+flower` (goods in the canonical order)."""
+    return f"{tile.customers}-" + "+".join(_good_name(g) for g in sorted(tile.goods))
 
 
 def _good_name(good: int) -> str:
@@ -157,7 +163,7 @@ class _Drawing:
 
     def restaurant(
         self, parent: ET.Element, cx: float, cy: float, r: float, restaurant: int, where: str
-    ) -> None:
+    ) -> ET.Element:
         if restaurant == FACE_DOWN_RESTAURANT:
             holder = self.drawn.group(parent, cls="restaurant")
             self.drawn.face_down(
@@ -169,13 +175,14 @@ class _Drawing:
                 radius=r,
                 title=f"a face-down restaurant {where} (its type not yet seen)",
             )
-            return
+            return holder
         name = _restaurant_name(restaurant)
         disc = self.drawn.group(parent, cls="restaurant", title=f"{name} {where}")
         colour = _restaurant_colour(restaurant)
         self.drawn.circle(disc, cx, cy, r, fill=TILE_PAPER, stroke=colour, stroke_width=4)
         label = RESTAURANT_LABELS[restaurant - 1] if restaurant <= len(RESTAURANTS) else "?"
         self.drawn.text(disc, cx, cy + 3.5, label, size=10 if r >= 20 else 8, anchor="middle")
+        return disc
 
     def customer_tile(
         self,
@@ -186,7 +193,7 @@ class _Drawing:
         where: str,
         *,
         cls: str = "customer-tile",
-    ) -> None:
+    ) -> ET.Element:
         customers = min(tile.customers, 4)
         goods = list(tile.goods[: len(GOODS)])
         wanted = " and ".join(_good_name(g) for g in goods) or "no good"
@@ -208,6 +215,7 @@ class _Drawing:
                 fill=PAPER,
                 anchor="middle",
             )
+        return card
 
     # ------------------------------------------------------------------ the market
 
@@ -225,15 +233,18 @@ class _Drawing:
             name = space.name[:4] or f"{'abcde'[column]}{row + 1}"
             # The market has hundreds of components: the spaces and empty entrances are
             # shapes titled themselves rather than groups, which keeps the picture fast.
-            self.drawn.rect(
-                board,
-                x + 1,
-                y + 1,
-                CELL - 2,
-                CELL - 2,
-                fill=MARKET_FLOOR,
-                cls="space",
-                title=f"space {name}",
+            self.drawn.touch(
+                self.drawn.rect(
+                    board,
+                    x + 1,
+                    y + 1,
+                    CELL - 2,
+                    CELL - 2,
+                    fill=MARKET_FLOOR,
+                    cls="space",
+                    title=f"space {name}",
+                ),
+                f"space-{name}",
             )
             self.drawn.text(board, x + 4, y + 11, name, size=8, fill=MUTED)
             middle_x, middle_y = x + CELL / 2, y + CELL / 2
@@ -269,18 +280,19 @@ class _Drawing:
             self.places[f"entrance {index}"] = (left, top, TILE_W, TILE_H)
             name = entrance.name[:4]
             if entrance.empty:
-                self.drawn.rect(
+                empty = self.drawn.rect(
                     board,
                     left,
                     top,
                     TILE_W,
                     TILE_H,
-                    fill="none",
+                    fill=PAPER,
                     stroke=MUTED,
                     radius=4,
                     cls="entrance",
                     title=f"entrance {name}, empty",
                 )
+                self.drawn.touch(empty, f"entrance-{name}")
                 self.drawn.text(
                     board,
                     left + TILE_W / 2,
@@ -291,13 +303,16 @@ class _Drawing:
                     anchor="middle",
                 )
             else:
-                self.customer_tile(
-                    board,
-                    left,
-                    top,
-                    entrance.tile,
-                    f"at entrance {name}",
-                    cls="customer-tile entrance",
+                self.drawn.touch(
+                    self.customer_tile(
+                        board,
+                        left,
+                        top,
+                        entrance.tile,
+                        f"at entrance {name}",
+                        cls="customer-tile entrance",
+                    ),
+                    f"entrance-{name}",
                 )
 
     @staticmethod
@@ -323,10 +338,15 @@ class _Drawing:
         self.drawn.text(display, x, y + 10, "Stand display", size=12, bold=True)
         if view.choosing_display_tile:
             self.drawn.text(display, x + 100, y + 10, "(a tile to choose)", size=11, fill=MUTED)
+        marked: set[str] = set()
         for slot in range(MAX_DISPLAY):
             left = x + slot * 48
             if slot < len(view.display):
-                self.stand_tile(display, left, y + 18, 42, view.display[slot], cls="stand-tile")
+                tile = self.stand_tile(
+                    display, left, y + 18, 42, view.display[slot], cls="stand-tile"
+                )
+                # Two tiles of a good are one choice: the first carries the touch.
+                self.mark_once(tile, f"display-{_good_name(view.display[slot])}", marked)
             else:
                 self.drawn.rect(display, left, y + 18, 42, 42, fill="none", stroke=MUTED, radius=3)
         self.places["display"] = (x, y + 18, 3 * 48 - 6, 42)
@@ -339,9 +359,10 @@ class _Drawing:
             size = min(offer.customers, 4)
             row = self.drawn.group(offers, cls="customer-offer", title=f"{size}-customer tiles")
             self.drawn.text(row, x, top + TILE_H / 2 + 4, f"{size}", size=14, bold=True)
-            for slot, tile in enumerate(offer.available[:MAX_OFFER_TILES]):
+            for slot, offered in enumerate(offer.available[:MAX_OFFER_TILES]):
                 left = x + 20 + slot * (TILE_W + 6)
-                self.customer_tile(row, left, top, tile, "on offer")
+                drawn_tile = self.customer_tile(row, left, top, offered, "on offer")
+                self.mark_once(drawn_tile, f"offer-{tile_id(offered)}", marked)
             pile_x = x + 20 + MAX_OFFER_TILES * (TILE_W + 6) + 8
             if offer.pile:
                 self.drawn.face_down(
@@ -360,8 +381,11 @@ class _Drawing:
         self.drawn.text(bag, x, y + 10, "Bag", size=12, bold=True)
         for index, count in enumerate(view.bag[: len(GOODS)]):
             left = x + 34 + index * 74
-            self.drawn.rect(bag, left, y, 14, 14, fill=GOOD_COLOURS[index], radius=2)
-            self.drawn.text(bag, left + 17, y + 11, f"{GOODS[index]} {count}", size=10)
+            pile = self.drawn.group(bag, cls="bag-good", title=f"bag: {count} {GOODS[index]}")
+            self.drawn.rect(pile, left - 2, y - 3, 72, 20, fill=TILE_PAPER, radius=3)
+            self.drawn.rect(pile, left, y, 14, 14, fill=GOOD_COLOURS[index], radius=2)
+            self.drawn.text(pile, left + 17, y + 11, f"{GOODS[index]} {count}", size=10)
+            self.drawn.touch(pile, f"bag-{GOODS[index]}")
         self.places["bag"] = (x, y - 2, 34 + len(GOODS) * 74, 18)
 
         y += 30
@@ -372,8 +396,12 @@ class _Drawing:
         for index, count in enumerate(view.unseen_restaurants[: len(RESTAURANTS)]):
             left = x + index * 68
             restaurant = index + 1
+            kind = self.drawn.group(
+                unseen, cls="unseen-restaurant", title=f"{_restaurant_name(restaurant)}: {count}"
+            )
+            self.drawn.rect(kind, left, y + 18, 64, 24, fill=PAPER, radius=3)
             self.drawn.circle(
-                unseen,
+                kind,
                 left + 10,
                 y + 30,
                 9,
@@ -382,8 +410,29 @@ class _Drawing:
                 stroke_width=3,
             )
             label = f"{RESTAURANT_LABELS[index]} {min(count, RESTAURANT_COPIES)}"
-            self.drawn.text(unseen, left + 22, y + 34, label, size=10)
+            self.drawn.text(kind, left + 22, y + 34, label, size=10)
+            self.drawn.touch(kind, f"unseen-{RESTAURANT_LABELS[index]}")
         self.places["unseen restaurants"] = (x, y + 18, len(RESTAURANTS) * 68, 24)
+        self.controls(x, y + 50)
+
+    def mark_once(self, element: ET.Element, touch_id: str, marked: set[str]) -> None:
+        """Touch-mark `element` unless an equal component already carries `touch_id`."""
+        if touch_id not in marked:
+            marked.add(touch_id)
+            self.drawn.touch(element, touch_id)
+
+    def controls(self, x: float, y: float) -> None:
+        """Issue 25: the choices that are no component, as buttons: put back three
+        identical stand tiles in front of you, or three identical display tiles (§4.5)."""
+        view = self.view
+        group = self.drawn.group(cls="controls", title="controls")
+        if len(view.display) == 3 and len(set(view.display)) == 1:
+            self.drawn.button(group, x, y, "refresh the display", "refresh")
+        seat = view.to_move
+        if 0 <= seat < len(view.players):
+            tiles = list(view.players[seat].stand_tiles)
+            if any(tiles.count(good) >= 3 for good in set(tiles)):
+                self.drawn.button(group, x + 170, y, "swap my 3 tiles", "swap")
 
     # ------------------------------------------------------------------ the players
 
@@ -410,10 +459,12 @@ class _Drawing:
             self.drawn.text(row, BOARD_X + 30, top + 22, name, size=13, bold=True)
             if moving:
                 self.drawn.text(row, BOARD_X + 30, top + 40, "to move", size=11, fill=MUTED)
-            self.coins(row, BOARD_X + 190, top + PLAYER_H / 2 - 3, player, name)
+            self.coins(row, BOARD_X + 190, top + PLAYER_H / 2 - 3, player, name, seat)
             left = BOARD_X + 226
+            marked: set[str] = set()
             for good in player.stand_tiles[:MAX_HAND_TILES]:
                 tile = self.stand_tile(row, left, top + 10, 34, good, cls="stand-tile")
+                self.mark_once(tile, f"p{seat + 1}-stand-{_good_name(good)}", marked)
                 self.wooden_stand(tile, left + 22, top + 32, seat, numbered=False)
                 left += 40
             for good in player.dead_tiles[:MAX_DEAD_TILES]:
@@ -427,9 +478,12 @@ class _Drawing:
                 left += 28
             left += 8
             for restaurant in player.restaurants[:MAX_HELD]:
-                self.restaurant(
+                disc = self.restaurant(
                     row, left + 16, top + PLAYER_H / 2 - 3, 16, restaurant, f"held by {name}"
                 )
+                if restaurant != FACE_DOWN_RESTAURANT and restaurant <= len(RESTAURANTS):
+                    label = RESTAURANT_LABELS[restaurant - 1]
+                    self.mark_once(disc, f"p{seat + 1}-restaurant-{label}", marked)
                 left += 38
             counts = (
                 f"{player.stands_on_market} on the market, "
@@ -446,8 +500,11 @@ class _Drawing:
         cy: float,
         player: pb.MercadoDeLisboaPlayerView,
         name: str,
+        seat: int,
     ) -> None:
         purse = self.drawn.group(parent, cls="coins")
+        # Issue 25: a seat takes 1 coin (§4.4) by tapping its purse.
+        self.drawn.touch(purse, f"p{seat + 1}-coins")
         if not player.money_visible:
             self.drawn.face_down(
                 purse,
@@ -492,6 +549,16 @@ class _Drawing:
             anchor="end",
         )
         self.places["coin streak"] = (WIDTH - BOARD_X - 140, 12, 140, 20)
+
+    def tray(self, top: float) -> None:
+        """Issue 25, rules §4.2 step 2: each customer tile the table may reveal, a tap."""
+        tray = self.drawn.group(cls="tray", title="the tray: the customer tile revealed")
+        self.drawn.text(tray, BOARD_X, top + 18, "may be revealed:", size=12, fill=MUTED)
+        for index, tile in enumerate(self.view.revealable):
+            x = BOARD_X + index % TRAY_PER_ROW * (TILE_W + 6)
+            y = top + 26 + index // TRAY_PER_ROW * (TILE_H + 6)
+            drawn_tile = self.customer_tile(tray, x, y, tile, "to reveal", cls="tray-tile")
+            self.drawn.touch(drawn_tile, f"tray-{tile_id(tile)}")
 
     def solo(self, top: float) -> None:
         solo = self.view.solo
@@ -595,6 +662,9 @@ def picture(
     view's own approximate board data) noted along the bottom."""
     players = min(len(view.players), MAX_PLAYERS)
     height: float = PLAYERS_Y + players * PLAYER_H + 6
+    tray_top = height
+    if view.revealable:
+        height += 30 + -(-len(view.revealable) // TRAY_PER_ROW) * (TILE_H + 6)
     solo_top = height
     if view.HasField("solo"):
         height += _solo_height(view)
@@ -608,6 +678,8 @@ def picture(
     drawing.market()
     drawing.supply()
     drawing.players()
+    if view.revealable:
+        drawing.tray(tray_top)
     if view.HasField("solo"):
         drawing.solo(solo_top)
     if last_move is not None:

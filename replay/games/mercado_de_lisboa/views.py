@@ -98,6 +98,15 @@ def view(state: rl.State, viewer: Viewer) -> pb.MercadoDeLisboaView:
         approximate_note=rules.board.approximate_note,
         choosing_display_tile=state.phase == rl.TAKE and not state.pending,
         over=state.over,
+        revealable=[
+            pb.MercadoDeLisboaCustomerTile(
+                customers=size,
+                goods=rl.goods_enum(goods),
+                text=f"{size} " + "+".join(GOODS[g] for g in goods),
+            )
+            for kind, size, goods, _weight in rl.chance_draws(state)
+            if kind == "reveal"
+        ],
     )
     stage = rl.stage_of(rules)
     if rules.solo:

@@ -9,8 +9,17 @@ from typing import Any
 from google.protobuf.message import Message
 
 from tablelog.replay.core import DEALT, TABLE, OptionDoc, Viewer
-from tablelog.replay.games.splendor import components, notation, picture, rules, scoring, views
+from tablelog.replay.games.splendor import (
+    components,
+    notation,
+    picture,
+    rules,
+    scoring,
+    touches,
+    views,
+)
 from tablelog.replay.games.splendor.rules import State
+from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
 from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions, SplendorView
 
@@ -105,3 +114,6 @@ class Splendor:
 
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves
+
+    def touches(self, move: SplendorMove, state: State) -> Touches:
+        return touches.touches(move, state)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Final
 
-from tablelog.replay.games.splendor.components import GEMS
+from tablelog.replay.games.splendor.components import GEMS, LETTERS
 from tablelog.replay.picture import INK, MUTED, PAPER, Picture
 from tablelog.v1.splendor_pb2 import (
     SplendorCard,
@@ -81,10 +81,12 @@ def _card_title(card: SplendorCard) -> str:
     )
 
 
-def _card(drawn: Picture, parent: ET.Element, x: float, y: float, card: SplendorCard) -> None:
+def _card(
+    drawn: Picture, parent: ET.Element, x: float, y: float, card: SplendorCard, title: str = ""
+) -> ET.Element:
     """A face-up card: its bonus colour along the top with its points, its cost below."""
     colour = _colour_of(card.bonus)
-    face = drawn.group(parent, cls=f"card level-{card.level}", title=_card_title(card))
+    face = drawn.group(parent, cls=f"card level-{card.level}", title=title + _card_title(card))
     drawn.rect(face, x, y, CARD_W, CARD_H, fill=PAPER, stroke=INK, radius=5)
     drawn.rect(face, x, y, CARD_W, 26, fill=FILL.get(colour, MUTED), stroke=INK, radius=5)
     if card.points:
@@ -98,13 +100,22 @@ def _card(drawn: Picture, parent: ET.Element, x: float, y: float, card: Splendor
         drawn.circle(face, x + 13, cy, 7, fill=FILL[name], stroke=INK, cls="cost")
         drawn.text(face, x + 13, cy + 4, str(count), size=10, anchor="middle", fill=_ink(name))
         row += 1
+    return face
 
 
-def _mini_card(drawn: Picture, parent: ET.Element, x: float, y: float, card: SplendorCard) -> None:
+def _mini_card(
+    drawn: Picture,
+    parent: ET.Element,
+    x: float,
+    y: float,
+    card: SplendorCard,
+    cls: str = "reserved-card",
+    title: str = "",
+) -> ET.Element:
     """A reserved card at a smaller size: its bonus colour, points and cost as text."""
     colour = _colour_of(card.bonus)
     face = drawn.group(
-        parent, cls=f"card reserved-card level-{card.level}", title=_card_title(card)
+        parent, cls=f"card {cls} level-{card.level}", title=title + _card_title(card)
     )
     drawn.rect(face, x, y, MINI_W, MINI_H, fill=PAPER, stroke=INK, radius=3)
     drawn.rect(face, x, y, MINI_W, 16, fill=FILL.get(colour, MUTED), stroke=INK, radius=3)
@@ -115,11 +126,21 @@ def _mini_card(drawn: Picture, parent: ET.Element, x: float, y: float, card: Spl
         if count:
             drawn.text(face, x + 5, y + 27 + 9 * line, f"{count} {name}", size=8)
             line += 1
+    return face
 
 
-def _noble(drawn: Picture, parent: ET.Element, x: float, y: float, noble: SplendorNoble) -> None:
+def _noble(
+    drawn: Picture,
+    parent: ET.Element,
+    x: float,
+    y: float,
+    noble: SplendorNoble,
+    touch: str = "",
+) -> None:
     title = f"noble: {noble.points} points for card bonuses of {_cost_words(noble.requires)}"
     tile = drawn.group(parent, cls="noble", title=title)
+    if touch:
+        drawn.touch(tile, touch)
     drawn.rect(tile, x, y, NOBLE_SIZE, NOBLE_SIZE, fill="#efe3c8", stroke=INK, radius=4)
     drawn.text(tile, x + 6, y + 18, str(noble.points), size=16, bold=True)
     row = 0
@@ -156,10 +177,14 @@ def _token(
     colour: str,
     count: int,
     owner: str,
+    touch: str,
 ) -> None:
     title = f"{owner}: {count} {colour}"
-    drawn.circle(
-        parent, cx, cy, r, fill=FILL[colour], stroke=INK, cls=f"token {colour}", title=title
+    drawn.touch(
+        drawn.circle(
+            parent, cx, cy, r, fill=FILL[colour], stroke=INK, cls=f"token {colour}", title=title
+        ),
+        touch,
     )
     drawn.text(
         parent, cx, cy + r * 0.35, str(count), size=r, anchor="middle", bold=True, fill=_ink(colour)
@@ -246,6 +271,7 @@ def _market(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
         else:
             deck = drawn.group(level, cls="deck empty", title=deck_title)
             drawn.rect(deck, MARKET_X, y, CARD_W, CARD_H, fill="none", stroke=MUTED, radius=4)
+        drawn.touch(deck, f"deck-{row.level}")
         drawn.text(
             deck,
             MARKET_X + CARD_W / 2,
@@ -260,11 +286,13 @@ def _market(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
             drawn.highlight(level, MARKET_X, y, CARD_W, CARD_H)
         for slot_index, card in enumerate(row.slots, start=1):
             x = MARKET_X + slot_index * (CARD_W + GAP)
+            where = f"slot {row.level}.{slot_index}"
             if card.id:
-                _card(drawn, level, x, y, card)
+                face = _card(drawn, level, x, y, card, f"{where}: ")
             else:
-                empty = drawn.group(level, cls="empty-slot", title=f"empty slot {slot_index}")
-                drawn.rect(empty, x, y, CARD_W, CARD_H, fill="none", stroke=MUTED, radius=5)
+                face = drawn.group(level, cls="empty-slot", title=f"{where}: empty")
+                drawn.rect(face, x, y, CARD_W, CARD_H, fill="none", stroke=MUTED, radius=5)
+            drawn.touch(face, f"slot-{row.level}.{slot_index}")
             if marks.slot == (row.level, slot_index):
                 drawn.highlight(level, x, y, CARD_W, CARD_H)
 
@@ -273,7 +301,7 @@ def _nobles(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
     offer = drawn.group(cls="nobles", title="the nobles on offer")
     for index, noble in enumerate(view.nobles):
         x = MARKET_X + index * (NOBLE_SIZE + GAP)
-        _noble(drawn, offer, x, NOBLES_Y, noble)
+        _noble(drawn, offer, x, NOBLES_Y, noble, f"noble-{noble.id}")
         if marks.noble == noble.id:
             drawn.highlight(offer, x, NOBLES_Y, NOBLE_SIZE, NOBLE_SIZE)
     if view.nobles_to_reveal:
@@ -293,7 +321,7 @@ def _bank(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
     drawn.text(bank, cx, MARKET_Y - 4, "bank", size=12, anchor="middle", fill=MUTED)
     for index, (colour, count) in enumerate(zip(COLOURS, _counts(view.bank), strict=True)):
         cy = MARKET_Y + TOKEN_R + 4 + index * (2 * TOKEN_R + 12)
-        _token(drawn, bank, cx, cy, TOKEN_R, colour, count, "bank")
+        _token(drawn, bank, cx, cy, TOKEN_R, colour, count, "bank", f"bank-{LETTERS[index]}")
         if colour in marks.bank:
             drawn.highlight(bank, cx - TOKEN_R, cy - TOKEN_R, 2 * TOKEN_R, 2 * TOKEN_R)
 
@@ -335,8 +363,19 @@ def _player(
     )
     tokens = drawn.group(panel, cls="tokens", title=f"{player.name}'s tokens")
     for index, (colour, count) in enumerate(zip(COLOURS, _counts(player.tokens), strict=True)):
-        _token(drawn, tokens, PANEL_X + 20 + index * 28, y + 56, 12, colour, count, player.name)
+        _token(
+            drawn,
+            tokens,
+            PANEL_X + 20 + index * 28,
+            y + 56,
+            12,
+            colour,
+            count,
+            player.name,
+            f"p{seat + 1}-tokens-{LETTERS[index]}",
+        )
     bonuses = drawn.group(panel, cls="bonuses", title=f"{player.name}'s card bonuses")
+    drawn.touch(bonuses, f"p{seat + 1}-bonuses")
     for index, (colour, count) in enumerate(
         zip(COLOURS[:5], _counts(player.bonuses)[:5], strict=True)
     ):
@@ -369,14 +408,22 @@ def _player(
     ):
         drawn.highlight(panel, PANEL_X + 9, y + 78, 5 * 28 - 6, 28)
     hand = drawn.group(panel, cls="reserved", title=f"{player.name}'s reserved cards")
+    drawn.touch(hand, f"p{seat + 1}-reserved")
     rx = PANEL_X + 180
+    # The reserve's own target: the cards' group holds no area of its own while it is empty.
+    area = drawn.rect(hand, rx - 4, y + 4, 3 * (MINI_W + 6) + 2, MINI_H + 20, fill=PAPER, radius=3)
+    area.set("fill-opacity", "0")
     for index, held in enumerate(player.reserved):
         x = rx + index * (MINI_W + 6)
         ry = y + 8
+        mine = f"p{seat + 1}-hand-{index + 1}"
         if held.card.id:
-            _mini_card(drawn, hand, x, ry, held.card)
+            drawn.touch(
+                _mini_card(drawn, hand, x, ry, held.card, title=f"reserved card {index + 1}: "),
+                mine,
+            )
         elif held.hidden:
-            drawn.face_down(
+            back = drawn.face_down(
                 hand,
                 x,
                 ry,
@@ -385,12 +432,14 @@ def _player(
                 title=f"a level-{held.level} card reserved blind",
                 radius=3,
             )
+            drawn.touch(back, mine)
         else:
             unnamed = drawn.group(
                 hand,
                 cls="unknown-card",
                 title=f"a level-{held.level} card reserved blind, not yet named",
             )
+            drawn.touch(unnamed, mine)
             drawn.rect(unnamed, x, ry, MINI_W, MINI_H, fill="none", stroke=MUTED, radius=3)
             drawn.text(
                 unnamed,
@@ -427,14 +476,49 @@ def _player(
             drawn.highlight(owned, nx, ny, 20, 20)
 
 
+TRAY_PER_ROW: Final = (WIDTH - 20) // (MINI_W + 6)
+
+
+def _tray_height(view: SplendorView) -> float:
+    items = len(view.unseen_cards) + len(view.unseen_nobles)
+    rows = -(-items // TRAY_PER_ROW)
+    return 24 + rows * (MINI_H + 8) if items else 0
+
+
+def _tray(drawn: Picture, view: SplendorView, top: float) -> None:
+    """Issue 25: what the table may turn up (or the seat to move may name), each a tap."""
+    tray = drawn.group(cls="tray", title="the tray: what may still be unseen")
+    drawn.text(tray, 10, top + 16, "may be turned up:", size=12, fill=MUTED)
+    for index, card in enumerate(view.unseen_cards):
+        x = 10 + index % TRAY_PER_ROW * (MINI_W + 6)
+        y = top + 24 + index // TRAY_PER_ROW * (MINI_H + 8)
+        face = _mini_card(drawn, tray, x, y, card, cls="tray-card", title="tray: ")
+        drawn.touch(face, f"tray-card-{card.id}")
+    for offset, noble in enumerate(view.unseen_nobles):
+        index = len(view.unseen_cards) + offset
+        x = 10 + index % TRAY_PER_ROW * (MINI_W + 6)
+        y = top + 24 + index // TRAY_PER_ROW * (MINI_H + 8)
+        title = f"tray: noble, {noble.points} points for {_cost_words(noble.requires)}"
+        tile = drawn.group(tray, cls="noble tray-noble", title=title)
+        drawn.rect(tile, x, y, MINI_W, MINI_H, fill="#efe3c8", stroke=INK, radius=3)
+        drawn.text(tile, x + 5, y + 14, str(noble.points), size=12, bold=True)
+        line = 0
+        for name, count in zip(COLOURS, _counts(noble.requires), strict=True):
+            if count:
+                drawn.text(tile, x + 5, y + 27 + 9 * line, f"{count} {name}", size=8)
+                line += 1
+        drawn.touch(tile, f"tray-noble-{noble.id}")
+
+
 def picture(
     view: SplendorView, last_move: SplendorMove | None = None, approximate: str = ""
 ) -> str:
     """The picture of `view`; `last_move` framed where it shows; `approximate` noted."""
     marks = _Marks(view, last_move)
     players_height = NOBLES_Y + len(view.players) * (PANEL_H + 8)
-    market_height = MARKET_Y + 3 * (CARD_H + GAP)
-    height = max(players_height, market_height) + (24 if approximate else 8)
+    market_height = MARKET_Y + 3 * (CARD_H + GAP) + (40 if view.awaiting == "action" else 0)
+    tray_top = max(players_height, market_height)
+    height = tray_top + _tray_height(view) + (24 if approximate else 8)
     drawn = Picture(WIDTH, height, f"Splendor: {_status(view)}")
     drawn.text(drawn.root, 10, 22, f"Splendor: {_status(view)}", size=15, bold=True, cls="status")
     _nobles(drawn, view, marks)
@@ -442,6 +526,12 @@ def picture(
     _bank(drawn, view, marks)
     for seat, player in enumerate(view.players):
         _player(drawn, view, seat, player, marks)
+    if view.awaiting == "action":
+        # RULES.md E7: a seat that can do nothing else passes.
+        controls = drawn.group(cls="controls", title="controls")
+        drawn.button(controls, BANK_X - 5, MARKET_Y + 3 * (CARD_H + GAP) + 4, "pass", "pass")
+    if view.unseen_cards or view.unseen_nobles:
+        _tray(drawn, view, tray_top)
     if approximate:
         drawn.approximate_note(approximate)
     return drawn.svg()

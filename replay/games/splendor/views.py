@@ -10,15 +10,17 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 
-from tablelog.replay.core import CHANCE, FULL, TERMINAL, Viewer
+from tablelog.replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
 from tablelog.replay.games.splendor.components import GEMS, LETTERS, Card, Components, Noble
 from tablelog.replay.games.splendor.rules import (
     PHASE_NAMES,
     SLOTS,
     State,
+    _pending_slots,
     gem_value,
     tokens_message,
     tokens_tuple,
+    unseen_cards,
 )
 from tablelog.v1.splendor_pb2 import (
     SplendorCard,
@@ -115,7 +117,44 @@ def view(state: State, viewer: Viewer) -> SplendorView:
         game_over=who == TERMINAL,
         passes=state.passes,
         nobles_to_reveal=state.nobles_due,
+        unseen_cards=[_card(comps.card(c)) for c in _tray_cards(state, viewer)],
+        unseen_nobles=[_noble(comps.nobles[n]) for n in _tray_nobles(state, viewer)],
     )
+
+
+def _lists_moves_to(state: State, viewer: Viewer) -> bool:
+    """Whether `viewer` may see the tray: in table mode, whoever may see the legal moves (as
+    ListLegalMoves decides), since what it leaves out tells where a hidden card is; in dealt
+    mode only the full view, the server's own, as no one at the table names a card there
+    (the server deals it), and a card listed as unseen just before it is dealt to another
+    seat's blind reserve must not appear in what that seat's neighbours read."""
+    if state.rules.mode == DEALT:
+        return viewer is FULL
+    who = state.who
+    return (who >= 0 and viewer == who) or not hides_from(state, viewer)
+
+
+def _tray_cards(state: State, viewer: Viewer) -> list[int]:
+    """Issue 25, RULES.md §2, §4C, §4D: the cards a legal move may name that the picture
+    shows nowhere else: what the table may reveal into the empty slots, or what the seat to
+    move may name for the blind reserve it buys (table mode)."""
+    if state.who == TERMINAL or not _lists_moves_to(state, viewer):
+        return []
+    if state.who == CHANCE:
+        levels = {level for level, _slot in _pending_slots(state)}
+        if state.deal:
+            levels = {state.players[state.deal - 1].reserved[-1][1]}
+    else:
+        player = state.players[state.current]
+        levels = {level for card_id, level, _blind in player.reserved if not card_id}
+    return [c for level in sorted(levels) for c in unseen_cards(state, level)]
+
+
+def _tray_nobles(state: State, viewer: Viewer) -> list[int]:
+    """RULES.md §2: the nobles the table may reveal at setup."""
+    if state.who != CHANCE or not state.nobles_due or not _lists_moves_to(state, viewer):
+        return []
+    return [n for n in state.rules.components.nobles if n not in state.nobles]
 
 
 def _tokens(counts: tuple[int, ...]) -> str:

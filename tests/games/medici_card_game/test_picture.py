@@ -68,7 +68,10 @@ def test_every_component_holds_what_the_view_holds() -> None:
 def test_the_cards_show_their_flags_and_icons() -> None:
     _state, root = after(["reveal grainflag", "flip", "reveal fur0"])
     cards = with_class(one(root, "market"), "card")
-    assert [title(c) for c in cards] == ["grain 0, green flag", "fur 0, 2 icons"]
+    assert [title(c) for c in cards] == [
+        "market 2: grain 0, green flag",
+        "market 1: fur 0, 2 icons",
+    ]
     assert len(with_class(cards[0], "green-flag")) == 1
     assert [len(with_class(c, "icon")) for c in cards] == [1, 2]
 

@@ -1424,9 +1424,13 @@ type CastelloMethoniView struct {
 	// True when the board file has no mission_cards and the assumed set of RULES.md §9 is used.
 	MissionsAssumed bool `protobuf:"varint,24,opt,name=missions_assumed,json=missionsAssumed,proto3" json:"missions_assumed,omitempty"`
 	// Where the cells are drawn (the board's geometry, which no move changes).
-	Layout        *CastelloMethoniBoardLayout `protobuf:"bytes,25,opt,name=layout,proto3" json:"layout,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Layout *CastelloMethoniBoardLayout `protobuf:"bytes,25,opt,name=layout,proto3" json:"layout,omitempty"`
+	// The tray (issue 25): the missions the table may reveal now (dealt at setup, or revealed
+	// for the final scoring), so that recording one is a tap on the picture. Empty otherwise,
+	// or when this viewer may not see the legal moves.
+	MissionsToReveal []string `protobuf:"bytes,26,rep,name=missions_to_reveal,json=missionsToReveal,proto3" json:"missions_to_reveal,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CastelloMethoniView) Reset() {
@@ -1634,6 +1638,13 @@ func (x *CastelloMethoniView) GetLayout() *CastelloMethoniBoardLayout {
 	return nil
 }
 
+func (x *CastelloMethoniView) GetMissionsToReveal() []string {
+	if x != nil {
+		return x.MissionsToReveal
+	}
+	return nil
+}
+
 var File_tablelog_v1_castello_methoni_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
@@ -1732,7 +1743,7 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\x10mission_terrains\x18\n" +
 	" \x03(\tR\x0fmissionTerrains\x12%\n" +
 	"\x0emission_hidden\x18\v \x01(\bR\rmissionHidden\x12\x14\n" +
-	"\x05score\x18\f \x01(\rR\x05score\"\xd0\a\n" +
+	"\x05score\x18\f \x01(\rR\x05score\"\xfe\a\n" +
 	"\x13CastelloMethoniView\x12\x1d\n" +
 	"\n" +
 	"board_name\x18\x01 \x01(\tR\tboardName\x12+\n" +
@@ -1763,7 +1774,8 @@ const file_tablelog_v1_castello_methoni_proto_rawDesc = "" +
 	"\n" +
 	"dealt_mode\x18\x17 \x01(\bR\tdealtMode\x12)\n" +
 	"\x10missions_assumed\x18\x18 \x01(\bR\x0fmissionsAssumed\x12?\n" +
-	"\x06layout\x18\x19 \x01(\v2'.tablelog.v1.CastelloMethoniBoardLayoutR\x06layoutb\x06proto3"
+	"\x06layout\x18\x19 \x01(\v2'.tablelog.v1.CastelloMethoniBoardLayoutR\x06layout\x12,\n" +
+	"\x12missions_to_reveal\x18\x1a \x03(\tR\x10missionsToRevealb\x06proto3"
 
 var (
 	file_tablelog_v1_castello_methoni_proto_rawDescOnce sync.Once

@@ -1719,8 +1719,12 @@ type MercadoDeLisboaView struct {
 	// True when the player must choose a tile from the refreshed display.
 	ChoosingDisplayTile bool `protobuf:"varint,17,opt,name=choosing_display_tile,json=choosingDisplayTile,proto3" json:"choosing_display_tile,omitempty"`
 	Over                bool `protobuf:"varint,18,opt,name=over,proto3" json:"over,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The tray (issue 25): while the table must reveal a customer tile, each kind it may turn
+	// up (customer tiles are public: all of them minus those seen), so that recording it is a
+	// tap on the picture. Empty otherwise.
+	Revealable    []*MercadoDeLisboaCustomerTile `protobuf:"bytes,19,rep,name=revealable,proto3" json:"revealable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MercadoDeLisboaView) Reset() {
@@ -1879,6 +1883,13 @@ func (x *MercadoDeLisboaView) GetOver() bool {
 	return false
 }
 
+func (x *MercadoDeLisboaView) GetRevealable() []*MercadoDeLisboaCustomerTile {
+	if x != nil {
+		return x.Revealable
+	}
+	return nil
+}
+
 var File_tablelog_v1_mercado_de_lisboa_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_mercado_de_lisboa_proto_rawDesc = "" +
@@ -1990,7 +2001,7 @@ const file_tablelog_v1_mercado_de_lisboa_proto_rawDesc = "" +
 	"\x0fmoney_from_four\x18\b \x01(\x03R\rmoneyFromFour\x12*\n" +
 	"\x11four_tiles_placed\x18\t \x01(\rR\x0ffourTilesPlaced\x12\x14\n" +
 	"\x05rules\x18\n" +
-	" \x01(\tR\x05rules\"\xbb\x06\n" +
+	" \x01(\tR\x05rules\"\x85\a\n" +
 	"\x13MercadoDeLisboaView\x12=\n" +
 	"\x06spaces\x18\x01 \x03(\v2%.tablelog.v1.MercadoDeLisboaSpaceViewR\x06spaces\x12F\n" +
 	"\tentrances\x18\x02 \x03(\v2(.tablelog.v1.MercadoDeLisboaEntranceViewR\tentrances\x12:\n" +
@@ -2012,7 +2023,10 @@ const file_tablelog_v1_mercado_de_lisboa_proto_rawDesc = "" +
 	"\x10approximate_note\x18\x0f \x01(\tR\x0fapproximateNote\x128\n" +
 	"\x04solo\x18\x10 \x01(\v2$.tablelog.v1.MercadoDeLisboaSoloViewR\x04solo\x122\n" +
 	"\x15choosing_display_tile\x18\x11 \x01(\bR\x13choosingDisplayTile\x12\x12\n" +
-	"\x04over\x18\x12 \x01(\bR\x04over*\xe7\x01\n" +
+	"\x04over\x18\x12 \x01(\bR\x04over\x12H\n" +
+	"\n" +
+	"revealable\x18\x13 \x03(\v2(.tablelog.v1.MercadoDeLisboaCustomerTileR\n" +
+	"revealable*\xe7\x01\n" +
 	"\x13MercadoDeLisboaGood\x12&\n" +
 	"\"MERCADO_DE_LISBOA_GOOD_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bMERCADO_DE_LISBOA_GOOD_FISH\x10\x01\x12!\n" +
@@ -2125,11 +2139,12 @@ var file_tablelog_v1_mercado_de_lisboa_proto_depIdxs = []int32{
 	21, // 35: tablelog.v1.MercadoDeLisboaView.customers:type_name -> tablelog.v1.MercadoDeLisboaCustomerOffer
 	22, // 36: tablelog.v1.MercadoDeLisboaView.players:type_name -> tablelog.v1.MercadoDeLisboaPlayerView
 	23, // 37: tablelog.v1.MercadoDeLisboaView.solo:type_name -> tablelog.v1.MercadoDeLisboaSoloView
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	18, // 38: tablelog.v1.MercadoDeLisboaView.revealable:type_name -> tablelog.v1.MercadoDeLisboaCustomerTile
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_mercado_de_lisboa_proto_init() }

@@ -2118,11 +2118,20 @@ func (x *ListLegalMovesRequest) GetViewer() *Viewer {
 
 // A legal move, typed and as canonical notation.
 type LegalMove struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Move          *Move                  `protobuf:"bytes,1,opt,name=move,proto3" json:"move,omitempty"`
-	Notation      string                 `protobuf:"bytes,2,opt,name=notation,proto3" json:"notation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Move     *Move                  `protobuf:"bytes,1,opt,name=move,proto3" json:"move,omitempty"`
+	Notation string                 `protobuf:"bytes,2,opt,name=notation,proto3" json:"notation,omitempty"`
+	// The taps on the game's picture that select this move (issue 25): `data-touch` ids of
+	// the picture of this revision, in tap order, cut to the shortest start no other listed
+	// move shares. A client narrows the listed moves by the taps so far: a move stays while
+	// the taps are a prefix of its touches (any order when `touches_any_order`: then while the
+	// taps, counted with repeats, fit inside them); it is selected when all its touches are
+	// tapped. No two listed moves have the same touches.
+	Touches []string `protobuf:"bytes,3,rep,name=touches,proto3" json:"touches,omitempty"`
+	// The taps may come in any order (three different gems, tokens returned).
+	TouchesAnyOrder bool `protobuf:"varint,4,opt,name=touches_any_order,json=touchesAnyOrder,proto3" json:"touches_any_order,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *LegalMove) Reset() {
@@ -2167,6 +2176,20 @@ func (x *LegalMove) GetNotation() string {
 		return x.Notation
 	}
 	return ""
+}
+
+func (x *LegalMove) GetTouches() []string {
+	if x != nil {
+		return x.Touches
+	}
+	return nil
+}
+
+func (x *LegalMove) GetTouchesAnyOrder() bool {
+	if x != nil {
+		return x.TouchesAnyOrder
+	}
+	return false
 }
 
 type ListLegalMovesResponse struct {
@@ -4047,10 +4070,12 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\x12+\n" +
-	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"N\n" +
+	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\x94\x01\n" +
 	"\tLegalMove\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
-	"\bnotation\x18\x02 \x01(\tR\bnotation\"\xbb\x01\n" +
+	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x18\n" +
+	"\atouches\x18\x03 \x03(\tR\atouches\x12*\n" +
+	"\x11touches_any_order\x18\x04 \x01(\bR\x0ftouchesAnyOrder\"\xbb\x01\n" +
 	"\x16ListLegalMovesResponse\x12,\n" +
 	"\x05moves\x18\x01 \x03(\v2\x16.tablelog.v1.LegalMoveR\x05moves\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +

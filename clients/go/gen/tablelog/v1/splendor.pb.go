@@ -1332,8 +1332,15 @@ type SplendorView struct {
 	Passes uint32 `protobuf:"varint,11,opt,name=passes,proto3" json:"passes,omitempty"`
 	// The number of nobles still to be revealed at setup.
 	NoblesToReveal uint32 `protobuf:"varint,12,opt,name=nobles_to_reveal,json=noblesToReveal,proto3" json:"nobles_to_reveal,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The tray (issue 25): the cards the table may turn up now, or that the seat to move may
+	// name for a blind reserve it buys (table mode), shown so that naming one is a tap on the
+	// picture. Empty when nothing is to be named, or when this viewer may not see the legal
+	// moves (another seat's hidden reserve would tell in what the tray leaves out).
+	UnseenCards []*SplendorCard `protobuf:"bytes,13,rep,name=unseen_cards,json=unseenCards,proto3" json:"unseen_cards,omitempty"`
+	// The nobles the table may reveal now (setup), likewise.
+	UnseenNobles  []*SplendorNoble `protobuf:"bytes,14,rep,name=unseen_nobles,json=unseenNobles,proto3" json:"unseen_nobles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SplendorView) Reset() {
@@ -1450,6 +1457,20 @@ func (x *SplendorView) GetNoblesToReveal() uint32 {
 	return 0
 }
 
+func (x *SplendorView) GetUnseenCards() []*SplendorCard {
+	if x != nil {
+		return x.UnseenCards
+	}
+	return nil
+}
+
+func (x *SplendorView) GetUnseenNobles() []*SplendorNoble {
+	if x != nil {
+		return x.UnseenNobles
+	}
+	return nil
+}
+
 var File_tablelog_v1_splendor_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_splendor_proto_rawDesc = "" +
@@ -1536,7 +1557,7 @@ const file_tablelog_v1_splendor_proto_rawDesc = "" +
 	"\bprestige\x18\a \x01(\rR\bprestige\x12\x1f\n" +
 	"\vcard_points\x18\b \x01(\rR\n" +
 	"cardPoints\x12!\n" +
-	"\fnoble_points\x18\t \x01(\rR\vnoblePoints\"\xf3\x03\n" +
+	"\fnoble_points\x18\t \x01(\rR\vnoblePoints\"\xf2\x04\n" +
 	"\fSplendorView\x12/\n" +
 	"\x04bank\x18\x01 \x01(\v2\x1b.tablelog.v1.SplendorTokensR\x04bank\x126\n" +
 	"\x06market\x18\x02 \x03(\v2\x1e.tablelog.v1.SplendorMarketRowR\x06market\x122\n" +
@@ -1551,7 +1572,9 @@ const file_tablelog_v1_splendor_proto_rawDesc = "" +
 	"\tgame_over\x18\n" +
 	" \x01(\bR\bgameOver\x12\x16\n" +
 	"\x06passes\x18\v \x01(\rR\x06passes\x12(\n" +
-	"\x10nobles_to_reveal\x18\f \x01(\rR\x0enoblesToReveal*\xb7\x01\n" +
+	"\x10nobles_to_reveal\x18\f \x01(\rR\x0enoblesToReveal\x12<\n" +
+	"\funseen_cards\x18\r \x03(\v2\x19.tablelog.v1.SplendorCardR\vunseenCards\x12?\n" +
+	"\runseen_nobles\x18\x0e \x03(\v2\x1a.tablelog.v1.SplendorNobleR\funseenNobles*\xb7\x01\n" +
 	"\vSplendorGem\x12\x1c\n" +
 	"\x18SPLENDOR_GEM_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SPLENDOR_GEM_WHITE\x10\x01\x12\x15\n" +
@@ -1625,11 +1648,13 @@ var file_tablelog_v1_splendor_proto_depIdxs = []int32{
 	15, // 25: tablelog.v1.SplendorView.market:type_name -> tablelog.v1.SplendorMarketRow
 	14, // 26: tablelog.v1.SplendorView.nobles:type_name -> tablelog.v1.SplendorNoble
 	17, // 27: tablelog.v1.SplendorView.players:type_name -> tablelog.v1.SplendorPlayerView
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	13, // 28: tablelog.v1.SplendorView.unseen_cards:type_name -> tablelog.v1.SplendorCard
+	14, // 29: tablelog.v1.SplendorView.unseen_nobles:type_name -> tablelog.v1.SplendorNoble
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_splendor_proto_init() }

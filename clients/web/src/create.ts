@@ -1,0 +1,93 @@
+/**
+ * Creating a game from the web app (issue 25): the game type, the players by name (the
+ * names of the club's earlier games offered as suggestions), the recording mode and a
+ * title. The game's options keep their defaults here (the CLI sets them); the server checks
+ * everything and its refusal is shown under the form.
+ */
+import type { GameInfo } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
+import { Mode } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
+import type { GameSummary } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import { describe, requestId, type Api } from "./api.js";
+import { el } from "./dom.js";
+
+/** As the service bounds them (service/limits.py). */
+const MAX_NAME = 64;
+const MAX_TITLE = 200;
+const MAX_SEATS = 6;
+
+export function createForm(api: Api, types: readonly GameInfo[], earlier: readonly GameSummary[]): HTMLElement {
+  const names = [...new Set(earlier.flatMap((game) => game.players.map((p) => p.name)))].sort();
+  const known = el("datalist", { id: "known-players" }, ...names.map((name) => el("option", { value: name })));
+  const gameSelect = el("select", { id: "new-game", "aria-label": "game to create" });
+  for (const info of types) {
+    gameSelect.append(el("option", { value: info.name }, `${info.title} (${info.minPlayers}-${info.maxPlayers})`));
+  }
+  const modeSelect = el(
+    "select",
+    { id: "new-mode", "aria-label": "recording mode" },
+    el("option", { value: "table" }, "table: the recorder types what the table reveals"),
+    el("option", { value: "dealt" }, "dealt: the server deals what is hidden"),
+  );
+  const title = el("input", { id: "new-title", type: "text", maxlength: MAX_TITLE, placeholder: "title (optional)", "aria-label": "title" });
+  const seats = el("div", { id: "new-players", class: "row" });
+  for (let seat = 0; seat < MAX_SEATS; seat++) {
+    seats.append(
+      el("input", {
+        type: "text",
+        class: "new-player",
+        list: "known-players",
+        maxlength: MAX_NAME,
+        placeholder: `player ${seat + 1}`,
+        "aria-label": `player ${seat + 1}`,
+      }),
+    );
+  }
+  const error = el("p", { id: "new-error", class: "error", role: "alert" });
+  const form = el(
+    "form",
+    { id: "create-game", class: "panel" },
+    el("h2", {}, "New game"),
+    el("div", { class: "row" }, gameSelect, modeSelect, title),
+    seats,
+    known,
+    el("button", { type: "submit", id: "new-submit" }, "Create"),
+    error,
+  );
+  const showSeats = () => {
+    const info = types.find((t) => t.name === gameSelect.value);
+    const inputs = Array.from(seats.querySelectorAll<HTMLInputElement>("input"));
+    inputs.forEach((input, seat) => {
+      input.hidden = info !== undefined && seat >= info.maxPlayers;
+    });
+    const dealt = info?.modes.includes(Mode.DEALT) ?? false;
+    modeSelect.querySelector<HTMLOptionElement>('option[value="dealt"]')!.disabled = !dealt;
+    if (!dealt) {
+      modeSelect.value = "table";
+    }
+  };
+  gameSelect.addEventListener("change", showSeats);
+  showSeats();
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    const players = Array.from(seats.querySelectorAll<HTMLInputElement>("input"))
+      .filter((input) => !input.hidden)
+      .map((input) => input.value.trim())
+      .filter(Boolean);
+    void (async () => {
+      try {
+        const answer = await api.tablelog.createGame({
+          game: gameSelect.value,
+          players: players.map((name) => ({ name })),
+          mode: modeSelect.value === "dealt" ? Mode.DEALT : Mode.TABLE,
+          title: title.value.trim(),
+          requestId: requestId(),
+        });
+        window.location.assign(`/games/${encodeURIComponent(answer.game?.gameId ?? "")}`);
+      } catch (failure) {
+        error.textContent = describe(failure);
+      }
+    })();
+  });
+  return form;
+}

@@ -1,0 +1,320 @@
+/**
+ * The picture as the keyboard (issue 25): the head's picture drawn over the shown image as
+ * live SVG whose `data-touch` elements are tapped (or focused and chosen with Enter or
+ * Space) to compose a move; the elements that can come next are highlighted, the others
+ * dimmed, and a bar at the bottom (within thumb reach) says what the taps name so far, takes
+ * a tap back, and records the move once one is left.
+ *
+ * The SVG text is our server's, but it is still treated as text from the network: it is
+ * parsed as XML and copied element by element through a list of the tags and attributes a
+ * picture uses (no script, no link, no style, no event attribute can come through), never
+ * inserted as markup.
+ */
+import { el, replaceChildren } from "./dom.js";
+import { MAX_PICTURE_CHARS } from "./picture.js";
+import { complete, narrow, nextTaps, type Touchable } from "./touch.js";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const TAGS = new Set(["svg", "g", "rect", "circle", "ellipse", "polygon", "polyline", "line", "path", "text", "tspan", "title"]);
+const ATTRIBUTES = new Set([
+  "viewBox", "width", "height", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "ry",
+  "points", "d", "fill", "stroke", "stroke-width", "stroke-opacity", "fill-opacity",
+  "stroke-linecap", "opacity", "transform", "font-size", "font-family", "font-weight",
+  "text-anchor", "class", "data-touch",
+]);
+/** Candidate moves listed as buttons in the bar when the taps leave this few. */
+const CHOICES_SHOWN = 8;
+
+/** The picture's text as a detached, sanitised SVG element. */
+export function importPicture(svg: string): SVGSVGElement {
+  if (svg.length > MAX_PICTURE_CHARS) {
+    throw new Error(`the picture is over ${MAX_PICTURE_CHARS} characters`);
+  }
+  const parsed = new DOMParser().parseFromString(svg, "image/svg+xml");
+  const root = parsed.documentElement;
+  if (root.namespaceURI !== SVG_NS || root.localName !== "svg") {
+    throw new Error("the picture is not an SVG document");
+  }
+  return copy(root) as SVGSVGElement;
+}
+
+function copy(node: Element): Element | null {
+  if (node.namespaceURI !== SVG_NS || !TAGS.has(node.localName)) {
+    return null;
+  }
+  const out = document.createElementNS(SVG_NS, node.localName);
+  for (const attribute of Array.from(node.attributes)) {
+    if (attribute.namespaceURI === null && ATTRIBUTES.has(attribute.name)) {
+      out.setAttribute(attribute.name, attribute.value);
+    }
+  }
+  for (const child of Array.from(node.childNodes)) {
+    if (child.nodeType === Node.TEXT_NODE) {
+      out.appendChild(document.createTextNode(child.textContent ?? ""));
+    } else if (child instanceof Element) {
+      const copied = copy(child);
+      if (copied !== null) {
+        out.appendChild(copied);
+      }
+    }
+  }
+  return out;
+}
+
+/** The words an element is known by: its own `<title>`, else its id. */
+function nameOf(element: Element): string {
+  for (const child of Array.from(element.children)) {
+    if (child.localName === "title") {
+      return child.textContent ?? "";
+    }
+  }
+  return element.getAttribute("data-touch") ?? "";
+}
+
+export interface TouchHost {
+  /** Record the move named by `notation` (the server checks it). */
+  record(notation: string): Promise<void>;
+  /** Who decides the moves listed, in words ("Ann", "the table"). */
+  decider(): string;
+}
+
+/** The tappable picture and its bar, for the head of one game. */
+export class TouchBoard {
+  /** Laid over the shown picture, the same size. */
+  readonly overlay = el("div", { id: "touch-board", class: "touch-board", hidden: true });
+  readonly bar = el("section", { id: "tap-bar", class: "tap-bar", "aria-label": "record by tapping the board", hidden: true });
+  private readonly words = el("p", { id: "tap-words", "aria-live": "polite" });
+  private readonly choices = el("div", { id: "tap-choices", class: "tap-choices" });
+  private readonly error = el("p", { id: "tap-error", class: "error", role: "alert" });
+  private readonly back = el("button", { type: "button", id: "tap-back" }, "Take back");
+  private readonly clear = el("button", { type: "button", id: "tap-clear" }, "Clear");
+  private readonly recordButton = el("button", { type: "button", id: "tap-record", class: "primary" }, "Record");
+  private svg: SVGSVGElement | undefined;
+  private touchables = new Map<string, Element>();
+  /** Each touchable's own classes, and the state last drawn ("next", "tapped", "dim"). */
+  private readonly classes = new Map<string, string>();
+  private readonly states = new Map<string, string>();
+  private moves: Touchable[] = [];
+  private taps: string[] = [];
+  private busy = false;
+
+  constructor(private readonly host: TouchHost) {
+    this.overlay.addEventListener("click", (event) => this.onClick(event));
+    this.overlay.addEventListener("keydown", (event) => this.onKey(event));
+    this.back.addEventListener("click", () => this.takeBack());
+    this.clear.addEventListener("click", () => this.reset());
+    this.recordButton.addEventListener("click", () => void this.recordSelected());
+    this.choices.addEventListener("click", (event) => {
+      const target = event.target instanceof Element ? event.target.closest("button[data-notation]") : null;
+      if (target instanceof HTMLButtonElement) {
+        void this.recordNotation(target.dataset["notation"] ?? "");
+      }
+    });
+    replaceChildren(
+      this.bar,
+      this.words,
+      this.choices,
+      this.error,
+      el("div", { class: "tap-buttons" }, this.back, this.clear, this.recordButton),
+    );
+  }
+
+  /** Shows `svg` (the head's picture) as the board, with `moves` to compose. */
+  show(svg: string, moves: Touchable[]): void {
+    const picture = importPicture(svg);
+    picture.classList.add("touch-picture");
+    picture.removeAttribute("width");
+    picture.removeAttribute("height");
+    this.svg = picture;
+    this.touchables.clear();
+    this.classes.clear();
+    this.states.clear();
+    for (const element of Array.from(picture.querySelectorAll("[data-touch]"))) {
+      const id = element.getAttribute("data-touch") ?? "";
+      this.touchables.set(id, element);
+      this.classes.set(id, element.getAttribute("class") ?? "");
+      element.setAttribute("role", "button");
+      // Named by its own <title> (SVG's name for an element: "slot 1.3: level 1 card ...");
+      // the numbers drawn on it are not its label.
+    }
+    replaceChildren(this.overlay, picture);
+    this.moves = moves.filter((move) => move.touches.length > 0);
+    this.taps = [];
+    this.error.textContent = "";
+    this.overlay.hidden = false;
+    this.bar.hidden = false;
+    document.body.classList.add("has-tap-bar");
+    this.refresh();
+  }
+
+  hide(): void {
+    this.overlay.hidden = true;
+    this.bar.hidden = true;
+    document.body.classList.remove("has-tap-bar");
+    this.taps = [];
+  }
+
+  get shown(): boolean {
+    return !this.overlay.hidden;
+  }
+
+  /** Taps `id`; false (and an inline refusal, nothing changed) when no move goes on so. */
+  tap(id: string): boolean {
+    const next = nextTaps(narrow(this.moves, this.taps), this.taps);
+    if (!next.has(id)) {
+      const element = this.touchables.get(id);
+      const words = element ? nameOf(element) : id;
+      this.error.textContent = this.taps.length
+        ? `No legal move goes on with ${words} after ${this.tappedWords()}.`
+        : `No legal move starts with ${words}.`;
+      return false;
+    }
+    this.taps.push(id);
+    this.error.textContent = "";
+    this.refresh();
+    return true;
+  }
+
+  takeBack(): void {
+    this.taps.pop();
+    this.error.textContent = "";
+    this.refresh();
+  }
+
+  reset(): void {
+    this.taps = [];
+    this.error.textContent = "";
+    this.refresh();
+  }
+
+  private tappedWords(): string {
+    return this.taps.map((id) => {
+      const element = this.touchables.get(id);
+      return element ? nameOf(element) : id;
+    }).join(", then ");
+  }
+
+  /** The first touchable, from the element tapped outwards, that a move can go on with:
+   * a card in a reserve is inside the reserve, and either may be what comes next. */
+  private touched(target: EventTarget | null): string | undefined {
+    let element = target instanceof Element ? target.closest("[data-touch]") : null;
+    let first: string | undefined;
+    const next = nextTaps(narrow(this.moves, this.taps), this.taps);
+    while (element !== null && this.overlay.contains(element)) {
+      const id = element.getAttribute("data-touch") ?? "";
+      first ??= id;
+      if (next.has(id)) {
+        return id;
+      }
+      element = element.parentElement?.closest("[data-touch]") ?? null;
+    }
+    return first;
+  }
+
+  private onClick(event: Event): void {
+    const id = this.touched(event.target);
+    if (id !== undefined && !this.busy) {
+      event.preventDefault();
+      this.tap(id);
+    }
+  }
+
+  private onKey(event: KeyboardEvent): void {
+    if (event.key !== "Enter" && event.key !== " ") {
+      return;
+    }
+    const id = this.touched(event.target);
+    if (id !== undefined && !this.busy) {
+      event.preventDefault();
+      this.tap(id);
+      const focused = this.touchables.get(id);
+      if (focused instanceof SVGElement || focused instanceof HTMLElement) {
+        focused.focus();
+      }
+    }
+  }
+
+  /** Highlights what may come next, dims the rest, and says in the bar where the taps are. */
+  private refresh(): void {
+    const candidates = narrow(this.moves, this.taps);
+    const next = nextTaps(candidates, this.taps);
+    // Only what changes is written: a board has hundreds of touchables, and each write
+    // makes the browser look at the element's style again.
+    for (const [id, element] of this.touchables) {
+      const state = next.has(id) ? "next" : this.taps.includes(id) ? "tapped" : "dim";
+      if (this.states.get(id) === state) {
+        continue;
+      }
+      this.states.set(id, state);
+      element.setAttribute("class", `${this.classes.get(id) ?? ""} touch-${state}`.trim());
+      element.setAttribute("tabindex", state === "next" ? "0" : "-1");
+      element.setAttribute("aria-disabled", state === "next" ? "false" : "true");
+    }
+    const done = complete(candidates, this.taps);
+    const who = this.host.decider();
+    if (this.taps.length === 0) {
+      this.words.textContent = this.moves.length
+        ? `${who} to move: tap the board (${this.moves.length} legal moves).`
+        : "No move can be tapped here.";
+    } else if (done.length === 1 && candidates.length === 1) {
+      this.words.textContent = `${who}: ${done[0]!.notation}`;
+    } else {
+      this.words.textContent = `${this.tappedWords()} — ${candidates.length} moves go on so.`;
+    }
+    const single = done.length === 1 ? done[0] : undefined;
+    this.recordButton.disabled = single === undefined;
+    this.recordButton.textContent = single === undefined ? "Record" : `Record: ${single.notation}`;
+    this.recordButton.dataset["notation"] = single?.notation ?? "";
+    this.back.disabled = this.taps.length === 0;
+    this.clear.disabled = this.taps.length === 0;
+    const few = this.taps.length > 0 && candidates.length > 1 && candidates.length <= CHOICES_SHOWN;
+    replaceChildren(
+      this.choices,
+      ...(few
+        ? candidates.map((move) => el("button", { type: "button", class: "tap-choice", "data-notation": move.notation }, move.notation))
+        : []),
+    );
+  }
+
+  private async recordSelected(): Promise<void> {
+    const notation = this.recordButton.dataset["notation"] ?? "";
+    if (notation) {
+      await this.recordNotation(notation);
+    }
+  }
+
+  private async recordNotation(notation: string): Promise<void> {
+    if (this.busy || !notation) {
+      return;
+    }
+    this.busy = true;
+    this.recordButton.disabled = true;
+    try {
+      await this.host.record(notation);
+    } catch (error) {
+      this.error.textContent = error instanceof Error ? error.message : String(error);
+    } finally {
+      this.busy = false;
+      this.refresh();
+    }
+  }
+
+  /** Shows a refusal from the server in the bar, the taps kept. */
+  refuse(words: string): void {
+    this.error.textContent = words;
+  }
+
+  /** Where a zoom should centre: the last tap, else the first element that may come next. */
+  get focusElement(): Element | undefined {
+    const last = this.taps[this.taps.length - 1];
+    if (last !== undefined) {
+      return this.touchables.get(last);
+    }
+    const next = nextTaps(narrow(this.moves, this.taps), this.taps);
+    return [...this.touchables.entries()].find(([id]) => next.has(id))?.[1];
+  }
+
+  get svgElement(): SVGSVGElement | undefined {
+    return this.svg;
+  }
+}
