@@ -26,7 +26,7 @@ def test_the_current_game_needs_no_id(server: BackgroundServer, client: Client) 
     assert tablelog(server, "delete", "r20").stdout.startswith("deleted revision 20")
     note = tablelog(server, "annotate", "fine").stdout.split()[1]
     assert tablelog(server, "remove-annotation", note).stdout == f"annotation {note} removed\n"
-    assert "read-only link token for game " + game_id in tablelog(server, "share").stdout
+    assert "read-only link for game " + game_id in tablelog(server, "share").stdout
     player = f"Pia-{game_id}"  # one server for the session: a name no other test adds
     tablelog(server, "members", "add", player, "--role", "player")
     seats = tablelog(server, "seat", "0", player).stdout.splitlines()

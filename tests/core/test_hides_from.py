@@ -29,6 +29,10 @@ PLAYERS = {
 FLAGS = frozenset({"viewer", "hidden", "hand_hidden", "mission_hidden", "money_visible"})
 """Fields that say who looks or that something is kept back, rather than what there is."""
 
+TRAYS = frozenset({"unseen_cards", "unseen_nobles", "missions_to_reveal", "revealable"})
+"""The trays a recorder taps a table's reveal on (issue 25): in dealt mode only the full view
+lists them (the server deals; nobody else records a reveal), which hides nothing of the game."""
+
 
 def comparable(view: Message) -> Message:
     """The view's content: a copy without the FLAGS, however deeply nested."""
@@ -40,7 +44,7 @@ def comparable(view: Message) -> Message:
 
 def strip(message: Message) -> None:
     for descriptor, value in message.ListFields():
-        if descriptor.name in FLAGS:
+        if descriptor.name in FLAGS or descriptor.name in TRAYS:
             message.ClearField(descriptor.name)
         elif descriptor.message_type is not None:
             for item in value if descriptor.is_repeated else [value]:

@@ -220,9 +220,14 @@ def test_removing_a_member_revokes_their_tokens_and_an_owner_stays(
         assert owner.remove_member(member_id) == 1
         error = refused(gone.whoami)
         assert (error.code, error.reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_REVOKED")
-    me = owner.whoami().member.member_id
-    assert refused(lambda: owner.set_role(me, "player")).reason == "INVALID_REQUEST"
-    assert refused(lambda: owner.remove_member(me)).reason == "INVALID_REQUEST"
+    # The last owner stays: checked in a club of its own (the operator's CreateClub), where
+    # no other test can have added a second owner (which would make the change allowed and
+    # leave the session's owner demoted for every later test).
+    alone = owner.create_club(f"alone-{uuid.uuid4().hex[:8]}")
+    with Client(server.target, token=alone.owner_token) as only:
+        me = only.whoami().member.member_id
+        assert refused(lambda: only.set_role(me, "player")).reason == "INVALID_REQUEST"
+        assert refused(lambda: only.remove_member(me)).reason == "INVALID_REQUEST"
 
 
 def test_a_role_change_takes_effect_at_once_on_the_same_instance(

@@ -210,7 +210,7 @@ def test_a_program_killed_with_its_embedded_redis_takes_it_along(tmp_path: Path)
     must follow the supervisor thread, not the thread that called `start`."""
     program = (
         "import sys, threading\n"
-        "from service.embedded import EmbeddedRedis\n"
+        "from tablelog.service.store.embedded import EmbeddedRedis\n"
         "embedded = EmbeddedRedis(sys.argv[1])\n"
         "starter = threading.Thread(target=embedded.start)\n"
         "starter.start(); starter.join()\n"

@@ -43,7 +43,7 @@ from tablelog.service.api.http_api import method_info
 from tablelog.service.api.server import BackgroundServer, channel
 from tablelog.service.logs import configure_logging
 from tablelog.service.store.embedded import EmbeddedRedis
-from tablelog.v1 import clubs_pb2, events_pb2, service_pb2
+from tablelog.v1 import clubs_pb2, events_pb2, service_pb2, standings_pb2
 from tablelog_client import Client
 from tablelog_client.sdk import MODES
 from tests.service.helpers import CHAIN, refused
@@ -55,6 +55,7 @@ CALLERS = (*MEMBERS, "link")
 SERVICES = (
     service_pb2.DESCRIPTOR.services_by_name["TablelogService"],
     clubs_pb2.DESCRIPTOR.services_by_name["ClubService"],
+    standings_pb2.DESCRIPTOR.services_by_name["StandingsService"],
 )
 NAMING_A_GAME = {
     f"/{service.full_name}/{method.name}": method
