@@ -14,14 +14,33 @@ from collections.abc import Iterator
 import pytest
 
 from tablelog.service.api.server import BackgroundServer
+from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog_client import Client
+from tests.service import test_hidden_information as first_club
 from tests.service.helpers import OWNER_TOKEN
-from tests.service.test_hidden_information import (
-    Club,
-    test_no_member_sees_another_seats_secret_by_any_path,
-)
+from tests.service.test_hidden_information import CASES, Case, Club
 
-__all__ = ["test_no_member_sees_another_seats_secret_by_any_path"]
+SECOND_CLUB_GAMES = ("splendor", "mercado-de-lisboa")
+"""The walk in a second club, for two games: the club changes who may look, not what a game
+hides, and every game's walk runs in the first club (test_hidden_information). These two
+hide the most kinds of things (a dealt deck and blind reserves; money, hands and a bag)."""
+
+
+@pytest.mark.parametrize(
+    "case",
+    [case for case in CASES if case.game in SECOND_CLUB_GAMES],
+    ids=lambda case: case.game,
+)
+def test_no_member_of_a_second_club_sees_another_seats_secret(
+    case: Case,
+    client: Client,
+    club: Club,
+    server: BackgroundServer,
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    first_club.test_no_member_sees_another_seats_secret_by_any_path(
+        case, client, club, server, embedded_redis
+    )
 
 
 @pytest.fixture(scope="module")

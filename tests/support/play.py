@@ -3,6 +3,7 @@ random games, fold event lists. Used by every game's tests and by the benchmarks
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -214,3 +215,10 @@ def replay_golden(
     moves = [applied.move for applied in position.moves()]
     assert folding.fold(events_of(created(game, players, options), moves)).state == position.state
     return position, meta
+
+
+def random_games(default: int) -> int:
+    """How many seeded random games a random-play test plays: `default` in the suite (kept
+    within its time), or `$TABLELOG_RANDOM_GAMES` for a longer sweep
+    (`TABLELOG_RANDOM_GAMES=1000 pytest tests/games`)."""
+    return int(os.environ.get("TABLELOG_RANDOM_GAMES") or default)

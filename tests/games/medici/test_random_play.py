@@ -11,12 +11,13 @@ from tablelog.replay.core import DEALT, FULL, SPECTATOR, TABLE, TERMINAL, Illega
 from tablelog.replay.games.medici import GAME, rules
 from tablelog.replay.games.medici_common.rules import poorest
 from tablelog.v1.medici_pb2 import MEDICI_EDITION_2016, MediciOptions
+from tests.support import play
 from tests.support.play import assert_round_trip, random_game
 
 # The component files a game records at creation (setup never falls back to packaged data).
 RECORDED = {c.name: c for c in GAME.default_components()}
 
-GAMES_PER_COUNT = 500
+GAMES_PER_COUNT = play.random_games(250)
 ROUND_TRIP_EVERY = 10
 
 

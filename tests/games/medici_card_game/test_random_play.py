@@ -10,9 +10,10 @@ from tablelog.replay.core import DEALT, TABLE, TERMINAL
 from tablelog.replay.games.medici_card_game import GAME, rules
 from tablelog.replay.games.medici_common.rules import poorest
 from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
+from tests.support import play
 from tests.support.play import assert_round_trip, random_game
 
-GAMES_PER_COUNT = 500
+GAMES_PER_COUNT = play.random_games(250)
 ROUND_TRIP_EVERY = 10
 
 

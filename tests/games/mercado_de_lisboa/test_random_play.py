@@ -20,9 +20,10 @@ from tablelog.replay.games.mercado_de_lisboa.components import (
 )
 from tablelog.replay.games.mercado_de_lisboa.scoring import FAME_EARLIER
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
+from tests.support import play
 from tests.support.play import assert_round_trip, random_game
 
-GAMES_PER_COUNT = 500
+GAMES_PER_COUNT = play.random_games(250)
 SOLO_STAGES = range(10)  # 0 = the solo rules without a stage
 
 
