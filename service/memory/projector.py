@@ -96,6 +96,7 @@ class Projector:
         self.recorder = recorder
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._stopped = asyncio.Event()
         self._cache: OrderedDict[str, ClubCache] = OrderedDict()
         self.projected = 0
 
@@ -155,12 +156,17 @@ class Projector:
                     await self.sweep([LOCAL_CLUB, *await clubs()])
                     swept = time.monotonic()
                 if not await self.run_once():
-                    await asyncio.sleep(INTERVAL)
+                    await self._pause(INTERVAL)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # Redis away: try again later, never stop following
                 log.warning("projector round failed", error=str(exc))
-                await asyncio.sleep(1.0)
+                await self._pause(1.0)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait between rounds, or until `stop`."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopped.wait(), seconds)
 
     def start(self, clubs: Callable[[], Any]) -> None:
         if self._task is None:
@@ -170,9 +176,15 @@ class Projector:
         """Stop following, within a few seconds whatever the task is doing: a cancellation
         that a Redis call in flight swallows still ends the loop at its next round."""
         self._stopping = True
+        self._stopped.set()
         if self._task is not None:
-            self._task.cancel()
+            # A round in flight finishes its Redis calls first: a cancellation in the middle
+            # of one can leave its connection out of the pool, unclosed. Only a round stuck
+            # past the wait is cancelled.
             done, _pending = await asyncio.wait({self._task}, timeout=5)
+            if not done:
+                self._task.cancel()
+                done, _pending = await asyncio.wait({self._task}, timeout=5)
             for task in done:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     task.result()
