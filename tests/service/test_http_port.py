@@ -32,6 +32,7 @@ from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
+from tablelog.service.access.anonymous import SAMPLER
 from tablelog.service.api import http_port
 from tablelog.service.api.http_api import method_info, paths
 from tablelog.service.api.http_port import HttpApp
@@ -237,6 +238,9 @@ def test_calls_over_http_are_logged_as_grpc_calls_are_with_their_transport(
     served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     captured = io.StringIO()
+    # Every refusal's line here: other tests' anonymous calls may have spent this second's
+    # sampled lines (`tablelog.service.access.anonymous.SAMPLER`).
+    monkeypatch.setattr(SAMPLER, "per_second", 1_000_000)
     monkeypatch.setattr(
         "tablelog.service.api.interceptors.log",
         structlog.wrap_logger(
