@@ -244,6 +244,10 @@ def test_refusals_of_anonymous_callers_are_logged_sampled(
     assert {line["status"] for line in lines} == {"UNAUTHENTICATED"}
     sampler._clock = lambda: 101.0  # the next second: the count rides on the next line
     _bad_calls_over_grpc(served, 1)
+    # The server writes a call's line after its answer has gone: wait for it.
+    deadline = time.monotonic() + 5
+    while len(captured.getvalue().splitlines()) == len(lines) and time.monotonic() < deadline:
+        time.sleep(0.01)
     last = json.loads(captured.getvalue().splitlines()[-1])
     assert last["suppressed"] == left_out
 
