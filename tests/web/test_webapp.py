@@ -391,9 +391,20 @@ def test_a_move_recorded_elsewhere_appears_live_and_after_a_drop(
         route.abort("connectionreset")
 
     page.route("**/tablelog.v1.TablelogService/WatchGame", drop_once)
+    # Every text the live status takes, however briefly: "reconnecting" may last less than
+    # a poll of the page, as the next watch can succeed at once.
+    page.add_init_script(
+        """window.__statuses = [];
+        new MutationObserver(() => {
+          const shown = document.getElementById("live-status");
+          const now = shown ? shown.textContent || "" : "";
+          if (window.__statuses[window.__statuses.length - 1] !== now) window.__statuses.push(now);
+        }).observe(document, {childList: true, characterData: true, subtree: true});"""
+    )
     page.reload()
-    page.wait_for_selector("#live-status:has-text('reconnecting')")
     wait_shown(page, version + 2)
+    statuses = page.evaluate("window.__statuses")
+    assert any("reconnecting" in status for status in statuses), statuses
     assert text(page, "#current-move") == dropped[0]
     assert text(page, "#revision") == f"Revision {version + 2} of {version + 2}"
 
