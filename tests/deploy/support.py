@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import redis
 import yaml
 
 from tests.service.conftest import standalone_redis_binary
 from tests.service.support import OUT_OF_REACH_LIMITS, tablelog_command
 from tests.support.processes import stop_process
+from tests.support.tools import unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -34,9 +34,7 @@ KUBERNETES = DEPLOY / "kubernetes"
 def missing_tool(what: str, install: str) -> None:
     """A tool the deploy tests need is not here: a failure under CI (which installs it), a
     skip on a developer's machine."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but {what} is missing ({install})")
-    pytest.skip(f"{what} is missing ({install})")
+    unavailable(f"{what} is missing ({install})")
 
 
 def load_yaml(path: Path) -> Any:

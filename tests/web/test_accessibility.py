@@ -7,7 +7,6 @@ unless CI is set: there it fails."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ import pytest
 
 from tablelog_client.sdk import Client
 from tests.service.support import ServeProcess
-from tests.support.browser import chromium, missing_browser
+from tests.support.tools import unavailable
 from tests.support.touching import TOUCH_PHONE, tap, wait_board
 
 if TYPE_CHECKING:
@@ -29,17 +28,10 @@ AXE_SCRIPT = AXE / "axe.min.js"
 SERIOUS = {"serious", "critical"}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    problem = missing_browser()
-    if problem is None and not AXE_SCRIPT.exists():
-        problem = "axe-core is not installed (cd clients/web && npm ci)"
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {problem}")
-        pytest.skip(problem)
-    with chromium() as found:
-        yield found
+@pytest.fixture(scope="module", autouse=True)
+def axe_core() -> None:
+    if not AXE_SCRIPT.exists():
+        unavailable("axe-core is not installed (cd clients/web && npm ci)")
 
 
 @pytest.fixture(scope="module")

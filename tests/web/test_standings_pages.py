@@ -7,7 +7,6 @@ Skipped without chromium or the playwright package, unless CI is set: there it f
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -17,7 +16,7 @@ import pytest
 from tablelog_client.sdk import Client
 from tests.service.support import ServeProcess
 from tests.service.test_club_memory import play
-from tests.support.browser import PHONE, artefacts_dir, chromium, missing_browser, open_page
+from tests.support.browser import PHONE, artefacts_dir, open_page
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -25,17 +24,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 SEATS = (["Ann", "Bob", "Cleo"], ["Bob", "Cleo"], ["Cleo", "Ann"], ["Ann", "Bob"])
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    problem = missing_browser()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {problem}")
-        pytest.skip(problem)
-    with chromium() as found:
-        yield found
 
 
 @pytest.fixture(scope="module")

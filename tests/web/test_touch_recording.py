@@ -17,7 +17,6 @@ Skipped without chromium or the playwright package, unless CI is set: there it f
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +27,7 @@ import pytest
 from tablelog.replay.registry import all_games
 from tablelog_client.sdk import Client
 from tests.service.support import ServeProcess
-from tests.support.browser import PLAYER_NAMES, artefacts_dir, chromium, missing_browser
+from tests.support.browser import PLAYER_NAMES, artefacts_dir
 from tests.support.play import random_game
 from tests.support.touching import tap, touch_page, wait_board
 
@@ -40,17 +39,6 @@ pytestmark = pytest.mark.slow
 MOVES = 14
 """Moves recorded by taps in each game: past each game's setup reveals into its play."""
 SEED = 5
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    problem = missing_browser()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {problem}")
-        pytest.skip(problem)
-    with chromium() as found:
-        yield found
 
 
 @pytest.fixture(scope="module")

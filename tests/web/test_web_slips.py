@@ -5,7 +5,6 @@ them."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +13,7 @@ import pytest
 
 from tablelog_client.sdk import Client
 from tests.service.support import ServeProcess
-from tests.support.browser import chromium, missing_browser, open_page
+from tests.support.browser import open_page
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -38,17 +37,6 @@ LAYOUT = [
     "reveal noble r4k4",
     "reveal noble u3g3r3",
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    problem = missing_browser()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {problem}")
-        pytest.skip(problem)
-    with chromium() as found:
-        yield found
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ Skipped without chromium or the playwright package, unless CI is set: there it f
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import time
@@ -29,8 +28,6 @@ from tests.support.browser import (
     PHONE,
     ExampleGame,
     artefacts_dir,
-    chromium,
-    missing_browser,
     open_page,
     record_example_games,
     shown_picture,
@@ -63,17 +60,6 @@ class Live:
     def url(self, path: str) -> str:
         """`path` on the web app, signing the owner in (every page opens a tab of its own)."""
         return f"{self.web}{path.lstrip('/')}#{self.signed_in.split('#', 1)[1]}"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    problem = missing_browser()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {problem}")
-        pytest.skip(problem)
-    with chromium() as found:
-        yield found
 
 
 @pytest.fixture(scope="module")
