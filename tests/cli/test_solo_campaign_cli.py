@@ -83,8 +83,12 @@ def test_a_whole_solo_campaign_through_the_cli(
             "--json",
         ).stdout
         game_id: str = json.loads(created)["gameId"]
-        for text in _moves(path):
-            assert "  (revision " in _move(server, capsys, game_id, text)
+        # The first move typed alone, the rest piped into one `tablelog record` (as a
+        # recorder replaying a scoresheet would): one process per stage, not per move.
+        first, *rest = _moves(path)
+        assert "  (revision " in _move(server, capsys, game_id, first)
+        piped = tablelog(server, "record", game_id, stdin="\n".join(rest) + "\n")
+        assert piped.stdout.count("  (revision ") == len(rest), piped.stdout
 
         status, result = _result(server, game_id)
         assert status == "GAME_STATUS_ENDED"

@@ -16,7 +16,7 @@ from tablelog.v1.splendor_pb2 import SplendorMove, SplendorOptions
 from tests.games.splendor.support import apply_text, fresh, moves, tweak, tweak_player
 from tests.support.play import assert_round_trip, new_position, random_game
 
-ROUND_TRIP_GAMES = 100
+ROUND_TRIP_GAMES = 40
 
 
 @pytest.mark.slow

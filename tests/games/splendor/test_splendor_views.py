@@ -14,7 +14,7 @@ from tablelog.replay.games.splendor.rules import State, unseen_cards
 from tests.games.splendor.support import apply_text, fresh, moves
 from tests.support.play import random_game
 
-VIEW_GAMES = 20
+VIEW_GAMES = 10
 
 
 def _mentions(shown: str, card_text: str) -> bool:
