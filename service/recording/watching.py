@@ -266,6 +266,10 @@ class Tail:
         # A tail whose watchers all left before it started has nobody to tell.
         self.ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.task = asyncio.create_task(self._run(), name=f"watch-tail-{game_id}")
+        # The event loop holds tasks only weakly: a tail its last watcher left is cancelled
+        # but still finishing (closing its reader), and must stay reachable until it has.
+        hub._tasks.add(self.task)
+        self.task.add_done_callback(hub._tasks.discard)
 
     async def _run(self) -> None:
         reader, own = self.hub.open_reader()
@@ -403,6 +407,8 @@ class WatchHub:
         self.changes = changes or ChangesFirst()
         """The changes of this process, answered before more watchers are woken."""
         self._tails: dict[str, Tail] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        """Every tail's task until it is done, those already left by their watchers too."""
         self._watchers = 0
 
     @property
@@ -488,10 +494,10 @@ class WatchHub:
             tail.leave(watcher)
 
     async def close(self) -> None:
-        """Stop every tail (the server is stopping)."""
-        tails = list(self._tails.values())
-        for tail in tails:
-            tail.task.cancel()
-        for tail in tails:
+        """Stop every tail (the server is stopping), and wait for those already stopping."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(BaseException):
-                await tail.task
+                await task
