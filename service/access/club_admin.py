@@ -30,7 +30,16 @@ from tablelog.service.store.redis_store import RedisEventStore
 MAX_CLUBS = 10_000
 """Clubs on one server (an operator's mistake in a loop stops here)."""
 MAX_CLUB_ID = 100
-GAME_PARTS = ("events", "head", "requests", "seed", "seats", "checkpoints", "checkpoint-index")
+GAME_PARTS = (
+    "events",
+    "head",
+    "requests",
+    "request-order",
+    "seed",
+    "seats",
+    "checkpoints",
+    "checkpoint-index",
+)
 """Every key a game has (`tablelog.service.store.redis_store`, `checkpoint_storage`, `members`)."""
 DELETE_BATCH = 500
 

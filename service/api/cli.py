@@ -240,6 +240,14 @@ def serve_command(subparsers: Any) -> None:
         "it is refused (CLUB_STORAGE_FULL). A number with K, M or G",
     )
     setting(
+        "--request-id-retention",
+        _duration,
+        "3d",
+        "how long a change's request id is remembered (a retry under it within this time "
+        "answers the change once made; after it, the same request id is a new request): "
+        "seconds, or a number with s, m, h or d, at least 1m",
+    )
+    setting(
         "--head-cache-bytes",
         _bytes,
         "256M",
@@ -364,6 +372,26 @@ def _rate(text: str) -> float:
         value = 0.0
     if not 0 < value <= 1_000_000:
         raise argparse.ArgumentTypeError(f"expected a rate above 0, at most 1000000, not {text!r}")
+    return value
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(text: str) -> float:
+    """A duration: seconds, or a number with s, m, h or d; from one minute (less could
+    forget a request id while its client still retries it) to ten years."""
+    cleaned = text.strip().lower()
+    unit = cleaned[-1:] if cleaned[-1:] in DURATION_UNITS else "s"
+    number = cleaned.removesuffix(unit) if cleaned[-1:] in DURATION_UNITS else cleaned
+    try:
+        value = float(number) * DURATION_UNITS[unit]
+    except ValueError:
+        value = 0.0
+    if not 60 <= value <= 3650 * 86400:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration from 1m to 3650d, such as 72h or 3d, not {text!r}"
+        )
     return value
 
 
@@ -623,6 +651,7 @@ async def _serve(
         pool_size=args.redis_pool_size,
         club_storage=args.club_storage_bytes,
         replica_wait=args.replica_wait,
+        request_id_retention=args.request_id_retention,
     )
     try:
         await store.ping()
@@ -733,7 +762,12 @@ async def _serve(
         )
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
+    from tablelog.service.access.local_owner import keep_tokens_pruned
+
+    # Unused owner.tokens of gone servers and expired tokens never used leave Redis.
+    pruning = asyncio.create_task(keep_tokens_pruned(built.members, Path(args.data_dir)))
     await stop.wait()
+    pruning.cancel()
     if parent is not None:
         watchdog.cancel()
     log.info("stopping")
