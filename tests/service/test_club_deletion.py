@@ -28,8 +28,8 @@ def redis_url(request: pytest.FixtureRequest) -> str:
 def traces(server: BackgroundServer, club_id: str, game_ids: list[str]) -> list[str]:
     """Every key whose name holds the club id or one of its games' ids, and every set of
     the server's that names the club."""
-    assert server.built is not None
-    client: Any = server.built.recorder.store.redis
+    built: Any = server.built
+    client: Any = built.recorder.store.redis
 
     async def found() -> list[str]:
         names = [
@@ -38,12 +38,13 @@ def traces(server: BackgroundServer, club_id: str, game_ids: list[str]) -> list[
             if club_id in key.decode() or any(g in key.decode() for g in game_ids)
         ]
         memory = MemoryStore(client)
-        for key in (memory.dirty_key, f"{server.built.members.clubs_key}"):
+        for key in (memory.dirty_key, str(built.members.clubs_key)):
             if await client.sismember(key, club_id):
                 names.append(f"{key} holds it")
         return sorted(names)
 
-    return list(server.run(found()))
+    names: Any = server.run(found())
+    return list(names)
 
 
 def test_deleting_a_club_leaves_nothing_of_it_in_redis(redis_url: str) -> None:
@@ -77,8 +78,8 @@ def test_deleting_a_club_leaves_nothing_of_it_in_redis(redis_url: str) -> None:
 
         # A projector that took the club's feed before the deletion, and a note of a game of
         # it, write nothing back.
-        assert server.built is not None
-        memory = MemoryStore(server.built.recorder.store.redis)
+        built: Any = server.built
+        memory = MemoryStore(built.recorder.store.redis)
 
         async def late_writes() -> None:
             await memory.apply(club_id, game.game_id, 9, None, "1-0")
