@@ -248,6 +248,14 @@ def serve_command(subparsers: Any) -> None:
         "seconds, or a number with s, m, h or d, at least 1m",
     )
     setting(
+        "--cache-check-interval",
+        _duration,
+        "1h",
+        "the time in which a running server verifies the whole stream of every game it holds "
+        "in its head cache once (an edit in the middle of a stream, which keeps its head and "
+        "last entry, is refused from then on): seconds, or a number with s, m, h or d, at least 1m",
+    )
+    setting(
         "--head-cache-bytes",
         _bytes,
         "256M",
@@ -379,8 +387,9 @@ DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def _duration(text: str) -> float:
-    """A duration: seconds, or a number with s, m, h or d; from one minute (less could
-    forget a request id while its client still retries it) to ten years."""
+    """A duration: seconds, or a number with s, m, h or d; from one minute (a request id
+    retention shorter could forget an id while its client still retries it; a cache check
+    more often would read every cached stream over and over) to ten years."""
     cleaned = text.strip().lower()
     unit = cleaned[-1:] if cleaned[-1:] in DURATION_UNITS else "s"
     number = cleaned.removesuffix(unit) if cleaned[-1:] in DURATION_UNITS else cleaned
@@ -766,8 +775,13 @@ async def _serve(
 
     # Unused owner.tokens of gone servers and expired tokens never used leave Redis.
     pruning = asyncio.create_task(keep_tokens_pruned(built.members, Path(args.data_dir)))
+    from tablelog.service.recording.heads import keep_checking
+
+    # An edit in the middle of a cached game's stream is found within the interval.
+    checking = asyncio.create_task(keep_checking(built.recorder.heads, args.cache_check_interval))
     await stop.wait()
     pruning.cancel()
+    checking.cancel()
     if parent is not None:
         watchdog.cancel()
     log.info("stopping")

@@ -466,6 +466,9 @@ def test_serve_takes_the_request_id_retention_as_a_duration(
     assert given.request_id_retention == 36 * 3600
     monkeypatch.setenv("TABLELOG_REQUEST_ID_RETENTION", "90")
     assert build_parser().parse_args(["serve"]).request_id_retention == 90
+    assert build_parser().parse_args(["serve"]).cache_check_interval == 3600
+    checked = build_parser().parse_args(["serve", "--cache-check-interval", "10m"])
+    assert checked.cache_check_interval == 600
     # Under a minute could forget a request id while its client still retries it.
     for wrong in ("59s", "0", "-3d", "3w", "forever", "4000d"):
         with pytest.raises(SystemExit):
