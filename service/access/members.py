@@ -327,7 +327,9 @@ class MemberStore:
                     pipe.get(self._token_key(hashed))
                 found = await self._call(pipe.execute())
             for hashed, lookup in zip(batch, found, strict=True):
-                token_id = str(json.loads(lookup)["token"]) if lookup is not None else ""
+                if lookup is None:
+                    continue  # a token being stored now (its record, set entry, then lookup)
+                token_id = str(json.loads(lookup)["token"])
                 if token_id in token_ids or token_id not in known:
                     stale.append(hashed)
         if token_ids:
