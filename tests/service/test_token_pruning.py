@@ -26,6 +26,8 @@ from tablelog.service.access.members import GONE_AFTER, PRUNE_AFTER, MemberStore
 from tablelog.service.errors import Unauthenticated
 from tablelog.service.store.cluster import open_async_client
 from tablelog.service.store.embedded import EmbeddedRedis
+from tablelog_client import Client
+from tests.service.support import ServeProcess
 
 
 def test_tokens_expired_or_replaced_and_never_used_are_pruned_with_their_lookups(
@@ -107,3 +109,27 @@ def test_a_pruned_owner_token_is_written_again_at_the_next_start(
             await client.aclose()
 
     asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_serve_prunes_at_start(tmp_path: Path) -> None:
+    """`tablelog serve` itself prunes when it starts (`keep_tokens_pruned`): a token that
+    expired unused while the server was stopped is gone from the club's records at the next
+    start; the owner's, used, stays."""
+    serve = ServeProcess(tmp_path).start()
+    try:
+        with Client(serve.address, token=serve.token) as owner:
+            me = owner.whoami().member.member_id
+            short = owner.create_token(me, expires_in_seconds=1).info.token_id
+            kept = owner.create_token(me, expires_in_seconds=3600).info.token_id
+    finally:
+        serve.stop()
+    time.sleep(1.1)
+    serve = ServeProcess(tmp_path).start()
+    try:
+        with Client(serve.address, token=serve.token) as owner:
+            listed = {t.token_id for t in owner.tokens()}
+    finally:
+        serve.stop()
+    assert kept in listed
+    assert short not in listed
