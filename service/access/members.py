@@ -24,6 +24,7 @@ Only SHA-256 hashes of tokens are stored (`tablelog.service.access.identity.toke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Awaitable
@@ -47,7 +48,7 @@ from tablelog.service.access.identity import (
 )
 from tablelog.service.errors import Exhausted, InvalidRequest, NotFound, Unauthenticated
 from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
-from tablelog.service.store.errors import StoreUnavailable, write_refusal
+from tablelog.service.store.errors import StoreError, StoreUnavailable, write_refusal
 
 T = TypeVar("T")
 UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
@@ -435,9 +436,12 @@ class MemberStore:
         check_record(record, now if now is not None else time.time())
         if not used:
             # Once per token: a token never used may be pruned once replaced (`prune_tokens`).
-            await self._call(
-                self._redis.hsetnx(self._club_key(club_id, "token-uses"), token_id, time.time())
-            )
+            # A mark, not the call's business: a Redis refusing writes (full, read-only in a
+            # failover) does not refuse the caller; the mark is made at a later use.
+            with contextlib.suppress(StoreError):
+                await self._call(
+                    self._redis.hsetnx(self._club_key(club_id, "token-uses"), token_id, time.time())
+                )
         club = _club(club_id, club_fields)
         if record.game_id:
             return record, link_member(record), club
