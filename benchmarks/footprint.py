@@ -2,6 +2,7 @@
 (docs/deploy.md, Sizes; docs/scaling.md).
 
     .venv/bin/python benchmarks/footprint.py [--games 40] [--players 2 3 4]
+        [--request-id-retention SECONDS]
 
 Starts Debian's redis-server with deploy/redis.conf's persistence (AOF, `appendfsync
 always`, RDB preamble), a tablelog server (`tablelog.service.api.server.BackgroundServer`) on it,
@@ -9,7 +10,9 @@ and records whole seeded random Splendor games through the Python SDK, one notat
 as a recorder at the table does (each game also gets its creation, reveals and chance events). Then
 it reads, per game, `MEMORY USAGE` of each of its keys (events stream, head, request ids, seed) and
 the listing index, Redis's `used_memory` before and after, the append-only file's growth, and the
-same file after `BGREWRITEAOF`.
+same file after `BGREWRITEAOF`. With `--request-id-retention`, the server keeps request ids
+that long (a short one here, so as not to wait days): the games' keys are read again once it
+has passed, when Redis holds what a game keeps for good.
 
 The floor, measured on the same games: the bytes of the events themselves (each stream
 entry's payload), which no store of this history can go below. Ratios against it say what
@@ -63,10 +66,35 @@ def wait_for_rewrite(client: redis.Redis) -> None:
     raise RuntimeError("the AOF rewrite did not finish")
 
 
+def game_keys(client: redis.Redis, games: list[str]) -> tuple[dict[str, int], int, int]:
+    """`MEMORY USAGE` of the games' keys by part (events, head, requests ...), and the
+    bytes and number of the events themselves."""
+    per_part: dict[str, int] = {}
+    events = entries = 0
+    for game in games:
+        for key in client.scan_iter(match=f"*{{{game}}}*"):
+            part = key.decode().rsplit(":", 1)[-1]
+            used = client.memory_usage(key, samples=0)
+            if used is None:
+                continue  # expired between SCAN and now
+            per_part[part] = per_part.get(part, 0) + int(used)
+            if part == "events":
+                for _id, fields in client.xrange(key) or []:
+                    events += sum(len(value) for value in (fields or {}).values())
+                    entries += 1
+    return per_part, events, entries
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4])
+    parser.add_argument(
+        "--request-id-retention",
+        type=float,
+        default=None,
+        help="seconds the server keeps request ids (default: the server's, days)",
+    )
     options = parser.parse_args()
     configure_logging("warning", json=False)  # no line per RPC among the figures
     data = Path(tempfile.mkdtemp(prefix="tablelog-footprint-"))
@@ -85,8 +113,11 @@ def main() -> int:
         except redis.ConnectionError:
             time.sleep(0.05)
     token = new_token()
+    retention = {}
+    if options.request_id_retention is not None:
+        retention["request_id_retention"] = options.request_id_retention
     server = BackgroundServer(
-        url, chain=Chain(ChainKey.of(secrets.token_bytes(32))), owner_token=token
+        url, chain=Chain(ChainKey.of(secrets.token_bytes(32))), owner_token=token, **retention
     )
     server.start()
     try:
@@ -108,18 +139,14 @@ def main() -> int:
         seconds = time.monotonic() - started
         memory_after = int(client.info("memory")["used_memory"])
         aof_grown = aof_bytes(data) - aof_before
-        per_part: dict[str, int] = {}
-        events = entries = 0
-        for game in games:
-            for key in client.scan_iter(match=f"*{{{game}}}*"):
-                part = key.decode().rsplit(":", 1)[-1]
-                per_part[part] = per_part.get(part, 0) + int(
-                    client.memory_usage(key, samples=0) or 0
-                )
-                if part == "events":
-                    for _id, fields in client.xrange(key) or []:
-                        events += sum(len(value) for value in (fields or {}).values())
-                        entries += 1
+        per_part, events, entries = game_keys(client, games)
+        expired: dict[str, int] | None = None
+        if options.request_id_retention is not None:
+            # The keys go within 1.5 retentions of the last id stored (append.lua).
+            until = started + seconds + options.request_id_retention * 1.5 + 0.5
+            time.sleep(max(0.0, until - time.monotonic()))
+            expired, _, _ = game_keys(client, games)  # reading an expired key removes it
+            memory_expired = int(client.info("memory")["used_memory"])
         client.bgrewriteaof()
         time.sleep(0.2)
         wait_for_rewrite(client)
@@ -140,7 +167,17 @@ def main() -> int:
         ("AOF after BGREWRITEAOF (RDB preamble)", aof_rewritten),
     ]
     print(f"{'':48} {'bytes':>12} {'per move':>9} {'per game':>9} {'vs floor':>8}")
+    if expired is not None:
+        rows += [
+            (f"once the {options.request_id_retention:g} s retention passed:", 0),
+            ("Redis used_memory growth", memory_expired - memory_before),
+            ("  of which, MEMORY USAGE of the games' keys", sum(expired.values())),
+            *((f"    {part}", size) for part, size in sorted(expired.items())),
+        ]
     for name, value in rows:
+        if name.endswith(":"):
+            print(name)
+            continue
         print(f"{name:48} {value:>12,} {value / moves:>9.0f} {value / len(games):>9.0f} "
               f"{value / events:>8.2f}")  # fmt: skip
     shutil.rmtree(data, ignore_errors=True)

@@ -66,6 +66,7 @@ from tablelog.replay import fold as folding  # noqa: E402  (the path is set up j
 from tablelog.replay.core import CHANCE, TERMINAL  # noqa: E402
 from tablelog.replay.registry import find_game  # noqa: E402
 from tablelog.service.store.embedded import Durability, EmbeddedRedis, free_port  # noqa: E402
+from tablelog.service.store.redis_store import REQUEST_ID_RETENTION  # noqa: E402
 from tablelog.v1 import events_pb2, game_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
 TOKEN_VARIABLE = "TABLELOG_TOKEN"
@@ -148,6 +149,10 @@ MEASURES = (
 """What each run of the load reports (medians of the rounds are printed)."""
 
 
+RETENTION_MS = int(REQUEST_ID_RETENTION * 1000)
+"""The request ids' retention the bound's appends pass the script (the service's default)."""
+
+
 def floor_handler(
     client: Any, work: frozenset[str], secret: bytes, script_sha: str = ""
 ) -> Callable[[bytes, Any], Awaitable[bytes]]:
@@ -182,9 +187,12 @@ def floor_handler(
             unhashed = request + (last_hash or bytes(32))
             new_hash = hmac.digest(secret, unhashed, "sha256")
             hmac.digest(secret, game_id.encode() + new_hash, "sha256")  # the receipt's tag
-            parts = ("events", "head", "requests", "seed")
+            parts = ("events", "head", "requests", "seed", "request-order")
             keys = [f"bound:{{{game_id}}}:{part}" for part in parts]
-            header = f"{sequence} - {sequence + 1} - 1 {new_hash.hex()}"
+            header = (
+                f"{sequence} - {sequence + 1} - 1 {new_hash.hex()} "
+                f"{time.time_ns() // 1_000_000} {RETENTION_MS}"
+            )
             args: list[str | bytes] = [
                 header,
                 parsed.request_id,

@@ -25,12 +25,22 @@ from tablelog.service.access.identity import (
 from tablelog.service.access.members import MemberStore
 from tablelog.service.errors import Exhausted, InvalidRequest
 from tablelog.service.limits import MAX_PAGE_SIZE
+from tablelog.service.store.memory import MemoryStore
 from tablelog.service.store.redis_store import RedisEventStore
 
 MAX_CLUBS = 10_000
 """Clubs on one server (an operator's mistake in a loop stops here)."""
 MAX_CLUB_ID = 100
-GAME_PARTS = ("events", "head", "requests", "seed", "seats", "checkpoints", "checkpoint-index")
+GAME_PARTS = (
+    "events",
+    "head",
+    "requests",
+    "request-order",
+    "seed",
+    "seats",
+    "checkpoints",
+    "checkpoint-index",
+)
 """Every key a game has (`tablelog.service.store.redis_store`, `checkpoint_storage`, `members`)."""
 DELETE_BATCH = 500
 
@@ -107,6 +117,10 @@ class ClubAdmin:
                 for key in doomed[start : start + DELETE_BATCH]:
                     pipe.delete(key)
                 await run(pipe.execute())
+        # Club memory's keys (feed, projections, seasons, roster) are the club's own, deleted
+        # above; its projection script and feed note write nothing for a club without its
+        # record, so a projector busy with it meanwhile leaves nothing behind. Its flag last.
+        await MemoryStore(redis).unflag(club_id)
         return len(ordered), ordered
 
 

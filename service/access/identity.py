@@ -124,6 +124,10 @@ class TokenRecord:
     revoked: bool = False
     game_id: str = ""
     """A link token's game."""
+    local_file: bool = False
+    """Written by `serve` to a data directory's owner.token (`local_owner`): one is minted at
+    each start on a new data directory (a pod's), so unused ones are pruned once their server
+    is gone (`MemberStore.prune_tokens`)."""
 
     def expired(self, now: float) -> bool:
         return bool(self.expires) and now >= self.expires

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from tablelog.service.access.identity import LOCAL_CLUB, Member, Role, TokenRecord, new_id
-from tablelog.service.access.members import MemberStore
+from tablelog.service.access.members import PRUNE_PERIOD, MemberStore
 from tablelog.service.errors import Unauthenticated
 from tablelog.v1 import events_pb2
 
@@ -87,6 +87,38 @@ async def web_sign_in_token(members: MemberStore) -> str:
     return token
 
 
+async def prune_tokens_now(members: MemberStore, data_dir: Path) -> int:
+    """Says that this server's owner.token is alive, then prunes every club's token records
+    (`MemberStore.prune_tokens`); how many were removed."""
+    path = data_dir / OWNER_TOKEN_FILE
+    if path.exists():
+        await members.alive(path.read_text(encoding="utf-8").strip())
+    pruned = 0
+    for club_id in await members.club_ids():
+        pruned += await members.prune_tokens(club_id)
+    return pruned
+
+
+async def keep_tokens_pruned(members: MemberStore, data_dir: Path) -> None:
+    """`prune_tokens_now` at once and every `PRUNE_PERIOD` seconds, until cancelled; a Redis
+    that cannot answer now is tried again at the next period."""
+    import asyncio
+
+    from tablelog.service.logs import get_logger
+    from tablelog.service.store.errors import StoreError
+
+    log = get_logger("tablelog.tokens")
+    while True:
+        try:
+            pruned = await prune_tokens_now(members, data_dir)
+        except StoreError as exc:
+            log.warning("token pruning failed", error=str(exc))
+        else:
+            if pruned:
+                log.info("token records pruned", count=pruned)
+        await asyncio.sleep(PRUNE_PERIOD)
+
+
 def owner_name() -> str:
     try:
         return getpass.getuser() or "owner"
@@ -116,7 +148,9 @@ async def ensure_local_owner(members: MemberStore, data_dir: Path) -> tuple[Memb
             if member.role is Role.OWNER and member.club_id == LOCAL_CLUB:
                 return await members.make_operator(LOCAL_CLUB, member.member_id), token
     owner = await _owner(members)
-    token, _record = await members.create_token(LOCAL_CLUB, owner.member_id, expires=0)
+    token, _record = await members.create_token(
+        LOCAL_CLUB, owner.member_id, expires=0, local_file=True
+    )
     write_secret(path, token)
     return owner, token
 

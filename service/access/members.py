@@ -13,6 +13,9 @@ game's own tag):
     tl:{tok:<sha256 hex>}         string: JSON (club id, token id): a token's lookup
     tl:{club:<id>}:lookups        set: the <sha256 hex> of each lookup above made for the
                                   club's tokens (so deleting the club deletes them)
+    tl:{club:<id>}:token-uses     hash: token id -> when it first named its caller (unix s)
+    tl:{club:<id>}:token-alive    hash: token id -> when the server that wrote it to its
+                                  owner.token last said it is running (unix s)
     tl:{<game_id>}:seats          hash: seat -> member id (BindSeat; CreateGame's own
                                   bindings are in GameCreated's players)
 
@@ -21,6 +24,7 @@ Only SHA-256 hashes of tokens are stored (`tablelog.service.access.identity.toke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Awaitable
@@ -44,15 +48,20 @@ from tablelog.service.access.identity import (
 )
 from tablelog.service.errors import Exhausted, InvalidRequest, NotFound, Unauthenticated
 from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
-from tablelog.service.store.errors import StoreUnavailable, write_refusal
+from tablelog.service.store.errors import StoreError, StoreUnavailable, write_refusal
 
 T = TypeVar("T")
 UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
 """Redis (or the cluster) cannot answer now, or did not within the time limit."""
 TIMEOUT = 5.0
 PRUNE_AFTER = 30 * 24 * 3600
-"""Revoked or expired token records older than this are dropped when a club's records are
-full (their tokens are then simply unknown)."""
+"""Revoked or expired token records older than this are dropped (their tokens are then simply
+unknown): `prune_tokens`, and when a club's records are full."""
+PRUNE_PERIOD = 3600.0
+"""Seconds between two prunings of the token records by a running server (`prune_tokens`);
+a server also says its own owner.token is alive this often."""
+GONE_AFTER = 3 * PRUNE_PERIOD
+"""An owner.token whose server has not said it is alive for this long is taken as gone."""
 
 
 class MemberStore:
@@ -231,7 +240,13 @@ class MemberStore:
     # ---------------------------------------------------------------- tokens
 
     async def create_token(
-        self, club_id: str, member_id: str, expires: float, *, game_id: str = ""
+        self,
+        club_id: str,
+        member_id: str,
+        expires: float,
+        *,
+        game_id: str = "",
+        local_file: bool = False,
     ) -> tuple[str, TokenRecord]:
         """A new token for a member (or, with `game_id` and no member, a link token): the
         token, answered once, and its record. Only its hash is stored."""
@@ -241,10 +256,94 @@ class MemberStore:
         await self._make_room(club_id)
         token = new_token(link=bool(game_id))
         record = TokenRecord(
-            new_id("t_"), club_id, member_id, time.time(), expires, token[-4:], game_id=game_id
+            new_id("t_"),
+            club_id,
+            member_id,
+            time.time(),
+            expires,
+            token[-4:],
+            game_id=game_id,
+            local_file=local_file,
         )
         await self._store_token(token, record)
         return token, record
+
+    async def alive(self, token: str, now: float | None = None) -> None:
+        """Says that the server holding `token` (the owner.token it wrote) is running:
+        `prune_tokens` leaves an unused owner.token alone while its server says so."""
+        found = await self._call(self._redis.get(self._token_key(token_hash(token))))
+        if found is None:
+            return
+        lookup = json.loads(found)
+        key = self._club_key(str(lookup["club"]), "token-alive")
+        stamp = now if now is not None else time.time()
+        await self._call(self._redis.hset(key, str(lookup["token"]), stamp))
+
+    async def prune_tokens(self, club_id: str, now: float | None = None) -> int:
+        """Removes the club's token records that can no longer name anyone usefully, with
+        their lookups; how many. Removed: a token that expired and was never used; an
+        expired or revoked one `PRUNE_AFTER` past its expiry (or creation); an owner.token
+        `serve` wrote (`TokenRecord.local_file`) that was never used and whose server has
+        not said it is alive (`alive`) for `GONE_AFTER`: the pod or data directory that held
+        it is gone, and a server finding its owner.token unknown writes a new one."""
+        now = now if now is not None else time.time()
+        records = await self.tokens(club_id)
+        uses_key = self._club_key(club_id, "token-uses")
+        alive_key = self._club_key(club_id, "token-alive")
+        used = {_text(k) for k in await self._call(self._redis.hkeys(uses_key))}
+        alive = {
+            _text(k): float(v)
+            for k, v in (await self._call(self._redis.hgetall(alive_key))).items()
+        }
+
+        def doomed(record: TokenRecord) -> bool:
+            never_used = record.token_id not in used
+            if record.expired(now) and never_used:
+                return True
+            if (record.revoked or record.expired(now)) and now - max(
+                record.created, record.expires
+            ) > PRUNE_AFTER:
+                return True
+            last_alive = alive.get(record.token_id, record.created)
+            return record.local_file and never_used and now - last_alive > GONE_AFTER
+
+        pruned = {r.token_id for r in records if doomed(r)}
+        await self._forget_tokens(club_id, pruned)
+        return len(pruned)
+
+    async def _forget_tokens(self, club_id: str, token_ids: set[str]) -> None:
+        """Deletes the records `token_ids`, their use and alive marks, and the lookups that
+        name them or no record at all (left by an earlier pruning)."""
+        lookups_key = self._club_key(club_id, "lookups")
+        hashes = [_text(h) for h in await self._call(self._redis.smembers(lookups_key))]
+        known = {
+            _text(k) for k in await self._call(self._redis.hkeys(self._club_key(club_id, "tokens")))
+        }
+        stale: list[str] = []
+        for start in range(0, len(hashes), 500):
+            batch = hashes[start : start + 500]
+            # One key per command: the lookups are in slots of their own.
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for hashed in batch:
+                    pipe.get(self._token_key(hashed))
+                found = await self._call(pipe.execute())
+            for hashed, lookup in zip(batch, found, strict=True):
+                if lookup is None:
+                    continue  # a token being stored now (its record, set entry, then lookup)
+                token_id = str(json.loads(lookup)["token"])
+                if token_id in token_ids or token_id not in known:
+                    stale.append(hashed)
+        if token_ids:
+            ids = sorted(token_ids)
+            for part in ("tokens", "token-uses", "token-alive"):
+                await self._call(self._redis.hdel(self._club_key(club_id, part), *ids))
+        for start in range(0, len(stale), 500):
+            batch = stale[start : start + 500]
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for hashed in batch:
+                    pipe.delete(self._token_key(hashed))
+                await self._call(pipe.execute())
+            await self._call(self._redis.srem(lookups_key, *batch))
 
     async def register_token(self, token: str, record: TokenRecord) -> bool:
         """Stores a token made elsewhere (the owner token a test deployment is given), unless
@@ -309,6 +408,7 @@ class MemberStore:
             record.last_chars,
             True,
             record.game_id,
+            record.local_file,
         )
         await self._call(self._redis.hset(key, token_id, _token_json(revoked)))
         return revoked
@@ -328,11 +428,20 @@ class MemberStore:
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hget(self._club_key(club_id, "tokens"), token_id)
             pipe.hgetall(self._club_key(club_id, "club"))
-            stored, club_fields = await self._call(pipe.execute())
+            pipe.hexists(self._club_key(club_id, "token-uses"), token_id)
+            stored, club_fields, used = await self._call(pipe.execute())
         if stored is None or not club_fields:
             raise unknown_token()
         record = _token(club_id, token_id, stored)
         check_record(record, now if now is not None else time.time())
+        if not used:
+            # Once per token: a token never used may be pruned once replaced (`prune_tokens`).
+            # A mark, not the call's business: a Redis refusing writes (full, read-only in a
+            # failover) does not refuse the caller; the mark is made at a later use.
+            with contextlib.suppress(StoreError):
+                await self._call(
+                    self._redis.hsetnx(self._club_key(club_id, "token-uses"), token_id, time.time())
+                )
         club = _club(club_id, club_fields)
         if record.game_id:
             return record, link_member(record), club
@@ -412,6 +521,7 @@ def _token_json(record: TokenRecord) -> str:
             "last": record.last_chars,
             "revoked": record.revoked,
             "game": record.game_id,
+            **({"local": True} if record.local_file else {}),
         }
     )
 
@@ -427,4 +537,5 @@ def _token(club_id: str, token_id: str, blob: bytes | str) -> TokenRecord:
         str(data["last"]),
         bool(data["revoked"]),
         str(data["game"]),
+        bool(data.get("local", False)),
     )

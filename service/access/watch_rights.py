@@ -11,6 +11,10 @@ works out the viewer it is now entitled to, as at its start:
   no longer watch: PERMISSION_DENIED; a viewer asked for that is no longer allowed:
   PERMISSION_DENIED, VIEW_NOT_ALLOWED): the stream ends with that status, and the update
   it was about to deliver is not delivered;
+* its club deleted by the operator (the token no longer resolves, and the club is gone):
+  NOT_FOUND, GAME_NOT_FOUND, as every call naming the game now gets, rather than a word
+  about the token; its club suspended: PERMISSION_DENIED, CLUB_SUSPENDED, as the gate
+  answers every call of a suspended club;
 * entitled to another viewer (a player whose seat was unbound now sees the spectator's
   view; an owner demoted to recorder): the watch goes on in that view from the update it
   was about to deliver, which it delivers rendered for the new viewer.
@@ -27,7 +31,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tablelog.service.access.authentication import CACHE_SECONDS, Gate
+from tablelog.service.access.authentication import CACHE_SECONDS, Gate, current_caller
+from tablelog.service.errors import NotFound, Unauthenticated
+from tablelog.service.store.errors import GameNotFound
 from tablelog.v1 import service_pb2
 
 WATCH_GAME = "/tablelog.v1.TablelogService/WatchGame"
@@ -53,6 +59,7 @@ class WatchRights:
         self._clock = clock
         self._checked = clock()
         self._generation = gate.generation if gate is not None else 0
+        self._club = current_caller().club_id if gate is not None else ""
 
     async def current(self) -> service_pb2.Viewer:
         """The viewer the caller is entitled to now; raises the refusal when it may no
@@ -64,7 +71,21 @@ class WatchRights:
         if now - self._checked < CACHE_SECONDS and gate.generation == self._generation:
             return self.viewer
         self._generation = gate.generation
-        await gate.recheck(WATCH_GAME, self.request, self.context)
+        try:
+            await gate.recheck(WATCH_GAME, self.request, self.context)
+        except Unauthenticated:
+            if await self._club_gone(gate):
+                raise GameNotFound(self.request.game_id) from None
+            raise
         self.viewer = await self.viewer_now()
         self._checked = now
         return self.viewer
+
+    async def _club_gone(self, gate: Gate) -> bool:
+        """Whether the club the watch started in was deleted (its record is deleted first,
+        before its games: `tablelog.service.access.club_admin.ClubAdmin.delete`)."""
+        try:
+            await gate.members.club(self._club)
+        except NotFound:
+            return True
+        return False

@@ -240,6 +240,22 @@ def serve_command(subparsers: Any) -> None:
         "it is refused (CLUB_STORAGE_FULL). A number with K, M or G",
     )
     setting(
+        "--request-id-retention",
+        _duration,
+        "3d",
+        "how long a change's request id is remembered (a retry under it within this time "
+        "answers the change once made; after it, the same request id is a new request): "
+        "seconds, or a number with s, m, h or d, at least 1m",
+    )
+    setting(
+        "--cache-check-interval",
+        _duration,
+        "1h",
+        "the time in which a running server verifies the whole stream of every game it holds "
+        "in its head cache once (an edit in the middle of a stream, which keeps its head and "
+        "last entry, is refused from then on): seconds, or a number with s, m, h or d, at least 1m",
+    )
+    setting(
         "--head-cache-bytes",
         _bytes,
         "256M",
@@ -364,6 +380,27 @@ def _rate(text: str) -> float:
         value = 0.0
     if not 0 < value <= 1_000_000:
         raise argparse.ArgumentTypeError(f"expected a rate above 0, at most 1000000, not {text!r}")
+    return value
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(text: str) -> float:
+    """A duration: seconds, or a number with s, m, h or d; from one minute (a request id
+    retention shorter could forget an id while its client still retries it; a cache check
+    more often would read every cached stream over and over) to ten years."""
+    cleaned = text.strip().lower()
+    unit = cleaned[-1:] if cleaned[-1:] in DURATION_UNITS else "s"
+    number = cleaned.removesuffix(unit) if cleaned[-1:] in DURATION_UNITS else cleaned
+    try:
+        value = float(number) * DURATION_UNITS[unit]
+    except ValueError:
+        value = 0.0
+    if not 60 <= value <= 3650 * 86400:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration from 1m to 3650d, such as 72h or 3d, not {text!r}"
+        )
     return value
 
 
@@ -623,6 +660,7 @@ async def _serve(
         pool_size=args.redis_pool_size,
         club_storage=args.club_storage_bytes,
         replica_wait=args.replica_wait,
+        request_id_retention=args.request_id_retention,
     )
     try:
         await store.ping()
@@ -733,7 +771,17 @@ async def _serve(
         )
     if parent is not None:  # a worker stops when its supervisor is gone
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
+    from tablelog.service.access.local_owner import keep_tokens_pruned
+
+    # Unused owner.tokens of gone servers and expired tokens never used leave Redis.
+    pruning = asyncio.create_task(keep_tokens_pruned(built.members, Path(args.data_dir)))
+    from tablelog.service.recording.heads import keep_checking
+
+    # An edit in the middle of a cached game's stream is found within the interval.
+    checking = asyncio.create_task(keep_checking(built.recorder.heads, args.cache_check_interval))
     await stop.wait()
+    pruning.cancel()
+    checking.cancel()
     if parent is not None:
         watchdog.cancel()
     log.info("stopping")

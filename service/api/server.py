@@ -50,6 +50,7 @@ from tablelog.service.store.chain import Chain
 from tablelog.service.store.club_storage import DEFAULT_LEASE
 from tablelog.service.store.cluster import ReplicaWait
 from tablelog.service.store.memory import MemoryStore
+from tablelog.service.store.redis_store import REQUEST_ID_RETENTION
 from tablelog.v1 import (
     clubs_pb2,
     clubs_pb2_grpc,
@@ -368,8 +369,10 @@ class BackgroundServer:
         http_address: str | None = None,
         http_cors_origins: Sequence[str] = (),
         replica_wait: ReplicaWait | None = None,
+        request_id_retention: float = REQUEST_ID_RETENTION,
     ) -> None:
         self.redis_url = redis_url
+        self.request_id_retention = request_id_retention
         self.http_address = http_address
         self.http_cors_origins = http_cors_origins
         self.replica_wait = replica_wait
@@ -423,6 +426,7 @@ class BackgroundServer:
                 club_storage=self.club_storage,
                 club_lease=self.club_lease,
                 replica_wait=self.replica_wait,
+                request_id_retention=self.request_id_retention,
             )
             self.built = build_server(
                 store,

@@ -11,10 +11,17 @@ seals and links of the events read), and a cached head is a receipt: when the st
 no longer follows from it (the history cut off or rewritten under it), the game is refused
 with TamperedHistory (DATA_LOSS) at the first bad event, and the cached head is kept, so
 the game stays refused here rather than being rebuilt on what was left.
+
+An edit in the middle of a stream that keeps the head and the last entry (both checked on
+every load and append) would go unseen by a warm instance until a cold load or VerifyGame,
+so a running server also verifies every cached game's whole stream against its cached head
+once per `--cache-check-interval` (`Heads.check_cached`, `keep_checking`): a game found
+edited is refused from then on, as above.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import sys
 from collections import OrderedDict
@@ -28,10 +35,17 @@ from google.protobuf.message import DecodeError, Message
 from tablelog.replay import fold as folding
 from tablelog.replay.core import DEALT, HistoryError
 from tablelog.service.limits import check_game_id
+from tablelog.service.logs import get_logger
 from tablelog.service.recording.building import ENDING_BODIES
 from tablelog.service.recording.checkpoints import DEFAULT_INTERVAL, Checkpoints
 from tablelog.service.recording.verification import ChainBroken, ChainWalk, foreign_history, held
-from tablelog.service.store import EventStore, GameNotFound, StoredHead, TamperedHistory
+from tablelog.service.store import (
+    EventStore,
+    GameNotFound,
+    StoredHead,
+    StoreUnavailable,
+    TamperedHistory,
+)
 from tablelog.service.store.chain import Chain
 from tablelog.v1 import events_pb2
 
@@ -238,6 +252,10 @@ class HeadCache:
         if entry is not None:
             self.bytes -= entry.size
 
+    def game_ids(self) -> list[str]:
+        """The cached games, least recently used first."""
+        return list(self._entries)
+
     def __len__(self) -> int:
         return len(self._entries)
 
@@ -404,6 +422,32 @@ class Heads:
             return await self.reconcile(head)
         return self.remember(advance(head, newer))
 
+    def _refuse(self, game_id: str) -> None:
+        if len(self._refused) >= MAX_REFUSED:
+            self._refused.clear()  # bounded: the cached heads still catch most
+        self._refused.add(game_id)
+
+    async def check_cached(self, pause: float = 0.0) -> list[str]:
+        """Verifies the whole stream of every cached game (each event's seal and link) with
+        its cached head as a receipt, `pause` seconds between two games; the games found
+        changed, refused from then on (TamperedHistory at their first bad event, at their
+        next use). A game deleted meanwhile is forgotten. Each game's stream is read
+        once: no fold, and nothing is cached anew."""
+        found: list[str] = []
+        for game_id in self.cache.game_ids():
+            head = self.cache.peek(game_id)
+            if head is not None and game_id not in self._refused:
+                try:
+                    await self.verified_events(game_id, known=head)
+                except TamperedHistory:
+                    self._refuse(game_id)
+                    found.append(game_id)
+                except GameNotFound:
+                    self.forget(game_id)
+            if pause:
+                await asyncio.sleep(pause)
+        return found
+
     async def reconcile(self, head: Head) -> Head:
         """The game rebuilt from the whole stream, verified with the cached `head` as a
         receipt (a history that no longer holds it was cut or rewritten: TamperedHistory,
@@ -412,9 +456,7 @@ class Heads:
         try:
             rebuilt = await self.rebuild(game_id, known=head)
         except TamperedHistory:
-            if len(self._refused) >= MAX_REFUSED:
-                self._refused.clear()  # bounded: the cached heads still catch most
-            self._refused.add(game_id)
+            self._refuse(game_id)
             raise
         self._refused.discard(game_id)
         return self.remember(rebuilt)
@@ -437,3 +479,25 @@ class Heads:
             elif stored.sequence != head.sequence or stored.last_hash != head.last_hash:
                 head = await self.reconcile(head)  # behind the cache, or another event
         return head
+
+
+DEFAULT_CHECK_INTERVAL: Final = 3600.0
+"""Seconds in which a running server verifies every cached game's stream once
+(`serve --cache-check-interval`)."""
+
+
+async def keep_checking(heads: Heads, interval: float = DEFAULT_CHECK_INTERVAL) -> None:
+    """`Heads.check_cached` until cancelled, its games spread over `interval` seconds (a
+    round takes longer only when verifying them one after another does); an outage of the
+    store ends a round, and the next one starts after `interval`."""
+    log = get_logger("tablelog.heads")
+    while True:
+        count = len(heads.cache)
+        started = asyncio.get_running_loop().time()
+        try:
+            for game_id in await heads.check_cached(pause=interval / max(1, count)):
+                log.error("history changed under a cached game: refused", game_id=game_id)
+        except StoreUnavailable as exc:
+            log.warning("cached games not verified", error=str(exc))
+        elapsed = asyncio.get_running_loop().time() - started
+        await asyncio.sleep(max(0.0, interval - elapsed))

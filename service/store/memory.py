@@ -43,6 +43,9 @@ local function later(a, b)
   return am > bm or (am == bm and as > bs)
 end
 local changed = 0
+if redis.call("EXISTS", KEYS[5]) == 0 then
+  return 0  -- the club was deleted: nothing of it is written again
+end
 local seen = tonumber(redis.call("HGET", KEYS[2], ARGV[1]) or "-1")
 if tonumber(ARGV[2]) > seen then
   redis.call("HSET", KEYS[2], ARGV[1], ARGV[2])
@@ -62,9 +65,20 @@ if ARGV[4] ~= "" and later(ARGV[4], redis.call("GET", KEYS[3])) then
 end
 return changed
 """
-"""KEYS: outcomes, seen, checkpoint, version. ARGV: game id, the sequence the outcome was
+"""KEYS: outcomes, seen, checkpoint, version, the club's record (a deleted club's projection
+is not written again: a projector that read its feed before DeleteClub deleted its keys).
+ARGV: game id, the sequence the outcome was
 derived at, the outcome ("" for a game that has none: abandoned, reopened), the feed entry
 id it follows ("" for a rebuild). Answers 1 when the outcomes changed."""
+NOTE_SCRIPT: Final = """
+if redis.call("EXISTS", KEYS[2]) == 0 then
+  return 0
+end
+redis.call("XADD", KEYS[1], "*", "g", ARGV[1])
+return 1
+"""
+"""KEYS: the club's feed, the club's record (`tablelog.service.access.members`). ARGV: the
+game id. A game of a deleted club is not noted (its feed would outlive the club)."""
 
 
 class MemoryStore:
@@ -90,14 +104,19 @@ class MemoryStore:
 
     async def note_change(self, club_id: str, game_id: str) -> None:
         """A game of `club_id` changed in a way the projections follow."""
-        await self._call(self._redis.xadd(self.key(club_id, "memory:feed"), {"g": game_id}))
-        await self._call(self._redis.sadd(self.dirty_key, club_id))
+        keys = [self.key(club_id, "memory:feed"), self.key(club_id, "club")]
+        if await self._call(self._redis.eval(NOTE_SCRIPT, len(keys), *keys, game_id)):
+            await self._call(self._redis.sadd(self.dirty_key, club_id))
 
     async def dirty_clubs(self) -> list[str]:
         """The clubs flagged with feed entries to project, unflagged as they are taken (a
         change noted meanwhile flags its club again)."""
         taken = await self._call(self._redis.spop(self.dirty_key, 100))
         return sorted(bytes(c).decode() for c in taken or ())
+
+    async def unflag(self, club_id: str) -> None:
+        """Takes a deleted club out of the flagged ones."""
+        await self._call(self._redis.srem(self.dirty_key, club_id))
 
     async def flag(self, club_id: str) -> None:
         await self._call(self._redis.sadd(self.dirty_key, club_id))
@@ -142,6 +161,7 @@ class MemoryStore:
             self.key(club_id, "memory:seen"),
             self.key(club_id, "memory:checkpoint"),
             self.key(club_id, "memory:version"),
+            self.key(club_id, "club"),
         ]
         blob = outcome.SerializeToString(deterministic=True) if outcome is not None else b""
         changed = await self._call(

@@ -6,8 +6,11 @@ Redis Cluster slot and the append script may touch all of them):
 
     tl:{<game_id>}:events    stream; entry id ``<sequence>-0``, one field ``e`` = Event bytes
     tl:{<game_id>}:head      hash: sequence, revision, last_hash, summary (GameSummary bytes)
-    tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint": the sequences
-                             it appended and the fingerprint of the request that did
+    tl:{<game_id>}:requests  hash: request id -> "first:last fingerprint ms": the sequences
+                             it appended, the fingerprint of the request that did, when
+    tl:{<game_id>}:request-order  list: "<ms> <request id>", oldest first; ids older than
+                             the retention are forgotten, and both keys expire within 1.5
+                             retentions of the last one stored
     tl:{<game_id>}:seed      string: dealt mode's secret seed, deleted once revealed
     tl:{club:<id>}:listing:* a club's listing index (ListGames): `store.game_index`
     tl:{<game_id>}:checkpoint*  folded positions kept beside the stream, never the truth
@@ -28,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from importlib import resources
 from typing import Any
@@ -78,6 +82,10 @@ from tablelog.v1 import events_pb2
 
 STORE_TIMEOUT = 5.0
 """Seconds a Redis command may take before the call fails with StoreUnavailable."""
+
+REQUEST_ID_RETENTION = 3 * 24 * 3600.0
+"""Seconds a request id is kept (`serve --request-id-retention`): far beyond any client's
+retries (minutes), long enough for one offline for a weekend; docs/service.md, Idempotency."""
 
 
 STREAM_AHEAD = "equal or smaller than the target stream top item"
@@ -140,11 +148,17 @@ class RedisEventStore(EventStore):
         club_lease: int = DEFAULT_LEASE,
         replica_wait: ReplicaWait | None = None,
         url: str = "",
+        request_id_retention: float = REQUEST_ID_RETENTION,
     ) -> None:
         """`club_storage`: the bytes each club's games may take in their streams (None: no
         limit), leased `club_lease` bytes at a time (see `tablelog.service.store.club_storage`).
         `replica_wait`: acknowledge an append only once that many replicas have it (WAIT).
-        `url`: the cluster's, for `dedicated` (a cluster client is not cloned from a pool)."""
+        `url`: the cluster's, for `dedicated` (a cluster client is not cloned from a pool).
+        `request_id_retention`: seconds a request id is kept; an older one is forgotten, and
+        a request under it is a new request."""
+        if request_id_retention <= 0:
+            raise ValueError("the request id retention must be positive")
+        self.request_id_retention_ms = max(1, int(request_id_retention * 1000))
         self.chain = chain
         self._redis = client
         self._cluster = client if isinstance(client, RedisCluster) else None
@@ -161,7 +175,7 @@ class RedisEventStore(EventStore):
         script = resources.files("tablelog.service.store").joinpath("append.lua")
         self._script = script.read_text(encoding="utf-8")
         self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
-        self._game_keys: dict[str, tuple[str, str, str, str]] = {}
+        self._game_keys: dict[str, tuple[str, str, str, str, str]] = {}
         self._outage: str | None = None
         self.game_index = GameIndex(client, prefix, self._call)
         self.checkpoints = CheckpointStorage(client, self.key, self._call)
@@ -178,6 +192,7 @@ class RedisEventStore(EventStore):
         club_storage: int | None = None,
         club_lease: int = DEFAULT_LEASE,
         replica_wait: ReplicaWait | None = None,
+        request_id_retention: float = REQUEST_ID_RETENTION,
     ) -> RedisEventStore:
         """A store on a new client, sealing with `chain`. The client has no socket timeout
         of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
@@ -211,6 +226,7 @@ class RedisEventStore(EventStore):
             club_lease=club_lease,
             replica_wait=replica_wait,
             url=url if is_cluster_url(url) else "",
+            request_id_retention=request_id_retention,
         )
 
     def dedicated(self) -> RedisEventStore:
@@ -220,7 +236,12 @@ class RedisEventStore(EventStore):
         client of its own, with one connection per node it reads from.)"""
         if self._cluster is not None:
             return RedisEventStore.from_url(
-                self._url, self._prefix, self._timeout, chain=self.chain, pool_size=1
+                self._url,
+                self._prefix,
+                self._timeout,
+                chain=self.chain,
+                pool_size=1,
+                request_id_retention=self.request_id_retention_ms / 1000,
             )
         assert isinstance(self._redis, aioredis.Redis)
         pool = self._redis.connection_pool
@@ -235,7 +256,11 @@ class RedisEventStore(EventStore):
         )
         # A reader appends nothing: no quota of its own (and no leases to hold).
         return RedisEventStore(
-            aioredis.Redis.from_pool(own), self._prefix, self._timeout, chain=self.chain
+            aioredis.Redis.from_pool(own),
+            self._prefix,
+            self._timeout,
+            chain=self.chain,
+            request_id_retention=self.request_id_retention_ms / 1000,
         )
 
     @property
@@ -245,7 +270,7 @@ class RedisEventStore(EventStore):
     def key(self, game_id: str, part: str) -> str:
         return f"{self._prefix}:{{{game_id}}}:{part}"
 
-    def _keys(self, game_id: str) -> tuple[str, str, str, str]:
+    def _keys(self, game_id: str) -> tuple[str, str, str, str, str]:
         keys = self._game_keys.get(game_id)
         if keys is None:
             if len(self._game_keys) >= 4096:
@@ -255,6 +280,7 @@ class RedisEventStore(EventStore):
                 self.key(game_id, "head"),
                 self.key(game_id, "requests"),
                 self.key(game_id, "seed"),
+                self.key(game_id, "request-order"),
             )
         return keys
 
@@ -352,6 +378,8 @@ class RedisEventStore(EventStore):
             new_revision=final.revision,
             seed_op=seed_op,
             fingerprint=fingerprint,
+            now_ms=time.time_ns() // 1_000_000,
+            retention_ms=self.request_id_retention_ms,
             request_id=request_id,
             prev_hash=prev_hash if expected_sequence else b"",
             last_hash=final.hash,
@@ -427,6 +455,10 @@ class RedisEventStore(EventStore):
         if found is None:
             return None
         entry = RequestEntry.parse(bytes(found))
+        # The script's own test (append.lua): an id stored more than the retention ago is
+        # forgotten even while its entry waits to be removed.
+        if entry.expired(time.time_ns() // 1_000_000, self.request_id_retention_ms):
+            return None
         if not entry.same_request(fingerprint):
             raise IdempotencyKeyReused(game_id, request_id)
         return tuple(await self.read(game_id, entry.first - 1, entry.last - entry.first + 1))

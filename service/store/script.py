@@ -19,7 +19,7 @@ class SeedOp(enum.Enum):
 
 
 class AppendCall(NamedTuple):
-    """One call of append.lua. ARGV[1] is a header of six space-separated words (the
+    """One call of append.lua. ARGV[1] is a header of eight space-separated words (the
     script matches it with one pattern); the other arguments are binary-safe strings.
     (A named tuple: one is made on every append, and it is built in a fraction of a
     frozen dataclass's time.)"""
@@ -35,6 +35,11 @@ class AppendCall(NamedTuple):
     fingerprint: str
     """ARGV[1] word 6: what the request asks (hex), stored with its request id ("-": none).
     Word 5, the number of events, is `len(events)`."""
+    now_ms: int
+    """ARGV[1] word 7: the caller's clock, milliseconds since the epoch: when the request id
+    is stored (in its entry, and in KEYS[5]'s order)."""
+    retention_ms: int
+    """ARGV[1] word 8: how long request ids are kept (older ones are forgotten)."""
     request_id: str
     """ARGV[2], or ""."""
     prev_hash: bytes
@@ -52,7 +57,8 @@ class AppendCall(NamedTuple):
         revision = "-" if self.expected_revision is None else self.expected_revision
         header = (
             f"{self.expected_sequence} {revision} {self.new_revision} "
-            f"{self.seed_op.value} {len(self.events)} {self.fingerprint or '-'}"
+            f"{self.seed_op.value} {len(self.events)} {self.fingerprint or '-'} "
+            f"{self.now_ms} {self.retention_ms}"
         )
         return [
             header,
@@ -127,18 +133,27 @@ class ScriptReply(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class RequestEntry:
-    """What the script stores under a request id (KEYS[3]): "<first>:<last> <fingerprint>".
-    An entry stored before fingerprints existed has none (`fingerprint` is "")."""
+    """What the script stores under a request id (KEYS[3]): "<first>:<last> <fingerprint>
+    <ms>", the milliseconds since the epoch when it was stored. An entry stored before
+    fingerprints existed has none (`fingerprint` is ""), one stored before request ids
+    expired has no time (`stored_ms` is None)."""
 
     first: int
     last: int
     fingerprint: str
+    stored_ms: int | None = None
 
     @classmethod
     def parse(cls, stored: bytes) -> RequestEntry:
-        span, _, fingerprint = stored.partition(b" ")
-        first, last = parse_range(span)
-        return cls(first, last, fingerprint.decode())
+        words = stored.split(b" ")
+        first, last = parse_range(words[0])
+        fingerprint = words[1].decode() if len(words) > 1 else ""
+        stored_ms = int(words[2]) if len(words) > 2 else None
+        return cls(first, last, fingerprint, stored_ms)
+
+    def expired(self, now_ms: int, retention_ms: int) -> bool:
+        """Whether the entry is past the retention (as the script decides it)."""
+        return self.stored_ms is not None and self.stored_ms < now_ms - retention_ms
 
     def same_request(self, fingerprint: str) -> bool:
         """Whether a request with `fingerprint` is the one that stored this entry (as the

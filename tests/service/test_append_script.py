@@ -35,6 +35,8 @@ def test_the_header_a_call_packs_is_the_one_the_script_reads() -> None:
         new_revision=6,
         seed_op=SeedOp.DELETE,
         fingerprint="",
+        now_ms=1_700_000_000_123,
+        retention_ms=259_200_000,
         request_id="r",
         prev_hash=b"p" * 32,
         last_hash=b"l" * 32,
@@ -45,13 +47,13 @@ def test_the_header_a_call_packs_is_the_one_the_script_reads() -> None:
     argv = call.argv()
     matched = pattern.match(argv[0])
     assert matched is not None
-    assert matched.groups() == ("7", "-", "6", "del", "2", "-")
+    assert matched.groups() == ("7", "-", "6", "del", "2", "-", "1700000000123", "259200000")
     assert argv[1:6] == ["r", b"p" * 32, b"l" * 32, b"", b"s"]
     assert argv[6:] == [b"e1", b"e2"]  # ARGV[7 .. 6+n]
     with_revision = call._replace(expected_revision=5, fingerprint="ab", seed_op=SeedOp.KEEP)
     matched = pattern.match(with_revision.argv()[0])
     assert matched is not None
-    assert matched.groups() == ("7", "5", "6", "-", "2", "ab")
+    assert matched.groups() == ("7", "5", "6", "-", "2", "ab", "1700000000123", "259200000")
 
 
 def test_every_status_the_script_answers_is_read() -> None:
@@ -72,3 +74,9 @@ def test_a_request_entry_reads_as_the_script_decides() -> None:
     assert not entry.same_request("cd")
     old = RequestEntry.parse(b"3:4")  # stored before fingerprints: taken as the same
     assert old.same_request("cd")
+    assert not old.expired(10**13, 1)  # stored before retention: kept until the keys expire
+    timed = RequestEntry.parse(b"3:4 ab 1000")
+    assert timed.same_request("ab")
+    assert not timed.same_request("cd")
+    assert not timed.expired(now_ms=1500, retention_ms=500)
+    assert timed.expired(now_ms=1501, retention_ms=500)

@@ -458,6 +458,23 @@ def test_serve_takes_its_limits_from_flags_and_the_environment(
             build_parser().parse_args(["serve", *wrong])
 
 
+def test_serve_takes_the_request_id_retention_as_a_duration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert build_parser().parse_args(["serve"]).request_id_retention == 3 * 86400
+    given = build_parser().parse_args(["serve", "--request-id-retention", "36h"])
+    assert given.request_id_retention == 36 * 3600
+    monkeypatch.setenv("TABLELOG_REQUEST_ID_RETENTION", "90")
+    assert build_parser().parse_args(["serve"]).request_id_retention == 90
+    assert build_parser().parse_args(["serve"]).cache_check_interval == 3600
+    checked = build_parser().parse_args(["serve", "--cache-check-interval", "10m"])
+    assert checked.cache_check_interval == 600
+    # Under a minute could forget a request id while its client still retries it.
+    for wrong in ("59s", "0", "-3d", "3w", "forever", "4000d"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["serve", "--request-id-retention", wrong])
+
+
 def test_by_default_each_authenticated_member_has_a_rate_of_its_own(
     embedded_redis: EmbeddedRedis,
 ) -> None:

@@ -9,6 +9,7 @@ import itertools
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
@@ -378,6 +379,59 @@ def test_a_request_id_is_bound_to_its_requests_fingerprint(
         assert changed[0] != changed[1]
 
     run(body)
+
+
+def test_a_request_id_is_forgotten_after_its_retention(redis_url: str, game_id: str) -> None:
+    """Request ids expire (docs/service.md, Idempotency): within the retention a retry is a
+    duplicate; past it the id is a new request (lookup included); each write forgets the
+    expired ids, and a game no longer changed keeps none (its two keys expire within 1.5
+    retentions)."""
+
+    async def main() -> None:
+        store = RedisEventStore.from_url(
+            redis_url, prefix=f"tl{uuid.uuid4().hex[:6]}", chain=CHAIN, request_id_retention=0.6
+        )
+        requests, order = store.key(game_id, "requests"), store.key(game_id, "request-order")
+        try:
+            last = await create(store, game_id)
+
+            async def append(sequence: int, request_id: str, fingerprint: str) -> AppendResult:
+                return await store.append(
+                    game_id, [moved(sequence, sequence)], expected_sequence=sequence - 1,
+                    prev_hash=last, expected_revision=sequence - 1, request_id=request_id,
+                    fingerprint=fingerprint,
+                )  # fmt: skip
+
+            one = await append(2, "r1", "a" * 64)
+            assert (await append(2, "r1", "a" * 64)).duplicate
+            last = one.events[-1].hash
+            await asyncio.sleep(0.35)
+            two = await append(3, "r2", "c" * 64)
+            last = two.events[-1].hash
+            await asyncio.sleep(0.35)
+            # r1 is past the retention: forgotten, though its entry is still stored.
+            assert await store.redis.hexists(requests, "r1")
+            assert await store.lookup_request(game_id, "r1", "b" * 64) is None
+            assert await store.lookup_request(game_id, "r2", "c" * 64) == two.events
+            # Replayed, r1 is a new change (another fingerprint is not IDEMPOTENCY_KEY_REUSED),
+            # and the write forgets the expired entry before it stores the new one.
+            three = await append(4, "r1", "b" * 64)
+            assert not three.duplicate
+            assert (await store.head(game_id)).sequence == 4
+            assert await store.lookup_request(game_id, "r1", "b" * 64) == three.events
+            # The write forgot r1's first storing; the order list keeps r2's and r1's new one.
+            entries: Any = await store.redis.lrange(order, 0, -1)
+            listed = [e.split(b" ")[1] for e in entries]
+            assert listed == [b"r2", b"r1"]
+            # The keys live 1.5 retentions (0.9 s) past the last id stored, then go.
+            assert 0.6 * 1000 <= await store.redis.pttl(order) <= 0.9 * 1000
+            await asyncio.sleep(1.0)
+            assert await store.redis.exists(requests, order) == 0
+            assert len(await store.read(game_id)) == 4  # the history itself never expires
+        finally:
+            await store.close()
+
+    asyncio.run(main())
 
 
 def test_commands_are_packed_by_hiredis_as_by_redis_py(run: Callable[[StoreTest], None]) -> None:

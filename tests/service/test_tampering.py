@@ -647,3 +647,45 @@ def read_all_heartbeats(stream: Any) -> None:
     for _ in range(10):
         item = next(stream)
         assert item.WhichOneof("item") == "heartbeat", "the forged event was delivered"
+
+
+def test_a_warm_instance_finds_a_mid_stream_edit_at_its_periodic_check(
+    embedded_redis: EmbeddedRedis, raw_redis: redis.Redis
+) -> None:
+    """Issue 23: an edit of one event in the middle of the stream, the head and the last
+    entry kept, passed every load of a warm instance until a cold load or VerifyGame. The
+    periodic check (`Heads.check_cached`, run by `serve` once per --cache-check-interval)
+    finds it, and the game is refused from then on; an untouched game stays served."""
+    actor = events_pb2.Actor(user="tester")
+
+    async def scenario() -> None:
+        recorder = Recorder(RedisEventStore.from_url(embedded_redis.url, chain=CHAIN))
+        try:
+            games = []
+            for _ in range(2):
+                created = await create_splendor_game(recorder, actor)
+                version = created.revision
+                for notation in splendor_line(seed=5)[:6]:
+                    outcome = await recorder.record_move(
+                        created.game_id, move=None, notation=notation, seat=None,
+                        expected_version=version, request_id="", actor=actor,
+                    )  # fmt: skip
+                    version = outcome.head.revision
+                games.append(created.game_id)
+            edited, untouched = games
+            datas = entries(raw_redis, edited)
+            event = events_pb2.Event.FromString(datas[EDITED - 1])
+            event.actor.user = "mallory"  # its stored hash no longer covers it
+            datas[EDITED - 1] = event.SerializeToString()
+            rewrite(raw_redis, edited, datas)
+            await recorder.load(edited)  # warm: head and last entry unchanged, not seen
+            assert await recorder.heads.check_cached() == [edited]
+            with pytest.raises(TamperedHistory) as info:
+                await recorder.load(edited)
+            assert info.value.sequence == EDITED
+            await recorder.load(untouched)
+            assert await recorder.heads.check_cached() == []  # refused already; the other holds
+        finally:
+            await recorder.store.close()
+
+    asyncio.run(scenario())

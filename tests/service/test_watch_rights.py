@@ -17,6 +17,8 @@ from connectrpc.code import Code
 from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status
 
 from tablelog.service.api.http_api import method_info
 from tablelog.service.api.server import BackgroundServer, channel
@@ -159,3 +161,76 @@ def test_over_http_a_revoked_token_ends_the_watch(served: BackgroundServer, owne
         with pytest.raises(ConnectError) as info:
             read_until_it_ends(iter(stream), 5, updates=False)
         assert info.value.code is Code.UNAUTHENTICATED
+
+
+def club_of_its_own(served: BackgroundServer, owner: Client) -> tuple[str, str, str]:
+    """A club the operator (the owner the server registers) creates: its id, its owner's
+    token, and a dealt game of it."""
+    made = owner.create_club(f"club-{uuid.uuid4().hex[:6]}")
+    with Client(served.target, token=made.owner_token, timeout=30) as its_owner:
+        game = its_owner.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+    return made.club.club_id, made.owner_token, game.game_id
+
+
+def reason_of(error: Any) -> str:
+    """The ErrorInfo reason of a refused gRPC call."""
+    status = rpc_status.from_call(error)
+    assert status is not None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return str(info.reason)
+    return ""
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "reason"),
+    [
+        ("suspend", grpc.StatusCode.PERMISSION_DENIED, "CLUB_SUSPENDED"),
+        ("delete", grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"),
+    ],
+)
+def test_a_club_suspended_or_deleted_ends_its_watches(
+    served: BackgroundServer, owner: Client, change: str, code: grpc.StatusCode, reason: str
+) -> None:
+    """With the code every other call of that club gets: CLUB_SUSPENDED for a suspended
+    club; for a deleted one, NOT_FOUND (its game is gone), not a word about its token."""
+    club_id, token, game_id = club_of_its_own(served, owner)
+    stream, opened = watch(served, token, game_id)
+    with opened:
+        assert next(stream).WhichOneof("item") == "heartbeat"
+        if change == "suspend":
+            owner.suspend_club(club_id)
+        else:
+            owner.delete_club(club_id)
+        with pytest.raises(grpc.RpcError) as info:
+            read_until_it_ends(stream, 5)
+        assert info.value.code() is code
+        assert reason_of(info.value) == reason
+
+
+@pytest.mark.parametrize("change", ["suspend", "delete"])
+def test_over_http_a_club_suspended_or_deleted_ends_its_watches(
+    served: BackgroundServer, owner: Client, change: str
+) -> None:
+    club_id, token, game_id = club_of_its_own(served, owner)
+    request = service_pb2.WatchGameRequest(game_id=game_id, heartbeat_seconds=1)
+    with ConnectClientSync(
+        served.http_url, protocol=ProtocolType.CONNECT, codec=google_protobuf_binary_codec()
+    ) as client:
+        stream = client.execute_server_stream(
+            request=request,
+            method=method_info(WATCH),
+            headers={"authorization": f"Bearer {token}"},
+            timeout_ms=30_000,
+        )
+        assert next(iter(stream)).WhichOneof("item") == "heartbeat"
+        if change == "suspend":
+            owner.suspend_club(club_id)
+        else:
+            owner.delete_club(club_id)
+        with pytest.raises(ConnectError) as info:
+            read_until_it_ends(iter(stream), 5)
+        expected = Code.PERMISSION_DENIED if change == "suspend" else Code.NOT_FOUND
+        assert info.value.code is expected

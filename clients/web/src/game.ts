@@ -19,7 +19,7 @@ import {
 } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
 import { describe, isCancelled, reasonOf, requestId, type Api } from "./api.js";
 import { el, replaceChildren, typingInto } from "./dom.js";
-import { deciderName, entryOf, isHistoryStep, type Entry } from "./history.js";
+import { deciderName, entryOf, isHistoryStep, unverifiedImport, type Entry } from "./history.js";
 import { statusWords } from "./list.js";
 import { Pictures } from "./picture.js";
 import type { Touchable } from "./touch.js";
@@ -71,6 +71,8 @@ export async function showGame(api: Api, root: HTMLElement, gameId: string, me: 
 class GamePage {
   private readonly gameId: string;
   private readonly entries = new Map<number, Entry>();
+  /** Annotations imported unverified (id -> what to say of them), from the replayed events. */
+  private readonly unverifiedNotes = new Map<string, string>();
   private readonly items = new Map<number, HTMLLIElement>();
   private annotations: Annotation[] = [];
   private readonly choices: ViewerChoice[];
@@ -435,6 +437,10 @@ class GamePage {
 
   /** Lists a replayed or watched step; true when it was new. Steps come in order. */
   private addStep(item: ReplayGameResponse): boolean {
+    const added = item.event?.body.case === "annotationAdded" ? item.event.body.value : undefined;
+    if (added !== undefined && unverifiedImport(item.event)) {
+      this.unverifiedNotes.set(added.annotationId, unverifiedImport(item.event));
+    }
     if (!isHistoryStep(item)) {
       return false;
     }
@@ -449,11 +455,21 @@ class GamePage {
       { type: "button", class: "step", "data-revision": entry.revision },
       el("span", { class: "rev" }, entry.revision),
       el("span", { class: "player" }, entry.player),
-      el("span", { class: "move" }, entry.text),
+      el(
+        "span",
+        { class: "move" },
+        entry.text,
+        entry.unverified ? el("span", { class: "unverified", title: entry.unverified }, " (unverified import)") : null,
+      ),
       el("span", { class: "glyphs" }),
     );
     button.addEventListener("click", () => this.go(entry.revision));
-    const listed = el("li", { class: `entry ${entry.kind}`, "data-revision": entry.revision }, button, el("div", { class: "notes" }));
+    const listed = el(
+      "li",
+      { class: `entry ${entry.kind}${entry.unverified ? " unverified" : ""}`, "data-revision": entry.revision },
+      button,
+      el("div", { class: "notes" }),
+    );
     this.items.set(entry.revision, listed);
     this.moveList.append(listed);
     this.showNotes(entry.revision);
@@ -1010,6 +1026,9 @@ class GamePage {
             note.glyph && note.comment ? " " : null,
             note.comment ? el("span", { class: "comment" }, note.comment) : null,
             el("span", { class: "muted small" }, ` — ${note.actor?.user ?? ""}${note.orphaned ? " (its move was amended away)" : ""}`),
+            this.unverifiedNotes.has(note.annotationId)
+              ? el("span", { class: "unverified small", title: this.unverifiedNotes.get(note.annotationId) ?? "" }, " (unverified import)")
+              : null,
             note.variation?.moves.length ? el("span", { class: "muted small" }, " — instead:") : null,
             this.variationList(note, []),
           ),

@@ -20,6 +20,26 @@ export interface Entry {
   player: string;
   /** Who decides after this revision. */
   toMove: ToMove | undefined;
+  /**
+   * Why the step is not this server's word, when it was imported from an export whose chain
+   * could not be verified (accept_unverified); "" for a step recorded here or imported verified.
+   */
+  unverified: string;
+}
+
+/**
+ * What to say of an event imported unverified (its `imported.verified` is false): who
+ * recorded it and when are the export's word, which no key of this server vouches for (the
+ * audit says the same). "" for any other event.
+ */
+export function unverifiedImport(event: Event | undefined): string {
+  const imported = event?.imported;
+  if (imported === undefined || imported.verified) {
+    return "";
+  }
+  const source = imported.source ? ` from ${imported.source}` : "";
+  const by = imported.by?.user || "someone";
+  return `imported unverified${source} by ${by}: who recorded it and when are the export's word, not checked by this server`;
 }
 
 /** The seat or the table whose decision `toMove` is, as a name. */
@@ -58,7 +78,7 @@ export function entryOf(
   const revision = Number(event.revision);
   const toMove = item.state?.toMove;
   const before = entries.get(revision - 1);
-  const base = { revision, toMove };
+  const base = { revision, toMove, unverified: unverifiedImport(event) };
   const body = event.body;
   switch (body.case) {
     case "gameCreated":
