@@ -144,7 +144,7 @@ def test_a_past_state_seen_by_a_named_viewer_is_immutable_and_the_head_is_not_st
         assert headers["cache-control"] == "private, max-age=31536000, immutable", viewer
         assert "authorization" in headers["vary"].lower()
 
-    changing = [
+    changing: list[dict[str, object]] = [
         {"gameId": gid},  # the head
         {"gameId": gid, "revision": top, "viewer": {"spectator": True}},  # the head, by number
         {"gameId": gid, "revision": 1},  # as entitled: not the same view after the end
