@@ -44,6 +44,15 @@ def trace_id_of(traceparent: str) -> str | None:
     return trace_id
 
 
+def parent_of(traceparent: str) -> str | None:
+    """The caller's span id in a valid `traceparent` whose flags say it is sampled, None
+    otherwise (`tablelog.service.spans` makes a span only under a sampled parent or none)."""
+    if trace_id_of(traceparent) is None:
+        return None
+    fields = traceparent.strip().split("-")
+    return fields[2] if int(fields[3][:2], 16) & 1 else None
+
+
 def new_trace_id() -> str:
     """128 random bits in hex (W3C: the trace id is random)."""
     return f"{getrandbits(128):032x}"
@@ -74,7 +83,7 @@ def add_call_ids(logger: WrappedLogger, name: str, event_dict: EventDict) -> Eve
     """structlog processor: the running call's trace and request ids on every line."""
     fields = CURRENT.get()
     if fields is not None:
-        for key in ("trace_id", "request_id"):
+        for key in ("trace_id", "request_id", "span_id"):
             if key in fields and key not in event_dict:
                 event_dict[key] = fields[key]
     return event_dict

@@ -23,9 +23,10 @@ function outdirArgument(argv) {
   return resolve(argv[at + 1]);
 }
 
-// The generated code is imported from clients/typescript/src/gen (one source of truth); its
-// bare imports (@bufbuild/protobuf) must resolve to this app's node_modules, so that one copy
-// of the runtime is bundled whether or not clients/typescript has node_modules of its own.
+// The client package (@tablelog/client, a link to clients/typescript: one source of truth)
+// is read by its browser entry; its bare imports (@bufbuild/protobuf) must resolve to this
+// app's node_modules, so that one copy of the runtime is bundled whether or not
+// clients/typescript has node_modules of its own.
 const runtimeFromThisApp = {
   name: "runtime-from-this-app",
   setup(build) {
@@ -57,6 +58,9 @@ const result = await esbuild.build({
   // tsconfig.json is for `tsc` (its paths point at type declarations); bundling needs none.
   tsconfigRaw: {},
   plugins: [runtimeFromThisApp],
+  // With the platform's "browser" (esbuild's default platform): the client package's browser
+  // entry as TypeScript source (its package.json `exports`), so it needs no build of its own.
+  conditions: ["@tablelog/source"],
   logLevel: "warning",
 });
 

@@ -70,6 +70,14 @@ def serve_command(subparsers: Any) -> None:
         "the HTTP port always serves /metrics)",
     )
     parser.add_argument(
+        "--otlp-endpoint",
+        default="",
+        metavar="URL",
+        help="export a span per RPC over OTLP/gRPC to this collector (http://HOST:4317; "
+        "needs pip install 'tablelog[otlp]'; default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or "
+        "$OTEL_EXPORTER_OTLP_ENDPOINT, else no spans)",
+    )
+    parser.add_argument(
         "--http-cors-origin",
         action="append",
         default=[o for o in os.environ.get("TABLELOG_HTTP_CORS_ORIGINS", "").split(",") if o],
@@ -472,6 +480,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from tablelog.service.api.transport import TransportError, check_listening, tls_files
     from tablelog.service.errors import MAPPED
     from tablelog.service.logs import configure_logging, get_logger
+    from tablelog.service.spans import SpanExportUnavailable, configured_endpoint, spans_available
     from tablelog.service.store.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from tablelog.service.store.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
 
@@ -486,7 +495,10 @@ def run_serve(args: argparse.Namespace) -> int:
             tls.credentials()  # an unreadable file stops the start here, not in a worker
         args.redis_url = redis_url(args)
         args.replica_wait = replica_wait(args)
-    except (TransportError, ValueError) as exc:
+        args.otlp_endpoint = configured_endpoint(args.otlp_endpoint)
+        if args.otlp_endpoint:
+            spans_available()  # a missing extra stops the start here, not in a worker
+    except (TransportError, ValueError, SpanExportUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     from tablelog.service.api.ports import ports_refused
@@ -654,6 +666,11 @@ async def _serve(
     from tablelog.service.store.redis_store import redacted
 
     log = get_logger("tablelog.serve")
+    if args.otlp_endpoint:
+        from tablelog.service.spans import configure_spans
+
+        configure_spans(args.otlp_endpoint)
+        log.info("spans exported", otlp_endpoint=args.otlp_endpoint)
     store = RedisEventStore.from_url(
         url,
         chain=configured_chain(args.chain_key_file, args.data_dir),
@@ -789,6 +806,10 @@ async def _serve(
         metrics_server.shutdown()
     await stop_serving(built, grace=5)
     await store.close()
+    if args.otlp_endpoint:
+        from tablelog.service.spans import configure_spans
+
+        configure_spans("")  # the last batch sent (at most the exporter's timeout)
     return 0
 
 

@@ -46,6 +46,13 @@ SERVICES: tuple[descriptor.ServiceDescriptor, ...] = (
 API_PREFIXES = tuple(f"/{service.full_name}/" for service in SERVICES)
 """The paths of the API on the HTTP port; every other path is the web app's."""
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
+IMMUTABLE_ANSWER = "private, max-age=31536000, immutable"
+"""Cache-Control of a Connect GET answer that can never change (`CallContext.answer_never_changes`):
+kept a year by the caller's own browser, never by a shared cache (`private`: the answer is
+what this caller's token may see), and not asked again on reload (`immutable`)."""
+CHANGING_ANSWER = "no-store"
+"""Cache-Control of every other answer of the API to GET (the head moves; a refusal may not
+hold a minute later): asked anew every time, and never written to a disk cache."""
 
 
 class HandlerTable:
@@ -132,6 +139,17 @@ class CallContext:
         headers = self._request.response_headers
         for key, value in metadata:
             headers[key] = value
+
+    def answer_never_changes(self) -> None:
+        """Marks a Connect GET's answer as one that can never change (`IMMUTABLE_ANSWER`),
+        by the caller's token (`vary: authorization`): the handler says so only of an
+        answer that is a function of the request alone (docs/service.md, HTTP caching). A
+        POST's answer is not cached by browsers: nothing is said there. The HTTP port turns
+        the mark into `CHANGING_ANSWER` if the call ends refused after all."""
+        if self._request.http_method == "GET":
+            headers = self._request.response_headers
+            headers["cache-control"] = IMMUTABLE_ANSWER
+            headers["vary"] = "authorization"
 
     def code(self) -> grpc.StatusCode | None:
         """The code the call was aborted with (None while it was not)."""

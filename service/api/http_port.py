@@ -38,7 +38,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from tablelog.service.access.authentication import Gate
-from tablelog.service.api.http_api import API_PREFIXES, CODECS, endpoints
+from tablelog.service.api.http_api import (
+    API_PREFIXES,
+    CHANGING_ANSWER,
+    CODECS,
+    IMMUTABLE_ANSWER,
+    endpoints,
+)
 from tablelog.service.api.http_guard import (
     DEFAULT_BODY_LIMITS,
     BodyLimits,
@@ -260,8 +266,9 @@ class HttpApp:
                 str(client[0]) if client else "",
                 has_body=scope["method"] == "POST",
             )
+            send_answer = body.send if scope["method"] != "GET" else cache_checked(body.send)
             try:
-                await self.api(scope, body.receive, body.send)
+                await self.api(scope, body.receive, send_answer)
             finally:
                 body.release()
         else:
@@ -269,6 +276,29 @@ class HttpApp:
                 "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
             )
             await refused(scope, receive, send)
+
+
+def cache_checked(send: Send) -> Send:
+    """`send` for a Connect GET: its answer says `IMMUTABLE_ANSWER` only when the handler
+    marked it so (`CallContext.answer_never_changes`) and the call succeeded; every other
+    answer, a refusal included, says `CHANGING_ANSWER`, so that no cache, the browser's or
+    a proxy's, keeps an answer about the head or a refusal that may not hold."""
+
+    async def checked(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [
+                (key, value)
+                for key, value in message.get("headers", ())
+                if bytes(key).lower() != b"cache-control"
+            ]
+            marked = (b"cache-control", IMMUTABLE_ANSWER.encode()) in [
+                (bytes(key).lower(), bytes(value)) for key, value in message.get("headers", ())
+            ]
+            kept = IMMUTABLE_ANSWER if marked and message["status"] == 200 else CHANGING_ANSWER
+            message = {**message, "headers": [*headers, (b"cache-control", kept.encode())]}
+        await send(message)
+
+    return checked
 
 
 METRICS_PATH = "/metrics"

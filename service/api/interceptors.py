@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import grpc
 from grpc import aio
 
+from tablelog.service import spans
 from tablelog.service.access.admission import Admission
 from tablelog.service.access.anonymous import SAMPLER
 from tablelog.service.errors import InvalidRequest, refusal, to_status
@@ -39,6 +40,7 @@ from tablelog.service.tracing import (
     TRACEPARENT_KEY,
     new_request_id,
     new_trace_id,
+    parent_of,
     returnable,
     trace_id_of,
 )
@@ -95,11 +97,13 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
         fields["game_id"] = _clip(game_id)
     request_id = getattr(request, "request_id", "")
     trace_id = None
+    traceparent = ""
     for key, value in context.invocation_metadata() or ():
         if key == REQUEST_ID_KEY and not request_id and isinstance(value, str):
             request_id = value
         elif key == TRACEPARENT_KEY and isinstance(value, str):
             trace_id = trace_id_of(value)
+            traceparent = value
     if trace_id is None:
         trace_id = new_trace_id()
         made = trace_id[:16]  # random enough for an id: no second random number
@@ -107,6 +111,14 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
         made = None
     fields["request_id"] = _clip(request_id) if request_id else made or new_request_id()
     fields["trace_id"] = trace_id
+    if spans.EXPORT is not None:
+        # The call's span (`tablelog.service.spans`), named in its log lines; none under a
+        # caller's trace that is not sampled.
+        parent = parent_of(traceparent) if traceparent else None
+        if parent is not None or made is not None:
+            fields["span_id"] = spans.new_span_id()
+            if parent is not None:
+                fields["parent_span_id"] = parent
     return fields
 
 
@@ -118,9 +130,16 @@ def _return_request_id(context: aio.ServicerContext[Any, Any], fields: dict[str,
         context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
 
 
-def _finish(fields: dict[str, Any], started: float, status: str) -> None:
+def _finish(fields: dict[str, Any], started: float, status: str, service: str = "") -> None:
     seconds = time.perf_counter() - started
     observe_call(fields["method"], fields.get("transport", "grpc"), status, seconds)
+    export = spans.EXPORT
+    if export is not None and "span_id" in fields:  # every call's span, sampled lines or not
+        ended = time.time_ns()
+        try:
+            export.record(fields, service, ended - int(seconds * 1e9), ended, status)
+        except Exception:  # a span lost is never a call failed
+            log.warning("span_not_recorded", exc_info=True, **fields)
     # Every call is counted; only the log lines of successful reads may be sampled.
     if status == "OK" and fields["method"] in SAMPLED_READS:
         rate = read_sample_rate()
@@ -191,7 +210,7 @@ class LoggingInterceptor(aio.ServerInterceptor):
 
 
 def _wrap_unary(method: str, inner: Any) -> Any:
-    name = method.rsplit("/", 1)[-1]
+    service, _, name = method.strip("/").rpartition("/")
 
     async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
@@ -206,13 +225,13 @@ def _wrap_unary(method: str, inner: Any) -> Any:
             raise
         finally:
             _rpc.reset(token)
-            _finish(fields, started, _status(context, error))
+            _finish(fields, started, _status(context, error), service)
 
     return unary
 
 
 def _wrap_stream(method: str, inner: Any) -> Any:
-    name = method.rsplit("/", 1)[-1]
+    service, _, name = method.strip("/").rpartition("/")
 
     async def stream(request: Any, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         started = time.perf_counter()
@@ -233,7 +252,7 @@ def _wrap_stream(method: str, inner: Any) -> Any:
             # A cancelled generator may be closed from another context.
             with contextlib.suppress(ValueError):
                 _rpc.reset(token)
-            _finish(fields, started, _status(context, error))
+            _finish(fields, started, _status(context, error), service)
 
     return stream
 

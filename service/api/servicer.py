@@ -21,6 +21,7 @@ from tablelog.service.access.authorization import TABLELOG, Access, row
 from tablelog.service.access.identity import Caller, Role
 from tablelog.service.access.members import MemberStore
 from tablelog.service.access.watch_rights import WatchRights
+from tablelog.service.api.http_api import CallContext
 from tablelog.service.bounds import check_request
 from tablelog.service.limits import MAX_PAGE_SIZE, check_game_id, page_bounds, page_token
 from tablelog.service.logs import get_logger, note
@@ -63,6 +64,13 @@ async def fault(context: Context, method: str) -> None:
     with reason INTERNAL and nothing of the internals."""
     log.error("unexpected error", method=method, exc_info=True)
     await context.abort_with_status(errors.to_status(errors.INTERNAL))
+
+
+def answer_never_changes(context: Context) -> None:
+    """Lets the HTTP port tell browsers to keep this answer for good (`CallContext`'s
+    `answer_never_changes`); nothing on the gRPC port, which has no HTTP caches."""
+    if isinstance(context, CallContext):
+        context.answer_never_changes()
 
 
 def before_append(context: Context) -> None:
@@ -399,6 +407,15 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             request.game_id, request.revision, decided, drawn=request.picture
         )
         note(revision=state.revision)
+        if asked is not None and asked.WhichOneof("kind") is not None and request.revision:
+            # A past revision seen by a viewer the request names is a function of the request
+            # alone: the events up to it are never rewritten (undo and amendments are later
+            # events), and a named viewer is granted as asked or refused, whatever the game's
+            # end reveals later (an unnamed one is not: it can grow to the full view). The
+            # head is not: a move recorded after this read is read from it.
+            head = await self.recorder.load(request.game_id, fresh=False)
+            if request.revision < head.revision:
+                answer_never_changes(context)
         return service_pb2.GetStateResponse(state=state)
 
     @unary

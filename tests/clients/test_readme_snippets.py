@@ -1,13 +1,17 @@
 """README snippets are tests (issue 27: neither client README's example compiled). Every
 fenced block whose info string says `program` (```ts program, ```go program, ```python
-program) in README.md and the clients' READMEs is extracted and checked as a whole program:
-TypeScript with `tsc --noEmit` against the package as a user imports it (`@tablelog/client`,
-its built .d.ts), Go with `go vet` inside the module, Python run against a live server."""
+program, ```console program) in README.md and the clients' READMEs is extracted and checked
+as a whole program: TypeScript with `tsc --noEmit` against the package as a user imports it
+(`@tablelog/client`, its built .d.ts), Go with `go vet` inside the module, Python run against
+a live server, and a shell session (`console`) run command by command against a live server
+by the CLI's `main`, its output compared (`run_session`)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,8 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from tablelog.service.api.server import BackgroundServer
+from tablelog_client import cli
 from tests.service.conftest import own_embedded_redis
 from tests.service.helpers import CHAIN, OWNER_TOKEN
 from tests.support.tools import required_tools
@@ -43,11 +49,13 @@ def programs(language: str) -> list[tuple[str, str]]:
 
 def test_each_client_readme_has_a_program() -> None:
     """The list this file checks (a README losing its marked example fails here)."""
-    listed = {lang: [name for name, _ in programs(lang)] for lang in ("ts", "go", "python")}
+    languages = ("ts", "go", "python", "console")
+    listed = {lang: [name for name, _ in programs(lang)] for lang in languages}
     assert listed == {
         "ts": ["clients/typescript/README.md#1"],
         "go": ["clients/go/README.md#1"],
         "python": ["clients/python/README.md#1"],
+        "console": ["README.md#1"],
     }
 
 
@@ -119,3 +127,123 @@ def test_python_programs_run_against_a_live_server(
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip(), "the program printed nothing"
+
+
+README_GAME_ID = "k67zo2vpxrit"
+"""The game id the READMEs show: in a session, whatever id `new` printed where it stands."""
+
+
+def session_steps(source: str) -> list[tuple[str, list[str]]]:
+    """A console session's commands (the lines after `$ `) with the output shown under each."""
+    steps: list[tuple[str, list[str]]] = []
+    for line in source.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps:
+            steps[-1][1].append(line.rstrip())
+        else:
+            raise AssertionError(f"output before the first command: {line!r}")
+    return steps
+
+
+def output_matches(shown: list[str], printed: list[str], ids: dict[str, str]) -> bool:
+    """Whether `printed` is what `shown` shows: line for line, `...` standing for any lines
+    (none included), the README's game id for an id bound in `ids` or, the first time, any
+    12-character id (bound then)."""
+    if not shown:
+        return not printed
+    first, rest = shown[0], shown[1:]
+    if first == "...":
+        return any(output_matches(rest, printed[start:], ids) for start in range(len(printed) + 1))
+    if not printed:
+        return False
+    if README_GAME_ID in ids:
+        pattern = re.escape(first.replace(README_GAME_ID, ids[README_GAME_ID]))
+    else:
+        pattern = re.escape(first).replace(README_GAME_ID, "(?P<game>[a-z0-9]{12})", 1)
+        pattern = pattern.replace(README_GAME_ID, "(?P=game)")
+    found = re.fullmatch(pattern, printed[0].rstrip())
+    if found is None:
+        return False
+    bound = dict(ids)
+    if "game" in found.groupdict():
+        bound[README_GAME_ID] = found["game"]
+    if output_matches(rest, printed[1:], bound):
+        ids.update(bound)
+        return True
+    return False
+
+
+def shell_words(command: str) -> list[list[str]]:
+    """The commands of a `$` line as the shell splits them: words (quotes removed), `;`
+    between commands, a `#` comment dropped."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";")
+    lexer.whitespace_split = True
+    commands: list[list[str]] = [[]]
+    for word in lexer:
+        if word == ";":
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return [words for words in commands if words]
+
+
+def run_session(source: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs each `$` line's commands with the CLI's `main` (in this process: a fresh
+    interpreter a command would cost a second or more) and checks their output (stdout then
+    stderr) and status: a failure exactly where the session shows an `error:`."""
+    ids: dict[str, str] = {}
+    for line, shown in session_steps(source):
+        if README_GAME_ID in ids:
+            line = line.replace(README_GAME_ID, ids[README_GAME_ID])
+        codes = []
+        for words in shell_words(line):
+            assert words[0] == "tablelog", f"$ {line}: only tablelog commands are run"
+            codes.append(cli.main(words[1:]))
+        out, err = capsys.readouterr()
+        printed = (out + err).splitlines()
+        refused = any(text.startswith("error:") for text in shown)
+        assert any(codes) == refused, f"$ {line}: status {codes}\n{out}{err}"
+        assert output_matches(shown, printed, ids), (
+            f"$ {line}\nshown:\n" + "\n".join(shown) + "\nprinted:\n" + "\n".join(printed)
+        )
+
+
+@pytest.mark.parametrize(
+    ("shown", "printed", "matches"),
+    [
+        (["a", "...", "d"], ["a", "b", "c", "d"], True),
+        (["a", "...", "d"], ["a", "d"], True),
+        (["a", "..."], ["a"], True),
+        (["a", "d"], ["a", "b", "d"], False),
+        (["a"], ["a", "b"], False),
+        ([f"{README_GAME_ID}  x"], ["abcdefgh1234  x"], True),
+        ([f"{README_GAME_ID}  x"], ["ABC  x"], False),
+    ],
+)
+def test_a_sessions_output_is_compared_line_by_line(
+    shown: list[str], printed: list[str], matches: bool
+) -> None:
+    assert output_matches(shown, printed, {}) is matches
+
+
+@pytest.mark.parametrize(("name", "source"), programs("console"))
+def test_console_sessions_run_as_written(
+    name: str,
+    source: str,
+    live: BackgroundServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("TABLELOG_ADDRESS", live.target)
+    monkeypatch.setenv("TABLELOG_TOKEN", OWNER_TOKEN)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no credentials file of the machine's user
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    # The server runs in this process: its call lines are not the session's output.
+    monkeypatch.setattr(
+        "tablelog.service.api.interceptors.log",
+        structlog.wrap_logger(structlog.PrintLogger(io.StringIO())),
+    )
+    run_session(source, capsys)

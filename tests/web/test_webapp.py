@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -548,3 +548,45 @@ def test_a_variation_added_on_the_page_is_checked_by_the_server(
     (stored,) = live.client.annotations(game_id)
     assert [move.notation for move in stored.variation.moves] == line
     assert line[1] in added.inner_text()
+
+
+def test_a_past_picture_comes_over_get_and_the_browser_keeps_it(
+    live: Live, browser: Browser
+) -> None:
+    """Issue 24's immutable past pictures (issue 27's HTTP caching): the page fetches a past
+    revision's picture for a chosen viewer with a Connect GET that the server marks
+    immutable, so opening it again is answered by the browser's cache, not the server."""
+    game = game_named(live, "castello-methoni")
+    address = live.url(f"/games/{game.game_id}?r=3&view=seat-1")
+    context = browser.new_context()
+    page = context.new_page()
+    answers: list[tuple[str, str, str]] = []
+
+    def seen(response: Any) -> None:
+        if response.url.split("?")[0].endswith("TablelogService/GetState"):
+            answers.append(
+                (
+                    response.request.method,
+                    response.headers.get("cache-control", ""),
+                    response.url,
+                )
+            )
+
+    page.on("response", seen)
+    page.goto(address)
+    wait_shown(page, 3)
+    past = [answer for answer in answers if answer[1] == "private, max-age=31536000, immutable"]
+    assert past, answers
+    assert all(method == "GET" for method, _, _ in answers)
+    page.goto("about:blank")
+    page.goto(address)
+    wait_shown(page, 3)
+    # The second page's GetState of that revision never reached the network.
+    sizes = page.evaluate(
+        """() => performance.getEntriesByType("resource")
+            .filter((entry) => entry.name.includes("TablelogService/GetState"))
+            .map((entry) => [entry.name, entry.transferSize])"""
+    )
+    kept = [name for name, size in sizes if name == past[0][2] and size == 0]
+    assert kept, sizes
+    context.close()

@@ -24,7 +24,10 @@ def _installed(npm: str) -> None:
     lock_path = Path(tempfile.gettempdir()) / "tablelog-web-npm.lock"
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (WEB / "node_modules" / "esbuild").exists():
+        # (the client package is a link `npm ci` makes too: an older install lacks it)
+        if not all(
+            (WEB / "node_modules" / name).exists() for name in ("esbuild", "@tablelog/client")
+        ):
             done = subprocess.run(
                 [npm, "ci", "--no-audit", "--no-fund"],
                 cwd=WEB,

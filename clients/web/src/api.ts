@@ -4,10 +4,10 @@
  */
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import { TablelogError } from "../../typescript/src/errors.js";
-import { ClubService } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
-import { TablelogService } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
-import { StandingsService } from "../../typescript/src/gen/tablelog/v1/standings_pb.js";
+import { TablelogError } from "@tablelog/client";
+import { ClubService } from "@tablelog/client";
+import { TablelogService } from "@tablelog/client";
+import { StandingsService } from "@tablelog/client";
 
 export type Tablelog = Client<typeof TablelogService>;
 export type Clubs = Client<typeof ClubService>;
@@ -31,6 +31,9 @@ export function connect(token: string, baseUrl: string = window.location.origin)
   const transport = createConnectTransport({
     baseUrl,
     useBinaryFormat: true,
+    // The reads marked NO_SIDE_EFFECTS go as Connect GET, so the browser keeps the answers the
+    // server marks immutable (a past revision's picture for a chosen viewer; docs/service.md).
+    useHttpGet: true,
     interceptors: [authenticate],
   });
   return {

@@ -4,9 +4,9 @@
  * title. The game's options keep their defaults here (the CLI sets them); the server checks
  * everything and its refusal is shown under the form.
  */
-import type { GameInfo } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
-import { Mode } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
-import type { GameSummary } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import type { GameInfo } from "@tablelog/client";
+import { Mode } from "@tablelog/client";
+import type { GameSummary } from "@tablelog/client";
 import { describe, requestId, type Api } from "./api.js";
 import { el } from "./dom.js";
 

@@ -10,13 +10,13 @@
  * position goes through `go` (the main line) or `goInto` (a variation), every new revision
  * through `addStep`.
  */
-import { Role, type WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
+import { Role, type WhoAmIResponse } from "@tablelog/client";
 import {
   GameStatus,
   type Annotation,
   type GameSummary,
   type ReplayGameResponse,
-} from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+} from "@tablelog/client";
 import { describe, isCancelled, reasonOf, requestId, type Api } from "./api.js";
 import { el, replaceChildren, typingInto } from "./dom.js";
 import { deciderName, entryOf, isHistoryStep, unverifiedImport, type Entry } from "./history.js";

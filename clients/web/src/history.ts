@@ -3,11 +3,11 @@
  * revision 1; each move, undo, redo, amendment and the end add one). Annotations keep the
  * revision of the move they were made at and are listed with that move, not as entries.
  */
-import type { Event } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
-import { AmendKind } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
-import type { Player } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
-import type { ToMove } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
-import type { ReplayGameResponse } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import type { Event } from "@tablelog/client";
+import { AmendKind } from "@tablelog/client";
+import type { Player } from "@tablelog/client";
+import type { ToMove } from "@tablelog/client";
+import type { ReplayGameResponse } from "@tablelog/client";
 
 export type EntryKind = "created" | "move" | "undo" | "redo" | "amend" | "ended" | "abandoned";
 

@@ -3,8 +3,8 @@
  * filters and the page are in the address (`/?game=splendor&status=ended&player=ann`), so a
  * filtered list can be bookmarked and the back button goes back a page.
  */
-import type { GameInfo } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
-import { GameStatus, type GameSummary } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import type { GameInfo } from "@tablelog/client";
+import { GameStatus, type GameSummary } from "@tablelog/client";
 import { describe, type Api } from "./api.js";
 import { deciderName } from "./history.js";
 import { el, replaceChildren } from "./dom.js";

@@ -3,7 +3,7 @@
  * else the login box), then shows the page the address names: `/` the game list,
  * `/games/<id>` a game, `/standings` a league table, `/players/<name>` a player's record.
  */
-import { Role, type WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
+import { Role, type WhoAmIResponse } from "@tablelog/client";
 import { connect, describe, isUnauthenticated, type Api } from "./api.js";
 import { byId, el, replaceChildren } from "./dom.js";
 import { showGame } from "./game.js";

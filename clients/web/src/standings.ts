@@ -4,7 +4,7 @@
  * and their scores' distribution. The charts are the server's SVG (service/charts.py), shown
  * as images like the games' pictures; every other string becomes text, never markup.
  */
-import type { GetPlayerRecordResponse, ProjectionLag, Season, StandingRow } from "../../typescript/src/gen/tablelog/v1/standings_pb.js";
+import type { GetPlayerRecordResponse, ProjectionLag, Season, StandingRow } from "@tablelog/client";
 import type { Api } from "./api.js";
 import { el, replaceChildren } from "./dom.js";
 import { pictureSource } from "./picture.js";

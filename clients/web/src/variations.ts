@@ -7,9 +7,9 @@
  * [3, 1] the first alternative to its move 3, [3, 1, 2, 2] the second alternative to move 2
  * of that line. In the address a line is written "3.1/2.2", as the CLI writes it.
  */
-import { TablelogError } from "../../typescript/src/errors.js";
-import type { Player, Variation, VariationMove } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
-import type { ToMove } from "../../typescript/src/gen/tablelog/v1/game_pb.js";
+import { TablelogError } from "@tablelog/client";
+import type { Player, Variation, VariationMove } from "@tablelog/client";
+import type { ToMove } from "@tablelog/client";
 import { describe, type Api } from "./api.js";
 import { deciderName, isHistoryStep } from "./history.js";
 import { pictureSource } from "./picture.js";

@@ -4,9 +4,9 @@
  * them and the spectator's; everyone else the spectator's. "As entitled" (no viewer asked)
  * is always offered and is the server's own choice; a choice it refuses is shown as refused.
  */
-import { Role, type WhoAmIResponse } from "../../typescript/src/gen/tablelog/v1/clubs_pb.js";
-import type { Player } from "../../typescript/src/gen/tablelog/v1/events_pb.js";
-import type { Viewer } from "../../typescript/src/gen/tablelog/v1/service_pb.js";
+import { Role, type WhoAmIResponse } from "@tablelog/client";
+import type { Player } from "@tablelog/client";
+import type { Viewer } from "@tablelog/client";
 
 export type ViewerKind = Viewer["kind"];
 
