@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 PASSWORD = "default-s3cret"
 ACL_PASSWORD = "alice-s3cret"
 ACL_RIGHTS = (
-    "~tl:*", "+@stream", "+@hash", "+@sortedset", "+@set", "+@string", "+@keyspace",
+    "~tl:*", "+@stream", "+@hash", "+@list", "+@sortedset", "+@set", "+@string", "+@keyspace",
     "+@scripting",
     "+@connection", "-@dangerous",
 )  # fmt: skip
