@@ -263,7 +263,8 @@ class Stats:
 class Night:
     """The run's state shared by its people."""
 
-    condition: str = "a"
+    condition: str = "warm"
+    """What is measured now: a condition, "long", or "warm" (setting up, draining: not)."""
     watching: asyncio.Event = field(default_factory=asyncio.Event)
     stepping: asyncio.Event = field(default_factory=asyncio.Event)
     stopping: bool = False
@@ -274,6 +275,8 @@ class Night:
     duplicated: int = 0
     early: int = 0
     opens: int = 0
+    watches: int = 0
+    """Watches open and picture blocks asked now (the run's end waits for them)."""
     moves: int = 0
     games: int = 0
     errors: list[str] = field(default_factory=list)
@@ -496,6 +499,7 @@ class Table:
         had been acknowledged, at most DRAIN_SECONDS) or, with `reopen`, that revision;
         checks every update's sequence against the one before."""
         self.night.opens += 1
+        self.night.watches += 1
         opened = time.monotonic()
         call = stub.WatchGame(
             service_pb2.WatchGameRequest(
@@ -564,6 +568,7 @@ class Table:
                 if reopen and event.revision >= reopen:
                     return False
         finally:
+            self.night.watches -= 1
             call.cancel()
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
@@ -574,7 +579,9 @@ class Table:
         """The picture stepper: a 32-revision block of the table's game every few seconds,
         as the web app fetches them (ReplayGame with pictures, Connect, the HTTP port)."""
         from connectrpc.client import ConnectClient
+        from connectrpc.code import Code
         from connectrpc.compat import google_protobuf_binary_codec
+        from connectrpc.errors import ConnectError
 
         from tablelog.service.api.http_api import method_info
 
@@ -605,6 +612,7 @@ class Table:
                 last = min(head, first + BLOCK - 1)
                 condition = self.night.condition
                 started = time.monotonic()
+                self.night.watches += 1
                 try:
                     async for _ in client.execute_server_stream(
                         request=service_pb2.ReplayGameRequest(
@@ -619,13 +627,15 @@ class Table:
                         timeout_ms=60_000,
                     ):
                         pass
-                except Exception as error:  # a refusal: counted, stepping on
+                except ConnectError as error:
                     self.night.stats[condition].refused += 1
-                    if len(self.night.errors) < 20:
+                    if error.code != Code.RESOURCE_EXHAUSTED:  # busy: asked again later
                         self.night.errors.append(f"table {self.number} stepper: {error!r}")
                     continue
-                if condition == self.night.condition:
-                    self.night.stats[condition].blocks.append(time.monotonic() - started)
+                finally:
+                    self.night.watches -= 1
+                # A block counts in the condition it was asked in.
+                self.night.stats[condition].blocks.append(time.monotonic() - started)
                 first = last + 1
         except asyncio.CancelledError:
             pass
@@ -737,7 +747,9 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
         night.condition = "warm"  # what follows is not measured
         night.watching.clear()
         night.stepping.clear()
-        await asyncio.sleep(DRAIN_SECONDS + 0.5)  # the watchers read on to what was answered
+        drained = time.monotonic() + DRAIN_SECONDS + 1
+        while night.watches and time.monotonic() < drained:  # reading on to what was answered
+            await asyncio.sleep(0.05)
     finally:
         seconds = time.monotonic() - started
         rss_end = rss_bytes(pids())
