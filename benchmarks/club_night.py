@@ -653,6 +653,8 @@ class Report:
     night: Night
     rss_start: int
     rss_end: int
+    main_start: int
+    main_end: int
     samples: list[tuple[float, int]]
     seconds: float
 
@@ -691,6 +693,7 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
         return [pid for server in servers for pid in server.pids()]
 
     rss_start = rss_bytes(pids())
+    main_start = rss_bytes([server.process.pid for server in servers])
     tasks = [asyncio.create_task(table.record()) for table in tables]
     while any(not table.game_id for table in tables) and not night.errors:
         await asyncio.sleep(0.1)
@@ -753,6 +756,7 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
     finally:
         seconds = time.monotonic() - started
         rss_end = rss_bytes(pids())
+        main_end = rss_bytes([server.process.pid for server in servers])
         night.stopping = True
         night.watching.set()
         night.stepping.set()
@@ -763,7 +767,9 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-    return Report(backend, len(servers), night, rss_start, rss_end, samples, seconds)
+    return Report(
+        backend, len(servers), night, rss_start, rss_end, main_start, main_end, samples, seconds
+    )
 
 
 def quantile(values: list[float], share: float) -> float:
@@ -808,7 +814,9 @@ def print_report(report: Report, args: Any) -> bool:
         )
     print(
         f"server RSS (tablelog serve and its picture workers, not Redis): "
-        f"{report.rss_start / 2**20:.0f} MiB at start, {report.rss_end / 2**20:.0f} MiB at end"
+        f"{report.rss_start / 2**20:.0f} MiB at start, {report.rss_end / 2**20:.0f} MiB at end "
+        f"(the serving process alone: {report.main_start / 2**20:.0f} MiB, then "
+        f"{report.main_end / 2**20:.0f} MiB)"
     )
     if not args.long:
         a = night.stats["a"]
