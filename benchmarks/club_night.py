@@ -304,6 +304,8 @@ class Table:
         self.version = 0
         self.revision = 0
         self.to_move: Any = None
+        self.hidden_reveals = False
+        self.owner = ""
         self.moves = 0
         self.ended = False
         self.new_game = asyncio.Condition()
@@ -311,6 +313,7 @@ class Table:
         """When each event's RecordMove was answered, by (game, sequence); this game's only."""
 
     async def join(self, clubs: Any, owner: str) -> None:
+        self.owner = owner
         seats = max(self.info.min_players, min(SEATS, self.info.max_players))
         for seat in range(seats):
             self.players.append(
@@ -379,15 +382,21 @@ class Table:
         self.night.games += 1
 
     async def _move(self, stub: Any, token: Any) -> None:
-        mover, viewer = self._mover()
-        legal = await retried(
-            lambda: stub.ListLegalMoves(
-                service_pb2.ListLegalMovesRequest(
-                    game_id=self.game_id, page_size=500, viewer=viewer
-                ),
-                metadata=mover,
+        lister, viewer, mover = self._mover()
+        try:
+            legal = await retried(
+                lambda: stub.ListLegalMoves(
+                    service_pb2.ListLegalMovesRequest(
+                        game_id=self.game_id, page_size=500, viewer=viewer
+                    ),
+                    metadata=lister,
+                )
             )
-        )
+        except aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.PERMISSION_DENIED or self.hidden_reveals:
+                raise
+            self.hidden_reveals = True  # this game's reveals are listed by the host
+            return
         if legal.to_move.HasField("terminal") or not legal.moves:
             await self._next_game(stub, token, abandon=False)
             return
@@ -426,15 +435,22 @@ class Table:
         if answer.game.to_move.HasField("terminal"):
             await self._next_game(stub, token, abandon=False)
 
-    def _mover(self) -> tuple[Any, Any]:
-        """Who asks for the legal moves and records the next one, with which eyes: in a
-        dealt game the player whose turn it is, as their seat, with their own token (only
-        they may see their hand); in table mode the table's recorder, who types every
-        move and reveal (as full view: nothing is hidden from the table's record)."""
-        if self.mode == game_pb2.MODE_DEALT and self.to_move.HasField("seat"):
+    def _mover(self) -> tuple[Any, Any, Any]:
+        """Who lists the next move's choices, as whose eyes, and who records it. A seat's
+        decision is listed by the player in that seat, as their seat (only they may see
+        their hand); in a dealt game they record it too, in table mode the table's recorder
+        types every move. The table's own decisions (table mode's reveals) are listed by
+        the recorder, or, when the list would show what is hidden from a recorder, by the
+        host who holds the box: the club's owner, as the full view."""
+        recorder = metadata(self.recorder[1])
+        if self.to_move.HasField("seat"):
             seat = self.to_move.seat
-            return metadata(self.players[seat][1]), service_pb2.Viewer(seat=seat)
-        return metadata(self.recorder[1]), None
+            player = metadata(self.players[seat][1])
+            dealt = self.mode == game_pb2.MODE_DEALT
+            return player, service_pb2.Viewer(seat=seat), player if dealt else recorder
+        if self.hidden_reveals:
+            return metadata(self.owner), service_pb2.Viewer(full=True), recorder
+        return recorder, None, recorder
 
     async def _next_game(self, stub: Any, token: Any, abandon: bool) -> None:
         if abandon:
