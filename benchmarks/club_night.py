@@ -152,7 +152,13 @@ class Server:
         return tablelog_pids(self.process.pid)
 
 
-def serve(data_dir: Path, redis_url: str | None, durability: str, extra: list[str]) -> Server:
+def serve(
+    data_dir: Path,
+    redis_url: str | None,
+    durability: str,
+    extra: list[str],
+    environment: dict[str, str],
+) -> Server:
     grpc_address = f"127.0.0.1:{free_port()}"
     http_address = f"127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "tablelog_client.cli", "serve", "--data-dir", str(data_dir),
@@ -163,7 +169,7 @@ def serve(data_dir: Path, redis_url: str | None, durability: str, extra: list[st
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path[:3])},
+        env={**os.environ, **environment, "PYTHONPATH": os.pathsep.join(sys.path[:3])},
     )  # fmt: skip
     assert process.stdout is not None
     for line in process.stdout:
@@ -672,6 +678,7 @@ class Report:
     main_start: int
     main_end: int
     samples: list[tuple[float, int]]
+    gauges: list[dict[str, float]]
     seconds: float
 
 
@@ -720,6 +727,7 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
     ]
     tasks += [asyncio.create_task(table.step()) for table in tables]
     samples: list[tuple[float, int]] = []
+    gauges: list[dict[str, float]] = []
     started = time.monotonic()
 
     async def window(condition: str, seconds: float) -> None:
@@ -738,6 +746,8 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
         await window("warm", min(5.0, args.window / 4))
         if args.long:
             wanted = {name: int(count * args.scale) for name, count in LONG.items()}
+            if args.watchers == 0:  # (a night without watchers, to tell what they hold)
+                wanted["opens"] = 0
             night.condition = "long"
             night.watching.set()
             night.stepping.set()
@@ -746,11 +756,12 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
             while time.monotonic() - opened < args.long_seconds:
                 now = time.monotonic() - started
                 samples.append((now, rss_bytes(pids())))
+                gauges.append(await asyncio.to_thread(scrape, servers[0].url))
                 done = {"moves": night.moves, "games": night.games, "opens": night.opens}
                 if now - last_print > 30:
                     last_print = now
-                    print(f"  {now:.0f} s: {done}, RSS {samples[-1][1] >> 20} MiB",
-                          file=sys.stderr)  # fmt: skip
+                    print(f"  {now:.0f} s: {done}, RSS {samples[-1][1] >> 20} MiB, "
+                          f"{gauges[-1]}", file=sys.stderr)  # fmt: skip
                 if all(done[name] >= wanted[name] for name in wanted):
                     break
                 await asyncio.sleep(args.sample_seconds)
@@ -784,8 +795,37 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
     return Report(
-        backend, len(servers), night, rss_start, rss_end, main_start, main_end, samples, seconds
+        backend,
+        len(servers),
+        night,
+        rss_start,
+        rss_end,
+        main_start,
+        main_end,
+        samples,
+        gauges,
+        seconds,
     )
+
+
+GAUGES = ("tablelog_head_cache_bytes", "tablelog_watched_games", "tablelog_watchers")
+
+
+def scrape(url: str) -> dict[str, float]:
+    """The first instance's gauges of what it holds, from its /metrics."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return {}
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in GAUGES:
+            found[name] = float(value)
+    return found
 
 
 def quantile(values: list[float], share: float) -> float:
@@ -862,9 +902,15 @@ def print_report(report: Report, args: Any) -> bool:
 
 
 CEILINGS = (
-    ("--head-cache-bytes", "the cached game heads", 256 << 20),
-    ("--picture-cache-bytes", "the drawn pictures", 64 << 20),
+    ("head-cache-bytes", "the cached game heads", "256M"),
+    ("picture-cache-bytes", "the drawn pictures", "64M"),
 )
+
+
+def size_of(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper()
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
 
 
 def print_long(report: Report, args: Any) -> None:
@@ -885,9 +931,20 @@ def print_long(report: Report, args: Any) -> None:
         f"second half: {low / 2**20:.0f} to {high / 2**20:.0f} MiB ({high / low - 1:+.1%}): "
         f"{'flat within 10%' if flat else 'NOT flat within 10%'}"
     )
-    ceilings = sum(size for _, _, size in CEILINGS) * report.instances
-    for flag, what, size in CEILINGS:
-        print(f"  ceiling {flag} (default) {size >> 20} MiB: {what}, per instance")
+    heads = [g.get("tablelog_head_cache_bytes", 0.0) for g in report.gauges]
+    if heads:
+        print(
+            f"the head cache's own count of its bytes (first instance): "
+            f"{heads[len(heads) // 2] / 2**20:.0f} MiB halfway, {heads[-1] / 2**20:.0f} MiB "
+            f"at the end; watched games {report.gauges[-1].get('tablelog_watched_games')}, "
+            f"watchers {report.gauges[-1].get('tablelog_watchers')}"
+        )
+    settings = dict(args.serve_setting)
+    ceilings = 0
+    for flag, what, default in CEILINGS:
+        size = size_of(settings.get(flag, default))
+        ceilings += size * report.instances
+        print(f"  ceiling --{flag} {size / 2**20:g} MiB: {what}, per instance")
     print(
         "  watcher queues: 256 updates per watcher (docs/service.md, Watching), at most "
         "--max-watchers (10,000) per instance"
@@ -910,7 +967,10 @@ def run(backend: str, args: Any) -> bool:
                 redis_process, redis_url = standalone_redis(directory / "redis")
             extra = [f"--{flag}={value}" for flag, value in args.serve_setting]
             for _ in range(args.instances):
-                servers.append(serve(directory / "data", redis_url, args.durability, extra))
+                environment = dict(pair.split("=", 1) for pair in args.serve_env)
+                servers.append(
+                    serve(directory / "data", redis_url, args.durability, extra, environment)
+                )
             owner = (directory / "data" / "owner.token").read_text(encoding="utf-8").strip()
             report = asyncio.run(play(servers, owner, args, backend))
         finally:
@@ -949,6 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve-setting", nargs=2, action="append", default=[],
                         metavar=("FLAG", "VALUE"),
                         help="a setting of tablelog serve: head-cache-bytes 64M")  # fmt: skip
+    parser.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable of tablelog serve")  # fmt: skip
     args = parser.parse_args(argv)
     if args.move_seconds is None:
         args.move_seconds = 0.0 if args.long else 2.0
