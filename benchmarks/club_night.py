@@ -579,7 +579,9 @@ class Table:
                     self.night.missed += event.sequence - last - 1
                 last = event.sequence
                 acked = self.acked.get((game_id, event.sequence))
-                if acked is None:
+                if closing is not None:
+                    pass  # read on after its window: not the next condition's delivery
+                elif acked is None:
                     if event.sequence > seen and self.game_id == game_id:
                         self.night.early += 1  # before its answer reached the recorder
                         stats[self.night.condition].deliveries.append(0.0)
