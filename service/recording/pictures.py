@@ -20,6 +20,7 @@ Recorder built without a server does: tests and tools).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
@@ -37,6 +38,15 @@ every revision for one viewer kind)."""
 
 ENTRY_OVERHEAD: Final = 200
 """What an entry costs beyond its text (its key, the dict slot, the string's header)."""
+_EMPTY_TEXT: Final = sys.getsizeof("")
+
+
+def stored_size(picture: str) -> int:
+    """What a picture takes in the cache: its text as Python stores it (one byte a character
+    when all are Latin-1, else two or four: most games' pictures have a character such as
+    U+2248, and were counted at half their size, issue 29) and ENTRY_OVERHEAD."""
+    return sys.getsizeof(picture) - _EMPTY_TEXT + ENTRY_OVERHEAD
+
 
 RETRY_AFTER_MS: Final = 200
 """What a refused draw tells its caller to wait: about a block of draws."""
@@ -78,14 +88,14 @@ class PictureCache:
         return found
 
     def put(self, key: Key, picture: str) -> None:
-        size = len(picture) + ENTRY_OVERHEAD
+        size = stored_size(picture)
         if size > self.max_bytes or key in self._entries:
             return
         self._entries[key] = picture
         self.bytes += size
         while self.bytes > self.max_bytes:
             _, dropped = self._entries.popitem(last=False)
-            self.bytes -= len(dropped) + ENTRY_OVERHEAD
+            self.bytes -= stored_size(dropped)
 
 
 class Pictures:

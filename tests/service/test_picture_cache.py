@@ -8,6 +8,7 @@ PICTURES_BUSY and changes nothing."""
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
@@ -63,6 +64,19 @@ def test_the_cache_is_bounded_by_its_bytes_and_drops_the_least_recently_used() -
     cache.put(("g", b"\x04", None), "z" * cache.max_bytes)  # larger than it all: not kept
     assert cache.get(("g", b"\x04", None)) is None
     assert len(cache) == 3
+
+
+def test_a_picture_is_counted_by_the_bytes_its_text_takes() -> None:
+    # Four of the five games draw a character past Latin-1 (U+2248), so Python keeps their
+    # text at two bytes a character: the cache counted them at half (issue 29).
+    cache = PictureCache(1 << 20)
+    pictures = [f"<svg>{index} \u2248 {'x' * 20_000}</svg>" for index in range(60)]
+    for index, text in enumerate(pictures):
+        cache.put(("g", bytes([index]), None), text)
+    held = [text for index, text in enumerate(pictures) if cache.get(("g", bytes([index]), None))]
+    assert held
+    assert sum(sys.getsizeof(text) for text in held) <= cache.max_bytes
+    assert cache.bytes <= cache.max_bytes
 
 
 @pytest.mark.parametrize("name", GAMES)
