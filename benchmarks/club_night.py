@@ -52,6 +52,10 @@ its watch halfway through each game from a random earlier revision, until 100,00
 sampled every `--sample-seconds`, and printed with whether it stayed flat within 10% over
 the second half and the documented ceilings it must stay under.
 
+For finding what holds memory: `--serve-setting FLAG VALUE` passes a setting to `tablelog
+serve` (e.g. `head-cache-bytes 4M`), `--serve-env NAME=VALUE` an environment variable
+(e.g. `MALLOC_ARENA_MAX=2`), and `--pictures-over grpc` has the steppers use the gRPC port.
+
 `--instances N` starts N `tablelog serve` processes over the one Redis (standalone only:
 the embedded Redis belongs to one instance) and spreads the tables over them: a table's
 recorder, players and stepper talk to its instance, its watchers to each instance in turn
@@ -616,6 +620,8 @@ class Table:
             accept_compression=(),
         )
         replay = method_info("/tablelog.v1.TablelogService/ReplayGame")
+        channel = aio.insecure_channel(self.target) if self.args.pictures_over == "grpc" else None
+        grpc_stub = None if channel is None else service_pb2_grpc.TablelogServiceStub(channel)
         headers = {"authorization": f"Bearer {self.stepper[1]}"}
         mine = random.Random(self.number + 1000)
         first = 1
@@ -637,20 +643,29 @@ class Table:
                 condition = self.night.condition
                 started = time.monotonic()
                 self.night.watches += 1
+                request = service_pb2.ReplayGameRequest(
+                    game_id=game_id,
+                    from_revision=first,
+                    to_revision=last,
+                    viewer=service_pb2.Viewer(spectator=True),
+                    picture=True,
+                )
                 try:
-                    async for _ in client.execute_server_stream(
-                        request=service_pb2.ReplayGameRequest(
-                            game_id=game_id,
-                            from_revision=first,
-                            to_revision=last,
-                            viewer=service_pb2.Viewer(spectator=True),
-                            picture=True,
-                        ),
-                        method=replay,
-                        headers=headers,
-                        timeout_ms=60_000,
-                    ):
-                        pass
+                    if grpc_stub is not None:  # --pictures-over grpc
+                        async for _ in grpc_stub.ReplayGame(
+                            request, metadata=metadata(self.stepper[1]), timeout=60
+                        ):
+                            pass
+                    else:
+                        async for _ in client.execute_server_stream(
+                            request=request, method=replay, headers=headers, timeout_ms=60_000
+                        ):
+                            pass
+                except aio.AioRpcError as error:
+                    self.night.stats[condition].refused += 1
+                    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        self.night.errors.append(f"table {self.number} stepper: {error!r}")
+                    continue
                 except ConnectError as error:
                     self.night.stats[condition].refused += 1
                     if error.code != Code.RESOURCE_EXHAUSTED:  # busy: asked again later
@@ -665,6 +680,8 @@ class Table:
             pass
         finally:
             await client.close()
+            if channel is not None:
+                await channel.close()
 
 
 # ----------------------------------------------------------------------------- the night
@@ -1011,6 +1028,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve-setting", nargs=2, action="append", default=[],
                         metavar=("FLAG", "VALUE"),
                         help="a setting of tablelog serve: head-cache-bytes 64M")  # fmt: skip
+    parser.add_argument("--pictures-over", choices=("http", "grpc"), default="http",
+                        help="the steppers' port: HTTP (the web app's) or gRPC")  # fmt: skip
     parser.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
                         help="an environment variable of tablelog serve")  # fmt: skip
     args = parser.parse_args(argv)
