@@ -10,6 +10,8 @@ import pytest
 
 from benchmarks import club_night
 
+pytestmark = pytest.mark.slow
+
 
 def test_a_short_club_night_completes_with_every_update_delivered_once(
     capsys: pytest.CaptureFixture[str],
