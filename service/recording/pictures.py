@@ -20,6 +20,7 @@ Recorder built without a server does: tests and tools).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
@@ -37,6 +38,22 @@ every revision for one viewer kind)."""
 
 ENTRY_OVERHEAD: Final = 200
 """What an entry costs beyond its text (its key, the dict slot, the string's header)."""
+_EMPTY_TEXT: Final = sys.getsizeof("")
+
+
+def stored_size(picture: str) -> int:
+    """What a picture takes in the cache once served: its text as Python stores it (one byte
+    a character when all are Latin-1, else two or four: most games' pictures have a character
+    such as U+2248, and were counted at half their size, issue 29), the UTF-8 copy that
+    Python keeps inside such a text once protobuf has read it (the first answer that carries
+    it), and ENTRY_OVERHEAD. Counted once, when the picture is put: the size is kept with
+    the entry, so that what is taken off is what was added (a size measured again after the
+    UTF-8 copy was made took off more, and the cache grew without bound)."""
+    text = sys.getsizeof(picture) - _EMPTY_TEXT
+    if not picture.isascii():
+        text += len(picture.encode()) + 1
+    return text + ENTRY_OVERHEAD
+
 
 RETRY_AFTER_MS: Final = 200
 """What a refused draw tells its caller to wait: about a block of draws."""
@@ -66,26 +83,28 @@ class PictureCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._entries: OrderedDict[Key, str] = OrderedDict()
+        self._entries: OrderedDict[Key, tuple[str, int]] = OrderedDict()
+        """Each picture with the size it was counted at (`stored_size`)."""
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def get(self, key: Key) -> str | None:
         found = self._entries.get(key)
-        if found is not None:
-            self._entries.move_to_end(key)
-        return found
+        if found is None:
+            return None
+        self._entries.move_to_end(key)
+        return found[0]
 
     def put(self, key: Key, picture: str) -> None:
-        size = len(picture) + ENTRY_OVERHEAD
+        size = stored_size(picture)
         if size > self.max_bytes or key in self._entries:
             return
-        self._entries[key] = picture
+        self._entries[key] = (picture, size)
         self.bytes += size
         while self.bytes > self.max_bytes:
-            _, dropped = self._entries.popitem(last=False)
-            self.bytes -= len(dropped) + ENTRY_OVERHEAD
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self.bytes -= dropped
 
 
 class Pictures:

@@ -307,6 +307,11 @@ class Tail:
                 watcher.end(exc)
         finally:
             self.hub._drop(self)
+            # A stopped tail lives on in reference cycles (its task, its watchers) until the
+            # cyclic collector runs, and with it every update of the game and the messages
+            # rendered of them: let go of those now (issue 29: a night's memory grew by them).
+            self.history = []
+            self.recent.clear()
             if own:
                 with contextlib.suppress(Exception):
                     await reader.close()
@@ -492,6 +497,10 @@ class WatchHub:
             yield watcher
         finally:
             tail.leave(watcher)
+            # The call's frames may outlive it in reference cycles (a cancelled stream's
+            # traceback): its backlog and queue, a game's worth of updates, go now.
+            watcher._backlog.clear()
+            watcher._queue.clear()
 
     async def close(self) -> None:
         """Stop every tail (the server is stopping), and wait for those already stopping."""

@@ -8,6 +8,7 @@ PICTURES_BUSY and changes nothing."""
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
@@ -25,7 +26,7 @@ from tablelog.service.recording.recorder import Recorder
 from tablelog.service.recording.views import picture, viewer_message
 from tablelog.service.store import RedisEventStore
 from tablelog.service.store.embedded import EmbeddedRedis
-from tablelog.v1 import events_pb2
+from tablelog.v1 import events_pb2, service_pb2
 from tests.service.helpers import CHAIN
 from tests.service.test_checkpoints import fresh_by_revision, stored
 from tests.support.histories import random_history
@@ -63,6 +64,35 @@ def test_the_cache_is_bounded_by_its_bytes_and_drops_the_least_recently_used() -
     cache.put(("g", b"\x04", None), "z" * cache.max_bytes)  # larger than it all: not kept
     assert cache.get(("g", b"\x04", None)) is None
     assert len(cache) == 3
+
+
+def test_a_picture_is_counted_by_the_bytes_its_text_takes() -> None:
+    # Four of the five games draw a character past Latin-1 (U+2248), so Python keeps their
+    # text at two bytes a character: the cache counted them at half (issue 29).
+    cache = PictureCache(1 << 20)
+    pictures = [f"<svg>{index} \u2248 {'x' * 20_000}</svg>" for index in range(60)]
+    for index, text in enumerate(pictures):
+        cache.put(("g", bytes([index]), None), text)
+    held = [text for index, text in enumerate(pictures) if cache.get(("g", bytes([index]), None))]
+    assert held
+    assert sum(sys.getsizeof(text) for text in held) <= cache.max_bytes
+    assert cache.bytes <= cache.max_bytes
+
+
+def test_the_cache_stays_within_its_bytes_once_its_pictures_have_been_served() -> None:
+    # Serving a picture (protobuf reading its text) makes Python keep a UTF-8 copy inside a
+    # text past Latin-1, so the text grows after it was counted: counted again when dropped,
+    # it took off more than it had added, and the cache grew without bound (issue 29).
+    cache = PictureCache(1 << 20)
+    for index in range(500):
+        key = ("g", index.to_bytes(2, "big"), None)
+        cache.put(key, f"<svg>{index} \u2248 {'x' * 20_000}</svg>")
+        served = cache.get(key)
+        assert served is not None
+        service_pb2.StateSnapshot(picture=served)  # as a replay's answer carries it
+        assert 0 <= cache.bytes <= cache.max_bytes
+    held = [text for text, _ in cache._entries.values()]
+    assert sum(sys.getsizeof(text) for text in held) <= cache.max_bytes
 
 
 @pytest.mark.parametrize("name", GAMES)

@@ -1,0 +1,1049 @@
+"""A club night on one instance (issue 29): tables recording, people watching and people
+stepping through pictures all at once, against the recorders alone, alternating in one run.
+
+    .venv/bin/python benchmarks/club_night.py                      # 20 tables, 60 s windows
+    .venv/bin/python benchmarks/club_night.py --tables 6 --window 20 --backends embedded
+    .venv/bin/python benchmarks/club_night.py --long --scale 0.05  # the long night, reduced
+    .venv/bin/python benchmarks/club_night.py --instances 2 --tables 40 --backends standalone
+
+For each backend (`--backends`: `embedded`, the default `tablelog serve` with its own Redis,
+and `standalone`, a redis-server started here and given to `tablelog serve --redis-url`), the
+script starts `tablelog serve` (default settings and limits, `--durability` aside; its log
+lines to /dev/null) and plays a club night against it from this one process, with grpc.aio
+and connect-python's asynchronous client, so that one process is hundreds of people:
+
+* every person is a member of the server's club with a token of their own, made through
+  the API (ClubService.AddMember, CreateToken, by the club's owner);
+* `--tables` tables (20), the five games in turn, dealt and table mode in turn, each with
+  its players (members with the player role, bound to their seats at CreateGame) and one
+  recorder (a member with the recorder role) who makes a move every `--move-seconds` (2 s)
+  on average (exponential gaps): the next move is drawn at random from the server's own
+  ListLegalMoves (so the client knows no rules; in table mode the table's reveals are in
+  that list too), recorded by notation with the version from the last answer and a fresh
+  request id; a game that ends (or reaches `--max-moves`, then it is abandoned) is followed
+  by a new one at the same table;
+* `--watchers` people per table (10), each a spectator member watching the table's game
+  (WatchGame from revision 1, as a page opened mid-game, again at each new game); every
+  update's event sequence is checked: a missed or a duplicated one is counted, and each
+  update's delay after its RecordMove's answer arrived here is its delivery time;
+* one person per table stepping through the table's game's pictures as the web app does
+  (clients/web/src/picture.ts, game.ts): ReplayGame of a 32-revision block with pictures,
+  as spectator, over the HTTP port with the Connect protocol (the web app's port and
+  protocol), a block every `--step-seconds` (3 s) on average, from revision 1 to the head
+  and again.
+
+Windows of `--window` seconds (60) alternate the conditions for `--rounds` rounds (1): (a)
+recorders only, (b) + the watchers, (c) + the watchers and the picture steppers (the order
+rotates each round). A watcher closing at a window's end first reads on to what was
+acknowledged when the window ended (at most 5 s), so a missed update is a real one.
+
+Printed per backend: RecordMove p50 / p95 / p99 / max (ms, timed here around the call),
+delivery p50 / p99 (ms after the answer), picture block p50 / p99 (ms, the whole block),
+the server's cores (CPU seconds of `tablelog serve` and its picture workers, not Redis, over
+the window's seconds, from /proc), its RSS (the same processes) at the start and the end,
+and the headline ratios of the recorder's p99, (c)/(a) and (b)/(a) (targets 2 and 1.5),
+with each round's ratio (the spread); missed and duplicated updates (must be 0).
+
+`--long` is the long night (issue 29 item 4) at an accelerated pace: every condition at
+once, recorders as fast as `--move-seconds` allows (default 0 in this mode: the next move
+once the last is answered), games of at most `--max-moves` (200), each watcher re-opening
+its watch halfway through each game from a random earlier revision, until 100,000 moves,
+500 games and 10,000 watch opens are all reached (times `--scale`); the server's RSS is
+sampled every `--sample-seconds`, and printed with whether it stayed flat within 10% over
+the second half and the documented ceilings it must stay under.
+
+For finding what holds memory: `--serve-setting FLAG VALUE` passes a setting to `tablelog
+serve` (e.g. `head-cache-bytes 4M`), `--serve-env NAME=VALUE` an environment variable
+(e.g. `MALLOC_ARENA_MAX=2`), and `--pictures-over grpc` has the steppers use the gRPC port.
+
+`--instances N` starts N `tablelog serve` processes over the one Redis (standalone only:
+the embedded Redis belongs to one instance) and spreads the tables over them: a table's
+recorder, players and stepper talk to its instance, its watchers to each instance in turn
+(as behind a load balancer), so that half of them get the moves through Redis from the
+other instance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")]
+
+import grpc  # noqa: E402  (the path is set up just above)
+from grpc import aio  # noqa: E402
+
+from tablelog.service.store.embedded import free_port  # noqa: E402
+from tablelog.v1 import (  # noqa: E402
+    clubs_pb2,
+    clubs_pb2_grpc,
+    events_pb2,
+    game_pb2,
+    service_pb2,
+    service_pb2_grpc,
+)
+
+CONDITIONS = ("a", "b", "c")
+NAMES = {"a": "(a) recorders only", "b": "(b) + watchers", "c": "(c) + watchers, pictures"}
+TARGETS = {"c": 2.0, "b": 1.5}
+BLOCK = 32
+"""Revisions per picture block (clients/web/src/picture.ts's BLOCK)."""
+GAMES = ("splendor", "medici", "mercado-de-lisboa", "castello-methoni", "medici-card-game")
+SEATS = 3
+"""Players per table where the game allows it (else its nearest count)."""
+LONG = {"moves": 100_000, "games": 500, "opens": 10_000}
+DRAIN_SECONDS = 5.0
+
+
+# ----------------------------------------------------------------------------- the server
+
+
+def tablelog_pids(pid: int) -> list[int]:
+    """`pid` and its descendants, Redis left out (the embedded Redis is a child of serve)."""
+    try:
+        if "redis" in Path(f"/proc/{pid}/comm").read_text():
+            return []
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [pid] + [p for child in children for p in tablelog_pids(int(child))]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def rss_bytes(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    target: str
+    url: str
+
+    def pids(self) -> list[int]:
+        return tablelog_pids(self.process.pid)
+
+
+def serve(
+    data_dir: Path,
+    redis_url: str | None,
+    durability: str,
+    extra: list[str],
+    environment: dict[str, str],
+) -> Server:
+    grpc_address = f"127.0.0.1:{free_port()}"
+    http_address = f"127.0.0.1:{free_port()}"
+    command = [sys.executable, "-m", "tablelog_client.cli", "serve", "--data-dir", str(data_dir),
+               "--address", grpc_address, "--http-address", http_address,
+               "--durability", durability, *extra]  # fmt: skip
+    if redis_url:
+        command += ["--redis-url", redis_url]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+        env={**os.environ, **environment, "PYTHONPATH": os.pathsep.join(sys.path[:3])},
+    )  # fmt: skip
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("web app: "):
+            return Server(process, grpc_address, f"http://{http_address}")
+    process.wait()
+    raise RuntimeError("tablelog serve did not start")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+def standalone_redis(directory: Path) -> tuple[subprocess.Popen[str], str]:
+    """A redis-server of its own (AOF, fsync always as the embedded default's `disk`)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("no redis-server on PATH for the standalone backend")
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory),
+         "--save", "", "--appendonly", "yes", "--appendfsync", "always"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 10
+    import redis
+
+    while True:
+        try:
+            redis.Redis(port=port).ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise
+            time.sleep(0.05)
+    return process, f"redis://127.0.0.1:{port}/0"
+
+
+# ----------------------------------------------------------------------------- people
+
+
+def metadata(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+async def retried(call: Callable[[], Any]) -> Any:
+    """A call, again after a pause while the caller's rate is spent (setting a club up
+    makes many changes at once; the rates stay the server's defaults)."""
+    while True:
+        try:
+            return await call()
+        except aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise
+            await asyncio.sleep(0.2)
+
+
+async def new_member(clubs: Any, owner: str, name: str, role: Any) -> tuple[str, str]:
+    """A member of the club and their own token: (member id, token)."""
+    added = await retried(
+        lambda: clubs.AddMember(
+            clubs_pb2.AddMemberRequest(display_name=name, role=role), metadata=metadata(owner)
+        )
+    )
+    made = await retried(
+        lambda: clubs.CreateToken(
+            clubs_pb2.CreateTokenRequest(member_id=added.member.member_id),
+            metadata=metadata(owner),
+        )
+    )
+    return added.member.member_id, made.token
+
+
+@dataclass
+class Stats:
+    """What one condition's windows measured."""
+
+    moves: list[float] = field(default_factory=list)
+    deliveries: list[float] = field(default_factory=list)
+    blocks: list[float] = field(default_factory=list)
+    cpu: float = 0.0
+    seconds: float = 0.0
+    refused: int = 0
+    round_moves: list[list[float]] = field(default_factory=list)
+
+
+@dataclass
+class Night:
+    """The run's state shared by its people."""
+
+    condition: str = "warm"
+    """What is measured now: a condition, "long", or "warm" (setting up, draining: not)."""
+    watching: asyncio.Event = field(default_factory=asyncio.Event)
+    stepping: asyncio.Event = field(default_factory=asyncio.Event)
+    stopping: bool = False
+    stats: dict[str, Stats] = field(
+        default_factory=lambda: {c: Stats(round_moves=[[]]) for c in (*CONDITIONS, "warm", "long")}
+    )
+    missed: int = 0
+    duplicated: int = 0
+    early: int = 0
+    opens: int = 0
+    watches: int = 0
+    """Watches open and picture blocks asked now (the run's end waits for them)."""
+    moves: int = 0
+    games: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class Table:
+    """One table: its game, its recorder, its watchers and its picture stepper."""
+
+    def __init__(
+        self, night: Night, number: int, game: Any, target: str, url: str, args: Any
+    ) -> None:
+        self.night = night
+        self.number = number
+        self.info = game
+        self.mode = game_pb2.MODE_DEALT if number % 2 == 0 else game_pb2.MODE_TABLE
+        self.target = target
+        self.url = url
+        self.args = args
+        self.random = random.Random(number)
+        self.players: list[tuple[str, str]] = []
+        self.recorder = ("", "")
+        self.watchers: list[tuple[str, str]] = []
+        self.stepper = ("", "")
+        self.game_id = ""
+        self.version = 0
+        self.revision = 0
+        self.to_move: Any = None
+        self.hidden_reveals = False
+        self.owner = ""
+        self.moves = 0
+        self.ended = False
+        self.new_game = asyncio.Condition()
+        self.acked: dict[tuple[str, int], float] = {}
+        """When each event's RecordMove was answered, by (game, sequence); this game's only."""
+
+    async def join(self, clubs: Any, owner: str) -> None:
+        self.owner = owner
+        seats = max(self.info.min_players, min(SEATS, self.info.max_players))
+        for seat in range(seats):
+            self.players.append(
+                await new_member(clubs, owner, f"t{self.number} p{seat}", clubs_pb2.ROLE_PLAYER)
+            )
+        self.recorder = await new_member(
+            clubs, owner, f"t{self.number} recorder", clubs_pb2.ROLE_RECORDER
+        )
+        for index in range(self.args.watchers):
+            self.watchers.append(
+                await new_member(clubs, owner, f"t{self.number} w{index}", clubs_pb2.ROLE_SPECTATOR)
+            )
+        self.stepper = await new_member(
+            clubs, owner, f"t{self.number} stepper", clubs_pb2.ROLE_SPECTATOR
+        )
+
+    # ------------------------------------------------------------------------- recording
+
+    async def record(self) -> None:
+        channel = aio.insecure_channel(self.target)
+        stub = service_pb2_grpc.TablelogServiceStub(channel)
+        token = metadata(self.recorder[1])
+        try:
+            await self._create(stub, token)
+            while not self.night.stopping:
+                pause = (
+                    self.random.expovariate(1 / self.args.move_seconds)
+                    if (self.args.move_seconds > 0)
+                    else 0.0
+                )
+                await asyncio.sleep(pause)
+                if self.night.stopping:
+                    break
+                await self._move(stub, token)
+        except asyncio.CancelledError:
+            pass
+        except Exception as error:  # reported, and the run goes on
+            self.night.errors.append(f"table {self.number} recorder: {error!r}")
+        finally:
+            await channel.close()
+
+    async def _create(self, stub: Any, token: Any) -> None:
+        made = await retried(
+            lambda: stub.CreateGame(
+                service_pb2.CreateGameRequest(
+                    game=self.info.name,
+                    mode=self.mode,
+                    players=[
+                        events_pb2.Player(name=f"Seat {seat + 1}", member_id=member)
+                        for seat, (member, _) in enumerate(self.players)
+                    ],
+                    request_id=os.urandom(8).hex(),
+                ),
+                metadata=token,
+            )
+        )
+        async with self.new_game:
+            self.game_id = made.game.game_id
+            self.version = made.game.version
+            self.to_move = made.game.to_move
+            self.revision = 0
+            self.moves = 0
+            self.ended = False
+            self.acked.clear()
+            self.new_game.notify_all()
+        self.night.games += 1
+
+    async def _move(self, stub: Any, token: Any) -> None:
+        lister, viewer, mover = self._mover()
+        try:
+            legal = await retried(
+                lambda: stub.ListLegalMoves(
+                    service_pb2.ListLegalMovesRequest(
+                        game_id=self.game_id, page_size=500, viewer=viewer
+                    ),
+                    metadata=lister,
+                )
+            )
+        except aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.PERMISSION_DENIED or self.hidden_reveals:
+                raise
+            self.hidden_reveals = True  # this game's reveals are listed by the host
+            return
+        if legal.to_move.HasField("terminal") or not legal.moves:
+            await self._next_game(stub, token, abandon=False)
+            return
+        if self.moves >= self.args.max_moves:
+            await self._next_game(stub, token, abandon=True)
+            return
+        notation = self.random.choice(legal.moves).notation
+        condition = self.night.condition
+        started = time.monotonic()
+        try:
+            answer = await stub.RecordMove(
+                service_pb2.RecordMoveRequest(
+                    game_id=self.game_id,
+                    notation=notation,
+                    expected_version=self.version,
+                    request_id=os.urandom(8).hex(),
+                ),
+                metadata=mover,
+            )
+        except aio.AioRpcError as error:
+            self.night.stats[condition].refused += 1
+            if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                await asyncio.sleep(0.5)
+                return
+            raise
+        answered = time.monotonic()
+        self.night.stats[condition].moves.append(answered - started)
+        self.night.stats[condition].round_moves[-1].append(answered - started)
+        self.night.moves += 1
+        self.moves += 1
+        for event in answer.events:
+            self.acked[(self.game_id, event.sequence)] = answered
+            self.revision = max(self.revision, event.revision)
+        self.version = answer.game.version
+        self.to_move = answer.game.to_move
+        if answer.game.to_move.HasField("terminal"):
+            await self._next_game(stub, token, abandon=False)
+
+    def _mover(self) -> tuple[Any, Any, Any]:
+        """Who lists the next move's choices, as whose eyes, and who records it. A seat's
+        decision is listed by the player in that seat, as their seat (only they may see
+        their hand); in a dealt game they record it too, in table mode the table's recorder
+        types every move. The table's own decisions (table mode's reveals) are listed by
+        the recorder, or, when the list would show what is hidden from a recorder, by the
+        host who holds the box: the club's owner, as the full view."""
+        recorder = metadata(self.recorder[1])
+        if self.to_move.HasField("seat"):
+            seat = self.to_move.seat
+            player = metadata(self.players[seat][1])
+            dealt = self.mode == game_pb2.MODE_DEALT
+            return player, service_pb2.Viewer(seat=seat), player if dealt else recorder
+        if self.hidden_reveals:
+            return metadata(self.owner), service_pb2.Viewer(full=True), recorder
+        return recorder, None, recorder
+
+    async def _next_game(self, stub: Any, token: Any, abandon: bool) -> None:
+        if abandon:
+            answer = await retried(
+                lambda: stub.AbandonGame(
+                    service_pb2.AbandonGameRequest(
+                        game_id=self.game_id,
+                        expected_version=self.version,
+                        request_id=os.urandom(8).hex(),
+                    ),
+                    metadata=token,
+                )
+            )
+            for event in answer.events:
+                self.acked[(self.game_id, event.sequence)] = time.monotonic()
+            self.version = answer.game.version
+        async with self.new_game:
+            self.ended = True
+            self.new_game.notify_all()
+        await self._create(stub, token)
+
+    # ------------------------------------------------------------------------- watching
+
+    async def watch(self, token: str, target: str) -> None:
+        """One watcher (on the instance at `target`): watches the table's game while watching
+        is on, from revision 1 (in the long night from a random revision, and again halfway
+        through what is left)."""
+        channel = aio.insecure_channel(target)
+        stub = service_pb2_grpc.TablelogServiceStub(channel)
+        mine = random.Random(token)
+        try:
+            while not self.night.stopping:
+                await self.night.watching.wait()
+                game_id = self.game_id
+                if self.night.stopping:
+                    break
+                if self.ended:
+                    await self._next_game_of(game_id)
+                    continue
+                start, reopen = 1, 0
+                if self.args.long:
+                    start = mine.randint(1, max(1, self.revision))
+                    reopen = self.revision + max(1, (self.args.max_moves - self.moves) // 2)
+                ended = await self._watch_game(stub, metadata(token), game_id, start, reopen)
+                if ended:
+                    await self._next_game_of(game_id)
+        except asyncio.CancelledError:
+            pass
+        except Exception as error:  # reported, and the run goes on
+            self.night.errors.append(f"table {self.number} watcher: {error!r}")
+        finally:
+            await channel.close()
+
+    async def _next_game_of(self, game_id: str) -> None:
+        async with self.new_game:
+            await self.new_game.wait_for(lambda: self.game_id != game_id or self.night.stopping)
+
+    async def _watch_game(
+        self, stub: Any, token: Any, game_id: str, start: int, reopen: int
+    ) -> bool:
+        """One WatchGame: until the game ends (then True), watching stops (then on to what
+        had been acknowledged, at most DRAIN_SECONDS) or, with `reopen`, that revision;
+        checks every update's sequence against the one before."""
+        self.night.opens += 1
+        self.night.watches += 1
+        opened = time.monotonic()
+        call = stub.WatchGame(
+            service_pb2.WatchGameRequest(
+                game_id=game_id,
+                from_revision=start,
+                viewer=service_pb2.Viewer(spectator=True),
+            ),
+            metadata=token,
+        )
+        last = 0
+        closing: float | None = None
+        target = 0
+        stats = self.night.stats
+        # A task reads the stream into a queue: cancelling a wait on the stream itself (to
+        # look at the clock) would close its iterator.
+        arrived: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def read() -> None:
+            try:
+                async for item in call:
+                    arrived.put_nowait((time.monotonic(), item))
+            except aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.CANCELLED:
+                    self.night.errors.append(f"table {self.number} watch: {error.details()}")
+            finally:
+                arrived.put_nowait(None)
+
+        reader = asyncio.create_task(read())
+        seen = self.version
+        try:
+            while True:
+                if closing is None and (not self.night.watching.is_set() or self.night.stopping):
+                    closing = time.monotonic()
+                    target = max((s for g, s in self.acked if g == game_id), default=0)
+                if closing is not None and (
+                    last >= target or time.monotonic() - closing > DRAIN_SECONDS
+                ):
+                    self.night.missed += max(0, target - last)
+                    return False
+                try:
+                    got = await asyncio.wait_for(arrived.get(), timeout=0.25)
+                except TimeoutError:
+                    continue
+                if got is None:
+                    self.night.errors.append(f"table {self.number}: a watch ended early")
+                    return False
+                now, item = got
+                if not item.HasField("update"):
+                    continue
+                event = item.update.event
+                if last and event.sequence <= last:
+                    self.night.duplicated += 1
+                    continue
+                if last and event.sequence > last + 1:
+                    self.night.missed += event.sequence - last - 1
+                last = event.sequence
+                acked = self.acked.get((game_id, event.sequence))
+                if closing is not None:
+                    pass  # read on after its window: not the next condition's delivery
+                elif acked is None:
+                    if event.sequence > seen and self.game_id == game_id:
+                        self.night.early += 1  # before its answer reached the recorder
+                        stats[self.night.condition].deliveries.append(0.0)
+                elif acked >= opened:
+                    stats[self.night.condition].deliveries.append(now - acked)
+                if event.HasField("game_ended"):
+                    return True
+                if reopen and event.revision >= reopen:
+                    return False
+        finally:
+            self.night.watches -= 1
+            call.cancel()
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+
+    # ------------------------------------------------------------------------- pictures
+
+    async def step(self) -> None:
+        """The picture stepper: a 32-revision block of the table's game every few seconds,
+        as the web app fetches them (ReplayGame with pictures, Connect, the HTTP port)."""
+        from connectrpc.client import ConnectClient
+        from connectrpc.code import Code
+        from connectrpc.compat import google_protobuf_binary_codec
+        from connectrpc.errors import ConnectError
+
+        from tablelog.service.api.http_api import method_info
+
+        client = ConnectClient(
+            self.url,
+            codec=google_protobuf_binary_codec(),
+            send_compression=None,
+            accept_compression=(),
+        )
+        replay = method_info("/tablelog.v1.TablelogService/ReplayGame")
+        channel = aio.insecure_channel(self.target) if self.args.pictures_over == "grpc" else None
+        grpc_stub = None if channel is None else service_pb2_grpc.TablelogServiceStub(channel)
+        headers = {"authorization": f"Bearer {self.stepper[1]}"}
+        mine = random.Random(self.number + 1000)
+        first = 1
+        game_id = ""
+        try:
+            while not self.night.stopping:
+                await self.night.stepping.wait()
+                await asyncio.sleep(mine.expovariate(1 / self.args.step_seconds))
+                if not self.night.stepping.is_set() or self.night.stopping:
+                    continue
+                if game_id != self.game_id:
+                    game_id, first = self.game_id, 1
+                head = self.revision
+                if head < 1:
+                    continue
+                if first > head:
+                    first = 1
+                last = min(head, first + BLOCK - 1)
+                condition = self.night.condition
+                started = time.monotonic()
+                self.night.watches += 1
+                request = service_pb2.ReplayGameRequest(
+                    game_id=game_id,
+                    from_revision=first,
+                    to_revision=last,
+                    viewer=service_pb2.Viewer(spectator=True),
+                    picture=True,
+                )
+                try:
+                    if grpc_stub is not None:  # --pictures-over grpc
+                        async for _ in grpc_stub.ReplayGame(
+                            request, metadata=metadata(self.stepper[1]), timeout=60
+                        ):
+                            pass
+                    else:
+                        async for _ in client.execute_server_stream(
+                            request=request, method=replay, headers=headers, timeout_ms=60_000
+                        ):
+                            pass
+                except aio.AioRpcError as error:
+                    self.night.stats[condition].refused += 1
+                    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        self.night.errors.append(f"table {self.number} stepper: {error!r}")
+                    continue
+                except ConnectError as error:
+                    self.night.stats[condition].refused += 1
+                    if error.code != Code.RESOURCE_EXHAUSTED:  # busy: asked again later
+                        self.night.errors.append(f"table {self.number} stepper: {error!r}")
+                    continue
+                finally:
+                    self.night.watches -= 1
+                # A block counts in the condition it was asked in.
+                self.night.stats[condition].blocks.append(time.monotonic() - started)
+                first = last + 1
+        except asyncio.CancelledError:
+            pass
+        finally:
+            await client.close()
+            if channel is not None:
+                await channel.close()
+
+
+# ----------------------------------------------------------------------------- the night
+
+
+@dataclass
+class Report:
+    backend: str
+    instances: int
+    night: Night
+    rss_start: int
+    rss_end: int
+    main_start: int
+    main_end: int
+    samples: list[tuple[float, int]]
+    gauges: list[dict[str, float]]
+    seconds: float
+
+
+async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Report:
+    night = Night()
+    channel = aio.insecure_channel(servers[0].target)
+    clubs = clubs_pb2_grpc.ClubServiceStub(channel)
+    tablelog = service_pb2_grpc.TablelogServiceStub(channel)
+    types = await tablelog.ListGameTypes(
+        service_pb2.ListGameTypesRequest(), metadata=metadata(owner)
+    )
+    infos = {info.name: info for info in types.games}
+    tables = [
+        Table(
+            night,
+            number,
+            infos[GAMES[number % len(GAMES)]],
+            servers[number % len(servers)].target,
+            servers[number % len(servers)].url,
+            args,
+        )
+        for number in range(args.tables)
+    ]
+    print(f"{backend}: {args.tables} tables, making their members ...", file=sys.stderr)
+    await clubs.UpdateClub(  # players record their own moves in dealt games
+        clubs_pb2.UpdateClubRequest(players_may_record=True), metadata=metadata(owner)
+    )
+    for table in tables:
+        await table.join(clubs, owner)
+    await channel.close()
+    people = sum(len(t.players) + 2 + len(t.watchers) for t in tables)
+    print(f"{backend}: {people} members with their own tokens", file=sys.stderr)
+
+    def pids() -> list[int]:
+        return [pid for server in servers for pid in server.pids()]
+
+    rss_start = rss_bytes(pids())
+    main_start = rss_bytes([server.process.pid for server in servers])
+    tasks = [asyncio.create_task(table.record()) for table in tables]
+    while any(not table.game_id for table in tables) and not night.errors:
+        await asyncio.sleep(0.1)
+    tasks += [
+        asyncio.create_task(t.watch(token, servers[(t.number + k) % len(servers)].target))
+        for t in tables
+        for k, (_, token) in enumerate(t.watchers)
+    ]
+    tasks += [asyncio.create_task(table.step()) for table in tables]
+    samples: list[tuple[float, int]] = []
+    gauges: list[dict[str, float]] = []
+    started = time.monotonic()
+
+    async def window(condition: str, seconds: float) -> None:
+        night.condition = condition
+        stats = night.stats[condition]
+        if stats.round_moves[-1]:
+            stats.round_moves.append([])
+        (night.watching.set if condition in ("b", "c", "long") else night.watching.clear)()
+        (night.stepping.set if condition in ("c", "long") else night.stepping.clear)()
+        before, opened = cpu_seconds(pids()), time.monotonic()
+        await asyncio.sleep(seconds)
+        stats.cpu += cpu_seconds(pids()) - before
+        stats.seconds += time.monotonic() - opened
+
+    try:
+        await window("warm", min(5.0, args.window / 4))
+        if args.long:
+            wanted = {name: int(count * args.scale) for name, count in LONG.items()}
+            if args.watchers == 0:  # (a night without watchers, to tell what they hold)
+                wanted["opens"] = 0
+            night.condition = "long"
+            night.watching.set()
+            night.stepping.set()
+            before, opened = cpu_seconds(pids()), time.monotonic()
+            last_print = 0.0
+            while time.monotonic() - opened < args.long_seconds:
+                now = time.monotonic() - started
+                samples.append((now, rss_bytes(pids())))
+                gauges.append(await asyncio.to_thread(scrape, servers[0].url))
+                done = {"moves": night.moves, "games": night.games, "opens": night.opens}
+                if now - last_print > 30:
+                    last_print = now
+                    print(f"  {now:.0f} s: {done}, RSS {samples[-1][1] >> 20} MiB, "
+                          f"{gauges[-1]}", file=sys.stderr)  # fmt: skip
+                if all(done[name] >= wanted[name] for name in wanted):
+                    break
+                await asyncio.sleep(args.sample_seconds)
+            night.stats["long"].cpu = cpu_seconds(pids()) - before
+            night.stats["long"].seconds = time.monotonic() - opened
+        else:
+            for number in range(args.rounds):
+                order = CONDITIONS[number % 3 :] + CONDITIONS[: number % 3]
+                for condition in order:
+                    print(f"{backend}: round {number + 1}, {NAMES[condition]} ...",
+                          file=sys.stderr)  # fmt: skip
+                    await window(condition, args.window)
+        night.condition = "warm"  # what follows is not measured
+        night.watching.clear()
+        night.stepping.clear()
+        drained = time.monotonic() + DRAIN_SECONDS + 1
+        while night.watches and time.monotonic() < drained:  # reading on to what was answered
+            await asyncio.sleep(0.05)
+    finally:
+        seconds = time.monotonic() - started
+        rss_end = rss_bytes(pids())
+        main_end = rss_bytes([server.process.pid for server in servers])
+        night.stopping = True
+        night.watching.set()
+        night.stepping.set()
+        for table in tables:
+            async with table.new_game:
+                table.new_game.notify_all()
+        _, pending = await asyncio.wait(tasks, timeout=10)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    return Report(
+        backend,
+        len(servers),
+        night,
+        rss_start,
+        rss_end,
+        main_start,
+        main_end,
+        samples,
+        gauges,
+        seconds,
+    )
+
+
+GAUGES = ("tablelog_head_cache_bytes", "tablelog_watched_games", "tablelog_watchers")
+
+
+def scrape(url: str) -> dict[str, float]:
+    """The first instance's gauges of what it holds, from its /metrics."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return {}
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in GAUGES:
+            found[name] = float(value)
+    return found
+
+
+def quantile(values: list[float], share: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def ms(values: list[float], share: float) -> str:
+    return "-" if not values else f"{1000 * quantile(values, share):.1f}"
+
+
+def print_report(report: Report, args: Any) -> bool:
+    """The table; whether the night held (no missed or duplicated update, no error)."""
+    night = report.night
+    print(
+        f"\n{report.backend} Redis, {report.instances} instance(s): {args.tables} tables "
+        f"({', '.join(GAMES)} in turn, dealt and table mode in turn), a move every "
+        f"{args.move_seconds:g} s per table, {args.watchers} watchers per table, a picture "
+        f"block every {args.step_seconds:g} s per table; "
+        + (
+            f"the long night ({report.seconds:.0f} s)"
+            if args.long
+            else f"{args.rounds} round(s) of {args.window:g} s windows"
+        )
+    )
+    print(
+        "| condition | RecordMove p50 / p95 / p99 / max ms | moves | delivery p50 / p99 ms "
+        "| picture block p50 / p99 ms | server cores | refused |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for condition in ("long",) if args.long else CONDITIONS:
+        stats = night.stats[condition]
+        moves = stats.moves
+        print(
+            f"| {NAMES.get(condition, 'all at once')} | {ms(moves, 0.5)} / {ms(moves, 0.95)} / "
+            f"{ms(moves, 0.99)} / {ms(moves, 1.0)} | {len(moves)} | "
+            f"{ms(stats.deliveries, 0.5)} / {ms(stats.deliveries, 0.99)} | "
+            f"{ms(stats.blocks, 0.5)} / {ms(stats.blocks, 0.99)} | "
+            f"{stats.cpu / max(stats.seconds, 1e-9):.2f} | {stats.refused} |"
+        )
+    print(
+        f"server RSS (tablelog serve and its picture workers, not Redis): "
+        f"{report.rss_start / 2**20:.0f} MiB at start, {report.rss_end / 2**20:.0f} MiB at end "
+        f"(the serving process alone: {report.main_start / 2**20:.0f} MiB, then "
+        f"{report.main_end / 2**20:.0f} MiB)"
+    )
+    if not args.long:
+        a = night.stats["a"]
+        for condition in ("c", "b"):
+            got = night.stats[condition]
+            ratio = quantile(got.moves, 0.99) / quantile(a.moves, 0.99)
+            rounds = [
+                quantile(w, 0.99) / quantile(f, 0.99)
+                for f, w in zip(a.round_moves, got.round_moves, strict=False)
+                if f and w
+            ]
+            spread = ", ".join(f"{r:.2f}" for r in rounds)
+            print(
+                f"RecordMove p99 ({condition})/(a): {ratio:.2f}x (target <= "
+                f"{TARGETS[condition]:g}x; per round: {spread})"
+            )
+    print(
+        f"watch opens {night.opens}, moves {night.moves}, games {night.games}; updates "
+        f"missed {night.missed}, duplicated {night.duplicated} (must be 0); "
+        f"{night.early} arrived before their RecordMove's answer (counted as 0 ms)"
+    )
+    if args.long:
+        print_long(report, args)
+    for error in night.errors[:10]:
+        print(f"error: {error}")
+    return night.missed == 0 and night.duplicated == 0 and not night.errors
+
+
+CEILINGS = (
+    ("head-cache-bytes", "the cached game heads", "256M"),
+    ("picture-cache-bytes", "the drawn pictures", "64M"),
+)
+
+
+def size_of(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper()
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+def print_long(report: Report, args: Any) -> None:
+    samples = report.samples
+    if len(samples) < 4:
+        print("too few RSS samples for the second half")
+        return
+    half = samples[len(samples) // 2 :]
+    low, high = min(r for _, r in half), max(r for _, r in half)
+    flat = high <= 1.10 * low
+    every = max(1, len(samples) // 12)
+    print(
+        "RSS over the night (s: MiB): "
+        + ", ".join(f"{t:.0f}: {r / 2**20:.0f}" for t, r in samples[::every])
+        + f", {samples[-1][0]:.0f}: {samples[-1][1] / 2**20:.0f}"
+    )
+    print(
+        f"second half: {low / 2**20:.0f} to {high / 2**20:.0f} MiB ({high / low - 1:+.1%}): "
+        f"{'flat within 10%' if flat else 'NOT flat within 10%'}"
+    )
+    heads = [g.get("tablelog_head_cache_bytes", 0.0) for g in report.gauges]
+    if heads:
+        print(
+            f"the head cache's own count of its bytes (first instance): "
+            f"{heads[len(heads) // 2] / 2**20:.0f} MiB halfway, {heads[-1] / 2**20:.0f} MiB "
+            f"at the end; watched games {report.gauges[-1].get('tablelog_watched_games')}, "
+            f"watchers {report.gauges[-1].get('tablelog_watchers')}"
+        )
+    settings = dict(args.serve_setting)
+    ceilings = 0
+    for flag, what, default in CEILINGS:
+        size = size_of(settings.get(flag, default))
+        ceilings += size * report.instances
+        print(f"  ceiling --{flag} {size / 2**20:g} MiB: {what}, per instance")
+    print(
+        "  watcher queues: 256 updates per watcher (docs/service.md, Watching), at most "
+        "--max-watchers (10,000) per instance"
+    )
+    print(
+        f"largest RSS {max(r for _, r in samples) / 2**20:.0f} MiB against the caches' "
+        f"ceilings {ceilings >> 20} MiB + the start's {report.rss_start / 2**20:.0f} MiB"
+    )
+
+
+def run(backend: str, args: Any) -> bool:
+    with tempfile.TemporaryDirectory(prefix="tablelog-club-night-") as scratch:
+        directory = Path(scratch)
+        redis_process = None
+        servers: list[Server] = []
+        try:
+            redis_url = None
+            if backend == "standalone":
+                (directory / "redis").mkdir()
+                redis_process, redis_url = standalone_redis(directory / "redis")
+            extra = [f"--{flag}={value}" for flag, value in args.serve_setting]
+            for _ in range(args.instances):
+                environment = dict(pair.split("=", 1) for pair in args.serve_env)
+                servers.append(
+                    serve(directory / "data", redis_url, args.durability, extra, environment)
+                )
+            owner = (directory / "data" / "owner.token").read_text(encoding="utf-8").strip()
+            report = asyncio.run(play(servers, owner, args, backend))
+        finally:
+            for server in servers:
+                stop(server.process)
+            if redis_process is not None:
+                redis_process.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    redis_process.wait(10)
+    return print_report(report, args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
+    parser.add_argument("--backends", nargs="+", default=["embedded", "standalone"],
+                        choices=("embedded", "standalone"))  # fmt: skip
+    parser.add_argument("--tables", type=int, default=20)
+    parser.add_argument("--watchers", type=int, default=10, help="per table")
+    parser.add_argument("--move-seconds", type=float, help="a table's mean gap between moves "
+                        "(default 2; 0 in the long night: as fast as answered)")  # fmt: skip
+    parser.add_argument("--step-seconds", type=float, default=3.0,
+                        help="a stepper's mean gap between picture blocks")  # fmt: skip
+    parser.add_argument("--window", type=float, default=60.0, help="seconds per condition")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--max-moves", type=int, help="a game is abandoned past this many "
+                        "moves (default 300; 200 in the long night)")  # fmt: skip
+    parser.add_argument("--long", action="store_true", help="the long night (issue 29 item 4)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="the long night's counts, times this")  # fmt: skip
+    parser.add_argument("--long-seconds", type=float, default=4 * 3600.0,
+                        help="the long night stops here even short of its counts")  # fmt: skip
+    parser.add_argument("--sample-seconds", type=float, default=5.0)
+    parser.add_argument("--instances", type=int, default=1,
+                        help="tablelog serve processes on one Redis")  # fmt: skip
+    parser.add_argument("--durability", default="disk", choices=("disk", "fast"))
+    parser.add_argument("--serve-setting", nargs=2, action="append", default=[],
+                        metavar=("FLAG", "VALUE"),
+                        help="a setting of tablelog serve: head-cache-bytes 64M")  # fmt: skip
+    parser.add_argument("--pictures-over", choices=("http", "grpc"), default="http",
+                        help="the steppers' port: HTTP (the web app's) or gRPC")  # fmt: skip
+    parser.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable of tablelog serve")  # fmt: skip
+    args = parser.parse_args(argv)
+    if args.move_seconds is None:
+        args.move_seconds = 0.0 if args.long else 2.0
+    if args.max_moves is None:
+        args.max_moves = 200 if args.long else 300
+    if args.instances > 1 and "embedded" in args.backends:
+        parser.error("--instances > 1 needs --backends standalone (one Redis for them all)")
+    held = True
+    for backend in args.backends:
+        held = run(backend, args) and held
+    return 0 if held else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

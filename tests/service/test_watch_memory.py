@@ -1,0 +1,62 @@
+"""What a watch holds is let go when it ends (issue 29, item 4): a stopped tail and an ended
+watcher can live on in reference cycles (a task's coroutine, a cancelled stream's traceback)
+until the cyclic collector runs, and the long club night's memory grew by what they held,
+a game's updates and the messages rendered of them. Once its last watcher has left, a tail
+holds no update, nor does the watcher."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tablelog.service.recording.recorder import Recorder
+from tablelog.service.recording.watching import WatchHub, WatchLimits
+from tablelog.service.store.embedded import EmbeddedRedis
+from tablelog.v1 import service_pb2
+from tests.service.test_checkpoints import counting_store, stored
+from tests.support.histories import random_history
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_tail_and_its_watcher_hold_no_update_once_the_watch_ends(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    events = random_history("splendor", 60, seed=5)
+
+    async def scenario() -> None:
+        store = counting_store(embedded_redis)
+        recorder = Recorder(store)
+        hub = WatchHub(store, heads=recorder.heads, limits=WatchLimits(recent=4))
+        try:
+            game_id = await stored(store, events[:50])
+            last = (await store.read(game_id))[-1]
+            spectator = service_pb2.Viewer(spectator=True)
+            async with hub.watch(game_id, 1, spectator) as watcher:
+                tail = watcher.tail
+                assert len(list(watcher.backlog())) == 50  # from its creation on
+                await store.append(
+                    game_id,
+                    events[50:],
+                    expected_sequence=last.sequence,
+                    prev_hash=last.hash,
+                    expected_revision=None,
+                )
+                for _ in events[50:55]:  # some live, the rest left queued
+                    assert await watcher.next(10) is not None
+                assert tail.history
+                assert tail.recent
+                assert watcher._queue
+            await asyncio.wait_for(asyncio.gather(tail.task, return_exceptions=True), 10)
+            assert hub.watched_games == 0
+            # Kept alive here as a reference cycle would keep them: empty all the same.
+            assert tail.history == []
+            assert not tail.recent
+            assert not watcher._queue
+            assert not watcher._backlog
+        finally:
+            await hub.close()
+            await store.close()
+
+    asyncio.run(scenario())
