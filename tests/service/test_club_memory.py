@@ -13,6 +13,7 @@ import redis
 
 from tablelog.replay.registry import find_game
 from tablelog.service.api.server import BackgroundServer
+from tablelog.service.metrics import REGISTRY, exposition
 from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import standings_pb2
 from tablelog_client import Client
@@ -173,3 +174,51 @@ def test_one_club_sees_nothing_of_anothers_memory(
         assert list(other.standings("splendor").rows) == []
         assert other.standings("splendor").lag.projected_games == 0
         assert refused(lambda: other.player_record("Hal")).reason == "PLAYER_NOT_FOUND"
+
+
+def _metric(name: str) -> float:
+    return REGISTRY.get_sample_value(name) or 0.0
+
+
+def test_projector_lag_is_a_metric(club: tuple[str, Client]) -> None:
+    """Each projected game is observed in `tablelog_projection_lag_seconds` (from its note
+    in the feed to its projection); once caught up, nothing is pending."""
+    _club_id, owner = club
+    before = _metric("tablelog_projection_lag_seconds_count")
+    play(owner, "splendor", ["Ann", "Bob"], 3)
+    settled(owner, "splendor", lambda s: s.games == 1)
+    # (the server's loop observes the game just after writing it: give it a moment)
+    deadline = time.monotonic() + 10
+    while _metric("tablelog_projection_lag_seconds_count") == before:
+        assert time.monotonic() < deadline, "no projection lag observed"
+        time.sleep(0.02)
+    assert _metric("tablelog_projection_lag_seconds_count") >= before + 1
+    # Redis's clock and this process's are the one machine's: the lag is short and >= 0.
+    assert 0 <= _metric("tablelog_projection_lag_seconds_sum") < 3600
+    assert _metric("tablelog_projector_pending_games") == 0
+    assert _metric("tablelog_projector_pending_clubs") == 0
+    text = exposition()[0].decode()
+    assert "tablelog_projection_lag_seconds_bucket{" in text
+    assert "tablelog_projector_pending_clubs " in text
+
+
+def test_an_idle_projector_leaves_redis_alone(
+    club: tuple[str, Client], embedded_redis: EmbeddedRedis
+) -> None:
+    """Idle, a projector waits on one blocking read of the wake-up stream instead of
+    polling the flagged clubs (it took 20 SPOPs a second per instance); a game ended then
+    still wakes it."""
+    _club_id, owner = club
+    play(owner, "splendor", ["Ann", "Bob"], 5)
+    settled(owner, "splendor", lambda s: s.games == 1)
+    stored = redis.Redis.from_url(embedded_redis.url)
+
+    def calls(command: str) -> int:
+        return int(stored.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
+
+    spops, xreads = calls("spop"), calls("xread")
+    time.sleep(1.5)
+    assert calls("spop") - spops <= 2  # polling every 50 ms: about 30
+    assert calls("xread") - xreads <= 4  # one a server every 2 s (or at a wake-up)
+    play(owner, "splendor", ["Ann", "Bob"], 6)
+    settled(owner, "splendor", lambda s: s.games == 2)
