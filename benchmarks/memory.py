@@ -22,6 +22,8 @@ Redis (fast durability). Figures:
    the ratings before it kept), and later reads (cached). p50/p99 over `--reads` reads.
 4. **Memory per game** in the projection: Redis's MEMORY USAGE of the outcomes hash divided
    by its games.
+5. **Idle** (`--idle SECONDS`, first): the Redis calls per second the idle server makes
+   (INFO commandstats before and after, every command, by command), its projector waiting.
 """
 
 from __future__ import annotations
@@ -246,6 +248,32 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
     )
 
 
+def idle(server: BackgroundServer, seconds: float) -> None:
+    store = redis.Redis.from_url(server.redis_url)
+
+    def calls() -> dict[str, int]:
+        stats = store.info("commandstats")
+        return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+
+    time.sleep(2)  # the start-up's sweep and first rounds done
+    before = calls()
+    time.sleep(seconds)
+    after = calls()
+    # INFO itself is the benchmark's, not the server's.
+    delta = {
+        name: count - before.get(name, 0)
+        for name, count in after.items()
+        if name != "info" and count > before.get(name, 0)
+    }
+    ranked = ", ".join(
+        f"{n} {c / seconds:.2f}" for n, c in sorted(delta.items(), key=lambda x: -x[1])
+    )
+    print(
+        f"idle: {sum(delta.values()) / seconds:.2f} Redis calls/s over {seconds:.0f} s "
+        f"(INFO commandstats delta; by command: {ranked or 'none'})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -256,6 +284,15 @@ def main() -> int:
     parser.add_argument("--outcomes", type=int, default=2_000, help="outcomes read (default 2,000)")
     parser.add_argument("--players", type=int, default=100, help="players among them (default 100)")
     parser.add_argument("--reads", type=int, default=200, help="reads timed (default 200)")
+    parser.add_argument(
+        "--idle", type=float, default=0.0, help="seconds the idle server's calls are counted"
+    )
+    parser.add_argument(
+        "--only",
+        choices=("idle", "rebuild", "lag", "reads"),
+        action="append",
+        help="run only these parts (repeatable; default all but idle)",
+    )
     args = parser.parse_args()
     token = new_token()
     configure_logging("warning", json=True)
@@ -267,10 +304,16 @@ def main() -> int:
             embedded.url, chain=Chain(ChainKey.of(secrets.token_bytes(32))), owner_token=token
         ).start()
         try:
-            with Client(server.target, token=token, timeout=600) as client:
-                rebuild(client, args.games)
-            lag(server, token, args.clients, args.per_client)
-            reads(server, token, args.outcomes, args.players, args.reads)
+            parts = set(args.only or ("rebuild", "lag", "reads"))
+            if args.idle or "idle" in parts:
+                idle(server, args.idle or 10.0)
+            if "rebuild" in parts:
+                with Client(server.target, token=token, timeout=600) as client:
+                    rebuild(client, args.games)
+            if "lag" in parts:
+                lag(server, token, args.clients, args.per_client)
+            if "reads" in parts:
+                reads(server, token, args.outcomes, args.players, args.reads)
         finally:
             server.stop()
     return 0
