@@ -22,6 +22,8 @@ Redis (fast durability). Figures:
    the ratings before it kept), and later reads (cached). p50/p99 over `--reads` reads.
 4. **Memory per game** in the projection: Redis's MEMORY USAGE of the outcomes hash divided
    by its games.
+   `--profile FILE`: the server's rebuild under cProfile (its loop's thread only), the
+   functions taking the most cumulative time printed, the stats dumped to FILE (pstats).
 5. **Idle** (`--idle SECONDS`, first): the Redis calls per second the idle server makes
    (INFO commandstats before and after, every command, by command), its projector waiting.
 """
@@ -29,6 +31,8 @@ Redis (fast durability). Figures:
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import random
 import secrets
 import statistics
@@ -51,6 +55,7 @@ from tablelog.replay import fold as folding  # noqa: E402
 from tablelog.service.access.identity import new_token  # noqa: E402
 from tablelog.service.api.server import BackgroundServer  # noqa: E402
 from tablelog.service.logs import configure_logging  # noqa: E402
+from tablelog.service.memory import projector  # noqa: E402
 from tablelog.service.memory.standings import outcome_of  # noqa: E402
 from tablelog.service.store.chain import Chain, ChainKey  # noqa: E402
 from tablelog.service.store.embedded import Durability, EmbeddedRedis  # noqa: E402
@@ -248,6 +253,25 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
     )
 
 
+def profile_rebuilds(path: str) -> None:
+    """Profile `Projector.rebuild_club` on the server's loop (cProfile follows the thread
+    that enables it: the rebuild's coroutine runs on the loop's)."""
+    plain = projector.Projector.rebuild_club
+
+    async def profiled(self: projector.Projector, club_id: str) -> int:
+        profile = cProfile.Profile()
+        profile.enable()
+        try:
+            return await plain(self, club_id)
+        finally:
+            profile.disable()
+            profile.dump_stats(path)
+            stats = pstats.Stats(path)
+            stats.sort_stats("cumulative").print_stats(r"tablelog|hmac|redis/asyncio/client", 25)
+
+    projector.Projector.rebuild_club = profiled  # type: ignore[method-assign]
+
+
 def idle(server: BackgroundServer, seconds: float) -> None:
     store = redis.Redis.from_url(server.redis_url)
 
@@ -293,8 +317,11 @@ def main() -> int:
         action="append",
         help="run only these parts (repeatable; default all but idle)",
     )
+    parser.add_argument("--profile", help="profile the rebuild with cProfile into this file")
     args = parser.parse_args()
     token = new_token()
+    if args.profile:
+        profile_rebuilds(args.profile)
     configure_logging("warning", json=True)
     with (
         tempfile.TemporaryDirectory(prefix="tl-memory-") as scratch,

@@ -205,6 +205,11 @@ class Projector:
                 log.warning("projector round failed", error=str(exc))
                 await self._pause(1.0)
 
+    async def _pause(self, seconds: float) -> None:
+        """Wait between rounds, or until `stop`."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopped.wait(), seconds)
+
     async def _idle(self, wake: str) -> str:
         """Wait for a club flagged after the wake-up entry `wake` (by any instance), up to
         `IDLE_BLOCK`, or until `stop`; the newest wake-up entry seen. A flag that came

@@ -5,16 +5,23 @@ sees nothing of another's."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import pytest
 import redis
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from tablelog.replay.registry import find_game
 from tablelog.service.api.server import BackgroundServer
+from tablelog.service.memory.projector import Projector
 from tablelog.service.metrics import REGISTRY, exposition
-from tablelog.service.store.embedded import EmbeddedRedis
+from tablelog.service.store.embedded import EmbeddedRedis, free_port
+from tablelog.service.store.memory import MemoryStore
 from tablelog.v1 import standings_pb2
 from tablelog_client import Client
 from tests.service.helpers import refused
@@ -222,3 +229,30 @@ def test_an_idle_projector_leaves_redis_alone(
     assert calls("xread") - xreads <= 4  # one a server every 2 s (or at a wake-up)
     play(owner, "splendor", ["Ann", "Bob"], 6)
     settled(owner, "splendor", lambda s: s.games == 2)
+
+
+def test_a_projector_goes_on_while_redis_is_away() -> None:
+    """A round that cannot reach Redis is logged and tried again after a pause: the
+    projector keeps following (it never ends on an outage), and stops when told."""
+
+    async def scenario() -> None:
+        # (no retries: each round fails at once)
+        client = aioredis.Redis(
+            host="127.0.0.1",
+            port=free_port(),
+            socket_connect_timeout=0.2,
+            retry=Retry(NoBackoff(), 0),
+        )
+        following = Projector(MemoryStore(client), cast(Any, None), cast(Any, None))
+
+        async def clubs() -> list[str]:
+            return []
+
+        following.start(clubs)
+        await asyncio.sleep(0.5)
+        assert following._task is not None
+        assert not following._task.done()
+        await following.stop()
+        await client.aclose()
+
+    asyncio.run(scenario())
