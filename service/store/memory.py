@@ -132,9 +132,7 @@ class MemoryStore:
         a projector woken finds the flag)."""
         await self._call(self._redis.sadd(self.dirty_key, club_id))
         await self._call(
-            self._redis.xadd(
-                self.wake_key, {"c": club_id}, maxlen=WAKE_LENGTH, approximate=True
-            )
+            self._redis.xadd(self.wake_key, {"c": club_id}, maxlen=WAKE_LENGTH, approximate=True)
         )
 
     async def wake_end(self) -> str:
