@@ -59,10 +59,13 @@ from tablelog.v1 import events_pb2, standings_pb2
 
 BATCH: Final = 200
 """Feed entries a projector takes at a time per club."""
-IDLE_BLOCK: Final = 2.0
-"""Seconds an idle projector's blocking read of the wake-up stream waits before it looks
-again (below the store's 5 s limit): one Redis call per 2 s when nothing changes, where a
+IDLE_BLOCK: Final = 3.0
+"""Seconds an idle projector's blocking read of the wake-up stream waits before it reads
+again (below the store's 5 s limit): one Redis call per 3 s when nothing changes, where a
 poll of the flagged clubs every 50 ms cost 20 a second on every instance."""
+LOOK_EVERY: Final = 30.0
+"""Seconds after which an idle projector looks at the flagged clubs though nothing woke it
+(a flag whose wake-up entry was lost to an outage between the two writes)."""
 SWEEP_EVERY: Final = 300.0
 """Seconds between sweeps for feed entries whose flag was lost (two calls per club)."""
 REBUILD_PAGE: Final = 32
@@ -189,6 +192,7 @@ class Projector:
     async def run(self, clubs: Callable[[], Any]) -> None:
         swept = -SWEEP_EVERY  # (monotonic time may start near 0)
         wake = "0-0"
+        woken, looked = True, 0.0
         while not self._stopping:
             try:
                 if time.monotonic() - swept > SWEEP_EVERY:
@@ -196,13 +200,18 @@ class Projector:
                     # wait below, whenever it came.
                     wake = await self.store.wake_end()
                     await self.sweep([LOCAL_CLUB, *await clubs()])
-                    swept = time.monotonic()
-                if not await self.run_once():
-                    wake = await self._idle(wake)
+                    swept, woken = time.monotonic(), True
+                if woken or time.monotonic() - looked > LOOK_EVERY:
+                    looked = time.monotonic()
+                    if await self.run_once():
+                        continue  # more may be waiting: look again before waiting
+                seen = await self._idle(wake)
+                woken, wake = seen != wake, seen
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # Redis away: try again later, never stop following
                 log.warning("projector round failed", error=str(exc))
+                woken = True  # flags may have been left while Redis was away: look again
                 await self._pause(1.0)
 
     async def _pause(self, seconds: float) -> None:

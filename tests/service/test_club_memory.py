@@ -226,7 +226,7 @@ def test_an_idle_projector_leaves_redis_alone(
     spops, xreads = calls("spop"), calls("xread")
     time.sleep(1.5)
     assert calls("spop") - spops <= 2  # polling every 50 ms: about 30
-    assert calls("xread") - xreads <= 4  # one a server every 2 s (or at a wake-up)
+    assert calls("xread") - xreads <= 4  # one a server every 3 s (or at a wake-up)
     play(owner, "splendor", ["Ann", "Bob"], 6)
     settled(owner, "splendor", lambda s: s.games == 2)
 
