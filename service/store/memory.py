@@ -13,8 +13,8 @@ one Redis Cluster slot and `APPLY_SCRIPT` writes it atomically):
     tl:{club:<id>}:memory:version     counter: changes of the outcomes (a cache's key)
     tl:{club:<id>}:seasons            hash: season name -> "<start> <end>" (epoch seconds)
     tl:memory:dirty                   set: clubs whose feed has entries to project
-    tl:memory:wake                    stream: a flagged club per entry (capped near
-                                      WAKE_LENGTH), read blocking by idle projectors
+    tl:memory:wake                    stream: an entry per flag, naming no club (capped
+                                      near WAKE_LENGTH), read blocking by idle projectors
 
 Idempotent by construction: an outcome is written only when derived at a later sequence of
 its game than the one stored (a retry, a second instance, an older fold: no-ops), and the
@@ -132,7 +132,8 @@ class MemoryStore:
         a projector woken finds the flag)."""
         await self._call(self._redis.sadd(self.dirty_key, club_id))
         await self._call(
-            self._redis.xadd(self.wake_key, {"c": club_id}, maxlen=WAKE_LENGTH, approximate=True)
+            # No club id in it: a wake-up only says "look" (a deleted club leaves no trace here).
+            self._redis.xadd(self.wake_key, {"w": "1"}, maxlen=WAKE_LENGTH, approximate=True)
         )
 
     async def wake_end(self) -> str:
