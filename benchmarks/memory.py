@@ -22,11 +22,18 @@ Redis (fast durability). Figures:
    the ratings before it kept), and later reads (cached). p50/p99 over `--reads` reads.
 4. **Memory per game** in the projection: Redis's MEMORY USAGE of the outcomes hash divided
    by its games.
+   `--profile FILE`: the server's rebuild under cProfile (its loop's thread only), the
+   functions taking the most cumulative time printed, the stats dumped to FILE (pstats).
+5. **Idle** (`--idle SECONDS`, first): the Redis calls per second the idle server makes
+   (INFO commandstats before and after, every command, by command), its projector waiting.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gc
+import pstats
 import random
 import secrets
 import statistics
@@ -49,6 +56,7 @@ from tablelog.replay import fold as folding  # noqa: E402
 from tablelog.service.access.identity import new_token  # noqa: E402
 from tablelog.service.api.server import BackgroundServer  # noqa: E402
 from tablelog.service.logs import configure_logging  # noqa: E402
+from tablelog.service.memory import projector  # noqa: E402
 from tablelog.service.memory.standings import outcome_of  # noqa: E402
 from tablelog.service.store.chain import Chain, ChainKey  # noqa: E402
 from tablelog.service.store.embedded import Durability, EmbeddedRedis  # noqa: E402
@@ -219,10 +227,26 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
             added.append(time.perf_counter() - started)
             added_cpu.append(time.process_time() - cpu)
         warm: list[float] = []
-        for _ in range(count):
-            started = time.perf_counter()
-            client.standings("splendor")
-            warm.append(time.perf_counter() - started)
+        # The collector's passes in this process (the server's loop and the client share
+        # it) while the cached reads run: (generation, seconds) each.
+        passes: list[tuple[int, float]] = []
+        began: list[float] = [0.0]
+
+        def collector(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                began[0] = time.perf_counter()
+            else:
+                passes.append((info["generation"], time.perf_counter() - began[0]))
+
+        gc.callbacks.append(collector)
+        try:
+            for _ in range(count):
+                started = time.perf_counter()
+                client.standings("splendor")
+                warm.append(time.perf_counter() - started)
+        finally:
+            gc.callbacks.remove(collector)
+        oldest = [seconds for generation, seconds in passes if generation == 2]
         player: list[float] = []
         for index in range(count):
             started = time.perf_counter()
@@ -238,11 +262,59 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
     print(
         f"  GetStandings, no change since: p50 {statistics.median(warm) * 1000:.1f} ms, "
         f"p99 {p99 * 1000:.1f} ms (target {READ_TARGET * 1000:.0f} ms: "
-        f"{'met' if p99 <= READ_TARGET else 'NOT met'})"
+        f"{'met' if p99 <= READ_TARGET else 'NOT met'}); meanwhile the collector ran "
+        f"{len(passes)} passes, {sum(s for _g, s in passes) * 1000:.0f} ms, of them "
+        f"{len(oldest)} of the oldest generation, {sum(oldest) * 1000:.0f} ms"
+        f"{f' (longest {max(oldest) * 1000:.0f} ms)' if oldest else ''}"
     )
     print(
         f"  GetPlayerRecord, each player's first read then cached: p50 "
         f"{statistics.median(player) * 1000:.1f} ms, p99 {percentile(player, 0.99) * 1000:.1f} ms"
+    )
+
+
+def profile_rebuilds(path: str) -> None:
+    """Profile `Projector.rebuild_club` on the server's loop (cProfile follows the thread
+    that enables it: the rebuild's coroutine runs on the loop's)."""
+    plain = projector.Projector.rebuild_club
+
+    async def profiled(self: projector.Projector, club_id: str) -> int:
+        profile = cProfile.Profile()
+        profile.enable()
+        try:
+            return await plain(self, club_id)
+        finally:
+            profile.disable()
+            profile.dump_stats(path)
+            stats = pstats.Stats(path)
+            stats.sort_stats("cumulative").print_stats(r"tablelog|hmac|redis/asyncio/client", 25)
+
+    projector.Projector.rebuild_club = profiled  # type: ignore[method-assign]
+
+
+def idle(server: BackgroundServer, seconds: float) -> None:
+    store = redis.Redis.from_url(server.redis_url)
+
+    def calls() -> dict[str, int]:
+        stats = store.info("commandstats")
+        return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+
+    time.sleep(2)  # the start-up's sweep and first rounds done
+    before = calls()
+    time.sleep(seconds)
+    after = calls()
+    # INFO itself is the benchmark's, not the server's.
+    delta = {
+        name: count - before.get(name, 0)
+        for name, count in after.items()
+        if name != "info" and count > before.get(name, 0)
+    }
+    ranked = ", ".join(
+        f"{n} {c / seconds:.2f}" for n, c in sorted(delta.items(), key=lambda x: -x[1])
+    )
+    print(
+        f"idle: {sum(delta.values()) / seconds:.2f} Redis calls/s over {seconds:.0f} s "
+        f"(INFO commandstats delta; by command: {ranked or 'none'})"
     )
 
 
@@ -256,8 +328,20 @@ def main() -> int:
     parser.add_argument("--outcomes", type=int, default=2_000, help="outcomes read (default 2,000)")
     parser.add_argument("--players", type=int, default=100, help="players among them (default 100)")
     parser.add_argument("--reads", type=int, default=200, help="reads timed (default 200)")
+    parser.add_argument(
+        "--idle", type=float, default=0.0, help="seconds the idle server's calls are counted"
+    )
+    parser.add_argument(
+        "--only",
+        choices=("idle", "rebuild", "lag", "reads"),
+        action="append",
+        help="run only these parts (repeatable; default all but idle)",
+    )
+    parser.add_argument("--profile", help="profile the rebuild with cProfile into this file")
     args = parser.parse_args()
     token = new_token()
+    if args.profile:
+        profile_rebuilds(args.profile)
     configure_logging("warning", json=True)
     with (
         tempfile.TemporaryDirectory(prefix="tl-memory-") as scratch,
@@ -267,10 +351,16 @@ def main() -> int:
             embedded.url, chain=Chain(ChainKey.of(secrets.token_bytes(32))), owner_token=token
         ).start()
         try:
-            with Client(server.target, token=token, timeout=600) as client:
-                rebuild(client, args.games)
-            lag(server, token, args.clients, args.per_client)
-            reads(server, token, args.outcomes, args.players, args.reads)
+            parts = set(args.only or ("rebuild", "lag", "reads"))
+            if args.idle or "idle" in parts:
+                idle(server, args.idle or 10.0)
+            if "rebuild" in parts:
+                with Client(server.target, token=token, timeout=600) as client:
+                    rebuild(client, args.games)
+            if "lag" in parts:
+                lag(server, token, args.clients, args.per_client)
+            if "reads" in parts:
+                reads(server, token, args.outcomes, args.players, args.reads)
         finally:
             server.stop()
     return 0

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
+    Histogram,
     disable_created_metrics,
     generate_latest,
 )
@@ -74,6 +76,27 @@ CHECKPOINT_WRITES = Counter(
 )
 for _result in ("written", "failed"):  # both series from the start: a rate() sees the first
     CHECKPOINT_WRITES.labels(_result)
+
+# Club memory's projector (`tablelog.service.memory.projector`): observed once per game it
+# projects, off the per-move path (prometheus_client's lock is no cost there).
+PROJECTION_LAG = Histogram(
+    "tablelog_projection_lag_seconds",
+    "Time from a game's change being noted in its club's feed (right after the append that "
+    "ended, reopened, abandoned or amended it; Redis's clock) to its projection written by "
+    "this instance.",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0),
+    registry=REGISTRY,
+)
+PROJECTOR_PENDING_CLUBS = Gauge(
+    "tablelog_projector_pending_clubs",
+    "Flagged clubs this instance's projector has taken and not yet caught up.",
+    registry=REGISTRY,
+)
+PROJECTOR_PENDING_GAMES = Gauge(
+    "tablelog_projector_pending_games",
+    "Changed games this instance's projector has read from the feeds and not yet projected.",
+    registry=REGISTRY,
+)
 
 
 class CallStats:

@@ -17,7 +17,11 @@ what leases get wrong (a paused holder whose lease expired writing after its suc
 a dead holder stalling its clubs until expiry); the work here is cheap to repeat and safe.
 A feed entry lost with a crash between an append and its follow-up leaves that game
 unprojected until the game changes again or `RebuildProjections` runs; `sweep` also
-re-flags every club with unprojected feed entries at start-up.
+re-flags every club with unprojected feed entries at start-up and every `SWEEP_EVERY`.
+
+Idle: a flag also appends to a wake-up stream (`tablelog.service.store.memory`), which an
+idle projector reads blocking (`IDLE_BLOCK`) on a connection of its own: a game ended on any
+instance wakes every projector at once, and an idle one costs Redis one call a few seconds.
 
 Reading: standings, ratings and statistics are pure functions of the outcomes and the
 roster (`tablelog.service.memory.standings`), cached per instance by the club's outcome version and
@@ -41,18 +45,29 @@ from tablelog.service.logs import get_logger
 from tablelog.service.memory import standings as models
 from tablelog.service.memory.roster import Roster, fold_roster
 from tablelog.service.memory.roster_store import RosterStore
+from tablelog.service.metrics import (
+    PROJECTION_LAG,
+    PROJECTOR_PENDING_CLUBS,
+    PROJECTOR_PENDING_GAMES,
+)
 from tablelog.service.recording.game_index import index_club
 from tablelog.service.recording.recorder import Recorder
-from tablelog.service.store import StoreUnavailable
+from tablelog.service.store import RedisEventStore, StoreUnavailable
 from tablelog.service.store.game_index import game_of
 from tablelog.service.store.memory import MemoryStore
 from tablelog.v1 import events_pb2, standings_pb2
 
 BATCH: Final = 200
 """Feed entries a projector takes at a time per club."""
-INTERVAL: Final = 0.05
-"""Seconds between looks at the flagged clubs when idle."""
-SWEEP_EVERY: Final = 30.0
+IDLE_BLOCK: Final = 3.0
+"""Seconds an idle projector's blocking read of the wake-up stream waits before it reads
+again (below the store's 5 s limit): one Redis call per 3 s when nothing changes, where a
+poll of the flagged clubs every 50 ms cost 20 a second on every instance."""
+LOOK_EVERY: Final = 30.0
+"""Seconds after which an idle projector looks at the flagged clubs though nothing woke it
+(a flag whose wake-up entry was lost to an outage between the two writes)."""
+SWEEP_EVERY: Final = 300.0
+"""Seconds between sweeps for feed entries whose flag was lost (two calls per club)."""
 REBUILD_PAGE: Final = 32
 """Games a rebuild reads at once (fewer than the store's connection pool holds)."""
 CACHE_CLUBS: Final = 64
@@ -99,6 +114,10 @@ class Projector:
         self._stopped = asyncio.Event()
         self._cache: OrderedDict[str, ClubCache] = OrderedDict()
         self.projected = 0
+        self._waiter: MemoryStore | None = None
+        """The idle wait's store: on a connection of its own (`RedisEventStore.dedicated`),
+        so a blocking read never holds one of the request path's connections."""
+        self._waiter_store: RedisEventStore | None = None
 
     # ------------------------------------------------------------------ following
 
@@ -115,18 +134,30 @@ class Projector:
             entries = await self.store.feed_after(club_id, after, BATCH)
             if not entries:
                 return taken
-            # A game noted twice in a batch is folded once, at its last entry.
+            # A game noted twice in a batch is folded once, at its last entry; its lag
+            # counts from its first.
             last: dict[str, str] = {}
+            first: dict[str, str] = {}
             for entry_id, game_id in entries:
                 last[game_id] = entry_id
-            for game_id, entry_id in sorted(last.items(), key=lambda item: item[1]):
-                try:
-                    await self.project_game(club_id, game_id, entry_id)
-                except StoreUnavailable:
-                    raise
-                except Exception as exc:  # a game that cannot be folded must not stop the rest
-                    log.warning("game not projected", game_id=game_id, error=str(exc))
-                    await self.store.apply(club_id, game_id, -1, None, entry_id)
+                first.setdefault(game_id, entry_id)
+            waiting = len(last)
+            PROJECTOR_PENDING_GAMES.inc(waiting)
+            try:
+                for game_id, entry_id in sorted(last.items(), key=lambda item: item[1]):
+                    try:
+                        await self.project_game(club_id, game_id, entry_id)
+                    except StoreUnavailable:
+                        raise
+                    except Exception as exc:  # a game that cannot be folded must not stop the rest
+                        log.warning("game not projected", game_id=game_id, error=str(exc))
+                        await self.store.apply(club_id, game_id, -1, None, entry_id)
+                    waiting -= 1
+                    PROJECTOR_PENDING_GAMES.dec()
+                    noted = int(first[game_id].partition("-")[0]) / 1000
+                    PROJECTION_LAG.observe(max(0.0, time.time() - noted))
+            finally:
+                PROJECTOR_PENDING_GAMES.dec(waiting)  # a round that failed: taken again later
             await self.store.apply(club_id, "", -1, None, entries[-1][0])
             await self.store.trim(club_id, entries[-1][0])
             taken += len(entries)
@@ -134,12 +165,22 @@ class Projector:
 
     async def run_once(self) -> int:
         taken = 0
-        for club_id in await self.store.dirty_clubs():
-            try:
-                taken += await self.project_club(club_id)
-            except Exception:
-                await self.store.flag(club_id)  # taken again on the next round
-                raise
+        clubs = await self.store.dirty_clubs()
+        pending = len(clubs)
+        PROJECTOR_PENDING_CLUBS.inc(pending)
+        try:
+            for index, club_id in enumerate(clubs):
+                try:
+                    taken += await self.project_club(club_id)
+                except Exception:
+                    # Taken again on a later round, with the clubs after it (taken too).
+                    for again in clubs[index:]:
+                        await self.store.flag(again)
+                    raise
+                pending -= 1
+                PROJECTOR_PENDING_CLUBS.dec()
+        finally:
+            PROJECTOR_PENDING_CLUBS.dec(pending)
         return taken
 
     async def sweep(self, clubs: list[str]) -> None:
@@ -149,24 +190,59 @@ class Projector:
                 await self.store.flag(club_id)
 
     async def run(self, clubs: Callable[[], Any]) -> None:
-        swept = 0.0
+        swept = -SWEEP_EVERY  # (monotonic time may start near 0)
+        wake = "0-0"
+        woken, looked = True, 0.0
         while not self._stopping:
             try:
                 if time.monotonic() - swept > SWEEP_EVERY:
+                    # The wake-up stream's end before the sweep: a flag after it wakes the
+                    # wait below, whenever it came.
+                    wake = await self.store.wake_end()
                     await self.sweep([LOCAL_CLUB, *await clubs()])
-                    swept = time.monotonic()
-                if not await self.run_once():
-                    await self._pause(INTERVAL)
+                    swept, woken = time.monotonic(), True
+                if woken or time.monotonic() - looked > LOOK_EVERY:
+                    looked = time.monotonic()
+                    if await self.run_once():
+                        continue  # more may be waiting: look again before waiting
+                seen = await self._idle(wake)
+                woken, wake = seen != wake, seen
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # Redis away: try again later, never stop following
                 log.warning("projector round failed", error=str(exc))
+                woken = True  # flags may have been left while Redis was away: look again
                 await self._pause(1.0)
 
     async def _pause(self, seconds: float) -> None:
         """Wait between rounds, or until `stop`."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopped.wait(), seconds)
+
+    async def _idle(self, wake: str) -> str:
+        """Wait for a club flagged after the wake-up entry `wake` (by any instance), up to
+        `IDLE_BLOCK`, or until `stop`; the newest wake-up entry seen. A flag that came
+        while the round ran is after `wake` too: the wait answers at once, none is missed."""
+        if self._waiter is None:
+            store = self.recorder.store
+            if isinstance(store, RedisEventStore):
+                self._waiter_store = store.dedicated()
+                self._waiter = MemoryStore(self._waiter_store.redis)
+            else:
+                self._waiter = self.store
+        waiting = asyncio.ensure_future(self._waiter.wait_for_wake(wake, IDLE_BLOCK))
+        stopping = asyncio.ensure_future(self._stopped.wait())
+        try:
+            await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if not waiting.done():
+                # redis-py closes a connection whose read is cancelled: nothing half-read
+                # is used again.
+                waiting.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StoreUnavailable):
+                    await waiting
+        return waiting.result() if not waiting.cancelled() else wake
 
     def start(self, clubs: Callable[[], Any]) -> None:
         if self._task is None:
@@ -189,6 +265,10 @@ class Projector:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     task.result()
             self._task = None
+        if self._waiter_store is not None:
+            with contextlib.suppress(Exception):
+                await self._waiter_store.close()
+            self._waiter_store = self._waiter = None
 
     # ------------------------------------------------------------------ rebuilding
 

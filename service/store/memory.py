@@ -13,6 +13,8 @@ one Redis Cluster slot and `APPLY_SCRIPT` writes it atomically):
     tl:{club:<id>}:memory:version     counter: changes of the outcomes (a cache's key)
     tl:{club:<id>}:seasons            hash: season name -> "<start> <end>" (epoch seconds)
     tl:memory:dirty                   set: clubs whose feed has entries to project
+    tl:memory:wake                    stream: an entry per flag, naming no club (capped
+                                      near WAKE_LENGTH), read blocking by idle projectors
 
 Idempotent by construction: an outcome is written only when derived at a later sequence of
 its game than the one stored (a retry, a second instance, an older fold: no-ops), and the
@@ -33,6 +35,9 @@ UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutErro
 TIMEOUT: Final = 5.0
 LAG_COUNT: Final = 10_000
 """Feed entries a lag report counts at most (it says "at least" past that)."""
+WAKE_LENGTH: Final = 1_000
+"""Entries the wake-up stream keeps about (XADD MAXLEN ~): an idle projector reads only
+the newest, so any bound above one round's flags will do."""
 
 APPLY_SCRIPT: Final = """
 local function later(a, b)
@@ -94,6 +99,10 @@ class MemoryStore:
     def dirty_key(self) -> str:
         return f"{self._prefix}:memory:dirty"
 
+    @property
+    def wake_key(self) -> str:
+        return f"{self._prefix}:memory:wake"
+
     async def _call(self, awaitable: Awaitable[Any]) -> Any:
         try:
             return await asyncio.wait_for(awaitable, self._timeout)
@@ -106,7 +115,7 @@ class MemoryStore:
         """A game of `club_id` changed in a way the projections follow."""
         keys = [self.key(club_id, "memory:feed"), self.key(club_id, "club")]
         if await self._call(self._redis.eval(NOTE_SCRIPT, len(keys), *keys, game_id)):
-            await self._call(self._redis.sadd(self.dirty_key, club_id))
+            await self.flag(club_id)
 
     async def dirty_clubs(self) -> list[str]:
         """The clubs flagged with feed entries to project, unflagged as they are taken (a
@@ -119,7 +128,33 @@ class MemoryStore:
         await self._call(self._redis.srem(self.dirty_key, club_id))
 
     async def flag(self, club_id: str) -> None:
+        """Flag the club, then wake the idle projectors of every instance (flagged first:
+        a projector woken finds the flag)."""
         await self._call(self._redis.sadd(self.dirty_key, club_id))
+        await self._call(
+            # No club id in it: a wake-up only says "look" (a deleted club leaves no trace here).
+            self._redis.xadd(self.wake_key, {"w": "1"}, maxlen=WAKE_LENGTH, approximate=True)
+        )
+
+    async def wake_end(self) -> str:
+        """The id of the wake-up stream's newest entry ("0-0" when empty)."""
+        last = await self._call(self._redis.xrevrange(self.wake_key, count=1))
+        return bytes(last[0][0]).decode() if last else "0-0"
+
+    async def wait_for_wake(self, after: str, block: float) -> str:
+        """Wait (up to `block` seconds, below the store's time limit) for a flag after the
+        wake-up entry `after`; the newest entry id seen (`after` when none came). One
+        blocking XREAD: an idle projector costs Redis one call per `block`, not one per
+        poll, and one flagged anywhere answers it at once."""
+        found = await self._call(
+            self._redis.xread({self.wake_key: after}, count=WAKE_LENGTH, block=int(block * 1000))
+        )
+        # RESP2 answers [[stream, entries]], RESP3 {stream: entries}.
+        streams = found.items() if isinstance(found, dict) else (found or ())
+        for _stream, entries in streams:
+            if entries:
+                after = bytes(entries[-1][0]).decode()
+        return after
 
     async def checkpoint(self, club_id: str) -> str:
         found = await self._call(self._redis.get(self.key(club_id, "memory:checkpoint")))

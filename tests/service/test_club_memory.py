@@ -5,15 +5,23 @@ sees nothing of another's."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import pytest
 import redis
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from tablelog.replay.registry import find_game
 from tablelog.service.api.server import BackgroundServer
-from tablelog.service.store.embedded import EmbeddedRedis
+from tablelog.service.memory.projector import Projector
+from tablelog.service.metrics import REGISTRY, exposition
+from tablelog.service.store.embedded import EmbeddedRedis, free_port
+from tablelog.service.store.memory import MemoryStore
 from tablelog.v1 import standings_pb2
 from tablelog_client import Client
 from tests.service.helpers import refused
@@ -173,3 +181,78 @@ def test_one_club_sees_nothing_of_anothers_memory(
         assert list(other.standings("splendor").rows) == []
         assert other.standings("splendor").lag.projected_games == 0
         assert refused(lambda: other.player_record("Hal")).reason == "PLAYER_NOT_FOUND"
+
+
+def _metric(name: str) -> float:
+    return REGISTRY.get_sample_value(name) or 0.0
+
+
+def test_projector_lag_is_a_metric(club: tuple[str, Client]) -> None:
+    """Each projected game is observed in `tablelog_projection_lag_seconds` (from its note
+    in the feed to its projection); once caught up, nothing is pending."""
+    _club_id, owner = club
+    before = _metric("tablelog_projection_lag_seconds_count")
+    play(owner, "splendor", ["Ann", "Bob"], 3)
+    settled(owner, "splendor", lambda s: s.games == 1)
+    # (the server's loop observes the game just after writing it: give it a moment)
+    deadline = time.monotonic() + 10
+    while _metric("tablelog_projection_lag_seconds_count") == before:
+        assert time.monotonic() < deadline, "no projection lag observed"
+        time.sleep(0.02)
+    assert _metric("tablelog_projection_lag_seconds_count") >= before + 1
+    # Redis's clock and this process's are the one machine's: the lag is short and >= 0.
+    assert 0 <= _metric("tablelog_projection_lag_seconds_sum") < 3600
+    assert _metric("tablelog_projector_pending_games") == 0
+    assert _metric("tablelog_projector_pending_clubs") == 0
+    text = exposition()[0].decode()
+    assert "tablelog_projection_lag_seconds_bucket{" in text
+    assert "tablelog_projector_pending_clubs " in text
+
+
+def test_an_idle_projector_leaves_redis_alone(
+    club: tuple[str, Client], embedded_redis: EmbeddedRedis
+) -> None:
+    """Idle, a projector waits on one blocking read of the wake-up stream instead of
+    polling the flagged clubs (it took 20 SPOPs a second per instance); a game ended then
+    still wakes it."""
+    _club_id, owner = club
+    play(owner, "splendor", ["Ann", "Bob"], 5)
+    settled(owner, "splendor", lambda s: s.games == 1)
+    stored = redis.Redis.from_url(embedded_redis.url)
+
+    def calls(command: str) -> int:
+        return int(stored.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
+
+    spops, xreads = calls("spop"), calls("xread")
+    time.sleep(1.5)
+    assert calls("spop") - spops <= 2  # polling every 50 ms: about 30
+    assert calls("xread") - xreads <= 4  # one a server every 3 s (or at a wake-up)
+    play(owner, "splendor", ["Ann", "Bob"], 6)
+    settled(owner, "splendor", lambda s: s.games == 2)
+
+
+def test_a_projector_goes_on_while_redis_is_away() -> None:
+    """A round that cannot reach Redis is logged and tried again after a pause: the
+    projector keeps following (it never ends on an outage), and stops when told."""
+
+    async def scenario() -> None:
+        # (no retries: each round fails at once)
+        client = aioredis.Redis(
+            host="127.0.0.1",
+            port=free_port(),
+            socket_connect_timeout=0.2,
+            retry=Retry(NoBackoff(), 0),
+        )
+        following = Projector(MemoryStore(client), cast(Any, None), cast(Any, None))
+
+        async def clubs() -> list[str]:
+            return []
+
+        following.start(clubs)
+        await asyncio.sleep(0.5)
+        assert following._task is not None
+        assert not following._task.done()
+        await following.stop()
+        await client.aclose()
+
+    asyncio.run(scenario())
