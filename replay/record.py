@@ -225,6 +225,11 @@ def _write_one(record: GameRecord) -> str:
             number += 1
         line = _move_text(number, who, recorded.notation, table.players, recorded.hidden)
         line += _notes_text(table, state, recorded.notes, number - (who != CHANCE))
+        detail = "" if recorded.hidden else game.detail(table.unwrap(recorded.move), state)
+        if detail:
+            # A line-note, which a reader ignores: the card a `buy 1.3` took, for a person
+            # reading the record; the move stays in its canonical notation (issue 26).
+            line += f" ; {detail}"
         out.append(line + "\n")
     return "".join(out)
 

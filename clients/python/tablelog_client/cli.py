@@ -37,6 +37,7 @@ from tablelog_client.common import (
     game_named,
     names_game,
     on_game,
+    players_moves,
     print_json,
     refusal,
     remember_current_game,
@@ -625,7 +626,7 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     notes = _notes_by_move(client, args.game_id) if not args.variation else {}
     lines = []
     for frame in frames:
-        words = narrator.describe(frame.event)
+        words = narrator.describe(frame.event, frame.detail)
         if frame.event.WhichOneof("body") in MOVES_ANNOTATED:  # its notes, under it
             words = "\n".join([words, *notes.get(frame.event.revision, [])])
         lines.append(words)
@@ -779,6 +780,10 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     if args.from_revision > 1:
         narrator.follow(client.state(args.game_id, args.from_revision - 1).to_move)
     start = args.from_revision or game.version + 1
+    # The table's events before the first player's move (the setup's reveals) are folded
+    # into one line, as `history` folds them; a pause in the game (a heartbeat) or the end
+    # of the watch lets out what is held.
+    setup = WatchedSetup(start <= 2 or players_moves(game) == 0)
     try:
         for item in client.watch(
             args.game_id, start, heartbeat_seconds=args.heartbeat, timeout=args.timeout
@@ -786,14 +791,23 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
             if args.json:
                 print(to_json(item), flush=True)
             elif item.WhichOneof("item") == "heartbeat":
+                setup.flush()
                 if args.verbose:
                     print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
             else:
                 update = item.update
-                words = narrator.describe(update.event)
-                print(f"revision {update.event.revision}: {words}", flush=True)
-                if args.show:
-                    print(show_snapshot(update.state, players), flush=True)
+                words = narrator.describe(update.event, update.detail)
+                revision = update.event.revision
+                table = update.event.WhichOneof("body") == "move_recorded" and (
+                    update.event.move_recorded.dealt or narrator.movers.get(revision) == ""
+                )
+                if not setup.hold(revision, words, table):
+                    # The players' moves numbered as the text record numbers them.
+                    recorded = update.event.WhichOneof("body") == "move_recorded"
+                    number = f"{update.move_number}. " if update.move_number and recorded else ""
+                    print(f"revision {revision}: {number}{words}", flush=True)
+                    if args.show:
+                        print(show_snapshot(update.state, players), flush=True)
             if item.WhichOneof("item") == "update":
                 narrator.follow(item.update.state.to_move)
                 if (
@@ -804,9 +818,39 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     except TablelogError as error:
         if args.timeout is None or error.code != grpc.StatusCode.DEADLINE_EXCEEDED:
             raise
+        setup.flush()
         if not args.json:
             print(f"stopped watching: --timeout {args.timeout:g}s reached", flush=True)
+    setup.flush()
     return 0
+
+
+class WatchedSetup:
+    """The setup's table events as `watch` folds them: held while no player has moved
+    (`open`), then said as one line, "revisions 2 to 16: setup: 15 table events"."""
+
+    def __init__(self, open_: bool) -> None:
+        self.open = open_
+        self.held: list[tuple[int, str]] = []
+
+    def hold(self, revision: int, words: str, table: bool) -> bool:
+        """Whether the step is the setup's, and held; any other step closes the setup
+        (and lets out what was held before it)."""
+        if self.open and table:
+            self.held.append((revision, words))
+            return True
+        if revision > 1:
+            self.open = False
+        self.flush()
+        return False
+
+    def flush(self) -> None:
+        held, self.held = self.held, []
+        if len(held) == 1:
+            print(f"revision {held[0][0]}: {held[0][1]}", flush=True)
+        elif held:
+            first, last = held[0][0], held[-1][0]
+            print(f"revisions {first} to {last}: setup: {len(held)} table events", flush=True)
 
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:

@@ -91,9 +91,9 @@ def learn_move(client: Client, game_id: str, revision: int, narrator: Narrator) 
             # A redo re-applies a recorded move: name that one (never itself a redo).
             redone = event.move_redone.redone_revision
             for earlier in client.replay(game_id, max(1, redone - 1), redone):
-                narrator.describe(earlier.event)
+                narrator.describe(earlier.event, earlier.detail)
                 narrator.follow(earlier.state.to_move)
-        narrator.describe(event)
+        narrator.describe(event, frame.detail)
         narrator.follow(frame.state.to_move)
 
 

@@ -330,7 +330,7 @@ class RecordingShell:
             elif body == "move_amended":
                 amended = event.move_amended.amended_revision
                 learn_move(self.client, self.game_id, amended, narrator)
-            words = narrator.describe(event)
+            words = narrator.describe(event, frame.detail)
             narrator.follow(frame.state.to_move)
             who = event.actor.user or "another recorder"
             self.say(f"meanwhile {who} recorded: {words}  (revision {event.revision})")

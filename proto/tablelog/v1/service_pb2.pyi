@@ -1104,7 +1104,21 @@ class ReplayGameResponse(_message.Message):
     STATE_FIELD_NUMBER: _builtins.int
     VARIATION_FIELD_NUMBER: _builtins.int
     VARIATION_MOVE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    MOVE_NUMBER_FIELD_NUMBER: _builtins.int
     variation_move: _builtins.int
+    detail: _builtins.str
+    """What the step's move takes that its notation names only by its place: the card of a
+    Splendor `buy 1.3` ("1k0:g3"), the cards of a Medici card game `take 1 2` ("fur3
+    grain2"). Empty for any other step and for a move this viewer may not see. A move list
+    shows it beside the notation (`buy 1.3 (1k0:g3)`); the notation itself is unchanged.
+    """
+    move_number: _builtins.int
+    """The number the text record gives the player's move this step puts in at the end of
+    the moves in effect (a move recorded or redone): `17` for `17. Ann: take w u g`, the
+    players' moves counted as the record counts them. 0 for a table event (a reveal, a
+    deal) and any other step.
+    """
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
     @_builtins.property
@@ -1123,10 +1137,12 @@ class ReplayGameResponse(_message.Message):
         state: Global___StateSnapshot | None = ...,
         variation: Global___VariationPath | None = ...,
         variation_move: _builtins.int = ...,
+        detail: _builtins.str = ...,
+        move_number: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation", "variation_move", b"variation_move"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "event", b"event", "move_number", b"move_number", "state", b"state", "variation", b"variation", "variation_move", b"variation_move"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1472,11 +1488,16 @@ class AuditEntry(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     SUMMARY_FIELD_NUMBER: _builtins.int
     UNDONE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     summary: _builtins.str
     """A one-line description ("alice recorded take w u g", "bob undid revision 7")."""
     undone: _builtins.bool
     """True for a recorded move that is no longer in effect (undone and not redone, or taken
     out by an amendment).
+    """
+    detail: _builtins.str
+    """As ReplayGameResponse.detail: what the entry's move takes that its notation names only
+    by its place, as the viewer may see it (the summary names it too).
     """
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
@@ -1486,10 +1507,11 @@ class AuditEntry(_message.Message):
         event: _events_pb2.Event | None = ...,
         summary: _builtins.str = ...,
         undone: _builtins.bool = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "summary", b"summary", "undone", b"undone"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "event", b"event", "summary", b"summary", "undone", b"undone"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -121,6 +121,9 @@ class CastelloMethoni:
     def format(self, move: pb.CastelloMethoniMove, state: State) -> str:
         return notation.format_move(move, state)
 
+    def detail(self, move: pb.CastelloMethoniMove, state: State) -> str:
+        return ""  # every move's text names what it takes (docs/notation)
+
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves
 

@@ -114,6 +114,9 @@ class Medici:
     def format(self, move: MediciMove, state: rules.State) -> str:
         return notation.format_move(move, state)
 
+    def detail(self, move: MediciMove, state: rules.State) -> str:
+        return ""  # every move's text names what it takes (docs/notation)
+
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
 

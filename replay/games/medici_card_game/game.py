@@ -133,6 +133,9 @@ class MediciCardGame:
     def format(self, move: MediciCardGameMove, state: rules.State) -> str:
         return notation.format_move(move, state)
 
+    def detail(self, move: MediciCardGameMove, state: rules.State) -> str:
+        return notation.detail(move, state)
+
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
 

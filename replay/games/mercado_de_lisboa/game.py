@@ -137,6 +137,9 @@ class MercadoDeLisboa:
     def format(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
         return notation.format_move(move, state)
 
+    def detail(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
+        return ""  # every move's text names what it takes (docs/notation)
+
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
 
