@@ -177,7 +177,7 @@ def test_watch_prints_moves_recorded_elsewhere(server: BackgroundServer, client:
         client.record(game_id, legal[0].notation)
         line = watcher.stdout.readline()
         revision = client.get_game(game_id).version
-        assert line.startswith(f"revision {revision}: Ann: {legal[0].notation}"), line
+        assert line.startswith(f"revision {revision}: 1. Ann: {legal[0].notation}"), line
     finally:
         watcher.terminate()
         watcher.communicate(timeout=20)

@@ -115,7 +115,12 @@ def expected_steps(client: Client, game: ExampleGame) -> dict[int, tuple[str, st
             assert to_move is not None
             who = to_move.WhichOneof("who")
             player = game.players[to_move.seat] if who == "seat" else "table"
-            steps[event.revision] = (player, event.move_recorded.notation)
+            # A move naming a card by its place only shows the card beside it (issue 26).
+            notation = event.move_recorded.notation
+            steps[event.revision] = (
+                player,
+                f"{notation} ({item.detail})" if item.detail else notation,
+            )
         if body not in ("annotation_added", "annotation_removed"):
             to_move = item.state.to_move
     return steps
@@ -241,6 +246,14 @@ def test_every_revision_shows_what_the_api_has(
     wait_shown(page, game.revisions - 1)
     page.click('#moves li[data-revision="3"] button.step')
     wait_shown(page, 3)
+    # The players' moves are numbered as the text record numbers them; the setup's table
+    # events before the first player's move folded into one row (issue 26).
+    numbered = [s for s, (player, _) in sorted(steps.items()) if player not in ("", "table")]
+    if numbered:
+        first = page.query_selector(f'#moves li[data-revision="{numbered[0]}"] .rev')
+        assert first is not None and first.inner_text() == "1."
+    if steps.get(2, ("",))[0] == "table":
+        assert page.query_selector("#moves li.setup-row") is not None
     # The address names the position: opened again, it shows the same revision.
     page.goto(live.url(f"/games/{game.game_id}?r=4"))
     wait_shown(page, 4)
