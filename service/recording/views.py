@@ -10,7 +10,16 @@ from typing import Any
 from google.protobuf.message import Message
 
 from tablelog.replay import fold as folding
-from tablelog.replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer, seats_named
+from tablelog.replay.core import (
+    CHANCE,
+    DEALT,
+    FULL,
+    SPECTATOR,
+    TERMINAL,
+    HistoryError,
+    Viewer,
+    seats_named,
+)
 from tablelog.service.errors import InvalidRequest
 from tablelog.service.recording.heads import Head
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -294,7 +303,7 @@ def move_detail(event: events_pb2.Event, before: folding.Position, viewer: Viewe
         amended = event.move_amended
         try:
             target = folding.amended_move(before, amended.amended_revision)
-        except folding.HistoryError:
+        except HistoryError:
             return ""  # refused when it was appended: nothing was put in
         move, state = amended.move, target.before
     else:

@@ -251,7 +251,8 @@ def test_every_revision_shows_what_the_api_has(
     numbered = [s for s, (player, _) in sorted(steps.items()) if player not in ("", "table")]
     if numbered:
         first = page.query_selector(f'#moves li[data-revision="{numbered[0]}"] .rev')
-        assert first is not None and first.inner_text() == "1."
+        assert first is not None
+        assert first.inner_text() == "1."
     if steps.get(2, ("",))[0] == "table":
         assert page.query_selector("#moves li.setup-row") is not None
     # The address names the position: opened again, it shows the same revision.

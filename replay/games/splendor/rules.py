@@ -750,7 +750,8 @@ def _buy(
         if not 1 <= index <= len(reserved):
             raise IllegalMove(
                 "NO_SUCH_RESERVE",
-                f"You have {len(reserved)} reserved card(s); there is no reserved card {index}.",
+                f"You have {len(reserved)} reserved card{'' if len(reserved) == 1 else 's'}; "
+                f"there is no reserved card {index}.",
             )
         card_id, level, _blind = reserved[index - 1]
         if card_id:

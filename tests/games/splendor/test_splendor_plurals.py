@@ -1,0 +1,21 @@
+"""Counts in Splendor's words agree with their nouns (issue 26, smaller friction: "1 cards",
+"noble(s)")."""
+
+from __future__ import annotations
+
+from tablelog.replay.games.splendor import GAME, views
+from tablelog.replay.games.splendor.rules import replace
+from tablelog.v1 import game_pb2
+
+
+def test_one_noble_and_one_card_are_singular() -> None:
+    files = {c.name: c for c in GAME.default_components()}
+    state = GAME.setup(["Ann", "Bob"], None, game_pb2.MODE_TABLE, files)
+    full = replace(state, market=((1, 2, 3, 4), (41, 42, 43, 44), (71, 72, 73, 74)), nobles_due=1)
+    assert views.pending_reveal(full) == "reveal 1 more noble"
+    assert views.pending_reveal(replace(full, nobles_due=2)) == "reveal 2 more nobles"
+    shown = views.view(full, None)
+    shown.players[0].purchased.add(id=1)
+    text = views.render(shown)
+    assert "; 1 card bought" in text
+    assert "; 0 cards bought" in text
