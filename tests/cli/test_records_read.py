@@ -6,6 +6,7 @@ the notation a recorder types and the record's moves stay canonical."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,26 @@ def test_watch_folds_the_setup_and_numbers_the_moves_as_the_record_does(
     assert audit[17].startswith("2. Bob: take r r (recorded by ")
     frames = list(client.replay(game_id))
     assert [frame.move_number for frame in frames][15:] == [0, 1, 2]
+
+
+def test_a_dealt_games_text_record_imports_as_a_table_game(
+    server: BackgroundServer, client: Client, tmp_path: Path
+) -> None:
+    """Issue 26, item 6: the text holds every card that was dealt; imported, the game is a
+    table game whose reveals are those cards (the blind reserve's deal left out)."""
+    game_id = new_game(server, "--mode", "dealt")
+    client.record(game_id, "reserve 1.deck")
+    client.record(game_id, "take w u g")
+    path = tmp_path / "dealt.txt"
+    tablelog(server, "export", game_id, "--format", "text", "-o", str(path))
+    assert '[Mode "dealt"]' in path.read_text()
+    said = tablelog(server, "import", str(path)).stdout
+    assert said.startswith("imported as ")
+    assert "  [table]  in progress  " in said
+    imported = said.split()[2]
+    record = client.export_record([imported])
+    assert '[DealtGame "dealt by a server; imported as a table game"]' in record
+    assert "1. Ann: reserve 1.deck\n2. Bob: take w u g\n" in record
+    # The table, not the server, reveals from here on.
+    to_move, _legal = client.legal_moves(imported)
+    assert to_move.WhichOneof("who") == "seat"

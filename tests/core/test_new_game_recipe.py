@@ -311,6 +311,9 @@ class Nim:
     def format(self, move: Any, state: State) -> str:
         return format_move(move, state)
 
+    def undealt(self, move: Any, state: State) -> Any:
+        return move  # Nim has no chance
+
     def detail(self, move: Any, state: State) -> str:
         return ""  # a Nim move names what it takes
 
