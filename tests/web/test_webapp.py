@@ -21,6 +21,7 @@ import pytest
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import TERMINAL
+from tablelog.v1 import game_pb2
 from tablelog_client.sdk import Client, TablelogError
 from tests.service.helpers import splendor_line
 from tests.service.support import ServeProcess
@@ -159,6 +160,27 @@ def test_the_printed_address_signs_the_owner_in_and_lists_the_games(
 
     page.goto(f"{live.web}?status=ended")
     page.wait_for_selector("#no-games")
+
+
+def test_a_dealt_games_text_record_imports_from_the_page_as_a_table_game(
+    live: Live, browser: Browser
+) -> None:
+    """Issue 26, item 6: pasted into the page, a dealt game's record becomes a table game."""
+    dealt = live.client.create_game("splendor", ["Ann", "Bob"], mode="dealt").game_id
+    live.client.record(dealt, "take w u g")
+    text = live.client.export_record([dealt])
+    assert '[Mode "dealt"]' in text
+    page = open_page(browser, live.url("/"))
+    page.wait_for_selector("#create-game", state="attached")
+    page.click("#create summary")
+    page.fill("#import-text", text)
+    page.click("#import-submit")
+    page.wait_for_url("**/games/*", timeout=15_000)
+    game_id = page.url.split("/games/", 1)[1].split("?", 1)[0].split("#", 1)[0]
+    assert game_id != dealt
+    imported = live.client.get_game(game_id)
+    assert imported.mode == game_pb2.MODE_TABLE
+    assert imported.player_move_count == 1
 
 
 def test_the_list_pages_through_the_games(live: Live, browser: Browser) -> None:
