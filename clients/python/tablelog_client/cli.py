@@ -561,8 +561,15 @@ def write_picture(state: service_pb2.StateSnapshot, args: argparse.Namespace) ->
 
 def cmd_show(args: argparse.Namespace, client: Client) -> int:
     drawn = args.svg or args.png
+    # Neither --seat, --full nor --spectator: the most the caller's role may see, as the web
+    # app shows it (everything for the club's owner, the spectator's view for a recorder).
     state = client.state(
-        args.game_id, args.revision, seat=_seat(args, client), full=args.full, picture=drawn
+        args.game_id,
+        args.revision,
+        seat=_seat(args, client),
+        full=args.full,
+        picture=drawn,
+        entitled=not args.spectator,
     )
     if not args.revision:  # the head, as this terminal has now seen it (a version is a revision)
         remember_version(args.address, args.game_id, state.revision)
@@ -1338,11 +1345,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the version you saw (default: fetch the current one)",
     )
-    command = add("show", on_game(cmd_show), "the state as the server renders it")
+    command = add(
+        "show",
+        on_game(cmd_show),
+        "the state as the server renders it (default: all your role may see; the owner's "
+        "everything, as in the web app)",
+    )
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")
     command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
+    command.add_argument(
+        "--spectator", action="store_true", help="public information only (hidden moves redacted)"
+    )
     picture = command.add_mutually_exclusive_group()
     picture.add_argument("--svg", action="store_true", help="the picture of the state, as SVG")
     picture.add_argument(

@@ -69,6 +69,8 @@ _LETTERS = re.compile(r"^(?:[wugrky]\d{0,2})+$")
 _LETTER_ITEM = re.compile(r"([wugrky])(\d{0,2})")
 _CARD = re.compile(r"^([123])([wugrk])(\d):((?:[wugrk]\d)*)$")
 _COST_ITEM = re.compile(r"([wugrk])(\d)")
+_CARD_START = re.compile(r"^[123][wugrk]\d:")
+"""The start of a card's printed name (level, bonus, points): a word so begun is a card."""
 _PLACE = re.compile(r"^([123])[.\-/]?(deck|d|[1-9])$")
 _HAND = re.compile(r"^h([1-9]?)$")
 _CARD_ID = re.compile(r"^#(\d{1,5})$")
@@ -230,6 +232,15 @@ def _card(word: str, comps: Components, text: str) -> int | None:
         return card_id
     match = _CARD.match(word)
     if not match:
+        started = _CARD_START.match(word)
+        if started is not None:
+            # `1r0:u2g`: a card begun, its cost cut short or misspelt; saying so beats "not a
+            # Splendor move" (issue 26).
+            raise NotationError(
+                f"Card cost cut short in {word!r}: after the `:` each gem of the cost takes "
+                "its count, in gem letters w u g r k (like `2g1:w2u3r3`).",
+                text,
+            )
         return None
     cost = [0] * 5
     for letter, number in _COST_ITEM.findall(match.group(4)):

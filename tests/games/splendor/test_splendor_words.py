@@ -1,8 +1,11 @@
-"""Counts in Splendor's words agree with their nouns (issue 26, smaller friction: "1 cards",
-"noble(s)")."""
+"""Splendor's words for the slips of issue 26: counts agree with their nouns ("1 cards",
+"noble(s)"), and a card whose cost is cut short is named as such."""
 
 from __future__ import annotations
 
+import pytest
+
+from tablelog.replay.core import NotationError
 from tablelog.replay.games.splendor import GAME, views
 from tablelog.replay.games.splendor.rules import replace
 from tablelog.v1 import game_pb2
@@ -19,3 +22,12 @@ def test_one_noble_and_one_card_are_singular() -> None:
     text = views.render(shown)
     assert "; 1 card bought" in text
     assert "; 0 cards bought" in text
+
+
+def test_a_card_cost_cut_short_is_named() -> None:
+    files = {c.name: c for c in GAME.default_components()}
+    state = GAME.setup(["Ann", "Bob"], None, game_pb2.MODE_TABLE, files)
+    for typed in ("1r0:u2g", "reveal 1.1 1r0:u2g", "buy 2g1:w2u"):
+        with pytest.raises(NotationError, match="Card cost cut short in '"):
+            GAME.parse(typed, state)
+    assert GAME.format(GAME.parse("1r0:u2g1", state), state) == "reveal 1.1 1r0:u2g1"
