@@ -313,6 +313,23 @@ class Reads:
                 return events
         return shown_events(events, before, viewer)
 
+    async def change_details(self, outcome: Outcome, viewer: Viewer) -> list[str]:
+        """What each event of a change takes that its notation names by place only, as
+        `viewer` may see it (`move_detail`; `buy 1.3` took `1k0:g3`), one per event; none
+        when no event of the change has any (the common case costs one look per event)."""
+        events = outcome.events
+        if not any(_puts_a_move(event) for event in events):
+            return []
+        before = outcome.before
+        if before is None:
+            before = await self._position_before(outcome.head.game_id, events[0].sequence)
+        details = []
+        for index, event in enumerate(events):
+            if index:
+                before = folding.advance(before, events[index - 1])
+            details.append(move_detail(event, before, viewer))
+        return details if any(details) else []
+
     async def _position_before(self, game_id: str, sequence: int) -> folding.Position:
         """The game just before the event numbered `sequence`."""
         history = await self.events(game_id)

@@ -20,15 +20,14 @@ BOUGHT = re.compile(r"buy ([123])\.([1-4]) \(([123][wugrk]\d:(?:[wugrk]\d)+)\)")
 
 
 def _play_to_a_market_buy(client: Client, game_id: str) -> tuple[str, int]:
-    """Gems taken turn by turn (the take that the takes so far lack most) until a market
-    card can be bought; that buy recorded. Its notation and revision."""
+    """Gems taken turn by turn until a market card can be bought: the buy's notation and
+    the revision it will have."""
     for turn in range(40):
         _, legal = client.legal_moves(game_id, viewer=client.viewer(full=True))
         texts = [move.notation for move in legal]
         buys = [text for text in texts if re.fullmatch(r"buy [123]\.[1-4]", text)]
         if buys:
-            answer = client.record(game_id, buys[0])
-            return buys[0], answer.events[0].revision
+            return buys[0], client.get_game(game_id).version + 1
         takes = [text for text in texts if text.startswith("take ") and len(text) == 10]
         move = takes[turn % len(takes)] if takes else texts[0]
         client.record(game_id, move)
@@ -41,6 +40,8 @@ def test_a_buy_names_its_card_in_history_watch_audit_and_the_record(
     game_id = new_game(server, "--mode", "dealt")
     notation, revision = _play_to_a_market_buy(client, game_id)
     before = client.state(game_id, revision - 1, full=True)
+    tablelog(server, "show", game_id)  # this terminal sees the game as it is now
+    said = tablelog(server, "move", game_id, notation).stdout  # as the recorder types it
 
     history = tablelog(server, "history", game_id).stdout
     line = next(line for line in history.splitlines() if f"(revision {revision})" in line)
@@ -48,6 +49,9 @@ def test_a_buy_names_its_card_in_history_watch_audit_and_the_record(
     assert found is not None, line
     assert line.split(": ", 1)[1].startswith(f"{notation} ({found[3]})")
     card = found[3]
+    assert said.startswith(f"Ann: {notation} ({card})  (revision {revision})") or said.startswith(
+        f"Bob: {notation} ({card})  (revision {revision})"
+    ), said
     # The card is the one that lay at that place just before (the full view names it).
     level, slot = int(found[1]), int(found[2])
     market = before.view.splendor.market

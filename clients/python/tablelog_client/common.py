@@ -108,7 +108,8 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
     if len(moved) > 1:  # one line that stood for several moves: who made each of the others
         for frame in client.replay(game_id, moved[0], moved[-1] - 1):
             deciding[frame.event.revision + 1] = frame.state.to_move
-    for event in response.events:
+    details = list(getattr(response, "details", ()))  # RecordMove's: a buy's card
+    for index, event in enumerate(response.events):
         body = event.WhichOneof("body")
         if body == "move_undone":
             learn_move(client, game_id, event.move_undone.undone_revision, narrator)
@@ -117,7 +118,7 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
         elif body == "move_amended":
             learn_move(client, game_id, event.move_amended.amended_revision, narrator)
         narrator.to_move = before if before is not None else deciding.get(event.revision)
-        words = narrator.describe(event)
+        words = narrator.describe(event, details[index] if index < len(details) else "")
         before = None  # whoever follows a move in the same change is not known here
         named = body == "move_recorded" or (
             body == "move_amended" and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE

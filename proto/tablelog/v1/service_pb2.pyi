@@ -521,6 +521,7 @@ class RecordMoveResponse(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     RECEIPT_FIELD_NUMBER: _builtins.int
+    DETAILS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
     @_builtins.property
@@ -533,6 +534,13 @@ class RecordMoveResponse(_message.Message):
 
     @_builtins.property
     def receipt(self) -> Global___Receipt: ...
+    @_builtins.property
+    def details(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """One per event of `events`, as ReplayGameResponse.detail: what the event's move takes
+        that its notation names only by its place (`1k0:g3` for `buy 1.3`); empty when no
+        event has any.
+        """
+
     def __init__(
         self,
         *,
@@ -540,10 +548,11 @@ class RecordMoveResponse(_message.Message):
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
         state: Global___StateSnapshot | None = ...,
         receipt: Global___Receipt | None = ...,
+        details: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["details", b"details", "events", b"events", "game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1130,8 +1130,12 @@ type RecordMoveResponse struct {
 	// The events appended (the move, any dealt chance outcomes, a GameEnded).
 	Events []*Event `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
 	// The state after the move (spectator view), when `include_state` was set.
-	State         *StateSnapshot `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
-	Receipt       *Receipt       `protobuf:"bytes,4,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	State   *StateSnapshot `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Receipt *Receipt       `protobuf:"bytes,4,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	// One per event of `events`, as ReplayGameResponse.detail: what the event's move takes
+	// that its notation names only by its place (`1k0:g3` for `buy 1.3`); empty when no
+	// event has any.
+	Details       []string `protobuf:"bytes,5,rep,name=details,proto3" json:"details,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1190,6 +1194,13 @@ func (x *RecordMoveResponse) GetState() *StateSnapshot {
 func (x *RecordMoveResponse) GetReceipt() *Receipt {
 	if x != nil {
 		return x.Receipt
+	}
+	return nil
+}
+
+func (x *RecordMoveResponse) GetDetails() []string {
+	if x != nil {
+		return x.Details
 	}
 	return nil
 }
@@ -4031,12 +4042,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x04seat\x18\x06 \x01(\rH\x01R\x04seat\x88\x01\x01\x12#\n" +
 	"\rinclude_state\x18\a \x01(\bR\fincludeStateB\a\n" +
 	"\x05inputB\a\n" +
-	"\x05_seat\"\xd0\x01\n" +
+	"\x05_seat\"\xea\x01\n" +
 	"\x12RecordMoveResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12*\n" +
 	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\x120\n" +
 	"\x05state\x18\x03 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\x12.\n" +
-	"\areceipt\x18\x04 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8c\x01\n" +
+	"\areceipt\x18\x04 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\x12\x18\n" +
+	"\adetails\x18\x05 \x03(\tR\adetails\"\x8c\x01\n" +
 	"\x0fUndoMoveRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12)\n" +
 	"\x10expected_version\x18\x02 \x01(\x04R\x0fexpectedVersion\x12\x1d\n" +
