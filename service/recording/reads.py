@@ -445,6 +445,7 @@ class Reads:
                 notation=game.format(inner, state),
                 touches=touched.ids,
                 touches_any_order=touched.any_order,
+                detail=game.detail(inner, state),
             )
         if offset + size < len(moves):
             response.next_page_token = page_token(offset + size)

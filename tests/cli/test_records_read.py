@@ -41,6 +41,10 @@ def test_a_buy_names_its_card_in_history_watch_audit_and_the_record(
     notation, revision = _play_to_a_market_buy(client, game_id)
     before = client.state(game_id, revision - 1, full=True)
     tablelog(server, "show", game_id)  # this terminal sees the game as it is now
+    _, legal = client.legal_moves(game_id, viewer=client.viewer(full=True))
+    offered = next(move for move in legal if move.notation == notation)
+    listed = tablelog(server, "legal", game_id).stdout
+    assert f"  {notation}  ({offered.detail})\n" in listed
     said = tablelog(server, "move", game_id, notation).stdout  # as the recorder types it
 
     history = tablelog(server, "history", game_id).stdout
@@ -49,6 +53,7 @@ def test_a_buy_names_its_card_in_history_watch_audit_and_the_record(
     assert found is not None, line
     assert line.split(": ", 1)[1].startswith(f"{notation} ({found[3]})")
     card = found[3]
+    assert offered.detail == card  # offered with its card before it was bought
     assert said.startswith(f"Ann: {notation} ({card})  (revision {revision})") or said.startswith(
         f"Bob: {notation} ({card})  (revision {revision})"
     ), said

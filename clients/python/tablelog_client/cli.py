@@ -604,7 +604,7 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
     players = [p.name for p in client.get_game(args.game_id).players]
     print(f"to move: {who_moves(to_move, players)}; {len(moves)} legal moves")
     for move in moves:
-        print(f"  {move.notation}")
+        print(f"  {move.notation}  ({move.detail})" if move.detail else f"  {move.notation}")
     return 0
 
 

@@ -407,13 +407,13 @@ class RecordingShell:
     def list_legal(self, prefix: str) -> None:
         legal = self.legal.get(self.version)
         start = " ".join(prefix.split()).casefold()
-        moves = [m.notation for m in legal.moves if m.notation.casefold().startswith(start)]
+        moves = [m for m in legal.moves if m.notation.casefold().startswith(start)]
         which = f" starting {prefix!r}" if start else ""
         self.say(
             f"to move: {who_moves(legal.to_move, self.players)}; {len(moves)} legal moves{which}"
         )
-        for notation in moves:
-            self.say(f"  {notation}")
+        for move in moves:  # the card a `buy 1.3` takes beside it: what to type is the notation
+            self.say(f"  {move.notation}  ({move.detail})" if move.detail else f"  {move.notation}")
 
     def moves_in_effect(self) -> list[MoveInEffect]:
         """The moves that stand, named and numbered as the text record numbers them."""

@@ -85,6 +85,8 @@ class GamePage {
   private current = 0;
   private live: AbortController | undefined;
   private legalMoves: string[] = [];
+  /** What each legal move takes by place only (`buy 1.3` → `1k0:g3`), shown beside it. */
+  private legalDetails = new Map<string, string>();
   /** The variation shown, while one is. */
   private inside: Inside | undefined;
   /** Each line's replay with pictures for the current view, by `pathKey`. */
@@ -1125,6 +1127,7 @@ class GamePage {
         return;
       }
       this.legalMoves = answer.moves.map((move) => move.notation);
+      this.legalDetails = new Map(answer.moves.filter((move) => move.detail).map((move) => [move.notation, move.detail]));
       this.touchables = answer.moves.map((move) => ({
         notation: move.notation,
         touches: move.touches,
@@ -1167,10 +1170,17 @@ class GamePage {
 
   private showLegalMoves(): void {
     const words = this.legalFilter.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
-    const shown = this.legalMoves.filter((notation) => words.every((word) => notation.toLowerCase().includes(word)));
+    const label = (notation: string): string => {
+      const detail = this.legalDetails.get(notation);
+      return detail ? `${notation} (${detail})` : notation;
+    };
+    // The filter reads the card too: typing `1k0` finds the buy of that card.
+    const shown = this.legalMoves.filter((notation) => words.every((word) => label(notation).toLowerCase().includes(word)));
     replaceChildren(
       this.legalList,
-      ...shown.map((notation) => el("li", {}, el("button", { type: "button", class: "legal-move", "data-notation": notation }, notation))),
+      ...shown.map((notation) =>
+        el("li", {}, el("button", { type: "button", class: "legal-move", "data-notation": notation }, label(notation))),
+      ),
     );
   }
 

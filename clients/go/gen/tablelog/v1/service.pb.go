@@ -2141,8 +2141,11 @@ type LegalMove struct {
 	Touches []string `protobuf:"bytes,3,rep,name=touches,proto3" json:"touches,omitempty"`
 	// The taps may come in any order (three different gems, tokens returned).
 	TouchesAnyOrder bool `protobuf:"varint,4,opt,name=touches_any_order,json=touchesAnyOrder,proto3" json:"touches_any_order,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// What the move takes that its notation names only by its place (`1k0:g3` for `buy 1.3`),
+	// as ReplayGameResponse.detail; a list offers `buy 1.3 (1k0:g3)` while `buy 1.3` is typed.
+	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LegalMove) Reset() {
@@ -2201,6 +2204,13 @@ func (x *LegalMove) GetTouchesAnyOrder() bool {
 		return x.TouchesAnyOrder
 	}
 	return false
+}
+
+func (x *LegalMove) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
 }
 
 type ListLegalMovesResponse struct {
@@ -4116,12 +4126,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\x12+\n" +
-	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\x94\x01\n" +
+	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\xac\x01\n" +
 	"\tLegalMove\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x18\n" +
 	"\atouches\x18\x03 \x03(\tR\atouches\x12*\n" +
-	"\x11touches_any_order\x18\x04 \x01(\bR\x0ftouchesAnyOrder\"\xbb\x01\n" +
+	"\x11touches_any_order\x18\x04 \x01(\bR\x0ftouchesAnyOrder\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xbb\x01\n" +
 	"\x16ListLegalMovesResponse\x12,\n" +
 	"\x05moves\x18\x01 \x03(\v2\x16.tablelog.v1.LegalMoveR\x05moves\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
