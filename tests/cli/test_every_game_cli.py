@@ -99,8 +99,8 @@ def test_a_golden_playthrough_through_the_cli(
         last = local.moves()[-1]
         # A move naming a card by its place says which (issue 26: `take 1 (dye3)`).
         detail = game.detail(local.table.unwrap(last.move), last.before)
-        said = f"{last.notation} ({detail})" if detail else last.notation
-        assert f"{who} {said}  (revision {local.revision})" in recorded
+        words = f"{last.notation} ({detail})" if detail else last.notation
+        assert f"{who} {words}  (revision {local.revision})" in recorded
     assert server_state(server, game_id) == expected_snapshot(local)
     shown = tablelog(server, "show", game_id).stdout  # the owner's: everything
     assert shown.startswith(f"revision {local.revision} · to move: ")
