@@ -22,6 +22,9 @@ def test_one_noble_and_one_card_are_singular() -> None:
     text = views.render(shown)
     assert "; 1 card bought" in text
     assert "; 0 cards bought" in text
+    drawn = GAME.picture(shown)
+    assert "0 prestige · 1 card<" in drawn
+    assert "0 prestige · 0 cards<" in drawn
 
 
 def test_a_card_cost_cut_short_is_named() -> None:
