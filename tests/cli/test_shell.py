@@ -413,3 +413,14 @@ def test_amend_insert_and_delete_in_the_shell_keep_history_by_name(
     # applies in between: Splendor's notation names no seat).
     tablelog(server, "record", game_id, stdin="delete 18\ninsert 19 take r r\n")
     assert moves_of(client, game_id)[-3:] == ["take w u k", "take r r", "take u r k"]
+
+
+def test_completing_a_buy_names_the_card_it_takes() -> None:
+    """Issue 26: after `buy 1.` the completion offers `1.2` with the card at that place."""
+    index = MoveIndex(["buy 1.2", "buy 1.4", "take w u g"], {"buy 1.2": "1k0:g3", "take w u g": ""})
+    completer = MoveCompleter(lambda: index)
+    found = list(
+        completer.get_completions(Document("buy 1."), CompleteEvent(completion_requested=True))
+    )
+    meta = {c.text: c.display_meta_text for c in found}
+    assert meta == {"1.2": "buy 1.2 (1k0:g3)", "1.4": "buy 1.4"}
