@@ -251,6 +251,24 @@ class Game(Protocol[StateT, MoveT]):
         """The canonical text of `move` in `state`: `parse(format(m), s) == m`."""
         ...
 
+    def undealt(self, move: MoveT, state: StateT) -> MoveT | None:
+        """`move`, made in `state` of a dealt game, as a table game records it (issue 26: a
+        dealt game's text record imports as a table game): the same move, with what the
+        table would have named when it came to light (the card of a blind reserve bought);
+        None for a dealing a table game does not record (a blind reserve's card dealt face
+        down, tiles removed unseen). Raises `IllegalMove` (DEALT_ONLY) when the table game
+        has no way to record it."""
+        ...
+
+    def detail(self, move: MoveT, state: StateT) -> str:
+        """What `move`, legal in `state`, takes that its canonical text names only by its
+        place: the card a Splendor `buy 1.3` takes ("1k0:g3"), the cards a Medici card game
+        `take 1 2` takes; empty when the text says it all. Only what every viewer may see
+        once the move is made (a card bought or taken from the market, never a blind
+        reserve's face), so a move list names it beside the notation for any viewer who may
+        see the move (issue 26: a record that reads without replaying it)."""
+        ...
+
     def touches(self, move: MoveT, state: StateT) -> Touches:
         """The taps on the picture that name `move`, legal in `state` (the game's
         `touches.py`, issue 25): `data-touch` ids of the picture of `state`'s view, in tap

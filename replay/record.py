@@ -225,6 +225,11 @@ def _write_one(record: GameRecord) -> str:
             number += 1
         line = _move_text(number, who, recorded.notation, table.players, recorded.hidden)
         line += _notes_text(table, state, recorded.notes, number - (who != CHANCE))
+        detail = "" if recorded.hidden else game.detail(table.unwrap(recorded.move), state)
+        if detail:
+            # A line-note, which a reader ignores: the card a `buy 1.3` took, for a person
+            # reading the record; the move stays in its canonical notation (issue 26).
+            line += f" ; {detail}"
         out.append(line + "\n")
     return "".join(out)
 
@@ -887,6 +892,62 @@ def _check_mover(kind: str, mover: str, seat: int, who: int, table: folding.Tabl
 
 def clip_move(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:39] + "…")
+
+
+DEALT_ORIGIN: Final = "DealtGame"
+"""The tag a dealt game's record carries once imported as a table game: where it came from."""
+
+
+def as_table_game(dealt: GameRecord) -> GameRecord:
+    """A dealt game's record as a table game records it (issue 26: a portable record imports
+    anywhere, and a text record does not hold the dealing server's secret seed): the cards
+    the server dealt become the table's reveals, a dealing the table does not record is left
+    out, and each move is checked again by the rules in table mode (`Game.undealt`). The
+    record says where it came from in a `DealtGame` tag. Raises `RecordError`
+    (DEALT_ONLY, or the rule a move breaks) naming the game's first line."""
+    created = events_pb2.GameCreated()
+    created.CopyFrom(dealt.created)
+    created.mode = TABLE
+    created.ClearField("seed_commitment")
+    created.dealing_scheme = 0
+    created.record_tags.append(
+        events_pb2.RecordTag(name=DEALT_ORIGIN, value="dealt by a server; imported as a table game")
+    )
+    position = folding.start(created)
+    table = position.table
+    game = table.game
+    moves: list[RecordedMove] = []
+    for number, recorded in enumerate(dealt.moves, start=1):
+        try:
+            inner = game.undealt(table.unwrap(recorded.move), recorded.before)
+            if inner is None:
+                if recorded.notes and moves:
+                    moves[-1].notes.extend(recorded.notes)
+                continue
+            notation = game.format(inner, position.state)
+            position = folding.record(position, table.wrap(inner), notation)
+        except RulesError as refused:
+            raise RecordError(
+                refused.code,
+                dealt.line,
+                1,
+                f"move {number} of this dealt game ({recorded.notation}) has no table-game "
+                f"equivalent: {refused}",
+            ) from None
+        applied = position.applied.head if position.applied is not None else None
+        assert applied is not None
+        moves.append(
+            RecordedMove(applied.move, notation, applied.before, recorded.notes, applied=applied)
+        )
+    return GameRecord(
+        created,
+        moves,
+        dealt.status,
+        dealt.abandoned_reason,
+        game.result(position.state) if dealt.status is folding.Status.ENDED else None,
+        opening=dealt.opening,
+        line=dealt.line,
+    )
 
 
 def events_of(record: GameRecord) -> list[events_pb2.Event]:

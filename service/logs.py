@@ -27,6 +27,8 @@ READ_SAMPLE_VARIABLE = "TABLELOG_LOG_SAMPLE_READS"
 """The share of successful reads that get their per-RPC line (`tablelog serve
 --log-sample-reads`, default 1: every one); changes and refusals always get theirs."""
 _read_sample_rate = 1.0
+_log_calls = True
+"""Whether a successful call gets its per-RPC line (refusals and errors always do)."""
 
 
 def note(**fields: Any) -> None:
@@ -109,12 +111,17 @@ def route_stdlib_logging(level: int) -> None:
 
 
 def configure_logging(
-    level: str = "info", json: bool | None = None, sample_reads: float | None = None
+    level: str = "info",
+    json: bool | None = None,
+    sample_reads: float | None = None,
+    calls: bool | None = None,
 ) -> None:
     """Idempotent: the first call wins (tests and `serve` may both call it).
     `sample_reads`: the share of successful reads logged (None: $TABLELOG_LOG_SAMPLE_READS,
-    else every one)."""
-    global _configured, _rpc_sink, _read_sample_rate
+    else every one). `calls`: whether each successful call gets its line (None: with JSON
+    lines, which go to a collector, and not in a terminal, where a line per call would
+    scroll the start-up banner away; refusals and errors are written either way)."""
+    global _configured, _rpc_sink, _read_sample_rate, _log_calls
     if _configured:
         return
     _configured = True
@@ -122,6 +129,7 @@ def configure_logging(
         sample_reads = parse_sample_rate(os.environ.get(READ_SAMPLE_VARIABLE) or "1")
     _read_sample_rate = sample_reads
     as_json = not sys.stderr.isatty() if json is None else json
+    _log_calls = as_json if calls is None else calls
     threshold = logging.getLevelNamesMapping()[level.upper()]
     if as_json:
         _rpc_sink = _JsonSink(sys.stderr, threshold)
@@ -188,6 +196,8 @@ class RpcLogger:
         self._line("error", event, fields)
 
     def _line(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        if level == "info" and not _log_calls:
+            return  # a successful call, in a terminal (`configure_logging`'s `calls`)
         sink = _rpc_sink
         if sink is None:
             getattr(self._logger, level)(event, **fields)

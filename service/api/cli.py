@@ -326,6 +326,14 @@ def serve_command(subparsers: Any) -> None:
         default=None,
         help="JSON log lines (default: when stderr is not a terminal)",
     )
+    parser.add_argument(
+        "--log-calls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a line for every successful call (default: with JSON lines; not in a terminal, "
+        "where they would scroll the start-up banner away; refusals and errors are always "
+        "written)",
+    )
     setting(
         "--log-sample-reads",
         _share,
@@ -484,7 +492,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from tablelog.service.store.chain_keys import KEY_FILE_NAME, ChainKeyError, configured_chain
     from tablelog.service.store.embedded import Durability, EmbeddedRedis, EmbeddedRedisError
 
-    configure_logging(args.log_level, args.json_logs, args.log_sample_reads)
+    configure_logging(args.log_level, args.json_logs, args.log_sample_reads, args.log_calls)
     log = get_logger("tablelog.serve")
     try:
         tls = tls_files(args.tls_cert, args.tls_key)
@@ -641,7 +649,7 @@ def _serve_workers(url: str, args: argparse.Namespace) -> int:
 def _worker(url: str, args: argparse.Namespace, index: int) -> None:
     from tablelog.service.logs import configure_logging
 
-    configure_logging(args.log_level, args.json_logs, args.log_sample_reads)
+    configure_logging(args.log_level, args.json_logs, args.log_sample_reads, args.log_calls)
     args.demo = args.demo and index == 0
     parent = os.getppid()
     sys.exit(asyncio.run(_serve(url, args, reuse_port=True, quiet=index > 0, parent=parent)))

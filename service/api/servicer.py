@@ -227,6 +227,14 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         viewer = entitled_viewer(outcome.head.position, caller.role, seats, None)
         return await self.recorder.shown_change(outcome, viewer)
 
+    async def _details(
+        self, outcome: Outcome, caller: Caller, seats: Collection[int] = ()
+    ) -> list[str]:
+        """What each of a change's events takes by place only, for the viewer `_shown`
+        decides (`Reads.change_details`)."""
+        viewer = entitled_viewer(outcome.head.position, caller.role, seats, None)
+        return await self.recorder.change_details(outcome, viewer)
+
     async def _viewer(self, game_id: str, asked: service_pb2.Viewer | None) -> service_pb2.Viewer:
         """The view this caller gets of a game: what its role and bound seats entitle it to
         (`tablelog.service.recording.entitlement`), the most of it when it asks for nothing, refused
@@ -312,6 +320,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             game=_outcome(outcome),
             events=await self._shown(outcome, caller, seats or ()),
             receipt=self.recorder.receipt(outcome),
+            details=await self._details(outcome, caller, seats or ()),
         )
         if request.include_state:
             response.state.CopyFrom(snapshot(outcome.head.position, SPECTATOR))

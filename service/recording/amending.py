@@ -20,7 +20,7 @@ from tablelog.service.limits import MAX_NOTATION, MAX_REASON, check_length
 from tablelog.service.recording.appending import Appender, Built, Origin, Outcome, fingerprint
 from tablelog.service.recording.building import deal_and_end, next_event
 from tablelog.service.recording.heads import Head
-from tablelog.service.recording.views import HIDDEN_MOVE, shown_notation, viewer_of
+from tablelog.service.recording.views import HIDDEN_MOVE, described, shown_notation, viewer_of
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
 KINDS: Mapping[str, int] = {
@@ -176,22 +176,24 @@ class Amending:
 
 
 def amendment_words(
-    event: events_pb2.Event, before: folding.Position, moves: dict[int, str]
+    event: events_pb2.Event, before: folding.Position, moves: dict[int, str], detail: str = ""
 ) -> str:
     """The audit's line for a MoveAmended, described against the position before it ("Ann
     amended revision 17: Bob's take w u g → take w u k (reason)"); the move it puts in is
-    remembered in `moves` (by its revision, for a later undo or redo to name)."""
+    remembered in `moves` (by its revision, for a later undo or redo to name). `detail`:
+    what the move it puts in takes by place only (`views.move_detail`)."""
     body = event.move_amended
     who = event.actor.user or "someone"
     table = before.table
     target = folding.amended_move(before, body.amended_revision)
     seat = body.move.seat if body.move.HasField("seat") else table.game.to_move(target.before)
+    notation = described(body.notation, detail)
     if body.kind != folding.DELETE:
         moved = "the table's" if seat < 0 else f"{table.seat_name(seat)}'s"
-        moves[event.revision] = f"{moved} {body.notation}"
+        moves[event.revision] = f"{moved} {notation}"
     removed = mover_words(table, target)
     if body.kind == folding.REPLACE:
-        words = f"{who} amended revision {body.amended_revision}: {removed} → {body.notation}"
+        words = f"{who} amended revision {body.amended_revision}: {removed} → {notation}"
     elif body.kind == folding.INSERT:
         words = (
             f"{who} inserted {moves[event.revision]} before {removed} "

@@ -24,6 +24,9 @@ from tablelog.service.recording.pictures import PictureLimits, Pictures
 from tablelog.service.recording.priority import ChangesFirst
 from tablelog.service.recording.views import (
     annotation_of,
+    described,
+    move_detail,
+    move_number,
     replay_item,
     result_words,
     shown_event,
@@ -64,7 +67,9 @@ class EventWords:
     def __init__(self) -> None:
         self.moves: dict[int, str] = {}
 
-    def describe(self, event: events_pb2.Event, before: folding.Position) -> str:
+    def describe(self, event: events_pb2.Event, before: folding.Position, detail: str = "") -> str:
+        """`detail`: what the event's move takes that its notation names by place only
+        (`move_detail`), named after the notation."""
         who = event.actor.user or "someone"
         players = before.table.players
         body = event.WhichOneof("body")
@@ -85,11 +90,12 @@ class EventWords:
                 self.moves[event.revision] = f"the deal {recorded.notation}"
                 return f"the server dealt {recorded.notation}"
             mover = _mover(before, event)
+            notation = described(recorded.notation, detail)
             if mover:
-                self.moves[event.revision] = f"{mover}'s {recorded.notation}"
-                return f"{mover}: {recorded.notation} (recorded by {who})"
-            self.moves[event.revision] = f"the table's {recorded.notation}"
-            return f"table: {recorded.notation} (recorded by {who})"
+                self.moves[event.revision] = f"{mover}'s {notation}"
+                return f"{mover}: {notation} (recorded by {who})"
+            self.moves[event.revision] = f"the table's {notation}"
+            return f"table: {notation} (recorded by {who})"
         if body == "move_undone":
             undone = event.move_undone
             reason = f" ({undone.reason})" if undone.reason else ""
@@ -101,7 +107,7 @@ class EventWords:
             self.moves[event.revision] = words
             return f"{who} redid {words} (revision {redone})"
         if body == "move_amended":
-            return amendment_words(event, before, self.moves)
+            return amendment_words(event, before, self.moves, detail)
         if body == "annotation_added":
             note = event.annotation_added
             text = " ".join(t for t in (note.glyph, note.comment) if t)
@@ -130,6 +136,10 @@ class EventWords:
             reason = event.game_abandoned.reason
             return f"{who} abandoned the game" + (f" ({reason})" if reason else "")
         return f"{who}: {body}"
+
+
+def body_of(event: events_pb2.Event) -> str | None:
+    return event.WhichOneof("body")
 
 
 def _unverified(event: events_pb2.Event) -> str:
@@ -166,21 +176,27 @@ def audit_entries(
     position = folding.start(events[0].game_created)
     seen = viewer_of(viewer, position.table.players, unset=FULL)
     words = EventWords()
-    described = []
+    entries = []
     for index, event in enumerate(events):
         before = position
         if index:
             position = folding.advance(position, event)
         shown = shown_event(event, before, seen)
-        described.append((shown, words.describe(shown, before) + _unverified(shown)))
+        detail = move_detail(event, before, seen)
+        summary = words.describe(shown, before, detail) + _unverified(shown)
+        number = move_number(event, before, position) if body_of(event) == "move_recorded" else 0
+        if number:
+            summary = f"{number}. {summary}"  # as the text record numbers the move
+        entries.append((shown, summary, detail))
     in_effect = {applied.revision for applied in position.applied or ()}
     return [
         service_pb2.AuditEntry(
             event=event,
             summary=summary,
             undone=_puts_a_move(event) and event.revision not in in_effect,
+            detail=detail,
         )
-        for event, summary in described
+        for event, summary, detail in entries
     ]
 
 
@@ -297,6 +313,23 @@ class Reads:
                 return events
         return shown_events(events, before, viewer)
 
+    async def change_details(self, outcome: Outcome, viewer: Viewer) -> list[str]:
+        """What each event of a change takes that its notation names by place only, as
+        `viewer` may see it (`move_detail`; `buy 1.3` took `1k0:g3`), one per event; none
+        when no event of the change has any (the common case costs one look per event)."""
+        events = outcome.events
+        if not any(_puts_a_move(event) for event in events):
+            return []
+        before = outcome.before
+        if before is None:
+            before = await self._position_before(outcome.head.game_id, events[0].sequence)
+        details = []
+        for index, event in enumerate(events):
+            if index:
+                before = folding.advance(before, events[index - 1])
+            details.append(move_detail(event, before, viewer))
+        return details if any(details) else []
+
     async def _position_before(self, game_id: str, sequence: int) -> folding.Position:
         """The game just before the event numbered `sequence`."""
         history = await self.events(game_id)
@@ -412,6 +445,7 @@ class Reads:
                 notation=game.format(inner, state),
                 touches=touched.ids,
                 touches_any_order=touched.any_order,
+                detail=game.detail(inner, state),
             )
         if offset + size < len(moves):
             response.next_page_token = page_token(offset + size)

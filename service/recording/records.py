@@ -112,16 +112,20 @@ def read_record(text: str, request_id: str, source: str) -> list[record.GameReco
         ) from None
     if not games:
         raise InvalidRequest("text", "The record holds no game: a game starts with its tags.")
-    for game in games:
-        if game.created.mode == DEALT:
-            raise ImportRefused(
-                "INVALID_RECORD",
-                f"Line {game.line}, column 1: this game was dealt by a server from its secret "
-                "seed, which a text record does not hold; import its strict archive "
-                "(tablelog export GAME --format json) instead.",
-                metadata={"rule": "DEALT_RECORD", "line": str(game.line), "column": "1"},
-            )
-    return games
+    # A dealt game's text does not hold the dealing server's secret seed, so it is imported
+    # as a table game: what was dealt becomes what the table revealed (issue 26).
+    try:
+        return [record.as_table_game(g) if g.created.mode == DEALT else g for g in games]
+    except record.RecordError as refused:
+        raise ImportRefused(
+            "INVALID_RECORD",
+            refused.message,
+            metadata={
+                "rule": refused.code,
+                "line": str(refused.line),
+                "column": str(refused.column),
+            },
+        ) from None
 
 
 async def import_record(

@@ -10,7 +10,16 @@ from typing import Any
 from google.protobuf.message import Message
 
 from tablelog.replay import fold as folding
-from tablelog.replay.core import CHANCE, DEALT, FULL, SPECTATOR, TERMINAL, Viewer, seats_named
+from tablelog.replay.core import (
+    CHANCE,
+    DEALT,
+    FULL,
+    SPECTATOR,
+    TERMINAL,
+    HistoryError,
+    Viewer,
+    seats_named,
+)
 from tablelog.service.errors import InvalidRequest
 from tablelog.service.recording.heads import Head
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -281,6 +290,35 @@ def shown_events(
     return shown
 
 
+def move_detail(event: events_pb2.Event, before: folding.Position, viewer: Viewer) -> str:
+    """What the move `event` puts in takes that its notation names only by its place (the
+    card of a Splendor `buy 1.3`: "1k0:g3", `Game.detail`), judged in the state it is
+    played in; empty for any other event and for a move `viewer` may not see, so a move
+    list can name the card without the viewer learning what is hidden (issue 26)."""
+    which = event.WhichOneof("body")
+    table = before.table
+    if which == "move_recorded":
+        move, state = event.move_recorded.move, before.state
+    elif which == "move_amended" and event.move_amended.kind != folding.DELETE:
+        amended = event.move_amended
+        try:
+            target = folding.amended_move(before, amended.amended_revision)
+        except HistoryError:
+            return ""  # refused when it was appended: nothing was put in
+        move, state = amended.move, target.before
+    else:
+        return ""
+    if not move.WhichOneof("game") or not _visible(table, move, state, viewer):
+        return ""
+    return table.game.detail(table.unwrap(move), state)
+
+
+def described(notation: str, detail: str) -> str:
+    """A move as a move list shows it: its notation, and what it takes when the notation
+    names it only by its place (`buy 1.3 (1k0:g3)`)."""
+    return f"{notation} ({detail})" if detail else notation
+
+
 def replay_item(
     event: events_pb2.Event,
     before: folding.Position,
@@ -296,7 +334,19 @@ def replay_item(
     return service_pb2.ReplayGameResponse(
         event=shown_event(event, before, viewer),
         state=snapshot(after, viewer, moves, drawn=drawn, view=view),
+        detail=move_detail(event, before, viewer),
+        move_number=move_number(event, before, after),
     )
+
+
+def move_number(event: events_pb2.Event, before: folding.Position, after: folding.Position) -> int:
+    """The record's number of the player's move a step put in at the end of the moves in
+    effect (recorded or redone; issue 26, one way to count), else 0."""
+    if event.WhichOneof("body") not in ("move_recorded", "move_redone"):
+        return 0
+    if after.move_count != before.move_count + 1 or after.chance_count != before.chance_count:
+        return 0
+    return after.move_count - after.chance_count
 
 
 def annotation_of(event: events_pb2.Event) -> service_pb2.Annotation:

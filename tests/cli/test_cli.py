@@ -177,7 +177,7 @@ def test_watch_prints_moves_recorded_elsewhere(server: BackgroundServer, client:
         client.record(game_id, legal[0].notation)
         line = watcher.stdout.readline()
         revision = client.get_game(game_id).version
-        assert line.startswith(f"revision {revision}: Ann: {legal[0].notation}"), line
+        assert line.startswith(f"revision {revision}: 1. Ann: {legal[0].notation}"), line
     finally:
         watcher.terminate()
         watcher.communicate(timeout=20)
@@ -293,9 +293,13 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
     middle = tablelog(server, "replay", game_id, "--all", "--from", bob, "--to", bob).stdout
     assert middle.startswith(f"== revision {bob}: Bob: take w r k"), middle
     watched = tablelog(server, "watch", game_id, "--from", bob).stdout.splitlines()
-    assert watched[1:] == [line.removeprefix("== ") for line in headers[dealt + 1 :]]
+    # Watched, a recorded move is numbered as the text record numbers it.
+    assert watched[1:] == [
+        line.removeprefix("== ").replace(": Bob: take", ": 2. Bob: take")
+        for line in headers[dealt + 1 :]
+    ]
     audit = [entry.summary for entry in client.audit(game_id)]
-    assert audit[dealt] == f"Ann: take w u g (recorded by {OWNER_NAME})"
+    assert audit[dealt] == f"1. Ann: take w u g (recorded by {OWNER_NAME})"
     assert audit[dealt + 2] == (
         f"{OWNER_NAME} undid Bob's take w r k (revision {dealt + 2}) (misread)"
     )

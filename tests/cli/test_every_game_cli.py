@@ -15,7 +15,7 @@ import pytest
 from google.protobuf import json_format
 
 from tablelog.replay import fold as folding
-from tablelog.replay.core import SPECTATOR, TERMINAL
+from tablelog.replay.core import FULL, SPECTATOR, TERMINAL
 from tablelog.replay.registry import all_games
 from tablelog.service.api.server import BackgroundServer
 from tablelog.v1 import service_pb2
@@ -96,11 +96,17 @@ def test_a_golden_playthrough_through_the_cli(
         recorded = tablelog(server, "move", game_id, text).stdout
         seat = before.to_move()
         who = f"{before.table.seat_name(seat)}:" if seat >= 0 else "table:"
-        assert f"{who} {local.moves()[-1].notation}  (revision {local.revision})" in recorded
+        last = local.moves()[-1]
+        # A move naming a card by its place says which (issue 26: `take 1 (dye3)`).
+        detail = game.detail(local.table.unwrap(last.move), last.before)
+        words = f"{last.notation} ({detail})" if detail else last.notation
+        assert f"{who} {words}  (revision {local.revision})" in recorded
     assert server_state(server, game_id) == expected_snapshot(local)
-    shown = tablelog(server, "show", game_id).stdout
+    shown = tablelog(server, "show", game_id).stdout  # the owner's: everything
     assert shown.startswith(f"revision {local.revision} · to move: ")
-    assert game.render(game.view(local.state, SPECTATOR)).strip() in shown
+    assert game.render(game.view(local.state, FULL)).strip() in shown
+    public = tablelog(server, "show", game_id, "--spectator").stdout
+    assert game.render(game.view(local.state, SPECTATOR)).strip() in public
 
     # replay, non-interactive: every revision, in order.
     replayed = tablelog(server, "replay", game_id, "--all").stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -82,7 +83,14 @@ def test_piped_lines_record_name_the_players_and_refuse_in_the_words_of_move(
     assert said[said.index("Ann> show") + 1] == "revision 20 · to move: Ann"
     legal = said[said.index("Ann> legal reserve 3") + 1 :]
     assert legal[0] == "to move: Ann; 5 legal moves starting 'reserve 3'"
-    assert legal[1:6] == [f"  reserve 3.{slot}" for slot in ("1", "2", "3", "4", "deck")]
+    # Each face-up reserve with the card at its place (issue 26); the deck's is face down.
+    assert [line.split("  (")[0] for line in legal[1:6]] == [
+        f"  reserve 3.{slot}" for slot in ("1", "2", "3", "4", "deck")
+    ]
+    assert all(
+        re.fullmatch(r"  reserve 3\.[1-4]  \(3[wugrk]\d:[wugrk0-9]+\)", x) for x in legal[1:5]
+    )
+    assert legal[5] == "  reserve 3.deck"
     history = said[said.index("Ann> history") + 1 : said.index("Ann> take w w")]
     assert history[-2:] == [
         "   1. Ann: take w u g  (revision 17)",
@@ -413,3 +421,14 @@ def test_amend_insert_and_delete_in_the_shell_keep_history_by_name(
     # applies in between: Splendor's notation names no seat).
     tablelog(server, "record", game_id, stdin="delete 18\ninsert 19 take r r\n")
     assert moves_of(client, game_id)[-3:] == ["take w u k", "take r r", "take u r k"]
+
+
+def test_completing_a_buy_names_the_card_it_takes() -> None:
+    """Issue 26: after `buy 1.` the completion offers `1.2` with the card at that place."""
+    index = MoveIndex(["buy 1.2", "buy 1.4", "take w u g"], {"buy 1.2": "1k0:g3", "take w u g": ""})
+    completer = MoveCompleter(lambda: index)
+    found = list(
+        completer.get_completions(Document("buy 1."), CompleteEvent(completion_requested=True))
+    )
+    meta = {c.text: c.display_meta_text for c in found}
+    assert meta == {"1.2": "buy 1.2 (1k0:g3)", "1.4": "buy 1.4"}

@@ -311,6 +311,12 @@ class Nim:
     def format(self, move: Any, state: State) -> str:
         return format_move(move, state)
 
+    def undealt(self, move: Any, state: State) -> Any:
+        return move  # Nim has no chance
+
+    def detail(self, move: Any, state: State) -> str:
+        return ""  # a Nim move names what it takes
+
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # every line of Nim's notation is one move
 

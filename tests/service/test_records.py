@@ -7,6 +7,7 @@ export never shows a move its caller may not see."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import grpc
@@ -17,7 +18,7 @@ from tablelog.replay import record
 from tablelog.replay.core import DEALT
 from tablelog.replay.registry import all_games
 from tablelog.service.limits import MAX_RECORD_TAGS, MAX_VARIATION_DEPTH
-from tablelog.v1 import service_pb2
+from tablelog.v1 import game_pb2, service_pb2
 from tablelog_client import Client, TablelogError
 from tests.support.play import created, random_game
 from tests.support.records import PLAYERS, annotated_game, random_line
@@ -194,18 +195,41 @@ def test_an_export_of_an_unknown_game_is_not_found(client: Client) -> None:
     assert refused.value.code == grpc.StatusCode.NOT_FOUND
 
 
-def test_a_dealt_games_record_is_refused_for_its_strict_archive(client: Client) -> None:
-    """Dealt mode's chance moves follow its seed, which the text does not hold (and its
-    rules deal some draws a table types in): only the strict archive imports it."""
+def test_a_dealt_games_record_imports_as_a_table_game(client: Client) -> None:
+    """Dealt mode's chance moves follow its seed, which the text does not hold: the record
+    imports as a table game, what was dealt becoming the table's reveals (a blind reserve's
+    card named when it is bought), and says where it came from (issue 26)."""
     played = random_game("splendor", 2, 3, mode=DEALT)
     text = record.write([record.record_of(played.position)])
     assert '[Mode "dealt"]' in text
+    imported = client.import_record(text)
+    game = client.get_game(imported[0].game_id)
+    assert game.mode == game_pb2.MODE_TABLE
+    assert game.status == service_pb2.GAME_STATUS_ENDED
+    result = played.position.game.result(played.position.state)
+    assert list(game.result.winners) == list(result.winners)
+    assert [s.total for s in game.result.scores] == [s.total for s in result.scores]
+    written = client.export_record([game.game_id])
+    assert '[Mode "table"]' in written
+    assert '[DealtGame "dealt by a server; imported as a table game"]' in written
+    # The blind reserves' deals are not a table's moves; every other move is kept.
+    assert game.player_move_count == sum(
+        1 for line in text.splitlines() if re.match(r"\d+\. ", line)
+    )
+
+
+def test_a_dealt_castello_record_is_refused_naming_why(client: Client) -> None:
+    """Castello Methoni's table mode records secret missions and hands at other times than
+    the server deals them: its dealt record is refused, naming the strict archive."""
+    played = random_game("castello-methoni", 3, 1, mode=DEALT)
+    text = record.write([record.record_of(played.position)])
     before = _game_ids(client)
     first = '[Game "splendor"]\n[Players "Ann; Bob"]\n\n' + _splendor_lines() + "\n"
     with pytest.raises(TablelogError) as refused:
         client.import_record(first + text)
-    assert refused.value.metadata["rule"] == "DEALT_RECORD"
+    assert refused.value.metadata["rule"] == "DEALT_ONLY"
     assert refused.value.metadata["line"] == str(first.count("\n") + 1)
+    assert "strict archive" in str(refused.value)
     assert _game_ids(client) == before
 
 

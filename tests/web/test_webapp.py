@@ -21,6 +21,7 @@ import pytest
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import TERMINAL
+from tablelog.v1 import game_pb2
 from tablelog_client.sdk import Client, TablelogError
 from tests.service.helpers import splendor_line
 from tests.service.support import ServeProcess
@@ -115,7 +116,12 @@ def expected_steps(client: Client, game: ExampleGame) -> dict[int, tuple[str, st
             assert to_move is not None
             who = to_move.WhichOneof("who")
             player = game.players[to_move.seat] if who == "seat" else "table"
-            steps[event.revision] = (player, event.move_recorded.notation)
+            # A move naming a card by its place only shows the card beside it (issue 26).
+            notation = event.move_recorded.notation
+            steps[event.revision] = (
+                player,
+                f"{notation} ({item.detail})" if item.detail else notation,
+            )
         if body not in ("annotation_added", "annotation_removed"):
             to_move = item.state.to_move
     return steps
@@ -154,6 +160,27 @@ def test_the_printed_address_signs_the_owner_in_and_lists_the_games(
 
     page.goto(f"{live.web}?status=ended")
     page.wait_for_selector("#no-games")
+
+
+def test_a_dealt_games_text_record_imports_from_the_page_as_a_table_game(
+    live: Live, browser: Browser
+) -> None:
+    """Issue 26, item 6: pasted into the page, a dealt game's record becomes a table game."""
+    dealt = live.client.create_game("splendor", ["Ann", "Bob"], mode="dealt").game_id
+    live.client.record(dealt, "take w u g")
+    text = live.client.export_record([dealt])
+    assert '[Mode "dealt"]' in text
+    page = open_page(browser, live.url("/"))
+    page.wait_for_selector("#create-game", state="attached")
+    page.click("#create summary")
+    page.fill("#import-text", text)
+    page.click("#import-submit")
+    page.wait_for_url("**/games/*", timeout=15_000)
+    game_id = page.url.split("/games/", 1)[1].split("?", 1)[0].split("#", 1)[0]
+    assert game_id != dealt
+    imported = live.client.get_game(game_id)
+    assert imported.mode == game_pb2.MODE_TABLE
+    assert imported.player_move_count == 1
 
 
 def test_the_list_pages_through_the_games(live: Live, browser: Browser) -> None:
@@ -241,6 +268,15 @@ def test_every_revision_shows_what_the_api_has(
     wait_shown(page, game.revisions - 1)
     page.click('#moves li[data-revision="3"] button.step')
     wait_shown(page, 3)
+    # The players' moves are numbered as the text record numbers them; the setup's table
+    # events before the first player's move folded into one row (issue 26).
+    numbered = [s for s, (player, _) in sorted(steps.items()) if player not in ("", "table")]
+    if numbered:
+        first = page.query_selector(f'#moves li[data-revision="{numbered[0]}"] .rev')
+        assert first is not None
+        assert first.inner_text() == "1."
+    if steps.get(2, ("",))[0] == "table":
+        assert page.query_selector("#moves li.setup-row") is not None
     # The address names the position: opened again, it shows the same revision.
     page.goto(live.url(f"/games/{game.game_id}?r=4"))
     wait_shown(page, 4)

@@ -37,6 +37,7 @@ from tablelog_client.common import (
     game_named,
     names_game,
     on_game,
+    players_moves,
     print_json,
     refusal,
     remember_current_game,
@@ -560,8 +561,15 @@ def write_picture(state: service_pb2.StateSnapshot, args: argparse.Namespace) ->
 
 def cmd_show(args: argparse.Namespace, client: Client) -> int:
     drawn = args.svg or args.png
+    # Neither --seat, --full nor --spectator: the most the caller's role may see, as the web
+    # app shows it (everything for the club's owner, the spectator's view for a recorder).
     state = client.state(
-        args.game_id, args.revision, seat=_seat(args, client), full=args.full, picture=drawn
+        args.game_id,
+        args.revision,
+        seat=_seat(args, client),
+        full=args.full,
+        picture=drawn,
+        entitled=not args.spectator,
     )
     if not args.revision:  # the head, as this terminal has now seen it (a version is a revision)
         remember_version(args.address, args.game_id, state.revision)
@@ -596,7 +604,7 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
     players = [p.name for p in client.get_game(args.game_id).players]
     print(f"to move: {who_moves(to_move, players)}; {len(moves)} legal moves")
     for move in moves:
-        print(f"  {move.notation}")
+        print(f"  {move.notation}  ({move.detail})" if move.detail else f"  {move.notation}")
     return 0
 
 
@@ -625,7 +633,7 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     notes = _notes_by_move(client, args.game_id) if not args.variation else {}
     lines = []
     for frame in frames:
-        words = narrator.describe(frame.event)
+        words = narrator.describe(frame.event, frame.detail)
         if frame.event.WhichOneof("body") in MOVES_ANNOTATED:  # its notes, under it
             words = "\n".join([words, *notes.get(frame.event.revision, [])])
         lines.append(words)
@@ -779,6 +787,10 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     if args.from_revision > 1:
         narrator.follow(client.state(args.game_id, args.from_revision - 1).to_move)
     start = args.from_revision or game.version + 1
+    # The table's events before the first player's move (the setup's reveals) are folded
+    # into one line, as `history` folds them; a pause in the game (a heartbeat) or the end
+    # of the watch lets out what is held.
+    setup = WatchedSetup(start <= 2 or players_moves(game) == 0)
     try:
         for item in client.watch(
             args.game_id, start, heartbeat_seconds=args.heartbeat, timeout=args.timeout
@@ -786,14 +798,23 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
             if args.json:
                 print(to_json(item), flush=True)
             elif item.WhichOneof("item") == "heartbeat":
+                setup.flush()
                 if args.verbose:
                     print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
             else:
                 update = item.update
-                words = narrator.describe(update.event)
-                print(f"revision {update.event.revision}: {words}", flush=True)
-                if args.show:
-                    print(show_snapshot(update.state, players), flush=True)
+                words = narrator.describe(update.event, update.detail)
+                revision = update.event.revision
+                table = update.event.WhichOneof("body") == "move_recorded" and (
+                    update.event.move_recorded.dealt or narrator.movers.get(revision) == ""
+                )
+                if not setup.hold(revision, words, table):
+                    # The players' moves numbered as the text record numbers them.
+                    recorded = update.event.WhichOneof("body") == "move_recorded"
+                    number = f"{update.move_number}. " if update.move_number and recorded else ""
+                    print(f"revision {revision}: {number}{words}", flush=True)
+                    if args.show:
+                        print(show_snapshot(update.state, players), flush=True)
             if item.WhichOneof("item") == "update":
                 narrator.follow(item.update.state.to_move)
                 if (
@@ -804,9 +825,39 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     except TablelogError as error:
         if args.timeout is None or error.code != grpc.StatusCode.DEADLINE_EXCEEDED:
             raise
+        setup.flush()
         if not args.json:
             print(f"stopped watching: --timeout {args.timeout:g}s reached", flush=True)
+    setup.flush()
     return 0
+
+
+class WatchedSetup:
+    """The setup's table events as `watch` folds them: held while no player has moved
+    (`open`), then said as one line, "revisions 2 to 16: setup: 15 table events"."""
+
+    def __init__(self, open_: bool) -> None:
+        self.open = open_
+        self.held: list[tuple[int, str]] = []
+
+    def hold(self, revision: int, words: str, table: bool) -> bool:
+        """Whether the step is the setup's, and held; any other step closes the setup
+        (and lets out what was held before it)."""
+        if self.open and table:
+            self.held.append((revision, words))
+            return True
+        if revision > 1:
+            self.open = False
+        self.flush()
+        return False
+
+    def flush(self) -> None:
+        held, self.held = self.held, []
+        if len(held) == 1:
+            print(f"revision {held[0][0]}: {held[0][1]}", flush=True)
+        elif held:
+            first, last = held[0][0], held[-1][0]
+            print(f"revisions {first} to {last}: setup: {len(held)} table events", flush=True)
 
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
@@ -1294,11 +1345,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the version you saw (default: fetch the current one)",
     )
-    command = add("show", on_game(cmd_show), "the state as the server renders it")
+    command = add(
+        "show",
+        on_game(cmd_show),
+        "the state as the server renders it (default: all your role may see; the owner's "
+        "everything, as in the web app)",
+    )
     command.add_argument("game_id", nargs="?", help=OPTIONAL_GAME_HELP)
     command.add_argument("--revision", type=int, default=0, help="default: the head")
     command.add_argument("--seat", help=SEAT_HELP)
     command.add_argument("--full", action="store_true", help="everything, hidden info too")
+    command.add_argument(
+        "--spectator", action="store_true", help="public information only (hidden moves redacted)"
+    )
     picture = command.add_mutually_exclusive_group()
     picture.add_argument("--svg", action="store_true", help="the picture of the state, as SVG")
     picture.add_argument(

@@ -91,9 +91,9 @@ def learn_move(client: Client, game_id: str, revision: int, narrator: Narrator) 
             # A redo re-applies a recorded move: name that one (never itself a redo).
             redone = event.move_redone.redone_revision
             for earlier in client.replay(game_id, max(1, redone - 1), redone):
-                narrator.describe(earlier.event)
+                narrator.describe(earlier.event, earlier.detail)
                 narrator.follow(earlier.state.to_move)
-        narrator.describe(event)
+        narrator.describe(event, frame.detail)
         narrator.follow(frame.state.to_move)
 
 
@@ -108,7 +108,8 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
     if len(moved) > 1:  # one line that stood for several moves: who made each of the others
         for frame in client.replay(game_id, moved[0], moved[-1] - 1):
             deciding[frame.event.revision + 1] = frame.state.to_move
-    for event in response.events:
+    details = list(getattr(response, "details", ()))  # RecordMove's: a buy's card
+    for index, event in enumerate(response.events):
         body = event.WhichOneof("body")
         if body == "move_undone":
             learn_move(client, game_id, event.move_undone.undone_revision, narrator)
@@ -117,7 +118,7 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
         elif body == "move_amended":
             learn_move(client, game_id, event.move_amended.amended_revision, narrator)
         narrator.to_move = before if before is not None else deciding.get(event.revision)
-        words = narrator.describe(event)
+        words = narrator.describe(event, details[index] if index < len(details) else "")
         before = None  # whoever follows a move in the same change is not known here
         named = body == "move_recorded" or (
             body == "move_amended" and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE

@@ -77,7 +77,10 @@ def moves_in_effect(client: Client, game_id: str, players: Sequence[str]) -> lis
         event = frame.event
         body = event.WhichOneof("body")
         if body == "move_recorded":
-            said[event.revision] = (narrator.describe(event), event.move_recorded.dealt)
+            said[event.revision] = (
+                narrator.describe(event, frame.detail),
+                event.move_recorded.dealt,
+            )
             standing.append((event.revision, *said[event.revision]))
         elif body == "move_undone":
             undone = event.move_undone.undone_revision
@@ -88,7 +91,7 @@ def moves_in_effect(client: Client, game_id: str, players: Sequence[str]) -> lis
             # annotations and amendments.
             standing.append((redone, *said.get(redone, (f"revision {redone}", False))))
         elif body == "move_amended":
-            narrator.describe(event)
+            narrator.describe(event, frame.detail)
             standing = amended_standing(standing, event, narrator.moves[event.revision])
         narrator.follow(frame.state.to_move)
     moves = []

@@ -525,10 +525,14 @@ class Client:
         seat: int | None = None,
         full: bool = False,
         picture: bool = False,
+        entitled: bool = False,
     ) -> service_pb2.StateSnapshot:
-        """The state at `revision` (0: the head); with its SVG picture when `picture`."""
+        """The state at `revision` (0: the head); with its SVG picture when `picture`. With
+        `entitled` and neither `seat` nor `full`, as the server decides for the caller (the
+        most its role may see: everything for an owner); else the spectator's view."""
+        viewer = None if entitled and seat is None and not full else self.viewer(seat, full)
         request = service_pb2.GetStateRequest(
-            game_id=game_id, revision=revision, viewer=self.viewer(seat, full), picture=picture
+            game_id=game_id, revision=revision, viewer=viewer, picture=picture
         )
         return self._call(self.stub.GetState, request).state
 

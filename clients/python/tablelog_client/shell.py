@@ -17,7 +17,7 @@ import argparse
 import re
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,8 +78,10 @@ class MoveIndex:
     """Legal moves by their words: for each run of first words (case-folded), the words
     that can follow, in the server's order."""
 
-    def __init__(self, notations: Iterable[str]) -> None:
+    def __init__(self, notations: Iterable[str], details: Mapping[str, str] | None = None) -> None:
         self.notations = tuple(notations)
+        self.details = dict(details or {})
+        """What a move takes by place only, by notation (`buy 1.3` → `1k0:g3`)."""
         self._next: dict[tuple[str, ...], dict[str, NextWord]] = {}
         for notation in self.notations:
             words = notation.split()
@@ -117,7 +119,10 @@ class MoveCompleter(Completer):
         if index is not None:
             for word, following in index.following(words, partial):
                 moves = following.moves
+                detail = index.details.get(moves[0], "") if len(moves) == 1 else ""
+                # One move: its words, and the card a `buy 1.3` takes (what to type is `1.3`).
                 meta = moves[0] if len(moves) == 1 else f"{len(moves)} moves"
+                meta += f" ({detail})" if detail else ""
                 yield Completion(
                     word if following.ends else word + " ",
                     start_position=-len(partial),
@@ -150,7 +155,8 @@ class LegalMovesCache:
 
     def _fetch(self, revision: int) -> LegalMoves:
         to_move, moves = self.client.legal_moves(self.game_id, revision)
-        return LegalMoves(revision, to_move, tuple(moves), MoveIndex(m.notation for m in moves))
+        index = MoveIndex((m.notation for m in moves), {m.notation: m.detail for m in moves})
+        return LegalMoves(revision, to_move, tuple(moves), index)
 
     def _keep(self, revision: int, fetch: Future[LegalMoves]) -> None:
         self._fetches[revision] = fetch
@@ -330,7 +336,7 @@ class RecordingShell:
             elif body == "move_amended":
                 amended = event.move_amended.amended_revision
                 learn_move(self.client, self.game_id, amended, narrator)
-            words = narrator.describe(event)
+            words = narrator.describe(event, frame.detail)
             narrator.follow(frame.state.to_move)
             who = event.actor.user or "another recorder"
             self.say(f"meanwhile {who} recorded: {words}  (revision {event.revision})")
@@ -407,13 +413,13 @@ class RecordingShell:
     def list_legal(self, prefix: str) -> None:
         legal = self.legal.get(self.version)
         start = " ".join(prefix.split()).casefold()
-        moves = [m.notation for m in legal.moves if m.notation.casefold().startswith(start)]
+        moves = [m for m in legal.moves if m.notation.casefold().startswith(start)]
         which = f" starting {prefix!r}" if start else ""
         self.say(
             f"to move: {who_moves(legal.to_move, self.players)}; {len(moves)} legal moves{which}"
         )
-        for notation in moves:
-            self.say(f"  {notation}")
+        for move in moves:  # the card a `buy 1.3` takes beside it: what to type is the notation
+            self.say(f"  {move.notation}  ({move.detail})" if move.detail else f"  {move.notation}")
 
     def moves_in_effect(self) -> list[MoveInEffect]:
         """The moves that stand, named and numbered as the text record numbers them."""

@@ -65,13 +65,14 @@ class Narrator:
             return seat_name(self.players, self.to_move.seat)
         return "" if kind == "chance" else None
 
-    def _amended(self, event: events_pb2.Event) -> str:
+    def _amended(self, event: events_pb2.Event, detail: str = "") -> str:
         """ "amended revision 17: Bob's take w u g → take w u k (reason)"."""
         amended = event.move_amended
         named = amended.amended_revision
         was = self.moves.get(named, amended.removed_notation or f"the move of revision {named}")
         mover = self.movers.get(named)
-        new = amended.notation
+        new = f"{amended.notation} ({detail})" if detail else amended.notation
+        put_in = new
         if mover is not None:
             new = f"{mover}'s {new}" if mover else f"the table's {new}"
         self.moves[event.revision], self.movers[event.revision] = new, mover
@@ -80,7 +81,7 @@ class Narrator:
         elif amended.kind == events_pb2.AMEND_KIND_DELETE:
             words = f"deleted revision {named}: {was}"
         else:
-            words = f"amended revision {named}: {was} → {amended.notation}"
+            words = f"amended revision {named}: {was} → {put_in}"
         if amended.dropped_moves:
             plural = "" if amended.dropped_moves == 1 else "s"
             words += (
@@ -89,24 +90,27 @@ class Narrator:
             )
         return words + (f" ({amended.reason})" if amended.reason else "")
 
-    def describe(self, event: events_pb2.Event) -> str:
+    def describe(self, event: events_pb2.Event, detail: str = "") -> str:
+        """`detail`: what the move takes that its notation names by place only, as the
+        server sent it beside the event (`ReplayGameResponse.detail`): `buy 1.3 (1k0:g3)`."""
         body = event.WhichOneof("body") or "?"
         if body == "move_recorded":
             recorded = event.move_recorded
+            notation = f"{recorded.notation} ({detail})" if detail else recorded.notation
             if recorded.dealt:
-                self.moves[event.revision] = f"the deal {recorded.notation}"
-                return f"the server dealt {recorded.notation}"
+                self.moves[event.revision] = f"the deal {notation}"
+                return f"the server dealt {notation}"
             mover = self._mover(recorded)
             self.movers[event.revision] = mover
             if mover:
-                self.moves[event.revision] = f"{mover}'s {recorded.notation}"
-                return f"{mover}: {recorded.notation}"
+                self.moves[event.revision] = f"{mover}'s {notation}"
+                return f"{mover}: {notation}"
             if mover == "":
-                self.moves[event.revision] = f"the table's {recorded.notation}"
+                self.moves[event.revision] = f"the table's {notation}"
                 # As a line may name its mover ("table: reveal 1.1 ..."): typed back, it records.
-                return f"table: {recorded.notation}"
-            self.moves[event.revision] = recorded.notation
-            return recorded.notation
+                return f"table: {notation}"
+            self.moves[event.revision] = notation
+            return notation
         if body == "move_undone":
             undone = event.move_undone
             words = self.moves.get(undone.undone_revision, "the move")
@@ -118,7 +122,7 @@ class Narrator:
             self.moves[event.revision] = words
             return f"redid {words} (revision {redone})"
         if body == "move_amended":
-            return self._amended(event)
+            return self._amended(event, detail)
         if body == "annotation_added":
             note = event.annotation_added
             return f"annotation on revision {note.revision}: {note.glyph} {note.comment}".rstrip()

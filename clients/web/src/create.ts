@@ -91,3 +91,64 @@ export function createForm(api: Api, types: readonly GameInfo[], earlier: readon
   });
   return form;
 }
+
+/** As the service bounds a record's text (service/limits.py MAX_RECORD_TEXT). */
+const MAX_RECORD_TEXT = 8 << 20;
+
+/**
+ * Importing a text record (docs/record-format.md) from the web app, pasted or from a file:
+ * the server reads and checks every move, and a dealt game's record becomes a table game
+ * (issue 26). One game imported opens it; several are listed.
+ */
+export function importForm(api: Api): HTMLElement {
+  const text = el("textarea", {
+    id: "import-text",
+    rows: 6,
+    placeholder: '[Game "splendor"] ... — paste a text record, or choose a file',
+    "aria-label": "text record",
+  });
+  const file = el("input", { id: "import-file", type: "file", accept: ".txt,.pgn,text/plain", "aria-label": "record file" });
+  const error = el("p", { id: "import-error", class: "error", role: "alert" });
+  const done = el("p", { id: "import-done", role: "status" });
+  const form = el(
+    "form",
+    { id: "import-record", class: "panel" },
+    el("h2", {}, "Import a text record"),
+    text,
+    el("div", { class: "row" }, file, el("button", { type: "submit", id: "import-submit" }, "Import")),
+    error,
+    done,
+  );
+  let source = "web";
+  file.addEventListener("change", () => {
+    const chosen = file.files?.[0];
+    if (chosen !== undefined) {
+      source = chosen.name.slice(0, 200);
+      void chosen.text().then((read) => {
+        text.value = read;
+      });
+    }
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    done.textContent = "";
+    if (text.value.length > MAX_RECORD_TEXT) {
+      error.textContent = `A record is at most ${MAX_RECORD_TEXT} characters.`;
+      return;
+    }
+    void (async () => {
+      try {
+        const answer = await api.tablelog.importRecord({ text: text.value, requestId: requestId(), source });
+        if (answer.games.length === 1) {
+          window.location.assign(`/games/${encodeURIComponent(answer.games[0]?.gameId ?? "")}`);
+          return;
+        }
+        done.textContent = `Imported ${answer.games.length} games.`;
+      } catch (failure) {
+        error.textContent = describe(failure);
+      }
+    })();
+  });
+  return form;
+}

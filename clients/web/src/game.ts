@@ -87,6 +87,8 @@ class GamePage {
   private current = 0;
   private live: AbortController | undefined;
   private legalMoves: string[] = [];
+  /** What each legal move takes by place only (`buy 1.3` → `1k0:g3`), shown beside it. */
+  private legalDetails = new Map<string, string>();
   /** The variation shown, while one is. */
   private inside: Inside | undefined;
   /** Each line's replay with pictures for the current view, by `pathKey`. */
@@ -450,30 +452,83 @@ class GamePage {
     }
     this.entries.set(entry.revision, entry);
     this.head = entry.revision;
+    // The players' moves numbered as the text record numbers them (`17.`), the table's
+    // events marked `*`; the revision, which the API and the address take, beside it.
+    const label = entry.number ? `${entry.number}.` : entry.kind === "move" ? "*" : "";
     const button = el(
       "button",
-      { type: "button", class: "step", "data-revision": entry.revision },
-      el("span", { class: "rev" }, entry.revision),
+      { type: "button", class: "step", "data-revision": entry.revision, title: `revision ${entry.revision}` },
+      el("span", { class: "rev" }, label),
       el("span", { class: "player" }, entry.player),
       el(
         "span",
         { class: "move" },
         entry.text,
+        el("span", { class: "muted small" }, ` r${entry.revision}`),
         entry.unverified ? el("span", { class: "unverified", title: entry.unverified }, " (unverified import)") : null,
       ),
       el("span", { class: "glyphs" }),
     );
     button.addEventListener("click", () => this.go(entry.revision));
+    const setup = this.inSetup(entry);
     const listed = el(
       "li",
-      { class: `entry ${entry.kind}${entry.unverified ? " unverified" : ""}`, "data-revision": entry.revision },
+      {
+        class: `entry ${entry.kind}${setup ? " setup" : ""}${entry.unverified ? " unverified" : ""}`,
+        "data-revision": entry.revision,
+      },
       button,
       el("div", { class: "notes" }),
     );
     this.items.set(entry.revision, listed);
     this.moveList.append(listed);
+    if (setup) {
+      this.foldSetup(entry.revision);
+    }
     this.showNotes(entry.revision);
     return true;
+  }
+
+  /** Whether `entry` is one of the table's events before the first player's move. */
+  private inSetup(entry: Entry): boolean {
+    if (entry.kind !== "move" || entry.player !== "table") {
+      return false;
+    }
+    for (let revision = entry.revision - 1; revision > 1; revision -= 1) {
+      const earlier = this.entries.get(revision);
+      if (earlier === undefined || earlier.kind !== "move" || earlier.player !== "table") {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The setup's reveals folded into one row (issue 26), "setup: 15 table events", which
+   * opens them; they open by themselves while the position shown is one of them.
+   */
+  private foldSetup(last: number): void {
+    let row = this.moveList.querySelector<HTMLLIElement>("li.setup-row");
+    if (row === null) {
+      const button = el("button", { type: "button", class: "step setup-toggle", "aria-expanded": "false" });
+      button.addEventListener("click", () => {
+        const open = button.getAttribute("aria-expanded") !== "true";
+        button.setAttribute("aria-expanded", String(open));
+        this.moveList.classList.toggle("setup-open", open);
+      });
+      row = el("li", { class: "entry setup-row" }, button);
+      this.items.get(last)?.before(row);
+    }
+    const count = this.moveList.querySelectorAll("li.setup").length;
+    const first = this.moveList.querySelector<HTMLLIElement>("li.setup")?.dataset["revision"] ?? String(last);
+    const toggle = row.querySelector("button");
+    if (toggle !== null) {
+      toggle.replaceChildren(
+        el("span", { class: "rev" }, "*"),
+        el("span", { class: "player" }, "table"),
+        el("span", { class: "move" }, `setup: ${count} table event${count === 1 ? "" : "s"}`, el("span", { class: "muted small" }, ` r${first}–r${last}`)),
+      );
+    }
   }
 
   /** The steps after the last one listed, up to the head the server has now. */
@@ -556,6 +611,10 @@ class GamePage {
       this.items.get(this.current)?.removeAttribute("aria-current");
       this.current = target;
       const item = this.items.get(target);
+      if (item?.classList.contains("setup")) {
+        this.moveList.classList.add("setup-open");
+        this.moveList.querySelector("button.setup-toggle")?.setAttribute("aria-expanded", "true");
+      }
       item?.setAttribute("aria-current", "step");
       item?.scrollIntoView({ block: "nearest" });
       const query = new URLSearchParams(window.location.search);
@@ -1086,6 +1145,7 @@ class GamePage {
         return;
       }
       this.legalMoves = answer.moves.map((move) => move.notation);
+      this.legalDetails = new Map(answer.moves.filter((move) => move.detail).map((move) => [move.notation, move.detail]));
       this.touchables = answer.moves.map((move) => ({
         notation: move.notation,
         touches: move.touches,
@@ -1128,10 +1188,17 @@ class GamePage {
 
   private showLegalMoves(): void {
     const words = this.legalFilter.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
-    const shown = this.legalMoves.filter((notation) => words.every((word) => notation.toLowerCase().includes(word)));
+    const label = (notation: string): string => {
+      const detail = this.legalDetails.get(notation);
+      return detail ? `${notation} (${detail})` : notation;
+    };
+    // The filter reads the card too: typing `1k0` finds the buy of that card.
+    const shown = this.legalMoves.filter((notation) => words.every((word) => label(notation).toLowerCase().includes(word)));
     replaceChildren(
       this.legalList,
-      ...shown.map((notation) => el("li", {}, el("button", { type: "button", class: "legal-move", "data-notation": notation }, notation))),
+      ...shown.map((notation) =>
+        el("li", {}, el("button", { type: "button", class: "legal-move", "data-notation": notation }, label(notation))),
+      ),
     );
   }
 

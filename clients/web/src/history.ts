@@ -25,6 +25,8 @@ export interface Entry {
    * could not be verified (accept_unverified); "" for a step recorded here or imported verified.
    */
   unverified: string;
+  /** The number the text record gives the player's move this step puts in (0: none). */
+  number: number;
 }
 
 /**
@@ -78,7 +80,7 @@ export function entryOf(
   const revision = Number(event.revision);
   const toMove = item.state?.toMove;
   const before = entries.get(revision - 1);
-  const base = { revision, toMove, unverified: unverifiedImport(event) };
+  const base = { revision, toMove, unverified: unverifiedImport(event), number: item.moveNumber };
   const body = event.body;
   switch (body.case) {
     case "gameCreated":
@@ -87,7 +89,7 @@ export function entryOf(
       const seat = body.value.move?.seat;
       const player =
         seat !== undefined ? (players[seat]?.name ?? `seat ${seat}`) : deciderName(before?.toMove, players);
-      return { ...base, kind: "move", text: moveText(event), player };
+      return { ...base, kind: "move", text: withDetail(moveText(event), item.detail), player };
     }
     case "moveUndone": {
       const undone = entries.get(Number(body.value.undoneRevision));
@@ -100,7 +102,7 @@ export function entryOf(
       return { ...base, kind: "redo", text: `redo: ${what}`, player: redone?.player ?? "" };
     }
     case "moveAmended":
-      return { ...base, kind: "amend", text: amendText(body.value), player: "" };
+      return { ...base, kind: "amend", text: withDetail(amendText(body.value), item.detail), player: "" };
     case "gameEnded": {
       const winners = body.value.result?.winners.map((seat) => players[seat]?.name ?? `seat ${seat}`);
       const text = winners?.length ? `game over: ${winners.join(" and ")} won` : "game over";
@@ -113,6 +115,14 @@ export function entryOf(
     default:
       return undefined;
   }
+}
+
+/**
+ * A move's words with what it took when its notation names it only by its place, as the
+ * server sends it beside the step (`buy 1.3 (1k0:g3)`); the notation itself is unchanged.
+ */
+function withDetail(text: string, detail: string): string {
+  return detail ? `${text} (${detail})` : text;
 }
 
 function moveText(event: Event): string {

@@ -8,7 +8,7 @@ import { GameStatus, type GameSummary } from "@tablelog/client";
 import { describe, type Api } from "./api.js";
 import { deciderName } from "./history.js";
 import { el, replaceChildren } from "./dom.js";
-import { createForm } from "./create.js";
+import { createForm, importForm } from "./create.js";
 
 export const PAGE_SIZE = 20;
 /** ListGamesRequest.player's bound (service/limits.py MAX_PLAYER_NAME); longer is refused. */
@@ -110,7 +110,7 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
     window.location.assign(addressOf(next));
   });
   const body = el("div", { id: "game-list" }, el("p", { class: "muted" }, "Loading games…"));
-  const create = el("details", { id: "create" }, el("summary", {}, "New game"));
+  const create = el("details", { id: "create" }, el("summary", {}, "New game or import"));
   replaceChildren(root, el("h1", {}, "Games"), create, form, body);
 
   let page: Page;
@@ -120,7 +120,7 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
     replaceChildren(body, el("p", { class: "error", role: "alert" }, describe(error)));
     return;
   }
-  create.append(createForm(api, types.games, page.games));
+  create.append(createForm(api, types.games, page.games), importForm(api));
   const titles = new Map(types.games.map((info: GameInfo) => [info.name, info.title]));
   const rows = page.games.map((game) => gameRow(game, titles));
   const table = rows.length

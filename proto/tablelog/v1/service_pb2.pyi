@@ -521,6 +521,7 @@ class RecordMoveResponse(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     RECEIPT_FIELD_NUMBER: _builtins.int
+    DETAILS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> Global___GameSummary: ...
     @_builtins.property
@@ -533,6 +534,13 @@ class RecordMoveResponse(_message.Message):
 
     @_builtins.property
     def receipt(self) -> Global___Receipt: ...
+    @_builtins.property
+    def details(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """One per event of `events`, as ReplayGameResponse.detail: what the event's move takes
+        that its notation names only by its place (`1k0:g3` for `buy 1.3`); empty when no
+        event has any.
+        """
+
     def __init__(
         self,
         *,
@@ -540,10 +548,11 @@ class RecordMoveResponse(_message.Message):
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
         state: Global___StateSnapshot | None = ...,
         receipt: Global___Receipt | None = ...,
+        details: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["details", b"details", "events", b"events", "game", b"game", "receipt", b"receipt", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -964,9 +973,14 @@ class LegalMove(_message.Message):
     NOTATION_FIELD_NUMBER: _builtins.int
     TOUCHES_FIELD_NUMBER: _builtins.int
     TOUCHES_ANY_ORDER_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     notation: _builtins.str
     touches_any_order: _builtins.bool
     """The taps may come in any order (three different gems, tokens returned)."""
+    detail: _builtins.str
+    """What the move takes that its notation names only by its place (`1k0:g3` for `buy 1.3`),
+    as ReplayGameResponse.detail; a list offers `buy 1.3 (1k0:g3)` while `buy 1.3` is typed.
+    """
     @_builtins.property
     def move(self) -> _game_pb2.Move: ...
     @_builtins.property
@@ -986,10 +1000,11 @@ class LegalMove(_message.Message):
         notation: _builtins.str = ...,
         touches: _abc.Iterable[_builtins.str] | None = ...,
         touches_any_order: _builtins.bool = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "notation", b"notation", "touches", b"touches", "touches_any_order", b"touches_any_order"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "move", b"move", "notation", b"notation", "touches", b"touches", "touches_any_order", b"touches_any_order"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1104,7 +1119,21 @@ class ReplayGameResponse(_message.Message):
     STATE_FIELD_NUMBER: _builtins.int
     VARIATION_FIELD_NUMBER: _builtins.int
     VARIATION_MOVE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    MOVE_NUMBER_FIELD_NUMBER: _builtins.int
     variation_move: _builtins.int
+    detail: _builtins.str
+    """What the step's move takes that its notation names only by its place: the card of a
+    Splendor `buy 1.3` ("1k0:g3"), the cards of a Medici card game `take 1 2` ("fur3
+    grain2"). Empty for any other step and for a move this viewer may not see. A move list
+    shows it beside the notation (`buy 1.3 (1k0:g3)`); the notation itself is unchanged.
+    """
+    move_number: _builtins.int
+    """The number the text record gives the player's move this step puts in at the end of
+    the moves in effect (a move recorded or redone): `17` for `17. Ann: take w u g`, the
+    players' moves counted as the record counts them. 0 for a table event (a reveal, a
+    deal) and any other step.
+    """
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
     @_builtins.property
@@ -1123,10 +1152,12 @@ class ReplayGameResponse(_message.Message):
         state: Global___StateSnapshot | None = ...,
         variation: Global___VariationPath | None = ...,
         variation_move: _builtins.int = ...,
+        detail: _builtins.str = ...,
+        move_number: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "state", b"state", "variation", b"variation", "variation_move", b"variation_move"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "event", b"event", "move_number", b"move_number", "state", b"state", "variation", b"variation", "variation_move", b"variation_move"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1472,11 +1503,16 @@ class AuditEntry(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     SUMMARY_FIELD_NUMBER: _builtins.int
     UNDONE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     summary: _builtins.str
     """A one-line description ("alice recorded take w u g", "bob undid revision 7")."""
     undone: _builtins.bool
     """True for a recorded move that is no longer in effect (undone and not redone, or taken
     out by an amendment).
+    """
+    detail: _builtins.str
+    """As ReplayGameResponse.detail: what the entry's move takes that its notation names only
+    by its place, as the viewer may see it (the summary names it too).
     """
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
@@ -1486,10 +1522,11 @@ class AuditEntry(_message.Message):
         event: _events_pb2.Event | None = ...,
         summary: _builtins.str = ...,
         undone: _builtins.bool = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "summary", b"summary", "undone", b"undone"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "event", b"event", "summary", b"summary", "undone", b"undone"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

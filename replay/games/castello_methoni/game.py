@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tablelog.replay.core import DEALT, TABLE, OptionDoc, Viewer
+from tablelog.replay.core import DEALT, TABLE, IllegalMove, OptionDoc, Viewer
 from tablelog.replay.games.castello_methoni import (
     components,
     notation,
@@ -120,6 +120,19 @@ class CastelloMethoni:
 
     def format(self, move: pb.CastelloMethoniMove, state: State) -> str:
         return notation.format_move(move, state)
+
+    def undealt(self, move: pb.CastelloMethoniMove, state: State) -> pb.CastelloMethoniMove | None:
+        # A table game records the missions and hands as the players reveal them, at other
+        # times than the server deals them: no move-by-move translation (docs/record-format.md).
+        raise IllegalMove(
+            "DEALT_ONLY",
+            "A dealt Castello Methoni game cannot become a table game: the server dealt the "
+            "secret missions and hands when a table game does not record them. Import its "
+            "strict archive (tablelog export GAME --format json) instead.",
+        )
+
+    def detail(self, move: pb.CastelloMethoniMove, state: State) -> str:
+        return ""  # every move's text names what it takes (docs/notation)
 
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves

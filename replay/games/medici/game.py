@@ -114,6 +114,14 @@ class Medici:
     def format(self, move: MediciMove, state: rules.State) -> str:
         return notation.format_move(move, state)
 
+    def undealt(self, move: MediciMove, state: rules.State) -> MediciMove | None:
+        # Rules §B2: the tiles a dealt day's setup removes unseen are, at a table, removed
+        # without anyone recording them.
+        return None if move.WhichOneof("action") == "remove" else move
+
+    def detail(self, move: MediciMove, state: rules.State) -> str:
+        return ""  # every move's text names what it takes (docs/notation)
+
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
 

@@ -133,6 +133,12 @@ class MediciCardGame:
     def format(self, move: MediciCardGameMove, state: rules.State) -> str:
         return notation.format_move(move, state)
 
+    def undealt(self, move: MediciCardGameMove, state: rules.State) -> MediciCardGameMove | None:
+        return move  # the server deals what the table turns up: the same moves
+
+    def detail(self, move: MediciCardGameMove, state: rules.State) -> str:
+        return notation.detail(move, state)
+
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
 

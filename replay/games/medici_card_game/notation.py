@@ -147,6 +147,22 @@ def split(text: str, state: rules.State) -> tuple[str, ...]:
     return (text,)
 
 
+def detail(move: MediciCardGameMove, state: rules.State) -> str:
+    """The cards a `take 1 2` takes, by what is printed on them (`fur3 green2`), positions
+    counted from the end of the market row (§A3 step 2): every market card is face up, so
+    any viewer may read them (issue 26). Empty for any other move (their text names the
+    card) and for a position the market does not have (the move is refused)."""
+    if move.WhichOneof("action") != "take":
+        return ""
+    market = state.market
+    size = len(market)
+    kinds = state.rules.deck.kinds
+    positions = sorted(move.take.positions)
+    if not positions or not all(1 <= p <= size for p in positions):
+        return ""
+    return " ".join(kinds[market[size - p]].name for p in positions)
+
+
 def format_move(move: MediciCardGameMove, state: rules.State) -> str:
     rules.check_bounds(state, move)
     action = move.WhichOneof("action")

@@ -166,7 +166,7 @@ def picture(
     if last_move is not None:
         last_move_caption(drawn, move_words(last_move, view))
 
-    deck = drawn.group(cls="deck", title=f"the deck: {view.deck_size} cards face down")
+    deck = drawn.group(cls="deck", title=f"the deck: {_cards(view.deck_size)} face down")
     drawn.text(deck, MARGIN, MARGIN + 56, "Deck", size=12, fill=MUTED)
     stack = pile(
         drawn,
@@ -176,13 +176,13 @@ def picture(
         CARD_WIDTH,
         CARD_HEIGHT,
         count=view.deck_size,
-        title=f"the deck: {view.deck_size} cards",
+        title=f"the deck: {_cards(view.deck_size)}",
     )
     drawn.touch(stack, "deck")
     if action == "flip":
         drawn.highlight(deck, MARGIN, MARKET_TOP, CARD_WIDTH, CARD_HEIGHT)
     if view.boxed:
-        boxed = drawn.group(deck, cls="boxed", title=f"{view.boxed} cards returned to the box")
+        boxed = drawn.group(deck, cls="boxed", title=f"{_cards(view.boxed)} returned to the box")
         drawn.text(boxed, MARGIN, MARKET_TOP + CARD_HEIGHT + 34, f"boxed {view.boxed}", size=11)
 
     draw_market(drawn, view, last_move)
@@ -243,7 +243,7 @@ def draw_market(
 ) -> None:
     """The market row, first placed on the left; cards overlap when the row outgrows the
     picture, the last three (the ones within reach) always whole and numbered."""
-    market = drawn.group(cls="market", title=f"the market: {len(view.market)} cards")
+    market = drawn.group(cls="market", title=f"the market: {_cards(len(view.market))}")
     drawn.text(
         market, MARKET_LEFT, MARGIN + 56, "Market (take from the right)", size=12, fill=MUTED
     )
@@ -341,3 +341,8 @@ def draw_seat(
         )
     if action == "start_player" and last_move is not None and last_move.start_player.seat == seat:
         drawn.highlight(row, MARGIN, y, SHIP_LEFT - MARGIN - 8, SEAT_HEIGHT - 6)
+
+
+def _cards(count: int) -> str:
+    """ "1 card", "2 cards" (issue 26: "1 cards")."""
+    return f"{count} card{'' if count == 1 else 's'}"

@@ -137,6 +137,14 @@ class MercadoDeLisboa:
     def format(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
         return notation.format_move(move, state)
 
+    def undealt(
+        self, move: pb.MercadoDeLisboaMove, state: rules.State
+    ) -> pb.MercadoDeLisboaMove | None:
+        return move  # the server deals what the table turns up: the same moves
+
+    def detail(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
+        return ""  # every move's text names what it takes (docs/notation)
+
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
 

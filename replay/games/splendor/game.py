@@ -112,6 +112,12 @@ class Splendor:
     def format(self, move: SplendorMove, state: State) -> str:
         return notation.format_move(move, state)
 
+    def undealt(self, move: SplendorMove, state: State) -> SplendorMove | None:
+        return rules.undealt(move, state)
+
+    def detail(self, move: SplendorMove, state: State) -> str:
+        return notation.detail(move, state)
+
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves
 

@@ -69,6 +69,8 @@ _LETTERS = re.compile(r"^(?:[wugrky]\d{0,2})+$")
 _LETTER_ITEM = re.compile(r"([wugrky])(\d{0,2})")
 _CARD = re.compile(r"^([123])([wugrk])(\d):((?:[wugrk]\d)*)$")
 _COST_ITEM = re.compile(r"([wugrk])(\d)")
+_CARD_START = re.compile(r"^[123][wugrk]\d:")
+"""The start of a card's printed name (level, bonus, points): a word so begun is a card."""
 _PLACE = re.compile(r"^([123])[.\-/]?(deck|d|[1-9])$")
 _HAND = re.compile(r"^h([1-9]?)$")
 _CARD_ID = re.compile(r"^#(\d{1,5})$")
@@ -156,6 +158,37 @@ def format_move(move: SplendorMove, state: State) -> str:
     return text
 
 
+def detail(move: SplendorMove, state: State) -> str:
+    """The card a move takes by its place (`buy 1.3`, `buy h2`, `reserve 2.3`), as its
+    printed text (`1k0:g3`): a record that reads without replaying it (issue 26). Empty
+    when the text names the card already (`buy h2 2g1:w2u3r3`), for a blind reserve
+    (`reserve 2.deck`: its face is hidden, RULES.md §4C), and for a place that holds no
+    card (the move is then refused, not described)."""
+    kind = move.WhichOneof("action")
+    card_id = 0
+    if kind == "buy":
+        buy = move.buy
+        if buy.card:
+            return ""
+        if buy.level:
+            card_id = _market_at(state, buy.level, buy.slot)
+        elif buy.reserved:
+            # A card in the hand is bought face up (§4D): its face is public from then on.
+            reserved = state.players[state.current].reserved
+            if 1 <= buy.reserved <= len(reserved):
+                card_id = reserved[buy.reserved - 1][0]
+    elif kind == "reserve":
+        card_id = _market_at(state, move.reserve.level, move.reserve.slot)
+    return card_text(state.rules.components, card_id) if card_id else ""
+
+
+def _market_at(state: State, level: int, slot: int) -> int:
+    """The card id in a market slot (0: none, or no such slot; the deck is slot 0)."""
+    if 1 <= level <= len(state.market) and 1 <= slot <= len(state.market[level - 1]):
+        return state.market[level - 1][slot - 1]
+    return 0
+
+
 # ----------------------------------------------------------------------------------------
 # parse
 
@@ -199,6 +232,15 @@ def _card(word: str, comps: Components, text: str) -> int | None:
         return card_id
     match = _CARD.match(word)
     if not match:
+        started = _CARD_START.match(word)
+        if started is not None:
+            # `1r0:u2g`: a card begun, its cost cut short or misspelt; saying so beats "not a
+            # Splendor move" (issue 26).
+            raise NotationError(
+                f"Card cost cut short in {word!r}: after the `:` each gem of the cost takes "
+                "its count, in gem letters w u g r k (like `2g1:w2u3r3`).",
+                text,
+            )
         return None
     cost = [0] * 5
     for letter, number in _COST_ITEM.findall(match.group(4)):

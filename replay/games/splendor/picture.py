@@ -264,7 +264,7 @@ def _market(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
     for row_index, row in enumerate(sorted(view.market, key=lambda r: -r.level)):
         y = MARKET_Y + row_index * (CARD_H + GAP)
         level = drawn.group(market, cls=f"level level-{row.level}", title=f"level {row.level}")
-        deck_title = f"level {row.level} deck: {row.deck_size} cards"
+        deck_title = f"level {row.level} deck: {_cards(row.deck_size)}"
         if row.deck_size:
             deck = drawn.face_down(level, MARKET_X, y, CARD_W, CARD_H, title=deck_title)
             deck.set("class", "face-down deck")
@@ -357,7 +357,7 @@ def _player(
         points,
         PANEL_X + 8,
         y + 36,
-        f"{player.prestige} prestige · {len(player.purchased)} cards",
+        f"{player.prestige} prestige · {_cards(len(player.purchased))}",
         size=11,
         fill=MUTED,
     )
@@ -535,3 +535,8 @@ def picture(
     if approximate:
         drawn.approximate_note(approximate)
     return drawn.svg()
+
+
+def _cards(count: int) -> str:
+    """ "1 card", "2 cards" (issue 26: "1 cards")."""
+    return f"{count} card{'' if count == 1 else 's'}"

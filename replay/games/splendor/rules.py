@@ -750,7 +750,8 @@ def _buy(
         if not 1 <= index <= len(reserved):
             raise IllegalMove(
                 "NO_SUCH_RESERVE",
-                f"You have {len(reserved)} reserved card(s); there is no reserved card {index}.",
+                f"You have {len(reserved)} reserved card{'' if len(reserved) == 1 else 's'}; "
+                f"there is no reserved card {index}.",
             )
         card_id, level, _blind = reserved[index - 1]
         if card_id:
@@ -1169,6 +1170,25 @@ def _reveal_card(state: State, reveal: SplendorRevealCard) -> State:
         if setup
         else state.current,
     )
+
+
+def undealt(move: SplendorMove, state: State) -> SplendorMove | None:
+    """A dealt game's move as a table game records it (issue 26): the card dealt face down
+    to a blind reserve (a reveal into slot `deck`, RULES.md §4C) is not recorded at a table,
+    where nobody sees it; a reserved card bought names itself when it comes to light
+    (§4D, `buy h2 2g1:w2u3r3`), here from the card the server dealt."""
+    kind = move.WhichOneof("action")
+    if kind == "reveal_card" and move.reveal_card.slot == 0:
+        return None
+    if kind == "buy" and move.buy.reserved and not move.buy.card:
+        reserved = state.players[state.current].reserved
+        index = move.buy.reserved
+        if 1 <= index <= len(reserved) and reserved[index - 1][2]:
+            named = SplendorMove()
+            named.CopyFrom(move)
+            named.buy.card = reserved[index - 1][0]
+            return named
+    return move
 
 
 def _deal_blind(state: State, level: int, card_id: int, unseen: int) -> State:

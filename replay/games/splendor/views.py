@@ -65,7 +65,8 @@ def pending_reveal(state: State) -> str:
         for s in range(SLOTS):
             if state.decks[lv] and not state.market[lv][s]:
                 return f"reveal a level-{lv + 1} card into slot {s + 1}"
-    return f"reveal {state.nobles_due} more noble(s)"
+    due = state.nobles_due
+    return f"reveal {due} more noble{'' if due == 1 else 's'}"
 
 
 def view(state: State, viewer: Viewer) -> SplendorView:
@@ -189,7 +190,8 @@ def render(v: SplendorView) -> str:
         lines.append(
             f"{marker} {p.name}{first}: {p.prestige} prestige (cards {p.card_points}, nobles "
             f"{p.noble_points}); tokens {_tokens(tokens)} ({sum(tokens)}); "
-            f"bonuses {_tokens(tokens_tuple(p.bonuses)[:5])}; {len(p.purchased)} cards bought"
+            f"bonuses {_tokens(tokens_tuple(p.bonuses)[:5])}; {len(p.purchased)} "
+            f"card{'' if len(p.purchased) == 1 else 's'} bought"
         )
         held = []
         for i, r in enumerate(p.reserved, start=1):

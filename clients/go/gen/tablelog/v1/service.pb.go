@@ -1130,8 +1130,12 @@ type RecordMoveResponse struct {
 	// The events appended (the move, any dealt chance outcomes, a GameEnded).
 	Events []*Event `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
 	// The state after the move (spectator view), when `include_state` was set.
-	State         *StateSnapshot `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
-	Receipt       *Receipt       `protobuf:"bytes,4,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	State   *StateSnapshot `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Receipt *Receipt       `protobuf:"bytes,4,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	// One per event of `events`, as ReplayGameResponse.detail: what the event's move takes
+	// that its notation names only by its place (`1k0:g3` for `buy 1.3`); empty when no
+	// event has any.
+	Details       []string `protobuf:"bytes,5,rep,name=details,proto3" json:"details,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1190,6 +1194,13 @@ func (x *RecordMoveResponse) GetState() *StateSnapshot {
 func (x *RecordMoveResponse) GetReceipt() *Receipt {
 	if x != nil {
 		return x.Receipt
+	}
+	return nil
+}
+
+func (x *RecordMoveResponse) GetDetails() []string {
+	if x != nil {
+		return x.Details
 	}
 	return nil
 }
@@ -2130,8 +2141,11 @@ type LegalMove struct {
 	Touches []string `protobuf:"bytes,3,rep,name=touches,proto3" json:"touches,omitempty"`
 	// The taps may come in any order (three different gems, tokens returned).
 	TouchesAnyOrder bool `protobuf:"varint,4,opt,name=touches_any_order,json=touchesAnyOrder,proto3" json:"touches_any_order,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// What the move takes that its notation names only by its place (`1k0:g3` for `buy 1.3`),
+	// as ReplayGameResponse.detail; a list offers `buy 1.3 (1k0:g3)` while `buy 1.3` is typed.
+	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LegalMove) Reset() {
@@ -2190,6 +2204,13 @@ func (x *LegalMove) GetTouchesAnyOrder() bool {
 		return x.TouchesAnyOrder
 	}
 	return false
+}
+
+func (x *LegalMove) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
 }
 
 type ListLegalMovesResponse struct {
@@ -2413,6 +2434,16 @@ type ReplayGameResponse struct {
 	// and `state` is the position after it; `variation_move` numbers the move in its line.
 	Variation     *VariationPath `protobuf:"bytes,3,opt,name=variation,proto3" json:"variation,omitempty"`
 	VariationMove uint32         `protobuf:"varint,4,opt,name=variation_move,json=variationMove,proto3" json:"variation_move,omitempty"`
+	// What the step's move takes that its notation names only by its place: the card of a
+	// Splendor `buy 1.3` ("1k0:g3"), the cards of a Medici card game `take 1 2` ("fur3
+	// grain2"). Empty for any other step and for a move this viewer may not see. A move list
+	// shows it beside the notation (`buy 1.3 (1k0:g3)`); the notation itself is unchanged.
+	Detail string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	// The number the text record gives the player's move this step puts in at the end of
+	// the moves in effect (a move recorded or redone): `17` for `17. Ann: take w u g`, the
+	// players' moves counted as the record counts them. 0 for a table event (a reveal, a
+	// deal) and any other step.
+	MoveNumber    uint32 `protobuf:"varint,6,opt,name=move_number,json=moveNumber,proto3" json:"move_number,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2471,6 +2502,20 @@ func (x *ReplayGameResponse) GetVariation() *VariationPath {
 func (x *ReplayGameResponse) GetVariationMove() uint32 {
 	if x != nil {
 		return x.VariationMove
+	}
+	return 0
+}
+
+func (x *ReplayGameResponse) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *ReplayGameResponse) GetMoveNumber() uint32 {
+	if x != nil {
+		return x.MoveNumber
 	}
 	return 0
 }
@@ -3231,7 +3276,10 @@ type AuditEntry struct {
 	Summary string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
 	// True for a recorded move that is no longer in effect (undone and not redone, or taken
 	// out by an amendment).
-	Undone        bool `protobuf:"varint,3,opt,name=undone,proto3" json:"undone,omitempty"`
+	Undone bool `protobuf:"varint,3,opt,name=undone,proto3" json:"undone,omitempty"`
+	// As ReplayGameResponse.detail: what the entry's move takes that its notation names only
+	// by its place, as the viewer may see it (the summary names it too).
+	Detail        string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3285,6 +3333,13 @@ func (x *AuditEntry) GetUndone() bool {
 		return x.Undone
 	}
 	return false
+}
+
+func (x *AuditEntry) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
 }
 
 type GetAuditLogResponse struct {
@@ -3997,12 +4052,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x04seat\x18\x06 \x01(\rH\x01R\x04seat\x88\x01\x01\x12#\n" +
 	"\rinclude_state\x18\a \x01(\bR\fincludeStateB\a\n" +
 	"\x05inputB\a\n" +
-	"\x05_seat\"\xd0\x01\n" +
+	"\x05_seat\"\xea\x01\n" +
 	"\x12RecordMoveResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12*\n" +
 	"\x06events\x18\x02 \x03(\v2\x12.tablelog.v1.EventR\x06events\x120\n" +
 	"\x05state\x18\x03 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\x12.\n" +
-	"\areceipt\x18\x04 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8c\x01\n" +
+	"\areceipt\x18\x04 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\x12\x18\n" +
+	"\adetails\x18\x05 \x03(\tR\adetails\"\x8c\x01\n" +
 	"\x0fUndoMoveRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12)\n" +
 	"\x10expected_version\x18\x02 \x01(\x04R\x0fexpectedVersion\x12\x1d\n" +
@@ -4070,12 +4126,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\x12+\n" +
-	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\x94\x01\n" +
+	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\xac\x01\n" +
 	"\tLegalMove\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x18\n" +
 	"\atouches\x18\x03 \x03(\tR\atouches\x12*\n" +
-	"\x11touches_any_order\x18\x04 \x01(\bR\x0ftouchesAnyOrder\"\xbb\x01\n" +
+	"\x11touches_any_order\x18\x04 \x01(\bR\x0ftouchesAnyOrder\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xbb\x01\n" +
 	"\x16ListLegalMovesResponse\x12,\n" +
 	"\x05moves\x18\x01 \x03(\v2\x16.tablelog.v1.LegalMoveR\x05moves\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
@@ -4092,12 +4149,15 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\apicture\x18\x06 \x01(\bR\apicture\"H\n" +
 	"\rVariationPath\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x12\n" +
-	"\x04line\x18\x02 \x03(\rR\x04line\"\xd1\x01\n" +
+	"\x04line\x18\x02 \x03(\rR\x04line\"\x8a\x02\n" +
 	"\x12ReplayGameResponse\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x12.tablelog.v1.EventR\x05event\x120\n" +
 	"\x05state\x18\x02 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\x128\n" +
 	"\tvariation\x18\x03 \x01(\v2\x1a.tablelog.v1.VariationPathR\tvariation\x12%\n" +
-	"\x0evariation_move\x18\x04 \x01(\rR\rvariationMove\"\xaa\x01\n" +
+	"\x0evariation_move\x18\x04 \x01(\rR\rvariationMove\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x1f\n" +
+	"\vmove_number\x18\x06 \x01(\rR\n" +
+	"moveNumber\"\xaa\x01\n" +
 	"\x10WatchGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rfrom_revision\x18\x02 \x01(\x04R\ffromRevision\x12+\n" +
@@ -4155,12 +4215,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12+\n" +
-	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"h\n" +
+	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\x80\x01\n" +
 	"\n" +
 	"AuditEntry\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x12.tablelog.v1.EventR\x05event\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\x12\x16\n" +
-	"\x06undone\x18\x03 \x01(\bR\x06undone\"p\n" +
+	"\x06undone\x18\x03 \x01(\bR\x06undone\x12\x16\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\"p\n" +
 	"\x13GetAuditLogResponse\x121\n" +
 	"\aentries\x18\x01 \x03(\v2\x17.tablelog.v1.AuditEntryR\aentries\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"^\n" +
