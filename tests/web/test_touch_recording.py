@@ -7,7 +7,14 @@ touches on the board (found on the page by their `data-touch` ids), then the rec
 of the bar; no notation is typed. The same moves are recorded by notation in a second game
 through the API, and both games must end in exactly the same state (the full view, the
 result and the recorded notations). To keep the suite's time bounded, each game records a
-bounded prefix (`MOVES` moves, the table's reveals and draws included), not a whole game.
+bounded prefix (`MOVES` moves, the table's reveals and draws included) by default.
+
+The whole games (marked `long`, deselected by default; `.ci/run` runs them with
+`pytest -m long`): each game's seeded random game (tests.support.play.random_game, its
+fewest players, table mode) is recorded to its end by taps alone, each next move's touches
+found among the API's listed moves by its notation; the same notations recorded through
+the API in a second game must give the same state, result and history. The time of each
+(taps in the browser, notation through the API) is printed and written to the artefacts.
 
 A wrong tap (an element no legal move goes on with) is refused inline and changes nothing:
 neither the taps so far nor the game. Screenshots of each game's recording bar at 390 px are
@@ -18,6 +25,7 @@ Skipped without chromium or the playwright package, unless CI is set: there it f
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +33,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tablelog.replay.registry import all_games
+from tablelog.v1 import mercado_de_lisboa_pb2
 from tablelog_client.sdk import Client
 from tests.service.support import ServeProcess
 from tests.support.browser import PLAYER_NAMES, artefacts_dir
@@ -39,6 +48,8 @@ pytestmark = pytest.mark.slow
 MOVES = 14
 """Moves recorded by taps in each game: past each game's setup reveals into its play."""
 SEED = 5
+WHOLE_SEED = 3
+"""The seeded random game each game records whole by taps (the `long` tests)."""
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +89,21 @@ def record_by_taps(page: Page, client: Client, game_id: str, rng: random.Random)
     return move.notation
 
 
+def tap_move(page: Page, client: Client, game_id: str, notation: str) -> None:
+    """The listed move written `notation`, recorded by tapping its touches (never typed)."""
+    version = client.get_game(game_id).version
+    wait_board(page, version)
+    _to_move, moves = client.legal_moves(game_id)
+    (move,) = [move for move in moves if move.notation == notation]
+    for touch_id in move.touches:
+        tap(page, touch_id)
+    assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
+    tap_record(page)
+    page.wait_for_selector(
+        f'#picture[data-revision="{version + 1}"]', state="attached", timeout=15_000
+    )
+
+
 def tap_record(page: Page) -> None:
     box = page.locator("#tap-record").bounding_box()
     assert box is not None
@@ -104,16 +130,53 @@ def test_a_game_recorded_by_taps_ends_as_the_same_game_recorded_by_notation(
                 page.screenshot(path=str(artefacts / f"touch-{name}.png"))
         for notation in notations:
             client.record(typed.game_id, notation)
-        by_taps = client.state(tapped.game_id, full=True)
-        by_notation = client.state(typed.game_id, full=True)
-        assert by_taps.view == by_notation.view
-        assert by_taps.result == by_notation.result
-        recorded = [
-            item.event.move_recorded.notation
-            for item in client.replay(tapped.game_id, 1, full=True)
-            if item.event.WhichOneof("body") == "move_recorded"
-        ]
-        assert recorded == notations
+        assert_same_games(client, tapped.game_id, typed.game_id, notations)
+
+
+def assert_same_games(client: Client, tapped: str, typed: str, notations: list[str]) -> None:
+    by_taps = client.state(tapped, full=True)
+    by_notation = client.state(typed, full=True)
+    assert by_taps.view == by_notation.view
+    assert by_taps.result == by_notation.result
+    recorded = [
+        item.event.move_recorded.notation
+        for item in client.replay(tapped, 1, full=True)
+        if item.event.WhichOneof("body") == "move_recorded"
+    ]
+    assert recorded == notations
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name", sorted(all_games()))
+def test_a_whole_game_recorded_by_taps_ends_as_the_same_game_recorded_by_notation(
+    name: str, serve: tuple[ServeProcess, str], browser: Browser, artefacts: Path
+) -> None:
+    process, signed_in = serve
+    count = all_games()[name].min_players
+    played = random_game(name, count, seed=WHOLE_SEED)
+    players = PLAYER_NAMES[:count]
+    with Client(process.address, token=process.token) as client:
+        tapped = client.create_game(name, players)
+        typed = client.create_game(name, players)
+        page = touch_page(browser, page_url(signed_in, tapped.game_id))
+        started = time.perf_counter()
+        for notation in played.notations:
+            tap_move(page, client, tapped.game_id, notation)
+        by_taps = time.perf_counter() - started
+        assert client.get_game(tapped.game_id).to_move.WhichOneof("who") == "terminal"
+        started = time.perf_counter()
+        for notation in played.notations:
+            client.record(typed.game_id, notation)
+        by_notation = time.perf_counter() - started
+        assert_same_games(client, tapped.game_id, typed.game_id, played.notations)
+        line = (
+            f"{name}: {len(played.notations)} moves, by taps {by_taps:.1f} s "
+            f"({1000 * by_taps / len(played.notations):.0f} ms a move), by notation through "
+            f"the API {by_notation:.2f} s"
+        )
+        print(line)
+        with (artefacts / "whole-games-by-taps.txt").open("a") as times:
+            times.write(line + "\n")
 
 
 def test_a_wrong_tap_is_refused_and_changes_nothing(
@@ -269,3 +332,51 @@ def test_a_game_is_created_from_the_web_app_with_the_club_s_names(
         page.locator("#new-players input.new-player").nth(0).fill("Zelda")
         page.locator("#new-submit").tap()
         page.wait_for_selector("#new-error:not(:empty)")
+
+
+def test_a_game_is_created_from_the_web_app_with_its_options(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as client:
+        page = touch_page(browser, signed_in)
+        page.wait_for_selector("#create summary")
+        page.locator("#create summary").tap()
+        # Each game's options are the ones ListGameTypes names, each with its description.
+        for info in client.game_types():
+            page.select_option("#new-game", info.name)
+            shown = page.eval_on_selector_all(
+                "#new-options .new-option", "inputs => inputs.map(i => i.dataset.option)"
+            )
+            assert shown == [option.name for option in info.options], info.name
+        page.select_option("#new-game", "mercado-de-lisboa")
+        page.select_option('[data-option="money"]', "MERCADO_DE_LISBOA_MONEY_OPEN")
+        page.locator('[data-option="clamp_penalty_at_zero"]').check()
+        page.fill('[data-option="first_player"]', "1")
+        players = page.locator("#new-players input.new-player")
+        players.nth(0).fill("Ann")
+        players.nth(1).fill("Bob")
+        page.locator("#new-submit").tap()
+        page.wait_for_url("**/games/*", timeout=15_000)
+        game_id = page.url.split("/games/", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        made = client.get_game(game_id).options.mercado_de_lisboa
+        assert made.money == mercado_de_lisboa_pb2.MERCADO_DE_LISBOA_MONEY_OPEN
+        assert made.clamp_penalty_at_zero
+        assert made.first_player == 1
+        assert made.stage == 0
+        # An option the game refuses (no third seat to start) is said under the form and
+        # creates nothing.
+        before = len(list(client.list_games()))
+        page.goto(signed_in)
+        page.wait_for_selector("#create summary")
+        page.locator("#create summary").tap()
+        page.select_option("#new-game", "splendor")
+        page.locator('[data-option="allow_take_fewer_anytime"]').check()
+        page.fill('[data-option="first_player"]', "5")
+        players = page.locator("#new-players input.new-player")
+        players.nth(0).fill("Ann")
+        players.nth(1).fill("Bob")
+        page.locator("#new-submit").tap()
+        page.wait_for_selector("#new-error:not(:empty)")
+        assert "first" in page.inner_text("#new-error").lower()
+        assert len(list(client.list_games())) == before
