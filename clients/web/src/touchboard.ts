@@ -97,8 +97,13 @@ export class TouchBoard {
   private moves: Touchable[] = [];
   private taps: string[] = [];
   private busy = false;
+  /** Where the last finger (or pen, or mouse button) went down on the board. */
+  private down: { x: number; y: number; at: number } | undefined;
 
   constructor(private readonly host: TouchHost) {
+    this.overlay.addEventListener("pointerdown", (event) => {
+      this.down = { x: event.clientX, y: event.clientY, at: event.timeStamp };
+    });
     this.overlay.addEventListener("click", (event) => this.onClick(event));
     this.overlay.addEventListener("keydown", (event) => this.onKey(event));
     this.back.addEventListener("click", () => this.takeBack());
@@ -212,7 +217,18 @@ export class TouchBoard {
   }
 
   private onClick(event: Event): void {
-    const id = this.touched(event.target);
+    // The element under the finger, not the click's target: on a touch screen the browser
+    // moves a tap's click onto the "best" clickable node near the finger (Chromium's touch
+    // adjustment), which on a board of small neighbours (the two sides of a Castello edge,
+    // 9 px each on a phone) is often the neighbour. A click that no pointer went down for
+    // just before (Enter on a focused element, a script's click) keeps its own target.
+    let target = event.target;
+    const down = this.down;
+    if (event instanceof MouseEvent && event.detail > 0 && down !== undefined && event.timeStamp - down.at < 2_000) {
+      target = document.elementFromPoint(down.x, down.y) ?? target;
+    }
+    this.down = undefined;
+    const id = this.touched(target);
     if (id !== undefined && !this.busy) {
       event.preventDefault();
       this.tap(id);
