@@ -60,6 +60,9 @@ interface Inside {
   number: number;
 }
 
+/** The smallest touch target, in CSS px, a zoomed board gives (WCAG 2.5.5). */
+const TARGET_PX = 44;
+
 export async function showGame(api: Api, root: HTMLElement, gameId: string, me: WhoAmIResponse | undefined): Promise<void> {
   const summary = (await api.tablelog.getGame({ gameId })).game;
   if (summary === undefined) {
@@ -792,7 +795,12 @@ class GamePage {
   }
 
   private toggleZoom(): void {
+    const frame = this.boardScroll.querySelector<HTMLElement>(".board-frame");
+    const factor = this.boardScroll.classList.contains("zoomed") ? undefined : this.board.zoomToTarget(TARGET_PX);
     const zoomed = this.boardScroll.classList.toggle("zoomed");
+    // Zoomed, the board is as large as makes its smallest touchable a finger's 44 CSS px
+    // (WCAG 2.5.5; a phone-wide fit leaves Splendor's tokens 10 px), 2.2 times at least.
+    frame?.style.setProperty("width", zoomed ? `${Math.round(100 * Math.max(2.2, factor ?? 2.2))}%` : "");
     this.zoom.setAttribute("aria-pressed", String(zoomed));
     this.zoom.textContent = zoomed ? "Fit" : "Zoom";
     // Zooming in goes to where the taps are (the last one, else what may come first).

@@ -330,6 +330,20 @@ export class TouchBoard {
     return [...this.touchables.entries()].find(([id]) => next.has(id))?.[1];
   }
 
+  /** The zoom (a factor of the present size) that makes every touchable at least `px` CSS
+   * px in both directions, capped at 8 (a board eight phones wide); undefined when no
+   * touchable is drawn. */
+  zoomToTarget(px: number): number | undefined {
+    let smallest = Infinity;
+    for (const element of this.touchables.values()) {
+      const box = element.getBoundingClientRect();
+      if (box.width > 0 && box.height > 0) {
+        smallest = Math.min(smallest, box.width, box.height);
+      }
+    }
+    return smallest === Infinity ? undefined : Math.min(8, (px / smallest) * 1.02);
+  }
+
   get svgElement(): SVGSVGElement | undefined {
     return this.svg;
   }
