@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tablelog.replay.registry import all_games
-from tablelog.v1 import mercado_de_lisboa_pb2
+from tablelog.v1 import mercado_de_lisboa_pb2, service_pb2
 from tablelog_client.sdk import Client
 from tests.service.support import ServeProcess
 from tests.support.browser import PLAYER_NAMES, artefacts_dir, record_example_games
@@ -91,19 +91,30 @@ def record_by_taps(page: Page, client: Client, game_id: str, rng: random.Random)
     return move.notation
 
 
-def tap_move(page: Page, client: Client, game_id: str, notation: str) -> None:
-    """The listed move written `notation`, recorded by tapping its touches (never typed)."""
+def tap_move(
+    page: Page,
+    client: Client,
+    game_id: str,
+    notation: str,
+    viewer: service_pb2.Viewer | None = None,
+) -> None:
+    """The listed move written `notation` (listed for `viewer`, the page's), recorded by
+    tapping its touches (never typed)."""
     version = client.get_game(game_id).version
     wait_board(page, version)
-    _to_move, moves = client.legal_moves(game_id)
+    _to_move, moves = client.legal_moves(game_id, viewer=viewer)
     (move,) = [move for move in moves if move.notation == notation]
     for touch_id in move.touches:
         tap(page, touch_id)
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
     tap_record(page)
-    page.wait_for_selector(
-        f'#picture[data-revision="{version + 1}"]', state="attached", timeout=15_000
-    )
+    # The move that ends a game is followed by the end's own event: the head then moves on
+    # by two revisions, so the page is waited for at the head the server has.
+    deadline = time.monotonic() + 15
+    while (head := client.get_game(game_id).version) == version:
+        assert time.monotonic() < deadline, f"{notation!r} was not recorded"
+        time.sleep(0.05)
+    page.wait_for_selector(f'#picture[data-revision="{head}"]', state="attached", timeout=15_000)
 
 
 def tap_record(page: Page) -> None:
@@ -179,6 +190,45 @@ def test_a_whole_game_recorded_by_taps_ends_as_the_same_game_recorded_by_notatio
         print(line)
         with (artefacts / "whole-games-by-taps.txt").open("a") as times:
             times.write(line + "\n")
+
+
+def test_a_dealt_game_is_tapped_in_each_seat_s_own_view(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    """Dealt mode, each move tapped on the page of the seat to move's own view (its hidden
+    cards shown, the others' hidden): a blind reserve (hidden from the other seat) and then
+    that seat's moves with the reserved card in its hand are all reachable by taps."""
+    process, signed_in = serve
+    web, token = signed_in.split("#", 1)
+    rng = random.Random(SEED)
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        pages: dict[int, Page] = {}
+        notations = []
+        by_seat: dict[int, list[str]] = {}
+        for _ in range(10):
+            seat = client.get_game(game.game_id).to_move.seat
+            if seat not in pages:
+                url = f"{web}games/{game.game_id}?view=seat-{seat}#{token}"
+                pages[seat] = touch_page(browser, url)
+            viewer = service_pb2.Viewer(seat=seat)
+            _to_move, moves = client.legal_moves(game.game_id, viewer=viewer)
+            # Each seat reserves blind from a deck first, then plays at random.
+            blind = [m.notation for m in moves if m.notation.endswith(".deck")]
+            reserved = any(n.endswith(".deck") for n in by_seat.setdefault(seat, []))
+            notation = (
+                blind[0] if blind and not reserved else moves[rng.randrange(len(moves))].notation
+            )
+            tap_move(pages[seat], client, game.game_id, notation, viewer)
+            notations.append(notation)
+            by_seat[seat].append(notation)
+        recorded = [
+            item.event.move_recorded.notation
+            for item in client.replay(game.game_id, 1, full=True)
+            if item.event.WhichOneof("body") == "move_recorded"
+        ]
+        assert recorded == notations
+        assert sum(n.endswith(".deck") for n in notations) == 2
 
 
 def test_a_wrong_tap_is_refused_and_changes_nothing(
