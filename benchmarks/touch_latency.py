@@ -11,8 +11,8 @@ move and takes it back. Each tap is timed in the page, from the click event to t
 after the board's classes changed (the handler, the narrowing, the style recalculation and
 the paint), and the handler alone (until the click's dispatch returns: the narrowing and the
 class writes, no rendering). Printed: p50 and p95 per game, and the target, p95 <= 50 ms;
-the script exits with status 1 when a game misses it. The floor measured in the same run: the same frame
-wait with no tap, which no update can beat.
+the script exits with status 1 when a game misses it. The floor measured in the same run:
+the same frame wait with no tap, which no update can beat.
 """
 
 from __future__ import annotations
