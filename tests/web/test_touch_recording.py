@@ -475,3 +475,45 @@ def test_every_touchable_is_a_finger_wide_on_the_zoomed_board(
             tap(page, moves[0].touches[0])
             assert page.locator("#tap-error").inner_text() == ""
             page.context.close()
+
+
+_BACKGROUND = """() => {
+  const svg = document.querySelector("#touch-board svg");
+  const box = svg.getBoundingClientRect();
+  for (let fy = 0.1; fy < 0.95; fy += 0.05) {
+    for (let fx = 0.95; fx > 0.6; fx -= 0.02) {
+      const x = box.left + fx * box.width;
+      const y = box.top + fy * box.height;
+      if (y > 0 && y < window.innerHeight && document.elementFromPoint(x, y) === svg) {
+        return [x, y, fx];
+      }
+    }
+  }
+  return null;
+}"""
+
+
+def test_a_tap_between_touchables_zooms_that_region_in(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        page = touch_page(browser, page_url(signed_in, game.game_id))
+        wait_board(page, game.version)
+        found = page.evaluate(_BACKGROUND)
+        assert found is not None, "no background on the right of the board"
+        x, y, across = found
+        page.touchscreen.tap(x, y)
+        page.wait_for_selector('#zoom[aria-pressed="true"]')
+        # The region tapped (on the right) is brought under the middle of the screen.
+        scroll = page.locator("#board-scroll")
+        left = scroll.evaluate("element => element.scrollLeft")
+        width = scroll.evaluate("element => element.scrollWidth")
+        middle = (left + TOUCH_PHONE["width"] / 2) / width
+        assert abs(middle - across) < 0.1 or left >= width - TOUCH_PHONE["width"] - 1
+        assert page.inner_text("#tap-error") == ""
+        assert client.get_game(game.game_id).version == game.version
+        # Zoomed, a tap there changes nothing more; taps on touchables still compose.
+        tap(page, "bank-w")
+        assert "bank" in page.inner_text("#tap-words")

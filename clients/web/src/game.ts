@@ -166,6 +166,7 @@ class GamePage {
   private readonly board = new TouchBoard({
     record: (notation) => this.recordTapped(notation),
     decider: () => this.legalDecider,
+    zoomAt: (x, y) => this.zoomAt(x, y),
   });
   /** The listed moves with their touches, the revision they were listed at, and who decides. */
   private touchables: Touchable[] = [];
@@ -806,6 +807,25 @@ class GamePage {
     // Zooming in goes to where the taps are (the last one, else what may come first).
     const focus = zoomed && this.board.shown ? this.board.focusElement : undefined;
     focus?.scrollIntoView({ block: "nearest", inline: "center" });
+  }
+
+  /** Tap-to-zoom: zooms the fit board in, keeping the point (x, y) of the screen under the
+   * finger as near the middle of the screen as the board allows; a zoomed board stays. */
+  private zoomAt(x: number, y: number): void {
+    if (this.boardScroll.classList.contains("zoomed")) {
+      return;
+    }
+    const frame = this.boardScroll.querySelector<HTMLElement>(".board-frame");
+    const before = frame?.getBoundingClientRect();
+    if (frame === null || before === undefined || before.width === 0 || before.height === 0) {
+      return;
+    }
+    const across = (x - before.left) / before.width;
+    const down = (y - before.top) / before.height;
+    this.toggleZoom();
+    const after = frame.getBoundingClientRect();
+    this.boardScroll.scrollLeft = across * after.width - this.boardScroll.clientWidth / 2;
+    window.scrollBy(0, after.top + down * after.height - window.innerHeight / 2);
   }
 
   /** The board takes taps while the head is shown and its legal moves are listed. */

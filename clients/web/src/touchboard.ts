@@ -76,6 +76,8 @@ export interface TouchHost {
   record(notation: string): Promise<void>;
   /** Who decides the moves listed, in words ("Ann", "the table"). */
   decider(): string;
+  /** A tap on the board where nothing can be tapped (tap-to-zoom on that region). */
+  zoomAt(x: number, y: number): void;
 }
 
 /** The tappable picture and its bar, for the head of one game. */
@@ -228,6 +230,12 @@ export class TouchBoard {
       target = document.elementFromPoint(down.x, down.y) ?? target;
     }
     this.down = undefined;
+    if (target instanceof SVGSVGElement && event instanceof MouseEvent && event.detail > 0 && down !== undefined) {
+      // The board's background, between its touchables: zoom that region in (a phone's
+      // fit board has touchables of 6 to 40 px; zoomed they are 44 px at least).
+      this.host.zoomAt(down.x, down.y);
+      return;
+    }
     const id = this.touched(target);
     if (id !== undefined && !this.busy) {
       event.preventDefault();
