@@ -41,7 +41,8 @@ def _splendor(view: game_pb2.GameView, root: ET.Element) -> None:
 
 def _medici_card_game(view: game_pb2.GameView, root: ET.Element) -> None:
     shown = view.medici_card_game
-    assert title(one(root, "market")) == f"the market: {len(shown.market)} cards"
+    count = len(shown.market)
+    assert title(one(root, "market")) == f"the market: {count} card{'' if count == 1 else 's'}"
     assert title(one(root, "deck")) == f"the deck: {shown.deck_size} cards face down"
     assert len(having(root, "seat")) == len(shown.seats)
     assert len(having(root, "goods-track")) == 5

@@ -34,11 +34,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServeProc
 
 
 def shown(page: Page, version: int) -> list[tuple[str, str]]:
-    """Each listed step's classes and text, once the page shows `version`."""
+    """Each listed step's classes and text (not the folded setup's own row), once the page
+    shows `version`."""
     page.wait_for_selector(f'#picture[data-revision="{version}"]', timeout=10_000)
     page.wait_for_selector(f'.moves li[data-revision="{version}"]')
     found: list[tuple[str, str]] = page.eval_on_selector_all(
-        ".moves li", "items => items.map(i => [i.className, i.innerText])"
+        ".moves li[data-revision]", "items => items.map(i => [i.className, i.innerText])"
     )
     return found
 

@@ -1,11 +1,15 @@
 /**
  * Creating a game from the web app (issue 25): the game type, the players by name (the
- * names of the club's earlier games offered as suggestions), the recording mode and a
- * title. The game's options keep their defaults here (the CLI sets them); the server checks
- * everything and its refusal is shown under the form.
+ * names of the club's earlier games offered as suggestions), the recording mode, a title
+ * and the game's options. The options come from the server (`GameInfo.options`: name,
+ * description, default) and each one's input from the generated options message's schema
+ * (a flag is a checkbox, an enum a list of its values, a number a number): the client knows
+ * no game's rules, only the API's types. An option left at its default is not sent; the
+ * server checks everything and its refusal is shown under the form.
  */
+import { fromJson, ScalarType, type DescField, type DescMessage, type JsonObject } from "@bufbuild/protobuf";
 import type { GameInfo } from "@tablelog/client";
-import { Mode } from "@tablelog/client";
+import { GameOptionsSchema, Mode } from "@tablelog/client";
 import type { GameSummary } from "@tablelog/client";
 import { describe, requestId, type Api } from "./api.js";
 import { el } from "./dom.js";
@@ -14,6 +18,78 @@ import { el } from "./dom.js";
 const MAX_NAME = 64;
 const MAX_TITLE = 200;
 const MAX_SEATS = 6;
+/** The longest text an option's input takes (a campaign as JSON is the longest). */
+const MAX_OPTION = 4_000;
+
+/** The options message of the game `name` (its field in the GameOptions oneof). */
+function optionsMessage(name: string): DescField | undefined {
+  return GameOptionsSchema.fields.find((field) => field.name === name.replace(/-/g, "_"));
+}
+
+/** One input for the option `field`, chosen by the field's type alone. */
+function optionInput(field: DescField, fallback: string): HTMLInputElement | HTMLSelectElement {
+  const common = { class: "new-option", "data-option": field.name, "aria-label": field.name.replace(/_/g, " ") };
+  if (field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL) {
+    const box = el("input", { ...common, type: "checkbox" }) as HTMLInputElement;
+    box.checked = fallback === "true";
+    box.defaultChecked = box.checked;
+    return box;
+  }
+  if (field.fieldKind === "enum") {
+    const select = el("select", common, el("option", { value: "" }, `default (${fallback || "unset"})`)) as HTMLSelectElement;
+    for (const value of field.enum.values) {
+      if (value.number !== 0) {
+        select.append(el("option", { value: value.name }, value.localName.toLowerCase().replace(/_/g, " ")));
+      }
+    }
+    return select;
+  }
+  const numeric = field.fieldKind === "scalar" && field.scalar !== ScalarType.STRING && field.scalar !== ScalarType.BYTES;
+  const hint = field.fieldKind === "list" ? "comma-separated" : field.fieldKind === "message" ? "JSON" : "";
+  return el("input", {
+    ...common,
+    type: numeric ? "number" : "text",
+    ...(numeric ? { min: "0", step: "1" } : {}),
+    maxlength: MAX_OPTION,
+    placeholder: [fallback && `default: ${fallback}`, hint].filter(Boolean).join("; ") || "default",
+  }) as HTMLInputElement;
+}
+
+/** The options set in the form as the game's GameOptions JSON, or undefined when all are at
+ * their defaults; a value of the wrong type throws (said under the form). */
+function optionsJson(game: DescField, inputs: readonly (HTMLInputElement | HTMLSelectElement)[]): JsonObject | undefined {
+  const message = game.message as DescMessage;
+  const values: JsonObject = {};
+  for (const input of inputs) {
+    const field = message.fields.find((f) => f.name === input.dataset.option);
+    if (field === undefined) {
+      continue;
+    }
+    if (input instanceof HTMLInputElement && input.type === "checkbox") {
+      if (input.checked !== input.defaultChecked) {
+        values[field.jsonName] = input.checked;
+      }
+      continue;
+    }
+    const text = input.value.trim();
+    if (text === "") {
+      continue;
+    }
+    if (field.fieldKind === "list") {
+      values[field.jsonName] = text.split(",").map((item) => {
+        const one = item.trim();
+        return field.listKind === "scalar" && field.scalar !== ScalarType.STRING ? Number(one) : one;
+      });
+    } else if (field.fieldKind === "message") {
+      values[field.jsonName] = JSON.parse(text) as JsonObject;
+    } else if (field.fieldKind === "scalar" && field.scalar !== ScalarType.STRING && field.scalar !== ScalarType.BYTES) {
+      values[field.jsonName] = Number(text);
+    } else {
+      values[field.jsonName] = text;
+    }
+  }
+  return Object.keys(values).length ? { [game.jsonName]: values } : undefined;
+}
 
 export function createForm(api: Api, types: readonly GameInfo[], earlier: readonly GameSummary[]): HTMLElement {
   const names = [...new Set(earlier.flatMap((game) => game.players.map((p) => p.name)))].sort();
@@ -30,6 +106,7 @@ export function createForm(api: Api, types: readonly GameInfo[], earlier: readon
   );
   const title = el("input", { id: "new-title", type: "text", maxlength: MAX_TITLE, placeholder: "title (optional)", "aria-label": "title" });
   const seats = el("div", { id: "new-players", class: "row" });
+  const options = el("fieldset", { id: "new-options" });
   for (let seat = 0; seat < MAX_SEATS; seat++) {
     seats.append(
       el("input", {
@@ -49,6 +126,7 @@ export function createForm(api: Api, types: readonly GameInfo[], earlier: readon
     el("h2", {}, "New game"),
     el("div", { class: "row" }, gameSelect, modeSelect, title),
     seats,
+    options,
     known,
     el("button", { type: "submit", id: "new-submit" }, "Create"),
     error,
@@ -64,6 +142,19 @@ export function createForm(api: Api, types: readonly GameInfo[], earlier: readon
     if (!dealt) {
       modeSelect.value = "table";
     }
+    const game = optionsMessage(gameSelect.value);
+    options.replaceChildren(el("legend", {}, "Options"));
+    options.hidden = game?.message === undefined || !info?.options.length;
+    for (const option of info?.options ?? []) {
+      const field = game?.message?.fields.find((f) => f.name === option.name);
+      if (field === undefined) {
+        continue;
+      }
+      const input = optionInput(field, option.defaultValue);
+      options.append(
+        el("label", { class: "option" }, input, " ", el("span", {}, `${option.name.replace(/_/g, " ")}: ${option.description}`)),
+      );
+    }
   };
   gameSelect.addEventListener("change", showSeats);
   showSeats();
@@ -76,8 +167,12 @@ export function createForm(api: Api, types: readonly GameInfo[], earlier: readon
       .filter(Boolean);
     void (async () => {
       try {
+        const game = optionsMessage(gameSelect.value);
+        const inputs = Array.from(options.querySelectorAll<HTMLInputElement | HTMLSelectElement>(".new-option"));
+        const json = game === undefined ? undefined : optionsJson(game, inputs);
         const answer = await api.tablelog.createGame({
           game: gameSelect.value,
+          ...(json === undefined ? {} : { options: fromJson(GameOptionsSchema, json) }),
           players: players.map((name) => ({ name })),
           mode: modeSelect.value === "dealt" ? Mode.DEALT : Mode.TABLE,
           title: title.value.trim(),

@@ -76,6 +76,8 @@ export interface TouchHost {
   record(notation: string): Promise<void>;
   /** Who decides the moves listed, in words ("Ann", "the table"). */
   decider(): string;
+  /** A tap on the board where nothing can be tapped (tap-to-zoom on that region). */
+  zoomAt(x: number, y: number): void;
 }
 
 /** The tappable picture and its bar, for the head of one game. */
@@ -97,8 +99,13 @@ export class TouchBoard {
   private moves: Touchable[] = [];
   private taps: string[] = [];
   private busy = false;
+  /** Where the last finger (or pen, or mouse button) went down on the board. */
+  private down: { x: number; y: number; at: number } | undefined;
 
   constructor(private readonly host: TouchHost) {
+    this.overlay.addEventListener("pointerdown", (event) => {
+      this.down = { x: event.clientX, y: event.clientY, at: event.timeStamp };
+    });
     this.overlay.addEventListener("click", (event) => this.onClick(event));
     this.overlay.addEventListener("keydown", (event) => this.onKey(event));
     this.back.addEventListener("click", () => this.takeBack());
@@ -212,7 +219,24 @@ export class TouchBoard {
   }
 
   private onClick(event: Event): void {
-    const id = this.touched(event.target);
+    // The element under the finger, not the click's target: on a touch screen the browser
+    // moves a tap's click onto the "best" clickable node near the finger (Chromium's touch
+    // adjustment), which on a board of small neighbours (the two sides of a Castello edge,
+    // 9 px each on a phone) is often the neighbour. A click that no pointer went down for
+    // just before (Enter on a focused element, a script's click) keeps its own target.
+    let target = event.target;
+    const down = this.down;
+    if (event instanceof MouseEvent && event.detail > 0 && down !== undefined && event.timeStamp - down.at < 2_000) {
+      target = document.elementFromPoint(down.x, down.y) ?? target;
+    }
+    this.down = undefined;
+    if (target instanceof SVGSVGElement && event instanceof MouseEvent && event.detail > 0 && down !== undefined) {
+      // The board's background, between its touchables: zoom that region in (a phone's
+      // fit board has touchables of 6 to 40 px; zoomed they are 44 px at least).
+      this.host.zoomAt(down.x, down.y);
+      return;
+    }
+    const id = this.touched(target);
     if (id !== undefined && !this.busy) {
       event.preventDefault();
       this.tap(id);
@@ -312,6 +336,20 @@ export class TouchBoard {
     }
     const next = nextTaps(narrow(this.moves, this.taps), this.taps);
     return [...this.touchables.entries()].find(([id]) => next.has(id))?.[1];
+  }
+
+  /** The zoom (a factor of the present size) that makes every touchable at least `px` CSS
+   * px in both directions, capped at 8 (a board eight phones wide); undefined when no
+   * touchable is drawn. */
+  zoomToTarget(px: number): number | undefined {
+    let smallest = Infinity;
+    for (const element of this.touchables.values()) {
+      const box = element.getBoundingClientRect();
+      if (box.width > 0 && box.height > 0) {
+        smallest = Math.min(smallest, box.width, box.height);
+      }
+    }
+    return smallest === Infinity ? undefined : Math.min(8, (px / smallest) * 1.02);
   }
 
   get svgElement(): SVGSVGElement | undefined {
