@@ -128,7 +128,7 @@ def test_as_a_user_with_docker_each_secret_is_0600_for_its_containers_user(
     # The system's python (this one may be in a home the other user cannot enter).
     python = shutil.which("python3", path="/usr/bin:/bin")
     if python is None:
-        missing_tool("/usr/bin/python3", "apt-get install python3")
+        missing_tool("the system's python3", "apt-get install python3")
     client.write_text(CLIENT.format(python=python, socket_path=str(workspace / "d.sock")))
     client.chmod(0o755)
     daemon = Daemon(workspace / "d.sock")
