@@ -120,7 +120,7 @@ class ClubAdmin:
         # Club memory's keys (feed, projections, seasons, roster) are the club's own, deleted
         # above; its projection script and feed note write nothing for a club without its
         # record, so a projector busy with it meanwhile leaves nothing behind. Its flag last.
-        await MemoryStore(redis).unflag(club_id)
+        await MemoryStore(redis, calls=self.store.calls).unflag(club_id)
         return len(ordered), ordered
 
 

@@ -141,7 +141,7 @@ async def ensure_local_owner(members: MemberStore, data_dir: Path) -> tuple[Memb
     if path.exists():
         token = path.read_text(encoding="utf-8").strip()
         try:
-            _record, member, _club = await members.resolve(token)
+            _record, member, _club = await members.resolve(token, a_use=False)
         except Unauthenticated:
             pass
         else:

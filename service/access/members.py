@@ -23,14 +23,11 @@ Only SHA-256 hashes of tokens are stored (`tablelog.service.access.identity.toke
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
-
-from redis import exceptions as redis_errors
 
 from tablelog.service.access.identity import (
     MAX_MEMBERS,
@@ -47,13 +44,11 @@ from tablelog.service.access.identity import (
     token_hash,
 )
 from tablelog.service.errors import Exhausted, InvalidRequest, NotFound, Unauthenticated
-from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
-from tablelog.service.store.errors import StoreError, StoreUnavailable, write_refusal
+from tablelog.service.store.calls import Calls
+from tablelog.service.store.cluster import RedisClient
+from tablelog.service.store.errors import StoreError
 
 T = TypeVar("T")
-UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
-"""Redis (or the cluster) cannot answer now, or did not within the time limit."""
-TIMEOUT = 5.0
 PRUNE_AFTER = 30 * 24 * 3600
 """Revoked or expired token records older than this are dropped (their tokens are then simply
 unknown): `prune_tokens`, and when a club's records are full."""
@@ -67,10 +62,11 @@ GONE_AFTER = 3 * PRUNE_PERIOD
 class MemberStore:
     """Clubs, members, tokens and seat bindings, on the event store's Redis client."""
 
-    def __init__(self, client: RedisClient, prefix: str = "tl", timeout: float = TIMEOUT):
+    def __init__(self, client: RedisClient, prefix: str = "tl", calls: Calls | None = None):
         self._redis = client
         self._prefix = prefix
-        self._timeout = timeout
+        self._call = calls or Calls()
+        """(the event store's, in a server: `RedisEventStore.calls`)"""
 
     # ---------------------------------------------------------------- keys
 
@@ -82,17 +78,6 @@ class MemberStore:
 
     def _seats_key(self, game_id: str) -> str:
         return f"{self._prefix}:{{{game_id}}}:seats"
-
-    async def _call(self, awaitable: Awaitable[T]) -> T:
-        try:
-            return await asyncio.wait_for(awaitable, self._timeout)
-        except UNAVAILABLE as exc:
-            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
-        except redis_errors.ResponseError as exc:
-            refused = write_refusal(exc)
-            if refused is None:
-                raise
-            raise refused from exc
 
     # ---------------------------------------------------------------- clubs
 
@@ -134,7 +119,8 @@ class MemberStore:
     async def run(self, awaitable: Awaitable[T]) -> T:
         """A Redis command with this store's time limit (StoreUnavailable when Redis is not
         there), for `tablelog.service.access.club_admin`."""
-        return await self._call(awaitable)
+        answer: T = await self._call(awaitable)
+        return answer
 
     @property
     def clubs_key(self) -> str:
@@ -308,7 +294,8 @@ class MemberStore:
             return record.local_file and never_used and now - last_alive > GONE_AFTER
 
         pruned = {r.token_id for r in records if doomed(r)}
-        await self._forget_tokens(club_id, pruned)
+        if pruned:  # (nothing else leaves a lookup behind: no sweep of them for nothing)
+            await self._forget_tokens(club_id, pruned)
         return len(pruned)
 
     async def _forget_tokens(self, club_id: str, token_ids: set[str]) -> None:
@@ -375,8 +362,8 @@ class MemberStore:
             for r in await self.tokens(club_id)
             if (r.revoked or r.expired(now)) and now - max(r.created, r.expires) > PRUNE_AFTER
         ]
-        if stale:
-            await self._call(self._redis.hdel(key, *stale))
+        if stale:  # with their lookups and marks, as a pruning forgets them
+            await self._forget_tokens(club_id, set(stale))
         if len(stale) == 0:
             raise Exhausted(
                 "TOO_MANY_TOKENS", f"A club has at most {MAX_TOKENS} tokens: revoke some."
@@ -414,10 +401,12 @@ class MemberStore:
         return revoked
 
     async def resolve(
-        self, token: str, now: float | None = None
+        self, token: str, now: float | None = None, *, a_use: bool = True
     ) -> tuple[TokenRecord, Member, Club]:
         """The token's record, member and club; Unauthenticated (TOKEN_UNKNOWN, TOKEN_REVOKED,
-        TOKEN_EXPIRED) when it names nobody any longer."""
+        TOKEN_EXPIRED) when it names nobody any longer. `a_use`: a caller is using it (the
+        first use is marked); False for the server's own look at its owner token at start,
+        which would otherwise keep an unused `owner.token` from ever being pruned."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             raise unknown_token()
         found = await self._call(self._redis.get(self._token_key(token_hash(token))))
@@ -434,7 +423,7 @@ class MemberStore:
             raise unknown_token()
         record = _token(club_id, token_id, stored)
         check_record(record, now if now is not None else time.time())
-        if not used:
+        if a_use and not used:
             # Once per token: a token never used may be pruned once replaced (`prune_tokens`).
             # A mark, not the call's business: a Redis refusing writes (full, read-only in a
             # failover) does not refuse the caller; the mark is made at a later use.

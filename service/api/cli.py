@@ -592,7 +592,8 @@ async def _local_owner(url: str, args: argparse.Namespace) -> str:
     store = RedisEventStore.from_url(url, chain=chain, pool_size=1)
     try:
         await store.ping()  # the same check as `_serve`'s, so a refusal reads the same
-        owner, _token = await ensure_local_owner(MemberStore(store.redis), args.data_dir)
+        members = MemberStore(store.redis, calls=store.calls)
+        owner, _token = await ensure_local_owner(members, args.data_dir)
         # Once, before any instance serves: games recorded before the index are listed.
         if args.reindex:
             indexed: int | None = await rebuild_game_index(store, from_scratch=True)
@@ -777,7 +778,8 @@ async def _serve(
         from tablelog.service.access.local_owner import announce
 
         announce(args.data_dir, address, socket)
-    fragment = await owner_fragment(args, built.members)
+    # (A sign-in token for the printed address: only where an address is printed.)
+    fragment = await owner_fragment(args, built.members) if not quiet or args.demo else ""
     if not quiet:
         print(f"tablelog is listening on {address} (Ctrl-C to stop)", flush=True)
         if web is not None:
@@ -798,14 +800,20 @@ async def _serve(
         watchdog = asyncio.create_task(_watch_parent(parent, stop))
     from tablelog.service.access.local_owner import keep_tokens_pruned
 
-    # Unused owner.tokens of gone servers and expired tokens never used leave Redis.
-    pruning = asyncio.create_task(keep_tokens_pruned(built.members, Path(args.data_dir)))
+    # Unused owner.tokens of gone servers and expired tokens never used leave Redis: by the
+    # first process of a `--workers` server only (the others would do the same work again).
+    pruning = (
+        None
+        if quiet
+        else asyncio.create_task(keep_tokens_pruned(built.members, Path(args.data_dir)))
+    )
     from tablelog.service.recording.heads import keep_checking
 
     # An edit in the middle of a cached game's stream is found within the interval.
     checking = asyncio.create_task(keep_checking(built.recorder.heads, args.cache_check_interval))
     await stop.wait()
-    pruning.cancel()
+    if pruning is not None:
+        pruning.cancel()
     checking.cancel()
     if parent is not None:
         watchdog.cancel()

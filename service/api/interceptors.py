@@ -32,7 +32,7 @@ from tablelog.service import spans
 from tablelog.service.access.admission import Admission
 from tablelog.service.access.anonymous import SAMPLER
 from tablelog.service.errors import InvalidRequest, refusal, to_status
-from tablelog.service.logs import RpcLogger, read_sample_rate
+from tablelog.service.logs import RpcLogger, get_logger, read_sample_rate
 from tablelog.service.metrics import observe_call
 from tablelog.service.tracing import (
     CURRENT,
@@ -47,6 +47,8 @@ from tablelog.service.tracing import (
 
 _rpc = CURRENT
 log: Any = RpcLogger("tablelog.rpc")
+faults = get_logger("tablelog.spans")
+"""(structlog's chain, which writes a traceback: the RPC line's logger does not)"""
 
 SAMPLED_READS = frozenset(
     {
@@ -139,7 +141,7 @@ def _finish(fields: dict[str, Any], started: float, status: str, service: str = 
         try:
             export.record(fields, service, ended - int(seconds * 1e9), ended, status)
         except Exception:  # a span lost is never a call failed
-            log.warning("span_not_recorded", exc_info=True, **fields)
+            faults.warning("span_not_recorded", exc_info=True, **fields)
     # Every call is counted; only the log lines of successful reads may be sampled.
     if status == "OK" and fields["method"] in SAMPLED_READS:
         rate = read_sample_rate()

@@ -129,7 +129,7 @@ def build_server(
         raise TypeError("the server keeps its members in the event store's Redis")
     server = aio.server(options=server_options(reuse_port))
     recorder = Recorder(store, head_cache_bytes, checkpoint_interval, Pictures(picture_limits))
-    members = MemberStore(store.redis)
+    members = MemberStore(store.redis, calls=store.calls)
     games = GameClubs(store)
     gate = gate or Gate(members, games)
     # Watch tails block on their own connections, never on the request path's pool.
@@ -148,10 +148,10 @@ def build_server(
             server, log=log_rpcs, registered=HOT_METHODS, gate=gate, admission=admission
         ),
     )
-    rosters = RosterStore(store.redis)
+    rosters = RosterStore(store.redis, calls=store.calls)
     players = ClubPlayers(rosters, recorder, members)
     clubs = ClubServicer(members, gate, recorder, players)
-    projector = Projector(MemoryStore(store.redis), rosters, recorder)
+    projector = Projector(MemoryStore(store.redis, calls=store.calls), rosters, recorder)
     standings = StandingsServicer(projector)
     add_servicer(
         clubs_pb2_grpc.add_ClubServiceServicer_to_server,

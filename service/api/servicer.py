@@ -227,14 +227,6 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         viewer = entitled_viewer(outcome.head.position, caller.role, seats, None)
         return await self.recorder.shown_change(outcome, viewer)
 
-    async def _details(
-        self, outcome: Outcome, caller: Caller, seats: Collection[int] = ()
-    ) -> list[str]:
-        """What each of a change's events takes by place only, for the viewer `_shown`
-        decides (`Reads.change_details`)."""
-        viewer = entitled_viewer(outcome.head.position, caller.role, seats, None)
-        return await self.recorder.change_details(outcome, viewer)
-
     async def _viewer(self, game_id: str, asked: service_pb2.Viewer | None) -> service_pb2.Viewer:
         """The view this caller gets of a game: what its role and bound seats entitle it to
         (`tablelog.service.recording.entitlement`), the most of it when it asks for nothing, refused
@@ -316,11 +308,14 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             seats=seats,
             viewer=viewer_for(caller.role, seats or (), revealed=False),
         )
+        # The events as the caller may see them, and what each takes by place only (the
+        # card of a `buy 1.3`), judged for the same viewer (`Reads.change_details`).
+        shown = entitled_viewer(outcome.head.position, caller.role, seats or (), None)
         response = service_pb2.RecordMoveResponse(
             game=_outcome(outcome),
-            events=await self._shown(outcome, caller, seats or ()),
+            events=await self.recorder.shown_change(outcome, shown),
             receipt=self.recorder.receipt(outcome),
-            details=await self._details(outcome, caller, seats or ()),
+            details=await self.recorder.change_details(outcome, shown),
         )
         if request.include_state:
             response.state.CopyFrom(snapshot(outcome.head.position, SPECTATOR))

@@ -7,7 +7,6 @@ Who may call which method is `tablelog.service.access.authorization`'s table."""
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from typing import Any, Final
 
 from tablelog.replay.registry import find_game
@@ -20,16 +19,14 @@ from tablelog.service.recording.game_index import normalised_player
 from tablelog.v1 import standings_pb2, standings_pb2_grpc
 
 MAX_SEASONS: Final = 200
-MAX_RUNS: Final = 256
-"""Rating runs an instance keeps (least recently used dropped first)."""
+MAX_COMPUTED: Final = 1_024
+"""Figures computed from one club's outcomes an instance keeps (standings, a player's
+record, ...), per club: see `_computed`."""
 
 
 class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
     def __init__(self, projector: Projector) -> None:
         self.projector = projector
-        self._runs: OrderedDict[tuple[str, str, str], models.RatingRun] = OrderedDict()
-        """The last ratings of each (club, game, range), kept across changes of the club's
-        outcomes so that a change rates the games again only from the changed one on."""
 
     async def _scope(self, club_id: str, game: str, season: str) -> tuple[str, models.Range]:
         name = find_game(game).name if game else ""
@@ -41,9 +38,15 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
 
     @staticmethod
     def _computed(cache: ClubCache, key: tuple[str, ...], make: Any) -> Any:
-        found = cache.computed.get(key)
-        if found is None:
-            found = cache.computed[key] = make()
+        """`make()`, kept with the club's parsed outcomes until they change. A caller picks
+        the keys (a player's name, a season): at most `MAX_COMPUTED` are kept per club, the
+        oldest dropped first, so no caller grows it without bound."""
+        if key in cache.computed:
+            return cache.computed[key]
+        found = make()
+        if len(cache.computed) >= MAX_COMPUTED:
+            del cache.computed[next(iter(cache.computed))]
+        cache.computed[key] = found
         return found
 
     def _histories(self, cache: ClubCache, game: str, season: models.Range, chosen: Any) -> Any:

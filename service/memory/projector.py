@@ -227,7 +227,7 @@ class Projector:
             store = self.recorder.store
             if isinstance(store, RedisEventStore):
                 self._waiter_store = store.dedicated()
-                self._waiter = MemoryStore(self._waiter_store.redis)
+                self._waiter = MemoryStore(self._waiter_store.redis, calls=self._waiter_store.calls)
             else:
                 self._waiter = self.store
         waiting = asyncio.ensure_future(self._waiter.wait_for_wake(wake, IDLE_BLOCK))

@@ -8,18 +8,11 @@ cannot both apply a change checked against the same roster."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable
-from typing import Any
-
 from tablelog.service.errors import Exhausted, RosterMoved
 from tablelog.service.memory.roster import MAX_ROSTER_CHANGES
-from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
-from tablelog.service.store.errors import StoreUnavailable
+from tablelog.service.store.calls import Calls
+from tablelog.service.store.cluster import RedisClient
 from tablelog.v1 import clubs_pb2
-
-UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
-TIMEOUT = 5.0
 
 APPEND_SCRIPT = """
 local length = redis.call("XLEN", KEYS[1])
@@ -37,19 +30,14 @@ most changes a roster holds. {1, new version}; {0, current} when stale; {-1, cur
 
 
 class RosterStore:
-    def __init__(self, client: RedisClient, prefix: str = "tl", timeout: float = TIMEOUT):
+    def __init__(self, client: RedisClient, prefix: str = "tl", calls: Calls | None = None):
         self._redis = client
         self._prefix = prefix
-        self._timeout = timeout
+        self._call = calls or Calls()
+        """(the event store's, in a server: `RedisEventStore.calls`)"""
 
     def key(self, club_id: str) -> str:
         return f"{self._prefix}:{{club:{club_id}}}:roster"
-
-    async def _call(self, awaitable: Awaitable[Any]) -> Any:
-        try:
-            return await asyncio.wait_for(awaitable, self._timeout)
-        except UNAVAILABLE as exc:
-            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
 
     async def changes(self, club_id: str) -> list[clubs_pb2.RosterEvent]:
         """Every change of the club's roster, oldest first."""

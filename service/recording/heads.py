@@ -310,12 +310,13 @@ class Heads:
         return TamperedHistory(game_id, broken.index, broken.revision, broken.problem)
 
     async def verified_events(
-        self, game_id: str, *, known: Head | None = None
+        self, game_id: str, *, known: Head | None = None, slice_events: int = 0
     ) -> list[events_pb2.Event]:
         """Every event of the game, verified as it is read: every event's seal and link,
         and the stored head (read first: an append landing between the reads only
         lengthens the stream) and `known` (a head this instance had cached) still in the
-        stream. TamperedHistory at the first bad event."""
+        stream. TamperedHistory at the first bad event. With `slice_events`, the loop is
+        let go every that many events (a background check must not hold up the calls)."""
         check_game_id(game_id)
         stored = await self.store.head(game_id)
         raw = await self.store.read_raw(game_id)
@@ -324,8 +325,10 @@ class Heads:
         walk = ChainWalk(self.store.chain)
         events: list[events_pb2.Event] = []
         try:
-            for sequence, data in raw:
+            for index, (sequence, data) in enumerate(raw, 1):
                 events.append(walk.stored(sequence, data))
+                if slice_events and index % slice_events == 0:
+                    await asyncio.sleep(0)
         except ChainBroken as broken:
             raise self._tampered(game_id, broken) from None
         receipts = [stored]
@@ -438,7 +441,7 @@ class Heads:
             head = self.cache.peek(game_id)
             if head is not None and game_id not in self._refused:
                 try:
-                    await self.verified_events(game_id, known=head)
+                    await self.verified_events(game_id, known=head, slice_events=CHECK_SLICE)
                 except TamperedHistory:
                     self._refuse(game_id)
                     found.append(game_id)
@@ -481,6 +484,11 @@ class Heads:
         return head
 
 
+CHECK_SLICE: Final = 32
+"""Events the periodic check verifies between two turns of the loop: a long game's whole
+stream in one piece would hold up every call for milliseconds (a cold load of a
+1,000-move game, its walk and fold, takes 12 ms: docs/benchmarks.md)."""
+
 DEFAULT_CHECK_INTERVAL: Final = 3600.0
 """Seconds in which a running server verifies every cached game's stream once
 (`serve --cache-check-interval`)."""
@@ -499,5 +507,7 @@ async def keep_checking(heads: Heads, interval: float = DEFAULT_CHECK_INTERVAL) 
                 log.error("history changed under a cached game: refused", game_id=game_id)
         except StoreUnavailable as exc:
             log.warning("cached games not verified", error=str(exc))
+        except Exception:  # a fault of the check's own must not end every later round
+            log.exception("cached games not verified: the check failed")
         elapsed = asyncio.get_running_loop().time() - started
         await asyncio.sleep(max(0.0, interval - elapsed))

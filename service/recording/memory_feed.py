@@ -34,6 +34,6 @@ async def note_after_append(
     if not followed(before, after) or not isinstance(store, RedisEventStore):
         return
     try:
-        await MemoryStore(store.redis).note_change(index_club(created), game_id)
+        await MemoryStore(store.redis, calls=store.calls).note_change(index_club(created), game_id)
     except StoreUnavailable as exc:
         log.warning("club memory not told of a change", game_id=game_id, error=str(exc))

@@ -22,17 +22,13 @@ checkpoint only ever moves forward, in the same script as the outcome it follows
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable
-from typing import Any, Final
+from typing import Final
 
-from tablelog.service.store.cluster import UNAVAILABLE_ERRORS, RedisClient
-from tablelog.service.store.errors import StoreUnavailable
+from tablelog.service.store.calls import Calls
+from tablelog.service.store.cluster import RedisClient
 from tablelog.v1 import standings_pb2
 
-UNAVAILABLE: tuple[type[BaseException], ...] = (*UNAVAILABLE_ERRORS, TimeoutError)
-TIMEOUT: Final = 5.0
 LAG_COUNT: Final = 10_000
 """Feed entries a lag report counts at most (it says "at least" past that)."""
 WAKE_LENGTH: Final = 1_000
@@ -87,10 +83,11 @@ game id. A game of a deleted club is not noted (its feed would outlive the club)
 
 
 class MemoryStore:
-    def __init__(self, client: RedisClient, prefix: str = "tl", timeout: float = TIMEOUT):
+    def __init__(self, client: RedisClient, prefix: str = "tl", calls: Calls | None = None):
         self._redis = client
         self._prefix = prefix
-        self._timeout = timeout
+        self._call = calls or Calls()
+        """(the event store's, in a server: `RedisEventStore.calls`)"""
 
     def key(self, club_id: str, part: str) -> str:
         return f"{self._prefix}:{{club:{club_id}}}:{part}"
@@ -102,12 +99,6 @@ class MemoryStore:
     @property
     def wake_key(self) -> str:
         return f"{self._prefix}:memory:wake"
-
-    async def _call(self, awaitable: Awaitable[Any]) -> Any:
-        try:
-            return await asyncio.wait_for(awaitable, self._timeout)
-        except UNAVAILABLE as exc:
-            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
 
     # ------------------------------------------------------------------ the feed
 
@@ -129,8 +120,10 @@ class MemoryStore:
 
     async def flag(self, club_id: str) -> None:
         """Flag the club, then wake the idle projectors of every instance (flagged first:
-        a projector woken finds the flag)."""
-        await self._call(self._redis.sadd(self.dirty_key, club_id))
+        a projector woken finds the flag). A club flagged already was woken for when it was
+        flagged, and no projector has taken it since: no second wake-up."""
+        if not await self._call(self._redis.sadd(self.dirty_key, club_id)):
+            return
         await self._call(
             # No club id in it: a wake-up only says "look" (a deleted club leaves no trace here).
             self._redis.xadd(self.wake_key, {"w": "1"}, maxlen=WAKE_LENGTH, approximate=True)

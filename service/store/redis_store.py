@@ -28,7 +28,6 @@ everything in it can be rebuilt from the stream. Streams are never trimmed.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import time
@@ -42,11 +41,11 @@ from redis import exceptions as redis_errors
 from redis.asyncio.cluster import RedisCluster
 
 from tablelog.service.store.base import AppendResult, EventStore, StoredHead
+from tablelog.service.store.calls import Calls
 from tablelog.service.store.chain import GENESIS_HASH, Chain
 from tablelog.service.store.checkpoint_storage import CheckpointStorage
 from tablelog.service.store.club_storage import DEFAULT_LEASE, ClubStorage
 from tablelog.service.store.cluster import (
-    UNAVAILABLE_ERRORS,
     RedisClient,
     ReplicasBehind,
     ReplicaWait,
@@ -63,9 +62,7 @@ from tablelog.service.store.errors import (
     IdempotencyKeyReused,
     SequenceMoved,
     StaleVersion,
-    StoreFull,
     StoreUnavailable,
-    write_refusal,
 )
 from tablelog.service.store.game_index import GameIndex, IndexEntry
 from tablelog.service.store.packing import pack_with_hiredis
@@ -77,7 +74,6 @@ from tablelog.service.store.script import (
     ScriptStatus,
     SeedOp,
 )
-from tablelog.service.store.watchdog import Watchdog
 from tablelog.v1 import events_pb2
 
 STORE_TIMEOUT = 5.0
@@ -171,12 +167,13 @@ class RedisEventStore(EventStore):
         )
         self._prefix = prefix
         self._timeout = timeout
-        self._watchdog = Watchdog()
+        self.calls = Calls(timeout)
+        """Every Redis call of this store, and of the stores that share its client (members,
+        club memory, rosters): one time limit, one outage flag."""
         script = resources.files("tablelog.service.store").joinpath("append.lua")
         self._script = script.read_text(encoding="utf-8")
         self._script_sha = hashlib.sha1(self._script.encode()).hexdigest()
         self._game_keys: dict[str, tuple[str, str, str, str, str]] = {}
-        self._outage: str | None = None
         self.game_index = GameIndex(client, prefix, self._call)
         self.checkpoints = CheckpointStorage(client, self.key, self._call)
 
@@ -285,33 +282,14 @@ class RedisEventStore(EventStore):
         return keys
 
     def mark_unavailable(self, why: str) -> None:
-        """Until `mark_available`, fail every call at once, and those in flight now (set by
-        the health probe of `tablelog.service.api.health`, which keeps probing)."""
-        if self._outage is None:
-            self._watchdog.expire_all()
-        self._outage = why
+        """Until `mark_available`, fail every call at once (`Calls.mark_unavailable`)."""
+        self.calls.mark_unavailable(why)
 
     def mark_available(self) -> None:
-        self._outage = None
+        self.calls.mark_available()
 
     async def _call(self, coroutine: Awaitable[Any], limit: float | None = None) -> Any:
-        if self._outage is not None:
-            if asyncio.iscoroutine(coroutine):
-                coroutine.close()  # never awaited: no "never awaited" warning
-            raise StoreUnavailable(f"Redis is unavailable: {self._outage}")
-        try:
-            return await self._watchdog.run(coroutine, limit or self._timeout)
-        except UNAVAILABLE_ERRORS as exc:
-            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
-        except redis_errors.OutOfMemoryError as exc:
-            raise StoreFull from exc
-        except redis_errors.ResponseError as exc:
-            # Redis's refusals of a write (MISCONF: its disk; READONLY, ...) each said as
-            # what they are, never an internal error (service/errors.py maps them).
-            refused = write_refusal(exc)
-            if refused is None:
-                raise
-            raise refused from exc
+        return await self.calls(coroutine, limit)
 
     async def _run_append_script(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """EVALSHA of append.lua; after a NOSCRIPT (Redis restarted), SCRIPT LOAD and again.

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.deploy.support import DEPLOY, missing_tool
+from tests.support.tools import unavailable
 
 USER = 65534
 """Who runs the script: nobody."""
@@ -39,8 +40,9 @@ sys.exit(int(connection.makefile().readline() or 1))
 @pytest.fixture
 def workspace() -> Iterator[Path]:
     """A directory the other user may write to (the test's tmp_path is root's, 0700)."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root, to run the script as another user and play Docker's daemon")
+    if os.geteuid() != 0:  # (CI runs as root: there the test must run)
+        # It runs the script as another user and plays Docker's daemon.
+        unavailable("the test is not run as root")
     if shutil.which("openssl") is None or shutil.which("setpriv") is None:
         missing_tool("openssl and setpriv", "apt-get install openssl util-linux")
     made = Path(tempfile.mkdtemp(prefix="tablelog-secrets-"))

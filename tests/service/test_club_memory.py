@@ -256,3 +256,24 @@ def test_a_projector_goes_on_while_redis_is_away() -> None:
         await client.aclose()
 
     asyncio.run(scenario())
+
+
+def test_figures_kept_per_club_are_bounded_whatever_the_callers_ask() -> None:
+    """A caller picks the keys of the figures kept from a club's outcomes (a player's name, a
+    season): however many it asks for, at most MAX_COMPUTED stay; an answer of None (no such
+    player) is kept like any other instead of being computed again at every call."""
+    from tablelog.service.api.standings_api import MAX_COMPUTED, StandingsServicer
+    from tablelog.service.memory.projector import ClubCache
+
+    cache = ClubCache("c", 1, 1, [], cast(Any, None), {})
+    made: list[str] = []
+
+    def maker(name: str) -> Any:
+        return lambda: made.append(name)  # (None: as for a name nobody played under)
+
+    for index in range(MAX_COMPUTED + 50):
+        StandingsServicer._computed(cache, ("player", f"name {index}"), maker(f"name {index}"))
+    assert len(cache.computed) == MAX_COMPUTED
+    newest = ("player", f"name {MAX_COMPUTED + 49}")
+    StandingsServicer._computed(cache, newest, maker("again"))
+    assert "again" not in made

@@ -1,0 +1,57 @@
+"""Every Redis call of a store, one way: within the store's time limit (a `Watchdog`, no
+task and timer per command), failed at once while the health probe says Redis is down, and
+Redis's errors said as what they are (unreachable, full, refusing writes). The event store
+and the stores of members, club memory and rosters of one server share one `Calls`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any
+
+from redis import exceptions as redis_errors
+
+from tablelog.service.store.cluster import UNAVAILABLE_ERRORS
+from tablelog.service.store.errors import StoreFull, StoreUnavailable, write_refusal
+from tablelog.service.store.watchdog import Watchdog
+
+TIMEOUT = 5.0
+"""Seconds a Redis call may take (the event store's default too)."""
+
+
+class Calls:
+    def __init__(self, timeout: float = TIMEOUT) -> None:
+        self.timeout = timeout
+        self._watchdog = Watchdog()
+        self._outage: str | None = None
+
+    def mark_unavailable(self, why: str) -> None:
+        """Until `mark_available`, fail every call at once, and those in flight now (set by
+        the health probe of `tablelog.service.api.health`, which keeps probing)."""
+        if self._outage is None:
+            self._watchdog.expire_all()
+        self._outage = why
+
+    def mark_available(self) -> None:
+        self._outage = None
+
+    async def __call__(self, coroutine: Awaitable[Any], limit: float | None = None) -> Any:
+        """`coroutine`'s answer, within `limit` seconds (the store's time limit by default);
+        Any, as redis-py types its answers loosely."""
+        if self._outage is not None:
+            if asyncio.iscoroutine(coroutine):
+                coroutine.close()  # never awaited: no "never awaited" warning
+            raise StoreUnavailable(f"Redis is unavailable: {self._outage}")
+        try:
+            return await self._watchdog.run(coroutine, limit or self.timeout)
+        except UNAVAILABLE_ERRORS as exc:
+            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+        except redis_errors.OutOfMemoryError as exc:
+            raise StoreFull from exc
+        except redis_errors.ResponseError as exc:
+            # Redis's refusals of a write (MISCONF: its disk; READONLY, ...) each said as
+            # what they are, never an internal error (service/errors.py maps them).
+            refused = write_refusal(exc)
+            if refused is None:
+                raise
+            raise refused from exc
