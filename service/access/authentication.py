@@ -167,22 +167,27 @@ class Gate:
         self._known: OrderedDict[str, None] = OrderedDict()
         """Tokens this process resolved (`resolved_before`); kept through `forget`."""
         self.anonymous = AnonymousBudget()
-        self.generation = 0
-        """Counts changes to anyone's rights made through this process (`rights_changed`):
-        an open watch re-checks its caller at once when it moved
-        (`tablelog.service.access.watch_rights`)."""
         """Refused authentications per peer, checked before a lookup
         (`tablelog.service.access.anonymous`)."""
+        self._generations: dict[str, int] = {}
+        """Per club, the changes to its members' rights made through this process
+        (`rights_changed`): an open watch of the club re-checks its caller at once when its
+        club's count moved (`tablelog.service.access.watch_rights`)."""
 
-    def forget(self) -> None:
-        """Drop every resolved token (after a change to members, roles or tokens)."""
-        self._resolved.clear()
-        self.rights_changed()
+    def generation(self, club_id: str) -> int:
+        return self._generations.get(club_id, 0)
 
-    def rights_changed(self) -> None:
-        """Someone's rights changed through this process (a member, role, token or seat):
-        open watches check their callers again before they deliver anything more."""
-        self.generation += 1
+    def forget(self, club_id: str) -> None:
+        """Drop the club's resolved tokens (after a change to its members, roles, tokens or
+        to the club itself); the other clubs' callers keep theirs."""
+        for token in [t for t, entry in self._resolved.items() if entry[3].club_id == club_id]:
+            del self._resolved[token]
+        self.rights_changed(club_id)
+
+    def rights_changed(self, club_id: str) -> None:
+        """Someone's rights in the club changed through this process (a member, role, token
+        or seat): its open watches check their callers again before they deliver more."""
+        self._generations[club_id] = self._generations.get(club_id, 0) + 1
 
     async def recheck(self, method: str, request: Any, context: Any) -> Caller:
         """The caller of an open stream, authenticated, authorized and scoped again as at

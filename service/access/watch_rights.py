@@ -58,8 +58,8 @@ class WatchRights:
         self.viewer = viewer
         self._clock = clock
         self._checked = clock()
-        self._generation = gate.generation if gate is not None else 0
         self._club = current_caller().club_id if gate is not None else ""
+        self._generation = gate.generation(self._club) if gate is not None else 0
 
     async def current(self) -> service_pb2.Viewer:
         """The viewer the caller is entitled to now; raises the refusal when it may no
@@ -68,9 +68,10 @@ class WatchRights:
         if gate is None:
             return self.viewer
         now = self._clock()
-        if now - self._checked < CACHE_SECONDS and gate.generation == self._generation:
+        generation = gate.generation(self._club)
+        if now - self._checked < CACHE_SECONDS and generation == self._generation:
             return self.viewer
-        self._generation = gate.generation
+        self._generation = generation
         try:
             await gate.recheck(WATCH_GAME, self.request, self.context)
         except Unauthenticated:

@@ -78,7 +78,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
     ) -> clubs_pb2.RemoveMemberResponse:
         await self._keep_an_owner(request.member_id, None)
         revoked = await self.members.remove_member(current_caller().club_id, request.member_id)
-        self.gate.forget()
+        self.gate.forget(current_caller().club_id)
         return clubs_pb2.RemoveMemberResponse(tokens_revoked=revoked)
 
     @unary
@@ -88,7 +88,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         role = Role.of_message(request.role)
         await self._keep_an_owner(request.member_id, role)
         member = await self.members.set_role(current_caller().club_id, request.member_id, role)
-        self.gate.forget()
+        self.gate.forget(current_caller().club_id)
         return clubs_pb2.SetRoleResponse(member=member.message())
 
     @unary
@@ -114,7 +114,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         self, request: clubs_pb2.RevokeTokenRequest, context: Context
     ) -> clubs_pb2.RevokeTokenResponse:
         record = await self.members.revoke(current_caller().club_id, request.token_id)
-        self.gate.forget()
+        self.gate.forget(current_caller().club_id)
         return clubs_pb2.RevokeTokenResponse(token=record.message())
 
     @unary
@@ -153,7 +153,8 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
             current_caller().actor(),
         )
         await self.members.bind_seat(request.game_id, request.seat, request.member_id)
-        self.gate.rights_changed()  # a watch of the seat's old holder re-checks at once
+        # A watch of the seat's old holder re-checks at once.
+        self.gate.rights_changed(current_caller().club_id)
         seats = [player.member_id for player in players]
         for seat, member_id in (await self.members.seat_bindings(request.game_id)).items():
             if seat < len(seats):
@@ -171,7 +172,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
                 request.players_may_record if request.HasField("players_may_record") else None
             ),
         )
-        self.gate.forget()
+        self.gate.forget(current_caller().club_id)
         return clubs_pb2.UpdateClubResponse(club=club.message())
 
     @unary

@@ -75,7 +75,7 @@ class OperatorServicer(clubs_pb2_grpc.OperatorServiceServicer):
     ) -> clubs_pb2.SuspendClubResponse:
         self._not_own(request.club_id, "suspended")
         club = await self.admin.suspend(request.club_id, True)
-        self.gate.forget()  # here at once; other instances within their cache time
+        self.gate.forget(request.club_id)  # here at once; other instances within their cache time
         return clubs_pb2.SuspendClubResponse(club=club.message())
 
     @unary
@@ -83,7 +83,7 @@ class OperatorServicer(clubs_pb2_grpc.OperatorServiceServicer):
         self, request: clubs_pb2.ResumeClubRequest, context: Context
     ) -> clubs_pb2.ResumeClubResponse:
         club = await self.admin.suspend(request.club_id, False)
-        self.gate.forget()
+        self.gate.forget(request.club_id)
         return clubs_pb2.ResumeClubResponse(club=club.message())
 
     @unary
@@ -91,9 +91,8 @@ class OperatorServicer(clubs_pb2_grpc.OperatorServiceServicer):
         self, request: clubs_pb2.DeleteClubRequest, context: Context
     ) -> clubs_pb2.DeleteClubResponse:
         self._not_own(request.club_id, "deleted")
-        self.gate.forget()
         deleted, game_ids = await self.admin.delete(request.club_id, settle=CACHE_SECONDS)
-        self.gate.forget()
+        self.gate.forget(request.club_id)
         for game_id in game_ids:
             self.recorder.heads.forget(game_id)
         return clubs_pb2.DeleteClubResponse(games_deleted=deleted)

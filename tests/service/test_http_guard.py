@@ -18,6 +18,7 @@ import pytest
 import structlog
 
 from tablelog.service.access import anonymous
+from tablelog.service.access.identity import LOCAL_CLUB
 from tablelog.service.api.http_guard import MAX_BODY_BYTES, BodyLimits
 from tablelog.service.api.http_port import HttpApp
 from tablelog.service.api.server import BackgroundServer, channel
@@ -218,7 +219,7 @@ def test_callers_without_a_valid_token_have_a_budget_per_peer_before_any_lookup(
     # A member this process has served before is served from the same address, even
     # after the cache of resolved tokens is dropped (a member changed).
     assert served.built is not None
-    served.built.gate.forget()
+    served.built.gate.forget(LOCAL_CLUB)
     with channel(served.target, OWNER_TOKEN) as opened:
         service_pb2_grpc.TablelogServiceStub(opened).ListGames(service_pb2.ListGamesRequest())
 

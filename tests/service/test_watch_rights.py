@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -234,3 +234,20 @@ def test_over_http_a_club_suspended_or_deleted_ends_its_watches(
             read_until_it_ends(iter(stream), 5)
         expected = Code.PERMISSION_DENIED if change == "suspend" else Code.NOT_FOUND
         assert info.value.code is expected
+
+
+def test_a_change_in_one_club_leaves_the_other_clubs_callers_and_watches_alone() -> None:
+    """A role, member, token or club changed in club B drops B's resolved tokens and makes
+    B's open watches check again, never A's (main dropped every club's and re-checked every
+    watch of the process: three Redis calls each, for a change elsewhere)."""
+    from tablelog.service.access.authentication import Gate
+    from tablelog.service.access.identity import Club
+
+    gate = Gate(cast(Any, None), cast(Any, None))
+    for token, club in (("ta", "a"), ("tb", "b")):
+        gate._resolved[token] = (0.0, cast(Any, None), cast(Any, None), Club(club, club))
+    gate.forget("b")
+    assert list(gate._resolved) == ["ta"]
+    assert (gate.generation("a"), gate.generation("b")) == (0, 1)
+    gate.rights_changed("a")
+    assert (gate.generation("a"), gate.generation("b")) == (1, 1)
