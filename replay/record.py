@@ -917,12 +917,14 @@ def as_table_game(dealt: GameRecord) -> GameRecord:
     table = position.table
     game = table.game
     moves: list[RecordedMove] = []
+    opening = list(dealt.opening)
     for number, recorded in enumerate(dealt.moves, start=1):
         try:
             inner = game.undealt(table.unwrap(recorded.move), recorded.before)
             if inner is None:
-                if recorded.notes and moves:
-                    moves[-1].notes.extend(recorded.notes)
+                # The notes on a dealing left out go to the move before it, or to the game
+                # as a whole when no move came before (Medici's first day's removals).
+                (moves[-1].notes if moves else opening).extend(recorded.notes)
                 continue
             notation = game.format(inner, position.state)
             position = folding.record(position, table.wrap(inner), notation)
@@ -937,7 +939,9 @@ def as_table_game(dealt: GameRecord) -> GameRecord:
         applied = position.applied.head if position.applied is not None else None
         assert applied is not None
         moves.append(
-            RecordedMove(applied.move, notation, applied.before, recorded.notes, applied=applied)
+            RecordedMove(
+                applied.move, notation, applied.before, list(recorded.notes), applied=applied
+            )
         )
     return GameRecord(
         created,
@@ -945,7 +949,7 @@ def as_table_game(dealt: GameRecord) -> GameRecord:
         dealt.status,
         dealt.abandoned_reason,
         game.result(position.state) if dealt.status is folding.Status.ENDED else None,
-        opening=dealt.opening,
+        opening=opening,
         line=dealt.line,
     )
 

@@ -9,9 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
+from google.protobuf.message import Message
 
+from tablelog.replay.record import read as read_record
 from tablelog.service.api.server import BackgroundServer
-from tablelog_client import Client
+from tablelog_client import Client, TablelogError
 from tests.cli.test_cli import new_game, tablelog
 
 pytestmark = pytest.mark.slow
@@ -77,22 +79,93 @@ def test_a_buy_names_its_card_in_history_watch_audit_and_the_record(
     # The line-note is a note to the reader: the record imports with the same moves.
     state = client.state(game_id)
     assert list(state.moves).count(notation) >= 1
+    (read,) = read_record(record)
+    assert [move.notation for move in read.moves] == list(state.moves)
+    assert not any(move.notes for move in read.moves)  # `; card` is no comment either
+    (imported,) = client.import_record(record)
+    assert list(client.state(imported.game_id).moves) == list(state.moves)
 
 
-def test_a_blind_reserve_names_no_card_to_a_spectator(
+def _names(card: str, *messages: object) -> bool:
+    """Whether any of `messages` names `card` by its text (`1k0:g1` is not in `1k0:g1r3k1`)."""
+    pattern = re.compile(rf"(?<![\w:]){re.escape(card)}(?!\w)")
+    return any(pattern.search(str(message)) for message in messages)
+
+
+def _watched(client: Client, game_id: str, revision: int, seat: int | None) -> list[Message]:
+    """The watch stream from `revision` as `seat` (None: a spectator) reads it, up to the
+    first heartbeat (the stream has caught up)."""
+    watched: list[Message] = []
+    for item in client.watch(game_id, revision, seat=seat, heartbeat_seconds=1, timeout=30):
+        if item.WhichOneof("item") == "heartbeat":
+            return watched
+        watched.append(item)
+    raise AssertionError("no heartbeat in 30 s")
+
+
+def _seen_by(client: Client, game_id: str, seat: int | None) -> list[object]:
+    """Everything a spectator (None) or a seat reads of the game: the replay, the watch
+    stream, the audit, its state and the legal moves (or their refusal)."""
+    seen: list[object] = [*client.replay(game_id, seat=seat), client.state(game_id, seat=seat)]
+    seen += _watched(client, game_id, 1, seat)
+    seen += client.audit(game_id, viewer=client.viewer(seat))
+    try:
+        seen += client.legal_moves(game_id, viewer=client.viewer(seat))[1]
+    except TablelogError as refused:  # what the seat to move may do would tell its reserve
+        seen.append(refused)
+    return seen
+
+
+def test_a_blind_reserve_names_its_card_only_to_its_holder_until_it_is_bought(
     server: BackgroundServer, client: Client
 ) -> None:
+    """Splendor RULES.md §4C-§4D: a card reserved blind is its holder's secret until it is
+    bought face up; `buy h1` then names it (`buy h1 (1g0:w1u1r1k2)`) to every viewer."""
     game_id = new_game(server, "--mode", "dealt")
-    client.record(game_id, "reserve 1.deck")
+    client.record(game_id, "reserve 1.deck")  # Ann's; the server deals the card face down
     spectator = client.viewer()
     frames = list(client.replay(game_id, seat=None))
     assert all(frame.detail == "" for frame in frames)
     entries = client.audit(game_id, viewer=spectator)
     assert any("reserve 1.deck (recorded by" in entry.summary for entry in entries)
     assert all(entry.detail == "" for entry in entries)
+    held = client.state(game_id, full=True).view.splendor.players[0].reserved[0]
+    card = held.card.text
+    assert re.fullmatch(r"1[wugrk]\d:(?:[wugrk]\d)+", card)
+    # Gems taken (Bob's, and Ann's) until Ann can buy it.
+    for turn in range(40):
+        to_move, legal = client.legal_moves(game_id, viewer=client.viewer(full=True))
+        texts = [move.notation for move in legal]
+        if to_move.seat == 0 and "buy h1" in texts:
+            break
+        takes = [text for text in texts if text.startswith("take ") and len(text) == 10]
+        client.record(game_id, takes[turn % len(takes)] if takes else texts[0])
+    else:
+        raise AssertionError("Ann could not buy her blind reserve in 40 turns")
+    for seat in (None, 1):
+        assert not _names(card, *_seen_by(client, game_id, seat)), seat
+    _, own = client.legal_moves(game_id, viewer=client.viewer(0))
+    offered = next(move for move in own if move.notation == "buy h1")
+    assert offered.detail == card  # the holder sees what she buys
+    assert _names(card, client.state(game_id, seat=0))
+
+    revision = client.record(game_id, "buy h1").events[0].revision
+    for seat in (None, 1):
+        (frame,) = client.replay(game_id, revision, revision, seat=seat)
+        assert frame.detail == card
+        assert frame.event.move_recorded.notation == "buy h1"
+        audit = client.audit(game_id, viewer=client.viewer(seat))
+        assert any(entry.detail == card for entry in audit)
+        assert _names(card, *_watched(client, game_id, revision, seat))
+    history = tablelog(server, "history", game_id).stdout
+    assert f"buy h1 ({card})" in history
     # A face-up reserve names the card it took: every viewer saw it on the table.
-    take = client.record(game_id, "reserve 1.2")
-    replayed = list(client.replay(game_id, take.events[0].revision, take.events[0].revision))
+    _, legal = client.legal_moves(game_id, viewer=client.viewer(full=True))
+    face_up = next(m.notation for m in legal if re.fullmatch(r"reserve 1\.[1-4]", m.notation))
+    take = client.record(game_id, face_up)
+    replayed = list(
+        client.replay(game_id, take.events[0].revision, take.events[0].revision, seat=None)
+    )
     assert re.fullmatch(r"1[wugrk]\d:(?:[wugrk]\d)+", replayed[0].detail)
 
 

@@ -199,7 +199,7 @@ def test_a_dealt_games_record_imports_as_a_table_game(client: Client) -> None:
     """Dealt mode's chance moves follow its seed, which the text does not hold: the record
     imports as a table game, what was dealt becoming the table's reveals (a blind reserve's
     card named when it is bought), and says where it came from (issue 26)."""
-    played = random_game("splendor", 2, 3, mode=DEALT)
+    played = random_game("splendor", 2, 5, mode=DEALT)  # seed 5 buys a blind reserve
     text = record.write([record.record_of(played.position)])
     assert '[Mode "dealt"]' in text
     imported = client.import_record(text)
@@ -216,6 +216,15 @@ def test_a_dealt_games_record_imports_as_a_table_game(client: Client) -> None:
     assert game.player_move_count == sum(
         1 for line in text.splitlines() if re.match(r"\d+\. ", line)
     )
+    # The blind reserve bought names its card, as the table names it when it comes to light
+    # (Splendor RULES.md §4D): the dealt record's `buy h1` is the table's `buy h1 1g0:…`.
+    (exported,) = record.read(written)
+    dealt_buys = [n for n in played.notations if re.match(r"buy h\d", n)]
+    table_buys = [m.notation for m in exported.moves if re.match(r"buy h\d", m.notation)]
+    named = [n for n in table_buys if re.match(r"buy h\d [123][wugrk]\d+:", n)]
+    assert named
+    assert not any(re.match(r"buy h\d [123][wugrk]\d+:", n) for n in dealt_buys)
+    assert [re.sub(r" [123][wugrk]\d+:\S+", "", n) for n in table_buys] == dealt_buys
 
 
 def test_a_dealt_castello_record_is_refused_naming_why(client: Client) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tablelog.replay import fold as folding
-from tablelog.replay.core import TERMINAL
+from tablelog.replay.core import CHANCE, TERMINAL
 from tablelog.v1 import game_pb2
 from tablelog_client.sdk import Client, TablelogError
 from tests.service.helpers import splendor_line
@@ -281,6 +281,32 @@ def test_every_revision_shows_what_the_api_has(
     page.goto(live.url(f"/games/{game.game_id}?r=4"))
     wait_shown(page, 4)
     assert (text(page, "#current-player"), text(page, "#current-move")) == steps[4]
+
+
+def test_a_player_named_table_is_not_folded_into_the_setup(live: Live, browser: Browser) -> None:
+    """The setup row folds the table's events as the server's `toMove` says, not by the
+    name the move list shows: a player may be called "table"."""
+    game_id = live.client.create_game("splendor", ["table", "Bob"]).game_id
+    played = random_game("splendor", 2, 1, keep_states=True)  # table mode: reveals recorded
+    game = played.position.game
+    first = next(i for i, s in enumerate(played.states) if game.to_move(s) != CHANCE)
+    assert first > 0
+    for notation in played.notations[: first + 2]:
+        live.client.record(game_id, notation)
+    last = first + 3  # revision 1 is the creation; the move at index i is revision i + 2
+    page = open_page(browser, live.url(f"/games/{game_id}?r={last}"))
+    wait_shown(page, last)
+    assert page.query_selector("#moves li.setup-row") is not None
+    folded = page.eval_on_selector_all(
+        "#moves li.entry.setup", "rows => rows.map(row => Number(row.dataset.revision))"
+    )
+    assert folded == list(range(2, first + 2))
+    for revision, number in ((first + 2, "1."), (first + 3, "2.")):
+        row = page.query_selector(f'#moves li[data-revision="{revision}"]')
+        assert row is not None
+        assert "setup" not in (row.get_attribute("class") or "").split()
+        assert text(page, f'#moves li[data-revision="{revision}"] .rev') == number
+    assert text(page, f'#moves li[data-revision="{first + 2}"] .player') == "table"
 
 
 def test_an_annotation_added_on_the_page_is_listed_with_its_move(

@@ -493,18 +493,29 @@ class GamePage {
     return true;
   }
 
-  /** Whether `entry` is one of the table's events before the first player's move. */
+  /**
+   * Whether `entry` is one of the table's events before the first player's move: every move
+   * up to it was the table's decision (a chance move), as the server's `toMove` before each
+   * says, not as a name reads (a player may be called "table").
+   */
   private inSetup(entry: Entry): boolean {
-    if (entry.kind !== "move" || entry.player !== "table") {
+    if (entry.revision <= 1) {
       return false;
     }
-    for (let revision = entry.revision - 1; revision > 1; revision -= 1) {
-      const earlier = this.entries.get(revision);
-      if (earlier === undefined || earlier.kind !== "move" || earlier.player !== "table") {
+    for (let revision = entry.revision; revision > 1; revision -= 1) {
+      if (!this.byTable(this.entries.get(revision))) {
         return false;
       }
     }
     return true;
+  }
+
+  /** Whether `entry` is a move the table decided: the server had a chance decision due before it. */
+  private byTable(entry: Entry | undefined): boolean {
+    if (entry === undefined || entry.kind !== "move") {
+      return false;
+    }
+    return this.entries.get(entry.revision - 1)?.toMove?.who.case === "chance";
   }
 
   /**

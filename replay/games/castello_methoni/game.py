@@ -122,8 +122,9 @@ class CastelloMethoni:
         return notation.format_move(move, state)
 
     def undealt(self, move: pb.CastelloMethoniMove, state: State) -> pb.CastelloMethoniMove | None:
-        # A table game records the missions and hands as the players reveal them, at other
-        # times than the server deals them: no move-by-move translation (docs/record-format.md).
+        """RULES.md §2, §9 (and its engine decisions): missions and hands are dealt secret;
+        a table game records them as the players reveal them, at other times than the
+        server deals them: no move-by-move translation (docs/record-format.md)."""
         raise IllegalMove(
             "DEALT_ONLY",
             "A dealt Castello Methoni game cannot become a table game: the server dealt the "
@@ -132,7 +133,9 @@ class CastelloMethoni:
         )
 
     def detail(self, move: pb.CastelloMethoniMove, state: State) -> str:
-        return ""  # every move's text names what it takes (docs/notation)
+        """RULES.md §5: a build or trade names the card played and the cell or edge it
+        goes to; nothing is taken by its place alone (docs/notation)."""
+        return ""
 
     def split(self, text: str, state: State) -> Sequence[str]:
         return (text,)  # no line of this game's notation stands for several moves

@@ -115,12 +115,14 @@ class Medici:
         return notation.format_move(move, state)
 
     def undealt(self, move: MediciMove, state: rules.State) -> MediciMove | None:
-        # Rules §B2: the tiles a dealt day's setup removes unseen are, at a table, removed
-        # without anyone recording them.
+        """RULES.md §B2: the tiles a dealt day's setup removes unseen are, at a table, removed
+        without anyone recording them."""
         return None if move.WhichOneof("action") == "remove" else move
 
     def detail(self, move: MediciMove, state: rules.State) -> str:
-        return ""  # every move's text names what it takes (docs/notation)
+        """RULES.md §B3: a turn's tile is drawn face up and named by the table's `draw`;
+        no move takes anything by its place (docs/notation)."""
+        return ""
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)

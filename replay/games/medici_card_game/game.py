@@ -134,7 +134,9 @@ class MediciCardGame:
         return notation.format_move(move, state)
 
     def undealt(self, move: MediciCardGameMove, state: rules.State) -> MediciCardGameMove | None:
-        return move  # the server deals what the table turns up: the same moves
+        """RULES.md §A3 step 1: every card the server deals is turned face up into the
+        market, as the table records it (`reveal fur3`): the same moves."""
+        return move
 
     def detail(self, move: MediciCardGameMove, state: rules.State) -> str:
         return notation.detail(move, state)

@@ -140,10 +140,14 @@ class MercadoDeLisboa:
     def undealt(
         self, move: pb.MercadoDeLisboaMove, state: rules.State
     ) -> pb.MercadoDeLisboaMove | None:
-        return move  # the server deals what the table turns up: the same moves
+        """RULES.md §2 step 3, §4.1, §4.3: every tile the server draws the table turns up
+        (a face-down restaurant when it is turned over, not at setup): the same moves."""
+        return move
 
     def detail(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> str:
-        return ""  # every move's text names what it takes (docs/notation)
+        """RULES.md §4.1-§4.5: each action's text names the tile it places or takes
+        (`stand fish b3 take grape`), never a place alone (docs/notation)."""
+        return ""
 
     def split(self, text: str, state: rules.State) -> Sequence[str]:
         return notation.split(text, state)
