@@ -27,7 +27,7 @@ from tests.support.play import new_position, play
 pytestmark = pytest.mark.slow
 
 GAMES_DIR = Path(__file__).resolve().parents[1] / "games"
-CLI_MOVES = 10
+CLI_MOVES = 6
 """Moves typed through `tablelog move` per game; the rest go through the SDK."""
 
 

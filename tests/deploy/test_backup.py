@@ -117,7 +117,7 @@ def test_the_append_only_file_copied_by_the_backup_script_restores_every_game(
         check_restored(restored_url, versions)
 
 
-@pytest.mark.slow
+@pytest.mark.long  # (brought up for real: .ci/run runs it; README, Quick start)
 def test_a_snapshot_taken_from_outside_restores_every_game(
     tmp_path: Path, league: tuple[int, str, Client]
 ) -> None:

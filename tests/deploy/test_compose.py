@@ -260,7 +260,7 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
         yield Deployment(targets, tokens, str(secrets / "tls.crt"), client, environments, pages)
 
 
-@pytest.mark.slow
+@pytest.mark.long  # (brought up for real: .ci/run runs it; README, Quick start)
 def test_what_compose_describes_records_through_both_instances(deployment: Deployment) -> None:
     first, second = (
         Client(target, token=token, ca=deployment.ca)

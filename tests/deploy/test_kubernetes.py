@@ -298,7 +298,7 @@ def container_env(container: Resource, **given: str) -> dict[str, str]:
     return env
 
 
-@pytest.mark.slow
+@pytest.mark.long  # (brought up for real: .ci/run runs it; README, Quick start)
 def test_the_nodes_command_and_the_jobs_script_make_a_working_cluster(
     rendered: dict[str, list[Resource]], checkout: Path, tmp_path: Path
 ) -> None:

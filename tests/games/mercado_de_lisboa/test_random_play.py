@@ -23,7 +23,7 @@ from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 from tests.support import play
 from tests.support.play import assert_round_trip, random_game
 
-GAMES_PER_COUNT = play.random_games(150)
+GAMES_PER_COUNT = play.random_games(100)
 SOLO_STAGES = range(10)  # 0 = the solo rules without a stage
 
 
