@@ -28,6 +28,7 @@ everything in it can be rebuilt from the stream. Streams are never trimmed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import time
@@ -39,6 +40,7 @@ from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urls
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 from redis.asyncio.cluster import RedisCluster
+from redis.cluster import LoadBalancingStrategy
 
 from tablelog.service.store.base import AppendResult, EventStore, StoredHead
 from tablelog.service.store.calls import Calls
@@ -82,6 +84,9 @@ STORE_TIMEOUT = 5.0
 REQUEST_ID_RETENTION = 3 * 24 * 3600.0
 """Seconds a request id is kept (`serve --request-id-retention`): far beyond any client's
 retries (minutes), long enough for one offline for a weekend; docs/service.md, Idempotency."""
+REPLICA_MAP_SECONDS = 1.0
+"""A watch tail that reads replicas (a cluster with `--redis-wait`) and finds none listed
+for its game's slot reads the slot map again at most this often, showing nothing meanwhile."""
 
 
 STREAM_AHEAD = "equal or smaller than the target stream top item"
@@ -158,6 +163,9 @@ class RedisEventStore(EventStore):
         self.chain = chain
         self._redis = client
         self._cluster = client if isinstance(client, RedisCluster) else None
+        self._reads_replica = False
+        """`wait` reads a replica of the game's slot (see `dedicated`)."""
+        self._replica_map_read = 0.0
         self._url = url
         self.replica_wait = replica_wait
         self.club_storage = (
@@ -190,13 +198,16 @@ class RedisEventStore(EventStore):
         club_lease: int = DEFAULT_LEASE,
         replica_wait: ReplicaWait | None = None,
         request_id_retention: float = REQUEST_ID_RETENTION,
+        read_replicas: bool = False,
     ) -> RedisEventStore:
         """A store on a new client, sealing with `chain`. The client has no socket timeout
         of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
         limited by redis-py as usual. At most `pool_size` connections (per node, on a
         cluster): a call that finds them all busy waits for one (up to `timeout`) rather
         than opening more. The URL carries the credentials and TLS settings (see
-        `with_credentials`); ``redis+cluster://`` names a Redis Cluster."""
+        `with_credentials`); ``redis+cluster://`` names a Redis Cluster.
+        `read_replicas` (a cluster's watch tails, see `dedicated`): the client's connections
+        may read from replicas (READONLY), and `wait` reads a replica of the game's slot."""
         # Replies stay bytes (the store decodes what it reads); no socket timeout (the
         # watchdog's); a connection idle for 30 s is pinged before it is used.
         settings: dict[str, Any] = {
@@ -206,6 +217,10 @@ class RedisEventStore(EventStore):
         }
         client: RedisClient
         if is_cluster_url(url):
+            if read_replicas:
+                # (Any strategy makes redis-py send READONLY on each new connection; `wait`
+                # picks its node itself.)
+                settings["load_balancing_strategy"] = LoadBalancingStrategy.ROUND_ROBIN_REPLICAS
             client = open_cluster(url, turns=pool_size, connect_timeout=timeout, **settings)
             pack_with_hiredis(client)
         else:
@@ -214,7 +229,7 @@ class RedisEventStore(EventStore):
             )
             pack_with_hiredis(pool)
             client = aioredis.Redis.from_pool(pool)
-        return cls(
+        store = cls(
             client,
             prefix,
             timeout,
@@ -225,12 +240,18 @@ class RedisEventStore(EventStore):
             url=url if is_cluster_url(url) else "",
             request_id_retention=request_id_retention,
         )
+        store._reads_replica = read_replicas and store._cluster is not None
+        return store
 
     def dedicated(self) -> RedisEventStore:
         """A store on one connection of its own to the same Redis, outside the request
         path's pool: for a reader that blocks (a watch tail), so that no number of them
         can hold the connections a RecordMove needs. Close it when done. (On a cluster: a
-        client of its own, with one connection per node it reads from.)"""
+        client of its own, with one connection per node it reads from.)
+
+        With a replica wait on a cluster, the reader reads a replica of the game's slot: a
+        move the primary stored but no replica confirmed is not acknowledged, and is lost if
+        a replica takes over, so no watcher may be shown it before a replica has it."""
         if self._cluster is not None:
             return RedisEventStore.from_url(
                 self._url,
@@ -239,6 +260,7 @@ class RedisEventStore(EventStore):
                 chain=self.chain,
                 pool_size=1,
                 request_id_retention=self.request_id_retention_ms / 1000,
+                read_replicas=self.replica_wait is not None,
             )
         assert isinstance(self._redis, aioredis.Redis)
         pool = self._redis.connection_pool
@@ -496,6 +518,8 @@ class RedisEventStore(EventStore):
     ) -> list[events_pb2.Event]:
         key = self.key(game_id, "events")
         block = max(1, int(timeout_seconds * 1000))
+        if self._reads_replica:
+            return await self._wait_on_replica(game_id, key, after_sequence, timeout_seconds)
         if self._cluster is None:
             reading = self._redis.xread({key: f"{after_sequence}-0"}, block=block, count=1000)
         else:
@@ -514,6 +538,53 @@ class RedisEventStore(EventStore):
             # The node turned replica under the blocked read (a failover): nothing came;
             # the next read finds the slot's new primary (MOVED).
             return []
+        return self._parse_read(game_id, after_sequence, reply)
+
+    async def _wait_on_replica(
+        self, game_id: str, key: str, after_sequence: int, timeout_seconds: float
+    ) -> list[events_pb2.Event]:
+        """`wait` on a replica of the game's slot (see `dedicated`). What it read is shown
+        only if the node it asked is still a replica of that slot afterwards: a replica
+        promoted under a blocked read (a failover) answers what its own appends added,
+        which no replica may have yet; those are read again from the new replica."""
+        cluster = self._cluster
+        assert cluster is not None
+        await self._call(cluster.initialize())
+        node = cluster.get_node_from_key(key, replica=True)
+        if node is None:
+            # No replica listed (a cluster lists one only once it has taken writes, or
+            # none is up): nothing here is confirmed yet. Read the slot map again, at
+            # most once a second, and look again then.
+            now = time.monotonic()
+            if now - self._replica_map_read >= REPLICA_MAP_SECONDS:
+                self._replica_map_read = now
+                await self._call(cluster.nodes_manager.initialize())
+            await asyncio.sleep(min(timeout_seconds, REPLICA_MAP_SECONDS))
+            return []
+        block = max(1, int(timeout_seconds * 1000))
+        try:
+            reading = cluster.execute_command(
+                "XREAD", "COUNT", 1000, "BLOCK", block, "STREAMS", key, f"{after_sequence}-0",
+                target_nodes=node,
+            )  # fmt: skip
+            reply = await self._call(reading, limit=timeout_seconds + self._timeout)
+        except redis_errors.ResponseError as exc:
+            if not str(exc).startswith("UNBLOCKED"):
+                raise
+            return []
+        if not reply:
+            return []
+        role = await self._call(cluster.execute_command("ROLE", target_nodes=node))
+        now_asked = cluster.get_node_from_key(key, replica=True)
+        if role[0] != b"slave" or now_asked is None or now_asked.name != node.name:
+            # Promoted, or the read was redirected: nothing of it is shown; the slot map
+            # is read again and the next read asks a replica.
+            self._replica_map_read = time.monotonic()
+            await self._call(cluster.nodes_manager.initialize())
+            return []
+        return self._parse_read(game_id, after_sequence, reply)
+
+    def _parse_read(self, game_id: str, after_sequence: int, reply: Any) -> list[events_pb2.Event]:
         events: list[events_pb2.Event] = []
         for _stream, entries in reply or []:
             events.extend(

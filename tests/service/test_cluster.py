@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -296,3 +298,91 @@ def test_the_typescript_and_go_clients_pass_the_scenario_on_the_cluster(
     _assert_all_passed(
         _run([str(binary), "--address", served_on_cluster], GO, 180), _scenario_steps()
     )
+
+
+# (The same redis-py connections as above, after the replica's takeover.)
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_watcher_is_never_shown_a_move_no_replica_confirmed(redis_cluster: LocalCluster) -> None:
+    """With --redis-wait 1, a move its primary stored alone is not acknowledged (the
+    recorder is told UNAVAILABLE), and a replica that takes over never had it. A watcher
+    must not have been shown it either: a tail reads the game's replica. (Before, it read
+    the primary: the watcher saw the lost move, then either a chain check that called the
+    game tampered or, resuming, the move recorded in its place skipped as seen.)"""
+    cluster = redis_cluster
+    with (
+        background_server(cluster.url, CHAIN, OWNER_TOKEN, ReplicaWait(1, 300)) as server,
+        Client(server.target, token=OWNER_TOKEN, timeout=30) as client,
+    ):
+        game_id = client.create_game("splendor", ["Ann", "Bob"]).game_id
+        prefix = splendor_line(seed=11)[:20]
+        version = client.get_game(game_id).version
+        for notation in prefix:
+            version = client.record(game_id, notation, expected_version=version).game.version
+        watched: list[str] = []
+        failures: list[str] = []
+
+        def watch_until(count: int) -> None:
+            try:
+                with Client(server.target, token=OWNER_TOKEN, timeout=60) as own:
+                    for item in own.watch(game_id, from_revision=1, timeout=60):
+                        event = item.update.event
+                        if item.HasField("update") and event.HasField("move_recorded"):
+                            watched.append(event.move_recorded.notation)
+                            if len(watched) == count:
+                                return
+            except TablelogError as error:
+                failures.append(f"{error.code}: {error}")
+
+        watcher = threading.Thread(target=watch_until, args=(len(prefix) + 2,))
+        watcher.start()
+        deadline = time.monotonic() + 10
+        while len(watched) < len(prefix) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _to_move, legal = client.legal_moves(game_id)
+        lost, instead = legal[0].notation, legal[1].notation
+        master = cluster.owner_of(game_slot(game_id))
+        replica = cluster.replica_of(master)
+        pids = dict(zip(cluster.ports, cluster.redis_pids(), strict=True))
+        # The replica stops, and its link is cut, so nothing more reaches it.
+        os.kill(pids[replica], signal.SIGSTOP)
+        try:
+            cluster.command(master, "CLIENT", "KILL", "TYPE", "replica")
+            with pytest.raises(TablelogError) as refused:
+                client.record(game_id, lost, expected_version=version)
+            assert refused.value.code == grpc.StatusCode.UNAVAILABLE
+            time.sleep(0.5)  # (time for a tail to show it, were it going to)
+            # The primary stops; its replica takes over without it.
+            os.kill(pids[master], signal.SIGSTOP)
+        finally:
+            os.kill(pids[replica], signal.SIGCONT)
+        try:
+            cluster.command(replica, "CLUSTER", "FAILOVER", "TAKEOVER")
+            while cluster.role(replica) != "master":
+                time.sleep(0.02)
+        finally:
+            os.kill(pids[master], signal.SIGCONT)
+        cluster.wait_until_settled()
+        deadline = time.monotonic() + 20
+        for chosen in (instead, None):
+            while True:
+                try:
+                    if chosen is None:
+                        _to_move, legal = client.legal_moves(game_id)
+                        chosen = legal[0].notation
+                    reply = client.record(game_id, chosen, expected_version=version)
+                    version = reply.game.version
+                    break
+                except TablelogError as error:
+                    if error.code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+        watcher.join(30)
+        stored = [
+            e.move_recorded.notation for e in client.export(game_id) if e.HasField("move_recorded")
+        ]
+        assert stored[len(prefix)] == instead != lost
+        assert not failures
+        assert watched == stored
+        assert client.verify(game_id).ok
+    gc.collect()
