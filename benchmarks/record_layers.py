@@ -72,6 +72,9 @@ class BenchContext:
     def code(self) -> Any:
         return self._code
 
+    def set_trailing_metadata(self, metadata: Any) -> None:
+        self._trailing = metadata
+
     async def abort(self, code: Any, details: str = "", trailing_metadata: Any = ()) -> None:
         self._code = code
         raise RuntimeError(f"aborted: {code} {details}")
@@ -84,7 +87,8 @@ class BenchContext:
 def measure(root: Path, kind: str, redis_url: str, key_file: str, lines: list[list[str]]) -> Any:
     """CPU us per move of `kind` with `root`'s modules (run in a process of its own)."""
     sys.path[:0] = [str(root), str(root / "proto"), str(ROOT)]
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the log lines go nowhere, as in record.py
+    if not os.environ.get("RECORD_LAYERS_STDERR"):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the log lines go nowhere, as in record.py
     from tablelog.service.access.quotas import CallerLimits
     from tablelog.service.api.server import build_server, tune_gc
     from tablelog.service.logs import configure_logging
@@ -352,8 +356,10 @@ def main() -> int:
                     [sys.executable, __file__, "--measure", str(root), "--redis-url", redis.url,
                      "--key-file", key_file, "--lines", str(lines_file),
                      "--calls", str(args.calls), *extra],
-                    capture_output=True, text=True, check=True,
+                    capture_output=True, text=True, check=False,
                 )  # fmt: skip
+                if done.returncode != 0:
+                    raise SystemExit(f"{root} --kind {extra}: failed:\n{done.stderr}")
                 return done.stdout.split("\n")[-2]
 
             for _round in range(args.repeat):
