@@ -162,10 +162,15 @@ def serve(
     durability: str,
     extra: list[str],
     environment: dict[str, str],
+    memray: str | None = None,
 ) -> Server:
     grpc_address = f"127.0.0.1:{free_port()}"
     http_address = f"127.0.0.1:{free_port()}"
-    command = [sys.executable, "-m", "tablelog_client.cli", "serve", "--data-dir", str(data_dir),
+    # Under memray (`--memray FILE`): every allocation, native ones (protobuf's arenas)
+    # included, for benchmarks/memory_growth.py to say what the live heap grew by.
+    profiler = ["-m", "memray", "run", "--native", "--follow-fork", "-q", "-o", memray]
+    command = [sys.executable, *(profiler if memray else []),
+               "-m", "tablelog_client.cli", "serve", "--data-dir", str(data_dir),
                "--address", grpc_address, "--http-address", http_address,
                "--durability", durability, *extra]  # fmt: skip
     if redis_url:
@@ -985,10 +990,13 @@ def run(backend: str, args: Any) -> bool:
                 (directory / "redis").mkdir()
                 redis_process, redis_url = standalone_redis(directory / "redis")
             extra = [f"--{flag}={value}" for flag, value in args.serve_setting]
-            for _ in range(args.instances):
+            for index in range(args.instances):
                 environment = dict(pair.split("=", 1) for pair in args.serve_env)
+                memray = args.memray and f"{args.memray}.{backend}.{index}"
                 servers.append(
-                    serve(directory / "data", redis_url, args.durability, extra, environment)
+                    serve(
+                        directory / "data", redis_url, args.durability, extra, environment, memray
+                    )
                 )
             owner = (directory / "data" / "owner.token").read_text(encoding="utf-8").strip()
             report = asyncio.run(play(servers, owner, args, backend))
@@ -1032,6 +1040,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the steppers' port: HTTP (the web app's) or gRPC")  # fmt: skip
     parser.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
                         help="an environment variable of tablelog serve")  # fmt: skip
+    parser.add_argument("--memray", metavar="FILE",
+                        help="run each tablelog serve under memray (pip install memray), "
+                        "writing FILE.BACKEND.N; see benchmarks/memory_growth.py")  # fmt: skip
     args = parser.parse_args(argv)
     if args.move_seconds is None:
         args.move_seconds = 0.0 if args.long else 2.0
