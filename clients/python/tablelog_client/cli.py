@@ -32,6 +32,7 @@ from tablelog_client.common import (
     UsageError,
     change_lines,
     current_game,
+    deletion_words,
     describe_game,
     forget_current_game,
     game_named,
@@ -818,7 +819,8 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
             if item.WhichOneof("item") == "update":
                 narrator.follow(item.update.state.to_move)
                 if (
-                    item.update.event.WhichOneof("body") in ("game_ended", "game_abandoned")
+                    item.update.event.WhichOneof("body")
+                    in ("game_ended", "game_abandoned", "game_deleted")
                     and not args.follow
                 ):
                     return 0
@@ -902,6 +904,17 @@ def cmd_abandon(args: argparse.Namespace, client: Client) -> int:
     else:
         print("game abandoned" + (f" ({args.reason})" if args.reason else ""))
         print(describe_game(game))
+    return 0
+
+
+def cmd_delete_game(args: argparse.Namespace, client: Client) -> int:
+    game = client.delete_game(args.game_id, reason=args.reason)
+    if args.json:
+        print_json(game)
+    else:
+        print(f"game {game.game_id} {deletion_words(game.deletion)}")
+        print("it is kept and still verifies (`tablelog verify`, `tablelog audit`); it has left")
+        print("the club's list and standings, and nothing more can be recorded in it")
     return 0
 
 
@@ -1345,6 +1358,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the version you saw (default: fetch the current one)",
     )
+    command = add(
+        "delete-game",
+        cmd_delete_game,
+        "the club's owner deletes a game: it leaves the list and the standings, is kept and "
+        "still verifies, and nothing more can be recorded in it (`delete` takes back one move)",
+    )
+    # No default game here (`tablelog use`): a deletion cannot be taken back, so it names
+    # its game every time.
+    command.add_argument("game_id", help="the game's id (required: no default game here)")
+    command.add_argument("--reason", default="", help="why, in words (kept in the tombstone)")
     command = add(
         "show",
         on_game(cmd_show),
