@@ -87,6 +87,12 @@ def test_the_owner_deletes_a_game_that_then_is_kept_closed_and_unlisted(
         assert again.deletion == deleted.deletion
         assert len(owner.export(ended)) == events_before + 1
 
+        # Its strict archive imports as it was: a deleted game, kept, verified, unlisted.
+        restored = owner.import_events(owner.export(ended))
+        assert restored.status == service_pb2.GAME_STATUS_DELETED
+        assert owner.verify(restored.game_id).ok
+        assert restored.game_id not in [g.game_id for g in owner.list_games()]
+
         # A game in progress is deleted as well, and its index entry still says whose it is.
         owner.delete_game(running)
         assert running not in [g.game_id for g in owner.list_games()]
