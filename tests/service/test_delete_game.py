@@ -7,6 +7,8 @@ same tombstone, a recorder is refused and changes nothing, and another club lear
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
 
 import grpc
 import pytest
@@ -21,6 +23,7 @@ from tablelog.service.store.game_index import INDEX_SCRIPT
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 from tablelog_client import Client
 from tablelog_client.sdk import TablelogError
+from tests.service.support import tablelog_command
 from tests.service.test_club_memory import play, settled
 from tests.service.test_players import _club
 
@@ -86,6 +89,21 @@ def test_the_owner_deletes_a_game_that_then_is_kept_closed_and_unlisted(
         again = owner.delete_game(ended, reason="twice")
         assert again.deletion == deleted.deletion
         assert len(owner.export(ended)) == events_before + 1
+
+        # Nothing more to watch (a watch from the head would wait for good).
+        watched = subprocess.run(
+            [*tablelog_command(), "watch", ended, "--timeout", "5"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "TABLELOG_ADDRESS": server.target, "TABLELOG_TOKEN": token},
+            check=True,
+        ).stdout.splitlines()
+        assert "  deleted by Boss on " in watched[0]
+        assert watched[0].endswith(" UTC (a test game)")
+        assert watched[1] == (
+            "this game was deleted: nothing more to watch (replay it with `tablelog replay`)"
+        )
 
         # Its strict archive imports as it was: a deleted game, kept, verified, unlisted.
         restored = owner.import_events(owner.export(ended))

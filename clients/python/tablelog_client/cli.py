@@ -785,12 +785,14 @@ FINISHED = (service_pb2.GAME_STATUS_ENDED, service_pb2.GAME_STATUS_ABANDONED)
 def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     game = client.get_game(args.game_id)
     players = [p.name for p in game.players]
-    if game.status in FINISHED and not args.follow and not args.from_revision:
+    deleted = game.status == service_pb2.GAME_STATUS_DELETED
+    if (deleted or game.status in FINISHED) and not args.follow and not args.from_revision:
         if args.json:
             print_json(game)
         else:
             print(describe_game(game))
-            print("this game has ended: nothing more to watch (replay it with `tablelog replay`)")
+            what = "was deleted" if deleted else "has ended"
+            print(f"this game {what}: nothing more to watch (replay it with `tablelog replay`)")
         return 0
     if not args.json:
         print(describe_game(game), flush=True)
