@@ -251,13 +251,15 @@ class Game(Protocol[StateT, MoveT]):
         """The canonical text of `move` in `state`: `parse(format(m), s) == m`."""
         ...
 
-    def undealt(self, move: MoveT, state: StateT) -> MoveT | None:
+    def undealt(self, move: MoveT, state: StateT) -> MoveT | Sequence[MoveT] | None:
         """`move`, made in `state` of a dealt game, as a table game records it (issue 26: a
         dealt game's text record imports as a table game): the same move, with what the
         table would have named when it came to light (the card of a blind reserve bought);
         None for a dealing a table game does not record (a blind reserve's card dealt face
-        down, tiles removed unseen). Raises `IllegalMove` (DEALT_ONLY) when the table game
-        has no way to record it."""
+        down, tiles removed unseen); several moves when the table records more there (the
+        move that ends a Castello Methoni game, then the missions the table records at the
+        final scoring, which the server dealt at setup). Raises `IllegalMove` (DEALT_ONLY)
+        when the table game has no way to record it."""
         ...
 
     def detail(self, move: MoveT, state: StateT) -> str:

@@ -64,6 +64,8 @@ class Status(enum.Enum):
     IN_PROGRESS = "in progress"
     ENDED = "ended"
     ABANDONED = "abandoned"
+    DELETED = "deleted"
+    """Deleted by the club's owner (a GameDeleted tombstone): kept, closed to every change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +332,8 @@ def undo(position: Position) -> Position:
     game, or a dealt game whose seed the end revealed, is closed for good."""
     if position.status is Status.ABANDONED:
         raise GameOver("The game was abandoned: its moves can no longer be taken back.")
+    if position.status is Status.DELETED:
+        raise GameOver("The game was deleted: its moves can no longer be taken back.")
     if position.status is Status.ENDED and position.table.mode == DEALT:
         raise GameOver(
             "The game is over and its dealing seed is revealed: its moves can no longer be "
@@ -446,6 +450,8 @@ def check_amendable(position: Position) -> None:
     (its seed revealed). A game that ended in table mode can be corrected, as by undo."""
     if position.status is Status.ABANDONED:
         raise GameOver("The game was abandoned: its moves can no longer be corrected.")
+    if position.status is Status.DELETED:
+        raise GameOver("The game was deleted: its moves can no longer be corrected.")
     if position.status is Status.ENDED and position.table.mode == DEALT:
         raise GameOver(
             "The game is over and its dealing seed is revealed: its moves can no longer be "
@@ -562,6 +568,10 @@ def advance(position: Position, event: events_pb2.Event, strict: bool = False) -
             "SEQUENCE_GAP",
             f"Event {event.sequence} does not follow event {position.sequence}.",
         )
+    if position.status is Status.DELETED:
+        # The tombstone is a stream's last event: one event after it is a history that
+        # was changed after the game was deleted.
+        raise HistoryError("AFTER_DELETION", f"Event {event.sequence} follows the game's deletion.")
     if body not in HISTORY_BODIES:
         if event.revision != position.revision:
             raise HistoryError(
@@ -569,6 +579,10 @@ def advance(position: Position, event: events_pb2.Event, strict: bool = False) -
                 f"Event {event.sequence} claims revision {event.revision}, "
                 f"the history is at {position.revision}.",
             )
+        if body == "game_deleted":
+            # A deletion changes no move (it keeps the revision, like an annotation) but
+            # closes the game for good, whatever its status was.
+            return replace(position, sequence=event.sequence, status=Status.DELETED)
         return replace(position, sequence=event.sequence)
     if event.revision != position.revision + 1:
         raise HistoryError(

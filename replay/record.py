@@ -920,14 +920,24 @@ def as_table_game(dealt: GameRecord) -> GameRecord:
     opening = list(dealt.opening)
     for number, recorded in enumerate(dealt.moves, start=1):
         try:
-            inner = game.undealt(table.unwrap(recorded.move), recorded.before)
-            if inner is None:
+            undealt = game.undealt(table.unwrap(recorded.move), recorded.before)
+            if undealt is None:
                 # The notes on a dealing left out go to the move before it, or to the game
                 # as a whole when no move came before (Medici's first day's removals).
                 (moves[-1].notes if moves else opening).extend(recorded.notes)
                 continue
-            notation = game.format(inner, position.state)
-            position = folding.record(position, table.wrap(inner), notation)
+            # One move, or several the table records there (the first carries the notes).
+            table_moves = [undealt] if isinstance(undealt, Message) else list(undealt)
+            notes = list(recorded.notes)
+            for inner in table_moves:
+                notation = game.format(inner, position.state)
+                position = folding.record(position, table.wrap(inner), notation)
+                applied = position.applied.head if position.applied is not None else None
+                assert applied is not None
+                moves.append(
+                    RecordedMove(applied.move, notation, applied.before, notes, applied=applied)
+                )
+                notes = []
         except RulesError as refused:
             raise RecordError(
                 refused.code,
@@ -936,13 +946,6 @@ def as_table_game(dealt: GameRecord) -> GameRecord:
                 f"move {number} of this dealt game ({recorded.notation}) has no table-game "
                 f"equivalent: {refused}",
             ) from None
-        applied = position.applied.head if position.applied is not None else None
-        assert applied is not None
-        moves.append(
-            RecordedMove(
-                applied.move, notation, applied.before, list(recorded.notes), applied=applied
-            )
-        )
     return GameRecord(
         created,
         moves,

@@ -386,7 +386,11 @@ def check_event(field_name: str, event: events_pb2.Event) -> None:
         check_length(f"{field_name}.annotation_removed.annotation_id", removed, MAX_ANNOTATION_ID)
     for text in (event.actor.user, event.actor.club, event.actor.client):
         check_length(f"{field_name}.actor", text, MAX_ACTOR_TEXT)
-    for reason in (event.move_undone.reason, event.game_abandoned.reason):
+    for reason in (
+        event.move_undone.reason,
+        event.game_abandoned.reason,
+        event.game_deleted.reason,
+    ):
         check_length(f"{field_name}.reason", reason, MAX_REASON)
 
 

@@ -121,6 +121,20 @@ class VariationIllegal(ServiceError):
     its path, its notation and the rule it breaks)."""
 
 
+class DeletedGame(ServiceError):
+    """A change to a game its club's owner deleted (GAME_DELETED, metadata deleted_by and
+    deleted_time): the game is kept and can be read, never changed again."""
+
+    def __init__(self, game_id: str, by: str, when: str) -> None:
+        who = by or "the club's owner"
+        super().__init__(
+            "GAME_DELETED",
+            f"This game was deleted by {who} on {when}: it is kept "
+            "and can be read and verified, but nothing can be recorded in it any more.",
+            metadata={"game_id": game_id, "deleted_by": by, "deleted_time": when},
+        )
+
+
 class TypoWhileStale(ServiceError):
     """A move whose text reads as no move, sent at a version the game has moved on from:
     told as the typo it is (the text needs fixing at any version), the versions in the
@@ -236,6 +250,7 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (NotFound, None, C.NOT_FOUND, ""),
     (OutOfRange, None, C.OUT_OF_RANGE, ""),
     (Unverifiable, None, C.FAILED_PRECONDITION, ""),
+    (DeletedGame, None, C.FAILED_PRECONDITION, ""),
     (RosterMoved, None, C.FAILED_PRECONDITION, ""),
     (AmendRefused, None, C.FAILED_PRECONDITION, ""),
     (VariationIllegal, None, C.FAILED_PRECONDITION, ""),

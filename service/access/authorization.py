@@ -75,6 +75,7 @@ TABLE: Mapping[str, Row] = {
     f"/{TABLELOG}/RedoMove": CHANGE,
     f"/{TABLELOG}/AmendMove": CHANGE,
     f"/{TABLELOG}/AbandonGame": CHANGE,
+    f"/{TABLELOG}/DeleteGame": OWNERS,
     f"/{TABLELOG}/GetState": READ,
     f"/{TABLELOG}/ListLegalMoves": READ,
     f"/{TABLELOG}/ReplayGame": READ,

@@ -39,6 +39,7 @@ CHANGE_METHODS = frozenset(
         "UndoMove",
         "RedoMove",
         "AbandonGame",
+        "DeleteGame",
         "AddAnnotation",
         "RemoveAnnotation",
         "ImportGame",

@@ -94,6 +94,7 @@ CHANGES = frozenset(
         "AddAnnotation",
         "RemoveAnnotation",
         "AbandonGame",
+        "DeleteGame",
         "ImportGame",
         "ImportRecord",
     }
@@ -269,7 +270,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     ) -> service_pb2.GetGameResponse:
         head = await self.recorder.load(request.game_id)
         note(revision=head.revision)
-        return service_pb2.GetGameResponse(game=summarize(head))
+        deleted = head.position.status is folding.Status.DELETED
+        tombstone = await self.recorder.appender.tombstone(head) if deleted else None
+        return service_pb2.GetGameResponse(game=summarize(head, tombstone))
 
     @unary
     async def ListGames(
@@ -398,6 +401,21 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             actor=actor_of(context),
         )
         return service_pb2.AbandonGameResponse(
+            game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
+        )
+
+    @unary
+    async def DeleteGame(
+        self, request: service_pb2.DeleteGameRequest, context: Context
+    ) -> service_pb2.DeleteGameResponse:
+        before_append(context)
+        outcome = await self.recorder.delete_game(
+            request.game_id,
+            request_id=request.request_id,
+            reason=request.reason,
+            actor=actor_of(context),
+        )
+        return service_pb2.DeleteGameResponse(
             game=_outcome(outcome), receipt=self.recorder.receipt(outcome)
         )
 

@@ -66,7 +66,7 @@ def outcome_of(
     game_id: str, position: folding.Position, ended: Timestamp, sequence: int
 ) -> standings_pb2.GameOutcome | None:
     """What club memory keeps of a game: None unless it ended with a result (an abandoned
-    game, or one in progress, counts for nothing)."""
+    game, one in progress, or one its club's owner deleted counts for nothing)."""
     if position.status is not folding.Status.ENDED:
         return None
     result = (

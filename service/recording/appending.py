@@ -15,6 +15,7 @@ request under the same id is refused (IdempotencyKeyReused).
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import secrets
 import time
@@ -26,7 +27,7 @@ from google.protobuf import timestamp_pb2
 from tablelog.replay import fold as folding
 from tablelog.replay.core import RulesError
 from tablelog.service.access.quotas import storage_club
-from tablelog.service.errors import InvalidRequest
+from tablelog.service.errors import DeletedGame, InvalidRequest
 from tablelog.service.limits import MAX_REQUEST_ID, check_game_id, check_length
 from tablelog.service.metrics import APPEND_RETRIES
 from tablelog.service.recording.building import ENDING_BODIES
@@ -34,7 +35,14 @@ from tablelog.service.recording.game_index import entry_of, index_after_append, 
 from tablelog.service.recording.heads import Head, Heads
 from tablelog.service.recording.memory_feed import note_after_append
 from tablelog.service.recording.views import summarize
-from tablelog.service.store import ChainMismatch, EventStore, SeedOp, SequenceMoved, StaleVersion
+from tablelog.service.store import (
+    ChainMismatch,
+    EventStore,
+    GameNotFound,
+    SeedOp,
+    SequenceMoved,
+    StaleVersion,
+)
 from tablelog.v1 import events_pb2, service_pb2
 
 APPEND_ATTEMPTS = 20
@@ -78,6 +86,12 @@ def fingerprint(*parts: str | bytes | int | None) -> str:
             kind, data = (b"s", part.encode()) if isinstance(part, str) else (b"i", b"%d" % part)
         chunks += (kind, len(data).to_bytes(4, "big"), data)
     return hashlib.sha256(b"".join(chunks)).hexdigest()
+
+
+def deleted_refusal(game_id: str, tombstone: events_pb2.Event) -> DeletedGame:
+    """The refusal of a change to a deleted game: who deleted it and when (UTC)."""
+    when = tombstone.time.ToDatetime(tzinfo=datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return DeletedGame(game_id, tombstone.actor.user, when)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +149,9 @@ class Outcome:
     events, whose position is folded again when it is needed)."""
 
     def game(self) -> service_pb2.GameSummary:
-        return self.summary if self.summary is not None else summarize(self.head)
+        if self.summary is not None:
+            return self.summary
+        return summarize(self.head, self.events[-1] if self.events else None)
 
 
 Built = tuple[list[events_pb2.Event], folding.Position]
@@ -161,6 +177,14 @@ class Appender:
             return None
         return Outcome(await self.heads.load(game_id), tuple(original), duplicate=True)
 
+    async def tombstone(self, head: Head) -> events_pb2.Event:
+        """The GameDeleted event of a game deleted at `head`: its stream's last event (the
+        fold refuses any event after it)."""
+        last = await self.store.read(head.game_id, head.sequence - 1, 1)
+        if not last or last[-1].WhichOneof("body") != "game_deleted":
+            raise GameNotFound(head.game_id)  # not deleted at this head after all
+        return last[-1]
+
     async def append(self, plan: Plan) -> Outcome:
         """Compare-and-append `plan`; raises what the store raises (StaleVersion,
         SequenceMoved, ChainMismatch, GameExists, ...). A duplicate request id answers the
@@ -175,7 +199,9 @@ class Appender:
         created_time = base.created_time if base is not None else plan.events[0].time
         updated_time = plan.events[-1].time
         # The summary stored for listing is computed on the head as it will be.
-        summary = summarize(Head(plan.game_id, plan.after, b"", created_time, updated_time, seed))
+        summary = summarize(
+            Head(plan.game_id, plan.after, b"", created_time, updated_time, seed), plan.events[-1]
+        )
         club = storage_club()
         if base is None:
             # Refused before the game is indexed: a creation with no room leaves no trace.
@@ -237,6 +263,14 @@ class Appender:
             )
         head = await self.heads.load(game_id, fresh=False)
         for _attempt in range(APPEND_ATTEMPTS):
+            if head.position.status is folding.Status.DELETED:
+                # One check for every change (moves, undo, amends, notes, seats): a deleted
+                # game is closed for good. A retry of a change appended before still gets
+                # its original answer.
+                previous = await self.previous(game_id, origin)
+                if previous is not None:
+                    return previous
+                raise deleted_refusal(game_id, await self.tombstone(head))
             try:
                 if expected_revision is not None and expected_revision != head.revision:
                     head = await self.heads.catch_up(head)

@@ -181,12 +181,14 @@ async def list_games(
             entry = entry_of(summary)
             if (
                 entry.position != position
+                or entry.status == service_pb2.GAME_STATUS_DELETED
                 or (kind and entry.kind != kind)
                 or (status and entry.status != status)
                 or (player_filter and player_filter not in entry.players)
             ):
                 # Indexed by a creation that lost a race for the id, or not followed after
-                # a change of status: listed where its summary says, not here.
+                # a change of status (a deletion among them): listed where its summary
+                # says (a deleted game nowhere), not here.
                 stale.append(entry)
                 continue
             found.append(summary)

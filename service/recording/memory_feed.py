@@ -1,9 +1,10 @@
 """The follow-up that tells club memory a game changed (docs/club-memory.md): after an
-append that leaves a game ended or abandoned, or that changes an ended or abandoned game (an
-amend after the end, an undo that reopens it, an annotation), the game is noted in its
-club's feed for the projector (`tablelog.service.memory.projector`). Like the listing index's
-follow-up, the change is stored whatever happens here: an outage is logged and left to the sweep and
-the rebuild, never told to the caller of an append that succeeded."""
+append that leaves a game ended, abandoned or deleted, or that changes an ended or abandoned
+game (an amend after the end, an undo that reopens it, an annotation, its deletion), the
+game is noted in its club's feed for the projector (`tablelog.service.memory.projector`).
+Like the listing index's follow-up, the change is stored whatever happens here: an outage
+is logged and left to the sweep and the rebuild, never told to the caller of an append
+that succeeded."""
 
 from __future__ import annotations
 

@@ -135,6 +135,9 @@ class EventWords:
         if body == "game_abandoned":
             reason = event.game_abandoned.reason
             return f"{who} abandoned the game" + (f" ({reason})" if reason else "")
+        if body == "game_deleted":
+            reason = event.game_deleted.reason
+            return f"{who} deleted the game" + (f" ({reason})" if reason else "")
         return f"{who}: {body}"
 
 

@@ -31,6 +31,7 @@ from tablelog.replay.movers import check_named_mover, named_mover
 from tablelog.replay.registry import find_game
 from tablelog.service.bounds import check_record_tags
 from tablelog.service.errors import (
+    DeletedGame,
     ImportRefused,
     InvalidRequest,
     NotAMove,
@@ -433,6 +434,32 @@ class Commands:
             expected_revision=expected_version,
             origin=Origin(actor, request_id, asked),
         )
+
+    async def delete_game(
+        self, game_id: str, *, request_id: str, reason: str, actor: events_pb2.Actor
+    ) -> Outcome:
+        """The club's owner deletes the game (the role table lets no one else): a
+        GameDeleted tombstone appended through the chain, whatever the game's status. The
+        stream is kept and verifies; the status the tombstone gives (DELETED) takes the game
+        out of its club's listing (`tablelog.service.store.game_index`) and memory (no
+        outcome: `tablelog.service.memory.standings.outcome_of`), and `Appender.change`
+        refuses every later change. Deleting a deleted game answers its tombstone again
+        (idempotent, whoever asks and under whatever request id)."""
+        check_length("reason", reason, MAX_REASON)
+
+        def build(head: Head) -> Built:
+            events: list[events_pb2.Event] = []
+            body = events_pb2.GameDeleted(reason=reason)
+            position = push(head.position, events, next_event(head.position, game_deleted=body))
+            return events, position
+
+        origin = Origin(actor, request_id, fingerprint("DeleteGame", game_id, reason))
+        try:
+            return await self.appender.change(game_id, build, expected_revision=None, origin=origin)
+        except DeletedGame:
+            head = await self.heads.load(game_id)
+            tombstone = await self.appender.tombstone(head)
+            return Outcome(head, (tombstone,), duplicate=True)
 
     async def annotate(
         self,

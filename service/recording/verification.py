@@ -392,6 +392,8 @@ class HistoryCheck:
         created = position.table.created
         if created.mode != DEALT or position.status is folding.Status.IN_PROGRESS:
             return
+        if position.status is folding.Status.DELETED and self.ending is None:
+            return  # deleted while in progress: its seed was never revealed
         assert self.ending is not None
         self.failed_at = self.ending
         if not self.seed or hashlib.sha256(self.seed).digest() != created.seed_commitment:

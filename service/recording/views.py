@@ -38,6 +38,7 @@ STATUS = {
     folding.Status.IN_PROGRESS: service_pb2.GAME_STATUS_IN_PROGRESS,
     folding.Status.ENDED: service_pb2.GAME_STATUS_ENDED,
     folding.Status.ABANDONED: service_pb2.GAME_STATUS_ABANDONED,
+    folding.Status.DELETED: service_pb2.GAME_STATUS_DELETED,
 }
 
 
@@ -75,7 +76,19 @@ def _template(head: Head) -> service_pb2.GameSummary:
     return template
 
 
-def summarize(head: Head) -> service_pb2.GameSummary:
+def deletion_of(tombstone: events_pb2.Event) -> service_pb2.GameDeletion:
+    """Who deleted a game, when and why, from its GameDeleted event."""
+    return service_pb2.GameDeletion(
+        by=tombstone.actor.user,
+        member_id=tombstone.actor.member_id,
+        time=tombstone.time,
+        reason=tombstone.game_deleted.reason,
+    )
+
+
+def summarize(head: Head, tombstone: events_pb2.Event | None = None) -> service_pb2.GameSummary:
+    """The game at `head`; `tombstone`, the GameDeleted event of a deleted game (its last
+    event), fills in `deletion`."""
     position = head.position
     summary = service_pb2.GameSummary()
     summary.CopyFrom(_template(head))
@@ -88,6 +101,8 @@ def summarize(head: Head) -> service_pb2.GameSummary:
     summary.updated_time.CopyFrom(head.updated_time)
     if position.result is not None:
         summary.result.CopyFrom(position.result)
+    if tombstone is not None and tombstone.WhichOneof("body") == "game_deleted":
+        summary.deletion.CopyFrom(deletion_of(tombstone))
     return summary
 
 
@@ -135,6 +150,11 @@ def reveals_all(position: folding.Position) -> bool:
     every game but Splendor, whose unbought blind reserves stay hidden, RULES.md E13)."""
     if position.status is folding.Status.IN_PROGRESS:
         return False
+    if position.status is folding.Status.DELETED:
+        # Kept as it stood: a dealt game over before its deletion had published its seed
+        # (it has a result); a deleted table game shows no more than one in progress (it
+        # may have been abandoned, which shows nothing more).
+        return position.table.mode == DEALT and position.result is not None
     if position.table.mode == DEALT:
         return True
     return position.status is folding.Status.ENDED and position.game.reveals_all_at_end

@@ -32,6 +32,9 @@ time (seconds since year 1, zero-padded, then nanoseconds) and the game id, so t
 byte order is the order by (created time, game id) and a page after a cursor is one
 ``ZRANGE ... BYLEX REV LIMIT`` from it, with no global counter to order them.
 
+A deleted game (GAME_STATUS_DELETED, 4) keeps its entry in the entries hash, so its club
+still finds it by id (`holds`), and is a member of no set: no listing shows it.
+
 The index is a summary of the games' head summaries (the truth for what a game is): an
 entry is replaced only by one of the same or a later revision (`INDEX_SCRIPT`), so two
 updates of a game arriving out of order, or again, leave the later one; the status
@@ -78,6 +81,9 @@ local olds = redis.call("HMGET", KEYS[1], unpack(games))
 local added = {}
 local stored = {}
 local function sets(kind, status, players)
+  if status == "4" then  -- GAME_STATUS_DELETED: kept in the entries hash only
+    return {}
+  end
   local prefixes = {base}
   for player in string.gmatch(players, "[0-9a-f]+") do
     prefixes[#prefixes + 1] = base .. ":player:" .. player

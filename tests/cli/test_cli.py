@@ -146,20 +146,40 @@ def test_refusals_exit_1_with_the_reason(server: BackgroundServer) -> None:
     assert "GAME_NOT_FOUND" in missing.stderr
 
 
-def test_replay_prints_every_revision(server: BackgroundServer) -> None:
+def test_replay_prints_every_revision(server: BackgroundServer, client: Client) -> None:
     game_id = new_game(server)
-    for notation in splendor_line(seed=32)[:6]:
-        tablelog(server, "move", game_id, notation)
+    line = splendor_line(seed=32)
+    for notation in line[:18]:  # the setup's 15 reveals, then 3 players' moves
+        client.record(game_id, notation)
     frames = tablelog(server, "replay", game_id, "--json").stdout.splitlines()
-    assert [json.loads(f)["state"]["revision"] for f in frames] == [str(r) for r in range(1, 8)]
+    assert [json.loads(f)["state"]["revision"] for f in frames] == [str(r) for r in range(1, 20)]
     text = tablelog(server, "replay", game_id, "--all").stdout
-    assert text.count("== revision ") == 7
-    assert "revision 7" in text
-    # Stepping forward and back with the interactive keys, typed on stdin.
+    # The setup is one step, as `watch` and `history` fold it; the moves are numbered.
+    headers = [row for row in text.splitlines() if row.startswith("== ")]
+    assert headers[:2] == [
+        "== revision 1: game created for Ann, Bob",
+        "== revisions 2 to 16: setup: 15 table events",
+    ]
+    assert line[15:18] == ["reserve 1.2", "reveal 1.2 1k0:w2u2r1", "take u u"]
+    assert headers[2:] == [
+        "== revision 17: 1. Ann: reserve 1.2 (1u0:k3)",  # the card it took named beside it
+        "== revision 18: table: reveal 1.2 1k0:w2u2r1",  # after a move: not the setup's
+        "== revision 19: 2. Bob: take u u",
+    ]
+    # Stepping forward and back with the interactive keys, typed on stdin; a revision
+    # inside the setup goes to the setup's step.
     keys = "n\nn\np\n6\nl\nq\n"
     stepped = tablelog(server, "replay", game_id, "--step", stdin=keys).stdout
-    shown = [int(line.split()[1]) for line in stepped.splitlines() if line.startswith("revision ")]
-    assert shown == [1, 2, 3, 2, 6, 7]
+    screens = stepped.split("\033[2J\033[H")[1:]  # each step clears the screen first
+    shown = [screen.split(":")[0] for screen in screens]
+    assert shown == [
+        "revision 1/19",
+        "revisions 2 to 16/19",
+        "revision 17/19",
+        "revisions 2 to 16/19",
+        "revisions 2 to 16/19",
+        "revision 19/19",
+    ]
 
 
 def test_watch_prints_moves_recorded_elsewhere(server: BackgroundServer, client: Client) -> None:
@@ -279,10 +299,11 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
     replayed = tablelog(server, "replay", game_id, "--all").stdout
     headers = [line for line in replayed.splitlines() if line.startswith("== ")]
     assert headers[0] == "== revision 1: game created for Ann, Bob"
-    assert headers[1].startswith("== revision 2: the server dealt reveal ")
-    assert headers[dealt:] == [
-        f"== revision {dealt + 1}: Ann: take w u g",
-        f"== revision {dealt + 2}: Bob: take w r k",
+    # The server's deal of the layout is one step (the setup), the moves numbered.
+    assert headers[1] == f"== revisions 2 to {dealt}: setup: {dealt - 1} table events"
+    assert headers[2:] == [
+        f"== revision {dealt + 1}: 1. Ann: take w u g",
+        f"== revision {dealt + 2}: 2. Bob: take w r k",
         f"== revision {dealt + 3}: undid Bob's take w r k (revision {dealt + 2}) (misread)",
         f"== revision {dealt + 4}: redid Bob's take w r k (revision {dealt + 2})",
         f"== revision {dealt + 5}: undid Bob's take w r k (revision {dealt + 2})",
@@ -291,13 +312,10 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
     # Replayed from the middle, the first mover is still named (from the state before).
     bob = str(dealt + 2)
     middle = tablelog(server, "replay", game_id, "--all", "--from", bob, "--to", bob).stdout
-    assert middle.startswith(f"== revision {bob}: Bob: take w r k"), middle
+    assert middle.startswith(f"== revision {bob}: 2. Bob: take w r k"), middle
     watched = tablelog(server, "watch", game_id, "--from", bob).stdout.splitlines()
-    # Watched, a recorded move is numbered as the text record numbers it.
-    assert watched[1:] == [
-        line.removeprefix("== ").replace(": Bob: take", ": 2. Bob: take")
-        for line in headers[dealt + 1 :]
-    ]
+    # Watched, as replayed: a recorded move numbered as the text record numbers it.
+    assert watched[1:] == [line.removeprefix("== ") for line in headers[3:]]
     audit = [entry.summary for entry in client.audit(game_id)]
     assert audit[dealt] == f"1. Ann: take w u g (recorded by {OWNER_NAME})"
     assert audit[dealt + 2] == (

@@ -164,6 +164,7 @@ COMMAND_OF_RPC = {
     "RedoMove": "redo",
     "AmendMove": "amend",
     "AbandonGame": "abandon",
+    "DeleteGame": "delete-game",
     "GetState": "show",
     "ListLegalMoves": "legal",
     "ReplayGame": "replay",

@@ -38,8 +38,8 @@ def test_replay_shows_the_notes_under_their_move_and_knows_the_arrows(
     tablelog(server, "record", game_id, stdin="take w u g\ntake r r\n")
     tablelog(server, "annotate", game_id, "--move", "1.", "--glyph", "!?", "a", "bold", "start")
     shown = tablelog(server, "replay", game_id, "--all").stdout.splitlines()
-    at = shown.index("== revision 17: Ann: take w u g")
+    at = shown.index("== revision 17: 1. Ann: take w u g")
     assert shown[at + 1].startswith("   note: !? a bold start  — ")
     stepped = tablelog(server, "replay", game_id, "--step", stdin="l\nleft\nq\n").stdout
     assert "revision 18/18: annotation on revision 17: !? a bold start" in stepped
-    assert "revision 18/18: Bob: take r r" in stepped
+    assert "revision 18/18: 2. Bob: take r r" in stepped

@@ -172,16 +172,17 @@ def test_the_replay_counts_in_revisions_and_goes_to_one_by_number(
     server: BackgroundServer, client: Client
 ) -> None:
     game_id = new_game(server)
-    for text in splendor_line(seed=3)[:4]:
+    for text in splendor_line(seed=3)[:17]:  # the setup's 15 reveals (revisions 2-16), 2 more
         client.record(game_id, text)
-    client.annotate(game_id, "shares its move's revision", revision=3)
-    stepped = tablelog(server, "replay", game_id, "--step", stdin="\n3\np\nq\n").stdout
+    client.annotate(game_id, "shares its move's revision", revision=17)
+    stepped = tablelog(server, "replay", game_id, "--step", stdin="\n17\np\n9\nq\n").stdout
     screens = stepped.split("\033[2J\033[H")[1:]  # each step clears the screen first
     assert [screen.split(":")[0] for screen in screens] == [
-        "revision 1/5",
-        "revision 2/5",
-        "revision 3/5",
-        "revision 2/5",
+        "revision 1/18",
+        "revisions 2 to 16/18",  # the setup is one step, as `watch` and `history` fold it
+        "revision 17/18",
+        "revisions 2 to 16/18",
+        "revisions 2 to 16/18",  # a revision inside the setup goes to it
     ]
 
 

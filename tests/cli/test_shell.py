@@ -34,6 +34,7 @@ from tablelog_client.shell import (
     terminal_session,
 )
 from tests.cli.test_cli import new_game, tablelog
+from tests.service.helpers import splendor_line
 from tests.service.support import tablelog_command
 
 pytestmark = pytest.mark.slow
@@ -137,11 +138,38 @@ def test_a_game_moved_on_by_another_recorder_is_caught_up_by_name(
     assert shell.run_lines(typed(), keep_going=True) == 1
     said = out.getvalue().splitlines()
     stale = said.index("Bob> take r r")
-    assert said[stale + 1] == "meanwhile bob-phone recorded: Bob: take k k  (revision 18)"
+    assert said[stale + 1] == "meanwhile bob-phone recorded: 2. Bob: take k k  (revision 18)"
     assert said[stale + 2] == "revision 18 · to move: Ann"
     assert "your line is kept: Enter records it on this game as it is now" in said
     assert said[said.index("Ann> Ann: take r r") + 1] == "Ann: take r r  (revision 19)"
     assert moves_of(client, game_id)[-3:] == ["take w u g", "take k k", "take r r"]
+
+
+def test_a_setup_typed_elsewhere_is_caught_up_as_one_line_and_moves_by_number(
+    server: BackgroundServer, client: Client
+) -> None:
+    """The shell's catch-up reads the game as `watch` and `replay` do: the setup's reveals
+    typed on another device are one line, the players' moves numbered."""
+    game_id = new_game(server)  # table mode: the layout is typed in
+    line = splendor_line(seed=32)
+    recorder = client.add_member("cleo-phone", "recorder")
+    cleo_phone = client.create_token(recorder.member_id).token
+    out = io.StringIO()
+    shell = RecordingShell(client, game_id, address=server.target, out=out)
+
+    def typed() -> Iterator[str]:
+        with Client(server.target, token=cleo_phone) as other:
+            for notation in line[:16]:  # the 15 reveals of the setup, then Ann's move
+                other.record(game_id, notation)
+        yield "reveal 1.1 1k0:w1u1g1r1"  # this terminal still thinks the table reveals
+
+    shell.run_lines(typed())
+    said = out.getvalue().splitlines()
+    stale = said.index("table> reveal 1.1 1k0:w1u1g1r1")
+    assert said[stale + 1 : stale + 3] == [
+        "meanwhile cleo-phone recorded: setup: 15 table events  (revisions 2 to 16)",
+        "meanwhile cleo-phone recorded: 1. Ann: reserve 1.2 (1u0:k3)  (revision 17)",
+    ]
 
 
 # ------------------------------------------------------------------ keys at a terminal

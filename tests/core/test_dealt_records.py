@@ -1,7 +1,8 @@
 """A dealt game's text record as a table game records it (`record.as_table_game`, issue 26):
-the result kept for every game that has a table equivalent, Castello Methoni refused, the
-input left as it was; and a move's `detail` (what it takes by its place) names only what
-the rules let every viewer see (Splendor, the Medici card game)."""
+the result kept for every game (Castello Methoni's missions recorded at the final scoring,
+its draws left out, a redraw naming the hand), the input left as it was; and a move's
+`detail` (what it takes by its place) names only what the rules let every viewer see
+(Splendor, the Medici card game)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ import pytest
 from tablelog.replay import record
 from tablelog.replay.core import DEALT, SPECTATOR, TABLE, Game
 from tablelog.replay.registry import all_games
+from tablelog.v1 import castello_methoni_pb2 as castello_pb2
 from tablelog.v1 import events_pb2, game_pb2
 from tests.support.play import random_game
 
 SEEDS = (1, 2, 5)
-CONVERTED = ("medici", "medici-card-game", "mercado-de-lisboa", "splendor")
+CONVERTED = ("castello-methoni", "medici", "medici-card-game", "mercado-de-lisboa", "splendor")
 
 
 def _players(name: str) -> int:
@@ -31,8 +33,8 @@ def _dealt_record(name: str, seed: int) -> tuple[record.GameRecord, game_pb2.Gam
     return dealt, played.position.game.result(played.position.state)
 
 
-def test_every_game_is_either_converted_or_refused() -> None:
-    assert set(all_games()) == {*CONVERTED, "castello-methoni"}
+def test_every_game_is_converted() -> None:
+    assert set(all_games()) == set(CONVERTED)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -50,13 +52,56 @@ def test_a_dealt_record_as_a_table_game_keeps_the_result(name: str, seed: int) -
     assert again.result == table.result
 
 
-@pytest.mark.parametrize("seed", SEEDS[:2])
-def test_a_dealt_castello_record_is_refused(seed: int) -> None:
-    dealt, _ = _dealt_record("castello-methoni", seed)
-    with pytest.raises(record.RecordError) as refused:
-        record.as_table_game(dealt)
-    assert refused.value.code == "DEALT_ONLY"
-    assert refused.value.line == dealt.line
+@pytest.mark.parametrize("players", [3, 5])
+def test_a_dealt_castello_record_brings_each_card_to_light_where_a_table_records_it(
+    players: int,
+) -> None:
+    """Castello Methoni RULES.md §2, §4, §8-§9: the players' moves are kept, the hands and
+    draws are left out, and the missions dealt at setup follow the move that ends the game,
+    in seat order, as a table records them at the final scoring."""
+    played = random_game("castello-methoni", players, 7, mode=DEALT)
+    text = record.write([record.record_of(played.position)])
+    (dealt,) = record.read(text)
+    table = record.as_table_game(dealt)
+    kinds = [m.move.castello_methoni.WhichOneof("action") for m in dealt.moves]
+    missions = [m.notation for m in dealt.moves if m.notation.startswith("mission ")]
+    assert kinds.count("mission") == players
+    kept = [m.notation for m in dealt.moves if not m.notation.startswith(("mission ", "draw "))]
+    assert [m.notation for m in table.moves] == [*kept, *missions]
+    assert table.status is dealt.status
+    assert table.result == dealt.result
+    written = record.write([table])
+    assert '[Mode "table"]' in written
+    assert written.rstrip().splitlines()[-players:] == [f"* {m}" for m in missions]
+    # The text a table would have typed reads back to the same game.
+    (again,) = record.read(written)
+    assert again.result == table.result
+
+
+def test_a_castello_redraw_names_the_hand_it_reveals() -> None:
+    """RULES.md §4, stuck hand: a dealt `redraw` (the server knows the hand) is the table's
+    `redraw` naming the cards the hand held."""
+    played = random_game("castello-methoni", 3, 7, mode=DEALT, keep_states=True)
+    game = played.position.game
+    first_play = next(
+        i
+        for i, m in enumerate(played.moves)
+        if m.castello_methoni.WhichOneof("action") in ("build", "trade")
+    )
+    state = played.states[first_play]
+    hand = state.hands[state.current]
+    named = sorted(
+        state.board.card_name(card).lower() for card, count in enumerate(hand) for _ in range(count)
+    )
+    redraw = castello_pb2.CastelloMethoniMove(redraw=castello_pb2.CastelloMethoniRedraw())
+    found = game.undealt(redraw, state)
+    assert isinstance(found, tuple)
+    (table_redraw,) = found
+    assert sorted(c.lower() for c in table_redraw.redraw.revealed) == named
+    assert len(named) == 5
+    assert game.format(table_redraw, state) == "redraw " + " ".join(
+        c.lower() for c in table_redraw.redraw.revealed
+    )
 
 
 def test_as_table_game_leaves_its_input_unchanged_and_keeps_every_note() -> None:

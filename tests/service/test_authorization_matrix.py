@@ -225,6 +225,11 @@ def _abandon(w: World, club: Club, owner: Client, role: str) -> Message:
     return service_pb2.AbandonGameRequest(game_id=game.game_id, expected_version=game.version)
 
 
+def _delete(w: World, club: Club, owner: Client, role: str) -> Message:
+    game = owner.create_game("splendor", ["Ida", "Jan"])  # a game of its own to delete
+    return service_pb2.DeleteGameRequest(game_id=game.game_id, reason=f"by a {role}")
+
+
 def _remove_annotation(w: World, club: Club, owner: Client, role: str) -> Message:
     note = owner.annotate(club.game, "to be removed")
     return service_pb2.RemoveAnnotationRequest(game_id=club.game, annotation_id=note.annotation_id)
@@ -260,6 +265,7 @@ BUILDERS: dict[str, Build] = {
     ),
     f"/{TABLELOG}/AmendMove": _amend,
     f"/{TABLELOG}/AbandonGame": _abandon,
+    f"/{TABLELOG}/DeleteGame": _delete,
     f"/{TABLELOG}/GetState": _game(service_pb2.GetStateRequest),
     f"/{TABLELOG}/ListLegalMoves": _game(service_pb2.ListLegalMovesRequest),
     f"/{TABLELOG}/ReplayGame": _game(service_pb2.ReplayGameRequest),

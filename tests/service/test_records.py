@@ -227,19 +227,26 @@ def test_a_dealt_games_record_imports_as_a_table_game(client: Client) -> None:
     assert [re.sub(r" [123][wugrk]\d+:\S+", "", n) for n in table_buys] == dealt_buys
 
 
-def test_a_dealt_castello_record_is_refused_naming_why(client: Client) -> None:
-    """Castello Methoni's table mode records secret missions and hands at other times than
-    the server deals them: its dealt record is refused, naming the strict archive."""
+def test_a_dealt_castello_record_imports_as_a_table_game(client: Client) -> None:
+    """Castello Methoni (issue 26): the dealt record holds every mission and card the server
+    dealt; imported, the hands and draws are left out, the missions come to light at the
+    final scoring as a table records them, the result is the dealt game's, and the game says
+    it came from a dealt game."""
     played = random_game("castello-methoni", 3, 1, mode=DEALT)
     text = record.write([record.record_of(played.position)])
-    before = _game_ids(client)
-    first = '[Game "splendor"]\n[Players "Ann; Bob"]\n\n' + _splendor_lines() + "\n"
-    with pytest.raises(TablelogError) as refused:
-        client.import_record(first + text)
-    assert refused.value.metadata["rule"] == "DEALT_ONLY"
-    assert refused.value.metadata["line"] == str(first.count("\n") + 1)
-    assert "strict archive" in str(refused.value)
-    assert _game_ids(client) == before
+    (imported,) = client.import_record(text)
+    game = client.get_game(imported.game_id)
+    assert game.mode == game_pb2.MODE_TABLE
+    assert game.status == service_pb2.GAME_STATUS_ENDED
+    result = played.position.game.result(played.position.state)
+    assert list(game.result.winners) == list(result.winners)
+    assert [s.total for s in game.result.scores] == [s.total for s in result.scores]
+    written = client.export_record([game.game_id])
+    assert '[DealtGame "dealt by a server; imported as a table game"]' in written
+    missions = [n for n in played.notations if n.startswith("mission ")]
+    assert written.rstrip().splitlines()[-3:] == [f"* {m}" for m in missions]
+    assert not re.search(r"^\* draw ", written, re.MULTILINE)
+    assert client.verify(game.game_id).ok
 
 
 def test_the_record_holds_the_moves_in_effect_not_the_history(client: Client) -> None:

@@ -294,6 +294,11 @@ def valid_requests(target: TargetGame) -> dict[str, Message]:
             request_id="fz-a",
         ),
         "AbandonGame": s.AbandonGameRequest(game_id=game_id, expected_version=1, reason="x"),
+        # Another id of the same shape: a deleted target would be closed to the phases after
+        # this one (typed moves, amendments, notation).
+        "DeleteGame": s.DeleteGameRequest(
+            game_id=game_id[:-1] + ("1" if game_id.endswith("0") else "0"), reason="x"
+        ),
         "GetState": s.GetStateRequest(game_id=game_id, viewer=s.Viewer(seat=1)),
         "ListLegalMoves": s.ListLegalMovesRequest(game_id=game_id, page_size=3),
         "ReplayGame": s.ReplayGameRequest(game_id=game_id, from_revision=1, to_revision=2),
@@ -338,7 +343,8 @@ def fuzz_request_bytes(
                 payload, what = mutate(valid, rng), "damaged request"
             else:
                 fields = random_message(request_cls, rng)
-                if "game_id" in fields.DESCRIPTOR.fields_by_name and rng.random() < 0.5:
+                aimed = "game_id" in fields.DESCRIPTOR.fields_by_name
+                if aimed and method.name != "DeleteGame" and rng.random() < 0.5:
                     fields.game_id = target.game_id  # type: ignore[attr-defined]  # aim at a game
                 payload, what = fields.SerializeToString(), f"random fields {str(fields)[:120]!r}"
             campaign.send(path, payload, streaming=method.server_streaming, what=what)

@@ -21,7 +21,7 @@ import pytest
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import CHANCE, TERMINAL
-from tablelog.v1 import game_pb2
+from tablelog.v1 import game_pb2, service_pb2
 from tablelog_client.sdk import Client, TablelogError
 from tests.service.helpers import splendor_line
 from tests.service.support import ServeProcess
@@ -181,6 +181,33 @@ def test_a_dealt_games_text_record_imports_from_the_page_as_a_table_game(
     imported = live.client.get_game(game_id)
     assert imported.mode == game_pb2.MODE_TABLE
     assert imported.player_move_count == 1
+
+
+def test_the_owner_deletes_a_game_from_its_page(live: Live, browser: Browser) -> None:
+    """Issue 26: the club's owner deletes a game on its page (after saying yes); it says who
+    deleted it and when, takes no more changes, and leaves the list; a "no" changes nothing."""
+    game_id = live.client.create_game("splendor", ["Uma", "Val"], title="to delete").game_id
+    page = open_page(browser, live.url(f"/games/{game_id}"))
+    page.wait_for_selector("#delete-game", state="visible")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.click("#delete-game")
+    assert live.client.get_game(game_id).status == service_pb2.GAME_STATUS_IN_PROGRESS
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete-game")
+    page.locator("#game-status", has_text="Deleted by ").wait_for()
+    assert page.is_hidden("#delete-game")
+    assert page.is_hidden("#recorder")
+    deleted = live.client.get_game(game_id)
+    assert deleted.status == service_pb2.GAME_STATUS_DELETED
+    assert text(page, "#game-status").startswith(f"Deleted by {deleted.deletion.by} on ")
+    listing = open_page(browser, live.url("/"))
+    listing.wait_for_selector("table.games")
+    assert game_id not in listed_games(listing)
+    # Opened again, the page says so and offers no change.
+    again = open_page(browser, live.url(f"/games/{game_id}"))
+    again.locator("#game-status", has_text="Deleted by ").wait_for()
+    assert again.is_hidden("#delete-game")
+    assert again.is_hidden("#annotate")
 
 
 def test_the_list_pages_through_the_games(live: Live, browser: Browser) -> None:

@@ -350,6 +350,16 @@ func (c *Client) Abandon(ctx context.Context, gameID string, w Write, reason str
 	return resp.GetGame(), err
 }
 
+// DeleteGame deletes a game (the club's owner only): a tombstone is appended, the game leaves
+// the listings and the club's standings, stays readable and verifiable, and refuses every
+// later change. Deleting a deleted game answers its tombstone again.
+func (c *Client) DeleteGame(ctx context.Context, gameID string, reqID string, reason string) (*tablelogv1.GameSummary, error) {
+	resp, err := unary(c, ctx, c.Raw.DeleteGame, &tablelogv1.DeleteGameRequest{
+		GameId: gameID, RequestId: requestID(reqID), Reason: reason,
+	})
+	return resp.GetGame(), err
+}
+
 // State returns the state at a revision (0: the head) as viewer sees it (nil: spectator).
 func (c *Client) State(ctx context.Context, gameID string, revision uint64, viewer *tablelogv1.Viewer) (*tablelogv1.StateSnapshot, error) {
 	if viewer == nil {

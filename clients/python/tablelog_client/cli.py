@@ -32,6 +32,7 @@ from tablelog_client.common import (
     UsageError,
     change_lines,
     current_game,
+    deletion_words,
     describe_game,
     forget_current_game,
     game_named,
@@ -52,9 +53,12 @@ from tablelog_client.credentials import CredentialsError
 from tablelog_client.moves import (
     MOVE_HELP,
     MOVE_REFERENCE,
+    SetupFold,
+    Step,
     find_move,
     history_lines,
     moves_in_effect,
+    step_words,
 )
 from tablelog_client.operator_cli import add_operator_commands
 from tablelog_client.players_cli import add_players_commands
@@ -631,21 +635,30 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
         before = frames[0].event.revision - 1
         narrator.follow(client.state(args.game_id, before, seat=seat, full=args.full).to_move)
     notes = _notes_by_move(client, args.game_id) if not args.variation else {}
-    lines = []
+    # The setup's table events are one step, as `watch` and `history` fold them; the
+    # players' moves are numbered as the text record numbers them.
+    starts = bool(frames) and frames[0].event.revision <= 2 and not args.variation
+    setup: SetupFold[service_pb2.ReplayGameResponse] = SetupFold(starts)
+    steps: list[Step[service_pb2.ReplayGameResponse]] = []
     for frame in frames:
-        words = narrator.describe(frame.event, frame.detail)
-        if frame.event.WhichOneof("body") in MOVES_ANNOTATED:  # its notes, under it
-            words = "\n".join([words, *notes.get(frame.event.revision, [])])
-        lines.append(words)
+        words, table = step_words(narrator, frame)
+        steps += setup.take(frame.event.revision, words, frame, table)
         narrator.follow(frame.state.to_move)
+    steps += setup.flush()
+    lines = []
+    for step in steps:
+        # Each event's notes under it (a folded setup's under the fold).
+        annotated = (f for f in step.items if f.event.WhichOneof("body") in MOVES_ANNOTATED)
+        under = [line for f in annotated for line in notes.get(f.event.revision, [])]
+        lines.append("\n".join([step.words, *under]))
     interactive = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
     if not interactive:
-        for frame, words in zip(frames, lines, strict=True):
-            print(f"== {_frame_label(frame)}: {words}")
-            print(show_snapshot(frame.state, players))
+        for step, words in zip(steps, lines, strict=True):
+            print(f"== {_step_label(step)}: {words}")
+            print(show_snapshot(step.items[-1].state, players))
             print()
         return 0
-    return _step_through(frames, lines, players)
+    return _step_through(steps, lines, players)
 
 
 MOVES_ANNOTATED = ("game_created", "move_recorded", "move_amended")
@@ -666,11 +679,12 @@ def _notes_by_move(client: Client, game_id: str) -> dict[int, list[str]]:
     return notes
 
 
-def _frame_label(frame: service_pb2.ReplayGameResponse) -> str:
-    """ "revision 17", or for a step of a variation "variation move 2 (instead of revision
-    17)"."""
+def _step_label(step: Step[service_pb2.ReplayGameResponse]) -> str:
+    """ "revision 17", "revisions 2 to 16" (the setup), or for a step of a variation
+    "variation move 2 (instead of revision 17)"."""
+    frame = step.items[0]
     if not frame.HasField("variation"):
-        return f"revision {frame.event.revision}"
+        return step.revisions
     line = frame.variation.line
     named = "/".join(f"{line[i]}.{line[i + 1]}" for i in range(0, len(line) - 1, 2))
     where = f"line {named} of the variation" if named else "variation"
@@ -722,18 +736,20 @@ ARROW_WORDS = {"right": "n", "down": "n", "left": "p", "up": "p", "home": "f", "
 
 
 def _step_through(
-    frames: list[service_pb2.ReplayGameResponse], lines: Sequence[str], players: Sequence[str]
+    steps: list[Step[service_pb2.ReplayGameResponse]],
+    lines: Sequence[str],
+    players: Sequence[str],
 ) -> int:
-    """Step through the frames, counting in revisions (several events can share one: an
-    annotation shares its move's revision)."""
+    """Step through the steps, counting in revisions (several events can share one: an
+    annotation shares its move's revision; the folded setup covers several)."""
     index = 0
-    last = frames[-1].event.revision if frames else 0
+    last = steps[-1].last if steps else 0
     note = ""
-    while frames:
-        frame = frames[index]
+    while steps:
+        step = steps[index]
         print("\033[2J\033[H", end="")
-        print(f"revision {frame.event.revision}/{last}: {lines[index]}")
-        print(show_snapshot(frame.state, players))
+        print(f"{step.revisions}/{last}: {lines[index]}")
+        print(show_snapshot(step.items[-1].state, players))
         print(note or REPLAY_KEYS, flush=True)
         note = ""
         try:
@@ -741,22 +757,22 @@ def _step_through(
         except EOFError:
             return 0
         if key == "n":
-            index = min(index + 1, len(frames) - 1)
+            index = min(index + 1, len(steps) - 1)
         elif key == "p":
             index = max(index - 1, 0)
         elif key == "f":
             index = 0
         elif key == "l":
-            index = len(frames) - 1
+            index = len(steps) - 1
         elif key == "q":
             return 0
         elif key.isdigit():
             wanted = int(key)
-            matches = [i for i, f in enumerate(frames) if f.event.revision == wanted]
+            matches = [i for i, s in enumerate(steps) if s.first <= wanted <= s.last]
             if matches:
                 index = matches[-1]
             else:
-                first = frames[0].event.revision
+                first = steps[0].first
                 note = f"no revision {wanted} here (revisions {first}-{last}); {REPLAY_KEYS}"
         else:
             note = f"unknown key {key!r}; the keys are: {REPLAY_KEYS}"
@@ -769,12 +785,14 @@ FINISHED = (service_pb2.GAME_STATUS_ENDED, service_pb2.GAME_STATUS_ABANDONED)
 def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     game = client.get_game(args.game_id)
     players = [p.name for p in game.players]
-    if game.status in FINISHED and not args.follow and not args.from_revision:
+    deleted = game.status == service_pb2.GAME_STATUS_DELETED
+    if (deleted or game.status in FINISHED) and not args.follow and not args.from_revision:
         if args.json:
             print_json(game)
         else:
             print(describe_game(game))
-            print("this game has ended: nothing more to watch (replay it with `tablelog replay`)")
+            what = "was deleted" if deleted else "has ended"
+            print(f"this game {what}: nothing more to watch (replay it with `tablelog replay`)")
         return 0
     if not args.json:
         print(describe_game(game), flush=True)
@@ -790,7 +808,16 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
     # The table's events before the first player's move (the setup's reveals) are folded
     # into one line, as `history` folds them; a pause in the game (a heartbeat) or the end
     # of the watch lets out what is held.
-    setup = WatchedSetup(start <= 2 or players_moves(game) == 0)
+    setup: SetupFold[service_pb2.ReplayGameResponse] = SetupFold(
+        start <= 2 or players_moves(game) == 0
+    )
+
+    def say(steps: list[Step[service_pb2.ReplayGameResponse]]) -> None:
+        for step in steps:
+            print(f"{step.revisions}: {step.words}", flush=True)
+            if args.show and not step.held:
+                print(show_snapshot(step.items[-1].state, players), flush=True)
+
     try:
         for item in client.watch(
             args.game_id, start, heartbeat_seconds=args.heartbeat, timeout=args.timeout
@@ -798,66 +825,29 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
             if args.json:
                 print(to_json(item), flush=True)
             elif item.WhichOneof("item") == "heartbeat":
-                setup.flush()
+                say(setup.flush())
                 if args.verbose:
                     print(f"· head at revision {item.heartbeat.head_revision}", flush=True)
             else:
                 update = item.update
-                words = narrator.describe(update.event, update.detail)
-                revision = update.event.revision
-                table = update.event.WhichOneof("body") == "move_recorded" and (
-                    update.event.move_recorded.dealt or narrator.movers.get(revision) == ""
-                )
-                if not setup.hold(revision, words, table):
-                    # The players' moves numbered as the text record numbers them.
-                    recorded = update.event.WhichOneof("body") == "move_recorded"
-                    number = f"{update.move_number}. " if update.move_number and recorded else ""
-                    print(f"revision {revision}: {number}{words}", flush=True)
-                    if args.show:
-                        print(show_snapshot(update.state, players), flush=True)
+                words, table = step_words(narrator, update)
+                say(setup.take(update.event.revision, words, update, table))
             if item.WhichOneof("item") == "update":
                 narrator.follow(item.update.state.to_move)
                 if (
-                    item.update.event.WhichOneof("body") in ("game_ended", "game_abandoned")
+                    item.update.event.WhichOneof("body")
+                    in ("game_ended", "game_abandoned", "game_deleted")
                     and not args.follow
                 ):
                     return 0
     except TablelogError as error:
         if args.timeout is None or error.code != grpc.StatusCode.DEADLINE_EXCEEDED:
             raise
-        setup.flush()
+        say(setup.flush())
         if not args.json:
             print(f"stopped watching: --timeout {args.timeout:g}s reached", flush=True)
-    setup.flush()
+    say(setup.flush())
     return 0
-
-
-class WatchedSetup:
-    """The setup's table events as `watch` folds them: held while no player has moved
-    (`open`), then said as one line, "revisions 2 to 16: setup: 15 table events"."""
-
-    def __init__(self, open_: bool) -> None:
-        self.open = open_
-        self.held: list[tuple[int, str]] = []
-
-    def hold(self, revision: int, words: str, table: bool) -> bool:
-        """Whether the step is the setup's, and held; any other step closes the setup
-        (and lets out what was held before it)."""
-        if self.open and table:
-            self.held.append((revision, words))
-            return True
-        if revision > 1:
-            self.open = False
-        self.flush()
-        return False
-
-    def flush(self) -> None:
-        held, self.held = self.held, []
-        if len(held) == 1:
-            print(f"revision {held[0][0]}: {held[0][1]}", flush=True)
-        elif held:
-            first, last = held[0][0], held[-1][0]
-            print(f"revisions {first} to {last}: setup: {len(held)} table events", flush=True)
 
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
@@ -902,6 +892,17 @@ def cmd_abandon(args: argparse.Namespace, client: Client) -> int:
     else:
         print("game abandoned" + (f" ({args.reason})" if args.reason else ""))
         print(describe_game(game))
+    return 0
+
+
+def cmd_delete_game(args: argparse.Namespace, client: Client) -> int:
+    game = client.delete_game(args.game_id, reason=args.reason)
+    if args.json:
+        print_json(game)
+    else:
+        print(f"game {game.game_id} {deletion_words(game.deletion)}")
+        print("it is kept and still verifies (`tablelog verify`, `tablelog audit`); it has left")
+        print("the club's list and standings, and nothing more can be recorded in it")
     return 0
 
 
@@ -1345,6 +1346,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the version you saw (default: fetch the current one)",
     )
+    command = add(
+        "delete-game",
+        cmd_delete_game,
+        "the club's owner deletes a game: it leaves the list and the standings, is kept and "
+        "still verifies, and nothing more can be recorded in it (`delete` takes back one move)",
+    )
+    # No default game here (`tablelog use`): a deletion cannot be taken back, so it names
+    # its game every time.
+    command.add_argument("game_id", help="the game's id (required: no default game here)")
+    command.add_argument("--reason", default="", help="why, in words (kept in the tombstone)")
     command = add(
         "show",
         on_game(cmd_show),

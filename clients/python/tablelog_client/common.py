@@ -8,6 +8,7 @@ private helpers, so the modules form no import circle (a test holds that)."""
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import re
@@ -63,9 +64,18 @@ def describe_game(game: service_pb2.GameSummary) -> str:
         line += f"  to move: {who_moves(game.to_move, players)}"
     elif game.status == service_pb2.GAME_STATUS_ENDED:
         line += f"  {result_words(game.result, players)}"
+    elif game.status == service_pb2.GAME_STATUS_DELETED and game.HasField("deletion"):
+        line += f"  {deletion_words(game.deletion)}"
     if game.title:
         line += f"  “{game.title}”"
     return line
+
+
+def deletion_words(deletion: service_pb2.GameDeletion) -> str:
+    """ "deleted by Ann on 2026-12-02 07:10 UTC (a test game)"."""
+    when = deletion.time.ToDatetime(tzinfo=datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    reason = f" ({deletion.reason})" if deletion.reason else ""
+    return f"deleted by {deletion.by or 'the owner'} on {when}{reason}"
 
 
 def players_moves(game: service_pb2.GameSummary) -> int:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from tablelog.v1 import events_pb2
+from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client.common import UsageError
 from tablelog_client.sdk import Client
 from tablelog_client.words import Narrator
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -131,16 +134,87 @@ def find_move(text: str, moves: Sequence[MoveInEffect]) -> tuple[int, MoveInEffe
     return revision, next((move for move in moves if move.revision == revision), None)
 
 
+@dataclass(frozen=True)
+class Step(Generic[T]):
+    """One row of a game as a person reads it: one event, or the setup's table events
+    folded into one (`held`, from `SetupFold`)."""
+
+    first: int
+    last: int
+    """The revisions it covers (one for a single event)."""
+    items: tuple[T, ...]
+    """What the reader passed for each event (words, a replay frame, a move in effect)."""
+    words: str
+    """The event's own words, or "setup: 15 table events" for several folded."""
+    held: bool = False
+    """Whether it was held as the setup's (one table event held alone keeps its words)."""
+
+    @property
+    def folded(self) -> bool:
+        return len(self.items) > 1
+
+    @property
+    def revisions(self) -> str:
+        """ "revision 17", or "revisions 2 to 16" for a folded setup."""
+        if self.first == self.last:
+            return f"revision {self.first}"
+        return f"revisions {self.first} to {self.last}"
+
+
+class SetupFold(Generic[T]):
+    """The one place the setup is folded: the table's events before the first player's move
+    (the setup's reveals, or the server's deals) held while no player has moved (`open`),
+    then given as one step, "setup: 15 table events" (one held event alone keeps its own
+    words). `watch`, `replay`, `history` and the shell's catch-up all read a game through
+    it, so the setup reads alike everywhere; each event is still one event in the log."""
+
+    def __init__(self, open_: bool) -> None:
+        self.open = open_
+        self._held: list[tuple[int, str, T]] = []
+
+    def take(self, revision: int, words: str, item: T, table: bool) -> list[Step[T]]:
+        """The steps ready once this event is read: none while it is held as the setup's;
+        else what was held (folded), then the event itself. Any other event than a table
+        event closes the setup (the creation, revision 1, does not)."""
+        if self.open and table:
+            self._held.append((revision, words, item))
+            return []
+        if revision > 1:
+            self.open = False
+        return [*self.flush(), Step(revision, revision, (item,), words)]
+
+    def flush(self) -> list[Step[T]]:
+        """What is held, as one step (a pause in a watch, the end of a replay)."""
+        held, self._held = self._held, []
+        if not held:
+            return []
+        items = tuple(item for _, _, item in held)
+        words = held[0][1] if len(held) == 1 else f"setup: {len(held)} table events"
+        return [Step(held[0][0], held[-1][0], items, words, held=True)]
+
+
+def step_words(narrator: Narrator, frame: service_pb2.ReplayGameResponse) -> tuple[str, bool]:
+    """A replayed or watched step's words, a player's move numbered as the text record
+    numbers it ("17. Ann: take w u g"), and whether it is a table event (a reveal typed
+    in, or the server's deal), which `SetupFold` may fold into the setup."""
+    event = frame.event
+    words = narrator.describe(event, frame.detail)
+    recorded = event.WhichOneof("body") == "move_recorded"
+    table = recorded and (event.move_recorded.dealt or narrator.movers.get(event.revision) == "")
+    if recorded and frame.move_number:
+        words = f"{frame.move_number}. {words}"
+    return words, table
+
+
 def history_lines(moves: Sequence[MoveInEffect]) -> list[str]:
     """The moves as `history` prints them, numbered as the text record numbers them; the
     table's setup (its events before the first player's move) folded into one row."""
-    setup = next((i for i, move in enumerate(moves) if not move.table), len(moves))
+    setup: SetupFold[MoveInEffect] = SetupFold(True)
+    steps = [
+        step for move in moves for step in setup.take(move.revision, move.words, move, move.table)
+    ]
     lines = []
-    if setup > 1:
-        first, last = moves[0].revision, moves[setup - 1].revision
-        lines.append(f"    * setup: {setup} table events  (revisions {first} to {last})")
-    elif setup == 1:
-        lines.append(f"    * {moves[0].words}  (revision {moves[0].revision})")
-    for move in moves[setup:]:
-        lines.append(f"{move.label:>5} {move.words}  (revision {move.revision})")
+    for step in [*steps, *setup.flush()]:
+        label = "*" if step.held else step.items[0].label
+        lines.append(f"{label:>5} {step.words}  ({step.revisions})")
     return lines or ["no moves yet"]

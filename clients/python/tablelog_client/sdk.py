@@ -446,6 +446,14 @@ class Client:
         )
         return self._call(self.stub.AbandonGame, request, retry=True).game
 
+    def delete_game(self, game_id: str, *, reason: str = "") -> service_pb2.GameSummary:
+        """The club's owner deletes the game: kept and verifiable, out of the listings and
+        the club's memory, closed to every change (deleting it again answers the same)."""
+        request = service_pb2.DeleteGameRequest(
+            game_id=game_id, request_id=self.request_id(), reason=reason
+        )
+        return self._call(self.stub.DeleteGame, request, retry=True).game
+
     def annotate(
         self,
         game_id: str,

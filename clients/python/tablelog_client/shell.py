@@ -36,6 +36,7 @@ from tablelog_client.common import (
     change_lines,
     describe_game,
     learn_move,
+    players_moves,
     refusal,
     remember_version,
     report,
@@ -46,9 +47,12 @@ from tablelog_client.common import (
 from tablelog_client.moves import (
     MOVE_REFERENCE,
     MoveInEffect,
+    SetupFold,
+    Step,
     find_move,
     history_lines,
     moves_in_effect,
+    step_words,
 )
 from tablelog_client.sdk import Client, TablelogError
 from tablelog_client.words import Narrator
@@ -326,6 +330,15 @@ class RecordingShell:
         """Another recorder changed the game since this terminal saw it: say what they
         did, by name, and show the game as it is now."""
         narrator = Narrator(self.players, self.game.to_move)
+        # The setup's table events typed elsewhere are one line, and the players' moves
+        # numbered, as `watch` and `replay` say them (`SetupFold`, `step_words`).
+        setup: SetupFold[service_pb2.ReplayGameResponse] = SetupFold(players_moves(self.game) == 0)
+
+        def say(steps: list[Step[service_pb2.ReplayGameResponse]]) -> None:
+            for step in steps:
+                who = step.items[-1].event.actor.user or "another recorder"
+                self.say(f"meanwhile {who} recorded: {step.words}  ({step.revisions})")
+
         for frame in self.client.replay(self.game_id, self.version + 1):
             event = frame.event
             body = event.WhichOneof("body")
@@ -336,10 +349,10 @@ class RecordingShell:
             elif body == "move_amended":
                 amended = event.move_amended.amended_revision
                 learn_move(self.client, self.game_id, amended, narrator)
-            words = narrator.describe(event, frame.detail)
+            words, table = step_words(narrator, frame)
             narrator.follow(frame.state.to_move)
-            who = event.actor.user or "another recorder"
-            self.say(f"meanwhile {who} recorded: {words}  (revision {event.revision})")
+            say(setup.take(event.revision, words, frame, table))
+        say(setup.flush())
         self.seen(self.client.get_game(self.game_id))
         self.show_board()
         self.say("your line is kept: Enter records it on this game as it is now")

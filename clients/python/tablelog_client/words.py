@@ -133,6 +133,10 @@ class Narrator:
         if body == "game_abandoned":
             reason = event.game_abandoned.reason
             return "game abandoned" + (f" ({reason})" if reason else "")
+        if body == "game_deleted":
+            reason = event.game_deleted.reason
+            who = f" by {event.actor.user}" if event.actor.user else ""
+            return f"game deleted{who}" + (f" ({reason})" if reason else "")
         if body == "game_created":
             return f"game created for {', '.join(self.players)}"
         return body.replace("_", " ")

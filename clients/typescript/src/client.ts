@@ -346,6 +346,22 @@ export class TablelogClient {
     return required(response.game, "AbandonGame returned no game");
   }
 
+  /** Delete a game (the club's owner only): a tombstone is appended; the game leaves the
+   * listings and the club's standings, stays readable and verifiable, and refuses every
+   * later change. Deleting a deleted game answers its tombstone again. */
+  async deleteGame(
+    gameId: string,
+    options: { requestId?: string; reason?: string } = {},
+  ): Promise<GameSummary> {
+    const response = await this.unary((o) =>
+      this.raw.deleteGame(
+        { gameId, requestId: options.requestId ?? randomUUID(), reason: options.reason ?? "" },
+        o,
+      ),
+    );
+    return required(response.game, "DeleteGame returned no game");
+  }
+
   /** The state at a revision (default: the head) as one viewer sees it. */
   async state(
     gameId: string,

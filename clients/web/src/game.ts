@@ -165,6 +165,9 @@ class GamePage {
   private readonly scores = el("section", { id: "scores", class: "panel", "aria-label": "final scores", hidden: true });
   private readonly shareButton = el("button", { type: "button", id: "share" }, "Share");
   private readonly shareNote = el("p", { id: "share-note", class: "muted small", "aria-live": "polite" });
+  /** The club's owner deletes the game (DeleteGame): kept and verifiable, off the list. */
+  private readonly deleteButton = el("button", { type: "button", id: "delete-game" }, "Delete game");
+  private readonly mayDelete: boolean;
   private readonly board = new TouchBoard({
     record: (notation) => this.recordTapped(notation),
     decider: () => this.legalDecider,
@@ -187,6 +190,7 @@ class GamePage {
     this.choices = viewerChoices(me, summary.players);
     this.pictures = this.picturesFor(this.choice);
     this.mayChange = me?.member?.role !== Role.SPECTATOR && !me?.gameId;
+    this.mayDelete = me?.member?.role === Role.OWNER && !me?.gameId;
   }
 
   async start(): Promise<void> {
@@ -278,6 +282,7 @@ class GamePage {
           el("p", {}, this.status, " ", this.liveStatus),
           el("label", { class: "viewer" }, "View: ", this.viewerSelect),
           this.shareButton,
+          this.deleteButton,
         ),
         this.shareNote,
         this.viewerError,
@@ -311,6 +316,7 @@ class GamePage {
     this.zoom.addEventListener("click", () => this.toggleZoom());
     this.shareButton.hidden = !this.mayChange;
     this.shareButton.addEventListener("click", () => void this.share());
+    this.deleteButton.addEventListener("click", () => void this.deleteGame());
     document.addEventListener("keydown", (event) => this.onKey(event));
   }
 
@@ -354,10 +360,18 @@ class GamePage {
     const result = game.result?.winners.length
       ? ` · won by ${game.result.winners.map((seat) => game.players[seat]?.name ?? `seat ${seat}`).join(" and ")}`
       : "";
+    const deleted = game.status === GameStatus.DELETED;
     this.status.textContent = this.inProgress()
       ? `In progress · ${deciderName(game.toMove, game.players)} to move`
-      : `${statusWords(game.status)}${result}`;
+      : deleted
+        ? deletionWords(game)
+        : `${statusWords(game.status)}${result}`;
     this.recorder.hidden = !this.mayChange || !this.inProgress();
+    this.deleteButton.hidden = !this.mayDelete || deleted;
+    const annotate = this.root.querySelector<HTMLElement>("#annotate");
+    if (annotate && deleted) {
+      annotate.hidden = true; // a deleted game takes no change
+    }
     document.title = `${this.title.textContent} · tablelog`;
     this.showScores();
   }
@@ -397,6 +411,30 @@ class GamePage {
       result.tiebreak ? el("p", { class: "muted small", id: "tiebreak" }, `Tie-break: ${result.tiebreak}`) : null,
     );
     this.scores.hidden = false;
+  }
+
+  /** The owner deletes the game after saying yes: the server appends a tombstone (the game
+   * is kept and still verifies), the list and the standings leave it out, and nothing more
+   * can be recorded in it. */
+  private async deleteGame(): Promise<void> {
+    const sure = window.confirm(
+      "Delete this game? It leaves the club's list and standings and nothing more can be " +
+        "recorded in it; it is kept, and still verifies. This cannot be taken back.",
+    );
+    if (!sure) {
+      return;
+    }
+    this.shareNote.textContent = "";
+    try {
+      const answer = await this.api.tablelog.deleteGame({ gameId: this.gameId, requestId: requestId(), reason: "" });
+      if (answer.game) {
+        this.summary = answer.game;
+      }
+      this.showSummary();
+      this.shareNote.textContent = "Deleted: the game is kept and still verifies, but is listed nowhere.";
+    } catch (error) {
+      this.shareNote.textContent = `Not deleted: ${describe(error)}`;
+    }
   }
 
   /** A read-only link to this game, copied for the club's chat (the token in the
@@ -1306,4 +1344,13 @@ class GamePage {
       this.liveStatus.textContent = "";
     }
   }
+}
+
+/** "Deleted by Ann on 2026-12-02 07:10 UTC (a test game)". */
+function deletionWords(game: GameSummary): string {
+  const deletion = game.deletion;
+  const seconds = deletion?.time ? Number(deletion.time.seconds) : 0;
+  const when = new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ");
+  const reason = deletion?.reason ? ` (${deletion.reason})` : "";
+  return `Deleted by ${deletion?.by || "the club's owner"} on ${when} UTC${reason}`;
 }

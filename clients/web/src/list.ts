@@ -23,6 +23,9 @@ const STATUSES: ReadonlyArray<[string, GameStatus, string]> = [
 ];
 
 export function statusWords(status: GameStatus): string {
+  if (status === GameStatus.DELETED) {
+    return "deleted"; // listed by no filter, but a page of a deleted game says so
+  }
   return STATUSES.find(([, value]) => value === status)?.[2] ?? "unknown";
 }
 

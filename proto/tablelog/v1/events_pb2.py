@@ -26,47 +26,49 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from tablelog.v1 import game_pb2 as tablelog_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18tablelog/v1/events.proto\x12\x0btablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\x8d\x06\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x10\n\x08revision\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12!\n\x05\x61\x63tor\x18\x04 \x01(\x0b\x32\x12.tablelog.v1.Actor\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x15\n\rrules_version\x18\x06 \x01(\t\x12\x11\n\tprev_hash\x18\x07 \x01(\x0c\x12\x0c\n\x04hash\x18\x08 \x01(\x0c\x12\x14\n\x0c\x63hain_key_id\x18\t \x01(\t\x12\x30\n\x0cgame_created\x18\n \x01(\x0b\x32\x18.tablelog.v1.GameCreatedH\x00\x12\x32\n\rmove_recorded\x18\x0b \x01(\x0b\x32\x19.tablelog.v1.MoveRecordedH\x00\x12.\n\x0bmove_undone\x18\x0c \x01(\x0b\x32\x17.tablelog.v1.MoveUndoneH\x00\x12.\n\x0bmove_redone\x18\r \x01(\x0b\x32\x17.tablelog.v1.MoveRedoneH\x00\x12\x38\n\x10\x61nnotation_added\x18\x0e \x01(\x0b\x32\x1c.tablelog.v1.AnnotationAddedH\x00\x12<\n\x12\x61nnotation_removed\x18\x0f \x01(\x0b\x32\x1e.tablelog.v1.AnnotationRemovedH\x00\x12,\n\ngame_ended\x18\x10 \x01(\x0b\x32\x16.tablelog.v1.GameEndedH\x00\x12\x34\n\x0egame_abandoned\x18\x11 \x01(\x0b\x32\x1a.tablelog.v1.GameAbandonedH\x00\x12\x30\n\x0cmove_amended\x18\x13 \x01(\x0b\x32\x18.tablelog.v1.MoveAmendedH\x00\x12,\n\nseat_bound\x18\x14 \x01(\x0b\x32\x16.tablelog.v1.SeatBoundH\x00\x12\'\n\x08imported\x18\x12 \x01(\x0b\x32\x15.tablelog.v1.ImportedB\x06\n\x04\x62ody\"\xbd\x03\n\x08Imported\x12\x1e\n\x02\x62y\x18\x01 \x01(\x0b\x32\x12.tablelog.v1.Actor\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06source\x18\x03 \x01(\t\x12\x18\n\x10original_game_id\x18\x04 \x01(\t\x12\x15\n\roriginal_hash\x18\x05 \x01(\x0c\x12\x1d\n\x15original_chain_key_id\x18\x06 \x01(\t\x12\x10\n\x08verified\x18\x07 \x01(\x08\x12\x15\n\roriginal_club\x18\x08 \x01(\t\x12\x1b\n\x13original_member_ids\x18\t \x03(\t\x12\x13\n\x0btime_filled\x18\n \x01(\x08\x12\x14\n\x0c\x61\x63tor_filled\x18\x0b \x01(\x08\x12\x1c\n\x14rules_version_filled\x18\x0c \x01(\x08\x12\x30\n\x11original_imported\x18\r \x01(\x0b\x32\x15.tablelog.v1.Imported\x12*\n\x0eoriginal_actor\x18\x0e \x01(\x0b\x32\x12.tablelog.v1.Actor\x12\x1a\n\x12original_prev_hash\x18\x0f \x01(\x0c\"F\n\x05\x41\x63tor\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04\x63lub\x18\x02 \x01(\t\x12\x0e\n\x06\x63lient\x18\x03 \x01(\t\x12\x11\n\tmember_id\x18\x04 \x01(\t\")\n\x06Player\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tmember_id\x18\x02 \x01(\t\"\xe0\x02\n\x0bGameCreated\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12$\n\x07players\x18\x03 \x03(\x0b\x32\x13.tablelog.v1.Player\x12)\n\x07options\x18\x04 \x01(\x0b\x32\x18.tablelog.v1.GameOptions\x12\x1f\n\x04mode\x18\x05 \x01(\x0e\x32\x11.tablelog.v1.Mode\x12.\n\ncomponents\x18\x06 \x03(\x0b\x32\x1a.tablelog.v1.ComponentFile\x12\x17\n\x0fseed_commitment\x18\x07 \x01(\x0c\x12\r\n\x05title\x18\x08 \x01(\t\x12\x15\n\rrules_version\x18\t \x01(\t\x12\x16\n\x0e\x64\x65\x61ling_scheme\x18\n \x01(\r\x12\x0c\n\x04\x63lub\x18\x0b \x01(\t\x12+\n\x0brecord_tags\x18\x0c \x03(\x0b\x32\x16.tablelog.v1.RecordTag\"(\n\tRecordTag\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"`\n\x0cMoveRecorded\x12\x1f\n\x04move\x18\x01 \x01(\x0b\x32\x11.tablelog.v1.Move\x12\x10\n\x08notation\x18\x02 \x01(\t\x12\r\n\x05\x64\x65\x61lt\x18\x03 \x01(\x08\x12\x0e\n\x06hidden\x18\x04 \x01(\x08\"5\n\nMoveUndone\x12\x17\n\x0fundone_revision\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\"%\n\nMoveRedone\x12\x17\n\x0fredone_revision\x18\x01 \x01(\x04\"\x85\x01\n\x0f\x41nnotationAdded\x12\x15\n\rannotation_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x04\x12\x0f\n\x07\x63omment\x18\x03 \x01(\t\x12\r\n\x05glyph\x18\x04 \x01(\t\x12)\n\tvariation\x18\x05 \x01(\x0b\x32\x16.tablelog.v1.Variation\"6\n\tVariation\x12)\n\x05moves\x18\x01 \x03(\x0b\x32\x1a.tablelog.v1.VariationMove\"\x8e\x01\n\rVariationMove\x12\x1f\n\x04move\x18\x01 \x01(\x0b\x32\x11.tablelog.v1.Move\x12\x10\n\x08notation\x18\x02 \x01(\t\x12\x0f\n\x07\x63omment\x18\x03 \x01(\t\x12\r\n\x05glyph\x18\x04 \x01(\t\x12*\n\nvariations\x18\x05 \x03(\x0b\x32\x16.tablelog.v1.Variation\"*\n\x11\x41nnotationRemoved\x12\x15\n\rannotation_id\x18\x01 \x01(\t\"H\n\tSeatBound\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tmember_id\x18\x02 \x01(\t\x12\x1a\n\x12previous_member_id\x18\x03 \x01(\t\"B\n\tGameEnded\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tablelog.v1.GameResult\x12\x0c\n\x04seed\x18\x02 \x01(\x0c\"-\n\rGameAbandoned\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x0c\"\xf0\x01\n\x0bMoveAmended\x12\x18\n\x10\x61mended_revision\x18\x01 \x01(\x04\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.tablelog.v1.AmendKind\x12\x1f\n\x04move\x18\x03 \x01(\x0b\x32\x11.tablelog.v1.Move\x12\x10\n\x08notation\x18\x04 \x01(\t\x12\x18\n\x10removed_notation\x18\x05 \x01(\t\x12\x1d\n\x15\x64ropped_from_revision\x18\x06 \x01(\x04\x12\x15\n\rdropped_moves\x18\x07 \x01(\r\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x0e\n\x06hidden\x18\t \x01(\x08*m\n\tAmendKind\x12\x1a\n\x16\x41MEND_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x41MEND_KIND_REPLACE\x10\x01\x12\x15\n\x11\x41MEND_KIND_INSERT\x10\x02\x12\x15\n\x11\x41MEND_KIND_DELETE\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18tablelog/v1/events.proto\x12\x0btablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xbf\x06\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x10\n\x08revision\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12!\n\x05\x61\x63tor\x18\x04 \x01(\x0b\x32\x12.tablelog.v1.Actor\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x15\n\rrules_version\x18\x06 \x01(\t\x12\x11\n\tprev_hash\x18\x07 \x01(\x0c\x12\x0c\n\x04hash\x18\x08 \x01(\x0c\x12\x14\n\x0c\x63hain_key_id\x18\t \x01(\t\x12\x30\n\x0cgame_created\x18\n \x01(\x0b\x32\x18.tablelog.v1.GameCreatedH\x00\x12\x32\n\rmove_recorded\x18\x0b \x01(\x0b\x32\x19.tablelog.v1.MoveRecordedH\x00\x12.\n\x0bmove_undone\x18\x0c \x01(\x0b\x32\x17.tablelog.v1.MoveUndoneH\x00\x12.\n\x0bmove_redone\x18\r \x01(\x0b\x32\x17.tablelog.v1.MoveRedoneH\x00\x12\x38\n\x10\x61nnotation_added\x18\x0e \x01(\x0b\x32\x1c.tablelog.v1.AnnotationAddedH\x00\x12<\n\x12\x61nnotation_removed\x18\x0f \x01(\x0b\x32\x1e.tablelog.v1.AnnotationRemovedH\x00\x12,\n\ngame_ended\x18\x10 \x01(\x0b\x32\x16.tablelog.v1.GameEndedH\x00\x12\x34\n\x0egame_abandoned\x18\x11 \x01(\x0b\x32\x1a.tablelog.v1.GameAbandonedH\x00\x12\x30\n\x0cmove_amended\x18\x13 \x01(\x0b\x32\x18.tablelog.v1.MoveAmendedH\x00\x12,\n\nseat_bound\x18\x14 \x01(\x0b\x32\x16.tablelog.v1.SeatBoundH\x00\x12\x30\n\x0cgame_deleted\x18\x15 \x01(\x0b\x32\x18.tablelog.v1.GameDeletedH\x00\x12\'\n\x08imported\x18\x12 \x01(\x0b\x32\x15.tablelog.v1.ImportedB\x06\n\x04\x62ody\"\xbd\x03\n\x08Imported\x12\x1e\n\x02\x62y\x18\x01 \x01(\x0b\x32\x12.tablelog.v1.Actor\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06source\x18\x03 \x01(\t\x12\x18\n\x10original_game_id\x18\x04 \x01(\t\x12\x15\n\roriginal_hash\x18\x05 \x01(\x0c\x12\x1d\n\x15original_chain_key_id\x18\x06 \x01(\t\x12\x10\n\x08verified\x18\x07 \x01(\x08\x12\x15\n\roriginal_club\x18\x08 \x01(\t\x12\x1b\n\x13original_member_ids\x18\t \x03(\t\x12\x13\n\x0btime_filled\x18\n \x01(\x08\x12\x14\n\x0c\x61\x63tor_filled\x18\x0b \x01(\x08\x12\x1c\n\x14rules_version_filled\x18\x0c \x01(\x08\x12\x30\n\x11original_imported\x18\r \x01(\x0b\x32\x15.tablelog.v1.Imported\x12*\n\x0eoriginal_actor\x18\x0e \x01(\x0b\x32\x12.tablelog.v1.Actor\x12\x1a\n\x12original_prev_hash\x18\x0f \x01(\x0c\"F\n\x05\x41\x63tor\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04\x63lub\x18\x02 \x01(\t\x12\x0e\n\x06\x63lient\x18\x03 \x01(\t\x12\x11\n\tmember_id\x18\x04 \x01(\t\")\n\x06Player\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tmember_id\x18\x02 \x01(\t\"\xe0\x02\n\x0bGameCreated\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12$\n\x07players\x18\x03 \x03(\x0b\x32\x13.tablelog.v1.Player\x12)\n\x07options\x18\x04 \x01(\x0b\x32\x18.tablelog.v1.GameOptions\x12\x1f\n\x04mode\x18\x05 \x01(\x0e\x32\x11.tablelog.v1.Mode\x12.\n\ncomponents\x18\x06 \x03(\x0b\x32\x1a.tablelog.v1.ComponentFile\x12\x17\n\x0fseed_commitment\x18\x07 \x01(\x0c\x12\r\n\x05title\x18\x08 \x01(\t\x12\x15\n\rrules_version\x18\t \x01(\t\x12\x16\n\x0e\x64\x65\x61ling_scheme\x18\n \x01(\r\x12\x0c\n\x04\x63lub\x18\x0b \x01(\t\x12+\n\x0brecord_tags\x18\x0c \x03(\x0b\x32\x16.tablelog.v1.RecordTag\"(\n\tRecordTag\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"`\n\x0cMoveRecorded\x12\x1f\n\x04move\x18\x01 \x01(\x0b\x32\x11.tablelog.v1.Move\x12\x10\n\x08notation\x18\x02 \x01(\t\x12\r\n\x05\x64\x65\x61lt\x18\x03 \x01(\x08\x12\x0e\n\x06hidden\x18\x04 \x01(\x08\"5\n\nMoveUndone\x12\x17\n\x0fundone_revision\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\"%\n\nMoveRedone\x12\x17\n\x0fredone_revision\x18\x01 \x01(\x04\"\x85\x01\n\x0f\x41nnotationAdded\x12\x15\n\rannotation_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x04\x12\x0f\n\x07\x63omment\x18\x03 \x01(\t\x12\r\n\x05glyph\x18\x04 \x01(\t\x12)\n\tvariation\x18\x05 \x01(\x0b\x32\x16.tablelog.v1.Variation\"6\n\tVariation\x12)\n\x05moves\x18\x01 \x03(\x0b\x32\x1a.tablelog.v1.VariationMove\"\x8e\x01\n\rVariationMove\x12\x1f\n\x04move\x18\x01 \x01(\x0b\x32\x11.tablelog.v1.Move\x12\x10\n\x08notation\x18\x02 \x01(\t\x12\x0f\n\x07\x63omment\x18\x03 \x01(\t\x12\r\n\x05glyph\x18\x04 \x01(\t\x12*\n\nvariations\x18\x05 \x03(\x0b\x32\x16.tablelog.v1.Variation\"*\n\x11\x41nnotationRemoved\x12\x15\n\rannotation_id\x18\x01 \x01(\t\"H\n\tSeatBound\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tmember_id\x18\x02 \x01(\t\x12\x1a\n\x12previous_member_id\x18\x03 \x01(\t\"B\n\tGameEnded\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tablelog.v1.GameResult\x12\x0c\n\x04seed\x18\x02 \x01(\x0c\"-\n\rGameAbandoned\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x0c\"\x1d\n\x0bGameDeleted\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\xf0\x01\n\x0bMoveAmended\x12\x18\n\x10\x61mended_revision\x18\x01 \x01(\x04\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.tablelog.v1.AmendKind\x12\x1f\n\x04move\x18\x03 \x01(\x0b\x32\x11.tablelog.v1.Move\x12\x10\n\x08notation\x18\x04 \x01(\t\x12\x18\n\x10removed_notation\x18\x05 \x01(\t\x12\x1d\n\x15\x64ropped_from_revision\x18\x06 \x01(\x04\x12\x15\n\rdropped_moves\x18\x07 \x01(\r\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x0e\n\x06hidden\x18\t \x01(\x08*m\n\tAmendKind\x12\x1a\n\x16\x41MEND_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x41MEND_KIND_REPLACE\x10\x01\x12\x15\n\x11\x41MEND_KIND_INSERT\x10\x02\x12\x15\n\x11\x41MEND_KIND_DELETE\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tablelog.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_AMENDKIND']._serialized_start=2847
-  _globals['_AMENDKIND']._serialized_end=2956
+  _globals['_AMENDKIND']._serialized_start=2928
+  _globals['_AMENDKIND']._serialized_end=3037
   _globals['_EVENT']._serialized_start=99
-  _globals['_EVENT']._serialized_end=880
-  _globals['_IMPORTED']._serialized_start=883
-  _globals['_IMPORTED']._serialized_end=1328
-  _globals['_ACTOR']._serialized_start=1330
-  _globals['_ACTOR']._serialized_end=1400
-  _globals['_PLAYER']._serialized_start=1402
-  _globals['_PLAYER']._serialized_end=1443
-  _globals['_GAMECREATED']._serialized_start=1446
-  _globals['_GAMECREATED']._serialized_end=1798
-  _globals['_RECORDTAG']._serialized_start=1800
-  _globals['_RECORDTAG']._serialized_end=1840
-  _globals['_MOVERECORDED']._serialized_start=1842
-  _globals['_MOVERECORDED']._serialized_end=1938
-  _globals['_MOVEUNDONE']._serialized_start=1940
-  _globals['_MOVEUNDONE']._serialized_end=1993
-  _globals['_MOVEREDONE']._serialized_start=1995
-  _globals['_MOVEREDONE']._serialized_end=2032
-  _globals['_ANNOTATIONADDED']._serialized_start=2035
-  _globals['_ANNOTATIONADDED']._serialized_end=2168
-  _globals['_VARIATION']._serialized_start=2170
-  _globals['_VARIATION']._serialized_end=2224
-  _globals['_VARIATIONMOVE']._serialized_start=2227
-  _globals['_VARIATIONMOVE']._serialized_end=2369
-  _globals['_ANNOTATIONREMOVED']._serialized_start=2371
-  _globals['_ANNOTATIONREMOVED']._serialized_end=2413
-  _globals['_SEATBOUND']._serialized_start=2415
-  _globals['_SEATBOUND']._serialized_end=2487
-  _globals['_GAMEENDED']._serialized_start=2489
-  _globals['_GAMEENDED']._serialized_end=2555
-  _globals['_GAMEABANDONED']._serialized_start=2557
-  _globals['_GAMEABANDONED']._serialized_end=2602
-  _globals['_MOVEAMENDED']._serialized_start=2605
-  _globals['_MOVEAMENDED']._serialized_end=2845
+  _globals['_EVENT']._serialized_end=930
+  _globals['_IMPORTED']._serialized_start=933
+  _globals['_IMPORTED']._serialized_end=1378
+  _globals['_ACTOR']._serialized_start=1380
+  _globals['_ACTOR']._serialized_end=1450
+  _globals['_PLAYER']._serialized_start=1452
+  _globals['_PLAYER']._serialized_end=1493
+  _globals['_GAMECREATED']._serialized_start=1496
+  _globals['_GAMECREATED']._serialized_end=1848
+  _globals['_RECORDTAG']._serialized_start=1850
+  _globals['_RECORDTAG']._serialized_end=1890
+  _globals['_MOVERECORDED']._serialized_start=1892
+  _globals['_MOVERECORDED']._serialized_end=1988
+  _globals['_MOVEUNDONE']._serialized_start=1990
+  _globals['_MOVEUNDONE']._serialized_end=2043
+  _globals['_MOVEREDONE']._serialized_start=2045
+  _globals['_MOVEREDONE']._serialized_end=2082
+  _globals['_ANNOTATIONADDED']._serialized_start=2085
+  _globals['_ANNOTATIONADDED']._serialized_end=2218
+  _globals['_VARIATION']._serialized_start=2220
+  _globals['_VARIATION']._serialized_end=2274
+  _globals['_VARIATIONMOVE']._serialized_start=2277
+  _globals['_VARIATIONMOVE']._serialized_end=2419
+  _globals['_ANNOTATIONREMOVED']._serialized_start=2421
+  _globals['_ANNOTATIONREMOVED']._serialized_end=2463
+  _globals['_SEATBOUND']._serialized_start=2465
+  _globals['_SEATBOUND']._serialized_end=2537
+  _globals['_GAMEENDED']._serialized_start=2539
+  _globals['_GAMEENDED']._serialized_end=2605
+  _globals['_GAMEABANDONED']._serialized_start=2607
+  _globals['_GAMEABANDONED']._serialized_end=2652
+  _globals['_GAMEDELETED']._serialized_start=2654
+  _globals['_GAMEDELETED']._serialized_end=2683
+  _globals['_MOVEAMENDED']._serialized_start=2686
+  _globals['_MOVEAMENDED']._serialized_end=2926
 # @@protoc_insertion_point(module_scope)

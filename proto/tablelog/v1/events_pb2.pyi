@@ -79,6 +79,7 @@ class Event(_message.Message):
     GAME_ABANDONED_FIELD_NUMBER: _builtins.int
     MOVE_AMENDED_FIELD_NUMBER: _builtins.int
     SEAT_BOUND_FIELD_NUMBER: _builtins.int
+    GAME_DELETED_FIELD_NUMBER: _builtins.int
     IMPORTED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     revision: _builtins.int
@@ -120,6 +121,8 @@ class Event(_message.Message):
     @_builtins.property
     def seat_bound(self) -> Global___SeatBound: ...
     @_builtins.property
+    def game_deleted(self) -> Global___GameDeleted: ...
+    @_builtins.property
     def imported(self) -> Global___Imported:
         """Set on every event brought in by ImportGame: the event keeps its original actor and
         time; this says who imported it, when, from where, and how its original chain stood.
@@ -147,13 +150,14 @@ class Event(_message.Message):
         game_abandoned: Global___GameAbandoned | None = ...,
         move_amended: Global___MoveAmended | None = ...,
         seat_bound: Global___SeatBound | None = ...,
+        game_deleted: Global___GameDeleted | None = ...,
         imported: Global___Imported | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "seat_bound", b"seat_bound", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_deleted", b"game_deleted", "game_ended", b"game_ended", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "seat_bound", b"seat_bound", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "chain_key_id", b"chain_key_id", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_ended", b"game_ended", "hash", b"hash", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "seat_bound", b"seat_bound", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "annotation_added", b"annotation_added", "annotation_removed", b"annotation_removed", "body", b"body", "chain_key_id", b"chain_key_id", "game_abandoned", b"game_abandoned", "game_created", b"game_created", "game_deleted", b"game_deleted", "game_ended", b"game_ended", "hash", b"hash", "imported", b"imported", "move_amended", b"move_amended", "move_recorded", b"move_recorded", "move_redone", b"move_redone", "move_undone", b"move_undone", "prev_hash", b"prev_hash", "request_id", b"request_id", "revision", b"revision", "rules_version", b"rules_version", "seat_bound", b"seat_bound", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["game_created", "move_recorded", "move_undone", "move_redone", "annotation_added", "annotation_removed", "game_ended", "game_abandoned", "move_amended", "seat_bound"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["game_created", "move_recorded", "move_undone", "move_redone", "annotation_added", "annotation_removed", "game_ended", "game_abandoned", "move_amended", "seat_bound", "game_deleted"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -696,6 +700,30 @@ class GameAbandoned(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameAbandoned: _TypeAlias = GameAbandoned  # noqa: Y015
+
+@_typing.final
+class GameDeleted(_message.Message):
+    """The club's owner deleted the game (DeleteGame): a tombstone, the last event of its stream
+    (nothing may follow it). It changes no move, so it keeps the revision (like an
+    annotation); the actor and time of the event say who deleted it and when.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameDeleted: _TypeAlias = GameDeleted  # noqa: Y015
 
 @_typing.final
 class MoveAmended(_message.Message):

@@ -32,6 +32,10 @@ class _GameStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_GameStatus
     GAME_STATUS_IN_PROGRESS: _GameStatus.ValueType  # 1
     GAME_STATUS_ENDED: _GameStatus.ValueType  # 2
     GAME_STATUS_ABANDONED: _GameStatus.ValueType  # 3
+    GAME_STATUS_DELETED: _GameStatus.ValueType  # 4
+    """Deleted by the club's owner (DeleteGame): kept and verifiable, but listed nowhere and
+    closed to every change.
+    """
 
 class GameStatus(_GameStatus, metaclass=_GameStatusEnumTypeWrapper):
     """Whether a game is still being recorded."""
@@ -40,6 +44,10 @@ GAME_STATUS_UNSPECIFIED: GameStatus.ValueType  # 0
 GAME_STATUS_IN_PROGRESS: GameStatus.ValueType  # 1
 GAME_STATUS_ENDED: GameStatus.ValueType  # 2
 GAME_STATUS_ABANDONED: GameStatus.ValueType  # 3
+GAME_STATUS_DELETED: GameStatus.ValueType  # 4
+"""Deleted by the club's owner (DeleteGame): kept and verifiable, but listed nowhere and
+closed to every change.
+"""
 Global___GameStatus: _TypeAlias = GameStatus  # noqa: Y015
 
 @_typing.final
@@ -96,6 +104,7 @@ class GameSummary(_message.Message):
     APPROXIMATE_COMPONENTS_FIELD_NUMBER: _builtins.int
     APPROXIMATE_NOTES_FIELD_NUMBER: _builtins.int
     PLAYER_MOVE_COUNT_FIELD_NUMBER: _builtins.int
+    DELETION_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game: _builtins.str
     title: _builtins.str
@@ -128,6 +137,10 @@ class GameSummary(_message.Message):
 
     @_builtins.property
     def approximate_notes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def deletion(self) -> Global___GameDeletion:
+        """Set once the game was deleted (status GAME_STATUS_DELETED): by whom, when and why."""
+
     def __init__(
         self,
         *,
@@ -147,16 +160,49 @@ class GameSummary(_message.Message):
         approximate_components: _builtins.bool = ...,
         approximate_notes: _abc.Iterable[_builtins.str] | None = ...,
         player_move_count: _builtins.int | None = ...,
+        deletion: Global___GameDeletion | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count", "created_time", b"created_time", "options", b"options", "player_move_count", b"player_move_count", "result", b"result", "to_move", b"to_move", "updated_time", b"updated_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count", "created_time", b"created_time", "deletion", b"deletion", "options", b"options", "player_move_count", b"player_move_count", "result", b"result", "to_move", b"to_move", "updated_time", b"updated_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count", "approximate_components", b"approximate_components", "approximate_notes", b"approximate_notes", "created_time", b"created_time", "game", b"game", "game_id", b"game_id", "mode", b"mode", "move_count", b"move_count", "options", b"options", "player_move_count", b"player_move_count", "players", b"players", "result", b"result", "status", b"status", "title", b"title", "to_move", b"to_move", "updated_time", b"updated_time", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count", "approximate_components", b"approximate_components", "approximate_notes", b"approximate_notes", "created_time", b"created_time", "deletion", b"deletion", "game", b"game", "game_id", b"game_id", "mode", b"mode", "move_count", b"move_count", "options", b"options", "player_move_count", b"player_move_count", "players", b"players", "result", b"result", "status", b"status", "title", b"title", "to_move", b"to_move", "updated_time", b"updated_time", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__player_move_count: _TypeAlias = _typing.Literal["player_move_count"]  # noqa: Y015
     _WhichOneofArgType__player_move_count: _TypeAlias = _typing.Literal["_player_move_count", b"_player_move_count"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__player_move_count) -> _WhichOneofReturnType__player_move_count | None: ...
 
 Global___GameSummary: _TypeAlias = GameSummary  # noqa: Y015
+
+@_typing.final
+class GameDeletion(_message.Message):
+    """Who deleted a game, when, and why (from its GameDeleted event)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BY_FIELD_NUMBER: _builtins.int
+    MEMBER_ID_FIELD_NUMBER: _builtins.int
+    TIME_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    by: _builtins.str
+    """The owner's display name and member id when they deleted it."""
+    member_id: _builtins.str
+    reason: _builtins.str
+    @_builtins.property
+    def time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        by: _builtins.str = ...,
+        member_id: _builtins.str = ...,
+        time: _timestamp_pb2.Timestamp | None = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["time", b"time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "member_id", b"member_id", "reason", b"reason", "time", b"time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameDeletion: _TypeAlias = GameDeletion  # noqa: Y015
 
 @_typing.final
 class StateSnapshot(_message.Message):
@@ -869,6 +915,60 @@ class AbandonGameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AbandonGameResponse: _TypeAlias = AbandonGameResponse  # noqa: Y015
+
+@_typing.final
+class DeleteGameRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    request_id: _builtins.str
+    reason: _builtins.str
+    """Why (at most 500 characters), kept in the tombstone."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteGameRequest: _TypeAlias = DeleteGameRequest  # noqa: Y015
+
+@_typing.final
+class DeleteGameResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def game(self) -> Global___GameSummary:
+        """The game as deleted (status GAME_STATUS_DELETED, `deletion` set)."""
+
+    @_builtins.property
+    def receipt(self) -> Global___Receipt:
+        """The head after the tombstone (the tombstone's, when the game was deleted already)."""
+
+    def __init__(
+        self,
+        *,
+        game: Global___GameSummary | None = ...,
+        receipt: Global___Receipt | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "receipt", b"receipt"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteGameResponse: _TypeAlias = DeleteGameResponse  # noqa: Y015
 
 @_typing.final
 class GetStateRequest(_message.Message):

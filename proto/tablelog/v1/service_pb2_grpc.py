@@ -83,6 +83,11 @@ class TablelogServiceStub:
                 request_serializer=tablelog_dot_v1_dot_service__pb2.AbandonGameRequest.SerializeToString,
                 response_deserializer=tablelog_dot_v1_dot_service__pb2.AbandonGameResponse.FromString,
                 _registered_method=True)
+        self.DeleteGame = channel.unary_unary(
+                '/tablelog.v1.TablelogService/DeleteGame',
+                request_serializer=tablelog_dot_v1_dot_service__pb2.DeleteGameRequest.SerializeToString,
+                response_deserializer=tablelog_dot_v1_dot_service__pb2.DeleteGameResponse.FromString,
+                _registered_method=True)
         self.GetState = channel.unary_unary(
                 '/tablelog.v1.TablelogService/GetState',
                 request_serializer=tablelog_dot_v1_dot_service__pb2.GetStateRequest.SerializeToString,
@@ -208,6 +213,17 @@ class TablelogServiceServicer:
 
     def AbandonGame(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteGame(self, request, context):
+        """The club's owner deletes a game: a tombstone (GameDeleted) is appended to its stream
+        through the same chain, so the stream is kept and still verifies. The game leaves the
+        club's listings and its memory (standings, ratings, statistics); every later change is
+        refused (FAILED_PRECONDITION, GAME_DELETED); reads still answer. Deleting a deleted
+        game answers its tombstone again.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -341,6 +357,11 @@ def add_TablelogServiceServicer_to_server(servicer, server):
                     servicer.AbandonGame,
                     request_deserializer=tablelog_dot_v1_dot_service__pb2.AbandonGameRequest.FromString,
                     response_serializer=tablelog_dot_v1_dot_service__pb2.AbandonGameResponse.SerializeToString,
+            ),
+            'DeleteGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteGame,
+                    request_deserializer=tablelog_dot_v1_dot_service__pb2.DeleteGameRequest.FromString,
+                    response_serializer=tablelog_dot_v1_dot_service__pb2.DeleteGameResponse.SerializeToString,
             ),
             'GetState': grpc.unary_unary_rpc_method_handler(
                     servicer.GetState,
@@ -650,6 +671,33 @@ class TablelogService:
             '/tablelog.v1.TablelogService/AbandonGame',
             tablelog_dot_v1_dot_service__pb2.AbandonGameRequest.SerializeToString,
             tablelog_dot_v1_dot_service__pb2.AbandonGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablelog.v1.TablelogService/DeleteGame',
+            tablelog_dot_v1_dot_service__pb2.DeleteGameRequest.SerializeToString,
+            tablelog_dot_v1_dot_service__pb2.DeleteGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

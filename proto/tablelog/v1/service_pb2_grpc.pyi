@@ -54,6 +54,13 @@ class TablelogServiceStub:
     move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
     """
     AbandonGame: _grpc.UnaryUnaryMultiCallable[_service_pb2.AbandonGameRequest, _service_pb2.AbandonGameResponse]
+    DeleteGame: _grpc.UnaryUnaryMultiCallable[_service_pb2.DeleteGameRequest, _service_pb2.DeleteGameResponse]
+    """The club's owner deletes a game: a tombstone (GameDeleted) is appended to its stream
+    through the same chain, so the stream is kept and still verifies. The game leaves the
+    club's listings and its memory (standings, ratings, statistics); every later change is
+    refused (FAILED_PRECONDITION, GAME_DELETED); reads still answer. Deleting a deleted
+    game answers its tombstone again.
+    """
     GetState: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetStateRequest, _service_pb2.GetStateResponse]
     """The state at any revision, as one viewer may see it."""
     ListLegalMoves: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListLegalMovesRequest, _service_pb2.ListLegalMovesResponse]
@@ -105,6 +112,13 @@ class TablelogServiceAsyncStub(TablelogServiceStub):
     move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
     """
     AbandonGame: _aio.UnaryUnaryMultiCallable[_service_pb2.AbandonGameRequest, _service_pb2.AbandonGameResponse]  # type: ignore[assignment]
+    DeleteGame: _aio.UnaryUnaryMultiCallable[_service_pb2.DeleteGameRequest, _service_pb2.DeleteGameResponse]  # type: ignore[assignment]
+    """The club's owner deletes a game: a tombstone (GameDeleted) is appended to its stream
+    through the same chain, so the stream is kept and still verifies. The game leaves the
+    club's listings and its memory (standings, ratings, statistics); every later change is
+    refused (FAILED_PRECONDITION, GAME_DELETED); reads still answer. Deleting a deleted
+    game answers its tombstone again.
+    """
     GetState: _aio.UnaryUnaryMultiCallable[_service_pb2.GetStateRequest, _service_pb2.GetStateResponse]  # type: ignore[assignment]
     """The state at any revision, as one viewer may see it."""
     ListLegalMoves: _aio.UnaryUnaryMultiCallable[_service_pb2.ListLegalMovesRequest, _service_pb2.ListLegalMovesResponse]  # type: ignore[assignment]
@@ -207,6 +221,19 @@ class TablelogServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.AbandonGameRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.AbandonGameResponse, _abc.Awaitable[_service_pb2.AbandonGameResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteGame(
+        self,
+        request: _service_pb2.DeleteGameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.DeleteGameResponse, _abc.Awaitable[_service_pb2.DeleteGameResponse]]:
+        """The club's owner deletes a game: a tombstone (GameDeleted) is appended to its stream
+        through the same chain, so the stream is kept and still verifies. The game leaves the
+        club's listings and its memory (standings, ratings, statistics); every later change is
+        refused (FAILED_PRECONDITION, GAME_DELETED); reads still answer. Deleting a deleted
+        game answers its tombstone again.
+        """
 
     @_abc_1.abstractmethod
     def GetState(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tablelog.replay.core import DEALT, TABLE, IllegalMove, OptionDoc, Viewer
+from tablelog.replay.core import DEALT, TABLE, OptionDoc, Viewer
 from tablelog.replay.games.castello_methoni import (
     components,
     notation,
@@ -121,16 +121,13 @@ class CastelloMethoni:
     def format(self, move: pb.CastelloMethoniMove, state: State) -> str:
         return notation.format_move(move, state)
 
-    def undealt(self, move: pb.CastelloMethoniMove, state: State) -> pb.CastelloMethoniMove | None:
-        """RULES.md §2, §9 (and its engine decisions): missions and hands are dealt secret;
-        a table game records them as the players reveal them, at other times than the
-        server deals them: no move-by-move translation (docs/record-format.md)."""
-        raise IllegalMove(
-            "DEALT_ONLY",
-            "A dealt Castello Methoni game cannot become a table game: the server dealt the "
-            "secret missions and hands when a table game does not record them. Import its "
-            "strict archive (tablelog export GAME --format json) instead.",
-        )
+    def undealt(
+        self, move: pb.CastelloMethoniMove, state: State
+    ) -> Sequence[pb.CastelloMethoniMove] | None:
+        """RULES.md §2, §4, §8-§9 and the engine decisions on hidden information: see
+        `rules.undealt` (the missions dealt at setup come to light at the final scoring,
+        a redraw names the hand it reveals, draws are not recorded)."""
+        return rules.undealt(state, move) or None
 
     def detail(self, move: pb.CastelloMethoniMove, state: State) -> str:
         """RULES.md §5: a build or trade names the card played and the cell or edge it

@@ -1644,6 +1644,44 @@ def check_bounds(state: State, move: pb.CastelloMethoniMove) -> None:
             )
 
 
+def undealt(state: State, move: pb.CastelloMethoniMove) -> tuple[pb.CastelloMethoniMove, ...]:
+    """`move`, made in `state` of a dealt game, as a table game records it (issue 26: a
+    dealt game's text record imports as a table game). Every card the server dealt is in
+    the record, so each one comes to light where the table records it:
+
+    - who starts (RULES.md §2 step 6) is recorded alike;
+    - a mission dealt at setup (§2 step 3) is not recorded then: a table records each
+      mission at the final scoring (engine decisions, §8-§9), so the move that ends the game
+      is followed by every seat's mission, in seat order;
+    - a card dealt or drawn into a hand (§2 step 4, §4 step 2) is not recorded: a table
+      records no hand, only how many cards each pile holds (engine decisions);
+    - a stuck hand's redraw (§4) reveals the hand at the table: the cards the dealt state
+      holds are named, as a table's `redraw` names them;
+    - any other move (a card played, a merge, the end of a turn) is the same move.
+
+    The moves it stands for, in order (none: a dealing the table does not record)."""
+    kind = move.WhichOneof("action")
+    if kind in ("mission", "draw"):
+        return ()
+    if kind == "redraw" and state.hands is not None:
+        board = state.board
+        hand = state.hands[state.current]
+        revealed = [board.card_name(card) for card, count in enumerate(hand) for _ in range(count)]
+        return (pb.CastelloMethoniMove(redraw=pb.CastelloMethoniRedraw(revealed=revealed)),)
+    after = apply(state, move)
+    if after.phase != OVER or state.phase == OVER:
+        return (move,)
+    missions = after.ctx.board.missions
+    revealed_at_scoring = (
+        pb.CastelloMethoniMove(
+            mission=pb.CastelloMethoniMission(seat=seat, mission=missions[mission].name)
+        )
+        for seat, mission in enumerate(after.missions)
+        if mission >= 0
+    )
+    return (move, *revealed_at_scoring)
+
+
 def apply(state: State, move: pb.CastelloMethoniMove) -> State:
     """RULES.md §4-§6: the rule function of the move's action; an empty move is refused."""
     kind = move.WhichOneof("action")

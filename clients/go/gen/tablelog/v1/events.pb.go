@@ -115,6 +115,7 @@ type Event struct {
 	//	*Event_GameAbandoned
 	//	*Event_MoveAmended
 	//	*Event_SeatBound
+	//	*Event_GameDeleted
 	Body isEvent_Body `protobuf_oneof:"body"`
 	// Set on every event brought in by ImportGame: the event keeps its original actor and
 	// time; this says who imported it, when, from where, and how its original chain stood.
@@ -313,6 +314,15 @@ func (x *Event) GetSeatBound() *SeatBound {
 	return nil
 }
 
+func (x *Event) GetGameDeleted() *GameDeleted {
+	if x != nil {
+		if x, ok := x.Body.(*Event_GameDeleted); ok {
+			return x.GameDeleted
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetImported() *Imported {
 	if x != nil {
 		return x.Imported
@@ -364,6 +374,10 @@ type Event_SeatBound struct {
 	SeatBound *SeatBound `protobuf:"bytes,20,opt,name=seat_bound,json=seatBound,proto3,oneof"`
 }
 
+type Event_GameDeleted struct {
+	GameDeleted *GameDeleted `protobuf:"bytes,21,opt,name=game_deleted,json=gameDeleted,proto3,oneof"`
+}
+
 func (*Event_GameCreated) isEvent_Body() {}
 
 func (*Event_MoveRecorded) isEvent_Body() {}
@@ -383,6 +397,8 @@ func (*Event_GameAbandoned) isEvent_Body() {}
 func (*Event_MoveAmended) isEvent_Body() {}
 
 func (*Event_SeatBound) isEvent_Body() {}
+
+func (*Event_GameDeleted) isEvent_Body() {}
 
 // How an imported event came in.
 type Imported struct {
@@ -1478,6 +1494,53 @@ func (x *GameAbandoned) GetSeed() []byte {
 	return nil
 }
 
+// The club's owner deleted the game (DeleteGame): a tombstone, the last event of its stream
+// (nothing may follow it). It changes no move, so it keeps the revision (like an
+// annotation); the actor and time of the event say who deleted it and when.
+type GameDeleted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GameDeleted) Reset() {
+	*x = GameDeleted{}
+	mi := &file_tablelog_v1_events_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GameDeleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GameDeleted) ProtoMessage() {}
+
+func (x *GameDeleted) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_events_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GameDeleted.ProtoReflect.Descriptor instead.
+func (*GameDeleted) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GameDeleted) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // A move in the middle of the history was corrected: replaced, deleted, or preceded by an
 // inserted move. The moves in effect after it are re-applied, in order, on the corrected
 // history (each with the seat it named, if any, and its notation written again in its new
@@ -1511,7 +1574,7 @@ type MoveAmended struct {
 
 func (x *MoveAmended) Reset() {
 	*x = MoveAmended{}
-	mi := &file_tablelog_v1_events_proto_msgTypes[16]
+	mi := &file_tablelog_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1586,7 @@ func (x *MoveAmended) String() string {
 func (*MoveAmended) ProtoMessage() {}
 
 func (x *MoveAmended) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_events_proto_msgTypes[16]
+	mi := &file_tablelog_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1599,7 @@ func (x *MoveAmended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveAmended.ProtoReflect.Descriptor instead.
 func (*MoveAmended) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_tablelog_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MoveAmended) GetAmendedRevision() uint64 {
@@ -1606,7 +1669,7 @@ var File_tablelog_v1_events_proto protoreflect.FileDescriptor
 
 const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xf6\a\n" +
+	"\x18tablelog/v1/events.proto\x12\vtablelog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16tablelog/v1/game.proto\"\xb5\b\n" +
 	"\x05Event\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12.\n" +
@@ -1633,7 +1696,8 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x0egame_abandoned\x18\x11 \x01(\v2\x1a.tablelog.v1.GameAbandonedH\x00R\rgameAbandoned\x12=\n" +
 	"\fmove_amended\x18\x13 \x01(\v2\x18.tablelog.v1.MoveAmendedH\x00R\vmoveAmended\x127\n" +
 	"\n" +
-	"seat_bound\x18\x14 \x01(\v2\x16.tablelog.v1.SeatBoundH\x00R\tseatBound\x121\n" +
+	"seat_bound\x18\x14 \x01(\v2\x16.tablelog.v1.SeatBoundH\x00R\tseatBound\x12=\n" +
+	"\fgame_deleted\x18\x15 \x01(\v2\x18.tablelog.v1.GameDeletedH\x00R\vgameDeleted\x121\n" +
 	"\bimported\x18\x12 \x01(\v2\x15.tablelog.v1.ImportedR\bimportedB\x06\n" +
 	"\x04body\"\x8c\x05\n" +
 	"\bImported\x12\"\n" +
@@ -1721,7 +1785,9 @@ const file_tablelog_v1_events_proto_rawDesc = "" +
 	"\x04seed\x18\x02 \x01(\fR\x04seed\";\n" +
 	"\rGameAbandoned\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04seed\x18\x02 \x01(\fR\x04seed\"\xdb\x02\n" +
+	"\x04seed\x18\x02 \x01(\fR\x04seed\"%\n" +
+	"\vGameDeleted\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xdb\x02\n" +
 	"\vMoveAmended\x12)\n" +
 	"\x10amended_revision\x18\x01 \x01(\x04R\x0famendedRevision\x12*\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x16.tablelog.v1.AmendKindR\x04kind\x12%\n" +
@@ -1751,7 +1817,7 @@ func file_tablelog_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_tablelog_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_tablelog_v1_events_proto_goTypes = []any{
 	(AmendKind)(0),                // 0: tablelog.v1.AmendKind
 	(*Event)(nil),                 // 1: tablelog.v1.Event
@@ -1770,16 +1836,17 @@ var file_tablelog_v1_events_proto_goTypes = []any{
 	(*SeatBound)(nil),             // 14: tablelog.v1.SeatBound
 	(*GameEnded)(nil),             // 15: tablelog.v1.GameEnded
 	(*GameAbandoned)(nil),         // 16: tablelog.v1.GameAbandoned
-	(*MoveAmended)(nil),           // 17: tablelog.v1.MoveAmended
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*GameOptions)(nil),           // 19: tablelog.v1.GameOptions
-	(Mode)(0),                     // 20: tablelog.v1.Mode
-	(*ComponentFile)(nil),         // 21: tablelog.v1.ComponentFile
-	(*Move)(nil),                  // 22: tablelog.v1.Move
-	(*GameResult)(nil),            // 23: tablelog.v1.GameResult
+	(*GameDeleted)(nil),           // 17: tablelog.v1.GameDeleted
+	(*MoveAmended)(nil),           // 18: tablelog.v1.MoveAmended
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(*GameOptions)(nil),           // 20: tablelog.v1.GameOptions
+	(Mode)(0),                     // 21: tablelog.v1.Mode
+	(*ComponentFile)(nil),         // 22: tablelog.v1.ComponentFile
+	(*Move)(nil),                  // 23: tablelog.v1.Move
+	(*GameResult)(nil),            // 24: tablelog.v1.GameResult
 }
 var file_tablelog_v1_events_proto_depIdxs = []int32{
-	18, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	19, // 0: tablelog.v1.Event.time:type_name -> google.protobuf.Timestamp
 	3,  // 1: tablelog.v1.Event.actor:type_name -> tablelog.v1.Actor
 	5,  // 2: tablelog.v1.Event.game_created:type_name -> tablelog.v1.GameCreated
 	7,  // 3: tablelog.v1.Event.move_recorded:type_name -> tablelog.v1.MoveRecorded
@@ -1789,31 +1856,32 @@ var file_tablelog_v1_events_proto_depIdxs = []int32{
 	13, // 7: tablelog.v1.Event.annotation_removed:type_name -> tablelog.v1.AnnotationRemoved
 	15, // 8: tablelog.v1.Event.game_ended:type_name -> tablelog.v1.GameEnded
 	16, // 9: tablelog.v1.Event.game_abandoned:type_name -> tablelog.v1.GameAbandoned
-	17, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
+	18, // 10: tablelog.v1.Event.move_amended:type_name -> tablelog.v1.MoveAmended
 	14, // 11: tablelog.v1.Event.seat_bound:type_name -> tablelog.v1.SeatBound
-	2,  // 12: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
-	3,  // 13: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
-	18, // 14: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
-	2,  // 15: tablelog.v1.Imported.original_imported:type_name -> tablelog.v1.Imported
-	3,  // 16: tablelog.v1.Imported.original_actor:type_name -> tablelog.v1.Actor
-	4,  // 17: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
-	19, // 18: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
-	20, // 19: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
-	21, // 20: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
-	6,  // 21: tablelog.v1.GameCreated.record_tags:type_name -> tablelog.v1.RecordTag
-	22, // 22: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
-	11, // 23: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
-	12, // 24: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
-	22, // 25: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
-	11, // 26: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
-	23, // 27: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
-	0,  // 28: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
-	22, // 29: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	17, // 12: tablelog.v1.Event.game_deleted:type_name -> tablelog.v1.GameDeleted
+	2,  // 13: tablelog.v1.Event.imported:type_name -> tablelog.v1.Imported
+	3,  // 14: tablelog.v1.Imported.by:type_name -> tablelog.v1.Actor
+	19, // 15: tablelog.v1.Imported.time:type_name -> google.protobuf.Timestamp
+	2,  // 16: tablelog.v1.Imported.original_imported:type_name -> tablelog.v1.Imported
+	3,  // 17: tablelog.v1.Imported.original_actor:type_name -> tablelog.v1.Actor
+	4,  // 18: tablelog.v1.GameCreated.players:type_name -> tablelog.v1.Player
+	20, // 19: tablelog.v1.GameCreated.options:type_name -> tablelog.v1.GameOptions
+	21, // 20: tablelog.v1.GameCreated.mode:type_name -> tablelog.v1.Mode
+	22, // 21: tablelog.v1.GameCreated.components:type_name -> tablelog.v1.ComponentFile
+	6,  // 22: tablelog.v1.GameCreated.record_tags:type_name -> tablelog.v1.RecordTag
+	23, // 23: tablelog.v1.MoveRecorded.move:type_name -> tablelog.v1.Move
+	11, // 24: tablelog.v1.AnnotationAdded.variation:type_name -> tablelog.v1.Variation
+	12, // 25: tablelog.v1.Variation.moves:type_name -> tablelog.v1.VariationMove
+	23, // 26: tablelog.v1.VariationMove.move:type_name -> tablelog.v1.Move
+	11, // 27: tablelog.v1.VariationMove.variations:type_name -> tablelog.v1.Variation
+	24, // 28: tablelog.v1.GameEnded.result:type_name -> tablelog.v1.GameResult
+	0,  // 29: tablelog.v1.MoveAmended.kind:type_name -> tablelog.v1.AmendKind
+	23, // 30: tablelog.v1.MoveAmended.move:type_name -> tablelog.v1.Move
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_events_proto_init() }
@@ -1833,6 +1901,7 @@ func file_tablelog_v1_events_proto_init() {
 		(*Event_GameAbandoned)(nil),
 		(*Event_MoveAmended)(nil),
 		(*Event_SeatBound)(nil),
+		(*Event_GameDeleted)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1840,7 +1909,7 @@ func file_tablelog_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_events_proto_rawDesc), len(file_tablelog_v1_events_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

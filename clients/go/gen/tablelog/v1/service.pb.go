@@ -30,6 +30,9 @@ const (
 	GameStatus_GAME_STATUS_IN_PROGRESS GameStatus = 1
 	GameStatus_GAME_STATUS_ENDED       GameStatus = 2
 	GameStatus_GAME_STATUS_ABANDONED   GameStatus = 3
+	// Deleted by the club's owner (DeleteGame): kept and verifiable, but listed nowhere and
+	// closed to every change.
+	GameStatus_GAME_STATUS_DELETED GameStatus = 4
 )
 
 // Enum value maps for GameStatus.
@@ -39,12 +42,14 @@ var (
 		1: "GAME_STATUS_IN_PROGRESS",
 		2: "GAME_STATUS_ENDED",
 		3: "GAME_STATUS_ABANDONED",
+		4: "GAME_STATUS_DELETED",
 	}
 	GameStatus_value = map[string]int32{
 		"GAME_STATUS_UNSPECIFIED": 0,
 		"GAME_STATUS_IN_PROGRESS": 1,
 		"GAME_STATUS_ENDED":       2,
 		"GAME_STATUS_ABANDONED":   3,
+		"GAME_STATUS_DELETED":     4,
 	}
 )
 
@@ -203,8 +208,10 @@ type GameSummary struct {
 	// server's deals not counted): the number the text record gives the last one. Unset in
 	// a summary stored before the field existed.
 	PlayerMoveCount *uint32 `protobuf:"varint,16,opt,name=player_move_count,json=playerMoveCount,proto3,oneof" json:"player_move_count,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Set once the game was deleted (status GAME_STATUS_DELETED): by whom, when and why.
+	Deletion      *GameDeletion `protobuf:"bytes,17,opt,name=deletion,proto3" json:"deletion,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GameSummary) Reset() {
@@ -349,6 +356,83 @@ func (x *GameSummary) GetPlayerMoveCount() uint32 {
 	return 0
 }
 
+func (x *GameSummary) GetDeletion() *GameDeletion {
+	if x != nil {
+		return x.Deletion
+	}
+	return nil
+}
+
+// Who deleted a game, when, and why (from its GameDeleted event).
+type GameDeletion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The owner's display name and member id when they deleted it.
+	By            string                 `protobuf:"bytes,1,opt,name=by,proto3" json:"by,omitempty"`
+	MemberId      string                 `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GameDeletion) Reset() {
+	*x = GameDeletion{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GameDeletion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GameDeletion) ProtoMessage() {}
+
+func (x *GameDeletion) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GameDeletion.ProtoReflect.Descriptor instead.
+func (*GameDeletion) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GameDeletion) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *GameDeletion) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *GameDeletion) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *GameDeletion) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // A state at a revision, rendered three ways: typed, as text for a terminal, and as facts.
 type StateSnapshot struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -370,7 +454,7 @@ type StateSnapshot struct {
 
 func (x *StateSnapshot) Reset() {
 	*x = StateSnapshot{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[2]
+	mi := &file_tablelog_v1_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -382,7 +466,7 @@ func (x *StateSnapshot) String() string {
 func (*StateSnapshot) ProtoMessage() {}
 
 func (x *StateSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[2]
+	mi := &file_tablelog_v1_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -395,7 +479,7 @@ func (x *StateSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateSnapshot.ProtoReflect.Descriptor instead.
 func (*StateSnapshot) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StateSnapshot) GetRevision() uint64 {
@@ -455,7 +539,7 @@ type ListGameTypesRequest struct {
 
 func (x *ListGameTypesRequest) Reset() {
 	*x = ListGameTypesRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[3]
+	mi := &file_tablelog_v1_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +551,7 @@ func (x *ListGameTypesRequest) String() string {
 func (*ListGameTypesRequest) ProtoMessage() {}
 
 func (x *ListGameTypesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[3]
+	mi := &file_tablelog_v1_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +564,7 @@ func (x *ListGameTypesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGameTypesRequest.ProtoReflect.Descriptor instead.
 func (*ListGameTypesRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{3}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{4}
 }
 
 type ListGameTypesResponse struct {
@@ -492,7 +576,7 @@ type ListGameTypesResponse struct {
 
 func (x *ListGameTypesResponse) Reset() {
 	*x = ListGameTypesResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[4]
+	mi := &file_tablelog_v1_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +588,7 @@ func (x *ListGameTypesResponse) String() string {
 func (*ListGameTypesResponse) ProtoMessage() {}
 
 func (x *ListGameTypesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[4]
+	mi := &file_tablelog_v1_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +601,7 @@ func (x *ListGameTypesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGameTypesResponse.ProtoReflect.Descriptor instead.
 func (*ListGameTypesResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{4}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListGameTypesResponse) GetGames() []*GameInfo {
@@ -547,7 +631,7 @@ type CreateGameRequest struct {
 
 func (x *CreateGameRequest) Reset() {
 	*x = CreateGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[5]
+	mi := &file_tablelog_v1_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +643,7 @@ func (x *CreateGameRequest) String() string {
 func (*CreateGameRequest) ProtoMessage() {}
 
 func (x *CreateGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[5]
+	mi := &file_tablelog_v1_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +656,7 @@ func (x *CreateGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateGameRequest.ProtoReflect.Descriptor instead.
 func (*CreateGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateGameRequest) GetGame() string {
@@ -641,7 +725,7 @@ type CreateGameResponse struct {
 
 func (x *CreateGameResponse) Reset() {
 	*x = CreateGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[6]
+	mi := &file_tablelog_v1_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +737,7 @@ func (x *CreateGameResponse) String() string {
 func (*CreateGameResponse) ProtoMessage() {}
 
 func (x *CreateGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[6]
+	mi := &file_tablelog_v1_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +750,7 @@ func (x *CreateGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateGameResponse.ProtoReflect.Descriptor instead.
 func (*CreateGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateGameResponse) GetGame() *GameSummary {
@@ -704,7 +788,7 @@ type Receipt struct {
 
 func (x *Receipt) Reset() {
 	*x = Receipt{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[7]
+	mi := &file_tablelog_v1_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +800,7 @@ func (x *Receipt) String() string {
 func (*Receipt) ProtoMessage() {}
 
 func (x *Receipt) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[7]
+	mi := &file_tablelog_v1_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +813,7 @@ func (x *Receipt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Receipt.ProtoReflect.Descriptor instead.
 func (*Receipt) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Receipt) GetGameId() string {
@@ -783,7 +867,7 @@ type GetGameRequest struct {
 
 func (x *GetGameRequest) Reset() {
 	*x = GetGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[8]
+	mi := &file_tablelog_v1_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +879,7 @@ func (x *GetGameRequest) String() string {
 func (*GetGameRequest) ProtoMessage() {}
 
 func (x *GetGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[8]
+	mi := &file_tablelog_v1_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +892,7 @@ func (x *GetGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGameRequest.ProtoReflect.Descriptor instead.
 func (*GetGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetGameRequest) GetGameId() string {
@@ -827,7 +911,7 @@ type GetGameResponse struct {
 
 func (x *GetGameResponse) Reset() {
 	*x = GetGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[9]
+	mi := &file_tablelog_v1_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +923,7 @@ func (x *GetGameResponse) String() string {
 func (*GetGameResponse) ProtoMessage() {}
 
 func (x *GetGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[9]
+	mi := &file_tablelog_v1_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +936,7 @@ func (x *GetGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGameResponse.ProtoReflect.Descriptor instead.
 func (*GetGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetGameResponse) GetGame() *GameSummary {
@@ -881,7 +965,7 @@ type ListGamesRequest struct {
 
 func (x *ListGamesRequest) Reset() {
 	*x = ListGamesRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[10]
+	mi := &file_tablelog_v1_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +977,7 @@ func (x *ListGamesRequest) String() string {
 func (*ListGamesRequest) ProtoMessage() {}
 
 func (x *ListGamesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[10]
+	mi := &file_tablelog_v1_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -906,7 +990,7 @@ func (x *ListGamesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGamesRequest.ProtoReflect.Descriptor instead.
 func (*ListGamesRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListGamesRequest) GetGame() string {
@@ -954,7 +1038,7 @@ type ListGamesResponse struct {
 
 func (x *ListGamesResponse) Reset() {
 	*x = ListGamesResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[11]
+	mi := &file_tablelog_v1_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1050,7 @@ func (x *ListGamesResponse) String() string {
 func (*ListGamesResponse) ProtoMessage() {}
 
 func (x *ListGamesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[11]
+	mi := &file_tablelog_v1_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1063,7 @@ func (x *ListGamesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGamesResponse.ProtoReflect.Descriptor instead.
 func (*ListGamesResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListGamesResponse) GetGames() []*GameSummary {
@@ -1019,7 +1103,7 @@ type RecordMoveRequest struct {
 
 func (x *RecordMoveRequest) Reset() {
 	*x = RecordMoveRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[12]
+	mi := &file_tablelog_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1115,7 @@ func (x *RecordMoveRequest) String() string {
 func (*RecordMoveRequest) ProtoMessage() {}
 
 func (x *RecordMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[12]
+	mi := &file_tablelog_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1128,7 @@ func (x *RecordMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordMoveRequest.ProtoReflect.Descriptor instead.
 func (*RecordMoveRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RecordMoveRequest) GetGameId() string {
@@ -1142,7 +1226,7 @@ type RecordMoveResponse struct {
 
 func (x *RecordMoveResponse) Reset() {
 	*x = RecordMoveResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[13]
+	mi := &file_tablelog_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1238,7 @@ func (x *RecordMoveResponse) String() string {
 func (*RecordMoveResponse) ProtoMessage() {}
 
 func (x *RecordMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[13]
+	mi := &file_tablelog_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1251,7 @@ func (x *RecordMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordMoveResponse.ProtoReflect.Descriptor instead.
 func (*RecordMoveResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RecordMoveResponse) GetGame() *GameSummary {
@@ -1217,7 +1301,7 @@ type UndoMoveRequest struct {
 
 func (x *UndoMoveRequest) Reset() {
 	*x = UndoMoveRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[14]
+	mi := &file_tablelog_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1313,7 @@ func (x *UndoMoveRequest) String() string {
 func (*UndoMoveRequest) ProtoMessage() {}
 
 func (x *UndoMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[14]
+	mi := &file_tablelog_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1326,7 @@ func (x *UndoMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoMoveRequest.ProtoReflect.Descriptor instead.
 func (*UndoMoveRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UndoMoveRequest) GetGameId() string {
@@ -1284,7 +1368,7 @@ type UndoMoveResponse struct {
 
 func (x *UndoMoveResponse) Reset() {
 	*x = UndoMoveResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[15]
+	mi := &file_tablelog_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1380,7 @@ func (x *UndoMoveResponse) String() string {
 func (*UndoMoveResponse) ProtoMessage() {}
 
 func (x *UndoMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[15]
+	mi := &file_tablelog_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1393,7 @@ func (x *UndoMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoMoveResponse.ProtoReflect.Descriptor instead.
 func (*UndoMoveResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UndoMoveResponse) GetGame() *GameSummary {
@@ -1344,7 +1428,7 @@ type RedoMoveRequest struct {
 
 func (x *RedoMoveRequest) Reset() {
 	*x = RedoMoveRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[16]
+	mi := &file_tablelog_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1440,7 @@ func (x *RedoMoveRequest) String() string {
 func (*RedoMoveRequest) ProtoMessage() {}
 
 func (x *RedoMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[16]
+	mi := &file_tablelog_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1453,7 @@ func (x *RedoMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedoMoveRequest.ProtoReflect.Descriptor instead.
 func (*RedoMoveRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RedoMoveRequest) GetGameId() string {
@@ -1404,7 +1488,7 @@ type RedoMoveResponse struct {
 
 func (x *RedoMoveResponse) Reset() {
 	*x = RedoMoveResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[17]
+	mi := &file_tablelog_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1500,7 @@ func (x *RedoMoveResponse) String() string {
 func (*RedoMoveResponse) ProtoMessage() {}
 
 func (x *RedoMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[17]
+	mi := &file_tablelog_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1513,7 @@ func (x *RedoMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedoMoveResponse.ProtoReflect.Descriptor instead.
 func (*RedoMoveResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RedoMoveResponse) GetGame() *GameSummary {
@@ -1469,7 +1553,7 @@ type NewMove struct {
 
 func (x *NewMove) Reset() {
 	*x = NewMove{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	mi := &file_tablelog_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1565,7 @@ func (x *NewMove) String() string {
 func (*NewMove) ProtoMessage() {}
 
 func (x *NewMove) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[18]
+	mi := &file_tablelog_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1578,7 @@ func (x *NewMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NewMove.ProtoReflect.Descriptor instead.
 func (*NewMove) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *NewMove) GetInput() isNewMove_Input {
@@ -1555,7 +1639,7 @@ type DeletedMove struct {
 
 func (x *DeletedMove) Reset() {
 	*x = DeletedMove{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	mi := &file_tablelog_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1651,7 @@ func (x *DeletedMove) String() string {
 func (*DeletedMove) ProtoMessage() {}
 
 func (x *DeletedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[19]
+	mi := &file_tablelog_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1664,7 @@ func (x *DeletedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletedMove.ProtoReflect.Descriptor instead.
 func (*DeletedMove) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 type AmendMoveRequest struct {
@@ -1610,7 +1694,7 @@ type AmendMoveRequest struct {
 
 func (x *AmendMoveRequest) Reset() {
 	*x = AmendMoveRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	mi := &file_tablelog_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1706,7 @@ func (x *AmendMoveRequest) String() string {
 func (*AmendMoveRequest) ProtoMessage() {}
 
 func (x *AmendMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[20]
+	mi := &file_tablelog_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1719,7 @@ func (x *AmendMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AmendMoveRequest.ProtoReflect.Descriptor instead.
 func (*AmendMoveRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AmendMoveRequest) GetGameId() string {
@@ -1753,7 +1837,7 @@ type AmendMoveResponse struct {
 
 func (x *AmendMoveResponse) Reset() {
 	*x = AmendMoveResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	mi := &file_tablelog_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1849,7 @@ func (x *AmendMoveResponse) String() string {
 func (*AmendMoveResponse) ProtoMessage() {}
 
 func (x *AmendMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[21]
+	mi := &file_tablelog_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1862,7 @@ func (x *AmendMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AmendMoveResponse.ProtoReflect.Descriptor instead.
 func (*AmendMoveResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AmendMoveResponse) GetGame() *GameSummary {
@@ -1821,7 +1905,7 @@ type AbandonGameRequest struct {
 
 func (x *AbandonGameRequest) Reset() {
 	*x = AbandonGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[22]
+	mi := &file_tablelog_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1917,7 @@ func (x *AbandonGameRequest) String() string {
 func (*AbandonGameRequest) ProtoMessage() {}
 
 func (x *AbandonGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[22]
+	mi := &file_tablelog_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1930,7 @@ func (x *AbandonGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonGameRequest.ProtoReflect.Descriptor instead.
 func (*AbandonGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AbandonGameRequest) GetGameId() string {
@@ -1887,7 +1971,7 @@ type AbandonGameResponse struct {
 
 func (x *AbandonGameResponse) Reset() {
 	*x = AbandonGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[23]
+	mi := &file_tablelog_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +1983,7 @@ func (x *AbandonGameResponse) String() string {
 func (*AbandonGameResponse) ProtoMessage() {}
 
 func (x *AbandonGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[23]
+	mi := &file_tablelog_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +1996,7 @@ func (x *AbandonGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonGameResponse.ProtoReflect.Descriptor instead.
 func (*AbandonGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AbandonGameResponse) GetGame() *GameSummary {
@@ -1923,6 +2007,121 @@ func (x *AbandonGameResponse) GetGame() *GameSummary {
 }
 
 func (x *AbandonGameResponse) GetReceipt() *Receipt {
+	if x != nil {
+		return x.Receipt
+	}
+	return nil
+}
+
+type DeleteGameRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	GameId    string                 `protobuf:"bytes,1,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	RequestId string                 `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Why (at most 500 characters), kept in the tombstone.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteGameRequest) Reset() {
+	*x = DeleteGameRequest{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteGameRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteGameRequest) ProtoMessage() {}
+
+func (x *DeleteGameRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteGameRequest.ProtoReflect.Descriptor instead.
+func (*DeleteGameRequest) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DeleteGameRequest) GetGameId() string {
+	if x != nil {
+		return x.GameId
+	}
+	return ""
+}
+
+func (x *DeleteGameRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *DeleteGameRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type DeleteGameResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The game as deleted (status GAME_STATUS_DELETED, `deletion` set).
+	Game *GameSummary `protobuf:"bytes,1,opt,name=game,proto3" json:"game,omitempty"`
+	// The head after the tombstone (the tombstone's, when the game was deleted already).
+	Receipt       *Receipt `protobuf:"bytes,2,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteGameResponse) Reset() {
+	*x = DeleteGameResponse{}
+	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteGameResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteGameResponse) ProtoMessage() {}
+
+func (x *DeleteGameResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteGameResponse.ProtoReflect.Descriptor instead.
+func (*DeleteGameResponse) Descriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DeleteGameResponse) GetGame() *GameSummary {
+	if x != nil {
+		return x.Game
+	}
+	return nil
+}
+
+func (x *DeleteGameResponse) GetReceipt() *Receipt {
 	if x != nil {
 		return x.Receipt
 	}
@@ -1943,7 +2142,7 @@ type GetStateRequest struct {
 
 func (x *GetStateRequest) Reset() {
 	*x = GetStateRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[24]
+	mi := &file_tablelog_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2154,7 @@ func (x *GetStateRequest) String() string {
 func (*GetStateRequest) ProtoMessage() {}
 
 func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[24]
+	mi := &file_tablelog_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2167,7 @@ func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateRequest.ProtoReflect.Descriptor instead.
 func (*GetStateRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetStateRequest) GetGameId() string {
@@ -2008,7 +2207,7 @@ type GetStateResponse struct {
 
 func (x *GetStateResponse) Reset() {
 	*x = GetStateResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	mi := &file_tablelog_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2219,7 @@ func (x *GetStateResponse) String() string {
 func (*GetStateResponse) ProtoMessage() {}
 
 func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[25]
+	mi := &file_tablelog_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2232,7 @@ func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateResponse.ProtoReflect.Descriptor instead.
 func (*GetStateResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetStateResponse) GetState() *StateSnapshot {
@@ -2064,7 +2263,7 @@ type ListLegalMovesRequest struct {
 
 func (x *ListLegalMovesRequest) Reset() {
 	*x = ListLegalMovesRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	mi := &file_tablelog_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2275,7 @@ func (x *ListLegalMovesRequest) String() string {
 func (*ListLegalMovesRequest) ProtoMessage() {}
 
 func (x *ListLegalMovesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[26]
+	mi := &file_tablelog_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2288,7 @@ func (x *ListLegalMovesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLegalMovesRequest.ProtoReflect.Descriptor instead.
 func (*ListLegalMovesRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListLegalMovesRequest) GetGameId() string {
@@ -2150,7 +2349,7 @@ type LegalMove struct {
 
 func (x *LegalMove) Reset() {
 	*x = LegalMove{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[27]
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2361,7 @@ func (x *LegalMove) String() string {
 func (*LegalMove) ProtoMessage() {}
 
 func (x *LegalMove) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[27]
+	mi := &file_tablelog_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2374,7 @@ func (x *LegalMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LegalMove.ProtoReflect.Descriptor instead.
 func (*LegalMove) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LegalMove) GetMove() *Move {
@@ -2225,7 +2424,7 @@ type ListLegalMovesResponse struct {
 
 func (x *ListLegalMovesResponse) Reset() {
 	*x = ListLegalMovesResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[28]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2237,7 +2436,7 @@ func (x *ListLegalMovesResponse) String() string {
 func (*ListLegalMovesResponse) ProtoMessage() {}
 
 func (x *ListLegalMovesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[28]
+	mi := &file_tablelog_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2449,7 @@ func (x *ListLegalMovesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLegalMovesResponse.ProtoReflect.Descriptor instead.
 func (*ListLegalMovesResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListLegalMovesResponse) GetMoves() []*LegalMove {
@@ -2300,7 +2499,7 @@ type ReplayGameRequest struct {
 
 func (x *ReplayGameRequest) Reset() {
 	*x = ReplayGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[29]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2312,7 +2511,7 @@ func (x *ReplayGameRequest) String() string {
 func (*ReplayGameRequest) ProtoMessage() {}
 
 func (x *ReplayGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[29]
+	mi := &file_tablelog_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2325,7 +2524,7 @@ func (x *ReplayGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayGameRequest.ProtoReflect.Descriptor instead.
 func (*ReplayGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReplayGameRequest) GetGameId() string {
@@ -2383,7 +2582,7 @@ type VariationPath struct {
 
 func (x *VariationPath) Reset() {
 	*x = VariationPath{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2395,7 +2594,7 @@ func (x *VariationPath) String() string {
 func (*VariationPath) ProtoMessage() {}
 
 func (x *VariationPath) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[30]
+	mi := &file_tablelog_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2408,7 +2607,7 @@ func (x *VariationPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariationPath.ProtoReflect.Descriptor instead.
 func (*VariationPath) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *VariationPath) GetAnnotationId() string {
@@ -2450,7 +2649,7 @@ type ReplayGameResponse struct {
 
 func (x *ReplayGameResponse) Reset() {
 	*x = ReplayGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +2661,7 @@ func (x *ReplayGameResponse) String() string {
 func (*ReplayGameResponse) ProtoMessage() {}
 
 func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[31]
+	mi := &file_tablelog_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +2674,7 @@ func (x *ReplayGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayGameResponse.ProtoReflect.Descriptor instead.
 func (*ReplayGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReplayGameResponse) GetEvent() *Event {
@@ -2534,7 +2733,7 @@ type WatchGameRequest struct {
 
 func (x *WatchGameRequest) Reset() {
 	*x = WatchGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2546,7 +2745,7 @@ func (x *WatchGameRequest) String() string {
 func (*WatchGameRequest) ProtoMessage() {}
 
 func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[32]
+	mi := &file_tablelog_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2758,7 @@ func (x *WatchGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameRequest.ProtoReflect.Descriptor instead.
 func (*WatchGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WatchGameRequest) GetGameId() string {
@@ -2600,7 +2799,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2811,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[33]
+	mi := &file_tablelog_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2824,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Heartbeat) GetHeadRevision() uint64 {
@@ -2655,7 +2854,7 @@ type WatchGameResponse struct {
 
 func (x *WatchGameResponse) Reset() {
 	*x = WatchGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2866,7 @@ func (x *WatchGameResponse) String() string {
 func (*WatchGameResponse) ProtoMessage() {}
 
 func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[34]
+	mi := &file_tablelog_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2879,7 @@ func (x *WatchGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchGameResponse.ProtoReflect.Descriptor instead.
 func (*WatchGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WatchGameResponse) GetItem() isWatchGameResponse_Item {
@@ -2740,7 +2939,7 @@ type AddAnnotationRequest struct {
 
 func (x *AddAnnotationRequest) Reset() {
 	*x = AddAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2752,7 +2951,7 @@ func (x *AddAnnotationRequest) String() string {
 func (*AddAnnotationRequest) ProtoMessage() {}
 
 func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[35]
+	mi := &file_tablelog_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2765,7 +2964,7 @@ func (x *AddAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*AddAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AddAnnotationRequest) GetGameId() string {
@@ -2820,7 +3019,7 @@ type AddAnnotationResponse struct {
 
 func (x *AddAnnotationResponse) Reset() {
 	*x = AddAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2832,7 +3031,7 @@ func (x *AddAnnotationResponse) String() string {
 func (*AddAnnotationResponse) ProtoMessage() {}
 
 func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[36]
+	mi := &file_tablelog_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2845,7 +3044,7 @@ func (x *AddAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*AddAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AddAnnotationResponse) GetAnnotation() *Annotation {
@@ -2886,7 +3085,7 @@ type Annotation struct {
 
 func (x *Annotation) Reset() {
 	*x = Annotation{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2898,7 +3097,7 @@ func (x *Annotation) String() string {
 func (*Annotation) ProtoMessage() {}
 
 func (x *Annotation) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[37]
+	mi := &file_tablelog_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2911,7 +3110,7 @@ func (x *Annotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Annotation.ProtoReflect.Descriptor instead.
 func (*Annotation) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Annotation) GetAnnotationId() string {
@@ -2988,7 +3187,7 @@ type RemoveAnnotationRequest struct {
 
 func (x *RemoveAnnotationRequest) Reset() {
 	*x = RemoveAnnotationRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3000,7 +3199,7 @@ func (x *RemoveAnnotationRequest) String() string {
 func (*RemoveAnnotationRequest) ProtoMessage() {}
 
 func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[38]
+	mi := &file_tablelog_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3013,7 +3212,7 @@ func (x *RemoveAnnotationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RemoveAnnotationRequest) GetGameId() string {
@@ -3046,7 +3245,7 @@ type RemoveAnnotationResponse struct {
 
 func (x *RemoveAnnotationResponse) Reset() {
 	*x = RemoveAnnotationResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3257,7 @@ func (x *RemoveAnnotationResponse) String() string {
 func (*RemoveAnnotationResponse) ProtoMessage() {}
 
 func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[39]
+	mi := &file_tablelog_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3270,7 @@ func (x *RemoveAnnotationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAnnotationResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAnnotationResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RemoveAnnotationResponse) GetReceipt() *Receipt {
@@ -3092,7 +3291,7 @@ type ListAnnotationsRequest struct {
 
 func (x *ListAnnotationsRequest) Reset() {
 	*x = ListAnnotationsRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3303,7 @@ func (x *ListAnnotationsRequest) String() string {
 func (*ListAnnotationsRequest) ProtoMessage() {}
 
 func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[40]
+	mi := &file_tablelog_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3316,7 @@ func (x *ListAnnotationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsRequest.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListAnnotationsRequest) GetGameId() string {
@@ -3151,7 +3350,7 @@ type ListAnnotationsResponse struct {
 
 func (x *ListAnnotationsResponse) Reset() {
 	*x = ListAnnotationsResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3163,7 +3362,7 @@ func (x *ListAnnotationsResponse) String() string {
 func (*ListAnnotationsResponse) ProtoMessage() {}
 
 func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[41]
+	mi := &file_tablelog_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3176,7 +3375,7 @@ func (x *ListAnnotationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAnnotationsResponse.ProtoReflect.Descriptor instead.
 func (*ListAnnotationsResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListAnnotationsResponse) GetAnnotations() []*Annotation {
@@ -3212,7 +3411,7 @@ type GetAuditLogRequest struct {
 
 func (x *GetAuditLogRequest) Reset() {
 	*x = GetAuditLogRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3224,7 +3423,7 @@ func (x *GetAuditLogRequest) String() string {
 func (*GetAuditLogRequest) ProtoMessage() {}
 
 func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[42]
+	mi := &file_tablelog_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3237,7 +3436,7 @@ func (x *GetAuditLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditLogRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetAuditLogRequest) GetGameId() string {
@@ -3286,7 +3485,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[43]
+	mi := &file_tablelog_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3298,7 +3497,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[43]
+	mi := &file_tablelog_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3311,7 +3510,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AuditEntry) GetEvent() *Event {
@@ -3352,7 +3551,7 @@ type GetAuditLogResponse struct {
 
 func (x *GetAuditLogResponse) Reset() {
 	*x = GetAuditLogResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[44]
+	mi := &file_tablelog_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3563,7 @@ func (x *GetAuditLogResponse) String() string {
 func (*GetAuditLogResponse) ProtoMessage() {}
 
 func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[44]
+	mi := &file_tablelog_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3576,7 @@ func (x *GetAuditLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditLogResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditLogResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetAuditLogResponse) GetEntries() []*AuditEntry {
@@ -3406,7 +3605,7 @@ type VerifyGameRequest struct {
 
 func (x *VerifyGameRequest) Reset() {
 	*x = VerifyGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[45]
+	mi := &file_tablelog_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3418,7 +3617,7 @@ func (x *VerifyGameRequest) String() string {
 func (*VerifyGameRequest) ProtoMessage() {}
 
 func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[45]
+	mi := &file_tablelog_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3431,7 +3630,7 @@ func (x *VerifyGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameRequest.ProtoReflect.Descriptor instead.
 func (*VerifyGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *VerifyGameRequest) GetGameId() string {
@@ -3484,7 +3683,7 @@ type VerifyGameResponse struct {
 
 func (x *VerifyGameResponse) Reset() {
 	*x = VerifyGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[46]
+	mi := &file_tablelog_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3496,7 +3695,7 @@ func (x *VerifyGameResponse) String() string {
 func (*VerifyGameResponse) ProtoMessage() {}
 
 func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[46]
+	mi := &file_tablelog_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3509,7 +3708,7 @@ func (x *VerifyGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyGameResponse.ProtoReflect.Descriptor instead.
 func (*VerifyGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *VerifyGameResponse) GetOk() bool {
@@ -3619,7 +3818,7 @@ type ImportGameRequest struct {
 
 func (x *ImportGameRequest) Reset() {
 	*x = ImportGameRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[47]
+	mi := &file_tablelog_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3631,7 +3830,7 @@ func (x *ImportGameRequest) String() string {
 func (*ImportGameRequest) ProtoMessage() {}
 
 func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[47]
+	mi := &file_tablelog_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3644,7 +3843,7 @@ func (x *ImportGameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameRequest.ProtoReflect.Descriptor instead.
 func (*ImportGameRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ImportGameRequest) GetEvents() []*Event {
@@ -3685,7 +3884,7 @@ type ImportGameResponse struct {
 
 func (x *ImportGameResponse) Reset() {
 	*x = ImportGameResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[48]
+	mi := &file_tablelog_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3697,7 +3896,7 @@ func (x *ImportGameResponse) String() string {
 func (*ImportGameResponse) ProtoMessage() {}
 
 func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[48]
+	mi := &file_tablelog_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3710,7 +3909,7 @@ func (x *ImportGameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportGameResponse.ProtoReflect.Descriptor instead.
 func (*ImportGameResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ImportGameResponse) GetGame() *GameSummary {
@@ -3745,7 +3944,7 @@ type ExportRecordRequest struct {
 
 func (x *ExportRecordRequest) Reset() {
 	*x = ExportRecordRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[49]
+	mi := &file_tablelog_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3757,7 +3956,7 @@ func (x *ExportRecordRequest) String() string {
 func (*ExportRecordRequest) ProtoMessage() {}
 
 func (x *ExportRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[49]
+	mi := &file_tablelog_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3770,7 +3969,7 @@ func (x *ExportRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRecordRequest.ProtoReflect.Descriptor instead.
 func (*ExportRecordRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ExportRecordRequest) GetGameIds() []string {
@@ -3813,7 +4012,7 @@ type ExportRecordResponse struct {
 
 func (x *ExportRecordResponse) Reset() {
 	*x = ExportRecordResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[50]
+	mi := &file_tablelog_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3825,7 +4024,7 @@ func (x *ExportRecordResponse) String() string {
 func (*ExportRecordResponse) ProtoMessage() {}
 
 func (x *ExportRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[50]
+	mi := &file_tablelog_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3838,7 +4037,7 @@ func (x *ExportRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRecordResponse.ProtoReflect.Descriptor instead.
 func (*ExportRecordResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ExportRecordResponse) GetText() string {
@@ -3869,7 +4068,7 @@ type ImportRecordRequest struct {
 
 func (x *ImportRecordRequest) Reset() {
 	*x = ImportRecordRequest{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[51]
+	mi := &file_tablelog_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3881,7 +4080,7 @@ func (x *ImportRecordRequest) String() string {
 func (*ImportRecordRequest) ProtoMessage() {}
 
 func (x *ImportRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[51]
+	mi := &file_tablelog_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3894,7 +4093,7 @@ func (x *ImportRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRecordRequest.ProtoReflect.Descriptor instead.
 func (*ImportRecordRequest) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ImportRecordRequest) GetText() string {
@@ -3928,7 +4127,7 @@ type ImportRecordResponse struct {
 
 func (x *ImportRecordResponse) Reset() {
 	*x = ImportRecordResponse{}
-	mi := &file_tablelog_v1_service_proto_msgTypes[52]
+	mi := &file_tablelog_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +4139,7 @@ func (x *ImportRecordResponse) String() string {
 func (*ImportRecordResponse) ProtoMessage() {}
 
 func (x *ImportRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tablelog_v1_service_proto_msgTypes[52]
+	mi := &file_tablelog_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +4152,7 @@ func (x *ImportRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRecordResponse.ProtoReflect.Descriptor instead.
 func (*ImportRecordResponse) Descriptor() ([]byte, []int) {
-	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ImportRecordResponse) GetGames() []*GameSummary {
@@ -3972,7 +4171,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x04seat\x18\x01 \x01(\rH\x00R\x04seat\x12\x1e\n" +
 	"\tspectator\x18\x02 \x01(\bH\x00R\tspectator\x12\x14\n" +
 	"\x04full\x18\x03 \x01(\bH\x00R\x04fullB\x06\n" +
-	"\x04kind\"\xcc\x05\n" +
+	"\x04kind\"\x83\x06\n" +
 	"\vGameSummary\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\tR\x04game\x12\x14\n" +
@@ -3991,8 +4190,14 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x06result\x18\r \x01(\v2\x17.tablelog.v1.GameResultR\x06result\x125\n" +
 	"\x16approximate_components\x18\x0e \x01(\bR\x15approximateComponents\x12+\n" +
 	"\x11approximate_notes\x18\x0f \x03(\tR\x10approximateNotes\x12/\n" +
-	"\x11player_move_count\x18\x10 \x01(\rH\x00R\x0fplayerMoveCount\x88\x01\x01B\x14\n" +
-	"\x12_player_move_count\"\xf9\x01\n" +
+	"\x11player_move_count\x18\x10 \x01(\rH\x00R\x0fplayerMoveCount\x88\x01\x01\x125\n" +
+	"\bdeletion\x18\x11 \x01(\v2\x19.tablelog.v1.GameDeletionR\bdeletionB\x14\n" +
+	"\x12_player_move_count\"\x83\x01\n" +
+	"\fGameDeletion\x12\x0e\n" +
+	"\x02by\x18\x01 \x01(\tR\x02by\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12.\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xf9\x01\n" +
 	"\rStateSnapshot\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12)\n" +
 	"\x04view\x18\x02 \x01(\v2\x15.tablelog.v1.GameViewR\x04view\x12\x12\n" +
@@ -4111,6 +4316,14 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"request_id\x18\x03 \x01(\tR\trequestId\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"s\n" +
 	"\x13AbandonGameResponse\x12,\n" +
+	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"c\n" +
+	"\x11DeleteGameRequest\x12\x17\n" +
+	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"r\n" +
+	"\x12DeleteGameResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
 	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8d\x01\n" +
 	"\x0fGetStateRequest\x12\x17\n" +
@@ -4266,13 +4479,14 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"request_id\x18\x02 \x01(\tR\trequestId\x12\x16\n" +
 	"\x06source\x18\x03 \x01(\tR\x06source\"F\n" +
 	"\x14ImportRecordResponse\x12.\n" +
-	"\x05games\x18\x01 \x03(\v2\x18.tablelog.v1.GameSummaryR\x05games*x\n" +
+	"\x05games\x18\x01 \x03(\v2\x18.tablelog.v1.GameSummaryR\x05games*\x91\x01\n" +
 	"\n" +
 	"GameStatus\x12\x1b\n" +
 	"\x17GAME_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17GAME_STATUS_IN_PROGRESS\x10\x01\x12\x15\n" +
 	"\x11GAME_STATUS_ENDED\x10\x02\x12\x19\n" +
-	"\x15GAME_STATUS_ABANDONED\x10\x032\xe5\r\n" +
+	"\x15GAME_STATUS_ABANDONED\x10\x03\x12\x17\n" +
+	"\x13GAME_STATUS_DELETED\x10\x042\xb4\x0e\n" +
 	"\x0fTablelogService\x12[\n" +
 	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\n" +
@@ -4284,7 +4498,9 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\bUndoMove\x12\x1c.tablelog.v1.UndoMoveRequest\x1a\x1d.tablelog.v1.UndoMoveResponse\x12G\n" +
 	"\bRedoMove\x12\x1c.tablelog.v1.RedoMoveRequest\x1a\x1d.tablelog.v1.RedoMoveResponse\x12J\n" +
 	"\tAmendMove\x12\x1d.tablelog.v1.AmendMoveRequest\x1a\x1e.tablelog.v1.AmendMoveResponse\x12P\n" +
-	"\vAbandonGame\x12\x1f.tablelog.v1.AbandonGameRequest\x1a .tablelog.v1.AbandonGameResponse\x12L\n" +
+	"\vAbandonGame\x12\x1f.tablelog.v1.AbandonGameRequest\x1a .tablelog.v1.AbandonGameResponse\x12M\n" +
+	"\n" +
+	"DeleteGame\x12\x1e.tablelog.v1.DeleteGameRequest\x1a\x1f.tablelog.v1.DeleteGameResponse\x12L\n" +
 	"\bGetState\x12\x1c.tablelog.v1.GetStateRequest\x1a\x1d.tablelog.v1.GetStateResponse\"\x03\x90\x02\x01\x12^\n" +
 	"\x0eListLegalMoves\x12\".tablelog.v1.ListLegalMovesRequest\x1a#.tablelog.v1.ListLegalMovesResponse\"\x03\x90\x02\x01\x12O\n" +
 	"\n" +
@@ -4314,200 +4530,209 @@ func file_tablelog_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_tablelog_v1_service_proto_goTypes = []any{
 	(GameStatus)(0),                  // 0: tablelog.v1.GameStatus
 	(*Viewer)(nil),                   // 1: tablelog.v1.Viewer
 	(*GameSummary)(nil),              // 2: tablelog.v1.GameSummary
-	(*StateSnapshot)(nil),            // 3: tablelog.v1.StateSnapshot
-	(*ListGameTypesRequest)(nil),     // 4: tablelog.v1.ListGameTypesRequest
-	(*ListGameTypesResponse)(nil),    // 5: tablelog.v1.ListGameTypesResponse
-	(*CreateGameRequest)(nil),        // 6: tablelog.v1.CreateGameRequest
-	(*CreateGameResponse)(nil),       // 7: tablelog.v1.CreateGameResponse
-	(*Receipt)(nil),                  // 8: tablelog.v1.Receipt
-	(*GetGameRequest)(nil),           // 9: tablelog.v1.GetGameRequest
-	(*GetGameResponse)(nil),          // 10: tablelog.v1.GetGameResponse
-	(*ListGamesRequest)(nil),         // 11: tablelog.v1.ListGamesRequest
-	(*ListGamesResponse)(nil),        // 12: tablelog.v1.ListGamesResponse
-	(*RecordMoveRequest)(nil),        // 13: tablelog.v1.RecordMoveRequest
-	(*RecordMoveResponse)(nil),       // 14: tablelog.v1.RecordMoveResponse
-	(*UndoMoveRequest)(nil),          // 15: tablelog.v1.UndoMoveRequest
-	(*UndoMoveResponse)(nil),         // 16: tablelog.v1.UndoMoveResponse
-	(*RedoMoveRequest)(nil),          // 17: tablelog.v1.RedoMoveRequest
-	(*RedoMoveResponse)(nil),         // 18: tablelog.v1.RedoMoveResponse
-	(*NewMove)(nil),                  // 19: tablelog.v1.NewMove
-	(*DeletedMove)(nil),              // 20: tablelog.v1.DeletedMove
-	(*AmendMoveRequest)(nil),         // 21: tablelog.v1.AmendMoveRequest
-	(*AmendMoveResponse)(nil),        // 22: tablelog.v1.AmendMoveResponse
-	(*AbandonGameRequest)(nil),       // 23: tablelog.v1.AbandonGameRequest
-	(*AbandonGameResponse)(nil),      // 24: tablelog.v1.AbandonGameResponse
-	(*GetStateRequest)(nil),          // 25: tablelog.v1.GetStateRequest
-	(*GetStateResponse)(nil),         // 26: tablelog.v1.GetStateResponse
-	(*ListLegalMovesRequest)(nil),    // 27: tablelog.v1.ListLegalMovesRequest
-	(*LegalMove)(nil),                // 28: tablelog.v1.LegalMove
-	(*ListLegalMovesResponse)(nil),   // 29: tablelog.v1.ListLegalMovesResponse
-	(*ReplayGameRequest)(nil),        // 30: tablelog.v1.ReplayGameRequest
-	(*VariationPath)(nil),            // 31: tablelog.v1.VariationPath
-	(*ReplayGameResponse)(nil),       // 32: tablelog.v1.ReplayGameResponse
-	(*WatchGameRequest)(nil),         // 33: tablelog.v1.WatchGameRequest
-	(*Heartbeat)(nil),                // 34: tablelog.v1.Heartbeat
-	(*WatchGameResponse)(nil),        // 35: tablelog.v1.WatchGameResponse
-	(*AddAnnotationRequest)(nil),     // 36: tablelog.v1.AddAnnotationRequest
-	(*AddAnnotationResponse)(nil),    // 37: tablelog.v1.AddAnnotationResponse
-	(*Annotation)(nil),               // 38: tablelog.v1.Annotation
-	(*RemoveAnnotationRequest)(nil),  // 39: tablelog.v1.RemoveAnnotationRequest
-	(*RemoveAnnotationResponse)(nil), // 40: tablelog.v1.RemoveAnnotationResponse
-	(*ListAnnotationsRequest)(nil),   // 41: tablelog.v1.ListAnnotationsRequest
-	(*ListAnnotationsResponse)(nil),  // 42: tablelog.v1.ListAnnotationsResponse
-	(*GetAuditLogRequest)(nil),       // 43: tablelog.v1.GetAuditLogRequest
-	(*AuditEntry)(nil),               // 44: tablelog.v1.AuditEntry
-	(*GetAuditLogResponse)(nil),      // 45: tablelog.v1.GetAuditLogResponse
-	(*VerifyGameRequest)(nil),        // 46: tablelog.v1.VerifyGameRequest
-	(*VerifyGameResponse)(nil),       // 47: tablelog.v1.VerifyGameResponse
-	(*ImportGameRequest)(nil),        // 48: tablelog.v1.ImportGameRequest
-	(*ImportGameResponse)(nil),       // 49: tablelog.v1.ImportGameResponse
-	(*ExportRecordRequest)(nil),      // 50: tablelog.v1.ExportRecordRequest
-	(*ExportRecordResponse)(nil),     // 51: tablelog.v1.ExportRecordResponse
-	(*ImportRecordRequest)(nil),      // 52: tablelog.v1.ImportRecordRequest
-	(*ImportRecordResponse)(nil),     // 53: tablelog.v1.ImportRecordResponse
-	(*Player)(nil),                   // 54: tablelog.v1.Player
-	(Mode)(0),                        // 55: tablelog.v1.Mode
-	(*ToMove)(nil),                   // 56: tablelog.v1.ToMove
-	(*timestamppb.Timestamp)(nil),    // 57: google.protobuf.Timestamp
-	(*GameOptions)(nil),              // 58: tablelog.v1.GameOptions
-	(*GameResult)(nil),               // 59: tablelog.v1.GameResult
-	(*GameView)(nil),                 // 60: tablelog.v1.GameView
-	(*GameInfo)(nil),                 // 61: tablelog.v1.GameInfo
-	(*ComponentFile)(nil),            // 62: tablelog.v1.ComponentFile
-	(*RecordTag)(nil),                // 63: tablelog.v1.RecordTag
-	(*Move)(nil),                     // 64: tablelog.v1.Move
-	(*Event)(nil),                    // 65: tablelog.v1.Event
-	(*Variation)(nil),                // 66: tablelog.v1.Variation
-	(*Actor)(nil),                    // 67: tablelog.v1.Actor
+	(*GameDeletion)(nil),             // 3: tablelog.v1.GameDeletion
+	(*StateSnapshot)(nil),            // 4: tablelog.v1.StateSnapshot
+	(*ListGameTypesRequest)(nil),     // 5: tablelog.v1.ListGameTypesRequest
+	(*ListGameTypesResponse)(nil),    // 6: tablelog.v1.ListGameTypesResponse
+	(*CreateGameRequest)(nil),        // 7: tablelog.v1.CreateGameRequest
+	(*CreateGameResponse)(nil),       // 8: tablelog.v1.CreateGameResponse
+	(*Receipt)(nil),                  // 9: tablelog.v1.Receipt
+	(*GetGameRequest)(nil),           // 10: tablelog.v1.GetGameRequest
+	(*GetGameResponse)(nil),          // 11: tablelog.v1.GetGameResponse
+	(*ListGamesRequest)(nil),         // 12: tablelog.v1.ListGamesRequest
+	(*ListGamesResponse)(nil),        // 13: tablelog.v1.ListGamesResponse
+	(*RecordMoveRequest)(nil),        // 14: tablelog.v1.RecordMoveRequest
+	(*RecordMoveResponse)(nil),       // 15: tablelog.v1.RecordMoveResponse
+	(*UndoMoveRequest)(nil),          // 16: tablelog.v1.UndoMoveRequest
+	(*UndoMoveResponse)(nil),         // 17: tablelog.v1.UndoMoveResponse
+	(*RedoMoveRequest)(nil),          // 18: tablelog.v1.RedoMoveRequest
+	(*RedoMoveResponse)(nil),         // 19: tablelog.v1.RedoMoveResponse
+	(*NewMove)(nil),                  // 20: tablelog.v1.NewMove
+	(*DeletedMove)(nil),              // 21: tablelog.v1.DeletedMove
+	(*AmendMoveRequest)(nil),         // 22: tablelog.v1.AmendMoveRequest
+	(*AmendMoveResponse)(nil),        // 23: tablelog.v1.AmendMoveResponse
+	(*AbandonGameRequest)(nil),       // 24: tablelog.v1.AbandonGameRequest
+	(*AbandonGameResponse)(nil),      // 25: tablelog.v1.AbandonGameResponse
+	(*DeleteGameRequest)(nil),        // 26: tablelog.v1.DeleteGameRequest
+	(*DeleteGameResponse)(nil),       // 27: tablelog.v1.DeleteGameResponse
+	(*GetStateRequest)(nil),          // 28: tablelog.v1.GetStateRequest
+	(*GetStateResponse)(nil),         // 29: tablelog.v1.GetStateResponse
+	(*ListLegalMovesRequest)(nil),    // 30: tablelog.v1.ListLegalMovesRequest
+	(*LegalMove)(nil),                // 31: tablelog.v1.LegalMove
+	(*ListLegalMovesResponse)(nil),   // 32: tablelog.v1.ListLegalMovesResponse
+	(*ReplayGameRequest)(nil),        // 33: tablelog.v1.ReplayGameRequest
+	(*VariationPath)(nil),            // 34: tablelog.v1.VariationPath
+	(*ReplayGameResponse)(nil),       // 35: tablelog.v1.ReplayGameResponse
+	(*WatchGameRequest)(nil),         // 36: tablelog.v1.WatchGameRequest
+	(*Heartbeat)(nil),                // 37: tablelog.v1.Heartbeat
+	(*WatchGameResponse)(nil),        // 38: tablelog.v1.WatchGameResponse
+	(*AddAnnotationRequest)(nil),     // 39: tablelog.v1.AddAnnotationRequest
+	(*AddAnnotationResponse)(nil),    // 40: tablelog.v1.AddAnnotationResponse
+	(*Annotation)(nil),               // 41: tablelog.v1.Annotation
+	(*RemoveAnnotationRequest)(nil),  // 42: tablelog.v1.RemoveAnnotationRequest
+	(*RemoveAnnotationResponse)(nil), // 43: tablelog.v1.RemoveAnnotationResponse
+	(*ListAnnotationsRequest)(nil),   // 44: tablelog.v1.ListAnnotationsRequest
+	(*ListAnnotationsResponse)(nil),  // 45: tablelog.v1.ListAnnotationsResponse
+	(*GetAuditLogRequest)(nil),       // 46: tablelog.v1.GetAuditLogRequest
+	(*AuditEntry)(nil),               // 47: tablelog.v1.AuditEntry
+	(*GetAuditLogResponse)(nil),      // 48: tablelog.v1.GetAuditLogResponse
+	(*VerifyGameRequest)(nil),        // 49: tablelog.v1.VerifyGameRequest
+	(*VerifyGameResponse)(nil),       // 50: tablelog.v1.VerifyGameResponse
+	(*ImportGameRequest)(nil),        // 51: tablelog.v1.ImportGameRequest
+	(*ImportGameResponse)(nil),       // 52: tablelog.v1.ImportGameResponse
+	(*ExportRecordRequest)(nil),      // 53: tablelog.v1.ExportRecordRequest
+	(*ExportRecordResponse)(nil),     // 54: tablelog.v1.ExportRecordResponse
+	(*ImportRecordRequest)(nil),      // 55: tablelog.v1.ImportRecordRequest
+	(*ImportRecordResponse)(nil),     // 56: tablelog.v1.ImportRecordResponse
+	(*Player)(nil),                   // 57: tablelog.v1.Player
+	(Mode)(0),                        // 58: tablelog.v1.Mode
+	(*ToMove)(nil),                   // 59: tablelog.v1.ToMove
+	(*timestamppb.Timestamp)(nil),    // 60: google.protobuf.Timestamp
+	(*GameOptions)(nil),              // 61: tablelog.v1.GameOptions
+	(*GameResult)(nil),               // 62: tablelog.v1.GameResult
+	(*GameView)(nil),                 // 63: tablelog.v1.GameView
+	(*GameInfo)(nil),                 // 64: tablelog.v1.GameInfo
+	(*ComponentFile)(nil),            // 65: tablelog.v1.ComponentFile
+	(*RecordTag)(nil),                // 66: tablelog.v1.RecordTag
+	(*Move)(nil),                     // 67: tablelog.v1.Move
+	(*Event)(nil),                    // 68: tablelog.v1.Event
+	(*Variation)(nil),                // 69: tablelog.v1.Variation
+	(*Actor)(nil),                    // 70: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
-	54, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
-	55, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
-	0,  // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
-	56, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
-	57, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
-	57, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
-	58, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
-	59, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
-	60, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
-	56, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
-	59, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
-	61, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
-	54, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
-	58, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
-	55, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
-	62, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
-	63, // 16: tablelog.v1.CreateGameRequest.record_tags:type_name -> tablelog.v1.RecordTag
-	2,  // 17: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 18: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 19: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
-	0,  // 20: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
-	2,  // 21: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	64, // 22: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
-	2,  // 23: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 24: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
-	3,  // 25: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
-	8,  // 26: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 27: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 28: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 29: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 30: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 31: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 32: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	64, // 33: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
-	19, // 34: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
-	19, // 35: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
-	20, // 36: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
-	2,  // 37: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 38: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 39: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 40: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 41: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	1,  // 42: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
-	3,  // 43: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
-	1,  // 44: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
-	64, // 45: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
-	28, // 46: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	56, // 47: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
-	1,  // 48: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	31, // 49: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
-	65, // 50: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
-	3,  // 51: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
-	31, // 52: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
-	1,  // 53: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	57, // 54: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	32, // 55: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
-	34, // 56: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	66, // 57: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
-	38, // 58: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	8,  // 59: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	67, // 60: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	57, // 61: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	66, // 62: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
-	8,  // 63: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	38, // 64: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	1,  // 65: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
-	65, // 66: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	44, // 67: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	8,  // 68: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	65, // 69: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,  // 70: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 71: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	0,  // 72: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
-	1,  // 73: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
-	2,  // 74: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
-	4,  // 75: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 76: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	9,  // 77: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	11, // 78: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	13, // 79: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	15, // 80: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	17, // 81: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	21, // 82: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
-	23, // 83: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	25, // 84: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	27, // 85: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	30, // 86: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	33, // 87: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	36, // 88: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	39, // 89: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	41, // 90: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	43, // 91: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	46, // 92: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	48, // 93: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	50, // 94: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
-	52, // 95: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
-	5,  // 96: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 97: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	10, // 98: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	12, // 99: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	14, // 100: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	16, // 101: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	18, // 102: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	22, // 103: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
-	24, // 104: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	26, // 105: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	29, // 106: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	32, // 107: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	35, // 108: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	37, // 109: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	40, // 110: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	42, // 111: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	45, // 112: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	47, // 113: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	49, // 114: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	51, // 115: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
-	53, // 116: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
-	96, // [96:117] is the sub-list for method output_type
-	75, // [75:96] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	57,  // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
+	58,  // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
+	0,   // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
+	59,  // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
+	60,  // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
+	60,  // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
+	61,  // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
+	62,  // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
+	3,   // 8: tablelog.v1.GameSummary.deletion:type_name -> tablelog.v1.GameDeletion
+	60,  // 9: tablelog.v1.GameDeletion.time:type_name -> google.protobuf.Timestamp
+	63,  // 10: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
+	59,  // 11: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
+	62,  // 12: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
+	64,  // 13: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
+	57,  // 14: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
+	61,  // 15: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
+	58,  // 16: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
+	65,  // 17: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
+	66,  // 18: tablelog.v1.CreateGameRequest.record_tags:type_name -> tablelog.v1.RecordTag
+	2,   // 19: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
+	9,   // 20: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,   // 21: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
+	0,   // 22: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
+	2,   // 23: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
+	67,  // 24: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	2,   // 25: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	68,  // 26: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	4,   // 27: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
+	9,   // 28: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,   // 29: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	68,  // 30: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	9,   // 31: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,   // 32: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	68,  // 33: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	9,   // 34: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	67,  // 35: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
+	20,  // 36: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
+	20,  // 37: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
+	21,  // 38: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
+	2,   // 39: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	68,  // 40: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
+	9,   // 41: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,   // 42: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
+	9,   // 43: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,   // 44: tablelog.v1.DeleteGameResponse.game:type_name -> tablelog.v1.GameSummary
+	9,   // 45: tablelog.v1.DeleteGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	1,   // 46: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
+	4,   // 47: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
+	1,   // 48: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
+	67,  // 49: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	31,  // 50: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
+	59,  // 51: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	1,   // 52: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	34,  // 53: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
+	68,  // 54: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	4,   // 55: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
+	34,  // 56: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
+	1,   // 57: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	60,  // 58: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	35,  // 59: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
+	37,  // 60: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
+	69,  // 61: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
+	41,  // 62: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	9,   // 63: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	70,  // 64: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	60,  // 65: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	69,  // 66: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
+	9,   // 67: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	41,  // 68: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	1,   // 69: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
+	68,  // 70: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	47,  // 71: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	9,   // 72: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	68,  // 73: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	2,   // 74: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	9,   // 75: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	0,   // 76: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
+	1,   // 77: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
+	2,   // 78: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
+	5,   // 79: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	7,   // 80: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	10,  // 81: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	12,  // 82: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	14,  // 83: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	16,  // 84: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	18,  // 85: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	22,  // 86: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	24,  // 87: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	26,  // 88: tablelog.v1.TablelogService.DeleteGame:input_type -> tablelog.v1.DeleteGameRequest
+	28,  // 89: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	30,  // 90: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	33,  // 91: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	36,  // 92: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	39,  // 93: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	42,  // 94: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	44,  // 95: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	46,  // 96: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	49,  // 97: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	51,  // 98: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	53,  // 99: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
+	55,  // 100: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
+	6,   // 101: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	8,   // 102: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	11,  // 103: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	13,  // 104: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	15,  // 105: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	17,  // 106: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	19,  // 107: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	23,  // 108: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	25,  // 109: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	27,  // 110: tablelog.v1.TablelogService.DeleteGame:output_type -> tablelog.v1.DeleteGameResponse
+	29,  // 111: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	32,  // 112: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	35,  // 113: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	38,  // 114: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	40,  // 115: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	43,  // 116: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	45,  // 117: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	48,  // 118: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	50,  // 119: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	52,  // 120: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	54,  // 121: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
+	56,  // 122: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
+	101, // [101:123] is the sub-list for method output_type
+	79,  // [79:101] is the sub-list for method input_type
+	79,  // [79:79] is the sub-list for extension type_name
+	79,  // [79:79] is the sub-list for extension extendee
+	0,   // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -4523,20 +4748,20 @@ func file_tablelog_v1_service_proto_init() {
 		(*Viewer_Full)(nil),
 	}
 	file_tablelog_v1_service_proto_msgTypes[1].OneofWrappers = []any{}
-	file_tablelog_v1_service_proto_msgTypes[12].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[13].OneofWrappers = []any{
 		(*RecordMoveRequest_Move)(nil),
 		(*RecordMoveRequest_Notation)(nil),
 	}
-	file_tablelog_v1_service_proto_msgTypes[18].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[19].OneofWrappers = []any{
 		(*NewMove_Move)(nil),
 		(*NewMove_Notation)(nil),
 	}
-	file_tablelog_v1_service_proto_msgTypes[20].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[21].OneofWrappers = []any{
 		(*AmendMoveRequest_ReplaceMove)(nil),
 		(*AmendMoveRequest_InsertMove)(nil),
 		(*AmendMoveRequest_DeleteMove)(nil),
 	}
-	file_tablelog_v1_service_proto_msgTypes[34].OneofWrappers = []any{
+	file_tablelog_v1_service_proto_msgTypes[37].OneofWrappers = []any{
 		(*WatchGameResponse_Update)(nil),
 		(*WatchGameResponse_Heartbeat)(nil),
 	}
@@ -4546,7 +4771,7 @@ func file_tablelog_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_service_proto_rawDesc), len(file_tablelog_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   53,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	TablelogService_RedoMove_FullMethodName         = "/tablelog.v1.TablelogService/RedoMove"
 	TablelogService_AmendMove_FullMethodName        = "/tablelog.v1.TablelogService/AmendMove"
 	TablelogService_AbandonGame_FullMethodName      = "/tablelog.v1.TablelogService/AbandonGame"
+	TablelogService_DeleteGame_FullMethodName       = "/tablelog.v1.TablelogService/DeleteGame"
 	TablelogService_GetState_FullMethodName         = "/tablelog.v1.TablelogService/GetState"
 	TablelogService_ListLegalMoves_FullMethodName   = "/tablelog.v1.TablelogService/ListLegalMoves"
 	TablelogService_ReplayGame_FullMethodName       = "/tablelog.v1.TablelogService/ReplayGame"
@@ -66,6 +67,12 @@ type TablelogServiceClient interface {
 	// move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
 	AmendMove(ctx context.Context, in *AmendMoveRequest, opts ...grpc.CallOption) (*AmendMoveResponse, error)
 	AbandonGame(ctx context.Context, in *AbandonGameRequest, opts ...grpc.CallOption) (*AbandonGameResponse, error)
+	// The club's owner deletes a game: a tombstone (GameDeleted) is appended to its stream
+	// through the same chain, so the stream is kept and still verifies. The game leaves the
+	// club's listings and its memory (standings, ratings, statistics); every later change is
+	// refused (FAILED_PRECONDITION, GAME_DELETED); reads still answer. Deleting a deleted
+	// game answers its tombstone again.
+	DeleteGame(ctx context.Context, in *DeleteGameRequest, opts ...grpc.CallOption) (*DeleteGameResponse, error)
 	// The state at any revision, as one viewer may see it.
 	GetState(ctx context.Context, in *GetStateRequest, opts ...grpc.CallOption) (*GetStateResponse, error)
 	ListLegalMoves(ctx context.Context, in *ListLegalMovesRequest, opts ...grpc.CallOption) (*ListLegalMovesResponse, error)
@@ -182,6 +189,16 @@ func (c *tablelogServiceClient) AbandonGame(ctx context.Context, in *AbandonGame
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AbandonGameResponse)
 	err := c.cc.Invoke(ctx, TablelogService_AbandonGame_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tablelogServiceClient) DeleteGame(ctx context.Context, in *DeleteGameRequest, opts ...grpc.CallOption) (*DeleteGameResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteGameResponse)
+	err := c.cc.Invoke(ctx, TablelogService_DeleteGame_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -350,6 +367,12 @@ type TablelogServiceServer interface {
 	// move that no longer applies (AMEND_BREAKS_LATER_MOVE) unless `drop_tail` is set.
 	AmendMove(context.Context, *AmendMoveRequest) (*AmendMoveResponse, error)
 	AbandonGame(context.Context, *AbandonGameRequest) (*AbandonGameResponse, error)
+	// The club's owner deletes a game: a tombstone (GameDeleted) is appended to its stream
+	// through the same chain, so the stream is kept and still verifies. The game leaves the
+	// club's listings and its memory (standings, ratings, statistics); every later change is
+	// refused (FAILED_PRECONDITION, GAME_DELETED); reads still answer. Deleting a deleted
+	// game answers its tombstone again.
+	DeleteGame(context.Context, *DeleteGameRequest) (*DeleteGameResponse, error)
 	// The state at any revision, as one viewer may see it.
 	GetState(context.Context, *GetStateRequest) (*GetStateResponse, error)
 	ListLegalMoves(context.Context, *ListLegalMovesRequest) (*ListLegalMovesResponse, error)
@@ -408,6 +431,9 @@ func (UnimplementedTablelogServiceServer) AmendMove(context.Context, *AmendMoveR
 }
 func (UnimplementedTablelogServiceServer) AbandonGame(context.Context, *AbandonGameRequest) (*AbandonGameResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AbandonGame not implemented")
+}
+func (UnimplementedTablelogServiceServer) DeleteGame(context.Context, *DeleteGameRequest) (*DeleteGameResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteGame not implemented")
 }
 func (UnimplementedTablelogServiceServer) GetState(context.Context, *GetStateRequest) (*GetStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetState not implemented")
@@ -624,6 +650,24 @@ func _TablelogService_AbandonGame_Handler(srv interface{}, ctx context.Context, 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(TablelogServiceServer).AbandonGame(ctx, req.(*AbandonGameRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TablelogService_DeleteGame_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteGameRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TablelogServiceServer).DeleteGame(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TablelogService_DeleteGame_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TablelogServiceServer).DeleteGame(ctx, req.(*DeleteGameRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -872,6 +916,10 @@ var TablelogService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AbandonGame",
 			Handler:    _TablelogService_AbandonGame_Handler,
+		},
+		{
+			MethodName: "DeleteGame",
+			Handler:    _TablelogService_DeleteGame_Handler,
 		},
 		{
 			MethodName: "GetState",

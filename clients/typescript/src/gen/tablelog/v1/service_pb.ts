@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tablelog/v1/service.proto.
  */
 export const file_tablelog_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIp8ECgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJEh4KEXBsYXllcl9tb3ZlX2NvdW50GBAgASgNSACIAQFCFAoSX3BsYXllcl9tb3ZlX2NvdW50IsMBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCRIPCgdwaWN0dXJlGAcgASgJIhYKFExpc3RHYW1lVHlwZXNSZXF1ZXN0Ij0KFUxpc3RHYW1lVHlwZXNSZXNwb25zZRIkCgVnYW1lcxgBIAMoCzIVLnRhYmxlbG9nLnYxLkdhbWVJbmZvIpMCChFDcmVhdGVHYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJEiQKB3BsYXllcnMYAiADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgDIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBCABKA4yES50YWJsZWxvZy52MS5Nb2RlEg0KBXRpdGxlGAUgASgJEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhIKCnJlcXVlc3RfaWQYByABKAkSKwoLcmVjb3JkX3RhZ3MYCCADKAsyFi50YWJsZWxvZy52MS5SZWNvcmRUYWciYwoSQ3JlYXRlR2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJvCgdSZWNlaXB0Eg8KB2dhbWVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSEAoIcmV2aXNpb24YAyABKAQSEgoKY2hhaW5faGFzaBgEIAEoDBIOCgZrZXlfaWQYBSABKAkSCwoDdGFnGAYgASgMIiEKDkdldEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiOQoPR2V0R2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeSKAAQoQTGlzdEdhbWVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLnRhYmxlbG9nLnYxLkdhbWVTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSDgoGcGxheWVyGAUgASgJIlUKEUxpc3RHYW1lc1Jlc3BvbnNlEicKBWdhbWVzGAEgAygLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIsUBChFSZWNvcmRNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiEKBG1vdmUYAiABKAsyES50YWJsZWxvZy52MS5Nb3ZlSAASEgoIbm90YXRpb24YAyABKAlIABIYChBleHBlY3RlZF92ZXJzaW9uGAQgASgEEhIKCnJlcXVlc3RfaWQYBSABKAkSEQoEc2VhdBgGIAEoDUgBiAEBEhUKDWluY2x1ZGVfc3RhdGUYByABKAhCBwoFaW5wdXRCBwoFX3NlYXQiwwEKElJlY29yZE1vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSKQoFc3RhdGUYAyABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90EiUKB3JlY2VpcHQYBCABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0Eg8KB2RldGFpbHMYBSADKAkiYAoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSKFAQoQVW5kb01vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSJQoHcmVjZWlwdBgDIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiUAoPUmVkb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJIoUBChBSZWRvTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIlCgdyZWNlaXB0GAMgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJlCgdOZXdNb3ZlEiEKBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlSAASEgoIbm90YXRpb24YAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQFCBwoFaW5wdXRCBwoFX3NlYXQiDQoLRGVsZXRlZE1vdmUinAIKEEFtZW5kTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIsCgxyZXBsYWNlX21vdmUYAyABKAsyFC50YWJsZWxvZy52MS5OZXdNb3ZlSAASKwoLaW5zZXJ0X21vdmUYBCABKAsyFC50YWJsZWxvZy52MS5OZXdNb3ZlSAASLwoLZGVsZXRlX21vdmUYBSABKAsyGC50YWJsZWxvZy52MS5EZWxldGVkTW92ZUgAEhgKEGV4cGVjdGVkX3ZlcnNpb24YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCRIOCgZyZWFzb24YCCABKAkSEQoJZHJvcF90YWlsGAkgASgIQggKBmNoYW5nZSKdAQoRQW1lbmRNb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EiUKB3JlY2VpcHQYAyABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0EhUKDWRyb3BwZWRfbW92ZXMYBCABKA0iYwoSQWJhbmRvbkdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJkChNBYmFuZG9uR2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJqCg9HZXRTdGF0ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIjCgZ2aWV3ZXIYAyABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISDwoHcGljdHVyZRgEIAEoCCI9ChBHZXRTdGF0ZVJlc3BvbnNlEikKBXN0YXRlGAEgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdCKGAQoVTGlzdExlZ2FsTW92ZXNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSIwoGdmlld2VyGAUgASgLMhMudGFibGVsb2cudjEuVmlld2VyInoKCUxlZ2FsTW92ZRIfCgRtb3ZlGAEgASgLMhEudGFibGVsb2cudjEuTW92ZRIQCghub3RhdGlvbhgCIAEoCRIPCgd0b3VjaGVzGAMgAygJEhkKEXRvdWNoZXNfYW55X29yZGVyGAQgASgIEg4KBmRldGFpbBgFIAEoCSKSAQoWTGlzdExlZ2FsTW92ZXNSZXNwb25zZRIlCgVtb3ZlcxgBIAMoCzIWLnRhYmxlbG9nLnYxLkxlZ2FsTW92ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEgoKdG90YWxfc2l6ZRgDIAEoDRIkCgd0b19tb3ZlGAQgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlIrUBChFSZXBsYXlHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWZyb21fcmV2aXNpb24YAiABKAQSEwoLdG9fcmV2aXNpb24YAyABKAQSIwoGdmlld2VyGAQgASgLMhMudGFibGVsb2cudjEuVmlld2VyEi0KCXZhcmlhdGlvbhgFIAEoCzIaLnRhYmxlbG9nLnYxLlZhcmlhdGlvblBhdGgSDwoHcGljdHVyZRgGIAEoCCI0Cg1WYXJpYXRpb25QYXRoEhUKDWFubm90YXRpb25faWQYASABKAkSDAoEbGluZRgCIAMoDSLOAQoSUmVwbGF5R2FtZVJlc3BvbnNlEiEKBWV2ZW50GAEgASgLMhIudGFibGVsb2cudjEuRXZlbnQSKQoFc3RhdGUYAiABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90Ei0KCXZhcmlhdGlvbhgDIAEoCzIaLnRhYmxlbG9nLnYxLlZhcmlhdGlvblBhdGgSFgoOdmFyaWF0aW9uX21vdmUYBCABKA0SDgoGZGV0YWlsGAUgASgJEhMKC21vdmVfbnVtYmVyGAYgASgNInoKEFdhdGNoR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1mcm9tX3JldmlzaW9uGAIgASgEEiMKBnZpZXdlchgDIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlchIZChFoZWFydGJlYXRfc2Vjb25kcxgEIAEoDSJMCglIZWFydGJlYXQSFQoNaGVhZF9yZXZpc2lvbhgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ7ChFXYXRjaEdhbWVSZXNwb25zZRIxCgZ1cGRhdGUYASABKAsyHy50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVzcG9uc2VIABIrCgloZWFydGJlYXQYAiABKAsyFi50YWJsZWxvZy52MS5IZWFydGJlYXRIAEIGCgRpdGVtIpgBChRBZGRBbm5vdGF0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIpCgl2YXJpYXRpb24YBiABKAsyFi50YWJsZWxvZy52MS5WYXJpYXRpb24iawoVQWRkQW5ub3RhdGlvblJlc3BvbnNlEisKCmFubm90YXRpb24YASABKAsyFy50YWJsZWxvZy52MS5Bbm5vdGF0aW9uEiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IvQBCgpBbm5vdGF0aW9uEhUKDWFubm90YXRpb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSDwoHY29tbWVudBgDIAEoCRINCgVnbHlwaBgEIAEoCRIhCgVhY3RvchgFIAEoCzISLnRhYmxlbG9nLnYxLkFjdG9yEigKBHRpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCG9ycGhhbmVkGAcgASgIEhMKC29ycGhhbmVkX2J5GAggASgEEikKCXZhcmlhdGlvbhgJIAEoCzIWLnRhYmxlbG9nLnYxLlZhcmlhdGlvbiJVChdSZW1vdmVBbm5vdGF0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWFubm90YXRpb25faWQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJBChhSZW1vdmVBbm5vdGF0aW9uUmVzcG9uc2USJQoHcmVjZWlwdBgBIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiUAoWTGlzdEFubm90YXRpb25zUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImAKF0xpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlEiwKC2Fubm90YXRpb25zGAEgAygLMhcudGFibGVsb2cudjEuQW5ub3RhdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkicQoSR2V0QXVkaXRMb2dSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSIwoGdmlld2VyGAQgASgLMhMudGFibGVsb2cudjEuVmlld2VyImAKCkF1ZGl0RW50cnkSIQoFZXZlbnQYASABKAsyEi50YWJsZWxvZy52MS5FdmVudBIPCgdzdW1tYXJ5GAIgASgJEg4KBnVuZG9uZRgDIAEoCBIOCgZkZXRhaWwYBCABKAkiWAoTR2V0QXVkaXRMb2dSZXNwb25zZRIoCgdlbnRyaWVzGAEgAygLMhcudGFibGVsb2cudjEuQXVkaXRFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTAoRVmVyaWZ5R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRImCghyZWNlaXB0cxgCIAMoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiwwIKElZlcmlmeUdhbWVSZXNwb25zZRIKCgJvaxgBIAEoCBIWCg5ldmVudHNfY2hlY2tlZBgCIAEoBBIaChJmaXJzdF9iYWRfc2VxdWVuY2UYAyABKAQSGgoSZmlyc3RfYmFkX3JldmlzaW9uGAQgASgEEg8KB3Byb2JsZW0YBSABKAkSGwoTZGVhbHRfbW92ZXNfY2hlY2tlZBgGIAEoDRINCgVrZXllZBgHIAEoCBIWCg51bmtleWVkX2V2ZW50cxgIIAEoBBIPCgdrZXlfaWRzGAkgAygJEhgKEHJlY2VpcHRzX2NoZWNrZWQYCiABKA0SGwoTaW1wb3J0ZWRfdW52ZXJpZmllZBgLIAEoCBIbChNjaGVja3BvaW50c19jaGVja2VkGAwgASgNEhcKD2JhZF9jaGVja3BvaW50cxgNIAMoBCJ2ChFJbXBvcnRHYW1lUmVxdWVzdBIiCgZldmVudHMYASADKAsyEi50YWJsZWxvZy52MS5FdmVudBISCgpyZXF1ZXN0X2lkGAIgASgJEhkKEWFjY2VwdF91bnZlcmlmaWVkGAMgASgIEg4KBnNvdXJjZRgEIAEoCSJjChJJbXBvcnRHYW1lUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiUKB3JlY2VpcHQYAiABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IoMBChNFeHBvcnRSZWNvcmRSZXF1ZXN0EhAKCGdhbWVfaWRzGAEgAygJEgwKBGdhbWUYAiABKAkSJwoGc3RhdHVzGAMgASgOMhcudGFibGVsb2cudjEuR2FtZVN0YXR1cxIjCgZ2aWV3ZXIYBCABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXIiMwoURXhwb3J0UmVjb3JkUmVzcG9uc2USDAoEdGV4dBgBIAEoCRINCgVnYW1lcxgCIAEoDSJHChNJbXBvcnRSZWNvcmRSZXF1ZXN0EgwKBHRleHQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIOCgZzb3VyY2UYAyABKAkiPwoUSW1wb3J0UmVjb3JkUmVzcG9uc2USJwoFZ2FtZXMYASADKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeSp4CgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARIVChFHQU1FX1NUQVRVU19FTkRFRBACEhkKFUdBTUVfU1RBVFVTX0FCQU5ET05FRBADMuUNCg9UYWJsZWxvZ1NlcnZpY2USWwoNTGlzdEdhbWVUeXBlcxIhLnRhYmxlbG9nLnYxLkxpc3RHYW1lVHlwZXNSZXF1ZXN0GiIudGFibGVsb2cudjEuTGlzdEdhbWVUeXBlc1Jlc3BvbnNlIgOQAgESTQoKQ3JlYXRlR2FtZRIeLnRhYmxlbG9nLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuQ3JlYXRlR2FtZVJlc3BvbnNlEkkKB0dldEdhbWUSGy50YWJsZWxvZy52MS5HZXRHYW1lUmVxdWVzdBocLnRhYmxlbG9nLnYxLkdldEdhbWVSZXNwb25zZSIDkAIBEk8KCUxpc3RHYW1lcxIdLnRhYmxlbG9nLnYxLkxpc3RHYW1lc1JlcXVlc3QaHi50YWJsZWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZSIDkAIBEk0KClJlY29yZE1vdmUSHi50YWJsZWxvZy52MS5SZWNvcmRNb3ZlUmVxdWVzdBofLnRhYmxlbG9nLnYxLlJlY29yZE1vdmVSZXNwb25zZRJHCghVbmRvTW92ZRIcLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVxdWVzdBodLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVzcG9uc2USRwoIUmVkb01vdmUSHC50YWJsZWxvZy52MS5SZWRvTW92ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5SZWRvTW92ZVJlc3BvbnNlEkoKCUFtZW5kTW92ZRIdLnRhYmxlbG9nLnYxLkFtZW5kTW92ZVJlcXVlc3QaHi50YWJsZWxvZy52MS5BbWVuZE1vdmVSZXNwb25zZRJQCgtBYmFuZG9uR2FtZRIfLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVxdWVzdBogLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVzcG9uc2USTAoIR2V0U3RhdGUSHC50YWJsZWxvZy52MS5HZXRTdGF0ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5HZXRTdGF0ZVJlc3BvbnNlIgOQAgESXgoOTGlzdExlZ2FsTW92ZXMSIi50YWJsZWxvZy52MS5MaXN0TGVnYWxNb3Zlc1JlcXVlc3QaIy50YWJsZWxvZy52MS5MaXN0TGVnYWxNb3Zlc1Jlc3BvbnNlIgOQAgESTwoKUmVwbGF5R2FtZRIeLnRhYmxlbG9nLnYxLlJlcGxheUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlc3BvbnNlMAESTAoJV2F0Y2hHYW1lEh0udGFibGVsb2cudjEuV2F0Y2hHYW1lUmVxdWVzdBoeLnRhYmxlbG9nLnYxLldhdGNoR2FtZVJlc3BvbnNlMAESVgoNQWRkQW5ub3RhdGlvbhIhLnRhYmxlbG9nLnYxLkFkZEFubm90YXRpb25SZXF1ZXN0GiIudGFibGVsb2cudjEuQWRkQW5ub3RhdGlvblJlc3BvbnNlEl8KEFJlbW92ZUFubm90YXRpb24SJC50YWJsZWxvZy52MS5SZW1vdmVBbm5vdGF0aW9uUmVxdWVzdBolLnRhYmxlbG9nLnYxLlJlbW92ZUFubm90YXRpb25SZXNwb25zZRJhCg9MaXN0QW5ub3RhdGlvbnMSIy50YWJsZWxvZy52MS5MaXN0QW5ub3RhdGlvbnNSZXF1ZXN0GiQudGFibGVsb2cudjEuTGlzdEFubm90YXRpb25zUmVzcG9uc2UiA5ACARJVCgtHZXRBdWRpdExvZxIfLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVxdWVzdBogLnRhYmxlbG9nLnYxLkdldEF1ZGl0TG9nUmVzcG9uc2UiA5ACARJNCgpWZXJpZnlHYW1lEh4udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlcXVlc3QaHy50YWJsZWxvZy52MS5WZXJpZnlHYW1lUmVzcG9uc2USTQoKSW1wb3J0R2FtZRIeLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuSW1wb3J0R2FtZVJlc3BvbnNlElgKDEV4cG9ydFJlY29yZBIgLnRhYmxlbG9nLnYxLkV4cG9ydFJlY29yZFJlcXVlc3QaIS50YWJsZWxvZy52MS5FeHBvcnRSZWNvcmRSZXNwb25zZSIDkAIBElMKDEltcG9ydFJlY29yZBIgLnRhYmxlbG9nLnYxLkltcG9ydFJlY29yZFJlcXVlc3QaIS50YWJsZWxvZy52MS5JbXBvcnRSZWNvcmRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
+  fileDesc("Chl0YWJsZWxvZy92MS9zZXJ2aWNlLnByb3RvEgt0YWJsZWxvZy52MSJFCgZWaWV3ZXISDgoEc2VhdBgBIAEoDUgAEhMKCXNwZWN0YXRvchgCIAEoCEgAEg4KBGZ1bGwYAyABKAhIAEIGCgRraW5kIswECgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDQoFdGl0bGUYAyABKAkSJAoHcGxheWVycxgEIAMoCzITLnRhYmxlbG9nLnYxLlBsYXllchIfCgRtb2RlGAUgASgOMhEudGFibGVsb2cudjEuTW9kZRInCgZzdGF0dXMYBiABKA4yFy50YWJsZWxvZy52MS5HYW1lU3RhdHVzEg8KB3ZlcnNpb24YByABKAQSEgoKbW92ZV9jb3VudBgIIAEoDRIkCgd0b19tb3ZlGAkgASgLMhMudGFibGVsb2cudjEuVG9Nb3ZlEjAKDGNyZWF0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgdvcHRpb25zGAwgASgLMhgudGFibGVsb2cudjEuR2FtZU9wdGlvbnMSJwoGcmVzdWx0GA0gASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBIeChZhcHByb3hpbWF0ZV9jb21wb25lbnRzGA4gASgIEhkKEWFwcHJveGltYXRlX25vdGVzGA8gAygJEh4KEXBsYXllcl9tb3ZlX2NvdW50GBAgASgNSACIAQESKwoIZGVsZXRpb24YESABKAsyGS50YWJsZWxvZy52MS5HYW1lRGVsZXRpb25CFAoSX3BsYXllcl9tb3ZlX2NvdW50ImcKDEdhbWVEZWxldGlvbhIKCgJieRgBIAEoCRIRCgltZW1iZXJfaWQYAiABKAkSKAoEdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAQgASgJIsMBCg1TdGF0ZVNuYXBzaG90EhAKCHJldmlzaW9uGAEgASgEEiMKBHZpZXcYAiABKAsyFS50YWJsZWxvZy52MS5HYW1lVmlldxIMCgR0ZXh0GAMgASgJEiQKB3RvX21vdmUYBCABKAsyEy50YWJsZWxvZy52MS5Ub01vdmUSJwoGcmVzdWx0GAUgASgLMhcudGFibGVsb2cudjEuR2FtZVJlc3VsdBINCgVtb3ZlcxgGIAMoCRIPCgdwaWN0dXJlGAcgASgJIhYKFExpc3RHYW1lVHlwZXNSZXF1ZXN0Ij0KFUxpc3RHYW1lVHlwZXNSZXNwb25zZRIkCgVnYW1lcxgBIAMoCzIVLnRhYmxlbG9nLnYxLkdhbWVJbmZvIpMCChFDcmVhdGVHYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJEiQKB3BsYXllcnMYAiADKAsyEy50YWJsZWxvZy52MS5QbGF5ZXISKQoHb3B0aW9ucxgDIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVPcHRpb25zEh8KBG1vZGUYBCABKA4yES50YWJsZWxvZy52MS5Nb2RlEg0KBXRpdGxlGAUgASgJEi4KCmNvbXBvbmVudHMYBiADKAsyGi50YWJsZWxvZy52MS5Db21wb25lbnRGaWxlEhIKCnJlcXVlc3RfaWQYByABKAkSKwoLcmVjb3JkX3RhZ3MYCCADKAsyFi50YWJsZWxvZy52MS5SZWNvcmRUYWciYwoSQ3JlYXRlR2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJvCgdSZWNlaXB0Eg8KB2dhbWVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSEAoIcmV2aXNpb24YAyABKAQSEgoKY2hhaW5faGFzaBgEIAEoDBIOCgZrZXlfaWQYBSABKAkSCwoDdGFnGAYgASgMIiEKDkdldEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiOQoPR2V0R2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeSKAAQoQTGlzdEdhbWVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLnRhYmxlbG9nLnYxLkdhbWVTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSDgoGcGxheWVyGAUgASgJIlUKEUxpc3RHYW1lc1Jlc3BvbnNlEicKBWdhbWVzGAEgAygLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIsUBChFSZWNvcmRNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiEKBG1vdmUYAiABKAsyES50YWJsZWxvZy52MS5Nb3ZlSAASEgoIbm90YXRpb24YAyABKAlIABIYChBleHBlY3RlZF92ZXJzaW9uGAQgASgEEhIKCnJlcXVlc3RfaWQYBSABKAkSEQoEc2VhdBgGIAEoDUgBiAEBEhUKDWluY2x1ZGVfc3RhdGUYByABKAhCBwoFaW5wdXRCBwoFX3NlYXQiwwEKElJlY29yZE1vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSKQoFc3RhdGUYAyABKAsyGi50YWJsZWxvZy52MS5TdGF0ZVNuYXBzaG90EiUKB3JlY2VpcHQYBCABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0Eg8KB2RldGFpbHMYBSADKAkiYAoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSKFAQoQVW5kb01vdmVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSIgoGZXZlbnRzGAIgAygLMhIudGFibGVsb2cudjEuRXZlbnQSJQoHcmVjZWlwdBgDIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiUAoPUmVkb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJIoUBChBSZWRvTW92ZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIiCgZldmVudHMYAiADKAsyEi50YWJsZWxvZy52MS5FdmVudBIlCgdyZWNlaXB0GAMgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJlCgdOZXdNb3ZlEiEKBG1vdmUYASABKAsyES50YWJsZWxvZy52MS5Nb3ZlSAASEgoIbm90YXRpb24YAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQFCBwoFaW5wdXRCBwoFX3NlYXQiDQoLRGVsZXRlZE1vdmUinAIKEEFtZW5kTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIsCgxyZXBsYWNlX21vdmUYAyABKAsyFC50YWJsZWxvZy52MS5OZXdNb3ZlSAASKwoLaW5zZXJ0X21vdmUYBCABKAsyFC50YWJsZWxvZy52MS5OZXdNb3ZlSAASLwoLZGVsZXRlX21vdmUYBSABKAsyGC50YWJsZWxvZy52MS5EZWxldGVkTW92ZUgAEhgKEGV4cGVjdGVkX3ZlcnNpb24YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCRIOCgZyZWFzb24YCCABKAkSEQoJZHJvcF90YWlsGAkgASgIQggKBmNoYW5nZSKdAQoRQW1lbmRNb3ZlUmVzcG9uc2USJgoEZ2FtZRgBIAEoCzIYLnRhYmxlbG9nLnYxLkdhbWVTdW1tYXJ5EiIKBmV2ZW50cxgCIAMoCzISLnRhYmxlbG9nLnYxLkV2ZW50EiUKB3JlY2VpcHQYAyABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0EhUKDWRyb3BwZWRfbW92ZXMYBCABKA0iYwoSQWJhbmRvbkdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSGAoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJkChNBYmFuZG9uR2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCJIChFEZWxldGVHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJImMKEkRlbGV0ZUdhbWVSZXNwb25zZRImCgRnYW1lGAEgASgLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkSJQoHcmVjZWlwdBgCIAEoCzIULnRhYmxlbG9nLnYxLlJlY2VpcHQiagoPR2V0U3RhdGVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQSIwoGdmlld2VyGAMgASgLMhMudGFibGVsb2cudjEuVmlld2VyEg8KB3BpY3R1cmUYBCABKAgiPQoQR2V0U3RhdGVSZXNwb25zZRIpCgVzdGF0ZRgBIAEoCzIaLnRhYmxlbG9nLnYxLlN0YXRlU25hcHNob3QihgEKFUxpc3RMZWdhbE1vdmVzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEiMKBnZpZXdlchgFIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlciJ6CglMZWdhbE1vdmUSHwoEbW92ZRgBIAEoCzIRLnRhYmxlbG9nLnYxLk1vdmUSEAoIbm90YXRpb24YAiABKAkSDwoHdG91Y2hlcxgDIAMoCRIZChF0b3VjaGVzX2FueV9vcmRlchgEIAEoCBIOCgZkZXRhaWwYBSABKAkikgEKFkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USJQoFbW92ZXMYASADKAsyFi50YWJsZWxvZy52MS5MZWdhbE1vdmUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKA0SJAoHdG9fbW92ZRgEIAEoCzITLnRhYmxlbG9nLnYxLlRvTW92ZSK1AQoRUmVwbGF5R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1mcm9tX3JldmlzaW9uGAIgASgEEhMKC3RvX3JldmlzaW9uGAMgASgEEiMKBnZpZXdlchgEIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlchItCgl2YXJpYXRpb24YBSABKAsyGi50YWJsZWxvZy52MS5WYXJpYXRpb25QYXRoEg8KB3BpY3R1cmUYBiABKAgiNAoNVmFyaWF0aW9uUGF0aBIVCg1hbm5vdGF0aW9uX2lkGAEgASgJEgwKBGxpbmUYAiADKA0izgEKElJlcGxheUdhbWVSZXNwb25zZRIhCgVldmVudBgBIAEoCzISLnRhYmxlbG9nLnYxLkV2ZW50EikKBXN0YXRlGAIgASgLMhoudGFibGVsb2cudjEuU3RhdGVTbmFwc2hvdBItCgl2YXJpYXRpb24YAyABKAsyGi50YWJsZWxvZy52MS5WYXJpYXRpb25QYXRoEhYKDnZhcmlhdGlvbl9tb3ZlGAQgASgNEg4KBmRldGFpbBgFIAEoCRITCgttb3ZlX251bWJlchgGIAEoDSJ6ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9yZXZpc2lvbhgCIAEoBBIjCgZ2aWV3ZXIYAyABKAsyEy50YWJsZWxvZy52MS5WaWV3ZXISGQoRaGVhcnRiZWF0X3NlY29uZHMYBCABKA0iTAoJSGVhcnRiZWF0EhUKDWhlYWRfcmV2aXNpb24YASABKAQSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiewoRV2F0Y2hHYW1lUmVzcG9uc2USMQoGdXBkYXRlGAEgASgLMh8udGFibGVsb2cudjEuUmVwbGF5R2FtZVJlc3BvbnNlSAASKwoJaGVhcnRiZWF0GAIgASgLMhYudGFibGVsb2cudjEuSGVhcnRiZWF0SABCBgoEaXRlbSKYAQoUQWRkQW5ub3RhdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBBIPCgdjb21tZW50GAMgASgJEg0KBWdseXBoGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSKQoJdmFyaWF0aW9uGAYgASgLMhYudGFibGVsb2cudjEuVmFyaWF0aW9uImsKFUFkZEFubm90YXRpb25SZXNwb25zZRIrCgphbm5vdGF0aW9uGAEgASgLMhcudGFibGVsb2cudjEuQW5ub3RhdGlvbhIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCL0AQoKQW5ub3RhdGlvbhIVCg1hbm5vdGF0aW9uX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEg8KB2NvbW1lbnQYAyABKAkSDQoFZ2x5cGgYBCABKAkSIQoFYWN0b3IYBSABKAsyEi50YWJsZWxvZy52MS5BY3RvchIoCgR0aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghvcnBoYW5lZBgHIAEoCBITCgtvcnBoYW5lZF9ieRgIIAEoBBIpCgl2YXJpYXRpb24YCSABKAsyFi50YWJsZWxvZy52MS5WYXJpYXRpb24iVQoXUmVtb3ZlQW5ub3RhdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hbm5vdGF0aW9uX2lkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiQQoYUmVtb3ZlQW5ub3RhdGlvblJlc3BvbnNlEiUKB3JlY2VpcHQYASABKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IlAKFkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJgChdMaXN0QW5ub3RhdGlvbnNSZXNwb25zZRIsCgthbm5vdGF0aW9ucxgBIAMoCzIXLnRhYmxlbG9nLnYxLkFubm90YXRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInEKEkdldEF1ZGl0TG9nUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiMKBnZpZXdlchgEIAEoCzITLnRhYmxlbG9nLnYxLlZpZXdlciJgCgpBdWRpdEVudHJ5EiEKBWV2ZW50GAEgASgLMhIudGFibGVsb2cudjEuRXZlbnQSDwoHc3VtbWFyeRgCIAEoCRIOCgZ1bmRvbmUYAyABKAgSDgoGZGV0YWlsGAQgASgJIlgKE0dldEF1ZGl0TG9nUmVzcG9uc2USKAoHZW50cmllcxgBIAMoCzIXLnRhYmxlbG9nLnYxLkF1ZGl0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkwKEVZlcmlmeUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSJgoIcmVjZWlwdHMYAiADKAsyFC50YWJsZWxvZy52MS5SZWNlaXB0IsMCChJWZXJpZnlHYW1lUmVzcG9uc2USCgoCb2sYASABKAgSFgoOZXZlbnRzX2NoZWNrZWQYAiABKAQSGgoSZmlyc3RfYmFkX3NlcXVlbmNlGAMgASgEEhoKEmZpcnN0X2JhZF9yZXZpc2lvbhgEIAEoBBIPCgdwcm9ibGVtGAUgASgJEhsKE2RlYWx0X21vdmVzX2NoZWNrZWQYBiABKA0SDQoFa2V5ZWQYByABKAgSFgoOdW5rZXllZF9ldmVudHMYCCABKAQSDwoHa2V5X2lkcxgJIAMoCRIYChByZWNlaXB0c19jaGVja2VkGAogASgNEhsKE2ltcG9ydGVkX3VudmVyaWZpZWQYCyABKAgSGwoTY2hlY2twb2ludHNfY2hlY2tlZBgMIAEoDRIXCg9iYWRfY2hlY2twb2ludHMYDSADKAQidgoRSW1wb3J0R2FtZVJlcXVlc3QSIgoGZXZlbnRzGAEgAygLMhIudGFibGVsb2cudjEuRXZlbnQSEgoKcmVxdWVzdF9pZBgCIAEoCRIZChFhY2NlcHRfdW52ZXJpZmllZBgDIAEoCBIOCgZzb3VyY2UYBCABKAkiYwoSSW1wb3J0R2FtZVJlc3BvbnNlEiYKBGdhbWUYASABKAsyGC50YWJsZWxvZy52MS5HYW1lU3VtbWFyeRIlCgdyZWNlaXB0GAIgASgLMhQudGFibGVsb2cudjEuUmVjZWlwdCKDAQoTRXhwb3J0UmVjb3JkUmVxdWVzdBIQCghnYW1lX2lkcxgBIAMoCRIMCgRnYW1lGAIgASgJEicKBnN0YXR1cxgDIAEoDjIXLnRhYmxlbG9nLnYxLkdhbWVTdGF0dXMSIwoGdmlld2VyGAQgASgLMhMudGFibGVsb2cudjEuVmlld2VyIjMKFEV4cG9ydFJlY29yZFJlc3BvbnNlEgwKBHRleHQYASABKAkSDQoFZ2FtZXMYAiABKA0iRwoTSW1wb3J0UmVjb3JkUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSDgoGc291cmNlGAMgASgJIj8KFEltcG9ydFJlY29yZFJlc3BvbnNlEicKBWdhbWVzGAEgAygLMhgudGFibGVsb2cudjEuR2FtZVN1bW1hcnkqkQEKCkdhbWVTdGF0dXMSGwoXR0FNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdHQU1FX1NUQVRVU19JTl9QUk9HUkVTUxABEhUKEUdBTUVfU1RBVFVTX0VOREVEEAISGQoVR0FNRV9TVEFUVVNfQUJBTkRPTkVEEAMSFwoTR0FNRV9TVEFUVVNfREVMRVRFRBAEMrQOCg9UYWJsZWxvZ1NlcnZpY2USWwoNTGlzdEdhbWVUeXBlcxIhLnRhYmxlbG9nLnYxLkxpc3RHYW1lVHlwZXNSZXF1ZXN0GiIudGFibGVsb2cudjEuTGlzdEdhbWVUeXBlc1Jlc3BvbnNlIgOQAgESTQoKQ3JlYXRlR2FtZRIeLnRhYmxlbG9nLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuQ3JlYXRlR2FtZVJlc3BvbnNlEkkKB0dldEdhbWUSGy50YWJsZWxvZy52MS5HZXRHYW1lUmVxdWVzdBocLnRhYmxlbG9nLnYxLkdldEdhbWVSZXNwb25zZSIDkAIBEk8KCUxpc3RHYW1lcxIdLnRhYmxlbG9nLnYxLkxpc3RHYW1lc1JlcXVlc3QaHi50YWJsZWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZSIDkAIBEk0KClJlY29yZE1vdmUSHi50YWJsZWxvZy52MS5SZWNvcmRNb3ZlUmVxdWVzdBofLnRhYmxlbG9nLnYxLlJlY29yZE1vdmVSZXNwb25zZRJHCghVbmRvTW92ZRIcLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVxdWVzdBodLnRhYmxlbG9nLnYxLlVuZG9Nb3ZlUmVzcG9uc2USRwoIUmVkb01vdmUSHC50YWJsZWxvZy52MS5SZWRvTW92ZVJlcXVlc3QaHS50YWJsZWxvZy52MS5SZWRvTW92ZVJlc3BvbnNlEkoKCUFtZW5kTW92ZRIdLnRhYmxlbG9nLnYxLkFtZW5kTW92ZVJlcXVlc3QaHi50YWJsZWxvZy52MS5BbWVuZE1vdmVSZXNwb25zZRJQCgtBYmFuZG9uR2FtZRIfLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVxdWVzdBogLnRhYmxlbG9nLnYxLkFiYW5kb25HYW1lUmVzcG9uc2USTQoKRGVsZXRlR2FtZRIeLnRhYmxlbG9nLnYxLkRlbGV0ZUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuRGVsZXRlR2FtZVJlc3BvbnNlEkwKCEdldFN0YXRlEhwudGFibGVsb2cudjEuR2V0U3RhdGVSZXF1ZXN0Gh0udGFibGVsb2cudjEuR2V0U3RhdGVSZXNwb25zZSIDkAIBEl4KDkxpc3RMZWdhbE1vdmVzEiIudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiMudGFibGVsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXNwb25zZSIDkAIBEk8KClJlcGxheUdhbWUSHi50YWJsZWxvZy52MS5SZXBsYXlHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLlJlcGxheUdhbWVSZXNwb25zZTABEkwKCVdhdGNoR2FtZRIdLnRhYmxlbG9nLnYxLldhdGNoR2FtZVJlcXVlc3QaHi50YWJsZWxvZy52MS5XYXRjaEdhbWVSZXNwb25zZTABElYKDUFkZEFubm90YXRpb24SIS50YWJsZWxvZy52MS5BZGRBbm5vdGF0aW9uUmVxdWVzdBoiLnRhYmxlbG9nLnYxLkFkZEFubm90YXRpb25SZXNwb25zZRJfChBSZW1vdmVBbm5vdGF0aW9uEiQudGFibGVsb2cudjEuUmVtb3ZlQW5ub3RhdGlvblJlcXVlc3QaJS50YWJsZWxvZy52MS5SZW1vdmVBbm5vdGF0aW9uUmVzcG9uc2USYQoPTGlzdEFubm90YXRpb25zEiMudGFibGVsb2cudjEuTGlzdEFubm90YXRpb25zUmVxdWVzdBokLnRhYmxlbG9nLnYxLkxpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlIgOQAgESVQoLR2V0QXVkaXRMb2cSHy50YWJsZWxvZy52MS5HZXRBdWRpdExvZ1JlcXVlc3QaIC50YWJsZWxvZy52MS5HZXRBdWRpdExvZ1Jlc3BvbnNlIgOQAgESTQoKVmVyaWZ5R2FtZRIeLnRhYmxlbG9nLnYxLlZlcmlmeUdhbWVSZXF1ZXN0Gh8udGFibGVsb2cudjEuVmVyaWZ5R2FtZVJlc3BvbnNlEk0KCkltcG9ydEdhbWUSHi50YWJsZWxvZy52MS5JbXBvcnRHYW1lUmVxdWVzdBofLnRhYmxlbG9nLnYxLkltcG9ydEdhbWVSZXNwb25zZRJYCgxFeHBvcnRSZWNvcmQSIC50YWJsZWxvZy52MS5FeHBvcnRSZWNvcmRSZXF1ZXN0GiEudGFibGVsb2cudjEuRXhwb3J0UmVjb3JkUmVzcG9uc2UiA5ACARJTCgxJbXBvcnRSZWNvcmQSIC50YWJsZWxvZy52MS5JbXBvcnRSZWNvcmRSZXF1ZXN0GiEudGFibGVsb2cudjEuSW1wb3J0UmVjb3JkUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_tablelog_v1_events, file_tablelog_v1_game]);
 
 /**
  * Who is looking at a state.
@@ -158,6 +158,13 @@ export type GameSummary = Message<"tablelog.v1.GameSummary"> & {
    * @generated from field: optional uint32 player_move_count = 16;
    */
   playerMoveCount?: number | undefined;
+
+  /**
+   * Set once the game was deleted (status GAME_STATUS_DELETED): by whom, when and why.
+   *
+   * @generated from field: tablelog.v1.GameDeletion deletion = 17;
+   */
+  deletion?: GameDeletion | undefined;
 };
 
 /**
@@ -166,6 +173,42 @@ export type GameSummary = Message<"tablelog.v1.GameSummary"> & {
  */
 export const GameSummarySchema: GenMessage<GameSummary> = /*@__PURE__*/
   messageDesc(file_tablelog_v1_service, 1);
+
+/**
+ * Who deleted a game, when, and why (from its GameDeleted event).
+ *
+ * @generated from message tablelog.v1.GameDeletion
+ */
+export type GameDeletion = Message<"tablelog.v1.GameDeletion"> & {
+  /**
+   * The owner's display name and member id when they deleted it.
+   *
+   * @generated from field: string by = 1;
+   */
+  by: string;
+
+  /**
+   * @generated from field: string member_id = 2;
+   */
+  memberId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 3;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message tablelog.v1.GameDeletion.
+ * Use `create(GameDeletionSchema)` to create a new message.
+ */
+export const GameDeletionSchema: GenMessage<GameDeletion> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 2);
 
 /**
  * A state at a revision, rendered three ways: typed, as text for a terminal, and as facts.
@@ -222,7 +265,7 @@ export type StateSnapshot = Message<"tablelog.v1.StateSnapshot"> & {
  * Use `create(StateSnapshotSchema)` to create a new message.
  */
 export const StateSnapshotSchema: GenMessage<StateSnapshot> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 2);
+  messageDesc(file_tablelog_v1_service, 3);
 
 /**
  * @generated from message tablelog.v1.ListGameTypesRequest
@@ -235,7 +278,7 @@ export type ListGameTypesRequest = Message<"tablelog.v1.ListGameTypesRequest"> &
  * Use `create(ListGameTypesRequestSchema)` to create a new message.
  */
 export const ListGameTypesRequestSchema: GenMessage<ListGameTypesRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 3);
+  messageDesc(file_tablelog_v1_service, 4);
 
 /**
  * @generated from message tablelog.v1.ListGameTypesResponse
@@ -252,7 +295,7 @@ export type ListGameTypesResponse = Message<"tablelog.v1.ListGameTypesResponse">
  * Use `create(ListGameTypesResponseSchema)` to create a new message.
  */
 export const ListGameTypesResponseSchema: GenMessage<ListGameTypesResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 4);
+  messageDesc(file_tablelog_v1_service, 5);
 
 /**
  * @generated from message tablelog.v1.CreateGameRequest
@@ -311,7 +354,7 @@ export type CreateGameRequest = Message<"tablelog.v1.CreateGameRequest"> & {
  * Use `create(CreateGameRequestSchema)` to create a new message.
  */
 export const CreateGameRequestSchema: GenMessage<CreateGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 5);
+  messageDesc(file_tablelog_v1_service, 6);
 
 /**
  * @generated from message tablelog.v1.CreateGameResponse
@@ -333,7 +376,7 @@ export type CreateGameResponse = Message<"tablelog.v1.CreateGameResponse"> & {
  * Use `create(CreateGameResponseSchema)` to create a new message.
  */
 export const CreateGameResponseSchema: GenMessage<CreateGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 6);
+  messageDesc(file_tablelog_v1_service, 7);
 
 /**
  * The head of a game after a change, as this server appended it, authenticated with its
@@ -386,7 +429,7 @@ export type Receipt = Message<"tablelog.v1.Receipt"> & {
  * Use `create(ReceiptSchema)` to create a new message.
  */
 export const ReceiptSchema: GenMessage<Receipt> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 7);
+  messageDesc(file_tablelog_v1_service, 8);
 
 /**
  * @generated from message tablelog.v1.GetGameRequest
@@ -403,7 +446,7 @@ export type GetGameRequest = Message<"tablelog.v1.GetGameRequest"> & {
  * Use `create(GetGameRequestSchema)` to create a new message.
  */
 export const GetGameRequestSchema: GenMessage<GetGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 8);
+  messageDesc(file_tablelog_v1_service, 9);
 
 /**
  * @generated from message tablelog.v1.GetGameResponse
@@ -420,7 +463,7 @@ export type GetGameResponse = Message<"tablelog.v1.GetGameResponse"> & {
  * Use `create(GetGameResponseSchema)` to create a new message.
  */
 export const GetGameResponseSchema: GenMessage<GetGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 9);
+  messageDesc(file_tablelog_v1_service, 10);
 
 /**
  * @generated from message tablelog.v1.ListGamesRequest
@@ -466,7 +509,7 @@ export type ListGamesRequest = Message<"tablelog.v1.ListGamesRequest"> & {
  * Use `create(ListGamesRequestSchema)` to create a new message.
  */
 export const ListGamesRequestSchema: GenMessage<ListGamesRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 10);
+  messageDesc(file_tablelog_v1_service, 11);
 
 /**
  * @generated from message tablelog.v1.ListGamesResponse
@@ -488,7 +531,7 @@ export type ListGamesResponse = Message<"tablelog.v1.ListGamesResponse"> & {
  * Use `create(ListGamesResponseSchema)` to create a new message.
  */
 export const ListGamesResponseSchema: GenMessage<ListGamesResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 11);
+  messageDesc(file_tablelog_v1_service, 12);
 
 /**
  * @generated from message tablelog.v1.RecordMoveRequest
@@ -553,7 +596,7 @@ export type RecordMoveRequest = Message<"tablelog.v1.RecordMoveRequest"> & {
  * Use `create(RecordMoveRequestSchema)` to create a new message.
  */
 export const RecordMoveRequestSchema: GenMessage<RecordMoveRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 12);
+  messageDesc(file_tablelog_v1_service, 13);
 
 /**
  * @generated from message tablelog.v1.RecordMoveResponse
@@ -598,7 +641,7 @@ export type RecordMoveResponse = Message<"tablelog.v1.RecordMoveResponse"> & {
  * Use `create(RecordMoveResponseSchema)` to create a new message.
  */
 export const RecordMoveResponseSchema: GenMessage<RecordMoveResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 13);
+  messageDesc(file_tablelog_v1_service, 14);
 
 /**
  * @generated from message tablelog.v1.UndoMoveRequest
@@ -630,7 +673,7 @@ export type UndoMoveRequest = Message<"tablelog.v1.UndoMoveRequest"> & {
  * Use `create(UndoMoveRequestSchema)` to create a new message.
  */
 export const UndoMoveRequestSchema: GenMessage<UndoMoveRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 14);
+  messageDesc(file_tablelog_v1_service, 15);
 
 /**
  * @generated from message tablelog.v1.UndoMoveResponse
@@ -657,7 +700,7 @@ export type UndoMoveResponse = Message<"tablelog.v1.UndoMoveResponse"> & {
  * Use `create(UndoMoveResponseSchema)` to create a new message.
  */
 export const UndoMoveResponseSchema: GenMessage<UndoMoveResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 15);
+  messageDesc(file_tablelog_v1_service, 16);
 
 /**
  * @generated from message tablelog.v1.RedoMoveRequest
@@ -684,7 +727,7 @@ export type RedoMoveRequest = Message<"tablelog.v1.RedoMoveRequest"> & {
  * Use `create(RedoMoveRequestSchema)` to create a new message.
  */
 export const RedoMoveRequestSchema: GenMessage<RedoMoveRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 16);
+  messageDesc(file_tablelog_v1_service, 17);
 
 /**
  * @generated from message tablelog.v1.RedoMoveResponse
@@ -711,7 +754,7 @@ export type RedoMoveResponse = Message<"tablelog.v1.RedoMoveResponse"> & {
  * Use `create(RedoMoveResponseSchema)` to create a new message.
  */
 export const RedoMoveResponseSchema: GenMessage<RedoMoveResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 17);
+  messageDesc(file_tablelog_v1_service, 18);
 
 /**
  * A move to put into the history, typed or as notation, as RecordMove takes it.
@@ -751,7 +794,7 @@ export type NewMove = Message<"tablelog.v1.NewMove"> & {
  * Use `create(NewMoveSchema)` to create a new message.
  */
 export const NewMoveSchema: GenMessage<NewMove> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 18);
+  messageDesc(file_tablelog_v1_service, 19);
 
 /**
  * Deleting a move needs nothing more than its revision.
@@ -766,7 +809,7 @@ export type DeletedMove = Message<"tablelog.v1.DeletedMove"> & {
  * Use `create(DeletedMoveSchema)` to create a new message.
  */
 export const DeletedMoveSchema: GenMessage<DeletedMove> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 19);
+  messageDesc(file_tablelog_v1_service, 20);
 
 /**
  * @generated from message tablelog.v1.AmendMoveRequest
@@ -849,7 +892,7 @@ export type AmendMoveRequest = Message<"tablelog.v1.AmendMoveRequest"> & {
  * Use `create(AmendMoveRequestSchema)` to create a new message.
  */
 export const AmendMoveRequestSchema: GenMessage<AmendMoveRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 20);
+  messageDesc(file_tablelog_v1_service, 21);
 
 /**
  * @generated from message tablelog.v1.AmendMoveResponse
@@ -885,7 +928,7 @@ export type AmendMoveResponse = Message<"tablelog.v1.AmendMoveResponse"> & {
  * Use `create(AmendMoveResponseSchema)` to create a new message.
  */
 export const AmendMoveResponseSchema: GenMessage<AmendMoveResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 21);
+  messageDesc(file_tablelog_v1_service, 22);
 
 /**
  * @generated from message tablelog.v1.AbandonGameRequest
@@ -917,7 +960,7 @@ export type AbandonGameRequest = Message<"tablelog.v1.AbandonGameRequest"> & {
  * Use `create(AbandonGameRequestSchema)` to create a new message.
  */
 export const AbandonGameRequestSchema: GenMessage<AbandonGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 22);
+  messageDesc(file_tablelog_v1_service, 23);
 
 /**
  * @generated from message tablelog.v1.AbandonGameResponse
@@ -939,7 +982,62 @@ export type AbandonGameResponse = Message<"tablelog.v1.AbandonGameResponse"> & {
  * Use `create(AbandonGameResponseSchema)` to create a new message.
  */
 export const AbandonGameResponseSchema: GenMessage<AbandonGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 23);
+  messageDesc(file_tablelog_v1_service, 24);
+
+/**
+ * @generated from message tablelog.v1.DeleteGameRequest
+ */
+export type DeleteGameRequest = Message<"tablelog.v1.DeleteGameRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * Why (at most 500 characters), kept in the tombstone.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message tablelog.v1.DeleteGameRequest.
+ * Use `create(DeleteGameRequestSchema)` to create a new message.
+ */
+export const DeleteGameRequestSchema: GenMessage<DeleteGameRequest> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 25);
+
+/**
+ * @generated from message tablelog.v1.DeleteGameResponse
+ */
+export type DeleteGameResponse = Message<"tablelog.v1.DeleteGameResponse"> & {
+  /**
+   * The game as deleted (status GAME_STATUS_DELETED, `deletion` set).
+   *
+   * @generated from field: tablelog.v1.GameSummary game = 1;
+   */
+  game?: GameSummary | undefined;
+
+  /**
+   * The head after the tombstone (the tombstone's, when the game was deleted already).
+   *
+   * @generated from field: tablelog.v1.Receipt receipt = 2;
+   */
+  receipt?: Receipt | undefined;
+};
+
+/**
+ * Describes the message tablelog.v1.DeleteGameResponse.
+ * Use `create(DeleteGameResponseSchema)` to create a new message.
+ */
+export const DeleteGameResponseSchema: GenMessage<DeleteGameResponse> = /*@__PURE__*/
+  messageDesc(file_tablelog_v1_service, 26);
 
 /**
  * @generated from message tablelog.v1.GetStateRequest
@@ -975,7 +1073,7 @@ export type GetStateRequest = Message<"tablelog.v1.GetStateRequest"> & {
  * Use `create(GetStateRequestSchema)` to create a new message.
  */
 export const GetStateRequestSchema: GenMessage<GetStateRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 24);
+  messageDesc(file_tablelog_v1_service, 27);
 
 /**
  * @generated from message tablelog.v1.GetStateResponse
@@ -992,7 +1090,7 @@ export type GetStateResponse = Message<"tablelog.v1.GetStateResponse"> & {
  * Use `create(GetStateResponseSchema)` to create a new message.
  */
 export const GetStateResponseSchema: GenMessage<GetStateResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 25);
+  messageDesc(file_tablelog_v1_service, 28);
 
 /**
  * @generated from message tablelog.v1.ListLegalMovesRequest
@@ -1039,7 +1137,7 @@ export type ListLegalMovesRequest = Message<"tablelog.v1.ListLegalMovesRequest">
  * Use `create(ListLegalMovesRequestSchema)` to create a new message.
  */
 export const ListLegalMovesRequestSchema: GenMessage<ListLegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 26);
+  messageDesc(file_tablelog_v1_service, 29);
 
 /**
  * A legal move, typed and as canonical notation.
@@ -1090,7 +1188,7 @@ export type LegalMove = Message<"tablelog.v1.LegalMove"> & {
  * Use `create(LegalMoveSchema)` to create a new message.
  */
 export const LegalMoveSchema: GenMessage<LegalMove> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 27);
+  messageDesc(file_tablelog_v1_service, 30);
 
 /**
  * @generated from message tablelog.v1.ListLegalMovesResponse
@@ -1122,7 +1220,7 @@ export type ListLegalMovesResponse = Message<"tablelog.v1.ListLegalMovesResponse
  * Use `create(ListLegalMovesResponseSchema)` to create a new message.
  */
 export const ListLegalMovesResponseSchema: GenMessage<ListLegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 28);
+  messageDesc(file_tablelog_v1_service, 31);
 
 /**
  * @generated from message tablelog.v1.ReplayGameRequest
@@ -1172,7 +1270,7 @@ export type ReplayGameRequest = Message<"tablelog.v1.ReplayGameRequest"> & {
  * Use `create(ReplayGameRequestSchema)` to create a new message.
  */
 export const ReplayGameRequestSchema: GenMessage<ReplayGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 29);
+  messageDesc(file_tablelog_v1_service, 32);
 
 /**
  * A line of an annotation's variation: `line` holds pairs (move number, alternative
@@ -1198,7 +1296,7 @@ export type VariationPath = Message<"tablelog.v1.VariationPath"> & {
  * Use `create(VariationPathSchema)` to create a new message.
  */
 export const VariationPathSchema: GenMessage<VariationPath> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 30);
+  messageDesc(file_tablelog_v1_service, 33);
 
 /**
  * @generated from message tablelog.v1.ReplayGameResponse
@@ -1254,7 +1352,7 @@ export type ReplayGameResponse = Message<"tablelog.v1.ReplayGameResponse"> & {
  * Use `create(ReplayGameResponseSchema)` to create a new message.
  */
 export const ReplayGameResponseSchema: GenMessage<ReplayGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 31);
+  messageDesc(file_tablelog_v1_service, 34);
 
 /**
  * @generated from message tablelog.v1.WatchGameRequest
@@ -1290,7 +1388,7 @@ export type WatchGameRequest = Message<"tablelog.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 32);
+  messageDesc(file_tablelog_v1_service, 35);
 
 /**
  * @generated from message tablelog.v1.Heartbeat
@@ -1312,7 +1410,7 @@ export type Heartbeat = Message<"tablelog.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 33);
+  messageDesc(file_tablelog_v1_service, 36);
 
 /**
  * @generated from message tablelog.v1.WatchGameResponse
@@ -1341,7 +1439,7 @@ export type WatchGameResponse = Message<"tablelog.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 34);
+  messageDesc(file_tablelog_v1_service, 37);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationRequest
@@ -1386,7 +1484,7 @@ export type AddAnnotationRequest = Message<"tablelog.v1.AddAnnotationRequest"> &
  * Use `create(AddAnnotationRequestSchema)` to create a new message.
  */
 export const AddAnnotationRequestSchema: GenMessage<AddAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 35);
+  messageDesc(file_tablelog_v1_service, 38);
 
 /**
  * @generated from message tablelog.v1.AddAnnotationResponse
@@ -1408,7 +1506,7 @@ export type AddAnnotationResponse = Message<"tablelog.v1.AddAnnotationResponse">
  * Use `create(AddAnnotationResponseSchema)` to create a new message.
  */
 export const AddAnnotationResponseSchema: GenMessage<AddAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 36);
+  messageDesc(file_tablelog_v1_service, 39);
 
 /**
  * An annotation as listed. It is anchored to the move its revision names (recorded or put
@@ -1476,7 +1574,7 @@ export type Annotation = Message<"tablelog.v1.Annotation"> & {
  * Use `create(AnnotationSchema)` to create a new message.
  */
 export const AnnotationSchema: GenMessage<Annotation> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 37);
+  messageDesc(file_tablelog_v1_service, 40);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationRequest
@@ -1503,7 +1601,7 @@ export type RemoveAnnotationRequest = Message<"tablelog.v1.RemoveAnnotationReque
  * Use `create(RemoveAnnotationRequestSchema)` to create a new message.
  */
 export const RemoveAnnotationRequestSchema: GenMessage<RemoveAnnotationRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 38);
+  messageDesc(file_tablelog_v1_service, 41);
 
 /**
  * @generated from message tablelog.v1.RemoveAnnotationResponse
@@ -1520,7 +1618,7 @@ export type RemoveAnnotationResponse = Message<"tablelog.v1.RemoveAnnotationResp
  * Use `create(RemoveAnnotationResponseSchema)` to create a new message.
  */
 export const RemoveAnnotationResponseSchema: GenMessage<RemoveAnnotationResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 39);
+  messageDesc(file_tablelog_v1_service, 42);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsRequest
@@ -1547,7 +1645,7 @@ export type ListAnnotationsRequest = Message<"tablelog.v1.ListAnnotationsRequest
  * Use `create(ListAnnotationsRequestSchema)` to create a new message.
  */
 export const ListAnnotationsRequestSchema: GenMessage<ListAnnotationsRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 40);
+  messageDesc(file_tablelog_v1_service, 43);
 
 /**
  * @generated from message tablelog.v1.ListAnnotationsResponse
@@ -1569,7 +1667,7 @@ export type ListAnnotationsResponse = Message<"tablelog.v1.ListAnnotationsRespon
  * Use `create(ListAnnotationsResponseSchema)` to create a new message.
  */
 export const ListAnnotationsResponseSchema: GenMessage<ListAnnotationsResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 41);
+  messageDesc(file_tablelog_v1_service, 44);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogRequest
@@ -1609,7 +1707,7 @@ export type GetAuditLogRequest = Message<"tablelog.v1.GetAuditLogRequest"> & {
  * Use `create(GetAuditLogRequestSchema)` to create a new message.
  */
 export const GetAuditLogRequestSchema: GenMessage<GetAuditLogRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 42);
+  messageDesc(file_tablelog_v1_service, 45);
 
 /**
  * One event as the audit log shows it.
@@ -1651,7 +1749,7 @@ export type AuditEntry = Message<"tablelog.v1.AuditEntry"> & {
  * Use `create(AuditEntrySchema)` to create a new message.
  */
 export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 43);
+  messageDesc(file_tablelog_v1_service, 46);
 
 /**
  * @generated from message tablelog.v1.GetAuditLogResponse
@@ -1673,7 +1771,7 @@ export type GetAuditLogResponse = Message<"tablelog.v1.GetAuditLogResponse"> & {
  * Use `create(GetAuditLogResponseSchema)` to create a new message.
  */
 export const GetAuditLogResponseSchema: GenMessage<GetAuditLogResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 44);
+  messageDesc(file_tablelog_v1_service, 47);
 
 /**
  * @generated from message tablelog.v1.VerifyGameRequest
@@ -1698,7 +1796,7 @@ export type VerifyGameRequest = Message<"tablelog.v1.VerifyGameRequest"> & {
  * Use `create(VerifyGameRequestSchema)` to create a new message.
  */
 export const VerifyGameRequestSchema: GenMessage<VerifyGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 45);
+  messageDesc(file_tablelog_v1_service, 48);
 
 /**
  * @generated from message tablelog.v1.VerifyGameResponse
@@ -1798,7 +1896,7 @@ export type VerifyGameResponse = Message<"tablelog.v1.VerifyGameResponse"> & {
  * Use `create(VerifyGameResponseSchema)` to create a new message.
  */
 export const VerifyGameResponseSchema: GenMessage<VerifyGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 46);
+  messageDesc(file_tablelog_v1_service, 49);
 
 /**
  * @generated from message tablelog.v1.ImportGameRequest
@@ -1836,7 +1934,7 @@ export type ImportGameRequest = Message<"tablelog.v1.ImportGameRequest"> & {
  * Use `create(ImportGameRequestSchema)` to create a new message.
  */
 export const ImportGameRequestSchema: GenMessage<ImportGameRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 47);
+  messageDesc(file_tablelog_v1_service, 50);
 
 /**
  * @generated from message tablelog.v1.ImportGameResponse
@@ -1858,7 +1956,7 @@ export type ImportGameResponse = Message<"tablelog.v1.ImportGameResponse"> & {
  * Use `create(ImportGameResponseSchema)` to create a new message.
  */
 export const ImportGameResponseSchema: GenMessage<ImportGameResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 48);
+  messageDesc(file_tablelog_v1_service, 51);
 
 /**
  * @generated from message tablelog.v1.ExportRecordRequest
@@ -1900,7 +1998,7 @@ export type ExportRecordRequest = Message<"tablelog.v1.ExportRecordRequest"> & {
  * Use `create(ExportRecordRequestSchema)` to create a new message.
  */
 export const ExportRecordRequestSchema: GenMessage<ExportRecordRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 49);
+  messageDesc(file_tablelog_v1_service, 52);
 
 /**
  * @generated from message tablelog.v1.ExportRecordResponse
@@ -1926,7 +2024,7 @@ export type ExportRecordResponse = Message<"tablelog.v1.ExportRecordResponse"> &
  * Use `create(ExportRecordResponseSchema)` to create a new message.
  */
 export const ExportRecordResponseSchema: GenMessage<ExportRecordResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 50);
+  messageDesc(file_tablelog_v1_service, 53);
 
 /**
  * @generated from message tablelog.v1.ImportRecordRequest
@@ -1959,7 +2057,7 @@ export type ImportRecordRequest = Message<"tablelog.v1.ImportRecordRequest"> & {
  * Use `create(ImportRecordRequestSchema)` to create a new message.
  */
 export const ImportRecordRequestSchema: GenMessage<ImportRecordRequest> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 51);
+  messageDesc(file_tablelog_v1_service, 54);
 
 /**
  * @generated from message tablelog.v1.ImportRecordResponse
@@ -1978,7 +2076,7 @@ export type ImportRecordResponse = Message<"tablelog.v1.ImportRecordResponse"> &
  * Use `create(ImportRecordResponseSchema)` to create a new message.
  */
 export const ImportRecordResponseSchema: GenMessage<ImportRecordResponse> = /*@__PURE__*/
-  messageDesc(file_tablelog_v1_service, 52);
+  messageDesc(file_tablelog_v1_service, 55);
 
 /**
  * Whether a game is still being recorded.
@@ -2005,6 +2103,14 @@ export enum GameStatus {
    * @generated from enum value: GAME_STATUS_ABANDONED = 3;
    */
   ABANDONED = 3,
+
+  /**
+   * Deleted by the club's owner (DeleteGame): kept and verifiable, but listed nowhere and
+   * closed to every change.
+   *
+   * @generated from enum value: GAME_STATUS_DELETED = 4;
+   */
+  DELETED = 4,
 }
 
 /**
@@ -2102,6 +2208,20 @@ export const TablelogService: GenService<{
     methodKind: "unary";
     input: typeof AbandonGameRequestSchema;
     output: typeof AbandonGameResponseSchema;
+  },
+  /**
+   * The club's owner deletes a game: a tombstone (GameDeleted) is appended to its stream
+   * through the same chain, so the stream is kept and still verifies. The game leaves the
+   * club's listings and its memory (standings, ratings, statistics); every later change is
+   * refused (FAILED_PRECONDITION, GAME_DELETED); reads still answer. Deleting a deleted
+   * game answers its tombstone again.
+   *
+   * @generated from rpc tablelog.v1.TablelogService.DeleteGame
+   */
+  deleteGame: {
+    methodKind: "unary";
+    input: typeof DeleteGameRequestSchema;
+    output: typeof DeleteGameResponseSchema;
   },
   /**
    * The state at any revision, as one viewer may see it.
