@@ -15,6 +15,7 @@ from grpc import aio
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import SPECTATOR
+from tablelog.replay.picture import PHONE, WIDE
 from tablelog.service import errors
 from tablelog.service.access.authentication import GameClubs, Gate, current_caller
 from tablelog.service.access.authorization import TABLELOG, Access, row
@@ -150,6 +151,12 @@ def streaming(
 def _outcome(outcome: Outcome) -> service_pb2.GameSummary:
     note(game_id=outcome.head.game_id, revision=outcome.head.revision)
     return outcome.game()
+
+
+def picture_layout(layout: service_pb2.PictureLayout.ValueType) -> str:
+    """The games' name of a requested picture layout (`tablelog.replay.picture.LAYOUTS`);
+    a value the schema does not define was refused with the request's bounds."""
+    return PHONE if layout == service_pb2.PICTURE_LAYOUT_PHONE else WIDE
 
 
 def _owns_only(rpc: str, caller: Caller) -> bool:
@@ -408,7 +415,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
         asked = request.viewer if request.HasField("viewer") else None
         decided = await self._viewer(request.game_id, asked)
         state = await self.recorder.state(
-            request.game_id, request.revision, decided, drawn=request.picture
+            request.game_id,
+            request.revision,
+            decided,
+            drawn=request.picture,
+            layout=picture_layout(request.picture_layout),
         )
         note(revision=state.revision)
         if asked is not None and asked.WhichOneof("kind") is not None and request.revision:
@@ -450,6 +461,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 request.from_revision,
                 viewer,
                 drawn=request.picture,
+                layout=picture_layout(request.picture_layout),
             )
             if request.HasField("variation")
             else self.recorder.replay(
@@ -458,6 +470,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 request.to_revision,
                 viewer,
                 drawn=request.picture,
+                layout=picture_layout(request.picture_layout),
             )
         )
         async for item in steps:

@@ -61,6 +61,7 @@ def picture(
     view: pb.CastelloMethoniView,
     last_move: pb.CastelloMethoniMove | None = None,
     approximate: str = "",
+    layout: str = "wide",
 ) -> str:
     """The SVG of `view`; `last_move` highlighted (its wall, merged castle, the pile or bank
     it used, or the seat it concerned), `approximate` marked along the bottom edge."""

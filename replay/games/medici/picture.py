@@ -114,7 +114,12 @@ def move_words(move: MediciMove, view: MediciView) -> str:
     return "none"
 
 
-def picture(view: MediciView, last_move: MediciMove | None = None, approximate: str = "") -> str:
+def picture(
+    view: MediciView,
+    last_move: MediciMove | None = None,
+    approximate: str = "",
+    layout: str = "wide",
+) -> str:
     """RULES.md §B1-B5 as a picture: what is on the table for the view's viewer."""
     seats = view.seats
     rows = max(

@@ -656,6 +656,7 @@ def picture(
     view: pb.MercadoDeLisboaView,
     last_move: pb.MercadoDeLisboaMove | None = None,
     approximate: str = "",
+    layout: str = "wide",
 ) -> str:
     """The market, the supply and the players (rules §1-§3) as seen in `view`, with the
     solo stage (§9) when solo; `last_move` framed where it shows; `approximate` (or the

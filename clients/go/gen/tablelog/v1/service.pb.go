@@ -75,6 +75,59 @@ func (GameStatus) EnumDescriptor() ([]byte, []int) {
 	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{0}
 }
 
+// How a game's picture is laid out (issue 25). Every layout marks the same touchables
+// (`data-touch`) with the same accessible names; only their places and sizes differ.
+type PictureLayout int32
+
+const (
+	// For a desktop's aspect (about 900 units wide, the seats' panels beside the board).
+	PictureLayout_PICTURE_LAYOUT_UNSPECIFIED PictureLayout = 0
+	// For a phone in portrait (about 340 units wide: the board, then the market in a
+	// column, then the seats' panels), so that fit to a 360-430 px screen a touchable is at
+	// least 44 CSS px wherever the game's geometry allows it (docs/benchmarks.md, "Touch
+	// targets").
+	PictureLayout_PICTURE_LAYOUT_PHONE PictureLayout = 1
+)
+
+// Enum value maps for PictureLayout.
+var (
+	PictureLayout_name = map[int32]string{
+		0: "PICTURE_LAYOUT_UNSPECIFIED",
+		1: "PICTURE_LAYOUT_PHONE",
+	}
+	PictureLayout_value = map[string]int32{
+		"PICTURE_LAYOUT_UNSPECIFIED": 0,
+		"PICTURE_LAYOUT_PHONE":       1,
+	}
+)
+
+func (x PictureLayout) Enum() *PictureLayout {
+	p := new(PictureLayout)
+	*p = x
+	return p
+}
+
+func (x PictureLayout) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PictureLayout) Descriptor() protoreflect.EnumDescriptor {
+	return file_tablelog_v1_service_proto_enumTypes[1].Descriptor()
+}
+
+func (PictureLayout) Type() protoreflect.EnumType {
+	return &file_tablelog_v1_service_proto_enumTypes[1]
+}
+
+func (x PictureLayout) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PictureLayout.Descriptor instead.
+func (PictureLayout) EnumDescriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
 // Who is looking at a state.
 type Viewer struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1936,7 +1989,10 @@ type GetStateRequest struct {
 	Revision uint64  `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	Viewer   *Viewer `protobuf:"bytes,3,opt,name=viewer,proto3" json:"viewer,omitempty"`
 	// Also draw the state: fills `StateSnapshot.picture`.
-	Picture       bool `protobuf:"varint,4,opt,name=picture,proto3" json:"picture,omitempty"`
+	Picture bool `protobuf:"varint,4,opt,name=picture,proto3" json:"picture,omitempty"`
+	// How the picture is laid out (unset: for a desktop's aspect). The same touch ids and
+	// accessible names in every layout.
+	PictureLayout PictureLayout `protobuf:"varint,5,opt,name=picture_layout,json=pictureLayout,proto3,enum=tablelog.v1.PictureLayout" json:"picture_layout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1997,6 +2053,13 @@ func (x *GetStateRequest) GetPicture() bool {
 		return x.Picture
 	}
 	return false
+}
+
+func (x *GetStateRequest) GetPictureLayout() PictureLayout {
+	if x != nil {
+		return x.PictureLayout
+	}
+	return PictureLayout_PICTURE_LAYOUT_UNSPECIFIED
 }
 
 type GetStateResponse struct {
@@ -2293,7 +2356,9 @@ type ReplayGameRequest struct {
 	// then the variation's moves (see ReplayGameResponse.variation).
 	Variation *VariationPath `protobuf:"bytes,5,opt,name=variation,proto3" json:"variation,omitempty"`
 	// Also draw each state: fills `StateSnapshot.picture` of every item.
-	Picture       bool `protobuf:"varint,6,opt,name=picture,proto3" json:"picture,omitempty"`
+	Picture bool `protobuf:"varint,6,opt,name=picture,proto3" json:"picture,omitempty"`
+	// How the pictures are laid out (see GetStateRequest.picture_layout).
+	PictureLayout PictureLayout `protobuf:"varint,7,opt,name=picture_layout,json=pictureLayout,proto3,enum=tablelog.v1.PictureLayout" json:"picture_layout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2368,6 +2433,13 @@ func (x *ReplayGameRequest) GetPicture() bool {
 		return x.Picture
 	}
 	return false
+}
+
+func (x *ReplayGameRequest) GetPictureLayout() PictureLayout {
+	if x != nil {
+		return x.PictureLayout
+	}
+	return PictureLayout_PICTURE_LAYOUT_UNSPECIFIED
 }
 
 // A line of an annotation's variation: `line` holds pairs (move number, alternative
@@ -4112,12 +4184,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"s\n" +
 	"\x13AbandonGameResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
-	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8d\x01\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xd0\x01\n" +
 	"\x0fGetStateRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12+\n" +
 	"\x06viewer\x18\x03 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x12\x18\n" +
-	"\apicture\x18\x04 \x01(\bR\apicture\"D\n" +
+	"\apicture\x18\x04 \x01(\bR\apicture\x12A\n" +
+	"\x0epicture_layout\x18\x05 \x01(\x0e2\x1a.tablelog.v1.PictureLayoutR\rpictureLayout\"D\n" +
 	"\x10GetStateResponse\x120\n" +
 	"\x05state\x18\x01 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\xb5\x01\n" +
 	"\x15ListLegalMovesRequest\x12\x17\n" +
@@ -4138,7 +4211,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
 	"\n" +
 	"total_size\x18\x03 \x01(\rR\ttotalSize\x12,\n" +
-	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\xf3\x01\n" +
+	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\xb6\x02\n" +
 	"\x11ReplayGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rfrom_revision\x18\x02 \x01(\x04R\ffromRevision\x12\x1f\n" +
@@ -4146,7 +4219,8 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"toRevision\x12+\n" +
 	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x128\n" +
 	"\tvariation\x18\x05 \x01(\v2\x1a.tablelog.v1.VariationPathR\tvariation\x12\x18\n" +
-	"\apicture\x18\x06 \x01(\bR\apicture\"H\n" +
+	"\apicture\x18\x06 \x01(\bR\apicture\x12A\n" +
+	"\x0epicture_layout\x18\a \x01(\x0e2\x1a.tablelog.v1.PictureLayoutR\rpictureLayout\"H\n" +
 	"\rVariationPath\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x12\n" +
 	"\x04line\x18\x02 \x03(\rR\x04line\"\x8a\x02\n" +
@@ -4272,7 +4346,10 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x17GAME_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17GAME_STATUS_IN_PROGRESS\x10\x01\x12\x15\n" +
 	"\x11GAME_STATUS_ENDED\x10\x02\x12\x19\n" +
-	"\x15GAME_STATUS_ABANDONED\x10\x032\xe5\r\n" +
+	"\x15GAME_STATUS_ABANDONED\x10\x03*I\n" +
+	"\rPictureLayout\x12\x1e\n" +
+	"\x1aPICTURE_LAYOUT_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14PICTURE_LAYOUT_PHONE\x10\x012\xe5\r\n" +
 	"\x0fTablelogService\x12[\n" +
 	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\n" +
@@ -4313,201 +4390,204 @@ func file_tablelog_v1_service_proto_rawDescGZIP() []byte {
 	return file_tablelog_v1_service_proto_rawDescData
 }
 
-var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_tablelog_v1_service_proto_goTypes = []any{
 	(GameStatus)(0),                  // 0: tablelog.v1.GameStatus
-	(*Viewer)(nil),                   // 1: tablelog.v1.Viewer
-	(*GameSummary)(nil),              // 2: tablelog.v1.GameSummary
-	(*StateSnapshot)(nil),            // 3: tablelog.v1.StateSnapshot
-	(*ListGameTypesRequest)(nil),     // 4: tablelog.v1.ListGameTypesRequest
-	(*ListGameTypesResponse)(nil),    // 5: tablelog.v1.ListGameTypesResponse
-	(*CreateGameRequest)(nil),        // 6: tablelog.v1.CreateGameRequest
-	(*CreateGameResponse)(nil),       // 7: tablelog.v1.CreateGameResponse
-	(*Receipt)(nil),                  // 8: tablelog.v1.Receipt
-	(*GetGameRequest)(nil),           // 9: tablelog.v1.GetGameRequest
-	(*GetGameResponse)(nil),          // 10: tablelog.v1.GetGameResponse
-	(*ListGamesRequest)(nil),         // 11: tablelog.v1.ListGamesRequest
-	(*ListGamesResponse)(nil),        // 12: tablelog.v1.ListGamesResponse
-	(*RecordMoveRequest)(nil),        // 13: tablelog.v1.RecordMoveRequest
-	(*RecordMoveResponse)(nil),       // 14: tablelog.v1.RecordMoveResponse
-	(*UndoMoveRequest)(nil),          // 15: tablelog.v1.UndoMoveRequest
-	(*UndoMoveResponse)(nil),         // 16: tablelog.v1.UndoMoveResponse
-	(*RedoMoveRequest)(nil),          // 17: tablelog.v1.RedoMoveRequest
-	(*RedoMoveResponse)(nil),         // 18: tablelog.v1.RedoMoveResponse
-	(*NewMove)(nil),                  // 19: tablelog.v1.NewMove
-	(*DeletedMove)(nil),              // 20: tablelog.v1.DeletedMove
-	(*AmendMoveRequest)(nil),         // 21: tablelog.v1.AmendMoveRequest
-	(*AmendMoveResponse)(nil),        // 22: tablelog.v1.AmendMoveResponse
-	(*AbandonGameRequest)(nil),       // 23: tablelog.v1.AbandonGameRequest
-	(*AbandonGameResponse)(nil),      // 24: tablelog.v1.AbandonGameResponse
-	(*GetStateRequest)(nil),          // 25: tablelog.v1.GetStateRequest
-	(*GetStateResponse)(nil),         // 26: tablelog.v1.GetStateResponse
-	(*ListLegalMovesRequest)(nil),    // 27: tablelog.v1.ListLegalMovesRequest
-	(*LegalMove)(nil),                // 28: tablelog.v1.LegalMove
-	(*ListLegalMovesResponse)(nil),   // 29: tablelog.v1.ListLegalMovesResponse
-	(*ReplayGameRequest)(nil),        // 30: tablelog.v1.ReplayGameRequest
-	(*VariationPath)(nil),            // 31: tablelog.v1.VariationPath
-	(*ReplayGameResponse)(nil),       // 32: tablelog.v1.ReplayGameResponse
-	(*WatchGameRequest)(nil),         // 33: tablelog.v1.WatchGameRequest
-	(*Heartbeat)(nil),                // 34: tablelog.v1.Heartbeat
-	(*WatchGameResponse)(nil),        // 35: tablelog.v1.WatchGameResponse
-	(*AddAnnotationRequest)(nil),     // 36: tablelog.v1.AddAnnotationRequest
-	(*AddAnnotationResponse)(nil),    // 37: tablelog.v1.AddAnnotationResponse
-	(*Annotation)(nil),               // 38: tablelog.v1.Annotation
-	(*RemoveAnnotationRequest)(nil),  // 39: tablelog.v1.RemoveAnnotationRequest
-	(*RemoveAnnotationResponse)(nil), // 40: tablelog.v1.RemoveAnnotationResponse
-	(*ListAnnotationsRequest)(nil),   // 41: tablelog.v1.ListAnnotationsRequest
-	(*ListAnnotationsResponse)(nil),  // 42: tablelog.v1.ListAnnotationsResponse
-	(*GetAuditLogRequest)(nil),       // 43: tablelog.v1.GetAuditLogRequest
-	(*AuditEntry)(nil),               // 44: tablelog.v1.AuditEntry
-	(*GetAuditLogResponse)(nil),      // 45: tablelog.v1.GetAuditLogResponse
-	(*VerifyGameRequest)(nil),        // 46: tablelog.v1.VerifyGameRequest
-	(*VerifyGameResponse)(nil),       // 47: tablelog.v1.VerifyGameResponse
-	(*ImportGameRequest)(nil),        // 48: tablelog.v1.ImportGameRequest
-	(*ImportGameResponse)(nil),       // 49: tablelog.v1.ImportGameResponse
-	(*ExportRecordRequest)(nil),      // 50: tablelog.v1.ExportRecordRequest
-	(*ExportRecordResponse)(nil),     // 51: tablelog.v1.ExportRecordResponse
-	(*ImportRecordRequest)(nil),      // 52: tablelog.v1.ImportRecordRequest
-	(*ImportRecordResponse)(nil),     // 53: tablelog.v1.ImportRecordResponse
-	(*Player)(nil),                   // 54: tablelog.v1.Player
-	(Mode)(0),                        // 55: tablelog.v1.Mode
-	(*ToMove)(nil),                   // 56: tablelog.v1.ToMove
-	(*timestamppb.Timestamp)(nil),    // 57: google.protobuf.Timestamp
-	(*GameOptions)(nil),              // 58: tablelog.v1.GameOptions
-	(*GameResult)(nil),               // 59: tablelog.v1.GameResult
-	(*GameView)(nil),                 // 60: tablelog.v1.GameView
-	(*GameInfo)(nil),                 // 61: tablelog.v1.GameInfo
-	(*ComponentFile)(nil),            // 62: tablelog.v1.ComponentFile
-	(*RecordTag)(nil),                // 63: tablelog.v1.RecordTag
-	(*Move)(nil),                     // 64: tablelog.v1.Move
-	(*Event)(nil),                    // 65: tablelog.v1.Event
-	(*Variation)(nil),                // 66: tablelog.v1.Variation
-	(*Actor)(nil),                    // 67: tablelog.v1.Actor
+	(PictureLayout)(0),               // 1: tablelog.v1.PictureLayout
+	(*Viewer)(nil),                   // 2: tablelog.v1.Viewer
+	(*GameSummary)(nil),              // 3: tablelog.v1.GameSummary
+	(*StateSnapshot)(nil),            // 4: tablelog.v1.StateSnapshot
+	(*ListGameTypesRequest)(nil),     // 5: tablelog.v1.ListGameTypesRequest
+	(*ListGameTypesResponse)(nil),    // 6: tablelog.v1.ListGameTypesResponse
+	(*CreateGameRequest)(nil),        // 7: tablelog.v1.CreateGameRequest
+	(*CreateGameResponse)(nil),       // 8: tablelog.v1.CreateGameResponse
+	(*Receipt)(nil),                  // 9: tablelog.v1.Receipt
+	(*GetGameRequest)(nil),           // 10: tablelog.v1.GetGameRequest
+	(*GetGameResponse)(nil),          // 11: tablelog.v1.GetGameResponse
+	(*ListGamesRequest)(nil),         // 12: tablelog.v1.ListGamesRequest
+	(*ListGamesResponse)(nil),        // 13: tablelog.v1.ListGamesResponse
+	(*RecordMoveRequest)(nil),        // 14: tablelog.v1.RecordMoveRequest
+	(*RecordMoveResponse)(nil),       // 15: tablelog.v1.RecordMoveResponse
+	(*UndoMoveRequest)(nil),          // 16: tablelog.v1.UndoMoveRequest
+	(*UndoMoveResponse)(nil),         // 17: tablelog.v1.UndoMoveResponse
+	(*RedoMoveRequest)(nil),          // 18: tablelog.v1.RedoMoveRequest
+	(*RedoMoveResponse)(nil),         // 19: tablelog.v1.RedoMoveResponse
+	(*NewMove)(nil),                  // 20: tablelog.v1.NewMove
+	(*DeletedMove)(nil),              // 21: tablelog.v1.DeletedMove
+	(*AmendMoveRequest)(nil),         // 22: tablelog.v1.AmendMoveRequest
+	(*AmendMoveResponse)(nil),        // 23: tablelog.v1.AmendMoveResponse
+	(*AbandonGameRequest)(nil),       // 24: tablelog.v1.AbandonGameRequest
+	(*AbandonGameResponse)(nil),      // 25: tablelog.v1.AbandonGameResponse
+	(*GetStateRequest)(nil),          // 26: tablelog.v1.GetStateRequest
+	(*GetStateResponse)(nil),         // 27: tablelog.v1.GetStateResponse
+	(*ListLegalMovesRequest)(nil),    // 28: tablelog.v1.ListLegalMovesRequest
+	(*LegalMove)(nil),                // 29: tablelog.v1.LegalMove
+	(*ListLegalMovesResponse)(nil),   // 30: tablelog.v1.ListLegalMovesResponse
+	(*ReplayGameRequest)(nil),        // 31: tablelog.v1.ReplayGameRequest
+	(*VariationPath)(nil),            // 32: tablelog.v1.VariationPath
+	(*ReplayGameResponse)(nil),       // 33: tablelog.v1.ReplayGameResponse
+	(*WatchGameRequest)(nil),         // 34: tablelog.v1.WatchGameRequest
+	(*Heartbeat)(nil),                // 35: tablelog.v1.Heartbeat
+	(*WatchGameResponse)(nil),        // 36: tablelog.v1.WatchGameResponse
+	(*AddAnnotationRequest)(nil),     // 37: tablelog.v1.AddAnnotationRequest
+	(*AddAnnotationResponse)(nil),    // 38: tablelog.v1.AddAnnotationResponse
+	(*Annotation)(nil),               // 39: tablelog.v1.Annotation
+	(*RemoveAnnotationRequest)(nil),  // 40: tablelog.v1.RemoveAnnotationRequest
+	(*RemoveAnnotationResponse)(nil), // 41: tablelog.v1.RemoveAnnotationResponse
+	(*ListAnnotationsRequest)(nil),   // 42: tablelog.v1.ListAnnotationsRequest
+	(*ListAnnotationsResponse)(nil),  // 43: tablelog.v1.ListAnnotationsResponse
+	(*GetAuditLogRequest)(nil),       // 44: tablelog.v1.GetAuditLogRequest
+	(*AuditEntry)(nil),               // 45: tablelog.v1.AuditEntry
+	(*GetAuditLogResponse)(nil),      // 46: tablelog.v1.GetAuditLogResponse
+	(*VerifyGameRequest)(nil),        // 47: tablelog.v1.VerifyGameRequest
+	(*VerifyGameResponse)(nil),       // 48: tablelog.v1.VerifyGameResponse
+	(*ImportGameRequest)(nil),        // 49: tablelog.v1.ImportGameRequest
+	(*ImportGameResponse)(nil),       // 50: tablelog.v1.ImportGameResponse
+	(*ExportRecordRequest)(nil),      // 51: tablelog.v1.ExportRecordRequest
+	(*ExportRecordResponse)(nil),     // 52: tablelog.v1.ExportRecordResponse
+	(*ImportRecordRequest)(nil),      // 53: tablelog.v1.ImportRecordRequest
+	(*ImportRecordResponse)(nil),     // 54: tablelog.v1.ImportRecordResponse
+	(*Player)(nil),                   // 55: tablelog.v1.Player
+	(Mode)(0),                        // 56: tablelog.v1.Mode
+	(*ToMove)(nil),                   // 57: tablelog.v1.ToMove
+	(*timestamppb.Timestamp)(nil),    // 58: google.protobuf.Timestamp
+	(*GameOptions)(nil),              // 59: tablelog.v1.GameOptions
+	(*GameResult)(nil),               // 60: tablelog.v1.GameResult
+	(*GameView)(nil),                 // 61: tablelog.v1.GameView
+	(*GameInfo)(nil),                 // 62: tablelog.v1.GameInfo
+	(*ComponentFile)(nil),            // 63: tablelog.v1.ComponentFile
+	(*RecordTag)(nil),                // 64: tablelog.v1.RecordTag
+	(*Move)(nil),                     // 65: tablelog.v1.Move
+	(*Event)(nil),                    // 66: tablelog.v1.Event
+	(*Variation)(nil),                // 67: tablelog.v1.Variation
+	(*Actor)(nil),                    // 68: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
-	54, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
-	55, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
+	55, // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
+	56, // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
 	0,  // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
-	56, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
-	57, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
-	57, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
-	58, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
-	59, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
-	60, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
-	56, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
-	59, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
-	61, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
-	54, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
-	58, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
-	55, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
-	62, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
-	63, // 16: tablelog.v1.CreateGameRequest.record_tags:type_name -> tablelog.v1.RecordTag
-	2,  // 17: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 18: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 19: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
+	57, // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
+	58, // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
+	58, // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
+	59, // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
+	60, // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
+	61, // 8: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
+	57, // 9: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
+	60, // 10: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
+	62, // 11: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
+	55, // 12: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
+	59, // 13: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
+	56, // 14: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
+	63, // 15: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
+	64, // 16: tablelog.v1.CreateGameRequest.record_tags:type_name -> tablelog.v1.RecordTag
+	3,  // 17: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
+	9,  // 18: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,  // 19: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
 	0,  // 20: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
-	2,  // 21: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	64, // 22: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
-	2,  // 23: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 24: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
-	3,  // 25: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
-	8,  // 26: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 27: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 28: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 29: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 30: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 31: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 32: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	64, // 33: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
-	19, // 34: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
-	19, // 35: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
-	20, // 36: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
-	2,  // 37: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	65, // 38: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
-	8,  // 39: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,  // 40: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 41: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	1,  // 42: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
-	3,  // 43: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
-	1,  // 44: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
-	64, // 45: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
-	28, // 46: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	56, // 47: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
-	1,  // 48: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	31, // 49: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
-	65, // 50: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
-	3,  // 51: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
-	31, // 52: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
-	1,  // 53: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	57, // 54: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	32, // 55: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
-	34, // 56: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	66, // 57: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
-	38, // 58: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	8,  // 59: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	67, // 60: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	57, // 61: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	66, // 62: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
-	8,  // 63: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	38, // 64: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	1,  // 65: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
-	65, // 66: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	44, // 67: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	8,  // 68: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	65, // 69: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,  // 70: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	8,  // 71: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	0,  // 72: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
-	1,  // 73: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
-	2,  // 74: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
-	4,  // 75: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	6,  // 76: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	9,  // 77: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	11, // 78: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	13, // 79: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	15, // 80: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	17, // 81: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	21, // 82: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
-	23, // 83: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	25, // 84: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	27, // 85: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	30, // 86: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	33, // 87: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	36, // 88: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	39, // 89: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	41, // 90: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	43, // 91: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	46, // 92: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	48, // 93: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	50, // 94: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
-	52, // 95: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
-	5,  // 96: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	7,  // 97: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	10, // 98: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	12, // 99: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	14, // 100: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	16, // 101: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	18, // 102: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	22, // 103: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
-	24, // 104: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	26, // 105: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	29, // 106: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	32, // 107: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	35, // 108: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	37, // 109: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	40, // 110: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	42, // 111: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	45, // 112: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	47, // 113: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	49, // 114: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	51, // 115: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
-	53, // 116: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
-	96, // [96:117] is the sub-list for method output_type
-	75, // [75:96] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	3,  // 21: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
+	65, // 22: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	3,  // 23: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	66, // 24: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	4,  // 25: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
+	9,  // 26: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,  // 27: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	66, // 28: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	9,  // 29: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,  // 30: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	66, // 31: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	9,  // 32: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	65, // 33: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
+	20, // 34: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
+	20, // 35: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
+	21, // 36: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
+	3,  // 37: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	66, // 38: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
+	9,  // 39: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,  // 40: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
+	9,  // 41: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,  // 42: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
+	1,  // 43: tablelog.v1.GetStateRequest.picture_layout:type_name -> tablelog.v1.PictureLayout
+	4,  // 44: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
+	2,  // 45: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
+	65, // 46: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	29, // 47: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
+	57, // 48: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	2,  // 49: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	32, // 50: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
+	1,  // 51: tablelog.v1.ReplayGameRequest.picture_layout:type_name -> tablelog.v1.PictureLayout
+	66, // 52: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	4,  // 53: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
+	32, // 54: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
+	2,  // 55: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	58, // 56: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	33, // 57: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
+	35, // 58: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
+	67, // 59: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
+	39, // 60: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	9,  // 61: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	68, // 62: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	58, // 63: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	67, // 64: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
+	9,  // 65: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	39, // 66: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	2,  // 67: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
+	66, // 68: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	45, // 69: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	9,  // 70: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	66, // 71: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	3,  // 72: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	9,  // 73: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	0,  // 74: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
+	2,  // 75: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
+	3,  // 76: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
+	5,  // 77: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	7,  // 78: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	10, // 79: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	12, // 80: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	14, // 81: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	16, // 82: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	18, // 83: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	22, // 84: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	24, // 85: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	26, // 86: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	28, // 87: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	31, // 88: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	34, // 89: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	37, // 90: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	40, // 91: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	42, // 92: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	44, // 93: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	47, // 94: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	49, // 95: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	51, // 96: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
+	53, // 97: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
+	6,  // 98: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	8,  // 99: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	11, // 100: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	13, // 101: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	15, // 102: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	17, // 103: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	19, // 104: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	23, // 105: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	25, // 106: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	27, // 107: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	30, // 108: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	33, // 109: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	36, // 110: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	38, // 111: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	41, // 112: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	43, // 113: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	46, // 114: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	48, // 115: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	50, // 116: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	52, // 117: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
+	54, // 118: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
+	98, // [98:119] is the sub-list for method output_type
+	77, // [77:98] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -4545,7 +4625,7 @@ func file_tablelog_v1_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_service_proto_rawDesc), len(file_tablelog_v1_service_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
