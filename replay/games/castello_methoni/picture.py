@@ -17,7 +17,17 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 
-from tablelog.replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import (
+    INK,
+    MUTED,
+    PAPER,
+    PHONE,
+    PHONE_WIDTH,
+    TOUCH_UNITS,
+    Picture,
+    check_layout,
+    fitted,
+)
 from tablelog.v1 import castello_methoni_pb2 as pb
 
 WIDTH = 900
@@ -64,7 +74,11 @@ def picture(
     layout: str = "wide",
 ) -> str:
     """The SVG of `view`; `last_move` highlighted (its wall, merged castle, the pile or bank
-    it used, or the seat it concerned), `approximate` marked along the bottom edge."""
+    it used, or the seat it concerned), `approximate` marked along the bottom edge; `layout`
+    "phone" in one column (`phone_picture`)."""
+    check_layout(layout)
+    if layout == PHONE:
+        return phone_picture(view, last_move, approximate)
     seats_height = HEADER + 96 + SEAT_HEIGHT * len(view.seats) + MARGIN
     height: float = max(HEADER + BOARD_SIZE + 34, seats_height)
     controls_top = height
@@ -149,6 +163,10 @@ class _Drawn:
         self.status = (0.0, 0.0, 0.0, 0.0)
         self.bank = (0.0, 0.0, 0.0, 0.0)
         self.piles = (0.0, 0.0, 0.0, 0.0)
+        self.board: ET.Element | None = None
+        self.panel: ET.Element | None = None
+        """The groups the board and the panel were drawn in, when not the picture's own (a
+        phone's, scaled into place): the boxes above are in their units."""
 
 
 def _title(view: pb.CastelloMethoniView, names: Sequence[str]) -> str:
@@ -388,7 +406,7 @@ def _board(
 ) -> None:
     layout = _layout(p, view)
     drawn.cells = layout.cell_boxes
-    board = p.group(cls="board", title=f"The board: {view.board_name}")
+    board = p.group(drawn.board, cls="board", title=f"The board: {view.board_name}")
     p.rect(board, MARGIN, HEADER, BOARD_SIZE, BOARD_SIZE, fill=SEA_COLOUR, cls="sea")
     fragments.insert(board, layout.text)
     castle_of = {cell: castle.id for castle in view.castles for cell in castle.cells}
@@ -707,7 +725,7 @@ def _controls(p: Picture, view: pb.CastelloMethoniView, top: float) -> None:
 
 def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
     top = HEADER
-    bank = p.group(cls="bank", title=f"The bank: {view.bank} ducat(s)")
+    bank = p.group(drawn.panel, cls="bank", title=f"The bank: {view.bank} ducat(s)")
     p.touch(bank, "bank")  # a trade's second tap: the card, for 2 ducats from the bank (§5.2)
     p.rect(bank, PANEL_X + 2, top + 2, 60, 24, fill=PAPER, radius=3)
     p.circle(bank, PANEL_X + 12, top + 14, 10, fill=COIN, stroke=INK)
@@ -715,6 +733,7 @@ def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
     p.text(bank, PANEL_X + 28, top + 18, "bank", size=11)
     drawn.bank = (PANEL_X + 2, top + 4, 60, 20)
     walls = p.group(
+        drawn.panel,
         cls="wall-supply",
         title=f"Walls: {view.wall_supply} in the supply, {view.walls_in_play} on the board",
     )
@@ -727,7 +746,9 @@ def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
         size=11,
     )
     piles = p.group(
-        cls="piles", title=f"Draw pile: {view.draw_pile} card(s); discard pile: {len(view.discard)}"
+        drawn.panel,
+        cls="piles",
+        title=f"Draw pile: {view.draw_pile} card(s); discard pile: {len(view.discard)}",
     )
     y = top + 32
     if view.draw_pile:
@@ -802,7 +823,8 @@ def _seat(
         tuple(view.terrains),
         s.SerializeToString(deterministic=True),
     )
-    fragments.put(p.root, key, lambda holder: _seat_panel(p, holder, view, seat, top))
+    parent = p.root if drawn.panel is None else drawn.panel
+    fragments.put(parent, key, lambda holder: _seat_panel(p, holder, view, seat, top))
 
 
 def _seat_panel(
@@ -940,5 +962,114 @@ def _highlight(
     elif action in ("end_turn", "stop_merging"):
         box = drawn.status
     if box is not None:
-        frame = p.group(cls="last-move-mark", title="the last move")
+        on_board = action in ("build", "merge")
+        inside = drawn.board if on_board else drawn.panel if action != "end_turn" else None
+        if action == "stop_merging":
+            inside = None
+        frame = p.group(inside, cls="last-move-mark", title="the last move")
         p.highlight(frame, *box)
+
+
+# ---------------------------------------------------------------------------- a phone's layout
+
+PHONE_MARGIN = 6
+PHONE_BOARD = (PHONE_WIDTH - 2) / BOARD_SIZE
+"""The board's scale on a phone: across the picture's width (an edge's side is still about
+15 CSS px at 390 px: the map stays a map, and the web app zooms to tap it)."""
+PHONE_PANEL = (PHONE_WIDTH - 2 * PHONE_MARGIN) / PANEL_WIDTH
+PHONE_HEADER = 50
+PHONE_CARDS_PER_ROW = 3
+
+
+def _phone_controls_height(view: pb.CastelloMethoniView) -> float:
+    row = TOUCH_UNITS + 8
+    rows = -(-len(_card_strip(view)) // PHONE_CARDS_PER_ROW)
+    rows += -(-len(view.missions_to_reveal) // 4)
+    rows += int(view.phase in ("play", "merge") and not view.game_over)
+    return rows * row + (8 if rows else 0)
+
+
+def _phone_controls(p: Picture, view: pb.CastelloMethoniView, top: float) -> None:
+    """`_controls` a finger high, wrapped to a phone's width."""
+    controls = p.group(cls="controls", title="controls")
+    row = TOUCH_UNITS + 8
+    y = top + 4
+    strip = _card_strip(view)
+    width = (PHONE_WIDTH - 2 * PHONE_MARGIN - 40) / PHONE_CARDS_PER_ROW - 6
+    if strip:
+        p.text(controls, PHONE_MARGIN, y + 28, "card:", size=12, fill=MUTED)
+        for index, card in enumerate(strip):
+            words = "Market/Sea" if card == "sea" else card
+            x = PHONE_MARGIN + 40 + index % PHONE_CARDS_PER_ROW * (width + 6)
+            at = y + index // PHONE_CARDS_PER_ROW * row
+            p.button(controls, x, at, words, f"card-{card}", width=width, height=TOUCH_UNITS)
+        y += -(-len(strip) // PHONE_CARDS_PER_ROW) * row
+    if view.missions_to_reveal:
+        p.text(controls, PHONE_MARGIN, y + 28, "mission:", size=12, fill=MUTED)
+        for index, mission in enumerate(view.missions_to_reveal):
+            x = PHONE_MARGIN + 60 + index % 4 * 66
+            at = y + index // 4 * row
+            p.button(controls, x, at, mission, f"mission-{mission}", width=60, height=TOUCH_UNITS)
+        y += -(-len(view.missions_to_reveal) // 4) * row
+    if view.phase == "play" and not view.game_over:
+        p.button(controls, PHONE_MARGIN, y, "end the turn", "end", height=TOUCH_UNITS)
+        p.button(
+            controls, PHONE_MARGIN + 130, y, "stuck hand: redraw", "redraw", height=TOUCH_UNITS
+        )
+    elif view.phase == "merge" and not view.game_over:
+        p.button(controls, PHONE_MARGIN, y, "stop merging", "stop", height=TOUCH_UNITS)
+
+
+def phone_picture(
+    view: pb.CastelloMethoniView,
+    last_move: pb.CastelloMethoniMove | None = None,
+    approximate: str = "",
+) -> str:
+    """`picture` laid out for a phone in portrait (issue 25): PHONE_WIDTH units wide, the
+    board across the width, the controls (a finger high) under it, then the bank, the piles
+    and the players' panels. The board stays a map: its edges' sides and the panel's cards
+    stay under a finger's size fit to a phone's width, and the web app zooms to tap them
+    (docs/web.md, "Recording by touch")."""
+    names = [s.name for s in view.seats]
+    board_top = PHONE_HEADER
+    controls_top = board_top + BOARD_SIZE * PHONE_BOARD + 6
+    panel_top = controls_top + _phone_controls_height(view)
+    panel_height = (96 + SEAT_HEIGHT * len(view.seats)) * PHONE_PANEL
+    height = panel_top + panel_height + 24
+    p = Picture(PHONE_WIDTH, height, _title(view, names))
+    drawn = _Drawn()
+    fragments = _Fragments(p)
+    header = p.group(cls="status", title=_status(view, names))
+    room = PHONE_WIDTH - 2 * PHONE_MARGIN
+    title = fitted(f"Castello Methoni — {view.board_name}", room, 15)
+    p.text(header, PHONE_MARGIN, 20, title, size=15, bold=True)
+    status = fitted(_status(view, names), room, 12)
+    p.text(header, PHONE_MARGIN, 40, status, size=12, fill=INK)
+    drawn.status = (PHONE_MARGIN, 28, min(6.7 * len(status), room), 16)
+    drawn.board = p.group(
+        cls="place",
+        x=1 - MARGIN * PHONE_BOARD,
+        y=board_top - HEADER * PHONE_BOARD,
+        scale=PHONE_BOARD,
+    )
+    _board(p, view, names, drawn, fragments)
+    _phone_controls(p, view, controls_top)
+    drawn.panel = p.group(
+        cls="place",
+        x=PHONE_MARGIN - PANEL_X * PHONE_PANEL,
+        y=panel_top - HEADER * PHONE_PANEL,
+        scale=PHONE_PANEL,
+    )
+    _supplies(p, view, drawn)
+    for seat in range(len(view.seats)):
+        _seat(p, view, seat, HEADER + 96 + SEAT_HEIGHT * seat, drawn, fragments)
+    notes = [n for n in (approximate,) if n]
+    if not approximate and view.board_approximate:
+        notes.append("approximate board: outline, terrains and markets invented (RULES.md §3.4)")
+    if view.missions_assumed:
+        notes.append("missions assumed (RULES.md §9)")
+    if notes:
+        p.approximate_note(fitted("; ".join(notes), room, 11))
+    if last_move is not None:
+        _highlight(p, view, last_move, drawn)
+    return fragments.fill(p.svg())
