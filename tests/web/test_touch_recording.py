@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tablelog.replay.picture import PHONE_WIDTH
 from tablelog.replay.registry import all_games
 from tablelog.v1 import mercado_de_lisboa_pb2, service_pb2
 from tablelog_client.sdk import Client
@@ -500,6 +501,9 @@ def test_every_acting_touchable_is_a_finger_wide(
             fit: dict[str, list[float]] = page.evaluate(_BOXES)
             assert fit, game.name
             assert max(width for width, _ in fit.values()) <= TOUCH_PHONE["width"]
+            # The page asked for the phone layout (its pictures are PHONE_WIDTH units wide).
+            view_box = page.get_attribute("#touch-board svg", "viewBox") or ""
+            assert view_box.startswith(f"0 0 {PHONE_WIDTH} "), view_box
             small = {touch_id: box for touch_id, box in fit.items() if min(box) < TARGET_PX - 0.5}
             _to_move, moves = client.legal_moves(game.game_id)
             if game.name in FIT_TO_A_FINGER:
