@@ -410,9 +410,7 @@ class Reads:
         events = await self.events(game_id)
         seen = viewer_of(viewer, [p.name for p in events[0].game_created.players])
         # Two folds of the game and the variation's pictures: in a worker.
-        for item in await self.offload(
-            variation_items, events, asked, first, seen, drawn, layout
-        ):
+        for item in await self.offload(variation_items, events, asked, first, seen, drawn, layout):
             yield item
 
     async def legal_moves(

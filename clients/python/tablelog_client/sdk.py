@@ -533,7 +533,9 @@ class Client:
         as the server decides for the caller (the most its role may see: everything for an
         owner); else the spectator's view."""
         viewer = None if entitled and seat is None and not full else self.viewer(seat, full)
-        layout = service_pb2.PICTURE_LAYOUT_PHONE if phone else None
+        layout = (
+            service_pb2.PICTURE_LAYOUT_PHONE if phone else service_pb2.PICTURE_LAYOUT_UNSPECIFIED
+        )
         request = service_pb2.GetStateRequest(
             game_id=game_id,
             revision=revision,

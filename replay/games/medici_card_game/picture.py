@@ -408,7 +408,7 @@ def phone_market(
     earlier = max(size - TAKE_WINDOW, 0)
     room = reach_left - PHONE_MARKET_LEFT - 4
     step = min(whole, room / max(1, earlier)) if earlier else whole
-    places = []
+    places: list[float] = []
     for i in range(size):
         position = size - i
         if position <= TAKE_WINDOW:

@@ -162,7 +162,8 @@ class _Drawing:
         drawn in a group of its own, scaled): the last move's frame goes in it too."""
         # The market's geometry: the wide layout's, or with square entrance tiles of side
         # `entrance` (a phone's, drawn at the origin and scaled into place).
-        self.tile_w, self.tile_h = (entrance, entrance) if entrance else (TILE_W, TILE_H)
+        self.tile_w: float = entrance or TILE_W
+        self.tile_h: float = entrance or TILE_H
         self.depth = entrance + 2 if entrance else ENTRANCE_DEPTH
         self.board_x, self.board_y = (0, 0) if entrance else (BOARD_X, BOARD_Y)
         self.grid_x, self.grid_y = self.board_x + self.depth, self.board_y + self.depth
@@ -694,7 +695,8 @@ class _Drawing:
         under the other across a phone's width, each touchable a finger wide; the controls
         under them. Returns where the next part goes."""
         view = self.view
-        x, y = PHONE_MARGIN, top
+        x: float = PHONE_MARGIN
+        y: float = top
         display = self.drawn.group(cls="display", title="the stand display")
         self.drawn.text(display, x, y + 12, "Stand display", size=12, bold=True)
         if view.choosing_display_tile:
@@ -716,36 +718,36 @@ class _Drawing:
         y += 18 + side + 14
         offers = self.drawn.group(cls="customers", title="customer tiles on offer")
         self.drawn.text(offers, x, y + 12, "Customers on offer", size=12, bold=True)
-        tile = PHONE_TILE
+        shape = PHONE_TILE
         for index, offer in enumerate(view.customers[:4]):
-            row_top = y + 18 + index * (tile[1] + 8)
+            row_top = y + 18 + index * (shape[1] + 8)
             size = min(offer.customers, 4)
             row = self.drawn.group(offers, cls="customer-offer", title=f"{size}-customer tiles")
-            self.drawn.text(row, x, row_top + tile[1] / 2 + 5, f"{size}", size=14, bold=True)
+            self.drawn.text(row, x, row_top + shape[1] / 2 + 5, f"{size}", size=14, bold=True)
             for slot, offered in enumerate(offer.available[:MAX_OFFER_TILES]):
-                left = x + 16 + slot * (tile[0] + 6)
-                drawn_tile = self.customer_tile(row, left, row_top, offered, "on offer", size=tile)
+                left = x + 16 + slot * (shape[0] + 6)
+                drawn_tile = self.customer_tile(row, left, row_top, offered, "on offer", size=shape)
                 self.mark_once(drawn_tile, f"offer-{tile_id(offered)}", marked)
-            pile_x = x + 16 + MAX_OFFER_TILES * (tile[0] + 6)
+            pile_x = x + 16 + MAX_OFFER_TILES * (shape[0] + 6)
             if offer.pile:
                 self.drawn.face_down(
                     row,
                     pile_x,
                     row_top,
-                    tile[0] * 0.8,
-                    tile[1],
+                    shape[0] * 0.8,
+                    shape[1],
                     title=f"{_plural(offer.pile, 'tile')} left in the {size}-customer pile",
                 )
             self.drawn.text(
-                row, pile_x + tile[0] * 0.8 + 4, row_top + tile[1] / 2 + 4, f"pile {offer.pile}"
+                row, pile_x + shape[0] * 0.8 + 4, row_top + shape[1] / 2 + 4, f"pile {offer.pile}"
             )
             self.places[f"offer {size}"] = (
                 x + 12,
                 row_top,
-                pile_x + tile[0] * 0.8 - x - 12,
-                tile[1],
+                pile_x + shape[0] * 0.8 - x - 12,
+                shape[1],
             )
-        y += 18 + 4 * (tile[1] + 8) + 6
+        y += 18 + 4 * (shape[1] + 8) + 6
         bag = self.drawn.group(cls="bag", title="stand tiles in the bag")
         self.drawn.text(bag, x, y + 12, "Bag", size=12, bold=True)
         width = (PHONE_WIDTH - 2 * PHONE_MARGIN + 6) / len(GOODS) - 6
