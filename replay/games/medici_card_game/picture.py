@@ -317,9 +317,12 @@ def draw_seat(
     ship_left: float = SHIP_LEFT,
     ship_right: float = TRACKS_LEFT - 80,
     hit: tuple[float, float] = (0, 0),
+    ship_top: float = 4,
 ) -> None:
     """One player's row: name and money, the ship's cards, its hold and value (the ship
-    between `ship_left` and `ship_right`; `hit`, the seat's touch area on a phone)."""
+    between `ship_left` and `ship_right`, `ship_top` below `y`; `hit`, the seat's touch
+    area on a phone)."""
+    ship_y = y + ship_top
     row = drawn.group(cls="seat", title=f"{seat_view.name}'s ship and money")
     deciding = not view.game_over and not view.pending_reveal and seat == view.current_player
     seat_label(
@@ -349,20 +352,20 @@ def draw_seat(
         x = ship_left + slot * step
         if slot < cards:
             draw_card(
-                drawn, ship, x, y + 4, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, seat_view.ship[slot]
+                drawn, ship, x, ship_y, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, seat_view.ship[slot]
             )
         else:
             drawn.rect(
-                ship, x, y + 4, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, fill=PAPER, stroke=MUTED,
+                ship, x, ship_y, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, fill=PAPER, stroke=MUTED,
                 radius=4,
             )  # fmt: skip
     after = ship_left + max(slots - 1, 0) * step + SHIP_CARD_WIDTH + 6
     drawn.text(
-        ship, after, y + 20, f"hold {seat_view.hold_used}/{seat_view.hold_capacity}", size=12
+        ship, after, ship_y + 16, f"hold {seat_view.hold_used}/{seat_view.hold_capacity}", size=12
     )
-    drawn.text(ship, after, y + 36, f"value {seat_view.ship_value}", size=12)
+    drawn.text(ship, after, ship_y + 32, f"value {seat_view.ship_value}", size=12)
     if seat_view.full:
-        drawn.text(ship, after, y + 52, "full", size=11, fill=MUTED)
+        drawn.text(ship, after, ship_y + 48, "full", size=11, fill=MUTED)
     action = last_move.WhichOneof("action") if last_move is not None else None
     if action == "take" and last_move is not None and taker(view) == seat:
         taken = min(len(last_move.take.positions), cards)
@@ -370,12 +373,13 @@ def draw_seat(
         drawn.highlight(
             ship,
             ship_left + first * step,
-            y + 4,
+            ship_y,
             (taken - 1) * step + SHIP_CARD_WIDTH,
             SHIP_CARD_HEIGHT,
         )
     if action == "start_player" and last_move is not None and last_move.start_player.seat == seat:
-        drawn.highlight(row, left, y, ship_left - left - 8, SEAT_HEIGHT - 6)
+        width = hit[0] if hit[0] else ship_left - left - 8
+        drawn.highlight(row, left, y, width, hit[1] if hit[0] else SEAT_HEIGHT - 6)
 
 
 def _cards(count: int) -> str:
@@ -386,8 +390,7 @@ def _cards(count: int) -> str:
 # ---------------------------------------------------------------------- the phone layout
 
 PHONE_MARKET_LEFT = PHONE_MARGIN + CARD_WIDTH + 10
-PHONE_SHIP_LEFT = 128
-PHONE_SEAT_HEIGHT = 64
+PHONE_SEAT_HEIGHT = TOUCH_UNITS + 4 + SHIP_CARD_HEIGHT + 10
 PHONE_TRAY_PER_ROW = 4
 PHONE_TRAY_WIDTH = (PHONE_WIDTH - 2 * PHONE_MARGIN) / PHONE_TRAY_PER_ROW - 6
 PHONE_TRACKS_HEIGHT = 250
@@ -493,9 +496,10 @@ def phone_picture(
             seats_top + seat * PHONE_SEAT_HEIGHT,
             last_move,
             left=PHONE_MARGIN,
-            ship_left=PHONE_SHIP_LEFT,
+            ship_left=PHONE_MARGIN,
             ship_right=PHONE_WIDTH - 70,
-            hit=(PHONE_SHIP_LEFT - PHONE_MARGIN - 8, TOUCH_UNITS),
+            hit=(180, TOUCH_UNITS),
+            ship_top=TOUCH_UNITS + 4,
         )
     goods_tracks(
         drawn,
