@@ -16,6 +16,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from tablelog.replay.picture import (
     INK,
@@ -723,15 +724,37 @@ def _controls(p: Picture, view: pb.CastelloMethoniView, top: float) -> None:
 # ---------------------------------------------------------------------------- the panel
 
 
-def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
+@dataclass(frozen=True)
+class _Sizes:
+    """The panel's card, bank and mission sizes: the wide layout's, or a phone's (each a
+    finger's size once the panel is scaled across a phone's width)."""
+
+    card_w: float = CARD_WIDTH
+    card_h: float = CARD_HEIGHT
+    seat_h: float = SEAT_HEIGHT
+    bank_h: float = 24
+    mission_w: float = 70
+    card_gap: float = 3
+    supplies_h: float = 96
+    """Where the seats' panels start, below the bank and the piles."""
+
+
+WIDE_SIZES = _Sizes()
+
+
+def _supplies(
+    p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn, sizes: _Sizes = WIDE_SIZES
+) -> None:
     top = HEADER
+    bank_h = sizes.bank_h
     bank = p.group(drawn.panel, cls="bank", title=f"The bank: {view.bank} ducat(s)")
     p.touch(bank, "bank")  # a trade's second tap: the card, for 2 ducats from the bank (§5.2)
-    p.rect(bank, PANEL_X + 2, top + 2, 60, 24, fill=PAPER, radius=3)
-    p.circle(bank, PANEL_X + 12, top + 14, 10, fill=COIN, stroke=INK)
-    p.text(bank, PANEL_X + 12, top + 18, str(view.bank), size=10, anchor="middle", bold=True)
-    p.text(bank, PANEL_X + 28, top + 18, "bank", size=11)
-    drawn.bank = (PANEL_X + 2, top + 4, 60, 20)
+    p.rect(bank, PANEL_X + 2, top + 2, 60, bank_h, fill=PAPER, radius=3)
+    p.circle(bank, PANEL_X + 12, top + 2 + bank_h / 2, 10, fill=COIN, stroke=INK)
+    middle = top + 6 + bank_h / 2
+    p.text(bank, PANEL_X + 12, middle, str(view.bank), size=10, anchor="middle", bold=True)
+    p.text(bank, PANEL_X + 28, middle, "bank", size=11)
+    drawn.bank = (PANEL_X + 2, top + 4, 60, bank_h - 4)
     walls = p.group(
         drawn.panel,
         cls="wall-supply",
@@ -750,25 +773,28 @@ def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
         cls="piles",
         title=f"Draw pile: {view.draw_pile} card(s); discard pile: {len(view.discard)}",
     )
-    y = top + 32
+    y = top + 8 + bank_h
+    card_w, card_h = sizes.card_w, sizes.card_h
     if view.draw_pile:
         p.face_down(
             piles,
             PANEL_X + 2,
             y,
-            CARD_WIDTH,
-            CARD_HEIGHT,
+            card_w,
+            card_h,
             title=f"the draw pile, {view.draw_pile} card(s)",
         )
     else:
-        p.rect(piles, PANEL_X + 2, y, CARD_WIDTH, CARD_HEIGHT, fill="none", stroke=MUTED, radius=3)
-    p.text(piles, PANEL_X + 32, y + 21, f"draw {view.draw_pile}", size=11)
+        p.rect(piles, PANEL_X + 2, y, card_w, card_h, fill="none", stroke=MUTED, radius=3)
+    middle = y + card_h / 2 + 4
+    p.text(piles, PANEL_X + 8 + card_w, middle, f"draw {view.draw_pile}", size=11)
+    discard_x = PANEL_X + 68 + card_w
     if view.discard:
-        _card(p, piles, view, view.discard[-1], PANEL_X + 92, y, "discard-top")
+        _card(p, piles, view, view.discard[-1], discard_x, y, "discard-top", sizes)
     else:
-        p.rect(piles, PANEL_X + 92, y, CARD_WIDTH, CARD_HEIGHT, fill="none", stroke=MUTED, radius=3)
-    p.text(piles, PANEL_X + 122, y + 21, f"discard {len(view.discard)}", size=11)
-    drawn.piles = (PANEL_X + 2, y, 180, CARD_HEIGHT)
+        p.rect(piles, discard_x, y, card_w, card_h, fill="none", stroke=MUTED, radius=3)
+    p.text(piles, discard_x + card_w + 6, middle, f"discard {len(view.discard)}", size=11)
+    drawn.piles = (PANEL_X + 2, y, 180, card_h)
 
 
 def _card(
@@ -779,21 +805,21 @@ def _card(
     x: float,
     y: float,
     cls: str = "card",
+    sizes: _Sizes = WIDE_SIZES,
 ) -> ET.Element:
+    card_w, card_h = sizes.card_w, sizes.card_h
     colour = "#f3ead2" if card == "sea" else _terrain_colour(view, card)
     group = p.group(parent, cls=cls, title=f"a {'Market/Sea' if card == 'sea' else card} card")
-    p.rect(group, x, y, CARD_WIDTH, CARD_HEIGHT, fill=colour, stroke=INK, radius=3)
+    p.rect(group, x, y, card_w, card_h, fill=colour, stroke=INK, radius=3)
     if card == "sea":
-        p.rect(
-            group, x + 3, y + CARD_HEIGHT / 2, CARD_WIDTH - 6, CARD_HEIGHT / 2 - 3, fill=SEA_COLOUR
-        )
-        p.circle(group, x + CARD_WIDTH / 2, y + 10, 5, fill=COIN, stroke=INK, stroke_width=0.6)
+        p.rect(group, x + 3, y + card_h / 2, card_w - 6, card_h / 2 - 3, fill=SEA_COLOUR)
+        p.circle(group, x + card_w / 2, y + 10, 5, fill=COIN, stroke=INK, stroke_width=0.6)
     else:
         fill = PAPER if _is_dark(colour) else INK
         p.text(
             group,
-            x + CARD_WIDTH / 2,
-            y + CARD_HEIGHT / 2 + 4,
+            x + card_w / 2,
+            y + card_h / 2 + 4,
             card[:2].title(),
             size=10,
             fill=fill,
@@ -810,9 +836,11 @@ def _seat(
     top: float,
     drawn: _Drawn,
     fragments: _Fragments,
+    sizes: _Sizes = WIDE_SIZES,
 ) -> None:
     drawn.seat_rows.append((PANEL_X + 4, top + 4, PANEL_WIDTH - 8, 20))
-    drawn.missions.append((MISSION_X, top + 46, 70, CARD_HEIGHT))
+    mission_x = PANEL_X + PANEL_WIDTH - 8 - sizes.mission_w
+    drawn.missions.append((mission_x, top + 46, sizes.mission_w, sizes.card_h))
     s = view.seats[seat]
     key = (
         "seat",
@@ -822,15 +850,22 @@ def _seat(
         view.dealt_mode,
         tuple(view.terrains),
         s.SerializeToString(deterministic=True),
+        sizes,
     )
     parent = p.root if drawn.panel is None else drawn.panel
-    fragments.put(parent, key, lambda holder: _seat_panel(p, holder, view, seat, top))
+    fragments.put(parent, key, lambda holder: _seat_panel(p, holder, view, seat, top, sizes))
 
 
 def _seat_panel(
-    p: Picture, parent: ET.Element, view: pb.CastelloMethoniView, seat: int, top: float
+    p: Picture,
+    parent: ET.Element,
+    view: pb.CastelloMethoniView,
+    seat: int,
+    top: float,
+    sizes: _Sizes = WIDE_SIZES,
 ) -> None:
-    """A player's name, score, supply, hand and mission."""
+    """A player's name, score, supply, hand and mission (`sizes`: a phone's are larger)."""
+    card_w, card_h = sizes.card_w, sizes.card_h
     s = view.seats[seat]
     colour_name, colour = _seat_colour(seat)
     playing = seat == view.current_player
@@ -841,7 +876,7 @@ def _seat_panel(
         PANEL_X,
         top,
         PANEL_WIDTH,
-        SEAT_HEIGHT - 6,
+        sizes.seat_h - 6,
         fill="#f1ece0" if playing else PAPER,
         stroke=INK if playing else MUTED,
         stroke_width=2 if playing else 1,
@@ -880,7 +915,8 @@ def _seat_panel(
     if s.hand and not s.hand_hidden:
         marked: set[str] = set()
         for index, card in enumerate(s.hand):
-            face = _card(p, hand, view, card, PANEL_X + 8 + index * (CARD_WIDTH + 3), cards)
+            x = PANEL_X + 8 + index * (card_w + sizes.card_gap)
+            face = _card(p, hand, view, card, x, cards, "card", sizes)
             # The seat to play names a card of its dealt hand by tapping it (one per kind).
             if playing and card not in marked:
                 marked.add(card)
@@ -889,14 +925,14 @@ def _seat_panel(
         for index in range(s.hand_size):
             p.face_down(
                 hand,
-                PANEL_X + 8 + index * (CARD_WIDTH + 3),
+                PANEL_X + 8 + index * (card_w + sizes.card_gap),
                 cards,
-                CARD_WIDTH,
-                CARD_HEIGHT,
+                card_w,
+                card_h,
                 title=f"a card in {s.name}'s hand",
                 radius=3,
             )
-    mission_x = MISSION_X
+    mission_x = PANEL_X + PANEL_WIDTH - 8 - sizes.mission_w
     if s.mission:
         mission = p.group(
             group,
@@ -905,7 +941,9 @@ def _seat_panel(
             f"{', '.join(s.mission_terrains)}",
         )
         p.touch(mission, f"p{seat + 1}-mission")
-        p.rect(mission, mission_x, cards, 70, CARD_HEIGHT, fill="#f3ead2", stroke=INK, radius=3)
+        p.rect(
+            mission, mission_x, cards, sizes.mission_w, card_h, fill="#f3ead2", stroke=INK, radius=3
+        )
         p.text(mission, mission_x + 4, cards + 11, s.mission, size=9, bold=True)
         for index, terrain in enumerate(s.mission_terrains[:3]):
             p.rect(
@@ -921,7 +959,13 @@ def _seat_panel(
     else:
         why = "secret" if s.mission_hidden else "not recorded yet"
         back = p.face_down(
-            group, mission_x, cards, 70, CARD_HEIGHT, title=f"{s.name}'s mission ({why})", radius=3
+            group,
+            mission_x,
+            cards,
+            sizes.mission_w,
+            card_h,
+            title=f"{s.name}'s mission ({why})",
+            radius=3,
         )
         p.touch(back, f"p{seat + 1}-mission")
 
@@ -979,6 +1023,11 @@ PHONE_BOARD = (PHONE_WIDTH - 2) / BOARD_SIZE
 PHONE_PANEL = (PHONE_WIDTH - 2 * PHONE_MARGIN) / PANEL_WIDTH
 PHONE_HEADER = 50
 PHONE_CARDS_PER_ROW = 3
+PHONE_SIZES = _Sizes(
+    card_w=43, card_h=43, seat_h=100, bank_h=43, mission_w=62, card_gap=1, supplies_h=116
+)
+"""A phone's panel, in the panel's units (drawn PHONE_PANEL times that): a hand's five cards,
+the bank and a mission 46 units a side at least (45 CSS px fit to a 360 px phone)."""
 
 
 def _phone_controls_height(view: pb.CastelloMethoniView) -> float:
@@ -1034,7 +1083,8 @@ def phone_picture(
     board_top = PHONE_HEADER
     controls_top = board_top + BOARD_SIZE * PHONE_BOARD + 6
     panel_top = controls_top + _phone_controls_height(view)
-    panel_height = (96 + SEAT_HEIGHT * len(view.seats)) * PHONE_PANEL
+    sizes = PHONE_SIZES
+    panel_height = (sizes.supplies_h + sizes.seat_h * len(view.seats)) * PHONE_PANEL
     height = panel_top + panel_height + 24
     p = Picture(PHONE_WIDTH, height, _title(view, names))
     drawn = _Drawn()
@@ -1060,9 +1110,10 @@ def phone_picture(
         y=panel_top - HEADER * PHONE_PANEL,
         scale=PHONE_PANEL,
     )
-    _supplies(p, view, drawn)
+    _supplies(p, view, drawn, sizes)
     for seat in range(len(view.seats)):
-        _seat(p, view, seat, HEADER + 96 + SEAT_HEIGHT * seat, drawn, fragments)
+        top = HEADER + sizes.supplies_h + sizes.seat_h * seat
+        _seat(p, view, seat, top, drawn, fragments, sizes)
     notes = [n for n in (approximate,) if n]
     if not approximate and view.board_approximate:
         notes.append("approximate board: outline, terrains and markets invented (RULES.md §3.4)")
