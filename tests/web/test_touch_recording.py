@@ -480,7 +480,7 @@ _BOXES = """() => Object.fromEntries(
 
 FIT_TO_A_FINGER = frozenset({"medici", "medici-card-game", "mercado-de-lisboa", "splendor"})
 """The games whose phone layout gives every touchable 44 px fit to a 390 px phone; Castello
-Methoni's map keeps its edges (two triangles of about 15 px) and its panel's cards small."""
+Methoni's map keeps its edges' sides small (two triangles of about 16 x 29 px)."""
 
 
 def test_every_acting_touchable_is_a_finger_wide(
@@ -511,6 +511,7 @@ def test_every_acting_touchable_is_a_finger_wide(
                 assert page.is_hidden("#zoom-hint")
             else:
                 assert small, game.name
+                assert all(touch_id.startswith("edge-") for touch_id in small), small.keys()
                 assert "smaller than a finger" in page.inner_text("#zoom-hint")
                 # A finger on a small first touch zooms there; nothing is tapped yet.
                 first = next(m.touches[0] for m in moves if m.touches[0] in small)
