@@ -154,9 +154,17 @@ def _outcome(outcome: Outcome) -> service_pb2.GameSummary:
 
 
 def picture_layout(layout: service_pb2.PictureLayout.ValueType) -> str:
-    """The games' name of a requested picture layout (`tablelog.replay.picture.LAYOUTS`);
-    a value the schema does not define was refused with the request's bounds."""
-    return PHONE if layout == service_pb2.PICTURE_LAYOUT_PHONE else WIDE
+    """The games' name of a requested picture layout (`tablelog.replay.picture.LAYOUTS`).
+    A value the schema does not define is refused, INVALID_ARGUMENT, before anything is read
+    (an open enum keeps it; drawn as the wide picture, a past revision's answer would be
+    kept for good under an address no client means)."""
+    if layout == service_pb2.PICTURE_LAYOUT_PHONE:
+        return PHONE
+    if layout == service_pb2.PICTURE_LAYOUT_UNSPECIFIED:
+        return WIDE
+    raise errors.InvalidRequest(
+        "picture_layout", f"picture_layout {layout} is no layout: PHONE, or unset for wide."
+    )
 
 
 def _owns_only(rpc: str, caller: Caller) -> bool:
@@ -412,14 +420,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def GetState(
         self, request: service_pb2.GetStateRequest, context: Context
     ) -> service_pb2.GetStateResponse:
+        layout = picture_layout(request.picture_layout)
         asked = request.viewer if request.HasField("viewer") else None
         decided = await self._viewer(request.game_id, asked)
         state = await self.recorder.state(
-            request.game_id,
-            request.revision,
-            decided,
-            drawn=request.picture,
-            layout=picture_layout(request.picture_layout),
+            request.game_id, request.revision, decided, drawn=request.picture, layout=layout
         )
         note(revision=state.revision)
         if asked is not None and asked.WhichOneof("kind") is not None and request.revision:
@@ -451,6 +456,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def ReplayGame(
         self, request: service_pb2.ReplayGameRequest, context: Context
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
+        layout = picture_layout(request.picture_layout)
         viewer = await self._viewer(
             request.game_id, request.viewer if request.HasField("viewer") else None
         )
@@ -461,7 +467,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 request.from_revision,
                 viewer,
                 drawn=request.picture,
-                layout=picture_layout(request.picture_layout),
+                layout=layout,
             )
             if request.HasField("variation")
             else self.recorder.replay(
@@ -470,7 +476,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 request.to_revision,
                 viewer,
                 drawn=request.picture,
-                layout=picture_layout(request.picture_layout),
+                layout=layout,
             )
         )
         async for item in steps:

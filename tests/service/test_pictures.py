@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import grpc
 import pytest
 
 from tablelog.replay.picture import PHONE_WIDTH
@@ -108,3 +109,8 @@ def test_a_picture_is_drawn_in_the_layout_asked_for(client: Client) -> None:
     assert items
     assert items[-1].state.picture == phone
     assert all(ET.fromstring(i.state.picture).get("width") == str(PHONE_WIDTH) for i in items)
+    # A layout the schema does not define is refused (and nothing is drawn).
+    request.picture_layout = 7  # type: ignore[assignment]
+    with pytest.raises(grpc.RpcError) as refused:
+        list(client.stub.ReplayGame(request))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
