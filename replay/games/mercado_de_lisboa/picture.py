@@ -860,7 +860,10 @@ class _Drawing:
             line += TOUCH_UNITS + 6
             left = x + 8
             held = list(player.restaurants[:MAX_HELD])
-            for restaurant in dict.fromkeys(held):
+            kinds = dict.fromkeys(held)
+            # Six kinds and a face-down one are seven discs: they touch, never leave the panel.
+            step = min(TOUCH_UNITS + 1, (width - 12 - TOUCH_UNITS) / max(len(kinds) - 1, 1))
+            for restaurant in kinds:
                 disc = self.restaurant(row, left + r, line + r, r, restaurant, f"held by {name}")
                 if restaurant != FACE_DOWN_RESTAURANT and restaurant <= len(RESTAURANTS):
                     label = RESTAURANT_LABELS[restaurant - 1]
@@ -870,7 +873,7 @@ class _Drawing:
                         row, left + 2 * r, line + 10, f"×{held.count(restaurant)}", size=11,
                         anchor="end",
                     )  # fmt: skip
-                left += TOUCH_UNITS + 1
+                left += step
             line += TOUCH_UNITS + 6
             left = x + 8
             for good in player.dead_tiles[:MAX_DEAD_TILES]:
