@@ -845,7 +845,7 @@ class _Drawing:
             line = top + 10 + TOUCH_UNITS + 6
             marked: set[str] = set()
             tiles = list(player.stand_tiles[:MAX_HAND_TILES])
-            left = x + 8
+            left: float = x + 8
             for good in dict.fromkeys(tiles):
                 tile = self.stand_tile(row, left, line, TOUCH_UNITS, good, cls="stand-tile")
                 self.mark_once(tile, f"p{seat + 1}-stand-{_good_name(good)}", marked)
