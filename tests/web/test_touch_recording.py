@@ -579,3 +579,23 @@ def test_a_tap_between_touchables_zooms_that_region_in(
         # Zoomed, a tap there changes nothing more; taps on touchables still compose.
         tap(page, "bank-w")
         assert "bank" in page.inner_text("#tap-words")
+
+
+def test_the_layout_follows_the_screen_s_width(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    """A phone turned to landscape (or a window widened past 600 px) gets the wide pictures,
+    and back: each layout's own picture, its touches tapped the same."""
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        page = touch_page(browser, page_url(signed_in, game.game_id))
+        wait_board(page, game.version)
+        board = "#touch-board svg"
+        assert (page.get_attribute(board, "viewBox") or "").startswith(f"0 0 {PHONE_WIDTH} ")
+        page.set_viewport_size({"width": 1000, "height": 700})
+        page.wait_for_selector(f'{board}[viewBox^="0 0 880 "]', timeout=15_000)
+        page.set_viewport_size(TOUCH_PHONE)  # type: ignore[arg-type]
+        page.wait_for_selector(f'{board}[viewBox^="0 0 {PHONE_WIDTH} "]', timeout=15_000)
+        tap(page, "bank-w")
+        assert "bank" in page.inner_text("#tap-words")
