@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/pictures.py                # 6 games per game type
     .venv/bin/python benchmarks/pictures.py --games 2      # quicker
     .venv/bin/python benchmarks/pictures.py --only splendor
+    .venv/bin/python benchmarks/pictures.py --layout phone   # the phone layout (issue 25)
 
 For each game in `replay.registry.all_games()` with a `picture` (new games are picked up
 automatically) it plays seeded random games through `tests/support/play.random_game`
@@ -32,6 +33,7 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
         sys.path.insert(0, str(extra))
 
 from tablelog.replay.core import DEALT, FULL, TABLE, Game  # noqa: E402  (the path is set up just above)
+from tablelog.replay.picture import LAYOUTS, WIDE  # noqa: E402
 from tablelog.replay.registry import all_games  # noqa: E402
 from tests.support.play import random_game  # noqa: E402
 
@@ -84,9 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=6, help="random games per game type")
     parser.add_argument("--repeat", type=int, default=3, help="timed calls per state; the best")
     parser.add_argument("--only", action="append", help="benchmark only these games")
+    parser.add_argument("--layout", choices=LAYOUTS, default=WIDE, help="the pictures' layout")
     args = parser.parse_args(argv)
     above = 0
-    print(f"picture time per state (CPU), target p50 <= {TARGET_MS} ms")
+    print(f"picture time per state (CPU), {args.layout} layout, target p50 <= {TARGET_MS} ms")
     for name, game in all_games().items():
         if args.only and name not in args.only:
             continue
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         drawn = views(name, game, args.games)
 
         def picture(view: Any, last: Any, game: Game[Any, Any] = game) -> object:
-            return game.picture(view, last_move=last)
+            return game.picture(view, last_move=last, layout=args.layout)
 
         def render(view: Any, _last: Any, game: Game[Any, Any] = game) -> object:
             return game.render(view)

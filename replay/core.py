@@ -235,12 +235,21 @@ class Game(Protocol[StateT, MoveT]):
         ...
 
     def picture(
-        self, view: Message, *, last_move: MoveT | None = None, approximate: str = ""
+        self,
+        view: Message,
+        *,
+        last_move: MoveT | None = None,
+        approximate: str = "",
+        layout: str = "wide",
     ) -> str:
         """A self-contained SVG of a view, drawn with `tablelog.replay.picture`: hidden information
         face down, `last_move` (the move that led to this view, when given) highlighted,
         `approximate` (the note of component data recorded as approximate; empty: none)
-        marked. Pure and deterministic: the same arguments give the same text."""
+        marked. `layout` (`tablelog.replay.picture.LAYOUTS`) is "wide", for a desktop's
+        aspect, or "phone", for a phone's width in portrait (issue 25: a touchable at least
+        44 CSS px fit to a 360-430 px screen where the game's geometry allows it); both
+        mark the same touchables with the same ids and names. Pure and deterministic: the
+        same arguments give the same text."""
         ...
 
     def parse(self, text: str, state: StateT) -> MoveT:

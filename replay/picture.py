@@ -29,6 +29,18 @@ PAPER = "#fbf8f1"
 MUTED = "#8a8577"
 HIGHLIGHT = "#e8a400"
 FACE_DOWN = "#5b6b8c"
+WIDE = "wide"
+"""The layout for a desktop's aspect (every game's first picture, issue 13)."""
+PHONE = "phone"
+"""The layout for a phone in portrait (issue 25): PHONE_WIDTH units wide, one column, every
+touchable at least TOUCH_UNITS where the game's geometry allows it."""
+LAYOUTS = (WIDE, PHONE)
+PHONE_WIDTH = 340
+"""A phone picture's width: fit to a 360 px phone's board (334 CSS px, the page's margins
+taken off) a unit is 0.98 px, at 430 px 1.19 px."""
+TOUCH_UNITS = 46
+"""The least side of a touchable in a phone picture: 45 CSS px fit to a 360 px phone
+(WCAG 2.5.5 asks 44)."""
 
 
 def number(value: float) -> str:
@@ -68,10 +80,14 @@ class Picture:
         title: str | None = None,
         x: float = 0,
         y: float = 0,
+        scale: float = 1,
     ) -> ET.Element:
-        """A `<g>` named by `cls`, moved to (`x`, `y`), with a `<title>` when given."""
+        """A `<g>` named by `cls`, moved to (`x`, `y`) and drawn `scale` times its size
+        (a phone layout's larger cards), with a `<title>` when given."""
         attributes = {"class": cls}
-        if x or y:
+        if scale != 1:
+            attributes["transform"] = f"translate({number(x)} {number(y)}) scale({number(scale)})"
+        elif x or y:
             attributes["transform"] = f"translate({number(x)} {number(y)})"
         element = ET.SubElement(self.root if parent is None else parent, "g", attributes)
         if title:
@@ -280,14 +296,23 @@ class Picture:
         return element
 
     def button(
-        self, parent: ET.Element, x: float, y: float, words: str, touch_id: str, *, width: float = 0
+        self,
+        parent: ET.Element,
+        x: float,
+        y: float,
+        words: str,
+        touch_id: str,
+        *,
+        width: float = 0,
+        height: float = 30,
     ) -> ET.Element:
         """A touchable label for a choice that is no component (pass, end the turn, a
-        neighbour's side): a rounded box of at least 44 x 30 units with `words` in it."""
-        width = width or max(44.0, len(words) * 13 * AVERAGE_ADVANCE + 16)
+        neighbour's side): a rounded box of at least 44 x `height` units with `words` in it
+        (a phone layout's buttons are TOUCH_UNITS high)."""
+        width = max(width or len(words) * 13 * AVERAGE_ADVANCE + 16, 44.0, height)
         box = self.group(parent, cls="button", title=words)
-        self.rect(box, x, y, width, 30, fill="#ffffff", stroke=INK, radius=6)
-        self.text(box, x + width / 2, y + 20, words, size=13, anchor="middle")
+        self.rect(box, x, y, width, height, fill="#ffffff", stroke=INK, radius=6)
+        self.text(box, x + width / 2, y + height / 2 + 5, words, size=13, anchor="middle")
         return self.touch(box, touch_id)
 
     def svg(self) -> str:
@@ -298,6 +323,12 @@ class Picture:
 AVERAGE_ADVANCE = 0.56
 """A sans-serif character's average width, in font sizes (the widest text any picture shows
 is mostly lower-case words; no font is measured: the viewer's font draws it)."""
+
+
+def check_layout(layout: str) -> None:
+    """Refuses a layout no picture draws (the service only asks for LAYOUTS)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"no picture layout {layout!r}: one of {', '.join(LAYOUTS)}")
 
 
 def fitted(words: str, width: float, size: float) -> str:

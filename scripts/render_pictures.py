@@ -1,4 +1,5 @@
-"""Render every game's example picture to docs/pictures/<game>.svg, or check they are fresh.
+"""Render every game's example picture to docs/pictures/<game>.svg (and its phone layout to
+<game>-phone.svg), or check they are fresh.
 
     python scripts/render_pictures.py          # rewrite docs/pictures/*.svg
     python scripts/render_pictures.py --check  # exit 1 if rendering would change anything
@@ -24,6 +25,7 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
         sys.path.insert(0, str(extra))
 
 from tablelog.replay.core import DEALT, TABLE, Game  # noqa: E402  (the path is set up just above)
+from tablelog.replay.picture import LAYOUTS, WIDE  # noqa: E402
 from tablelog.replay.registry import all_games  # noqa: E402
 from tests.support.play import random_game  # noqa: E402
 
@@ -32,14 +34,15 @@ SEED = 13
 VIEWER = 0
 
 
-def example(name: str, game: Game[Any, Any]) -> str:
-    """The example picture of `name`: its seeded random game a third of the way in."""
+def example(name: str, game: Game[Any, Any], layout: str = WIDE) -> str:
+    """The example picture of `name` in `layout`: its seeded random game a third of the way
+    in."""
     mode = DEALT if DEALT in game.modes else TABLE
     played = random_game(name, game.min_players, seed=SEED, mode=mode, keep_states=True)
     index = len(played.moves) // 3
     last = played.position.table.unwrap(played.moves[index - 1]) if index else None
     view = game.view(played.states[index], VIEWER)
-    return game.picture(view, last_move=last) + "\n"
+    return game.picture(view, last_move=last, layout=layout) + "\n"
 
 
 def drawing_games() -> dict[str, Game[Any, Any]]:
@@ -55,10 +58,12 @@ def main() -> int:
     stale = []
     rendered = {}
     for name, game in drawing_games().items():
-        target = PICTURES / f"{name}.svg"
-        rendered[target] = example(name, game)
-        if not target.exists() or target.read_text(encoding="utf-8") != rendered[target]:
-            stale.append(target.name)
+        for layout in LAYOUTS:
+            # The phone layout's example beside the wide one (issue 25): <game>-phone.svg.
+            target = PICTURES / (f"{name}.svg" if layout == WIDE else f"{name}-{layout}.svg")
+            rendered[target] = example(name, game, layout)
+            if not target.exists() or target.read_text(encoding="utf-8") != rendered[target]:
+                stale.append(target.name)
     if args.check:
         if stale:
             print("example pictures are stale:", ", ".join(stale))

@@ -15,6 +15,7 @@ from grpc import aio
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import SPECTATOR
+from tablelog.replay.picture import PHONE, WIDE
 from tablelog.service import errors
 from tablelog.service.access.authentication import GameClubs, Gate, current_caller
 from tablelog.service.access.authorization import TABLELOG, Access, row
@@ -151,6 +152,20 @@ def streaming(
 def _outcome(outcome: Outcome) -> service_pb2.GameSummary:
     note(game_id=outcome.head.game_id, revision=outcome.head.revision)
     return outcome.game()
+
+
+def picture_layout(layout: service_pb2.PictureLayout.ValueType) -> str:
+    """The games' name of a requested picture layout (`tablelog.replay.picture.LAYOUTS`).
+    A value the schema does not define is refused, INVALID_ARGUMENT, before anything is read
+    (an open enum keeps it; drawn as the wide picture, a past revision's answer would be
+    kept for good under an address no client means)."""
+    if layout == service_pb2.PICTURE_LAYOUT_PHONE:
+        return PHONE
+    if layout == service_pb2.PICTURE_LAYOUT_UNSPECIFIED:
+        return WIDE
+    raise errors.InvalidRequest(
+        "picture_layout", f"picture_layout {layout} is no layout: PHONE, or unset for wide."
+    )
 
 
 def _owns_only(rpc: str, caller: Caller) -> bool:
@@ -423,10 +438,11 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def GetState(
         self, request: service_pb2.GetStateRequest, context: Context
     ) -> service_pb2.GetStateResponse:
+        layout = picture_layout(request.picture_layout)
         asked = request.viewer if request.HasField("viewer") else None
         decided = await self._viewer(request.game_id, asked)
         state = await self.recorder.state(
-            request.game_id, request.revision, decided, drawn=request.picture
+            request.game_id, request.revision, decided, drawn=request.picture, layout=layout
         )
         note(revision=state.revision)
         if asked is not None and asked.WhichOneof("kind") is not None and request.revision:
@@ -458,6 +474,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
     async def ReplayGame(
         self, request: service_pb2.ReplayGameRequest, context: Context
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
+        layout = picture_layout(request.picture_layout)
         viewer = await self._viewer(
             request.game_id, request.viewer if request.HasField("viewer") else None
         )
@@ -468,6 +485,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 request.from_revision,
                 viewer,
                 drawn=request.picture,
+                layout=layout,
             )
             if request.HasField("variation")
             else self.recorder.replay(
@@ -476,6 +494,7 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 request.to_revision,
                 viewer,
                 drawn=request.picture,
+                layout=layout,
             )
         )
         async for item in steps:

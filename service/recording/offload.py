@@ -69,12 +69,17 @@ class WorkerFailed(Exception):
 
 
 def draw(
-    game_name: str, rules_version: str, view: Any, last_move: Message | None, approximate: str
+    game_name: str,
+    rules_version: str,
+    view: Any,
+    last_move: Message | None,
+    approximate: str,
+    layout: str = "wide",
 ) -> str:
-    """The picture of `view`, the game found again by its name and the rules version it was
-    recorded under, as the fold finds it."""
+    """The picture of `view` in `layout`, the game found again by its name and the rules
+    version it was recorded under, as the fold finds it."""
     game = rules_recorded_under(find_game(game_name), rules_version)
-    return game.picture(view, last_move=last_move, approximate=approximate)
+    return game.picture(view, last_move=last_move, approximate=approximate, layout=layout)
 
 
 def main() -> None:

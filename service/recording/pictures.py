@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import Viewer
+from tablelog.replay.picture import WIDE
 from tablelog.service.errors import Exhausted
 from tablelog.service.recording.offload import WorkerPool, draw
 from tablelog.service.recording.views import picture_inputs
@@ -58,7 +59,8 @@ def stored_size(picture: str) -> int:
 RETRY_AFTER_MS: Final = 200
 """What a refused draw tells its caller to wait: about a block of draws."""
 
-Key = tuple[str, bytes, Viewer]
+Key = tuple[str, bytes, Viewer, str]
+"""(game id, chain hash, viewer kind, layout): each layout is a picture of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,12 +138,13 @@ class Pictures:
         position: folding.Position,
         viewer: Viewer,
         view: Any = None,
+        layout: str = WIDE,
     ) -> str:
         """The picture of the game at `position` (after the event whose hash is
-        `chain_hash`) as `viewer` sees it (`view`, when the caller has it): from the cache,
-        else drawn once (see the module's docstring)."""
+        `chain_hash`) as `viewer` sees it (`view`, when the caller has it), in `layout`:
+        from the cache, else drawn once (see the module's docstring)."""
         self.served += 1
-        key: Key = (game_id, chain_hash, viewer)
+        key: Key = (game_id, chain_hash, viewer, layout)
         found = self.cache.get(key)
         if found is not None:
             return found
@@ -157,30 +160,32 @@ class Pictures:
             )
         # A task of its own: a caller that goes away (a closed stream) does not cancel a
         # draw that others may be waiting on, and what is drawn is kept either way.
-        task = asyncio.create_task(self._draw_and_keep(key, position, viewer, view))
+        task = asyncio.create_task(self._draw_and_keep(key, position, viewer, view, layout))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._drawing[key] = task
         return await asyncio.shield(task)
 
     async def _draw_and_keep(
-        self, key: Key, position: folding.Position, viewer: Viewer, view: Any
+        self, key: Key, position: folding.Position, viewer: Viewer, view: Any, layout: str
     ) -> str:
         try:
-            picture = await self._draw(position, viewer, view)
+            picture = await self._draw(position, viewer, view, layout)
         finally:
             del self._drawing[key]
         self.drawn += 1
         self.cache.put(key, picture)
         return picture
 
-    async def _draw(self, position: folding.Position, viewer: Viewer, view: Any) -> str:
+    async def _draw(
+        self, position: folding.Position, viewer: Viewer, view: Any, layout: str
+    ) -> str:
         game = position.game
         if view is None:
             view = game.view(position.state, viewer)
         move, approximate = picture_inputs(position, viewer)
         if self.pool is None:
-            return game.picture(view, last_move=move, approximate=approximate)
+            return game.picture(view, last_move=move, approximate=approximate, layout=layout)
         created = position.table.created
         return await self.pool.call(
-            draw, created.game, created.rules_version, view, move, approximate
+            draw, created.game, created.rules_version, view, move, approximate, layout
         )

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import CHANCE, DEALT, FULL, TERMINAL, Viewer
+from tablelog.replay.picture import WIDE
 from tablelog.replay.registry import all_games, describe
 from tablelog.replay.touch import legal_touches
 from tablelog.service.errors import InvalidRequest, OutOfRange, PermissionDenied
@@ -209,9 +210,10 @@ def variation_items(
     first: int,
     viewer: Viewer,
     drawn: bool,
+    layout: str = WIDE,
 ) -> list[service_pb2.ReplayGameResponse]:
     """A variation's replay, whole (`Reads.replay_variation`)."""
-    return list(variations.replay_into(events, asked, first, viewer, drawn=drawn))
+    return list(variations.replay_into(events, asked, first, viewer, drawn=drawn, layout=layout))
 
 
 class Reads:
@@ -244,16 +246,25 @@ class Reads:
         return await self.heads.checkpoints.at(game_id, head.position.table, revision)
 
     async def state(
-        self, game_id: str, revision: int, viewer: service_pb2.Viewer | None, *, drawn: bool
+        self,
+        game_id: str,
+        revision: int,
+        viewer: service_pb2.Viewer | None,
+        *,
+        drawn: bool,
+        layout: str = WIDE,
     ) -> service_pb2.StateSnapshot:
-        """The state at `revision` (0: its head) as `viewer` sees it, with its picture when
-        `drawn` (`tablelog.service.recording.pictures`: cached, drawn off the loop)."""
+        """The state at `revision` (0: its head) as `viewer` sees it, with its picture in
+        `layout` when `drawn` (`tablelog.service.recording.pictures`: cached, drawn off the
+        loop)."""
         position, chain_hash = await self.position_and_hash_at(game_id, revision)
         seen = viewer_of(viewer, position.table.players)
         view = position.game.view(position.state, seen)
         shown = snapshot(position, seen, view=view)
         if drawn:
-            shown.picture = await self.pictures.picture(game_id, chain_hash, position, seen, view)
+            shown.picture = await self.pictures.picture(
+                game_id, chain_hash, position, seen, view, layout
+            )
         return shown
 
     def game_types(self) -> list[game_pb2.GameInfo]:
@@ -351,6 +362,7 @@ class Reads:
         viewer: service_pb2.Viewer | None,
         *,
         drawn: bool = False,
+        layout: str = WIDE,
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
         if last and first > last:
             raise InvalidRequest(
@@ -378,7 +390,7 @@ class Reads:
             item = replay_item(step.event, step.before, after, seen, moves, view=view)
             if drawn:
                 item.state.picture = await self.pictures.picture(
-                    game_id, step.event.hash, after, seen, view
+                    game_id, step.event.hash, after, seen, view, layout
                 )
             else:
                 # A long replay lets the loop serve the calls behind it between steps.
@@ -393,6 +405,7 @@ class Reads:
         viewer: service_pb2.Viewer | None,
         *,
         drawn: bool = False,
+        layout: str = WIDE,
     ) -> AsyncIterator[service_pb2.ReplayGameResponse]:
         """A replay into an annotation's variation
         (`tablelog.service.recording.variations.replay_into`); with `drawn`, each state's picture
@@ -400,7 +413,7 @@ class Reads:
         events = await self.events(game_id)
         seen = viewer_of(viewer, [p.name for p in events[0].game_created.players])
         # Two folds of the game and the variation's pictures: in a worker.
-        for item in await self.offload(variation_items, events, asked, first, seen, drawn):
+        for item in await self.offload(variation_items, events, asked, first, seen, drawn, layout):
             yield item
 
     async def legal_moves(

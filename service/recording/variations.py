@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import FULL, SPECTATOR, IllegalMove, NotationError, Viewer
+from tablelog.replay.picture import WIDE
 from tablelog.replay.variations import (
     IllegalVariationMove,
     Line,
@@ -96,6 +97,7 @@ def replay_into(
     viewer: Viewer,
     *,
     drawn: bool = False,
+    layout: str = WIDE,
 ) -> Iterator[service_pb2.ReplayGameResponse]:
     """The replay of a variation: the main line from `first` up to the position before the
     annotated move (for an annotation of the whole game, revision 1: the creation), then
@@ -119,7 +121,7 @@ def replay_into(
         if event.revision >= max(anchor, 2):
             break
         if event.revision >= first:
-            yield replay_item(event, before, position, viewer, drawn=drawn)
+            yield replay_item(event, before, position, viewer, drawn=drawn, layout=layout)
     start = start_before(folding.fold(events, until_revision=anchor), anchor)
     try:
         position, moves = follow(start, note.variation, line)
@@ -132,7 +134,7 @@ def replay_into(
         position = folding.record(position, move.move, move.notation)
         recorded = events_pb2.MoveRecorded(move=move.move, notation=move.notation)
         event = events_pb2.Event(sequence=0, revision=anchor, move_recorded=recorded)
-        item = replay_item(event, before, position, viewer, drawn=drawn)
+        item = replay_item(event, before, position, viewer, drawn=drawn, layout=layout)
         item.state.revision = anchor
         item.variation.CopyFrom(asked)
         item.variation_move = number

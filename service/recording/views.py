@@ -20,6 +20,7 @@ from tablelog.replay.core import (
     Viewer,
     seats_named,
 )
+from tablelog.replay.picture import WIDE
 from tablelog.service.errors import InvalidRequest
 from tablelog.service.recording.heads import Head
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
@@ -199,12 +200,12 @@ def shown_notation(table: folding.Table, applied: folding.Applied, viewer: Viewe
     )
 
 
-def picture(position: folding.Position, viewer: Viewer, view: Any) -> str:
-    """The game's picture of `view` (the state at `position` as `viewer` sees it): the move
-    that led to this state framed when there is one and `viewer` may see it, the
-    components the game was created with marked approximate noted."""
+def picture(position: folding.Position, viewer: Viewer, view: Any, layout: str = WIDE) -> str:
+    """The game's picture of `view` (the state at `position` as `viewer` sees it) in
+    `layout`: the move that led to this state framed when there is one and `viewer` may see
+    it, the components the game was created with marked approximate noted."""
     move, approximate = picture_inputs(position, viewer)
-    return position.game.picture(view, last_move=move, approximate=approximate)
+    return position.game.picture(view, last_move=move, approximate=approximate, layout=layout)
 
 
 def picture_inputs(position: folding.Position, viewer: Viewer) -> tuple[Message | None, str]:
@@ -230,6 +231,7 @@ def snapshot(
     *,
     drawn: bool = False,
     view: Any = None,
+    layout: str = WIDE,
 ) -> service_pb2.StateSnapshot:
     """The state at `position` as `viewer` sees it, with its picture when `drawn`. `moves`,
     when given, is the move list already computed (`shown_notation` of each move in effect:
@@ -241,7 +243,7 @@ def snapshot(
         view = game.view(position.state, viewer)
     result = position.result if position.result is not None else game.result(position.state)
     return service_pb2.StateSnapshot(
-        picture=picture(position, viewer, view) if drawn else "",
+        picture=picture(position, viewer, view, layout) if drawn else "",
         revision=position.revision,
         view=table.wrap_view(view),
         text=game.render(view),
@@ -348,12 +350,14 @@ def replay_item(
     *,
     drawn: bool = False,
     view: Any = None,
+    layout: str = WIDE,
 ) -> service_pb2.ReplayGameResponse:
     """One step of a replay or a watch: the event as `viewer` may see it (`shown_event`) and
-    the state after it (`moves`: its move list, if known; its picture when `drawn`)."""
+    the state after it (`moves`: its move list, if known; its picture in `layout` when
+    `drawn`)."""
     return service_pb2.ReplayGameResponse(
         event=shown_event(event, before, viewer),
-        state=snapshot(after, viewer, moves, drawn=drawn, view=view),
+        state=snapshot(after, viewer, moves, drawn=drawn, view=view, layout=layout),
         detail=move_detail(event, before, viewer),
         move_number=move_number(event, before, after),
     )

@@ -36,7 +36,7 @@ from tablelog.replay.core import (
     Viewer,
     recorded_component,
 )
-from tablelog.replay.picture import INK, Picture
+from tablelog.replay.picture import INK, Picture, check_layout
 from tablelog.replay.touch import Touches
 from tablelog.v1 import events_pb2, game_pb2
 from tests.core.test_hostile_inputs import FUZZ, bounded, messages
@@ -213,8 +213,13 @@ def render(message: Any) -> str:
 # ------------------------------------------------------------------ picture.py
 
 
-def picture(message: Any, last_move: Any = None, approximate: str = "") -> str:
-    """Each heap a row of sticks; the heap the last move took from framed."""
+def picture(
+    message: Any, last_move: Any = None, approximate: str = "", layout: str = "wide"
+) -> str:
+    """Each heap a row of sticks; the heap the last move took from framed. Narrow enough
+    for a phone in either layout; its sticks are under a finger's size, and the web app
+    zooms to tap them."""
+    check_layout(layout)
     heaps = list(message.heaps[:MAX_HEAPS])
     drawn = Picture(40 + 14 * max([1, *heaps]), 30 + 30 * len(heaps), "Nim")
     for index, count in enumerate(heaps):
@@ -302,8 +307,10 @@ class Nim:
     def render(self, view: Any) -> str:
         return render(view)
 
-    def picture(self, view: Any, *, last_move: Any = None, approximate: str = "") -> str:
-        return picture(view, last_move, approximate)
+    def picture(
+        self, view: Any, *, last_move: Any = None, approximate: str = "", layout: str = "wide"
+    ) -> str:
+        return picture(view, last_move, approximate, layout)
 
     def parse(self, text: str, state: State) -> Any:
         return parse(text, state)

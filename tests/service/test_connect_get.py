@@ -162,6 +162,30 @@ def test_a_past_state_seen_by_a_named_viewer_is_immutable_and_the_head_is_not_st
     assert headers["cache-control"] == "no-store"
 
 
+def test_each_picture_layout_is_an_immutable_answer_of_its_own(served: BackgroundServer) -> None:
+    """Issue 25: the layout is part of the request, so of the GET's address: a past revision's
+    phone picture and its wide picture are two answers, each kept for good, never one for the
+    other; a layout the schema does not define is refused."""
+    with Client(served.target, token=OWNER_TOKEN, timeout=30) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"])
+        play_random(client, game.game_id, 3)
+        top = client.get_game(game.game_id).version
+    past = {"gameId": game.game_id, "revision": top - 1, "viewer": {"seat": 0}, "picture": True}
+    pictures = {}
+    for layout in ("PICTURE_LAYOUT_UNSPECIFIED", "PICTURE_LAYOUT_PHONE"):
+        asked = {**past, "pictureLayout": layout}
+        status, headers, answer = get_with_headers(served, GET_STATE, asked)
+        assert status == 200, answer
+        assert isinstance(answer, dict)
+        assert headers["cache-control"] == "private, max-age=31536000, immutable"
+        pictures[layout] = answer["state"]["picture"]
+    assert 'width="880"' in pictures["PICTURE_LAYOUT_UNSPECIFIED"].split(">", 1)[0]
+    assert 'width="340"' in pictures["PICTURE_LAYOUT_PHONE"].split(">", 1)[0]
+    status, headers, _refused = get_with_headers(served, GET_STATE, {**past, "pictureLayout": 7})
+    assert status == 400
+    assert headers["cache-control"] == "no-store"
+
+
 def test_a_post_for_a_past_state_carries_no_cache_promise(served: BackgroundServer) -> None:
     """Browsers keep no POST answer; the mark is for GET alone."""
     with Client(served.target, token=OWNER_TOKEN, timeout=30) as client:

@@ -54,15 +54,15 @@ def fresh_by_sequence(events: list[events_pb2.Event]) -> dict[int, folding.Posit
 def test_the_cache_is_bounded_by_its_bytes_and_drops_the_least_recently_used() -> None:
     cache = PictureCache(3 * (100 + ENTRY_OVERHEAD))
     for index in range(3):
-        cache.put(("g", bytes([index]), None), "x" * 100)
-    assert cache.get(("g", b"\x00", None)) is not None  # now the most recently used
-    cache.put(("g", b"\x03", None), "y" * 100)
-    assert cache.get(("g", b"\x01", None)) is None
-    assert cache.get(("g", b"\x00", None)) == "x" * 100
+        cache.put(("g", bytes([index]), None, "wide"), "x" * 100)
+    assert cache.get(("g", b"\x00", None, "wide")) is not None  # now the most recently used
+    cache.put(("g", b"\x03", None, "wide"), "y" * 100)
+    assert cache.get(("g", b"\x01", None, "wide")) is None
+    assert cache.get(("g", b"\x00", None, "wide")) == "x" * 100
     assert cache.bytes <= cache.max_bytes
     assert len(cache) == 3
-    cache.put(("g", b"\x04", None), "z" * cache.max_bytes)  # larger than it all: not kept
-    assert cache.get(("g", b"\x04", None)) is None
+    cache.put(("g", b"\x04", None, "wide"), "z" * cache.max_bytes)  # larger than it all: not kept
+    assert cache.get(("g", b"\x04", None, "wide")) is None
     assert len(cache) == 3
 
 
@@ -72,8 +72,12 @@ def test_a_picture_is_counted_by_the_bytes_its_text_takes() -> None:
     cache = PictureCache(1 << 20)
     pictures = [f"<svg>{index} \u2248 {'x' * 20_000}</svg>" for index in range(60)]
     for index, text in enumerate(pictures):
-        cache.put(("g", bytes([index]), None), text)
-    held = [text for index, text in enumerate(pictures) if cache.get(("g", bytes([index]), None))]
+        cache.put(("g", bytes([index]), None, "wide"), text)
+    held = [
+        text
+        for index, text in enumerate(pictures)
+        if cache.get(("g", bytes([index]), None, "wide"))
+    ]
     assert held
     assert sum(sys.getsizeof(text) for text in held) <= cache.max_bytes
     assert cache.bytes <= cache.max_bytes
@@ -85,7 +89,7 @@ def test_the_cache_stays_within_its_bytes_once_its_pictures_have_been_served() -
     # it took off more than it had added, and the cache grew without bound (issue 29).
     cache = PictureCache(1 << 20)
     for index in range(500):
-        key = ("g", index.to_bytes(2, "big"), None)
+        key = ("g", index.to_bytes(2, "big"), None, "wide")
         cache.put(key, f"<svg>{index} \u2248 {'x' * 20_000}</svg>")
         served = cache.get(key)
         assert served is not None

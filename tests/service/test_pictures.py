@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import grpc
 import pytest
 
+from tablelog.replay.picture import PHONE_WIDTH
 from tablelog.replay.registry import find_game
-from tablelog.v1 import game_pb2
+from tablelog.v1 import game_pb2, service_pb2
 from tablelog_client import Client
 
 pytestmark = pytest.mark.slow
@@ -84,3 +86,31 @@ def test_replay_items_carry_pictures_only_when_asked(client: Client) -> None:
         assert "player" in classes(item.state.picture)
         assert not reserved_titles(item.state.picture)
     assert sum("last-move" in classes(item.state.picture) for item in drawn) >= 2
+
+
+def test_a_picture_is_drawn_in_the_layout_asked_for(client: Client) -> None:
+    """Issue 25: GetState and ReplayGame draw the phone layout when asked (the same view, a
+    picture of its own: one layout is never served for the other from the cache)."""
+    game_id, secret = dealt_game_with_a_blind_reserve(client)
+    wide = client.state(game_id, seat=1, picture=True).picture
+    phone = client.state(game_id, seat=1, picture=True, phone=True).picture
+    assert ET.fromstring(wide).get("width") == "880"
+    assert ET.fromstring(phone).get("width") == str(PHONE_WIDTH)
+    assert client.state(game_id, seat=1, picture=True).picture == wide
+    assert secret not in phone
+    assert not reserved_titles(phone)
+    request = service_pb2.ReplayGameRequest(
+        game_id=game_id,
+        viewer=service_pb2.Viewer(seat=1),
+        picture=True,
+        picture_layout=service_pb2.PICTURE_LAYOUT_PHONE,
+    )
+    items = list(client.stub.ReplayGame(request))
+    assert items
+    assert items[-1].state.picture == phone
+    assert all(ET.fromstring(i.state.picture).get("width") == str(PHONE_WIDTH) for i in items)
+    # A layout the schema does not define is refused (and nothing is drawn).
+    request.picture_layout = 7  # type: ignore[assignment]
+    with pytest.raises(grpc.RpcError) as refused:
+        list(client.stub.ReplayGame(request))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT

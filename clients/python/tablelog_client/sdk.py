@@ -534,13 +534,22 @@ class Client:
         full: bool = False,
         picture: bool = False,
         entitled: bool = False,
+        phone: bool = False,
     ) -> service_pb2.StateSnapshot:
-        """The state at `revision` (0: the head); with its SVG picture when `picture`. With
-        `entitled` and neither `seat` nor `full`, as the server decides for the caller (the
-        most its role may see: everything for an owner); else the spectator's view."""
+        """The state at `revision` (0: the head); with its SVG picture when `picture` (laid
+        out for a phone's width when `phone`). With `entitled` and neither `seat` nor `full`,
+        as the server decides for the caller (the most its role may see: everything for an
+        owner); else the spectator's view."""
         viewer = None if entitled and seat is None and not full else self.viewer(seat, full)
+        layout = (
+            service_pb2.PICTURE_LAYOUT_PHONE if phone else service_pb2.PICTURE_LAYOUT_UNSPECIFIED
+        )
         request = service_pb2.GetStateRequest(
-            game_id=game_id, revision=revision, viewer=viewer, picture=picture
+            game_id=game_id,
+            revision=revision,
+            viewer=viewer,
+            picture=picture,
+            picture_layout=layout,
         )
         return self._call(self.stub.GetState, request).state
 

@@ -13,6 +13,7 @@
 import { Role, type WhoAmIResponse } from "@tablelog/client";
 import {
   GameStatus,
+  PictureLayout,
   type Annotation,
   type GameSummary,
   type ReplayGameResponse,
@@ -62,6 +63,14 @@ interface Inside {
 
 /** The smallest touch target, in CSS px, a zoomed board gives (WCAG 2.5.5). */
 const TARGET_PX = 44;
+/** A screen this narrow asks for the pictures laid out for a phone (issue 25: one column,
+ * touchables of 44 px fit to the width where the game allows it); the client holds no
+ * rules, only this choice of layout. */
+const PHONE_SCREEN = "(max-width: 600px)";
+
+function pictureLayout(): PictureLayout {
+  return window.matchMedia(PHONE_SCREEN).matches ? PictureLayout.PHONE : PictureLayout.UNSPECIFIED;
+}
 
 export async function showGame(api: Api, root: HTMLElement, gameId: string, me: WhoAmIResponse | undefined): Promise<void> {
   const summary = (await api.tablelog.getGame({ gameId })).game;
@@ -172,6 +181,7 @@ class GamePage {
     record: (notation) => this.recordTapped(notation),
     decider: () => this.legalDecider,
     zoomAt: (x, y) => this.zoomAt(x, y),
+    zoomed: () => this.boardScroll.classList.contains("zoomed"),
   });
   /** The listed moves with their touches, the revision they were listed at, and who decides. */
   private touchables: Touchable[] = [];
@@ -298,7 +308,7 @@ class GamePage {
           this.variationBar,
           el("p", { class: "current" }, this.currentPlayer, " ", this.currentMove),
           this.toMove,
-          el("div", { class: "board-tools" }, this.zoom),
+          el("div", { class: "board-tools" }, this.board.hint, this.zoom),
           this.boardScroll,
           this.pictureError,
           this.board.bar,
@@ -314,6 +324,15 @@ class GamePage {
     );
     this.boardScroll.append(el("div", { class: "board-frame", id: "board-frame" }, this.picture, this.board.overlay));
     this.zoom.addEventListener("click", () => this.toggleZoom());
+    // A phone turned (or a window narrowed) past the phone's width asks for the other
+    // layout's pictures: a picture of each layout is its own (cached, immutable) answer.
+    window.matchMedia(PHONE_SCREEN).addEventListener("change", () => {
+      this.pictures = this.picturesFor(this.choice);
+      this.boardRevision = -1;
+      if (this.inside === undefined) {
+        void this.showPicture(this.current);
+      }
+    });
     this.shareButton.hidden = !this.mayChange;
     this.shareButton.addEventListener("click", () => void this.share());
     this.deleteButton.addEventListener("click", () => void this.deleteGame());
@@ -915,6 +934,7 @@ class GamePage {
     // Zooming in goes to where the taps are (the last one, else what may come first).
     const focus = zoomed && this.board.shown ? this.board.focusElement : undefined;
     focus?.scrollIntoView({ block: "nearest", inline: "center" });
+    this.board.sayHint();
   }
 
   /** Tap-to-zoom: zooms the fit board in, keeping the point (x, y) of the screen under the
@@ -969,9 +989,16 @@ class GamePage {
   private picturesFor(choice: ViewerChoice): Pictures {
     const viewer = choice.kind === undefined ? undefined : { kind: choice.kind };
     const { api, gameId } = this;
+    const layout = pictureLayout();
     return new Pictures({
       async one(revision) {
-        const answer = await api.tablelog.getState({ gameId, revision: BigInt(revision), viewer, picture: true });
+        const answer = await api.tablelog.getState({
+          gameId,
+          revision: BigInt(revision),
+          viewer,
+          picture: true,
+          pictureLayout: layout,
+        });
         return answer.state?.picture ?? "";
       },
       async *range(first, last) {
@@ -981,6 +1008,7 @@ class GamePage {
           toRevision: BigInt(last),
           viewer,
           picture: true,
+          pictureLayout: layout,
         });
         for await (const item of stream) {
           if (isHistoryStep(item) && item.event !== undefined && item.state !== undefined) {

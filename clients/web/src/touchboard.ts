@@ -78,7 +78,12 @@ export interface TouchHost {
   decider(): string;
   /** A tap on the board where nothing can be tapped (tap-to-zoom on that region). */
   zoomAt(x: number, y: number): void;
+  /** Whether the board is zoomed in (the Zoom button). */
+  zoomed(): boolean;
 }
+
+/** WCAG 2.5.5's touch target, in CSS px: a smaller touchable acts only on a zoomed board. */
+export const FINGER_PX = 44;
 
 /** The tappable picture and its bar, for the head of one game. */
 export class TouchBoard {
@@ -91,6 +96,8 @@ export class TouchBoard {
   private readonly back = el("button", { type: "button", id: "tap-back" }, "Take back");
   private readonly clear = el("button", { type: "button", id: "tap-clear" }, "Clear");
   private readonly recordButton = el("button", { type: "button", id: "tap-record", class: "primary" }, "Record");
+  /** Said beside the Zoom button while the fit board has touchables under a finger's size. */
+  readonly hint = el("p", { id: "zoom-hint", class: "muted small", hidden: true });
   private svg: SVGSVGElement | undefined;
   private touchables = new Map<string, Element>();
   /** Each touchable's own classes, and the state last drawn ("next", "tapped", "dim"). */
@@ -152,10 +159,30 @@ export class TouchBoard {
     this.bar.hidden = false;
     document.body.classList.add("has-tap-bar");
     this.refresh();
+    this.sayHint();
+  }
+
+  /** The rule for small touchables, said where the Zoom button is while it applies. */
+  sayHint(): void {
+    const small = !this.host.zoomed() && [...this.touchables.values()].some((element) => this.underFinger(element));
+    this.hint.hidden = !small;
+    this.hint.textContent = small
+      ? `Parts of this board are smaller than a finger (${FINGER_PX} px): a tap on one zooms the board in there, and acts once zoomed.`
+      : "";
+  }
+
+  /** Whether `element` is drawn under a finger's size (pinch-zoom counted) on the fit board:
+   * then a finger's tap on it cannot be told from a tap on its neighbours, and zooms
+   * instead of acting (docs/web.md, "Recording by touch"). */
+  private underFinger(element: Element): boolean {
+    const box = element.getBoundingClientRect();
+    const scale = window.visualViewport?.scale ?? 1;
+    return box.width > 0 && box.height > 0 && Math.min(box.width, box.height) * scale < FINGER_PX - 0.5;
   }
 
   hide(): void {
     this.overlay.hidden = true;
+    this.hint.hidden = true;
     this.bar.hidden = true;
     document.body.classList.remove("has-tap-bar");
     this.taps = [];
@@ -237,6 +264,23 @@ export class TouchBoard {
       return;
     }
     const id = this.touched(target);
+    const element = id === undefined ? undefined : this.touchables.get(id);
+    if (
+      element !== undefined &&
+      event instanceof MouseEvent &&
+      event.detail > 0 &&
+      down !== undefined &&
+      !this.host.zoomed() &&
+      this.underFinger(element)
+    ) {
+      // A finger's tap on a touchable under 44 px on the fit board (Castello's edges: two
+      // triangles 9 px wide) may have meant its neighbour: it zooms there, and nothing is
+      // tapped; zoomed, every touchable is 44 px and acts. Keys and scripts act at once.
+      event.preventDefault();
+      this.host.zoomAt(down.x, down.y);
+      this.sayHint();
+      return;
+    }
     if (id !== undefined && !this.busy) {
       event.preventDefault();
       this.tap(id);

@@ -50,6 +50,36 @@ closed to every change.
 """
 Global___GameStatus: _TypeAlias = GameStatus  # noqa: Y015
 
+class _PictureLayout:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PictureLayoutEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PictureLayout.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PICTURE_LAYOUT_UNSPECIFIED: _PictureLayout.ValueType  # 0
+    """For a desktop's aspect (about 900 units wide, the seats' panels beside the board)."""
+    PICTURE_LAYOUT_PHONE: _PictureLayout.ValueType  # 1
+    """For a phone in portrait (about 340 units wide: the board, then the market in a
+    column, then the seats' panels), so that fit to a 360-430 px screen a touchable is at
+    least 44 CSS px wherever the game's geometry allows it (docs/benchmarks.md, "Touch
+    targets").
+    """
+
+class PictureLayout(_PictureLayout, metaclass=_PictureLayoutEnumTypeWrapper):
+    """How a game's picture is laid out (issue 25). Every layout marks the same touchables
+    (`data-touch`) with the same accessible names; only their places and sizes differ.
+    """
+
+PICTURE_LAYOUT_UNSPECIFIED: PictureLayout.ValueType  # 0
+"""For a desktop's aspect (about 900 units wide, the seats' panels beside the board)."""
+PICTURE_LAYOUT_PHONE: PictureLayout.ValueType  # 1
+"""For a phone in portrait (about 340 units wide: the board, then the market in a
+column, then the seats' panels), so that fit to a 360-430 px screen a touchable is at
+least 44 CSS px wherever the game's geometry allows it (docs/benchmarks.md, "Touch
+targets").
+"""
+Global___PictureLayout: _TypeAlias = PictureLayout  # noqa: Y015
+
 @_typing.final
 class Viewer(_message.Message):
     """Who is looking at a state."""
@@ -978,11 +1008,16 @@ class GetStateRequest(_message.Message):
     REVISION_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
     PICTURE_FIELD_NUMBER: _builtins.int
+    PICTURE_LAYOUT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     revision: _builtins.int
     """0 means the head."""
     picture: _builtins.bool
     """Also draw the state: fills `StateSnapshot.picture`."""
+    picture_layout: Global___PictureLayout.ValueType
+    """How the picture is laid out (unset: for a desktop's aspect). The same touch ids and
+    accessible names in every layout.
+    """
     @_builtins.property
     def viewer(self) -> Global___Viewer: ...
     def __init__(
@@ -992,10 +1027,11 @@ class GetStateRequest(_message.Message):
         revision: _builtins.int = ...,
         viewer: Global___Viewer | None = ...,
         picture: _builtins.bool = ...,
+        picture_layout: Global___PictureLayout.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "picture", b"picture", "revision", b"revision", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "picture", b"picture", "picture_layout", b"picture_layout", "revision", b"revision", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1150,12 +1186,15 @@ class ReplayGameRequest(_message.Message):
     VIEWER_FIELD_NUMBER: _builtins.int
     VARIATION_FIELD_NUMBER: _builtins.int
     PICTURE_FIELD_NUMBER: _builtins.int
+    PICTURE_LAYOUT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_revision: _builtins.int
     """First and last revision to stream; 0 for `to_revision` means the head."""
     to_revision: _builtins.int
     picture: _builtins.bool
     """Also draw each state: fills `StateSnapshot.picture` of every item."""
+    picture_layout: Global___PictureLayout.ValueType
+    """How the pictures are laid out (see GetStateRequest.picture_layout)."""
     @_builtins.property
     def viewer(self) -> Global___Viewer: ...
     @_builtins.property
@@ -1174,10 +1213,11 @@ class ReplayGameRequest(_message.Message):
         viewer: Global___Viewer | None = ...,
         variation: Global___VariationPath | None = ...,
         picture: _builtins.bool = ...,
+        picture_layout: Global___PictureLayout.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "picture", b"picture", "to_revision", b"to_revision", "variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_revision", b"from_revision", "game_id", b"game_id", "picture", b"picture", "picture_layout", b"picture_layout", "to_revision", b"to_revision", "variation", b"variation", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -112,8 +112,9 @@ class CastelloMethoni:
         *,
         last_move: pb.CastelloMethoniMove | None = None,
         approximate: str = "",
+        layout: str = "wide",
     ) -> str:
-        return picture.picture(view, last_move, approximate)
+        return picture.picture(view, last_move, approximate, layout)
 
     def parse(self, text: str, state: State) -> pb.CastelloMethoniMove:
         return notation.parse(text, state)

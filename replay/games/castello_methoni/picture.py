@@ -16,8 +16,19 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from tablelog.replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import (
+    INK,
+    MUTED,
+    PAPER,
+    PHONE,
+    PHONE_WIDTH,
+    TOUCH_UNITS,
+    Picture,
+    check_layout,
+    fitted,
+)
 from tablelog.v1 import castello_methoni_pb2 as pb
 
 WIDTH = 900
@@ -61,9 +72,14 @@ def picture(
     view: pb.CastelloMethoniView,
     last_move: pb.CastelloMethoniMove | None = None,
     approximate: str = "",
+    layout: str = "wide",
 ) -> str:
     """The SVG of `view`; `last_move` highlighted (its wall, merged castle, the pile or bank
-    it used, or the seat it concerned), `approximate` marked along the bottom edge."""
+    it used, or the seat it concerned), `approximate` marked along the bottom edge; `layout`
+    "phone" in one column (`phone_picture`)."""
+    check_layout(layout)
+    if layout == PHONE:
+        return phone_picture(view, last_move, approximate)
     seats_height = HEADER + 96 + SEAT_HEIGHT * len(view.seats) + MARGIN
     height: float = max(HEADER + BOARD_SIZE + 34, seats_height)
     controls_top = height
@@ -148,6 +164,10 @@ class _Drawn:
         self.status = (0.0, 0.0, 0.0, 0.0)
         self.bank = (0.0, 0.0, 0.0, 0.0)
         self.piles = (0.0, 0.0, 0.0, 0.0)
+        self.board: ET.Element | None = None
+        self.panel: ET.Element | None = None
+        """The groups the board and the panel were drawn in, when not the picture's own (a
+        phone's, scaled into place): the boxes above are in their units."""
 
 
 def _title(view: pb.CastelloMethoniView, names: Sequence[str]) -> str:
@@ -387,7 +407,7 @@ def _board(
 ) -> None:
     layout = _layout(p, view)
     drawn.cells = layout.cell_boxes
-    board = p.group(cls="board", title=f"The board: {view.board_name}")
+    board = p.group(drawn.board, cls="board", title=f"The board: {view.board_name}")
     p.rect(board, MARGIN, HEADER, BOARD_SIZE, BOARD_SIZE, fill=SEA_COLOUR, cls="sea")
     fragments.insert(board, layout.text)
     castle_of = {cell: castle.id for castle in view.castles for cell in castle.cells}
@@ -704,16 +724,39 @@ def _controls(p: Picture, view: pb.CastelloMethoniView, top: float) -> None:
 # ---------------------------------------------------------------------------- the panel
 
 
-def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
+@dataclass(frozen=True)
+class _Sizes:
+    """The panel's card, bank and mission sizes: the wide layout's, or a phone's (each a
+    finger's size once the panel is scaled across a phone's width)."""
+
+    card_w: float = CARD_WIDTH
+    card_h: float = CARD_HEIGHT
+    seat_h: float = SEAT_HEIGHT
+    bank_h: float = 24
+    mission_w: float = 70
+    card_gap: float = 3
+    supplies_h: float = 96
+    """Where the seats' panels start, below the bank and the piles."""
+
+
+WIDE_SIZES = _Sizes()
+
+
+def _supplies(
+    p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn, sizes: _Sizes = WIDE_SIZES
+) -> None:
     top = HEADER
-    bank = p.group(cls="bank", title=f"The bank: {view.bank} ducat(s)")
+    bank_h = sizes.bank_h
+    bank = p.group(drawn.panel, cls="bank", title=f"The bank: {view.bank} ducat(s)")
     p.touch(bank, "bank")  # a trade's second tap: the card, for 2 ducats from the bank (§5.2)
-    p.rect(bank, PANEL_X + 2, top + 2, 60, 24, fill=PAPER, radius=3)
-    p.circle(bank, PANEL_X + 12, top + 14, 10, fill=COIN, stroke=INK)
-    p.text(bank, PANEL_X + 12, top + 18, str(view.bank), size=10, anchor="middle", bold=True)
-    p.text(bank, PANEL_X + 28, top + 18, "bank", size=11)
-    drawn.bank = (PANEL_X + 2, top + 4, 60, 20)
+    p.rect(bank, PANEL_X + 2, top + 2, 60, bank_h, fill=PAPER, radius=3)
+    p.circle(bank, PANEL_X + 12, top + 2 + bank_h / 2, 10, fill=COIN, stroke=INK)
+    middle = top + 6 + bank_h / 2
+    p.text(bank, PANEL_X + 12, middle, str(view.bank), size=10, anchor="middle", bold=True)
+    p.text(bank, PANEL_X + 28, middle, "bank", size=11)
+    drawn.bank = (PANEL_X + 2, top + 4, 60, bank_h - 4)
     walls = p.group(
+        drawn.panel,
         cls="wall-supply",
         title=f"Walls: {view.wall_supply} in the supply, {view.walls_in_play} on the board",
     )
@@ -726,27 +769,32 @@ def _supplies(p: Picture, view: pb.CastelloMethoniView, drawn: _Drawn) -> None:
         size=11,
     )
     piles = p.group(
-        cls="piles", title=f"Draw pile: {view.draw_pile} card(s); discard pile: {len(view.discard)}"
+        drawn.panel,
+        cls="piles",
+        title=f"Draw pile: {view.draw_pile} card(s); discard pile: {len(view.discard)}",
     )
-    y = top + 32
+    y = top + 8 + bank_h
+    card_w, card_h = sizes.card_w, sizes.card_h
     if view.draw_pile:
         p.face_down(
             piles,
             PANEL_X + 2,
             y,
-            CARD_WIDTH,
-            CARD_HEIGHT,
+            card_w,
+            card_h,
             title=f"the draw pile, {view.draw_pile} card(s)",
         )
     else:
-        p.rect(piles, PANEL_X + 2, y, CARD_WIDTH, CARD_HEIGHT, fill="none", stroke=MUTED, radius=3)
-    p.text(piles, PANEL_X + 32, y + 21, f"draw {view.draw_pile}", size=11)
+        p.rect(piles, PANEL_X + 2, y, card_w, card_h, fill="none", stroke=MUTED, radius=3)
+    middle = y + card_h / 2 + 4
+    p.text(piles, PANEL_X + 8 + card_w, middle, f"draw {view.draw_pile}", size=11)
+    discard_x = PANEL_X + 68 + card_w
     if view.discard:
-        _card(p, piles, view, view.discard[-1], PANEL_X + 92, y, "discard-top")
+        _card(p, piles, view, view.discard[-1], discard_x, y, "discard-top", sizes)
     else:
-        p.rect(piles, PANEL_X + 92, y, CARD_WIDTH, CARD_HEIGHT, fill="none", stroke=MUTED, radius=3)
-    p.text(piles, PANEL_X + 122, y + 21, f"discard {len(view.discard)}", size=11)
-    drawn.piles = (PANEL_X + 2, y, 180, CARD_HEIGHT)
+        p.rect(piles, discard_x, y, card_w, card_h, fill="none", stroke=MUTED, radius=3)
+    p.text(piles, discard_x + card_w + 6, middle, f"discard {len(view.discard)}", size=11)
+    drawn.piles = (PANEL_X + 2, y, 180, card_h)
 
 
 def _card(
@@ -757,21 +805,21 @@ def _card(
     x: float,
     y: float,
     cls: str = "card",
+    sizes: _Sizes = WIDE_SIZES,
 ) -> ET.Element:
+    card_w, card_h = sizes.card_w, sizes.card_h
     colour = "#f3ead2" if card == "sea" else _terrain_colour(view, card)
     group = p.group(parent, cls=cls, title=f"a {'Market/Sea' if card == 'sea' else card} card")
-    p.rect(group, x, y, CARD_WIDTH, CARD_HEIGHT, fill=colour, stroke=INK, radius=3)
+    p.rect(group, x, y, card_w, card_h, fill=colour, stroke=INK, radius=3)
     if card == "sea":
-        p.rect(
-            group, x + 3, y + CARD_HEIGHT / 2, CARD_WIDTH - 6, CARD_HEIGHT / 2 - 3, fill=SEA_COLOUR
-        )
-        p.circle(group, x + CARD_WIDTH / 2, y + 10, 5, fill=COIN, stroke=INK, stroke_width=0.6)
+        p.rect(group, x + 3, y + card_h / 2, card_w - 6, card_h / 2 - 3, fill=SEA_COLOUR)
+        p.circle(group, x + card_w / 2, y + 10, 5, fill=COIN, stroke=INK, stroke_width=0.6)
     else:
         fill = PAPER if _is_dark(colour) else INK
         p.text(
             group,
-            x + CARD_WIDTH / 2,
-            y + CARD_HEIGHT / 2 + 4,
+            x + card_w / 2,
+            y + card_h / 2 + 4,
             card[:2].title(),
             size=10,
             fill=fill,
@@ -788,9 +836,11 @@ def _seat(
     top: float,
     drawn: _Drawn,
     fragments: _Fragments,
+    sizes: _Sizes = WIDE_SIZES,
 ) -> None:
     drawn.seat_rows.append((PANEL_X + 4, top + 4, PANEL_WIDTH - 8, 20))
-    drawn.missions.append((MISSION_X, top + 46, 70, CARD_HEIGHT))
+    mission_x = PANEL_X + PANEL_WIDTH - 8 - sizes.mission_w
+    drawn.missions.append((mission_x, top + 46, sizes.mission_w, sizes.card_h))
     s = view.seats[seat]
     key = (
         "seat",
@@ -800,14 +850,22 @@ def _seat(
         view.dealt_mode,
         tuple(view.terrains),
         s.SerializeToString(deterministic=True),
+        sizes,
     )
-    fragments.put(p.root, key, lambda holder: _seat_panel(p, holder, view, seat, top))
+    parent = p.root if drawn.panel is None else drawn.panel
+    fragments.put(parent, key, lambda holder: _seat_panel(p, holder, view, seat, top, sizes))
 
 
 def _seat_panel(
-    p: Picture, parent: ET.Element, view: pb.CastelloMethoniView, seat: int, top: float
+    p: Picture,
+    parent: ET.Element,
+    view: pb.CastelloMethoniView,
+    seat: int,
+    top: float,
+    sizes: _Sizes = WIDE_SIZES,
 ) -> None:
-    """A player's name, score, supply, hand and mission."""
+    """A player's name, score, supply, hand and mission (`sizes`: a phone's are larger)."""
+    card_w, card_h = sizes.card_w, sizes.card_h
     s = view.seats[seat]
     colour_name, colour = _seat_colour(seat)
     playing = seat == view.current_player
@@ -818,7 +876,7 @@ def _seat_panel(
         PANEL_X,
         top,
         PANEL_WIDTH,
-        SEAT_HEIGHT - 6,
+        sizes.seat_h - 6,
         fill="#f1ece0" if playing else PAPER,
         stroke=INK if playing else MUTED,
         stroke_width=2 if playing else 1,
@@ -857,7 +915,8 @@ def _seat_panel(
     if s.hand and not s.hand_hidden:
         marked: set[str] = set()
         for index, card in enumerate(s.hand):
-            face = _card(p, hand, view, card, PANEL_X + 8 + index * (CARD_WIDTH + 3), cards)
+            x = PANEL_X + 8 + index * (card_w + sizes.card_gap)
+            face = _card(p, hand, view, card, x, cards, "card", sizes)
             # The seat to play names a card of its dealt hand by tapping it (one per kind).
             if playing and card not in marked:
                 marked.add(card)
@@ -866,14 +925,14 @@ def _seat_panel(
         for index in range(s.hand_size):
             p.face_down(
                 hand,
-                PANEL_X + 8 + index * (CARD_WIDTH + 3),
+                PANEL_X + 8 + index * (card_w + sizes.card_gap),
                 cards,
-                CARD_WIDTH,
-                CARD_HEIGHT,
+                card_w,
+                card_h,
                 title=f"a card in {s.name}'s hand",
                 radius=3,
             )
-    mission_x = MISSION_X
+    mission_x = PANEL_X + PANEL_WIDTH - 8 - sizes.mission_w
     if s.mission:
         mission = p.group(
             group,
@@ -882,7 +941,9 @@ def _seat_panel(
             f"{', '.join(s.mission_terrains)}",
         )
         p.touch(mission, f"p{seat + 1}-mission")
-        p.rect(mission, mission_x, cards, 70, CARD_HEIGHT, fill="#f3ead2", stroke=INK, radius=3)
+        p.rect(
+            mission, mission_x, cards, sizes.mission_w, card_h, fill="#f3ead2", stroke=INK, radius=3
+        )
         p.text(mission, mission_x + 4, cards + 11, s.mission, size=9, bold=True)
         for index, terrain in enumerate(s.mission_terrains[:3]):
             p.rect(
@@ -898,7 +959,13 @@ def _seat_panel(
     else:
         why = "secret" if s.mission_hidden else "not recorded yet"
         back = p.face_down(
-            group, mission_x, cards, 70, CARD_HEIGHT, title=f"{s.name}'s mission ({why})", radius=3
+            group,
+            mission_x,
+            cards,
+            sizes.mission_w,
+            card_h,
+            title=f"{s.name}'s mission ({why})",
+            radius=3,
         )
         p.touch(back, f"p{seat + 1}-mission")
 
@@ -939,5 +1006,121 @@ def _highlight(
     elif action in ("end_turn", "stop_merging"):
         box = drawn.status
     if box is not None:
-        frame = p.group(cls="last-move-mark", title="the last move")
+        on_board = action in ("build", "merge")
+        inside = drawn.board if on_board else drawn.panel if action != "end_turn" else None
+        if action == "stop_merging":
+            inside = None
+        frame = p.group(inside, cls="last-move-mark", title="the last move")
         p.highlight(frame, *box)
+
+
+# ---------------------------------------------------------------------------- a phone's layout
+
+PHONE_MARGIN = 6
+PHONE_BOARD = (PHONE_WIDTH - 2) / BOARD_SIZE
+"""The board's scale on a phone: across the picture's width (an edge's side is still about
+15 CSS px at 390 px: the map stays a map, and the web app zooms to tap it)."""
+PHONE_PANEL = (PHONE_WIDTH - 2 * PHONE_MARGIN) / PANEL_WIDTH
+PHONE_HEADER = 50
+PHONE_CARDS_PER_ROW = 3
+PHONE_SIZES = _Sizes(
+    card_w=43, card_h=43, seat_h=100, bank_h=43, mission_w=62, card_gap=1, supplies_h=116
+)
+"""A phone's panel, in the panel's units (drawn PHONE_PANEL times that): a hand's five cards,
+the bank and a mission 46 units a side at least (45 CSS px fit to a 360 px phone)."""
+
+
+def _phone_controls_height(view: pb.CastelloMethoniView) -> float:
+    row = TOUCH_UNITS + 8
+    rows = -(-len(_card_strip(view)) // PHONE_CARDS_PER_ROW)
+    rows += -(-len(view.missions_to_reveal) // 4)
+    rows += int(view.phase in ("play", "merge") and not view.game_over)
+    return rows * row + (8 if rows else 0)
+
+
+def _phone_controls(p: Picture, view: pb.CastelloMethoniView, top: float) -> None:
+    """`_controls` a finger high, wrapped to a phone's width."""
+    controls = p.group(cls="controls", title="controls")
+    row = TOUCH_UNITS + 8
+    y = top + 4
+    strip = _card_strip(view)
+    width = (PHONE_WIDTH - 2 * PHONE_MARGIN - 40) / PHONE_CARDS_PER_ROW - 6
+    if strip:
+        p.text(controls, PHONE_MARGIN, y + 28, "card:", size=12, fill=MUTED)
+        for index, card in enumerate(strip):
+            words = "Market/Sea" if card == "sea" else card
+            x = PHONE_MARGIN + 40 + index % PHONE_CARDS_PER_ROW * (width + 6)
+            at = y + index // PHONE_CARDS_PER_ROW * row
+            p.button(controls, x, at, words, f"card-{card}", width=width, height=TOUCH_UNITS)
+        y += -(-len(strip) // PHONE_CARDS_PER_ROW) * row
+    if view.missions_to_reveal:
+        p.text(controls, PHONE_MARGIN, y + 28, "mission:", size=12, fill=MUTED)
+        for index, mission in enumerate(view.missions_to_reveal):
+            x = PHONE_MARGIN + 60 + index % 4 * 66
+            at = y + index // 4 * row
+            p.button(controls, x, at, mission, f"mission-{mission}", width=60, height=TOUCH_UNITS)
+        y += -(-len(view.missions_to_reveal) // 4) * row
+    if view.phase == "play" and not view.game_over:
+        p.button(controls, PHONE_MARGIN, y, "end the turn", "end", height=TOUCH_UNITS)
+        p.button(
+            controls, PHONE_MARGIN + 130, y, "stuck hand: redraw", "redraw", height=TOUCH_UNITS
+        )
+    elif view.phase == "merge" and not view.game_over:
+        p.button(controls, PHONE_MARGIN, y, "stop merging", "stop", height=TOUCH_UNITS)
+
+
+def phone_picture(
+    view: pb.CastelloMethoniView,
+    last_move: pb.CastelloMethoniMove | None = None,
+    approximate: str = "",
+) -> str:
+    """`picture` laid out for a phone in portrait (issue 25): PHONE_WIDTH units wide, the
+    board across the width, the controls (a finger high) under it, then the bank, the piles
+    and the players' panels. The board stays a map: its edges' sides and the panel's cards
+    stay under a finger's size fit to a phone's width, and the web app zooms to tap them
+    (docs/web.md, "Recording by touch")."""
+    names = [s.name for s in view.seats]
+    board_top = PHONE_HEADER
+    controls_top = board_top + BOARD_SIZE * PHONE_BOARD + 6
+    panel_top = controls_top + _phone_controls_height(view)
+    sizes = PHONE_SIZES
+    panel_height = (sizes.supplies_h + sizes.seat_h * len(view.seats)) * PHONE_PANEL
+    height = panel_top + panel_height + 24
+    p = Picture(PHONE_WIDTH, height, _title(view, names))
+    drawn = _Drawn()
+    fragments = _Fragments(p)
+    header = p.group(cls="status", title=_status(view, names))
+    room = PHONE_WIDTH - 2 * PHONE_MARGIN
+    title = fitted(f"Castello Methoni — {view.board_name}", room, 15)
+    p.text(header, PHONE_MARGIN, 20, title, size=15, bold=True)
+    status = fitted(_status(view, names), room, 12)
+    p.text(header, PHONE_MARGIN, 40, status, size=12, fill=INK)
+    drawn.status = (PHONE_MARGIN, 28, min(6.7 * len(status), room), 16)
+    drawn.board = p.group(
+        cls="place",
+        x=1 - MARGIN * PHONE_BOARD,
+        y=board_top - HEADER * PHONE_BOARD,
+        scale=PHONE_BOARD,
+    )
+    _board(p, view, names, drawn, fragments)
+    _phone_controls(p, view, controls_top)
+    drawn.panel = p.group(
+        cls="place",
+        x=PHONE_MARGIN - PANEL_X * PHONE_PANEL,
+        y=panel_top - HEADER * PHONE_PANEL,
+        scale=PHONE_PANEL,
+    )
+    _supplies(p, view, drawn, sizes)
+    for seat in range(len(view.seats)):
+        top = HEADER + sizes.supplies_h + sizes.seat_h * seat
+        _seat(p, view, seat, top, drawn, fragments, sizes)
+    notes = [n for n in (approximate,) if n]
+    if not approximate and view.board_approximate:
+        notes.append("approximate board: outline, terrains and markets invented (RULES.md §3.4)")
+    if view.missions_assumed:
+        notes.append("missions assumed (RULES.md §9)")
+    if notes:
+        p.approximate_note(fitted("; ".join(notes), room, 11))
+    if last_move is not None:
+        _highlight(p, view, last_move, drawn)
+    return fragments.fill(p.svg())

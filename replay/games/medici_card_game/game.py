@@ -124,8 +124,10 @@ class MediciCardGame:
     def render(self, view: Any) -> str:
         return views.render(view)
 
-    def picture(self, view: Any, *, last_move: Any = None, approximate: str = "") -> str:
-        return picture.picture(view, last_move, approximate)
+    def picture(
+        self, view: Any, *, last_move: Any = None, approximate: str = "", layout: str = "wide"
+    ) -> str:
+        return picture.picture(view, last_move, approximate, layout)
 
     def parse(self, text: str, state: rules.State) -> MediciCardGameMove:
         return notation.parse(text, state)

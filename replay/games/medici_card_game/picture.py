@@ -9,16 +9,28 @@ import xml.etree.ElementTree as ET
 
 from tablelog.replay.games.medici_common.picture import (
     MARGIN,
+    PHONE_HEADER,
+    PHONE_MARGIN,
     WIDTH,
     goods_tracks,
     header,
     last_move_caption,
+    phone_header,
     piece,
     pile,
     seat_label,
 )
 from tablelog.replay.games.medici_common.views import winners_line
-from tablelog.replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import (
+    INK,
+    MUTED,
+    PAPER,
+    PHONE,
+    PHONE_WIDTH,
+    TOUCH_UNITS,
+    Picture,
+    check_layout,
+)
 from tablelog.v1.medici_card_game_pb2 import (
     MediciCardGameCard,
     MediciCardGameMove,
@@ -150,10 +162,16 @@ def approximate_words(view: MediciCardGameView, approximate: str) -> str:
 
 
 def picture(
-    view: MediciCardGameView, last_move: MediciCardGameMove | None = None, approximate: str = ""
+    view: MediciCardGameView,
+    last_move: MediciCardGameMove | None = None,
+    approximate: str = "",
+    layout: str = "wide",
 ) -> str:
     """RULES.md §A2-A4 as a picture: the table as every viewer sees it (only the deck's
-    order is hidden)."""
+    order is hidden); `layout` "phone" in one column (`phone_picture`)."""
+    check_layout(layout)
+    if layout == PHONE:
+        return phone_picture(view, last_move, approximate)
     seats = view.seats
     height = SEAT_TOP + max(SEAT_HEIGHT * len(seats), 250) + 30
     tray = tray_kinds(view)
@@ -223,17 +241,27 @@ def tray_kinds(view: MediciCardGameView) -> list[tuple[str, int]]:
     return [(unseen.card, unseen.count) for unseen in view.unseen]
 
 
-def draw_tray(drawn: Picture, kinds: list[tuple[str, int]], top: float) -> None:
+def draw_tray(
+    drawn: Picture,
+    kinds: list[tuple[str, int]],
+    top: float,
+    *,
+    left: float = MARGIN,
+    per_row: int = TRAY_PER_ROW,
+    width: float = TRAY_WIDTH,
+    height: float = TRAY_HEIGHT,
+) -> None:
     tray = drawn.group(cls="tray", title="the tray: the card the table turned over")
-    drawn.text(tray, MARGIN, top + 18, "turned over:", size=12, fill=MUTED)
+    drawn.text(tray, left, top + 18, "turned over:", size=12, fill=MUTED)
+    below = (height - TRAY_HEIGHT) / 2
     for index, (name, count) in enumerate(kinds):
-        x = MARGIN + index % TRAY_PER_ROW * (TRAY_WIDTH + 6)
-        y = top + 26 + index // TRAY_PER_ROW * (TRAY_HEIGHT + 6)
+        x = left + index % per_row * (width + 6)
+        y = top + 26 + index // per_row * (height + 6)
         item = drawn.group(tray, cls="tray-card", title=f"tray: {name}, {count} unseen")
-        drawn.rect(item, x, y, TRAY_WIDTH, TRAY_HEIGHT, fill=PAPER, stroke=INK if count else MUTED)
-        drawn.text(item, x + TRAY_WIDTH / 2, y + 16, name, size=12, anchor="middle", bold=True)
+        drawn.rect(item, x, y, width, height, fill=PAPER, stroke=INK if count else MUTED)
+        drawn.text(item, x + width / 2, y + 16 + below, name, size=12, anchor="middle", bold=True)
         drawn.text(
-            item, x + TRAY_WIDTH / 2, y + 30, f"×{count}", size=10, anchor="middle", fill=MUTED
+            item, x + width / 2, y + 30 + below, f"×{count}", size=10, anchor="middle", fill=MUTED
         )
         drawn.touch(item, f"tray-{name}")
 
@@ -284,19 +312,29 @@ def draw_seat(
     seat_view: MediciCardGameSeatView,
     y: float,
     last_move: MediciCardGameMove | None,
+    *,
+    left: float = MARGIN,
+    ship_left: float = SHIP_LEFT,
+    ship_right: float = TRACKS_LEFT - 80,
+    hit: tuple[float, float] = (0, 0),
+    ship_top: float = 4,
 ) -> None:
-    """One player's row: name and money, the ship's cards, its hold and value."""
+    """One player's row: name and money, the ship's cards, its hold and value (the ship
+    between `ship_left` and `ship_right`, `ship_top` below `y`; `hit`, the seat's touch
+    area on a phone)."""
+    ship_y = y + ship_top
     row = drawn.group(cls="seat", title=f"{seat_view.name}'s ship and money")
     deciding = not view.game_over and not view.pending_reveal and seat == view.current_player
     seat_label(
         drawn,
         row,
-        MARGIN,
+        left,
         y,
         seat=seat,
         name=seat_view.name,
         florins=seat_view.florins,
         to_move=deciding,
+        hit=hit,
     )
     ship = drawn.group(
         row,
@@ -308,41 +346,184 @@ def draw_seat(
     cards = len(seat_view.ship)
     # Green-flag cards take no hold space: the empty spaces are what the hold has left.
     slots = cards + max(seat_view.hold_capacity - seat_view.hold_used, 0)
-    room = TRACKS_LEFT - 80 - SHIP_LEFT
+    room = ship_right - ship_left
     step = min(SHIP_CARD_WIDTH + 4, (room - SHIP_CARD_WIDTH) / max(1, slots - 1))
     for slot in range(slots):
-        x = SHIP_LEFT + slot * step
+        x = ship_left + slot * step
         if slot < cards:
             draw_card(
-                drawn, ship, x, y + 4, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, seat_view.ship[slot]
+                drawn, ship, x, ship_y, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, seat_view.ship[slot]
             )
         else:
             drawn.rect(
-                ship, x, y + 4, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, fill=PAPER, stroke=MUTED,
+                ship, x, ship_y, SHIP_CARD_WIDTH, SHIP_CARD_HEIGHT, fill=PAPER, stroke=MUTED,
                 radius=4,
             )  # fmt: skip
-    after = SHIP_LEFT + max(slots - 1, 0) * step + SHIP_CARD_WIDTH + 6
+    after = ship_left + max(slots - 1, 0) * step + SHIP_CARD_WIDTH + 6
     drawn.text(
-        ship, after, y + 20, f"hold {seat_view.hold_used}/{seat_view.hold_capacity}", size=12
+        ship, after, ship_y + 16, f"hold {seat_view.hold_used}/{seat_view.hold_capacity}", size=12
     )
-    drawn.text(ship, after, y + 36, f"value {seat_view.ship_value}", size=12)
+    drawn.text(ship, after, ship_y + 32, f"value {seat_view.ship_value}", size=12)
     if seat_view.full:
-        drawn.text(ship, after, y + 52, "full", size=11, fill=MUTED)
+        drawn.text(ship, after, ship_y + 48, "full", size=11, fill=MUTED)
     action = last_move.WhichOneof("action") if last_move is not None else None
     if action == "take" and last_move is not None and taker(view) == seat:
         taken = min(len(last_move.take.positions), cards)
         first = cards - taken
         drawn.highlight(
             ship,
-            SHIP_LEFT + first * step,
-            y + 4,
+            ship_left + first * step,
+            ship_y,
             (taken - 1) * step + SHIP_CARD_WIDTH,
             SHIP_CARD_HEIGHT,
         )
     if action == "start_player" and last_move is not None and last_move.start_player.seat == seat:
-        drawn.highlight(row, MARGIN, y, SHIP_LEFT - MARGIN - 8, SEAT_HEIGHT - 6)
+        width = hit[0] if hit[0] else ship_left - left - 8
+        drawn.highlight(row, left, y, width, hit[1] if hit[0] else SEAT_HEIGHT - 6)
 
 
 def _cards(count: int) -> str:
     """ "1 card", "2 cards" (issue 26: "1 cards")."""
     return f"{count} card{'' if count == 1 else 's'}"
+
+
+# ---------------------------------------------------------------------- the phone layout
+
+PHONE_MARKET_LEFT = PHONE_MARGIN + CARD_WIDTH + 10
+PHONE_SEAT_HEIGHT = TOUCH_UNITS + 4 + SHIP_CARD_HEIGHT + 10
+PHONE_TRAY_PER_ROW = 4
+PHONE_TRAY_WIDTH = (PHONE_WIDTH - 2 * PHONE_MARGIN) / PHONE_TRAY_PER_ROW - 6
+PHONE_TRACKS_HEIGHT = 250
+
+
+def phone_market(
+    drawn: Picture, view: MediciCardGameView, last_move: MediciCardGameMove | None, top: float
+) -> None:
+    """`draw_market` across a phone's width: the three cards within reach whole at the
+    right, a finger wide each, the earlier ones overlapping to their left."""
+    market = drawn.group(cls="market", title=f"the market: {_cards(len(view.market))}")
+    drawn.text(
+        market, PHONE_MARKET_LEFT, top - 8, "Market (take from the right)", size=12, fill=MUTED
+    )
+    size = len(view.market)
+    whole = CARD_WIDTH + 4
+    reach_left = PHONE_WIDTH - PHONE_MARGIN - TAKE_WINDOW * whole + 4
+    earlier = max(size - TAKE_WINDOW, 0)
+    room = reach_left - PHONE_MARKET_LEFT - 4
+    step = min(whole, room / max(1, earlier)) if earlier else whole
+    places: list[float] = []
+    for i in range(size):
+        position = size - i
+        if position <= TAKE_WINDOW:
+            places.append(reach_left + (TAKE_WINDOW - position) * whole)
+        else:
+            places.append(PHONE_MARKET_LEFT + i * step)
+    for i, card in enumerate(view.market):
+        x = places[i]
+        position = size - i
+        where = f"market {position}: " if position <= TAKE_WINDOW else ""
+        face = draw_card(drawn, market, x, top, CARD_WIDTH, CARD_HEIGHT, card, where)
+        if position <= TAKE_WINDOW:
+            drawn.touch(face, f"market-{position}")
+            drawn.text(
+                market, x + CARD_WIDTH / 2, top + CARD_HEIGHT + 16, str(position),
+                size=12, anchor="middle", bold=True, cls="position",
+            )  # fmt: skip
+    if not view.market:
+        drawn.rect(
+            market, reach_left, top, CARD_WIDTH, CARD_HEIGHT, fill="none", stroke=MUTED, radius=4
+        )
+    if (
+        last_move is not None
+        and last_move.WhichOneof("action") == "reveal"
+        and view.market
+        and view.market[-1].name == last_move.reveal.card
+    ):
+        drawn.highlight(market, places[-1], top, CARD_WIDTH, CARD_HEIGHT)
+
+
+def phone_picture(
+    view: MediciCardGameView, last_move: MediciCardGameMove | None = None, approximate: str = ""
+) -> str:
+    """`picture` laid out for a phone in portrait (issue 25): PHONE_WIDTH units wide, the
+    deck and the market, each seat's row, the warehouses under them, then the tray; every
+    touchable at least TOUCH_UNITS a side (44 CSS px fit to a 360-430 px screen)."""
+    seats = view.seats
+    market_top = PHONE_HEADER + 20
+    seats_top = market_top + CARD_HEIGHT + 30
+    tracks_top = seats_top + PHONE_SEAT_HEIGHT * len(seats) + 10
+    height = tracks_top + PHONE_TRACKS_HEIGHT + 16
+    tray = tray_kinds(view)
+    tray_top = height - 20
+    if tray:
+        height += 30 + -(-len(tray) // PHONE_TRAY_PER_ROW) * (TOUCH_UNITS + 6)
+    drawn = Picture(PHONE_WIDTH, height, f"Medici: The Card Game, round {view.round} of 3")
+    phone_header(
+        drawn,
+        f"Medici: The Card Game - round {view.round} of 3",
+        status(view),
+        move_words(last_move, view) if last_move is not None else "",
+    )
+    action = last_move.WhichOneof("action") if last_move is not None else None
+    deck = drawn.group(cls="deck", title=f"the deck: {_cards(view.deck_size)} face down")
+    drawn.text(deck, PHONE_MARGIN, market_top - 8, "Deck", size=12, fill=MUTED)
+    stack = pile(
+        drawn,
+        deck,
+        PHONE_MARGIN,
+        market_top,
+        CARD_WIDTH,
+        CARD_HEIGHT,
+        count=view.deck_size,
+        title=f"the deck: {_cards(view.deck_size)}",
+    )
+    drawn.touch(stack, "deck")
+    if action == "flip":
+        drawn.highlight(deck, PHONE_MARGIN, market_top, CARD_WIDTH, CARD_HEIGHT)
+    if view.boxed:
+        boxed = drawn.group(deck, cls="boxed", title=f"{_cards(view.boxed)} returned to the box")
+        drawn.text(
+            boxed, PHONE_MARGIN + CARD_WIDTH, market_top + CARD_HEIGHT + 14,
+            f"boxed {view.boxed}", size=11, anchor="end",
+        )  # fmt: skip
+    phone_market(drawn, view, last_move, market_top)
+    for seat, seat_view in enumerate(seats):
+        draw_seat(
+            drawn,
+            view,
+            seat,
+            seat_view,
+            seats_top + seat * PHONE_SEAT_HEIGHT,
+            last_move,
+            left=PHONE_MARGIN,
+            ship_left=PHONE_MARGIN,
+            ship_right=PHONE_WIDTH - 70,
+            hit=(180, TOUCH_UNITS),
+            ship_top=TOUCH_UNITS + 4,
+        )
+    goods_tracks(
+        drawn,
+        PHONE_MARGIN + 14,
+        tracks_top,
+        PHONE_WIDTH - 2 * PHONE_MARGIN - 14,
+        PHONE_TRACKS_HEIGHT,
+        names=[seat.name for seat in seats],
+        levels=[{count.good: count.icons for count in seat.warehouse} for seat in seats],
+        top=max(LOWEST_TRACK_TOP, *(count.icons for seat in seats for count in seat.warehouse)),
+        marks={},
+        what="warehouse",
+    )
+    if tray:
+        draw_tray(
+            drawn,
+            tray,
+            tray_top,
+            left=PHONE_MARGIN,
+            per_row=PHONE_TRAY_PER_ROW,
+            width=PHONE_TRAY_WIDTH,
+            height=TOUCH_UNITS,
+        )
+    marked = approximate_words(view, approximate)
+    if marked:
+        drawn.approximate_note(marked)
+    return drawn.svg()

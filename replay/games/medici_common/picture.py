@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from tablelog.replay.games.medici_common.components import GOODS
-from tablelog.replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import INK, MUTED, PAPER, Picture, fitted
 
 WIDTH: Final = 900
 """Every Medici picture is this wide: readable from 600 to 900 pixels."""
@@ -47,6 +47,24 @@ def header(drawn: Picture, title: str, status: str) -> None:
     top = drawn.group(cls="header", title=f"{title}. {status}")
     drawn.text(top, MARGIN, 26, title, size=18, bold=True)
     drawn.text(top, MARGIN, 46, status, size=13, fill=MUTED, cls="status")
+
+
+PHONE_MARGIN: Final = 6
+PHONE_HEADER: Final = 74
+"""A phone picture's header: the title, the status and the last move, a line each."""
+
+
+def phone_header(drawn: Picture, title: str, status: str, last_move: str) -> None:
+    """`header` and `last_move_caption` for a phone's width (issue 25): a line each, cut
+    to the width (the whole words in the titles)."""
+    room = drawn.width - 2 * PHONE_MARGIN
+    top = drawn.group(cls="header", title=f"{title}. {status}")
+    drawn.text(top, PHONE_MARGIN, 20, fitted(title, room, 15), size=15, bold=True)
+    drawn.text(top, PHONE_MARGIN, 40, fitted(status, room, 12), size=12, fill=MUTED, cls="status")
+    if last_move:
+        caption = drawn.group(cls="last-move-caption", title=f"Last move: {last_move}")
+        words = fitted(f"Last move: {last_move}", room, 12)
+        drawn.text(caption, PHONE_MARGIN, 60, words, size=12)
 
 
 def last_move_caption(drawn: Picture, words: str) -> None:
@@ -130,12 +148,18 @@ def seat_label(
     name: str,
     florins: int,
     to_move: bool,
+    hit: tuple[float, float] = (0, 0),
 ) -> None:
     """The seat's colour disc, its name (bold with an arrow when it is the seat's decision)
-    and its money, which both games keep open on the table."""
+    and its money, which both games keep open on the table. `hit` (width, height), when
+    given, is the badge's own touch area from (`x`, `y`): a phone layout's finger-sized
+    target (issue 25), drawn transparent under the name."""
     badge = drawn.group(parent, cls="seat-name", title=f"seat {seat + 1}: {name}")
     # Issue 25: a seat is tapped where a move names it (the table's start player).
     drawn.touch(badge, f"p{seat + 1}")
+    if hit[0]:
+        area = drawn.rect(badge, x, y, hit[0], hit[1], fill=PAPER, radius=4)
+        area.set("fill-opacity", "0")
     drawn.circle(badge, x + 7, y + 14, 7, fill=seat_colour(seat), stroke=INK)
     drawn.text(badge, x + 20, y + 19, f"{name} ◀" if to_move else name, size=14, bold=to_move)
     amount = f"{florins} florin{'' if florins == 1 else 's'}"

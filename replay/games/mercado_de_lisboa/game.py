@@ -126,10 +126,11 @@ class MercadoDeLisboa:
         *,
         last_move: pb.MercadoDeLisboaMove | None = None,
         approximate: str = "",
+        layout: str = "wide",
     ) -> str:
         if not isinstance(view, pb.MercadoDeLisboaView):
             raise TypeError("picture expects a MercadoDeLisboaView")
-        return picture.picture(view, last_move, approximate)
+        return picture.picture(view, last_move, approximate, layout)
 
     def parse(self, text: str, state: rules.State) -> pb.MercadoDeLisboaMove:
         return notation.parse(text, state)

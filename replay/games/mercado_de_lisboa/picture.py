@@ -18,7 +18,18 @@ from tablelog.replay.games.mercado_de_lisboa.components import (
     SIZE,
     SPACES,
 )
-from tablelog.replay.picture import HIGHLIGHT, INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import (
+    HIGHLIGHT,
+    INK,
+    MUTED,
+    PAPER,
+    PHONE,
+    PHONE_WIDTH,
+    TOUCH_UNITS,
+    Picture,
+    check_layout,
+    fitted,
+)
 from tablelog.v1 import mercado_de_lisboa_pb2 as pb
 
 WIDTH = 900
@@ -122,8 +133,10 @@ def _wrapped(words: str, width: int) -> list[str]:
     return lines
 
 
-def _solo_rules_lines(view: pb.MercadoDeLisboaView) -> list[str]:
-    return _wrapped(view.solo.rules[:MAX_RULES_TEXT], RULES_LINE_CHARACTERS)
+def _solo_rules_lines(
+    view: pb.MercadoDeLisboaView, characters: int = RULES_LINE_CHARACTERS
+) -> list[str]:
+    return _wrapped(view.solo.rules[:MAX_RULES_TEXT], characters)
 
 
 def _solo_height(view: pb.MercadoDeLisboaView) -> float:
@@ -133,10 +146,27 @@ def _solo_height(view: pb.MercadoDeLisboaView) -> float:
 class _Drawing:
     """One picture being drawn, with where each place a move can touch was drawn."""
 
-    def __init__(self, view: pb.MercadoDeLisboaView, height: float) -> None:
+    def __init__(
+        self,
+        view: pb.MercadoDeLisboaView,
+        height: float,
+        width: float = WIDTH,
+        *,
+        entrance: float = 0,
+    ) -> None:
         self.view = view
-        self.drawn = Picture(WIDTH, height, "Mercado de Lisboa")
+        self.drawn = Picture(width, height, "Mercado de Lisboa")
         self.places: dict[str, Place] = {}
+        self.place_groups: dict[str, ET.Element] = {}
+        """The group a place was drawn in, when not the picture's own (a phone's market is
+        drawn in a group of its own, scaled): the last move's frame goes in it too."""
+        # The market's geometry: the wide layout's, or with square entrance tiles of side
+        # `entrance` (a phone's, drawn at the origin and scaled into place).
+        self.tile_w: float = entrance or TILE_W
+        self.tile_h: float = entrance or TILE_H
+        self.depth = entrance + 2 if entrance else ENTRANCE_DEPTH
+        self.board_x, self.board_y = (0, 0) if entrance else (BOARD_X, BOARD_Y)
+        self.grid_x, self.grid_y = self.board_x + self.depth, self.board_y + self.depth
 
     # ------------------------------------------------------------------ small components
 
@@ -193,16 +223,18 @@ class _Drawing:
         where: str,
         *,
         cls: str = "customer-tile",
+        size: tuple[float, float] = (TILE_W, TILE_H),
     ) -> ET.Element:
         customers = min(tile.customers, 4)
+        tile_w, tile_h = size
         goods = list(tile.goods[: len(GOODS)])
         wanted = " and ".join(_good_name(g) for g in goods) or "no good"
         title = f"{_plural(customers, 'customer')} wanting {wanted} {where}"
         card = self.drawn.group(parent, cls=cls, title=title)
-        self.drawn.rect(card, x, y, TILE_W, TILE_H, fill=TILE_PAPER, stroke=INK, radius=4)
+        self.drawn.rect(card, x, y, tile_w, tile_h, fill=TILE_PAPER, stroke=INK, radius=4)
         people = f"{customers} {'•' * customers}"
         self.drawn.text(card, x + 6, y + 17, people, size=13, bold=True)
-        swatch = (TILE_W - 8) / max(len(goods), 1)
+        swatch = (tile_w - 8) / max(len(goods), 1)
         for index, good in enumerate(goods):
             left = x + 4 + index * swatch
             self.drawn.rect(card, left, y + 24, swatch - 2, 15, fill=_good_colour(good), radius=2)
@@ -219,16 +251,26 @@ class _Drawing:
 
     # ------------------------------------------------------------------ the market
 
-    def market(self) -> None:
+    def market(self, parent: ET.Element | None = None) -> None:
         view = self.view
-        board = self.drawn.group(cls="market", title="the market: 5 x 5 spaces, 20 entrances")
+        board = self.drawn.group(
+            parent, cls="market", title="the market: 5 x 5 spaces, 20 entrances"
+        )
+        if parent is not None:
+            self.place_groups["market"] = board
         self.drawn.rect(
-            board, GRID_X - 4, GRID_Y - 4, SIZE * CELL + 8, SIZE * CELL + 8, fill=INK, radius=4
+            board,
+            self.grid_x - 4,
+            self.grid_y - 4,
+            SIZE * CELL + 8,
+            SIZE * CELL + 8,
+            fill=INK,
+            radius=4,
         )
         mark_title = "restaurant mark" + (" (position approximate)" if view.approximate else "")
         for index, space in enumerate(view.spaces[:SPACES]):
             row, column = divmod(index, SIZE)
-            x, y = GRID_X + column * CELL, GRID_Y + row * CELL
+            x, y = self.grid_x + column * CELL, self.grid_y + row * CELL
             self.places[f"space {index}"] = (x, y, CELL, CELL)
             name = space.name[:4] or f"{'abcde'[column]}{row + 1}"
             # The market has hundreds of components: the spaces and empty entrances are
@@ -277,15 +319,15 @@ class _Drawing:
                 )
         for index, entrance in enumerate(view.entrances[:ENTRANCES]):
             left, top = self.entrance_place(index)
-            self.places[f"entrance {index}"] = (left, top, TILE_W, TILE_H)
+            self.places[f"entrance {index}"] = (left, top, self.tile_w, self.tile_h)
             name = entrance.name[:4]
             if entrance.empty:
                 empty = self.drawn.rect(
                     board,
                     left,
                     top,
-                    TILE_W,
-                    TILE_H,
+                    self.tile_w,
+                    self.tile_h,
                     fill=PAPER,
                     stroke=MUTED,
                     radius=4,
@@ -295,8 +337,8 @@ class _Drawing:
                 self.drawn.touch(empty, f"entrance-{name}")
                 self.drawn.text(
                     board,
-                    left + TILE_W / 2,
-                    top + TILE_H / 2 + 4,
+                    left + self.tile_w / 2,
+                    top + self.tile_h / 2 + 4,
                     name,
                     size=11,
                     fill=MUTED,
@@ -311,23 +353,23 @@ class _Drawing:
                         entrance.tile,
                         f"at entrance {name}",
                         cls="customer-tile entrance",
+                        size=(self.tile_w, self.tile_h),
                     ),
                     f"entrance-{name}",
                 )
 
-    @staticmethod
-    def entrance_place(index: int) -> tuple[float, float]:
+    def entrance_place(self, index: int) -> tuple[float, float]:
         """Entrances n1..n5, s1..s5, w1..w5, e1..e5 in the view's (and the proto's) order."""
         side, line = divmod(index, SIZE)
-        across = (CELL - TILE_W) / 2 if side < 2 else (CELL - TILE_H) / 2
-        gap = (ENTRANCE_DEPTH - (TILE_H if side < 2 else TILE_W)) / 2
+        across = (CELL - self.tile_w) / 2 if side < 2 else (CELL - self.tile_h) / 2
+        gap = (self.depth - (self.tile_h if side < 2 else self.tile_w)) / 2
         if side == 0:
-            return GRID_X + line * CELL + across, BOARD_Y + gap
+            return self.grid_x + line * CELL + across, self.board_y + gap
         if side == 1:
-            return GRID_X + line * CELL + across, GRID_Y + SIZE * CELL + gap
+            return self.grid_x + line * CELL + across, self.grid_y + SIZE * CELL + gap
         if side == 2:
-            return BOARD_X + gap, GRID_Y + line * CELL + across
-        return GRID_X + SIZE * CELL + gap, GRID_Y + line * CELL + across
+            return self.board_x + gap, self.grid_y + line * CELL + across
+        return self.grid_x + SIZE * CELL + gap, self.grid_y + line * CELL + across
 
     # ------------------------------------------------------------------ the supply
 
@@ -501,6 +543,7 @@ class _Drawing:
         player: pb.MercadoDeLisboaPlayerView,
         name: str,
         seat: int,
+        r: float = 17,
     ) -> None:
         purse = self.drawn.group(parent, cls="coins")
         # Issue 25: a seat takes 1 coin (§4.4) by tapping its purse.
@@ -508,16 +551,16 @@ class _Drawing:
         if not player.money_visible:
             self.drawn.face_down(
                 purse,
-                cx - 17,
-                cy - 17,
-                34,
-                34,
-                radius=17,
+                cx - r,
+                cy - r,
+                2 * r,
+                2 * r,
+                radius=r,
                 title=f"{name}'s coins, hidden behind the screen",
             )
             return
         ET.SubElement(purse, "title").text = f"{name}'s coins: {player.money}"
-        self.drawn.circle(purse, cx, cy, 17, fill=COIN_GOLD, stroke=INK)
+        self.drawn.circle(purse, cx, cy, r, fill=COIN_GOLD, stroke=INK)
         self.drawn.text(purse, cx, cy + 5, str(player.money), size=14, bold=True, anchor="middle")
 
     # ------------------------------------------------------------------ status and solo
@@ -622,6 +665,292 @@ class _Drawing:
         for number, line in enumerate(_solo_rules_lines(self.view)):
             self.drawn.text(rules, x, top + 64 + number * LINE_H, line, size=11, fill=MUTED)
 
+    # ------------------------------------------------------------------ a phone's layout
+
+    def phone_status(self) -> None:
+        """`status` in three lines across a phone's width."""
+        view = self.view
+        words = ["money " + ("hidden" if view.money_hidden else "open")]
+        if view.over:
+            words.insert(0, "game over")
+        elif view.pending_reveal:
+            words.insert(0, "the table: " + view.pending_reveal[:120])
+        elif view.choosing_display_tile:
+            words.insert(0, f"{_player_name(view, view.to_move)} takes a tile from the display")
+        elif 0 <= view.to_move < len(view.players):
+            words.insert(0, f"{_player_name(view, view.to_move)} to move")
+        if view.end_triggered and not view.over:
+            words.append(f"end triggered: {_plural(view.turns_left, 'turn')} left")
+        room = PHONE_WIDTH - 2 * PHONE_MARGIN
+        status = self.drawn.group(cls="status", title="whose turn and the end of the game")
+        self.drawn.text(status, PHONE_MARGIN, 20, "Mercado de Lisboa", size=15, bold=True)
+        self.drawn.text(status, PHONE_MARGIN, 38, fitted(" · ".join(words), room, 12), size=12)
+        streak = self.drawn.group(cls="coin-streak", title="Take-1-Coin turns in a row")
+        words_streak = f"coin turns in a row: {view.coin_streak}"
+        self.drawn.text(streak, PHONE_MARGIN, 56, words_streak, size=12, fill=MUTED)
+        self.places["coin streak"] = (PHONE_MARGIN, 44, 150, 16)
+
+    def phone_supply(self, top: float) -> float:
+        """The display, the customers on offer, the bag and the unseen restaurants, one
+        under the other across a phone's width, each touchable a finger wide; the controls
+        under them. Returns where the next part goes."""
+        view = self.view
+        x: float = PHONE_MARGIN
+        y: float = top
+        display = self.drawn.group(cls="display", title="the stand display")
+        self.drawn.text(display, x, y + 12, "Stand display", size=12, bold=True)
+        if view.choosing_display_tile:
+            self.drawn.text(display, x + 100, y + 12, "(a tile to choose)", size=11, fill=MUTED)
+        marked: set[str] = set()
+        side = TOUCH_UNITS + 2
+        for slot in range(MAX_DISPLAY):
+            left = x + slot * (side + 6)
+            if slot < len(view.display):
+                tile = self.stand_tile(
+                    display, left, y + 18, side, view.display[slot], cls="stand-tile"
+                )
+                self.mark_once(tile, f"display-{_good_name(view.display[slot])}", marked)
+            else:
+                self.drawn.rect(
+                    display, left, y + 18, side, side, fill="none", stroke=MUTED, radius=3
+                )
+        self.places["display"] = (x, y + 18, 3 * (side + 6) - 6, side)
+        y += 18 + side + 14
+        offers = self.drawn.group(cls="customers", title="customer tiles on offer")
+        self.drawn.text(offers, x, y + 12, "Customers on offer", size=12, bold=True)
+        shape = PHONE_TILE
+        for index, offer in enumerate(view.customers[:4]):
+            row_top = y + 18 + index * (shape[1] + 8)
+            size = min(offer.customers, 4)
+            row = self.drawn.group(offers, cls="customer-offer", title=f"{size}-customer tiles")
+            self.drawn.text(row, x, row_top + shape[1] / 2 + 5, f"{size}", size=14, bold=True)
+            for slot, offered in enumerate(offer.available[:MAX_OFFER_TILES]):
+                left = x + 16 + slot * (shape[0] + 6)
+                drawn_tile = self.customer_tile(row, left, row_top, offered, "on offer", size=shape)
+                self.mark_once(drawn_tile, f"offer-{tile_id(offered)}", marked)
+            pile_x = x + 16 + MAX_OFFER_TILES * (shape[0] + 6)
+            if offer.pile:
+                self.drawn.face_down(
+                    row,
+                    pile_x,
+                    row_top,
+                    shape[0] * 0.8,
+                    shape[1],
+                    title=f"{_plural(offer.pile, 'tile')} left in the {size}-customer pile",
+                )
+            self.drawn.text(
+                row, pile_x + shape[0] * 0.8 + 4, row_top + shape[1] / 2 + 4, f"pile {offer.pile}"
+            )
+            self.places[f"offer {size}"] = (
+                x + 12,
+                row_top,
+                pile_x + shape[0] * 0.8 - x - 12,
+                shape[1],
+            )
+        y += 18 + 4 * (shape[1] + 8) + 6
+        bag = self.drawn.group(cls="bag", title="stand tiles in the bag")
+        self.drawn.text(bag, x, y + 12, "Bag", size=12, bold=True)
+        width = (PHONE_WIDTH - 2 * PHONE_MARGIN + 6) / len(GOODS) - 6
+        for index, count in enumerate(view.bag[: len(GOODS)]):
+            left = x + index * (width + 6)
+            pile = self.drawn.group(bag, cls="bag-good", title=f"bag: {count} {GOODS[index]}")
+            self.drawn.rect(pile, left, y + 18, width, TOUCH_UNITS, fill=TILE_PAPER, radius=3)
+            self.drawn.rect(pile, left + 5, y + 24, 14, 14, fill=GOOD_COLOURS[index], radius=2)
+            self.drawn.text(pile, left + 24, y + 36, str(count), size=13, bold=True)
+            self.drawn.text(pile, left + 5, y + 18 + TOUCH_UNITS - 5, GOODS[index], size=10)
+            self.drawn.touch(pile, f"bag-{GOODS[index]}")
+        self.places["bag"] = (x, y + 18, PHONE_WIDTH - 2 * PHONE_MARGIN, TOUCH_UNITS)
+        y += 18 + TOUCH_UNITS + 10
+        unseen = self.drawn.group(
+            cls="unseen-restaurants", title="face-down restaurants not yet turned over, by type"
+        )
+        self.drawn.text(unseen, x, y + 12, "Not yet turned over", size=12, bold=True)
+        width = (PHONE_WIDTH - 2 * PHONE_MARGIN + 6) / 3 - 6
+        for index, count in enumerate(view.unseen_restaurants[: len(RESTAURANTS)]):
+            left = x + index % 3 * (width + 6)
+            kind_top = y + 18 + index // 3 * (TOUCH_UNITS + 6)
+            restaurant = index + 1
+            kind = self.drawn.group(
+                unseen, cls="unseen-restaurant", title=f"{_restaurant_name(restaurant)}: {count}"
+            )
+            self.drawn.rect(kind, left, kind_top, width, TOUCH_UNITS, fill=TILE_PAPER, radius=3)
+            self.drawn.circle(
+                kind,
+                left + 14,
+                kind_top + TOUCH_UNITS / 2,
+                9,
+                fill=TILE_PAPER,
+                stroke=_restaurant_colour(restaurant),
+                stroke_width=3,
+            )
+            label = f"{RESTAURANT_LABELS[index]} {min(count, RESTAURANT_COPIES)}"
+            self.drawn.text(kind, left + 28, kind_top + TOUCH_UNITS / 2 + 4, label, size=11)
+            self.drawn.touch(kind, f"unseen-{RESTAURANT_LABELS[index]}")
+        rows = 2 * (TOUCH_UNITS + 6)
+        self.places["unseen restaurants"] = (x, y + 18, PHONE_WIDTH - 2 * PHONE_MARGIN, rows - 6)
+        y += 18 + rows + 4
+        if self.phone_controls(x, y):
+            y += TOUCH_UNITS + 10
+        return y
+
+    def phone_controls(self, x: float, y: float) -> bool:
+        """`controls`, a finger high; whether there were any."""
+        view = self.view
+        refresh = len(view.display) == 3 and len(set(view.display)) == 1
+        seat = view.to_move
+        tiles = list(view.players[seat].stand_tiles) if 0 <= seat < len(view.players) else []
+        swap = any(tiles.count(good) >= 3 for good in set(tiles))
+        if not refresh and not swap:
+            return False
+        group = self.drawn.group(cls="controls", title="controls")
+        if refresh:
+            self.drawn.button(group, x, y, "refresh the display", "refresh", height=TOUCH_UNITS)
+        if swap:
+            self.drawn.button(group, x + 170, y, "swap my 3 tiles", "swap", height=TOUCH_UNITS)
+        return True
+
+    def phone_player_height(self, player: pb.MercadoDeLisboaPlayerView) -> float:
+        dead = 30 if player.dead_tiles else 0
+        return 10 + 3 * (TOUCH_UNITS + 6) + dead + 22
+
+    def phone_players(self, top: float) -> float:
+        """Each player's panel across a phone's width: the name and coins, then the stand
+        tiles (one of each good, with how many), then the restaurants (one of each kind);
+        the same touch ids and names as the wide layout's rows. Returns where they end."""
+        view = self.view
+        x, width = PHONE_MARGIN, PHONE_WIDTH - 2 * PHONE_MARGIN
+        for seat, player in enumerate(view.players[:MAX_PLAYERS]):
+            height = self.phone_player_height(player)
+            name = _player_name(view, seat)
+            moving = view.to_move == seat and not view.over
+            title = f"{name}, seat {seat + 1}" + (", to move" if moving else "")
+            row = self.drawn.group(cls="player", title=title)
+            self.drawn.rect(
+                row,
+                x,
+                top,
+                width,
+                height - 6,
+                fill="#f4efe3",
+                stroke=HIGHLIGHT if moving else MUTED,
+                stroke_width=2 if moving else 1,
+                radius=6,
+            )
+            self.wooden_stand(row, x + 8, top + 12, seat)
+            self.drawn.text(row, x + 30, top + 24, fitted(name, 200, 13), size=13, bold=True)
+            if moving:
+                self.drawn.text(row, x + 30, top + 42, "to move", size=11, fill=MUTED)
+            r = TOUCH_UNITS / 2
+            self.coins(row, x + width - 10 - r, top + 8 + r, player, name, seat, r)
+            line = top + 10 + TOUCH_UNITS + 6
+            marked: set[str] = set()
+            tiles = list(player.stand_tiles[:MAX_HAND_TILES])
+            left: float = x + 8
+            for good in dict.fromkeys(tiles):
+                tile = self.stand_tile(row, left, line, TOUCH_UNITS, good, cls="stand-tile")
+                self.mark_once(tile, f"p{seat + 1}-stand-{_good_name(good)}", marked)
+                self.wooden_stand(
+                    tile, left + TOUCH_UNITS - 18, line + TOUCH_UNITS - 16, seat, numbered=False
+                )
+                if tiles.count(good) > 1:
+                    self.drawn.text(
+                        row, left + 4, line + 12, f"×{tiles.count(good)}", size=11, fill=PAPER
+                    )
+                left += TOUCH_UNITS + 6
+            line += TOUCH_UNITS + 6
+            left = x + 8
+            held = list(player.restaurants[:MAX_HELD])
+            kinds = dict.fromkeys(held)
+            # Six kinds and a face-down one are seven discs: they touch, never leave the panel.
+            step = min(TOUCH_UNITS + 1, (width - 12 - TOUCH_UNITS) / max(len(kinds) - 1, 1))
+            for restaurant in kinds:
+                disc = self.restaurant(row, left + r, line + r, r, restaurant, f"held by {name}")
+                if restaurant != FACE_DOWN_RESTAURANT and restaurant <= len(RESTAURANTS):
+                    label = RESTAURANT_LABELS[restaurant - 1]
+                    self.mark_once(disc, f"p{seat + 1}-restaurant-{label}", marked)
+                if held.count(restaurant) > 1:
+                    self.drawn.text(
+                        row, left + 2 * r, line + 10, f"×{held.count(restaurant)}", size=11,
+                        anchor="end",
+                    )  # fmt: skip
+                left += step
+            line += TOUCH_UNITS + 6
+            left = x + 8
+            for good in player.dead_tiles[:MAX_DEAD_TILES]:
+                dead = self.drawn.group(
+                    row, cls="dead-tile", title=f"{_good_name(good)} stand tile without a stand"
+                )
+                self.drawn.rect(dead, left, line, 24, 24, fill=_good_colour(good), radius=3)
+                self.drawn.line(
+                    dead, left, line, left + 24, line + 24, stroke=PAPER, stroke_width=2
+                )
+                left += 26
+            counts = (
+                f"{player.stands_on_market} on the market, "
+                f"{_plural(player.wooden_stands_left, 'wooden stand')} left"
+            )
+            self.drawn.text(row, x + width - 10, top + height - 14, counts, size=11, anchor="end")
+            top += height
+        return top
+
+    def phone_tray(self, top: float) -> None:
+        """`tray` across a phone's width, the tiles a finger wide."""
+        tray = self.drawn.group(cls="tray", title="the tray: the customer tile revealed")
+        self.drawn.text(tray, PHONE_MARGIN, top + 18, "may be revealed:", size=12, fill=MUTED)
+        tile = PHONE_TILE
+        for index, revealable in enumerate(self.view.revealable):
+            x = PHONE_MARGIN + index % PHONE_TRAY_PER_ROW * (tile[0] + 6)
+            y = top + 26 + index // PHONE_TRAY_PER_ROW * (tile[1] + 6)
+            drawn_tile = self.customer_tile(
+                tray, x, y, revealable, "to reveal", cls="tray-tile", size=tile
+            )
+            self.drawn.touch(drawn_tile, f"tray-{tile_id(revealable)}")
+
+    def phone_solo(self, top: float) -> None:
+        """`solo` across a phone's width: the heading, the fame thresholds, the campaign and
+        the stage's rules, each on lines of their own."""
+        solo = self.view.solo
+        stage = self.drawn.group(cls="solo-stage", title="the solo stage and the campaign")
+        x = PHONE_MARGIN + 8
+        room = PHONE_WIDTH - 2 * PHONE_MARGIN - 16
+        self.drawn.rect(
+            stage,
+            PHONE_MARGIN,
+            top,
+            PHONE_WIDTH - 2 * PHONE_MARGIN,
+            _phone_solo_height(self.view) - 10,
+            fill="#f4efe3",
+            stroke=MUTED,
+            radius=6,
+        )
+        heading = f"Solo stage {solo.stage}: {solo.stage_name[:60]}"
+        self.drawn.text(stage, x, top + 22, fitted(heading, room, 14), size=14, bold=True)
+        money = self.view.players[0].money if self.view.players else 0
+        visible = bool(self.view.players) and self.view.players[0].money_visible
+        for index, threshold in enumerate(solo.fame_thresholds[:3]):
+            reached = visible and money >= threshold
+            left = x + index * 92
+            fame = self.drawn.group(
+                stage,
+                cls="fame",
+                title=f"{index + 1} fame at {threshold} coins" + (" (reached)" if reached else ""),
+            )
+            self.drawn.rect(
+                fame, left, top + 32, 84, 22, fill=COIN_GOLD if reached else TILE_PAPER,
+                stroke=INK, radius=4,
+            )  # fmt: skip
+            self.drawn.text(
+                fame, left + 42, top + 47, f"{'★' * (index + 1)} {threshold}", size=12,
+                anchor="middle",
+            )  # fmt: skip
+        campaign = self.drawn.group(stage, cls="campaign", title="the campaign so far")
+        for number, line in enumerate(_phone_solo_facts(self.view)):
+            self.drawn.text(campaign, x, top + 72 + number * LINE_H, line, size=12)
+        rules = self.drawn.group(stage, cls="stage-rules", title="the stage's own rules")
+        below = top + 72 + len(_phone_solo_facts(self.view)) * LINE_H
+        for number, line in enumerate(_solo_rules_lines(self.view, PHONE_RULES_CHARACTERS)):
+            self.drawn.text(rules, x, below + number * LINE_H, line, size=11, fill=MUTED)
+
     # ------------------------------------------------------------------ the last move
 
     def last_move(self, move: pb.MercadoDeLisboaMove) -> None:
@@ -630,25 +959,29 @@ class _Drawing:
         or tiles went back to, the restaurants still to turn over, the customer row a tile
         was revealed in, the count of coin turns."""
         action = move.WhichOneof("action")
-        place = None
+        key = ""
         if action == "stand":
-            place = self.places.get(f"space {move.stand.space - 1}")
+            key = f"space {move.stand.space - 1}"
         elif action == "restaurant":
-            place = self.places.get(f"space {move.restaurant.space - 1}")
+            key = f"space {move.restaurant.space - 1}"
         elif action == "customer":
-            place = self.places.get(f"entrance {move.customer.entrance - 1}")
+            key = f"entrance {move.customer.entrance - 1}"
         elif action == "take":
-            place = self.places.get("display")
+            key = "display"
         elif action in ("draw", "swap"):
-            place = self.places.get("bag")
+            key = "bag"
         elif action == "flip":
-            place = self.places.get("unseen restaurants")
+            key = "unseen restaurants"
         elif action == "reveal":
-            place = self.places.get(f"offer {move.reveal.customers}")
+            key = f"offer {move.reveal.customers}"
         elif action == "coin":
-            place = self.places.get("coin streak")
+            key = "coin streak"
+        place = self.places.get(key)
         if place is not None:
-            frame = self.drawn.group(cls="last-move-frame", title="the last move")
+            inside = self.place_groups.get(
+                "market" if key.startswith(("space", "entrance")) else ""
+            )
+            frame = self.drawn.group(inside, cls="last-move-frame", title="the last move")
             self.drawn.highlight(frame, *place)
 
 
@@ -656,10 +989,15 @@ def picture(
     view: pb.MercadoDeLisboaView,
     last_move: pb.MercadoDeLisboaMove | None = None,
     approximate: str = "",
+    layout: str = "wide",
 ) -> str:
     """The market, the supply and the players (rules §1-§3) as seen in `view`, with the
     solo stage (§9) when solo; `last_move` framed where it shows; `approximate` (or the
-    view's own approximate board data) noted along the bottom."""
+    view's own approximate board data) noted along the bottom; `layout` "phone" in one
+    column (`phone_picture`)."""
+    check_layout(layout)
+    if layout == PHONE:
+        return phone_picture(view, last_move, approximate)
     players = min(len(view.players), MAX_PLAYERS)
     height: float = PLAYERS_Y + players * PLAYER_H + 6
     tray_top = height
@@ -689,6 +1027,107 @@ def picture(
         note = drawing.drawn.approximate_note(_shortened(words, NOTE_CHARACTERS))
         # The line along the bottom holds what fits; the title (what a mouse-over or a
         # screen reader gives) keeps the whole note.
+        title = note.find("title")
+        if title is not None:
+            title.text = words
+    return drawing.drawn.svg()
+
+
+# ---------------------------------------------------------------------- the phone layout
+
+PHONE_MARGIN = 6
+PHONE_ENTRANCE = 62
+"""A phone's entrance tiles are squares of this side, in the market's own units: the
+market (7 x 64 units) is drawn at PHONE_MARKET of that, so an entrance tile or a space is
+47 units (46 CSS px fit to a 360 px phone)."""
+PHONE_MARKET_SIDE = SIZE * CELL + 2 * (PHONE_ENTRANCE + 2)
+PHONE_MARKET = (PHONE_WIDTH - 2) / PHONE_MARKET_SIDE
+PHONE_TILE = (60.0, 48.0)
+"""A customer tile on offer or in the tray, on a phone."""
+PHONE_TRAY_PER_ROW = 5
+PHONE_RULES_CHARACTERS = 52
+"""A solo stage's rules line at 11 px across a phone's picture."""
+
+
+def _phone_solo_facts(view: pb.MercadoDeLisboaView) -> list[str]:
+    solo = view.solo
+    facts = [
+        f"campaign fame so far {solo.campaign_fame}",
+        "master stroke " + ("used" if solo.master_stroke_used else "still open"),
+        f"best single action {solo.best_action}",
+    ]
+    if solo.stage == 1:
+        good = _good_name(solo.stage1_good) if solo.stage1_good else "not fixed yet"
+        facts.append(f"earning good {good}")
+    if solo.stage == 2:
+        facts.append(f"money from 4-customer tiles {solo.money_from_four}")
+    if solo.stage == 5:
+        facts.append(f"4-customer tiles placed {solo.four_tiles_placed}")
+    return facts
+
+
+def _phone_solo_height(view: pb.MercadoDeLisboaView) -> float:
+    lines = len(_phone_solo_facts(view)) + len(_solo_rules_lines(view, PHONE_RULES_CHARACTERS))
+    return 72 + lines * LINE_H + 8
+
+
+def phone_picture(
+    view: pb.MercadoDeLisboaView,
+    last_move: pb.MercadoDeLisboaMove | None = None,
+    approximate: str = "",
+) -> str:
+    """`picture` laid out for a phone in portrait (issue 25): PHONE_WIDTH units wide, the
+    market across the width (its entrance tiles square), the supply under it, then the
+    players, the tray and the solo stage; every touchable at least TOUCH_UNITS a side (44
+    CSS px fit to a 360-430 px screen)."""
+    market_top = 66.0
+    supply_top = market_top + PHONE_MARKET_SIDE * PHONE_MARKET + 12
+    # The supply's height does not depend on the view but for its controls: measured by
+    # drawing it on a scratch picture would cost a second drawing, so it is summed here.
+    supply_height = (
+        18 + TOUCH_UNITS + 2 + 14
+        + 18 + 4 * (PHONE_TILE[1] + 8) + 6
+        + 18 + TOUCH_UNITS + 10
+        + 18 + 2 * (TOUCH_UNITS + 6) + 4
+    )  # fmt: skip
+    seat = view.to_move
+    tiles = list(view.players[seat].stand_tiles) if 0 <= seat < len(view.players) else []
+    if (len(view.display) == 3 and len(set(view.display)) == 1) or any(
+        tiles.count(good) >= 3 for good in set(tiles)
+    ):
+        supply_height += TOUCH_UNITS + 10
+    players_top = supply_top + supply_height
+    scratch = _Drawing(view, 0, PHONE_WIDTH)
+    players_height = sum(
+        scratch.phone_player_height(player) for player in view.players[:MAX_PLAYERS]
+    )
+    height = players_top + players_height + 6
+    tray_top = height
+    if view.revealable:
+        height += 30 + -(-len(view.revealable) // PHONE_TRAY_PER_ROW) * (PHONE_TILE[1] + 6)
+    solo_top = height
+    if view.HasField("solo"):
+        height += _phone_solo_height(view)
+    notes = [approximate[:300]] if approximate else []
+    if view.approximate and view.approximate_note[:300] not in notes:
+        notes.append(view.approximate_note[:300])
+    if notes:
+        height += 20
+    drawing = _Drawing(view, height, PHONE_WIDTH, entrance=PHONE_ENTRANCE)
+    drawing.phone_status()
+    market = drawing.drawn.group(cls="place", x=1, y=market_top, scale=PHONE_MARKET)
+    drawing.market(market)
+    drawing.phone_supply(supply_top)
+    drawing.phone_players(players_top)
+    if view.revealable:
+        drawing.phone_tray(tray_top)
+    if view.HasField("solo"):
+        drawing.phone_solo(solo_top)
+    if last_move is not None:
+        drawing.last_move(last_move)
+    if notes:
+        words = "; ".join(notes)
+        note = drawing.drawn.approximate_note(_shortened(words, NOTE_CHARACTERS * 2 // 5))
         title = note.find("title")
         if title is not None:
             title.text = words

@@ -102,9 +102,14 @@ class Splendor:
         return views.render(view)
 
     def picture(
-        self, view: Any, *, last_move: SplendorMove | None = None, approximate: str = ""
+        self,
+        view: Any,
+        *,
+        last_move: SplendorMove | None = None,
+        approximate: str = "",
+        layout: str = "wide",
     ) -> str:
-        return picture.picture(view, last_move, approximate)
+        return picture.picture(view, last_move, approximate, layout)
 
     def parse(self, text: str, state: State) -> SplendorMove:
         return notation.parse(text, state)

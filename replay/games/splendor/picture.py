@@ -15,7 +15,17 @@ import xml.etree.ElementTree as ET
 from typing import Final
 
 from tablelog.replay.games.splendor.components import GEMS, LETTERS
-from tablelog.replay.picture import INK, MUTED, PAPER, Picture
+from tablelog.replay.picture import (
+    INK,
+    MUTED,
+    PAPER,
+    PHONE,
+    PHONE_WIDTH,
+    TOUCH_UNITS,
+    Picture,
+    check_layout,
+    fitted,
+)
 from tablelog.v1.splendor_pb2 import (
     SplendorCard,
     SplendorMove,
@@ -259,8 +269,10 @@ class _Marks:
         self.bank.discard("unknown")
 
 
-def _market(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
-    market = drawn.group(cls="market", title="the market")
+def _market(
+    drawn: Picture, view: SplendorView, marks: _Marks, parent: ET.Element | None = None
+) -> None:
+    market = drawn.group(parent, cls="market", title="the market")
     for row_index, row in enumerate(sorted(view.market, key=lambda r: -r.level)):
         y = MARKET_Y + row_index * (CARD_H + GAP)
         level = drawn.group(market, cls=f"level level-{row.level}", title=f"level {row.level}")
@@ -297,8 +309,10 @@ def _market(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
                 drawn.highlight(level, x, y, CARD_W, CARD_H)
 
 
-def _nobles(drawn: Picture, view: SplendorView, marks: _Marks) -> None:
-    offer = drawn.group(cls="nobles", title="the nobles on offer")
+def _nobles(
+    drawn: Picture, view: SplendorView, marks: _Marks, parent: ET.Element | None = None
+) -> None:
+    offer = drawn.group(parent, cls="nobles", title="the nobles on offer")
     for index, noble in enumerate(view.nobles):
         x = MARKET_X + index * (NOBLE_SIZE + GAP)
         _noble(drawn, offer, x, NOBLES_Y, noble, f"noble-{noble.id}")
@@ -485,19 +499,25 @@ def _tray_height(view: SplendorView) -> float:
     return 24 + rows * (MINI_H + 8) if items else 0
 
 
-def _tray(drawn: Picture, view: SplendorView, top: float) -> None:
+def _tray(
+    drawn: Picture,
+    view: SplendorView,
+    top: float,
+    parent: ET.Element | None = None,
+    per_row: int = TRAY_PER_ROW,
+) -> None:
     """Issue 25: what the table may turn up (or the seat to move may name), each a tap."""
-    tray = drawn.group(cls="tray", title="the tray: what may still be unseen")
+    tray = drawn.group(parent, cls="tray", title="the tray: what may still be unseen")
     drawn.text(tray, 10, top + 16, "may be turned up:", size=12, fill=MUTED)
     for index, card in enumerate(view.unseen_cards):
-        x = 10 + index % TRAY_PER_ROW * (MINI_W + 6)
-        y = top + 24 + index // TRAY_PER_ROW * (MINI_H + 8)
+        x = 10 + index % per_row * (MINI_W + 6)
+        y = top + 24 + index // per_row * (MINI_H + 8)
         face = _mini_card(drawn, tray, x, y, card, cls="tray-card", title="tray: ")
         drawn.touch(face, f"tray-card-{card.id}")
     for offset, noble in enumerate(view.unseen_nobles):
         index = len(view.unseen_cards) + offset
-        x = 10 + index % TRAY_PER_ROW * (MINI_W + 6)
-        y = top + 24 + index // TRAY_PER_ROW * (MINI_H + 8)
+        x = 10 + index % per_row * (MINI_W + 6)
+        y = top + 24 + index // per_row * (MINI_H + 8)
         title = f"tray: noble, {noble.points} points for {_cost_words(noble.requires)}"
         tile = drawn.group(tray, cls="noble tray-noble", title=title)
         drawn.rect(tile, x, y, MINI_W, MINI_H, fill="#efe3c8", stroke=INK, radius=3)
@@ -511,9 +531,16 @@ def _tray(drawn: Picture, view: SplendorView, top: float) -> None:
 
 
 def picture(
-    view: SplendorView, last_move: SplendorMove | None = None, approximate: str = ""
+    view: SplendorView,
+    last_move: SplendorMove | None = None,
+    approximate: str = "",
+    layout: str = "wide",
 ) -> str:
-    """The picture of `view`; `last_move` framed where it shows; `approximate` noted."""
+    """The picture of `view`; `last_move` framed where it shows; `approximate` noted;
+    `layout` "phone" lays it out in one column (`phone_picture`)."""
+    check_layout(layout)
+    if layout == PHONE:
+        return phone_picture(view, last_move, approximate)
     marks = _Marks(view, last_move)
     players_height = NOBLES_Y + len(view.players) * (PANEL_H + 8)
     market_height = MARKET_Y + 3 * (CARD_H + GAP) + (40 if view.awaiting == "action" else 0)
@@ -540,3 +567,242 @@ def picture(
 def _cards(count: int) -> str:
     """ "1 card", "2 cards" (issue 26: "1 cards")."""
     return f"{count} card{'' if count == 1 else 's'}"
+
+
+# ---------------------------------------------------------------------- the phone layout
+
+PHONE_MARGIN: Final = 6
+PHONE_MARKET: Final = (PHONE_WIDTH - 2 * PHONE_MARGIN) / (5 * (CARD_W + GAP) - GAP)
+"""The market's scale on a phone: its five columns (the deck and four slots) across the
+picture, a card 57 x 79 units (56 x 77 CSS px on a 360 px phone)."""
+PHONE_TOKEN_R: Final = TOUCH_UNITS / 2
+PHONE_STEP: Final = (PHONE_WIDTH - 2 * PHONE_MARGIN) / 6
+"""Six piles across the picture (the bank's, a seat's tokens)."""
+PHONE_MINI: Final = TOUCH_UNITS / MINI_W + 0.1
+"""A reserved or tray card on a phone: 48 x 74 units."""
+PHONE_TRAY_PER_ROW: Final = 6
+PHONE_PANEL_H: Final = 56 + 2 * (TOUCH_UNITS + 8) + MINI_H * PHONE_MINI + 22
+
+
+def _phone_bank(drawn: Picture, view: SplendorView, marks: _Marks, top: float) -> None:
+    """The bank's six piles in a row, each a finger wide."""
+    bank = drawn.group(cls="bank", title="the bank")
+    drawn.text(bank, PHONE_MARGIN, top + 12, "bank", size=12, fill=MUTED)
+    cy = top + 18 + PHONE_TOKEN_R
+    for index, (colour, count) in enumerate(zip(COLOURS, _counts(view.bank), strict=True)):
+        cx = PHONE_MARGIN + PHONE_STEP * (index + 0.5)
+        r = PHONE_TOKEN_R
+        _token(drawn, bank, cx, cy, r, colour, count, "bank", f"bank-{LETTERS[index]}")
+        if colour in marks.bank:
+            drawn.highlight(bank, cx - r, cy - r, 2 * r, 2 * r)
+
+
+def _phone_player(
+    drawn: Picture,
+    view: SplendorView,
+    seat: int,
+    player: SplendorPlayerView,
+    marks: _Marks,
+    y: float,
+) -> None:
+    """A seat's panel across the picture, below the board: its tokens and bonuses in rows of
+    a finger's size, its reserved cards and nobles under them (the same ids and names as
+    the wide layout's panel)."""
+    x, width = PHONE_MARGIN, PHONE_WIDTH - 2 * PHONE_MARGIN
+    turn = seat == view.current_player and not view.game_over and not view.pending_reveal
+    panel = drawn.group(cls="player", title=f"{player.name}: {player.prestige} prestige")
+    drawn.rect(
+        panel,
+        x,
+        y,
+        width,
+        PHONE_PANEL_H,
+        fill="#ffffff" if turn else PAPER,
+        stroke=INK,
+        stroke_width=2.5 if turn else 1,
+        radius=6,
+    )
+    first = " (first)" if seat == view.first_player else ""
+    name = fitted(f"{player.name}{first}", width / 2, 14)
+    drawn.text(panel, x + 8, y + 18, name, size=14, bold=True, cls="player-name")
+    points = drawn.group(
+        panel,
+        cls="prestige",
+        title=f"{player.prestige} prestige: {player.card_points} from cards, "
+        f"{player.noble_points} from nobles",
+    )
+    drawn.text(
+        points,
+        x + 8,
+        y + 36,
+        f"{player.prestige} prestige · {_cards(len(player.purchased))}",
+        size=11,
+        fill=MUTED,
+    )
+    tokens = drawn.group(panel, cls="tokens", title=f"{player.name}'s tokens")
+    row = y + 44
+    for index, (colour, count) in enumerate(zip(COLOURS, _counts(player.tokens), strict=True)):
+        _token(
+            drawn,
+            tokens,
+            x + PHONE_STEP * (index + 0.5),
+            row + PHONE_TOKEN_R,
+            PHONE_TOKEN_R,
+            colour,
+            count,
+            player.name,
+            f"p{seat + 1}-tokens-{LETTERS[index]}",
+        )
+    row += TOUCH_UNITS + 8
+    bonuses = drawn.group(panel, cls="bonuses", title=f"{player.name}'s card bonuses")
+    drawn.touch(bonuses, f"p{seat + 1}-bonuses")
+    for index, (colour, count) in enumerate(
+        zip(COLOURS[:5], _counts(player.bonuses)[:5], strict=True)
+    ):
+        bx = x + PHONE_STEP * index + 4
+        drawn.rect(
+            bonuses,
+            bx,
+            row,
+            PHONE_STEP - 8,
+            TOUCH_UNITS,
+            fill=FILL[colour],
+            stroke=INK,
+            radius=2,
+            cls=f"bonus {colour}",
+            title=f"{count} {colour} bonus",
+        )
+        drawn.text(
+            bonuses,
+            bx + (PHONE_STEP - 8) / 2,
+            row + TOUCH_UNITS / 2 + 6,
+            str(count),
+            size=16,
+            anchor="middle",
+            bold=True,
+            fill=_ink(colour),
+        )
+    if marks.purchased_by == seat or (
+        marks.card and any(c.id == marks.card for c in player.purchased)
+    ):
+        drawn.highlight(panel, x + 4, row, 5 * PHONE_STEP - 8, TOUCH_UNITS)
+    row += TOUCH_UNITS + 8
+    hand = drawn.group(panel, cls="reserved", title=f"{player.name}'s reserved cards")
+    drawn.touch(hand, f"p{seat + 1}-reserved")
+    mini_w, mini_h = MINI_W * PHONE_MINI, MINI_H * PHONE_MINI
+    area = drawn.rect(hand, x + 4, row - 2, 3 * (mini_w + 8) + 4, mini_h + 16, fill=PAPER, radius=3)
+    area.set("fill-opacity", "0")
+    for index, held in enumerate(player.reserved):
+        left = x + 8 + index * (mini_w + 8)
+        place = drawn.group(hand, cls="place", x=left, y=row, scale=PHONE_MINI)
+        mine = f"p{seat + 1}-hand-{index + 1}"
+        if held.card.id:
+            drawn.touch(
+                _mini_card(drawn, place, 0, 0, held.card, title=f"reserved card {index + 1}: "),
+                mine,
+            )
+        elif held.hidden:
+            back = drawn.face_down(
+                place,
+                0,
+                0,
+                MINI_W,
+                MINI_H,
+                title=f"a level-{held.level} card reserved blind",
+                radius=3,
+            )
+            drawn.touch(back, mine)
+        else:
+            unnamed = drawn.group(
+                place,
+                cls="unknown-card",
+                title=f"a level-{held.level} card reserved blind, not yet named",
+            )
+            drawn.touch(unnamed, mine)
+            drawn.rect(unnamed, 0, 0, MINI_W, MINI_H, fill="none", stroke=MUTED, radius=3)
+            drawn.text(
+                unnamed, MINI_W / 2, MINI_H / 2 + 4, "?", size=14, anchor="middle", fill=MUTED
+            )
+        drawn.text(
+            hand,
+            left + mini_w / 2,
+            row + mini_h + 11,
+            f"L{held.level}",
+            size=9,
+            anchor="middle",
+            fill=MUTED,
+        )
+        if marks.card and held.card.id == marks.card:
+            drawn.highlight(hand, left, row, mini_w, mini_h)
+    owned = drawn.group(panel, cls="player-nobles", title=f"{player.name}'s nobles")
+    for index, noble in enumerate(player.nobles):
+        nx = x + 8 + 3 * (mini_w + 8) + 8 + index // 3 * 28
+        ny = row + index % 3 * 26
+        tile = drawn.group(
+            owned,
+            cls="noble owned",
+            title=f"noble: {noble.points} points ({_cost_words(noble.requires)})",
+        )
+        drawn.rect(tile, nx, ny, 22, 22, fill="#efe3c8", stroke=INK, radius=2)
+        drawn.text(tile, nx + 11, ny + 15, str(noble.points), size=11, anchor="middle")
+        if marks.noble == noble.id:
+            drawn.highlight(owned, nx, ny, 22, 22)
+
+
+def phone_picture(
+    view: SplendorView, last_move: SplendorMove | None = None, approximate: str = ""
+) -> str:
+    """`picture` laid out for a phone in portrait (issue 25): PHONE_WIDTH units wide, the
+    nobles, the market (its five columns across), the bank in a row and pass, then each
+    seat's panel, then the tray; every touchable at least TOUCH_UNITS a side, so fit to a
+    360-430 px screen it is at least 44 CSS px (WCAG 2.5.5)."""
+    marks = _Marks(view, last_move)
+    top = 30.0
+    nobles_top = top
+    top += NOBLE_SIZE + 12
+    market_top = top
+    top += (3 * (CARD_H + GAP) - GAP) * PHONE_MARKET + 12
+    bank_top = top
+    top += 18 + TOUCH_UNITS + 10
+    pass_top = top
+    if view.awaiting == "action":
+        top += TOUCH_UNITS + 10
+    players_top = top
+    top += len(view.players) * (PHONE_PANEL_H + 8)
+    tray_top = top
+    items = len(view.unseen_cards) + len(view.unseen_nobles)
+    if items:
+        rows = -(-items // PHONE_TRAY_PER_ROW)
+        top += (24 + rows * (MINI_H + 8)) * PHONE_MINI
+    height = top + (24 if approximate else 8)
+    drawn = Picture(PHONE_WIDTH, height, f"Splendor: {_status(view)}")
+    status = fitted(f"Splendor: {_status(view)}", PHONE_WIDTH - 2 * PHONE_MARGIN, 14)
+    drawn.text(drawn.root, PHONE_MARGIN, 20, status, size=14, bold=True, cls="status")
+    # The wide layout's nobles, market and tray, moved (and the market scaled) into place.
+    nobles = drawn.group(cls="place", x=PHONE_MARGIN - MARKET_X, y=nobles_top - NOBLES_Y)
+    _nobles(drawn, view, marks, nobles)
+    market = drawn.group(
+        cls="place",
+        x=PHONE_MARGIN - MARKET_X * PHONE_MARKET,
+        y=market_top - MARKET_Y * PHONE_MARKET,
+        scale=PHONE_MARKET,
+    )
+    _market(drawn, view, marks, market)
+    _phone_bank(drawn, view, marks, bank_top)
+    if view.awaiting == "action":
+        # RULES.md E7: a seat that can do nothing else passes.
+        controls = drawn.group(cls="controls", title="controls")
+        drawn.button(controls, PHONE_MARGIN, pass_top, "pass", "pass", width=96, height=TOUCH_UNITS)
+    for seat, player in enumerate(view.players):
+        _phone_player(drawn, view, seat, player, marks, players_top + seat * (PHONE_PANEL_H + 8))
+    if items:
+        tray = drawn.group(
+            cls="place",
+            x=PHONE_MARGIN - 10 * PHONE_MINI,
+            y=tray_top - tray_top * PHONE_MINI,
+            scale=PHONE_MINI,
+        )
+        _tray(drawn, view, tray_top, tray, PHONE_TRAY_PER_ROW)
+    if approximate:
+        drawn.approximate_note(approximate)
+    return drawn.svg()

@@ -80,6 +80,59 @@ func (GameStatus) EnumDescriptor() ([]byte, []int) {
 	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{0}
 }
 
+// How a game's picture is laid out (issue 25). Every layout marks the same touchables
+// (`data-touch`) with the same accessible names; only their places and sizes differ.
+type PictureLayout int32
+
+const (
+	// For a desktop's aspect (about 900 units wide, the seats' panels beside the board).
+	PictureLayout_PICTURE_LAYOUT_UNSPECIFIED PictureLayout = 0
+	// For a phone in portrait (about 340 units wide: the board, then the market in a
+	// column, then the seats' panels), so that fit to a 360-430 px screen a touchable is at
+	// least 44 CSS px wherever the game's geometry allows it (docs/benchmarks.md, "Touch
+	// targets").
+	PictureLayout_PICTURE_LAYOUT_PHONE PictureLayout = 1
+)
+
+// Enum value maps for PictureLayout.
+var (
+	PictureLayout_name = map[int32]string{
+		0: "PICTURE_LAYOUT_UNSPECIFIED",
+		1: "PICTURE_LAYOUT_PHONE",
+	}
+	PictureLayout_value = map[string]int32{
+		"PICTURE_LAYOUT_UNSPECIFIED": 0,
+		"PICTURE_LAYOUT_PHONE":       1,
+	}
+)
+
+func (x PictureLayout) Enum() *PictureLayout {
+	p := new(PictureLayout)
+	*p = x
+	return p
+}
+
+func (x PictureLayout) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PictureLayout) Descriptor() protoreflect.EnumDescriptor {
+	return file_tablelog_v1_service_proto_enumTypes[1].Descriptor()
+}
+
+func (PictureLayout) Type() protoreflect.EnumType {
+	return &file_tablelog_v1_service_proto_enumTypes[1]
+}
+
+func (x PictureLayout) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PictureLayout.Descriptor instead.
+func (PictureLayout) EnumDescriptor() ([]byte, []int) {
+	return file_tablelog_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
 // Who is looking at a state.
 type Viewer struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2135,7 +2188,10 @@ type GetStateRequest struct {
 	Revision uint64  `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	Viewer   *Viewer `protobuf:"bytes,3,opt,name=viewer,proto3" json:"viewer,omitempty"`
 	// Also draw the state: fills `StateSnapshot.picture`.
-	Picture       bool `protobuf:"varint,4,opt,name=picture,proto3" json:"picture,omitempty"`
+	Picture bool `protobuf:"varint,4,opt,name=picture,proto3" json:"picture,omitempty"`
+	// How the picture is laid out (unset: for a desktop's aspect). The same touch ids and
+	// accessible names in every layout.
+	PictureLayout PictureLayout `protobuf:"varint,5,opt,name=picture_layout,json=pictureLayout,proto3,enum=tablelog.v1.PictureLayout" json:"picture_layout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2196,6 +2252,13 @@ func (x *GetStateRequest) GetPicture() bool {
 		return x.Picture
 	}
 	return false
+}
+
+func (x *GetStateRequest) GetPictureLayout() PictureLayout {
+	if x != nil {
+		return x.PictureLayout
+	}
+	return PictureLayout_PICTURE_LAYOUT_UNSPECIFIED
 }
 
 type GetStateResponse struct {
@@ -2492,7 +2555,9 @@ type ReplayGameRequest struct {
 	// then the variation's moves (see ReplayGameResponse.variation).
 	Variation *VariationPath `protobuf:"bytes,5,opt,name=variation,proto3" json:"variation,omitempty"`
 	// Also draw each state: fills `StateSnapshot.picture` of every item.
-	Picture       bool `protobuf:"varint,6,opt,name=picture,proto3" json:"picture,omitempty"`
+	Picture bool `protobuf:"varint,6,opt,name=picture,proto3" json:"picture,omitempty"`
+	// How the pictures are laid out (see GetStateRequest.picture_layout).
+	PictureLayout PictureLayout `protobuf:"varint,7,opt,name=picture_layout,json=pictureLayout,proto3,enum=tablelog.v1.PictureLayout" json:"picture_layout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2567,6 +2632,13 @@ func (x *ReplayGameRequest) GetPicture() bool {
 		return x.Picture
 	}
 	return false
+}
+
+func (x *ReplayGameRequest) GetPictureLayout() PictureLayout {
+	if x != nil {
+		return x.PictureLayout
+	}
+	return PictureLayout_PICTURE_LAYOUT_UNSPECIFIED
 }
 
 // A line of an annotation's variation: `line` holds pairs (move number, alternative
@@ -4325,12 +4397,13 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"r\n" +
 	"\x12DeleteGameResponse\x12,\n" +
 	"\x04game\x18\x01 \x01(\v2\x18.tablelog.v1.GameSummaryR\x04game\x12.\n" +
-	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\x8d\x01\n" +
+	"\areceipt\x18\x02 \x01(\v2\x14.tablelog.v1.ReceiptR\areceipt\"\xd0\x01\n" +
 	"\x0fGetStateRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12+\n" +
 	"\x06viewer\x18\x03 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x12\x18\n" +
-	"\apicture\x18\x04 \x01(\bR\apicture\"D\n" +
+	"\apicture\x18\x04 \x01(\bR\apicture\x12A\n" +
+	"\x0epicture_layout\x18\x05 \x01(\x0e2\x1a.tablelog.v1.PictureLayoutR\rpictureLayout\"D\n" +
 	"\x10GetStateResponse\x120\n" +
 	"\x05state\x18\x01 \x01(\v2\x1a.tablelog.v1.StateSnapshotR\x05state\"\xb5\x01\n" +
 	"\x15ListLegalMovesRequest\x12\x17\n" +
@@ -4351,7 +4424,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
 	"\n" +
 	"total_size\x18\x03 \x01(\rR\ttotalSize\x12,\n" +
-	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\xf3\x01\n" +
+	"\ato_move\x18\x04 \x01(\v2\x13.tablelog.v1.ToMoveR\x06toMove\"\xb6\x02\n" +
 	"\x11ReplayGameRequest\x12\x17\n" +
 	"\agame_id\x18\x01 \x01(\tR\x06gameId\x12#\n" +
 	"\rfrom_revision\x18\x02 \x01(\x04R\ffromRevision\x12\x1f\n" +
@@ -4359,7 +4432,8 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"toRevision\x12+\n" +
 	"\x06viewer\x18\x04 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\x128\n" +
 	"\tvariation\x18\x05 \x01(\v2\x1a.tablelog.v1.VariationPathR\tvariation\x12\x18\n" +
-	"\apicture\x18\x06 \x01(\bR\apicture\"H\n" +
+	"\apicture\x18\x06 \x01(\bR\apicture\x12A\n" +
+	"\x0epicture_layout\x18\a \x01(\x0e2\x1a.tablelog.v1.PictureLayoutR\rpictureLayout\"H\n" +
 	"\rVariationPath\x12#\n" +
 	"\rannotation_id\x18\x01 \x01(\tR\fannotationId\x12\x12\n" +
 	"\x04line\x18\x02 \x03(\rR\x04line\"\x8a\x02\n" +
@@ -4486,7 +4560,10 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x17GAME_STATUS_IN_PROGRESS\x10\x01\x12\x15\n" +
 	"\x11GAME_STATUS_ENDED\x10\x02\x12\x19\n" +
 	"\x15GAME_STATUS_ABANDONED\x10\x03\x12\x17\n" +
-	"\x13GAME_STATUS_DELETED\x10\x042\xb4\x0e\n" +
+	"\x13GAME_STATUS_DELETED\x10\x04*I\n" +
+	"\rPictureLayout\x12\x1e\n" +
+	"\x1aPICTURE_LAYOUT_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14PICTURE_LAYOUT_PHONE\x10\x012\xb4\x0e\n" +
 	"\x0fTablelogService\x12[\n" +
 	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\n" +
@@ -4529,210 +4606,213 @@ func file_tablelog_v1_service_proto_rawDescGZIP() []byte {
 	return file_tablelog_v1_service_proto_rawDescData
 }
 
-var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_tablelog_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_tablelog_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_tablelog_v1_service_proto_goTypes = []any{
 	(GameStatus)(0),                  // 0: tablelog.v1.GameStatus
-	(*Viewer)(nil),                   // 1: tablelog.v1.Viewer
-	(*GameSummary)(nil),              // 2: tablelog.v1.GameSummary
-	(*GameDeletion)(nil),             // 3: tablelog.v1.GameDeletion
-	(*StateSnapshot)(nil),            // 4: tablelog.v1.StateSnapshot
-	(*ListGameTypesRequest)(nil),     // 5: tablelog.v1.ListGameTypesRequest
-	(*ListGameTypesResponse)(nil),    // 6: tablelog.v1.ListGameTypesResponse
-	(*CreateGameRequest)(nil),        // 7: tablelog.v1.CreateGameRequest
-	(*CreateGameResponse)(nil),       // 8: tablelog.v1.CreateGameResponse
-	(*Receipt)(nil),                  // 9: tablelog.v1.Receipt
-	(*GetGameRequest)(nil),           // 10: tablelog.v1.GetGameRequest
-	(*GetGameResponse)(nil),          // 11: tablelog.v1.GetGameResponse
-	(*ListGamesRequest)(nil),         // 12: tablelog.v1.ListGamesRequest
-	(*ListGamesResponse)(nil),        // 13: tablelog.v1.ListGamesResponse
-	(*RecordMoveRequest)(nil),        // 14: tablelog.v1.RecordMoveRequest
-	(*RecordMoveResponse)(nil),       // 15: tablelog.v1.RecordMoveResponse
-	(*UndoMoveRequest)(nil),          // 16: tablelog.v1.UndoMoveRequest
-	(*UndoMoveResponse)(nil),         // 17: tablelog.v1.UndoMoveResponse
-	(*RedoMoveRequest)(nil),          // 18: tablelog.v1.RedoMoveRequest
-	(*RedoMoveResponse)(nil),         // 19: tablelog.v1.RedoMoveResponse
-	(*NewMove)(nil),                  // 20: tablelog.v1.NewMove
-	(*DeletedMove)(nil),              // 21: tablelog.v1.DeletedMove
-	(*AmendMoveRequest)(nil),         // 22: tablelog.v1.AmendMoveRequest
-	(*AmendMoveResponse)(nil),        // 23: tablelog.v1.AmendMoveResponse
-	(*AbandonGameRequest)(nil),       // 24: tablelog.v1.AbandonGameRequest
-	(*AbandonGameResponse)(nil),      // 25: tablelog.v1.AbandonGameResponse
-	(*DeleteGameRequest)(nil),        // 26: tablelog.v1.DeleteGameRequest
-	(*DeleteGameResponse)(nil),       // 27: tablelog.v1.DeleteGameResponse
-	(*GetStateRequest)(nil),          // 28: tablelog.v1.GetStateRequest
-	(*GetStateResponse)(nil),         // 29: tablelog.v1.GetStateResponse
-	(*ListLegalMovesRequest)(nil),    // 30: tablelog.v1.ListLegalMovesRequest
-	(*LegalMove)(nil),                // 31: tablelog.v1.LegalMove
-	(*ListLegalMovesResponse)(nil),   // 32: tablelog.v1.ListLegalMovesResponse
-	(*ReplayGameRequest)(nil),        // 33: tablelog.v1.ReplayGameRequest
-	(*VariationPath)(nil),            // 34: tablelog.v1.VariationPath
-	(*ReplayGameResponse)(nil),       // 35: tablelog.v1.ReplayGameResponse
-	(*WatchGameRequest)(nil),         // 36: tablelog.v1.WatchGameRequest
-	(*Heartbeat)(nil),                // 37: tablelog.v1.Heartbeat
-	(*WatchGameResponse)(nil),        // 38: tablelog.v1.WatchGameResponse
-	(*AddAnnotationRequest)(nil),     // 39: tablelog.v1.AddAnnotationRequest
-	(*AddAnnotationResponse)(nil),    // 40: tablelog.v1.AddAnnotationResponse
-	(*Annotation)(nil),               // 41: tablelog.v1.Annotation
-	(*RemoveAnnotationRequest)(nil),  // 42: tablelog.v1.RemoveAnnotationRequest
-	(*RemoveAnnotationResponse)(nil), // 43: tablelog.v1.RemoveAnnotationResponse
-	(*ListAnnotationsRequest)(nil),   // 44: tablelog.v1.ListAnnotationsRequest
-	(*ListAnnotationsResponse)(nil),  // 45: tablelog.v1.ListAnnotationsResponse
-	(*GetAuditLogRequest)(nil),       // 46: tablelog.v1.GetAuditLogRequest
-	(*AuditEntry)(nil),               // 47: tablelog.v1.AuditEntry
-	(*GetAuditLogResponse)(nil),      // 48: tablelog.v1.GetAuditLogResponse
-	(*VerifyGameRequest)(nil),        // 49: tablelog.v1.VerifyGameRequest
-	(*VerifyGameResponse)(nil),       // 50: tablelog.v1.VerifyGameResponse
-	(*ImportGameRequest)(nil),        // 51: tablelog.v1.ImportGameRequest
-	(*ImportGameResponse)(nil),       // 52: tablelog.v1.ImportGameResponse
-	(*ExportRecordRequest)(nil),      // 53: tablelog.v1.ExportRecordRequest
-	(*ExportRecordResponse)(nil),     // 54: tablelog.v1.ExportRecordResponse
-	(*ImportRecordRequest)(nil),      // 55: tablelog.v1.ImportRecordRequest
-	(*ImportRecordResponse)(nil),     // 56: tablelog.v1.ImportRecordResponse
-	(*Player)(nil),                   // 57: tablelog.v1.Player
-	(Mode)(0),                        // 58: tablelog.v1.Mode
-	(*ToMove)(nil),                   // 59: tablelog.v1.ToMove
-	(*timestamppb.Timestamp)(nil),    // 60: google.protobuf.Timestamp
-	(*GameOptions)(nil),              // 61: tablelog.v1.GameOptions
-	(*GameResult)(nil),               // 62: tablelog.v1.GameResult
-	(*GameView)(nil),                 // 63: tablelog.v1.GameView
-	(*GameInfo)(nil),                 // 64: tablelog.v1.GameInfo
-	(*ComponentFile)(nil),            // 65: tablelog.v1.ComponentFile
-	(*RecordTag)(nil),                // 66: tablelog.v1.RecordTag
-	(*Move)(nil),                     // 67: tablelog.v1.Move
-	(*Event)(nil),                    // 68: tablelog.v1.Event
-	(*Variation)(nil),                // 69: tablelog.v1.Variation
-	(*Actor)(nil),                    // 70: tablelog.v1.Actor
+	(PictureLayout)(0),               // 1: tablelog.v1.PictureLayout
+	(*Viewer)(nil),                   // 2: tablelog.v1.Viewer
+	(*GameSummary)(nil),              // 3: tablelog.v1.GameSummary
+	(*GameDeletion)(nil),             // 4: tablelog.v1.GameDeletion
+	(*StateSnapshot)(nil),            // 5: tablelog.v1.StateSnapshot
+	(*ListGameTypesRequest)(nil),     // 6: tablelog.v1.ListGameTypesRequest
+	(*ListGameTypesResponse)(nil),    // 7: tablelog.v1.ListGameTypesResponse
+	(*CreateGameRequest)(nil),        // 8: tablelog.v1.CreateGameRequest
+	(*CreateGameResponse)(nil),       // 9: tablelog.v1.CreateGameResponse
+	(*Receipt)(nil),                  // 10: tablelog.v1.Receipt
+	(*GetGameRequest)(nil),           // 11: tablelog.v1.GetGameRequest
+	(*GetGameResponse)(nil),          // 12: tablelog.v1.GetGameResponse
+	(*ListGamesRequest)(nil),         // 13: tablelog.v1.ListGamesRequest
+	(*ListGamesResponse)(nil),        // 14: tablelog.v1.ListGamesResponse
+	(*RecordMoveRequest)(nil),        // 15: tablelog.v1.RecordMoveRequest
+	(*RecordMoveResponse)(nil),       // 16: tablelog.v1.RecordMoveResponse
+	(*UndoMoveRequest)(nil),          // 17: tablelog.v1.UndoMoveRequest
+	(*UndoMoveResponse)(nil),         // 18: tablelog.v1.UndoMoveResponse
+	(*RedoMoveRequest)(nil),          // 19: tablelog.v1.RedoMoveRequest
+	(*RedoMoveResponse)(nil),         // 20: tablelog.v1.RedoMoveResponse
+	(*NewMove)(nil),                  // 21: tablelog.v1.NewMove
+	(*DeletedMove)(nil),              // 22: tablelog.v1.DeletedMove
+	(*AmendMoveRequest)(nil),         // 23: tablelog.v1.AmendMoveRequest
+	(*AmendMoveResponse)(nil),        // 24: tablelog.v1.AmendMoveResponse
+	(*AbandonGameRequest)(nil),       // 25: tablelog.v1.AbandonGameRequest
+	(*AbandonGameResponse)(nil),      // 26: tablelog.v1.AbandonGameResponse
+	(*DeleteGameRequest)(nil),        // 27: tablelog.v1.DeleteGameRequest
+	(*DeleteGameResponse)(nil),       // 28: tablelog.v1.DeleteGameResponse
+	(*GetStateRequest)(nil),          // 29: tablelog.v1.GetStateRequest
+	(*GetStateResponse)(nil),         // 30: tablelog.v1.GetStateResponse
+	(*ListLegalMovesRequest)(nil),    // 31: tablelog.v1.ListLegalMovesRequest
+	(*LegalMove)(nil),                // 32: tablelog.v1.LegalMove
+	(*ListLegalMovesResponse)(nil),   // 33: tablelog.v1.ListLegalMovesResponse
+	(*ReplayGameRequest)(nil),        // 34: tablelog.v1.ReplayGameRequest
+	(*VariationPath)(nil),            // 35: tablelog.v1.VariationPath
+	(*ReplayGameResponse)(nil),       // 36: tablelog.v1.ReplayGameResponse
+	(*WatchGameRequest)(nil),         // 37: tablelog.v1.WatchGameRequest
+	(*Heartbeat)(nil),                // 38: tablelog.v1.Heartbeat
+	(*WatchGameResponse)(nil),        // 39: tablelog.v1.WatchGameResponse
+	(*AddAnnotationRequest)(nil),     // 40: tablelog.v1.AddAnnotationRequest
+	(*AddAnnotationResponse)(nil),    // 41: tablelog.v1.AddAnnotationResponse
+	(*Annotation)(nil),               // 42: tablelog.v1.Annotation
+	(*RemoveAnnotationRequest)(nil),  // 43: tablelog.v1.RemoveAnnotationRequest
+	(*RemoveAnnotationResponse)(nil), // 44: tablelog.v1.RemoveAnnotationResponse
+	(*ListAnnotationsRequest)(nil),   // 45: tablelog.v1.ListAnnotationsRequest
+	(*ListAnnotationsResponse)(nil),  // 46: tablelog.v1.ListAnnotationsResponse
+	(*GetAuditLogRequest)(nil),       // 47: tablelog.v1.GetAuditLogRequest
+	(*AuditEntry)(nil),               // 48: tablelog.v1.AuditEntry
+	(*GetAuditLogResponse)(nil),      // 49: tablelog.v1.GetAuditLogResponse
+	(*VerifyGameRequest)(nil),        // 50: tablelog.v1.VerifyGameRequest
+	(*VerifyGameResponse)(nil),       // 51: tablelog.v1.VerifyGameResponse
+	(*ImportGameRequest)(nil),        // 52: tablelog.v1.ImportGameRequest
+	(*ImportGameResponse)(nil),       // 53: tablelog.v1.ImportGameResponse
+	(*ExportRecordRequest)(nil),      // 54: tablelog.v1.ExportRecordRequest
+	(*ExportRecordResponse)(nil),     // 55: tablelog.v1.ExportRecordResponse
+	(*ImportRecordRequest)(nil),      // 56: tablelog.v1.ImportRecordRequest
+	(*ImportRecordResponse)(nil),     // 57: tablelog.v1.ImportRecordResponse
+	(*Player)(nil),                   // 58: tablelog.v1.Player
+	(Mode)(0),                        // 59: tablelog.v1.Mode
+	(*ToMove)(nil),                   // 60: tablelog.v1.ToMove
+	(*timestamppb.Timestamp)(nil),    // 61: google.protobuf.Timestamp
+	(*GameOptions)(nil),              // 62: tablelog.v1.GameOptions
+	(*GameResult)(nil),               // 63: tablelog.v1.GameResult
+	(*GameView)(nil),                 // 64: tablelog.v1.GameView
+	(*GameInfo)(nil),                 // 65: tablelog.v1.GameInfo
+	(*ComponentFile)(nil),            // 66: tablelog.v1.ComponentFile
+	(*RecordTag)(nil),                // 67: tablelog.v1.RecordTag
+	(*Move)(nil),                     // 68: tablelog.v1.Move
+	(*Event)(nil),                    // 69: tablelog.v1.Event
+	(*Variation)(nil),                // 70: tablelog.v1.Variation
+	(*Actor)(nil),                    // 71: tablelog.v1.Actor
 }
 var file_tablelog_v1_service_proto_depIdxs = []int32{
-	57,  // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
-	58,  // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
+	58,  // 0: tablelog.v1.GameSummary.players:type_name -> tablelog.v1.Player
+	59,  // 1: tablelog.v1.GameSummary.mode:type_name -> tablelog.v1.Mode
 	0,   // 2: tablelog.v1.GameSummary.status:type_name -> tablelog.v1.GameStatus
-	59,  // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
-	60,  // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
-	60,  // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
-	61,  // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
-	62,  // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
-	3,   // 8: tablelog.v1.GameSummary.deletion:type_name -> tablelog.v1.GameDeletion
-	60,  // 9: tablelog.v1.GameDeletion.time:type_name -> google.protobuf.Timestamp
-	63,  // 10: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
-	59,  // 11: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
-	62,  // 12: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
-	64,  // 13: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
-	57,  // 14: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
-	61,  // 15: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
-	58,  // 16: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
-	65,  // 17: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
-	66,  // 18: tablelog.v1.CreateGameRequest.record_tags:type_name -> tablelog.v1.RecordTag
-	2,   // 19: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
-	9,   // 20: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,   // 21: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
+	60,  // 3: tablelog.v1.GameSummary.to_move:type_name -> tablelog.v1.ToMove
+	61,  // 4: tablelog.v1.GameSummary.created_time:type_name -> google.protobuf.Timestamp
+	61,  // 5: tablelog.v1.GameSummary.updated_time:type_name -> google.protobuf.Timestamp
+	62,  // 6: tablelog.v1.GameSummary.options:type_name -> tablelog.v1.GameOptions
+	63,  // 7: tablelog.v1.GameSummary.result:type_name -> tablelog.v1.GameResult
+	4,   // 8: tablelog.v1.GameSummary.deletion:type_name -> tablelog.v1.GameDeletion
+	61,  // 9: tablelog.v1.GameDeletion.time:type_name -> google.protobuf.Timestamp
+	64,  // 10: tablelog.v1.StateSnapshot.view:type_name -> tablelog.v1.GameView
+	60,  // 11: tablelog.v1.StateSnapshot.to_move:type_name -> tablelog.v1.ToMove
+	63,  // 12: tablelog.v1.StateSnapshot.result:type_name -> tablelog.v1.GameResult
+	65,  // 13: tablelog.v1.ListGameTypesResponse.games:type_name -> tablelog.v1.GameInfo
+	58,  // 14: tablelog.v1.CreateGameRequest.players:type_name -> tablelog.v1.Player
+	62,  // 15: tablelog.v1.CreateGameRequest.options:type_name -> tablelog.v1.GameOptions
+	59,  // 16: tablelog.v1.CreateGameRequest.mode:type_name -> tablelog.v1.Mode
+	66,  // 17: tablelog.v1.CreateGameRequest.components:type_name -> tablelog.v1.ComponentFile
+	67,  // 18: tablelog.v1.CreateGameRequest.record_tags:type_name -> tablelog.v1.RecordTag
+	3,   // 19: tablelog.v1.CreateGameResponse.game:type_name -> tablelog.v1.GameSummary
+	10,  // 20: tablelog.v1.CreateGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,   // 21: tablelog.v1.GetGameResponse.game:type_name -> tablelog.v1.GameSummary
 	0,   // 22: tablelog.v1.ListGamesRequest.status:type_name -> tablelog.v1.GameStatus
-	2,   // 23: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
-	67,  // 24: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
-	2,   // 25: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	68,  // 26: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
-	4,   // 27: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
-	9,   // 28: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,   // 29: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	68,  // 30: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
-	9,   // 31: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,   // 32: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	68,  // 33: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
-	9,   // 34: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	67,  // 35: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
-	20,  // 36: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
-	20,  // 37: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
-	21,  // 38: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
-	2,   // 39: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
-	68,  // 40: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
-	9,   // 41: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,   // 42: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
-	9,   // 43: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	2,   // 44: tablelog.v1.DeleteGameResponse.game:type_name -> tablelog.v1.GameSummary
-	9,   // 45: tablelog.v1.DeleteGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	1,   // 46: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
-	4,   // 47: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
-	1,   // 48: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
-	67,  // 49: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
-	31,  // 50: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
-	59,  // 51: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
-	1,   // 52: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	34,  // 53: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
-	68,  // 54: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
-	4,   // 55: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
-	34,  // 56: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
-	1,   // 57: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
-	60,  // 58: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	35,  // 59: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
-	37,  // 60: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
-	69,  // 61: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
-	41,  // 62: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
-	9,   // 63: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	70,  // 64: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
-	60,  // 65: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
-	69,  // 66: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
-	9,   // 67: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
-	41,  // 68: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
-	1,   // 69: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
-	68,  // 70: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
-	47,  // 71: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
-	9,   // 72: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
-	68,  // 73: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
-	2,   // 74: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
-	9,   // 75: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
-	0,   // 76: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
-	1,   // 77: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
-	2,   // 78: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
-	5,   // 79: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
-	7,   // 80: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
-	10,  // 81: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
-	12,  // 82: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
-	14,  // 83: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
-	16,  // 84: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
-	18,  // 85: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
-	22,  // 86: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
-	24,  // 87: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
-	26,  // 88: tablelog.v1.TablelogService.DeleteGame:input_type -> tablelog.v1.DeleteGameRequest
-	28,  // 89: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
-	30,  // 90: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
-	33,  // 91: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
-	36,  // 92: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
-	39,  // 93: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
-	42,  // 94: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
-	44,  // 95: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
-	46,  // 96: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
-	49,  // 97: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
-	51,  // 98: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
-	53,  // 99: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
-	55,  // 100: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
-	6,   // 101: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
-	8,   // 102: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
-	11,  // 103: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
-	13,  // 104: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
-	15,  // 105: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
-	17,  // 106: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
-	19,  // 107: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
-	23,  // 108: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
-	25,  // 109: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
-	27,  // 110: tablelog.v1.TablelogService.DeleteGame:output_type -> tablelog.v1.DeleteGameResponse
-	29,  // 111: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
-	32,  // 112: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
-	35,  // 113: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
-	38,  // 114: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
-	40,  // 115: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
-	43,  // 116: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
-	45,  // 117: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
-	48,  // 118: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
-	50,  // 119: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
-	52,  // 120: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
-	54,  // 121: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
-	56,  // 122: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
-	101, // [101:123] is the sub-list for method output_type
-	79,  // [79:101] is the sub-list for method input_type
-	79,  // [79:79] is the sub-list for extension type_name
-	79,  // [79:79] is the sub-list for extension extendee
-	0,   // [0:79] is the sub-list for field type_name
+	3,   // 23: tablelog.v1.ListGamesResponse.games:type_name -> tablelog.v1.GameSummary
+	68,  // 24: tablelog.v1.RecordMoveRequest.move:type_name -> tablelog.v1.Move
+	3,   // 25: tablelog.v1.RecordMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	69,  // 26: tablelog.v1.RecordMoveResponse.events:type_name -> tablelog.v1.Event
+	5,   // 27: tablelog.v1.RecordMoveResponse.state:type_name -> tablelog.v1.StateSnapshot
+	10,  // 28: tablelog.v1.RecordMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,   // 29: tablelog.v1.UndoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	69,  // 30: tablelog.v1.UndoMoveResponse.events:type_name -> tablelog.v1.Event
+	10,  // 31: tablelog.v1.UndoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,   // 32: tablelog.v1.RedoMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	69,  // 33: tablelog.v1.RedoMoveResponse.events:type_name -> tablelog.v1.Event
+	10,  // 34: tablelog.v1.RedoMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	68,  // 35: tablelog.v1.NewMove.move:type_name -> tablelog.v1.Move
+	21,  // 36: tablelog.v1.AmendMoveRequest.replace_move:type_name -> tablelog.v1.NewMove
+	21,  // 37: tablelog.v1.AmendMoveRequest.insert_move:type_name -> tablelog.v1.NewMove
+	22,  // 38: tablelog.v1.AmendMoveRequest.delete_move:type_name -> tablelog.v1.DeletedMove
+	3,   // 39: tablelog.v1.AmendMoveResponse.game:type_name -> tablelog.v1.GameSummary
+	69,  // 40: tablelog.v1.AmendMoveResponse.events:type_name -> tablelog.v1.Event
+	10,  // 41: tablelog.v1.AmendMoveResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,   // 42: tablelog.v1.AbandonGameResponse.game:type_name -> tablelog.v1.GameSummary
+	10,  // 43: tablelog.v1.AbandonGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	3,   // 44: tablelog.v1.DeleteGameResponse.game:type_name -> tablelog.v1.GameSummary
+	10,  // 45: tablelog.v1.DeleteGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	2,   // 46: tablelog.v1.GetStateRequest.viewer:type_name -> tablelog.v1.Viewer
+	1,   // 47: tablelog.v1.GetStateRequest.picture_layout:type_name -> tablelog.v1.PictureLayout
+	5,   // 48: tablelog.v1.GetStateResponse.state:type_name -> tablelog.v1.StateSnapshot
+	2,   // 49: tablelog.v1.ListLegalMovesRequest.viewer:type_name -> tablelog.v1.Viewer
+	68,  // 50: tablelog.v1.LegalMove.move:type_name -> tablelog.v1.Move
+	32,  // 51: tablelog.v1.ListLegalMovesResponse.moves:type_name -> tablelog.v1.LegalMove
+	60,  // 52: tablelog.v1.ListLegalMovesResponse.to_move:type_name -> tablelog.v1.ToMove
+	2,   // 53: tablelog.v1.ReplayGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	35,  // 54: tablelog.v1.ReplayGameRequest.variation:type_name -> tablelog.v1.VariationPath
+	1,   // 55: tablelog.v1.ReplayGameRequest.picture_layout:type_name -> tablelog.v1.PictureLayout
+	69,  // 56: tablelog.v1.ReplayGameResponse.event:type_name -> tablelog.v1.Event
+	5,   // 57: tablelog.v1.ReplayGameResponse.state:type_name -> tablelog.v1.StateSnapshot
+	35,  // 58: tablelog.v1.ReplayGameResponse.variation:type_name -> tablelog.v1.VariationPath
+	2,   // 59: tablelog.v1.WatchGameRequest.viewer:type_name -> tablelog.v1.Viewer
+	61,  // 60: tablelog.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	36,  // 61: tablelog.v1.WatchGameResponse.update:type_name -> tablelog.v1.ReplayGameResponse
+	38,  // 62: tablelog.v1.WatchGameResponse.heartbeat:type_name -> tablelog.v1.Heartbeat
+	70,  // 63: tablelog.v1.AddAnnotationRequest.variation:type_name -> tablelog.v1.Variation
+	42,  // 64: tablelog.v1.AddAnnotationResponse.annotation:type_name -> tablelog.v1.Annotation
+	10,  // 65: tablelog.v1.AddAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	71,  // 66: tablelog.v1.Annotation.actor:type_name -> tablelog.v1.Actor
+	61,  // 67: tablelog.v1.Annotation.time:type_name -> google.protobuf.Timestamp
+	70,  // 68: tablelog.v1.Annotation.variation:type_name -> tablelog.v1.Variation
+	10,  // 69: tablelog.v1.RemoveAnnotationResponse.receipt:type_name -> tablelog.v1.Receipt
+	42,  // 70: tablelog.v1.ListAnnotationsResponse.annotations:type_name -> tablelog.v1.Annotation
+	2,   // 71: tablelog.v1.GetAuditLogRequest.viewer:type_name -> tablelog.v1.Viewer
+	69,  // 72: tablelog.v1.AuditEntry.event:type_name -> tablelog.v1.Event
+	48,  // 73: tablelog.v1.GetAuditLogResponse.entries:type_name -> tablelog.v1.AuditEntry
+	10,  // 74: tablelog.v1.VerifyGameRequest.receipts:type_name -> tablelog.v1.Receipt
+	69,  // 75: tablelog.v1.ImportGameRequest.events:type_name -> tablelog.v1.Event
+	3,   // 76: tablelog.v1.ImportGameResponse.game:type_name -> tablelog.v1.GameSummary
+	10,  // 77: tablelog.v1.ImportGameResponse.receipt:type_name -> tablelog.v1.Receipt
+	0,   // 78: tablelog.v1.ExportRecordRequest.status:type_name -> tablelog.v1.GameStatus
+	2,   // 79: tablelog.v1.ExportRecordRequest.viewer:type_name -> tablelog.v1.Viewer
+	3,   // 80: tablelog.v1.ImportRecordResponse.games:type_name -> tablelog.v1.GameSummary
+	6,   // 81: tablelog.v1.TablelogService.ListGameTypes:input_type -> tablelog.v1.ListGameTypesRequest
+	8,   // 82: tablelog.v1.TablelogService.CreateGame:input_type -> tablelog.v1.CreateGameRequest
+	11,  // 83: tablelog.v1.TablelogService.GetGame:input_type -> tablelog.v1.GetGameRequest
+	13,  // 84: tablelog.v1.TablelogService.ListGames:input_type -> tablelog.v1.ListGamesRequest
+	15,  // 85: tablelog.v1.TablelogService.RecordMove:input_type -> tablelog.v1.RecordMoveRequest
+	17,  // 86: tablelog.v1.TablelogService.UndoMove:input_type -> tablelog.v1.UndoMoveRequest
+	19,  // 87: tablelog.v1.TablelogService.RedoMove:input_type -> tablelog.v1.RedoMoveRequest
+	23,  // 88: tablelog.v1.TablelogService.AmendMove:input_type -> tablelog.v1.AmendMoveRequest
+	25,  // 89: tablelog.v1.TablelogService.AbandonGame:input_type -> tablelog.v1.AbandonGameRequest
+	27,  // 90: tablelog.v1.TablelogService.DeleteGame:input_type -> tablelog.v1.DeleteGameRequest
+	29,  // 91: tablelog.v1.TablelogService.GetState:input_type -> tablelog.v1.GetStateRequest
+	31,  // 92: tablelog.v1.TablelogService.ListLegalMoves:input_type -> tablelog.v1.ListLegalMovesRequest
+	34,  // 93: tablelog.v1.TablelogService.ReplayGame:input_type -> tablelog.v1.ReplayGameRequest
+	37,  // 94: tablelog.v1.TablelogService.WatchGame:input_type -> tablelog.v1.WatchGameRequest
+	40,  // 95: tablelog.v1.TablelogService.AddAnnotation:input_type -> tablelog.v1.AddAnnotationRequest
+	43,  // 96: tablelog.v1.TablelogService.RemoveAnnotation:input_type -> tablelog.v1.RemoveAnnotationRequest
+	45,  // 97: tablelog.v1.TablelogService.ListAnnotations:input_type -> tablelog.v1.ListAnnotationsRequest
+	47,  // 98: tablelog.v1.TablelogService.GetAuditLog:input_type -> tablelog.v1.GetAuditLogRequest
+	50,  // 99: tablelog.v1.TablelogService.VerifyGame:input_type -> tablelog.v1.VerifyGameRequest
+	52,  // 100: tablelog.v1.TablelogService.ImportGame:input_type -> tablelog.v1.ImportGameRequest
+	54,  // 101: tablelog.v1.TablelogService.ExportRecord:input_type -> tablelog.v1.ExportRecordRequest
+	56,  // 102: tablelog.v1.TablelogService.ImportRecord:input_type -> tablelog.v1.ImportRecordRequest
+	7,   // 103: tablelog.v1.TablelogService.ListGameTypes:output_type -> tablelog.v1.ListGameTypesResponse
+	9,   // 104: tablelog.v1.TablelogService.CreateGame:output_type -> tablelog.v1.CreateGameResponse
+	12,  // 105: tablelog.v1.TablelogService.GetGame:output_type -> tablelog.v1.GetGameResponse
+	14,  // 106: tablelog.v1.TablelogService.ListGames:output_type -> tablelog.v1.ListGamesResponse
+	16,  // 107: tablelog.v1.TablelogService.RecordMove:output_type -> tablelog.v1.RecordMoveResponse
+	18,  // 108: tablelog.v1.TablelogService.UndoMove:output_type -> tablelog.v1.UndoMoveResponse
+	20,  // 109: tablelog.v1.TablelogService.RedoMove:output_type -> tablelog.v1.RedoMoveResponse
+	24,  // 110: tablelog.v1.TablelogService.AmendMove:output_type -> tablelog.v1.AmendMoveResponse
+	26,  // 111: tablelog.v1.TablelogService.AbandonGame:output_type -> tablelog.v1.AbandonGameResponse
+	28,  // 112: tablelog.v1.TablelogService.DeleteGame:output_type -> tablelog.v1.DeleteGameResponse
+	30,  // 113: tablelog.v1.TablelogService.GetState:output_type -> tablelog.v1.GetStateResponse
+	33,  // 114: tablelog.v1.TablelogService.ListLegalMoves:output_type -> tablelog.v1.ListLegalMovesResponse
+	36,  // 115: tablelog.v1.TablelogService.ReplayGame:output_type -> tablelog.v1.ReplayGameResponse
+	39,  // 116: tablelog.v1.TablelogService.WatchGame:output_type -> tablelog.v1.WatchGameResponse
+	41,  // 117: tablelog.v1.TablelogService.AddAnnotation:output_type -> tablelog.v1.AddAnnotationResponse
+	44,  // 118: tablelog.v1.TablelogService.RemoveAnnotation:output_type -> tablelog.v1.RemoveAnnotationResponse
+	46,  // 119: tablelog.v1.TablelogService.ListAnnotations:output_type -> tablelog.v1.ListAnnotationsResponse
+	49,  // 120: tablelog.v1.TablelogService.GetAuditLog:output_type -> tablelog.v1.GetAuditLogResponse
+	51,  // 121: tablelog.v1.TablelogService.VerifyGame:output_type -> tablelog.v1.VerifyGameResponse
+	53,  // 122: tablelog.v1.TablelogService.ImportGame:output_type -> tablelog.v1.ImportGameResponse
+	55,  // 123: tablelog.v1.TablelogService.ExportRecord:output_type -> tablelog.v1.ExportRecordResponse
+	57,  // 124: tablelog.v1.TablelogService.ImportRecord:output_type -> tablelog.v1.ImportRecordResponse
+	103, // [103:125] is the sub-list for method output_type
+	81,  // [81:103] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_tablelog_v1_service_proto_init() }
@@ -4770,7 +4850,7 @@ func file_tablelog_v1_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tablelog_v1_service_proto_rawDesc), len(file_tablelog_v1_service_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
