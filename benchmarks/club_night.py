@@ -168,8 +168,10 @@ def serve(
     http_address = f"127.0.0.1:{free_port()}"
     # Under memray (`--memray FILE`): every allocation, native ones (protobuf's arenas)
     # included, for benchmarks/memory_growth.py to say what the live heap grew by.
-    profiler = ["-m", "memray", "run", "--native", "--follow-fork", "-q", "-o", memray]
-    command = [sys.executable, *(profiler if memray else []),
+    profiler = (
+        ["-m", "memray", "run", "--native", "--follow-fork", "-q", "-o", memray] if memray else []
+    )
+    command = [sys.executable, *profiler,
                "-m", "tablelog_client.cli", "serve", "--data-dir", str(data_dir),
                "--address", grpc_address, "--http-address", http_address,
                "--durability", durability, *extra]  # fmt: skip
