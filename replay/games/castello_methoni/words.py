@@ -66,7 +66,7 @@ def words(move: pb.CastelloMethoniMove, state: State, viewer: Viewer) -> str:
         else:
             edge = f"{build.cell.lower()}|{build.other.lower()}"
         houses = spoken_list(
-            [f"{_seat(state, house.seat)}'s house on {house.cell.lower()}" for house in build.houses]
+            [f"{_seat(state, h.seat)}'s house on {h.cell.lower()}" for h in build.houses]
         )
         said = f"{mover} walls {edge} with {_card(build.card)}"
         said += f": {houses}" if houses else ", no house"
