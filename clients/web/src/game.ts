@@ -1189,6 +1189,7 @@ class GamePage {
         notation: move.notation,
         touches: move.touches,
         anyOrder: move.touchesAnyOrder,
+        words: move.words,
       }));
       this.legalDecider = deciderName(answer.toMove, this.summary.players);
       this.legalRevision = head;
