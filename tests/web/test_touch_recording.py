@@ -90,6 +90,8 @@ def record_by_taps(page: Page, client: Client, game_id: str, rng: random.Random)
     for touch_id in move.touches:
         tap(page, touch_id)
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
+    # The move in words, as the server says it, before the tap that records it.
+    assert page.inner_text("#tap-words").startswith(move.words), move.notation
     tap_record(page)
     page.wait_for_selector(
         f'#picture[data-revision="{version + 1}"]', state="attached", timeout=15_000
@@ -113,6 +115,7 @@ def tap_move(
     for touch_id in move.touches:
         tap(page, touch_id)
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
+    assert page.inner_text("#tap-words").startswith(move.words), move.notation
     tap_record(page)
     wait_head(page, client, game_id, version)
 
@@ -290,6 +293,15 @@ def test_a_wrong_tap_is_refused_and_changes_nothing(
         page.locator("#tap-back").tap()
         tap(page, "bank-w")
         assert page.inner_text("#tap-record").strip() == "Record: take w w"
+        assert page.inner_text("#tap-words") == "Ann takes 2 white."
+        # White and blue leave a few takes of three: each offered with its words.
+        page.locator("#tap-back").tap()
+        tap(page, "bank-u")
+        choices = page.locator("#tap-choices .tap-choice").all_inner_texts()
+        assert len(choices) == 3, choices
+        for colour, letter in (("green", "g"), ("red", "r"), ("black", "k")):
+            said = f"Ann takes white, blue and {colour}."
+            assert any(said in c and f"take w u {letter}" in c for c in choices), choices
         page.locator("#tap-clear").tap()
         assert page.is_disabled("#tap-record")
         assert client.get_game(game.game_id).version == game.version
@@ -316,7 +328,7 @@ def test_the_recording_panel_speaks_of_the_revision_shown(
         wait_board(page, head)
         # Zoomed, the board is wider than the phone and scrolls; its taps still work.
         page.locator("#zoom").tap()
-        zoomed = page.locator("#touch-board svg").bounding_box()
+        zoomed = page.locator("#touch-board svg.touch-picture").bounding_box()
         assert zoomed is not None
         assert zoomed["width"] > 2 * 390
         tap(page, "bank-r")
@@ -504,7 +516,7 @@ def test_every_touchable_is_a_finger_wide_on_the_zoomed_board(
 
 
 _BACKGROUND = """() => {
-  const svg = document.querySelector("#touch-board svg");
+  const svg = document.querySelector("#touch-board svg.touch-picture");
   const box = svg.getBoundingClientRect();
   for (let fy = 0.1; fy < 0.95; fy += 0.05) {
     for (let fx = 0.95; fx > 0.6; fx -= 0.02) {
