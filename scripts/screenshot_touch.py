@@ -6,10 +6,11 @@
 Starts `tablelog serve` on free ports with its embedded Redis in a temporary data directory,
 records the first lines of each game's seeded example (tests/support/browser.py, as the
 browser tests do), opens the game on a phone with a touch screen, and taps the touches of
-the listed move with the most of them, all but the last (the board then highlights what may
-come next, the bar lists the moves left with their words when they are few), then the last
-(the bar says the move in words, to be recorded with one more tap): one image of each. Needs chromium and the dev extra (playwright). The images depend on the
-machine's fonts, so no test checks them fresh.
+the listed move with the most of them, all but the last (`touch-<game>.png`: the board
+highlights what may come next, the bar lists the moves left with their words when they are
+few), then the last (`touch-<game>-words.png`: the bar says the move in words, to be
+recorded with one more tap). Needs chromium and the dev extra (playwright). The images
+depend on the machine's fonts, so no test checks them fresh.
 """
 
 from __future__ import annotations
