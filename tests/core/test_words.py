@@ -95,3 +95,29 @@ def test_splendor_says_a_purchase_as_a_player_does() -> None:
                 assert f"from slot {slot}" in words
                 return
     pytest.fail("no purchase from the market was sampled")
+
+
+def test_a_blind_reserve_is_named_to_its_holder_alone() -> None:
+    """RULES.md §4C, E13: a card reserved face down (dealt, so the state names it) is said
+    to the seat that holds it and to the full view, never to another viewer."""
+    game = find_game("splendor")
+    for seed in range(40):
+        played = random_game("splendor", 2, seed=seed, mode=DEALT, keep_states=True)
+        for state in played.states:
+            seat = game.to_move(state)
+            if seat < 0:
+                continue
+            held = state.players[seat].reserved
+            blind = [i for i, (card, _level, face_down) in enumerate(held, 1) if card and face_down]
+            if not blind:
+                continue
+            move = game.parse(f"buy h{blind[0]}", state)
+            card = game.detail(move, state)
+            assert card in game.words(move, state, seat)
+            assert card in game.words(move, state, FULL)
+            for other in (SPECTATOR, 1 - seat):
+                said = game.words(move, state, other)
+                assert card not in said
+                assert said.endswith(f"buys the card reserved face down from reserve h{blind[0]}.")
+            return
+    pytest.fail("no blind reserve was dealt in 40 random games")

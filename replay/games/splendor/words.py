@@ -5,7 +5,7 @@ place reads as a recorder types it."""
 
 from __future__ import annotations
 
-from tablelog.replay.core import CHANCE, Viewer, spoken_list
+from tablelog.replay.core import CHANCE, FULL, Viewer, spoken_list
 from tablelog.replay.games.splendor.components import GEMS
 from tablelog.replay.games.splendor.notation import card_text, detail, noble_text
 from tablelog.replay.games.splendor.rules import State, tokens_tuple, visible_to
@@ -30,8 +30,8 @@ def words(move: SplendorMove, state: State, viewer: Viewer) -> str:
     return down to 10 tokens), §7 (a noble's visit) and §2/§4 (the table's reveals), said for
     `viewer`. A card is named only where every viewer may see it once the move is made (as
     `detail` names it); a card dealt to a blind reserve (dealt mode) is named only to the seat
-    that reserved it (§4C, E13: `visible_to`), and a blind reserve bought names the card it is
-    bought as (it is then face up, §4D)."""
+    that reserved it (§4C, E13: `visible_to`), and so is a blind reserve it may buy, until
+    the move names the card (a table game's `buy h2 2g1:w2u3r3`)."""
     comps = state.rules.components
     names = state.rules.names
     kind = move.WhichOneof("action")
@@ -58,11 +58,20 @@ def words(move: SplendorMove, state: State, viewer: Viewer) -> str:
             said = f"reserves {detail(move, state)} from slot {reserve.level}.{reserve.slot}"
         else:  # §4C: the top card of a deck, face down: nobody has seen it
             said = f"reserves the top level-{reserve.level} card face down"
+        if state.bank[5]:  # §4C: and takes a gold, while the bank has one
+            said += " and takes a gold"
     elif kind == "buy":
         buy = move.buy
         card = card_text(comps, buy.card) if buy.card else detail(move, state)
         where = f"slot {buy.level}.{buy.slot}" if buy.level else f"reserve h{buy.reserved}"
-        said = f"buys {card or 'a card'} from {where}"
+        reserved = state.players[state.current].reserved if buy.reserved else ()
+        blind = 1 <= buy.reserved <= len(reserved) and reserved[buy.reserved - 1][2]
+        if blind and not buy.card and viewer is not FULL and viewer != state.current:
+            # §4C, E13: a card reserved face down is its holder's secret until it is bought;
+            # another viewer is told of the move, not of the card.
+            said = f"buys the card reserved face down from {where}"
+        else:
+            said = f"buys {card or 'a card'} from {where}"
         if buy.HasField("payment"):
             said += f", paying {_tokens(tokens_tuple(buy.payment))}"
     elif kind == "pass":
