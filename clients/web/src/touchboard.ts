@@ -8,10 +8,12 @@
  *
  * The highlight is drawn on a layer of its own over the picture (`touch-marks`: a veil with
  * a hole for each element that may come next, the taps outlined), never by restyling the
- * picture's elements: restyling the hundred-odd touchables a tap changes made the browser
- * repaint each of them (the largest share of a tap's time on a slow phone, measured in
- * benchmarks/touch_latency.py), where a few paths on one layer repaint as one. Each
- * touchable's outline, in the picture's units, is worked out once a revision.
+ * picture's elements, so that what a tap repaints is three paths however many touchables it
+ * changes (Castello's hundred-odd edges at a first tap). Measured in
+ * benchmarks/touch_latency.py (--compare), it is no slower than restyling, and no
+ * measurably faster in headless Chromium, where a tap's time is the browser's fixed cost of
+ * a frame (docs/benchmarks.md). Each touchable's outline, in the picture's units, is worked
+ * out once a revision.
  *
  * The SVG text is our server's, but it is still treated as text from the network: it is
  * parsed as XML and copied element by element through a list of the tags and attributes a
