@@ -76,10 +76,10 @@ def main() -> int:
                         page.goto(f"{base}games/{game.game_id}#{fragment}")
                         wait_board(page, game.revisions)
                         fit: dict[str, list[float]] = page.evaluate(_BOXES)
-                        board = page.locator("#touch-board svg").bounding_box()
+                        board = page.locator("#touch-board svg.touch-picture").bounding_box()
                         page.locator("#zoom").tap()
                         zoomed: dict[str, list[float]] = page.evaluate(_BOXES)
-                        wide = page.locator("#touch-board svg").bounding_box()
+                        wide = page.locator("#touch-board svg.touch-picture").bounding_box()
                         assert board is not None
                         assert wide is not None
                         kinds: dict[str, list[str]] = {}

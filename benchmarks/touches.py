@@ -13,7 +13,9 @@ the share of moves of one tap; the target is a median of at most 3 for every gam
 script exits with status 1 when a game misses it.
 
 Cost: `legal_touches` per position (CPU time, p50 and p95) beside `legal_moves` for the same
-positions, the floor measured in the same run (the touches cannot be had without the list).
+positions, the floor measured in the same run (the touches cannot be had without the list);
+and the words of every legal move (`Game.words`, for the seat to move, or the full view for
+the table), which ListLegalMoves also says for each move of a page.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ for extra in (ROOT, ROOT / "proto", ROOT / "clients" / "python"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from tablelog.replay.core import DEALT, TABLE  # noqa: E402  (the path is set up just above)
+from tablelog.replay.core import DEALT, FULL, TABLE  # noqa: E402  (the path is set up just above)
 from tablelog.replay.registry import all_games  # noqa: E402
 from tablelog.replay.touch import legal_touches  # noqa: E402
 from tests.support.play import random_game  # noqa: E402
@@ -50,6 +52,7 @@ def measure(name: str, games: int) -> dict[str, Any]:
     by_kind: dict[str, list[int]] = defaultdict(list)
     listing: list[float] = []
     touching: list[float] = []
+    saying: list[float] = []
     sizes = range(game.min_players, game.max_players + 1)
     for index in range(games):
         mode = DEALT if index % 2 and DEALT in game.modes else TABLE
@@ -63,8 +66,13 @@ def measure(name: str, games: int) -> dict[str, Any]:
             listed = time.process_time()
             touches = legal_touches(game, state, moves)
             done = time.process_time()
+            who = game.to_move(state)
+            for legal in moves:
+                game.words(legal, state, who if who >= 0 else FULL)
+            said = time.process_time()
             listing.append(listed - started)
             touching.append(done - listed)
+            saying.append(said - done)
             count = len(touches[list(moves).index(move)].ids)
             taps.append(count)
             by_kind[move.WhichOneof("action") or "?"].append(count)
@@ -82,6 +90,8 @@ def measure(name: str, games: int) -> dict[str, Any]:
         "list_p50": percentile(listing, 0.5) * 1000,
         "touch_p50": percentile(touching, 0.5) * 1000,
         "touch_p95": percentile(touching, 0.95) * 1000,
+        "words_p50": percentile(saying, 0.5) * 1000,
+        "words_p95": percentile(saying, 0.95) * 1000,
     }
 
 
@@ -94,15 +104,15 @@ def main() -> int:
     missed = []
     print(
         "| game | moves | median taps | mean | worst | one tap | legal_moves p50 ms "
-        "| touches p50 ms | touches p95 ms |"
+        "| touches p50 ms | touches p95 ms | words p50 ms | words p95 ms |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     results = [measure(name, args.games) for name in names]
     for r in results:
         print(
             f"| {r['name']} | {r['moves']:,} | {r['median']:g} | {r['mean']:.2f} | {r['worst']} "
             f"| {r['one_tap']:.0%} | {r['list_p50']:.3f} | {r['touch_p50']:.3f} "
-            f"| {r['touch_p95']:.3f} |"
+            f"| {r['touch_p95']:.3f} | {r['words_p50']:.3f} | {r['words_p95']:.3f} |"
         )
         if r["median"] > TARGET_MEDIAN:
             missed.append(r["name"])

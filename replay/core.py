@@ -58,6 +58,11 @@ def seats_named(players: Sequence[str]) -> str:
     return ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else "".join(named)
 
 
+def spoken_list(items: Sequence[str]) -> str:
+    """Items as a sentence lists them: "red", "red and blue", "white, blue and green"."""
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
 def no_such_seat(what: str, seat: int, players: Sequence[str]) -> str:
     """A refusal of a seat number past the players: "first_player is seat 5, but the
     players are Ann (seat 0) and Bob (seat 1)."."""
@@ -285,6 +290,17 @@ class Game(Protocol[StateT, MoveT]):
         `touches.py`, issue 25): `data-touch` ids of the picture of `state`'s view, in tap
         order, complete enough to tell `move` from every other legal move;
         `tablelog.replay.touch.legal_touches` cuts them to what a client needs."""
+        ...
+
+    def words(self, move: MoveT, state: StateT, viewer: Viewer) -> str:
+        """`move`, legal in `state`, said in a player's words for `viewer` (the game's
+        `words.py`, issue 25): the mover by name ("Ann", "The table") and what the move does
+        and takes ("Ann buys 1k0:g3 from slot 1.3"), so that a recorder confirms a move
+        composed by taps before it is recorded. Never more than `viewer` may know: a move
+        `visible_to` says `viewer` may not see (a card dealt face down to another seat, a
+        tile removed unseen) names only what is public about it (who receives something,
+        how many), and nothing hidden in `state` is named (the words of a move are the
+        same in `redact(state, viewer)`)."""
         ...
 
     def split(self, text: str, state: StateT) -> Sequence[str]:

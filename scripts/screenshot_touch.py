@@ -5,10 +5,12 @@
 
 Starts `tablelog serve` on free ports with its embedded Redis in a temporary data directory,
 records the first lines of each game's seeded example (tests/support/browser.py, as the
-browser tests do), opens the game on a phone with a touch screen, and taps the first touch
-of a listed move (the bar then says what the tap names and the board highlights what may
-come next). Needs chromium and the dev extra (playwright). The images depend on the
-machine's fonts, so no test checks them fresh.
+browser tests do), opens the game on a phone with a touch screen, and taps the touches of
+the listed move with the most of them, all but the last (`touch-<game>.png`: the board
+highlights what may come next, the bar lists the moves left with their words when they are
+few), then the last (`touch-<game>-words.png`: the bar says the move in words, to be
+recorded with one more tap). Needs chromium and the dev extra (playwright). The images
+depend on the machine's fonts, so no test checks them fresh.
 """
 
 from __future__ import annotations
@@ -47,11 +49,17 @@ def main() -> int:
                     wait_board(page, game.revisions)
                     _to_move, moves = client.legal_moves(game.game_id)
                     longest = max(moves, key=lambda move: len(move.touches))
-                    tap(page, longest.touches[0])
+                    for touch_id in longest.touches[:-1] or longest.touches:
+                        tap(page, touch_id)
                     target = SCREENSHOTS / f"touch-{game.name}.png"
                     page.screenshot(path=str(target))
-                    page.context.close()
                     print(f"wrote {target.relative_to(ROOT)}")
+                    if len(longest.touches) > 1:
+                        tap(page, longest.touches[-1])
+                    target = SCREENSHOTS / f"touch-{game.name}-words.png"
+                    page.screenshot(path=str(target))
+                    print(f"wrote {target.relative_to(ROOT)}")
+                    page.context.close()
         finally:
             serve.stop()
     return 0

@@ -462,6 +462,7 @@ class Reads:
                 touches=touched.ids,
                 touches_any_order=touched.any_order,
                 detail=game.detail(inner, state),
+                words=game.words(inner, state, seen),
             )
         if offset + size < len(moves):
             response.next_page_token = page_token(offset + size)

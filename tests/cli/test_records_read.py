@@ -46,7 +46,12 @@ def test_a_buy_names_its_card_in_history_watch_audit_and_the_record(
     _, legal = client.legal_moves(game_id, viewer=client.viewer(full=True))
     offered = next(move for move in legal if move.notation == notation)
     listed = tablelog(server, "legal", game_id).stdout
-    assert f"  {notation}  ({offered.detail})\n" in listed
+    # The legal list says the move in words, the card named (issue 25).
+    lines = listed.splitlines()
+    offered_line = next(line for line in lines if line.split()[:2] == notation.split())
+    assert offered_line.endswith(f"buys {offered.detail} from slot {notation.split()[1]}."), (
+        offered_line
+    )
     said = tablelog(server, "move", game_id, notation).stdout  # as the recorder types it
 
     history = tablelog(server, "history", game_id).stdout

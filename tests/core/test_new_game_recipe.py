@@ -330,6 +330,10 @@ class Nim:
     def touches(self, move: Any, state: State) -> Touches:
         return touches(move, state)
 
+    def words(self, move: Any, state: State, viewer: Viewer) -> str:
+        """Rules §2: who takes how many sticks from which heap (the state keeps no names)."""
+        return f"Seat {state.seat} takes {move.take.count} from heap {move.take.heap}."
+
 
 GAME: Game[State, Any] = Nim()
 

@@ -70,3 +70,15 @@ def test_a_page_carries_the_touches_cut_against_every_move(client: Client) -> No
         service_pb2.ListLegalMovesRequest(game_id=game.game_id, page_size=5)
     )
     assert [list(m.touches) for m in page.moves] == [list(m.touches) for m in whole.moves[:5]]
+
+
+def test_each_listed_move_is_said_in_words_for_the_viewer(client: Client) -> None:
+    game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+    for viewer in (None, client.viewer(seat=0), client.viewer()):
+        _to_move, moves = client.legal_moves(game.game_id, viewer=viewer)
+        said = {move.notation: move.words for move in moves}
+        assert said["take w u g"] == "Ann takes white, blue and green."
+        assert all(words.startswith("Ann ") for words in said.values()), said
+        reserved = [m for m in moves if m.notation.startswith("reserve 1.") and m.detail]
+        assert reserved
+        assert all(f"reserves {m.detail} from slot" in m.words for m in reserved)

@@ -93,6 +93,8 @@ def record_by_taps(page: Page, client: Client, game_id: str, rng: random.Random)
     for touch_id in move.touches:
         tap(page, touch_id)
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
+    # The move in words, as the server says it, before the tap that records it.
+    assert page.inner_text("#tap-words").startswith(move.words), move.notation
     tap_record(page)
     page.wait_for_selector(
         f'#picture[data-revision="{version + 1}"]', state="attached", timeout=15_000
@@ -116,6 +118,7 @@ def tap_move(
     for touch_id in move.touches:
         tap(page, touch_id)
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
+    assert page.inner_text("#tap-words").startswith(move.words), move.notation
     tap_record(page)
     wait_head(page, client, game_id, version)
 
@@ -293,6 +296,15 @@ def test_a_wrong_tap_is_refused_and_changes_nothing(
         page.locator("#tap-back").tap()
         tap(page, "bank-w")
         assert page.inner_text("#tap-record").strip() == "Record: take w w"
+        assert page.inner_text("#tap-words") == "Ann takes 2 white."
+        # White and blue leave a few takes of three: each offered with its words.
+        page.locator("#tap-back").tap()
+        tap(page, "bank-u")
+        choices = page.locator("#tap-choices .tap-choice").all_inner_texts()
+        assert len(choices) == 3, choices
+        for colour, letter in (("green", "g"), ("red", "r"), ("black", "k")):
+            said = f"Ann takes white, blue and {colour}."
+            assert any(said in c and f"take w u {letter}" in c for c in choices), choices
         page.locator("#tap-clear").tap()
         assert page.is_disabled("#tap-record")
         assert client.get_game(game.game_id).version == game.version
@@ -319,7 +331,7 @@ def test_the_recording_panel_speaks_of_the_revision_shown(
         wait_board(page, head)
         # Zoomed, the board is wider than the phone and scrolls; its taps still work.
         page.locator("#zoom").tap()
-        zoomed = page.locator("#touch-board svg").bounding_box()
+        zoomed = page.locator("#touch-board svg.touch-picture").bounding_box()
         assert zoomed is not None
         assert zoomed["width"] > 2 * 390
         tap(page, "bank-r")
@@ -502,7 +514,7 @@ def test_every_acting_touchable_is_a_finger_wide(
             assert fit, game.name
             assert max(width for width, _ in fit.values()) <= TOUCH_PHONE["width"]
             # The page asked for the phone layout (its pictures are PHONE_WIDTH units wide).
-            view_box = page.get_attribute("#touch-board svg", "viewBox") or ""
+            view_box = page.get_attribute("#touch-board svg.touch-picture", "viewBox") or ""
             assert view_box.startswith(f"0 0 {PHONE_WIDTH} "), view_box
             small = {touch_id: box for touch_id, box in fit.items() if min(box) < TARGET_PX - 0.5}
             _to_move, moves = client.legal_moves(game.game_id)
@@ -540,7 +552,7 @@ _CENTRE = """(id) => {
 
 
 _BACKGROUND = """() => {
-  const svg = document.querySelector("#touch-board svg");
+  const svg = document.querySelector("#touch-board svg.touch-picture");
   const box = svg.getBoundingClientRect();
   for (let fy = 0.1; fy < 0.95; fy += 0.05) {
     for (let fx = 0.95; fx > 0.6; fx -= 0.02) {
@@ -591,7 +603,7 @@ def test_the_layout_follows_the_screen_s_width(
         game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
         page = touch_page(browser, page_url(signed_in, game.game_id))
         wait_board(page, game.version)
-        board = "#touch-board svg"
+        board = "#touch-board svg.touch-picture"
         assert (page.get_attribute(board, "viewBox") or "").startswith(f"0 0 {PHONE_WIDTH} ")
         page.set_viewport_size({"width": 1000, "height": 700})
         page.wait_for_selector(f'{board}[viewBox^="0 0 880 "]', timeout=15_000)

@@ -388,6 +388,13 @@ def test_recording_from_the_page_with_a_refusal_undo_and_redo(live: Live, browse
     assert refused.value.reason in text(page, "#record-error")
     assert live.client.get_game(game_id).version == version
 
+    # The filter reads the moves' words too (LegalMove.words): "white" finds the takes of it.
+    page.fill("#legal-filter", "white")
+    whites: list[str] = page.eval_on_selector_all(
+        "#legal-moves button", "buttons => buttons.map(b => b.dataset.notation)"
+    )
+    assert whites
+    assert all(n.startswith("take ") and " w" in n for n in whites), whites
     page.fill("#legal-filter", "take")
     offered: list[str] = page.eval_on_selector_all(
         "#legal-moves button", "buttons => buttons.map(b => b.dataset.notation)"

@@ -607,8 +607,14 @@ def cmd_legal(args: argparse.Namespace, client: Client) -> int:
         return 0
     players = [p.name for p in client.get_game(args.game_id).players]
     print(f"to move: {who_moves(to_move, players)}; {len(moves)} legal moves")
+    # What to type first, then the move in the words the server says it in for this caller
+    # ("Ann buys 1k0:g3 from slot 1.3"); a server without words, the card beside the text.
+    width = min(max((len(move.notation) for move in moves), default=0), 40)
     for move in moves:
-        print(f"  {move.notation}  ({move.detail})" if move.detail else f"  {move.notation}")
+        if move.words:
+            print(f"  {move.notation:<{width}}  {move.words}")
+        else:
+            print(f"  {move.notation}  ({move.detail})" if move.detail else f"  {move.notation}")
     return 0
 
 

@@ -101,6 +101,8 @@ class GamePage {
   private legalMoves: string[] = [];
   /** What each legal move takes by place only (`buy 1.3` → `1k0:g3`), shown beside it. */
   private legalDetails = new Map<string, string>();
+  /** Each listed move in the server's words for this viewer (`LegalMove.words`). */
+  private legalWords = new Map<string, string>();
   /** The variation shown, while one is. */
   private inside: Inside | undefined;
   /** Each line's replay with pictures for the current view, by `pathKey`. */
@@ -1251,10 +1253,12 @@ class GamePage {
       }
       this.legalMoves = answer.moves.map((move) => move.notation);
       this.legalDetails = new Map(answer.moves.filter((move) => move.detail).map((move) => [move.notation, move.detail]));
+      this.legalWords = new Map(answer.moves.filter((move) => move.words).map((move) => [move.notation, move.words]));
       this.touchables = answer.moves.map((move) => ({
         notation: move.notation,
         touches: move.touches,
         anyOrder: move.touchesAnyOrder,
+        words: move.words,
       }));
       this.legalDecider = deciderName(answer.toMove, this.summary.players);
       this.legalRevision = head;
@@ -1297,12 +1301,18 @@ class GamePage {
       const detail = this.legalDetails.get(notation);
       return detail ? `${notation} (${detail})` : notation;
     };
-    // The filter reads the card too: typing `1k0` finds the buy of that card.
-    const shown = this.legalMoves.filter((notation) => words.every((word) => label(notation).toLowerCase().includes(word)));
+    // The filter reads the card and the move's words too: typing `1k0` finds the buy of
+    // that card, `white` the takes of white.
+    const read = (notation: string): string => `${label(notation)} ${this.legalWords.get(notation) ?? ""}`.toLowerCase();
+    const shown = this.legalMoves.filter((notation) => words.every((word) => read(notation).includes(word)));
     replaceChildren(
       this.legalList,
       ...shown.map((notation) =>
-        el("li", {}, el("button", { type: "button", class: "legal-move", "data-notation": notation }, label(notation))),
+        el(
+          "li",
+          {},
+          el("button", { type: "button", class: "legal-move", "data-notation": notation, title: this.legalWords.get(notation) }, label(notation)),
+        ),
       ),
     );
   }

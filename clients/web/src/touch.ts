@@ -13,6 +13,9 @@ export interface Touchable {
   readonly notation: string;
   readonly touches: readonly string[];
   readonly anyOrder: boolean;
+  /** The move in a player's words, as the server says it for this viewer
+   * (`LegalMove.words`: "Ann buys 1k0:g3 from slot 1.3"); empty from a server without. */
+  readonly words?: string;
 }
 
 /** Whether `taps` can still become `move`'s touches: a prefix, or (any order) a part. */

@@ -2,8 +2,18 @@
  * The picture as the keyboard (issue 25): the head's picture drawn over the shown image as
  * live SVG whose `data-touch` elements are tapped (or focused and chosen with Enter or
  * Space) to compose a move; the elements that can come next are highlighted, the others
- * dimmed, and a bar at the bottom (within thumb reach) says what the taps name so far, takes
- * a tap back, and records the move once one is left.
+ * dimmed, and a bar at the bottom (within thumb reach) says what the taps name so far, says
+ * the move in words once one is left (the server's `LegalMove.words`, beside each of the few
+ * moves left too), takes a tap back, and records the move with one more tap.
+ *
+ * The highlight is drawn on a layer of its own over the picture (`touch-marks`: a veil with
+ * a hole for each element that may come next, the taps outlined), never by restyling the
+ * picture's elements, so that what a tap repaints is three paths however many touchables it
+ * changes (Castello's hundred-odd edges at a first tap). Measured in
+ * benchmarks/touch_latency.py (--compare), it is no slower than restyling, and no
+ * measurably faster in headless Chromium, where a tap's time is the browser's fixed cost of
+ * a frame (docs/benchmarks.md). Each touchable's outline, in the picture's units, is worked
+ * out once a revision.
  *
  * The SVG text is our server's, but it is still treated as text from the network: it is
  * parsed as XML and copied element by element through a list of the tags and attributes a
@@ -15,6 +25,8 @@ import { MAX_PICTURE_CHARS } from "./picture.js";
 import { complete, narrow, nextTaps, type Touchable } from "./touch.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+/** The mask of the veil: one board is shown at a time, so one id. */
+const VEIL_MASK = "touch-veil-mask";
 const TAGS = new Set(["svg", "g", "rect", "circle", "ellipse", "polygon", "polyline", "line", "path", "text", "tspan", "title"]);
 const ATTRIBUTES = new Set([
   "viewBox", "width", "height", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "ry",
@@ -100,11 +112,23 @@ export class TouchBoard {
   readonly hint = el("p", { id: "zoom-hint", class: "muted small", hidden: true });
   private svg: SVGSVGElement | undefined;
   private touchables = new Map<string, Element>();
-  /** Each touchable's own classes, and the state last drawn ("next", "tapped", "dim"). */
+  /** Each touchable's own classes, and the state last written ("next", "tapped", "dim"). */
   private readonly classes = new Map<string, string>();
   private readonly states = new Map<string, string>();
+  /** Each touchable's outline as path data in the picture's units (undefined: not yet
+   * worked out for this revision), and whether it is a Castello edge's invisible wedge. */
+  private outlines: Map<string, string> | undefined;
+  private readonly wedges = new Set<string>();
+  private readonly marks = document.createElementNS(SVG_NS, "svg");
+  private readonly holes = document.createElementNS(SVG_NS, "path");
+  private readonly veil = document.createElementNS(SVG_NS, "rect");
+  private readonly maskArea = document.createElementNS(SVG_NS, "rect");
+  private readonly nextWedges = document.createElementNS(SVG_NS, "path");
+  private readonly tapped = document.createElementNS(SVG_NS, "path");
   private moves: Touchable[] = [];
   private taps: string[] = [];
+  /** The ids that may be tapped next (worked out once a tap, by `refresh`). */
+  private next = new Set<string>();
   private busy = false;
   /** Where the last finger (or pen, or mouse button) went down on the board. */
   private down: { x: number; y: number; at: number } | undefined;
@@ -124,6 +148,19 @@ export class TouchBoard {
         void this.recordNotation(target.dataset["notation"] ?? "");
       }
     });
+    this.marks.setAttribute("class", "touch-marks");
+    this.marks.setAttribute("aria-hidden", "true");
+    const mask = document.createElementNS(SVG_NS, "mask");
+    mask.setAttribute("id", VEIL_MASK);
+    mask.setAttribute("maskUnits", "userSpaceOnUse");
+    this.maskArea.setAttribute("fill", "#fff");
+    this.holes.setAttribute("fill", "#000");
+    mask.append(this.maskArea, this.holes);
+    this.veil.setAttribute("class", "touch-veil");
+    this.veil.setAttribute("mask", `url(#${VEIL_MASK})`);
+    this.nextWedges.setAttribute("class", "touch-next-wedges");
+    this.tapped.setAttribute("class", "touch-tapped-marks");
+    this.marks.append(mask, this.veil, this.nextWedges, this.tapped);
     replaceChildren(
       this.bar,
       this.words,
@@ -143,15 +180,29 @@ export class TouchBoard {
     this.touchables.clear();
     this.classes.clear();
     this.states.clear();
+    this.wedges.clear();
+    this.outlines = undefined;
     for (const element of Array.from(picture.querySelectorAll("[data-touch]"))) {
       const id = element.getAttribute("data-touch") ?? "";
       this.touchables.set(id, element);
       this.classes.set(id, element.getAttribute("class") ?? "");
+      if (element.classList.contains("edge-target")) {
+        this.wedges.add(id);
+      }
       element.setAttribute("role", "button");
       // Named by its own <title> (SVG's name for an element: "slot 1.3: level 1 card ...");
       // the numbers drawn on it are not its label.
     }
-    replaceChildren(this.overlay, picture);
+    const box = picture.viewBox.baseVal;
+    this.marks.setAttribute("viewBox", `${box.x} ${box.y} ${box.width} ${box.height}`);
+    this.marks.setAttribute("preserveAspectRatio", picture.getAttribute("preserveAspectRatio") ?? "xMidYMid meet");
+    for (const area of [this.maskArea, this.veil]) {
+      area.setAttribute("x", String(box.x));
+      area.setAttribute("y", String(box.y));
+      area.setAttribute("width", String(box.width));
+      area.setAttribute("height", String(box.height));
+    }
+    replaceChildren(this.overlay, picture, this.marks);
     this.moves = moves.filter((move) => move.touches.length > 0);
     this.taps = [];
     this.error.textContent = "";
@@ -194,8 +245,7 @@ export class TouchBoard {
 
   /** Taps `id`; false (and an inline refusal, nothing changed) when no move goes on so. */
   tap(id: string): boolean {
-    const next = nextTaps(narrow(this.moves, this.taps), this.taps);
-    if (!next.has(id)) {
+    if (!this.next.has(id)) {
       const element = this.touchables.get(id);
       const words = element ? nameOf(element) : id;
       this.error.textContent = this.taps.length
@@ -233,11 +283,10 @@ export class TouchBoard {
   private touched(target: EventTarget | null): string | undefined {
     let element = target instanceof Element ? target.closest("[data-touch]") : null;
     let first: string | undefined;
-    const next = nextTaps(narrow(this.moves, this.taps), this.taps);
     while (element !== null && this.overlay.contains(element)) {
       const id = element.getAttribute("data-touch") ?? "";
       first ??= id;
-      if (next.has(id)) {
+      if (this.next.has(id)) {
         return id;
       }
       element = element.parentElement?.closest("[data-touch]") ?? null;
@@ -306,8 +355,10 @@ export class TouchBoard {
   private refresh(): void {
     const candidates = narrow(this.moves, this.taps);
     const next = nextTaps(candidates, this.taps);
-    // Only what changes is written: a board has hundreds of touchables, and each write
-    // makes the browser look at the element's style again.
+    this.next = next;
+    // The elements' own state (their class, for the keyboard and assistive technology) is
+    // written only where it changed, and no style is attached to it: what is seen is the
+    // layer of marks.
     for (const [id, element] of this.touchables) {
       const state = next.has(id) ? "next" : this.taps.includes(id) ? "tapped" : "dim";
       if (this.states.get(id) === state) {
@@ -318,30 +369,109 @@ export class TouchBoard {
       element.setAttribute("tabindex", state === "next" ? "0" : "-1");
       element.setAttribute("aria-disabled", state === "next" ? "false" : "true");
     }
+    this.drawMarks();
     const done = complete(candidates, this.taps);
     const who = this.host.decider();
+    const single = done.length === 1 ? done[0] : undefined;
     if (this.taps.length === 0) {
       this.words.textContent = this.moves.length
         ? `${who} to move: tap the board (${this.moves.length} legal moves).`
         : "No move can be tapped here.";
-    } else if (done.length === 1 && candidates.length === 1) {
-      this.words.textContent = `${who}: ${done[0]!.notation}`;
+    } else if (single !== undefined) {
+      // The move the taps name, in the words the server says it in, to be confirmed by the
+      // record button's tap.
+      const said = single.words || `${who}: ${single.notation}`;
+      const more = candidates.length - 1;
+      this.words.textContent = more > 0 ? `${said} (or tap on: ${more} more go on)` : said;
     } else {
       this.words.textContent = `${this.tappedWords()} — ${candidates.length} moves go on so.`;
     }
-    const single = done.length === 1 ? done[0] : undefined;
     this.recordButton.disabled = single === undefined;
     this.recordButton.textContent = single === undefined ? "Record" : `Record: ${single.notation}`;
     this.recordButton.dataset["notation"] = single?.notation ?? "";
     this.back.disabled = this.taps.length === 0;
     this.clear.disabled = this.taps.length === 0;
     const few = this.taps.length > 0 && candidates.length > 1 && candidates.length <= CHOICES_SHOWN;
-    replaceChildren(
-      this.choices,
-      ...(few
-        ? candidates.map((move) => el("button", { type: "button", class: "tap-choice", "data-notation": move.notation }, move.notation))
-        : []),
-    );
+    if (few || this.choices.firstChild !== null) {
+      replaceChildren(
+        this.choices,
+        ...(few
+          ? candidates.map((move) =>
+              el(
+                "button",
+                { type: "button", class: "tap-choice", "data-notation": move.notation },
+                ...(move.words ? [el("span", { class: "tap-choice-words" }, move.words), " "] : []),
+                el("code", {}, move.notation),
+              ),
+            )
+          : []),
+      );
+    }
+  }
+
+  /** The layer of marks for the taps so far: the veil with a hole for each element that may
+   * come next, the next edges' wedges tinted (they are drawn invisible), the taps outlined. */
+  private drawMarks(): void {
+    const outlines = this.outlineMap();
+    const holes: string[] = [];
+    const wedges: string[] = [];
+    for (const id of this.next) {
+      const outline = outlines.get(id);
+      if (outline !== undefined) {
+        holes.push(outline);
+        if (this.wedges.has(id)) {
+          wedges.push(outline);
+        }
+      }
+    }
+    this.holes.setAttribute("d", holes.join(""));
+    this.nextWedges.setAttribute("d", wedges.join(""));
+    this.tapped.setAttribute("d", this.taps.map((id) => outlines.get(id) ?? "").join(""));
+    // Nothing to dim before a first tap that every element may take, or with no move left.
+    this.veil.setAttribute("visibility", this.next.size > 0 ? "visible" : "hidden");
+  }
+
+  /** Each touchable's outline in the picture's units: a polygon's own corners (a Castello
+   * edge's wedge), else the corners of its bounding box; worked out once a revision, when
+   * the board is first drawn (the boxes need the picture laid out). */
+  private outlineMap(): Map<string, string> {
+    if (this.outlines !== undefined) {
+      return this.outlines;
+    }
+    const outlines = new Map<string, string>();
+    const root = this.svg?.getScreenCTM()?.inverse();
+    for (const [id, element] of this.touchables) {
+      if (!(element instanceof SVGGraphicsElement) || root === undefined) {
+        continue;
+      }
+      const screen = element.getScreenCTM();
+      if (screen === null) {
+        continue;
+      }
+      const toRoot = root.multiply(screen);
+      let corners: DOMPoint[];
+      if (element instanceof SVGPolygonElement && element.points.length > 2) {
+        corners = Array.from({ length: element.points.length }, (_, i) => {
+          const point = element.points.getItem(i);
+          return new DOMPoint(point.x, point.y);
+        });
+      } else {
+        const box = element.getBBox();
+        corners = [
+          new DOMPoint(box.x, box.y),
+          new DOMPoint(box.x + box.width, box.y),
+          new DOMPoint(box.x + box.width, box.y + box.height),
+          new DOMPoint(box.x, box.y + box.height),
+        ];
+      }
+      const points = corners.map((corner) => corner.matrixTransform(toRoot));
+      outlines.set(id, `M${points.map((p) => `${round(p.x)} ${round(p.y)}`).join("L")}Z`);
+    }
+    // Drawn before the picture was laid out (hidden): worked out again at the next tap.
+    if (outlines.size > 0 || this.touchables.size === 0) {
+      this.outlines = outlines;
+    }
+    return outlines;
   }
 
   private async recordSelected(): Promise<void> {
@@ -378,8 +508,7 @@ export class TouchBoard {
     if (last !== undefined) {
       return this.touchables.get(last);
     }
-    const next = nextTaps(narrow(this.moves, this.taps), this.taps);
-    return [...this.touchables.entries()].find(([id]) => next.has(id))?.[1];
+    return [...this.touchables.entries()].find(([id]) => this.next.has(id))?.[1];
   }
 
   /** The zoom (a factor of the present size) that makes every touchable at least `px` CSS
@@ -399,4 +528,9 @@ export class TouchBoard {
   get svgElement(): SVGSVGElement | undefined {
     return this.svg;
   }
+}
+
+/** A coordinate to a tenth of the picture's unit (a path's text kept short). */
+function round(value: number): string {
+  return String(Math.round(value * 10) / 10);
 }

@@ -1110,12 +1110,19 @@ class LegalMove(_message.Message):
     TOUCHES_FIELD_NUMBER: _builtins.int
     TOUCHES_ANY_ORDER_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
+    WORDS_FIELD_NUMBER: _builtins.int
     notation: _builtins.str
     touches_any_order: _builtins.bool
     """The taps may come in any order (three different gems, tokens returned)."""
     detail: _builtins.str
     """What the move takes that its notation names only by its place (`1k0:g3` for `buy 1.3`),
     as ReplayGameResponse.detail; a list offers `buy 1.3 (1k0:g3)` while `buy 1.3` is typed.
+    """
+    words: _builtins.str
+    """The move in a player's words for the viewer asked for (issue 25: "Ann buys 1k0:g3 from
+    slot 1.3"), naming whoever makes it and nothing the viewer may not see (a card dealt
+    face down to another seat is "a card"); a recording bar shows it before the move is
+    recorded.
     """
     @_builtins.property
     def move(self) -> _game_pb2.Move: ...
@@ -1137,10 +1144,11 @@ class LegalMove(_message.Message):
         touches: _abc.Iterable[_builtins.str] | None = ...,
         touches_any_order: _builtins.bool = ...,
         detail: _builtins.str = ...,
+        words: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "move", b"move", "notation", b"notation", "touches", b"touches", "touches_any_order", b"touches_any_order"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "move", b"move", "notation", b"notation", "touches", b"touches", "touches_any_order", b"touches_any_order", "words", b"words"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

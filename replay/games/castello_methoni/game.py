@@ -16,6 +16,7 @@ from tablelog.replay.games.castello_methoni import (
     scoring,
     touches,
     views,
+    words,
 )
 from tablelog.replay.games.castello_methoni.rules import State
 from tablelog.replay.touch import Touches
@@ -140,3 +141,6 @@ class CastelloMethoni:
 
     def touches(self, move: pb.CastelloMethoniMove, state: State) -> Touches:
         return touches.touches(move, state)
+
+    def words(self, move: pb.CastelloMethoniMove, state: State, viewer: Viewer) -> str:
+        return words.words(move, state, viewer)

@@ -18,6 +18,7 @@ from tablelog.replay.games.medici import (
     scoring,
     touches,
     views,
+    words,
 )
 from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
@@ -131,6 +132,9 @@ class Medici:
 
     def touches(self, move: MediciMove, state: rules.State) -> Touches:
         return touches.touches(move, state)
+
+    def words(self, move: MediciMove, state: rules.State, viewer: Viewer) -> str:
+        return words.words(move, state, viewer)
 
 
 _CONFORMS: Game[rules.State, MediciMove] = Medici()

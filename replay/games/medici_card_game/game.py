@@ -18,6 +18,7 @@ from tablelog.replay.games.medici_card_game import (
     scoring,
     touches,
     views,
+    words,
 )
 from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
@@ -148,6 +149,9 @@ class MediciCardGame:
 
     def touches(self, move: MediciCardGameMove, state: rules.State) -> Touches:
         return touches.touches(move, state)
+
+    def words(self, move: MediciCardGameMove, state: rules.State, viewer: Viewer) -> str:
+        return words.words(move, state, viewer)
 
 
 _CONFORMS: Game[rules.State, MediciCardGameMove] = MediciCardGame()

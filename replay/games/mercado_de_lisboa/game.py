@@ -17,6 +17,7 @@ from tablelog.replay.games.mercado_de_lisboa import (
     scoring,
     touches,
     views,
+    words,
 )
 from tablelog.replay.touch import Touches
 from tablelog.v1 import game_pb2
@@ -155,6 +156,9 @@ class MercadoDeLisboa:
 
     def touches(self, move: pb.MercadoDeLisboaMove, state: rules.State) -> Touches:
         return touches.touches(move, state)
+
+    def words(self, move: pb.MercadoDeLisboaMove, state: rules.State, viewer: Viewer) -> str:
+        return words.words(move, state, viewer)
 
 
 class MercadoDeLisboaRecordedUnderV1(MercadoDeLisboa):

@@ -17,6 +17,7 @@ from tablelog.replay.games.splendor import (
     scoring,
     touches,
     views,
+    words,
 )
 from tablelog.replay.games.splendor.rules import State
 from tablelog.replay.touch import Touches
@@ -128,3 +129,6 @@ class Splendor:
 
     def touches(self, move: SplendorMove, state: State) -> Touches:
         return touches.touches(move, state)
+
+    def words(self, move: SplendorMove, state: State, viewer: Viewer) -> str:
+        return words.words(move, state, viewer)

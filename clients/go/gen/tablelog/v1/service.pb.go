@@ -2405,7 +2405,12 @@ type LegalMove struct {
 	TouchesAnyOrder bool `protobuf:"varint,4,opt,name=touches_any_order,json=touchesAnyOrder,proto3" json:"touches_any_order,omitempty"`
 	// What the move takes that its notation names only by its place (`1k0:g3` for `buy 1.3`),
 	// as ReplayGameResponse.detail; a list offers `buy 1.3 (1k0:g3)` while `buy 1.3` is typed.
-	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	Detail string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	// The move in a player's words for the viewer asked for (issue 25: "Ann buys 1k0:g3 from
+	// slot 1.3"), naming whoever makes it and nothing the viewer may not see (a card dealt
+	// face down to another seat is "a card"); a recording bar shows it before the move is
+	// recorded.
+	Words         string `protobuf:"bytes,6,opt,name=words,proto3" json:"words,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2471,6 +2476,13 @@ func (x *LegalMove) GetTouchesAnyOrder() bool {
 func (x *LegalMove) GetDetail() string {
 	if x != nil {
 		return x.Detail
+	}
+	return ""
+}
+
+func (x *LegalMove) GetWords() string {
+	if x != nil {
+		return x.Words
 	}
 	return ""
 }
@@ -4412,13 +4424,14 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\x12+\n" +
-	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\xac\x01\n" +
+	"\x06viewer\x18\x05 \x01(\v2\x13.tablelog.v1.ViewerR\x06viewer\"\xc2\x01\n" +
 	"\tLegalMove\x12%\n" +
 	"\x04move\x18\x01 \x01(\v2\x11.tablelog.v1.MoveR\x04move\x12\x1a\n" +
 	"\bnotation\x18\x02 \x01(\tR\bnotation\x12\x18\n" +
 	"\atouches\x18\x03 \x03(\tR\atouches\x12*\n" +
 	"\x11touches_any_order\x18\x04 \x01(\bR\x0ftouchesAnyOrder\x12\x16\n" +
-	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xbb\x01\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x14\n" +
+	"\x05words\x18\x06 \x01(\tR\x05words\"\xbb\x01\n" +
 	"\x16ListLegalMovesResponse\x12,\n" +
 	"\x05moves\x18\x01 \x03(\v2\x16.tablelog.v1.LegalMoveR\x05moves\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
