@@ -15,6 +15,8 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{club:<id>}:listing:* a club's listing index (ListGames): `store.game_index`
     tl:{<game_id>}:checkpoint*  folded positions kept beside the stream, never the truth
                              (`store.checkpoint_storage`, `recording.checkpoints`)
+    tl:{<game_id>}:result    string: the game's sealed result for club memory's rebuild,
+                             never the truth (`store.result_storage`, `memory.results`)
     tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
                              (the bytes of its games' streams: see `store.club_storage`)
 
@@ -44,6 +46,7 @@ from tablelog.service.store.base import AppendResult, EventStore, StoredHead
 from tablelog.service.store.calls import Calls
 from tablelog.service.store.chain import GENESIS_HASH, Chain
 from tablelog.service.store.checkpoint_storage import CheckpointStorage
+from tablelog.service.store.result_storage import ResultStorage
 from tablelog.service.store.club_storage import DEFAULT_LEASE, ClubStorage
 from tablelog.service.store.cluster import (
     RedisClient,
@@ -176,6 +179,7 @@ class RedisEventStore(EventStore):
         self._game_keys: dict[str, tuple[str, str, str, str, str]] = {}
         self.game_index = GameIndex(client, prefix, self._call)
         self.checkpoints = CheckpointStorage(client, self.key, self._call)
+        self.results = ResultStorage(client, self.key, self._call)
 
     @classmethod
     def from_url(

@@ -32,6 +32,11 @@ def unsealed(events: list[events_pb2.Event]) -> list[events_pb2.Event]:
     return events
 
 
+def result_key(game_id: str) -> str:
+    """Where a game's sealed result is kept (`tablelog.service.store.result_storage`)."""
+    return f"tl:{{{game_id}}}:result"
+
+
 def caught_up(client: Client) -> None:
     deadline = time.monotonic() + 30
     while client.standings("splendor").lag.pending_games:
@@ -83,6 +88,11 @@ def test_rebuilt_models_equal_the_incremental_ones(
             game = KINDS[seed % len(KINDS)]
             seats = rng.sample(NAMES, 2 if game == "splendor" else rng.choice((2, 3)))
             ended.append(play(owner, game, seats, seed))
+        caught_up(owner)
+        stored = redis.Redis.from_url(embedded_redis.url)
+        # Sealed when the game ended; stale once the undo and redo below move its head.
+        before_undo = stored.get(result_key(ended[1]))
+        assert before_undo
         # A game left in progress, then abandoned: it never counts.
         unfinished = play(owner, "splendor", ["Bob", "Cleo"], 40, moves=30)
         owner.abandon(unfinished)
@@ -105,12 +115,35 @@ def test_rebuilt_models_equal_the_incremental_ones(
 
         games = sorted(all_games())
         incremental = models(owner, games)
-        stored = redis.Redis.from_url(embedded_redis.url)
         key = f"tl:{{club:{club_id}}}:memory:outcomes"
         outcomes = stored.hgetall(key)
         assert len(outcomes) >= 5
-        rebuilt = owner.rebuild_projections()
-        assert rebuilt.games == len(outcomes)
-        caught_up(owner)
-        assert stored.hgetall(key) == outcomes
-        assert models(owner, games) == incremental
+        listed = len(list(owner.list_games()))
+
+        def rebuilt_equal(refold: bool, folded: int) -> None:
+            done = owner.rebuild_projections(refold=refold)
+            assert (done.games, done.folded) == (len(outcomes), folded)
+            caught_up(owner)
+            assert stored.hgetall(key) == outcomes
+            assert models(owner, games) == incremental
+
+        # Every game folded from its verified events (the results ignored, sealed again)...
+        rebuilt_equal(refold=True, folded=listed)
+        # ... then every game from its sealed result, none folded, the same models.
+        rebuilt_equal(refold=False, folded=0)
+        # A damaged result, a stale one (sealed before the game's head moved), one moved from
+        # another club's game (its seal binds that game's id) and a missing one: those four
+        # games are folded again, and the models are the same.
+        damaged = bytearray(stored.get(result_key(ended[2])) or b"")
+        damaged[-1] ^= 1
+        stored.set(result_key(ended[2]), bytes(damaged))
+        stored.set(result_key(ended[1]), before_undo)
+        _other_id, other_token = _club(server)
+        with Client(server.target, token=other_token, timeout=30) as other:
+            foreign = play(other, "splendor", ["Ann", "Bob"], 3)
+            caught_up(other)
+        stored.set(result_key(ended[3]), stored.get(result_key(foreign)) or b"")
+        stored.delete(result_key(ended[4]))
+        rebuilt_equal(refold=False, folded=4)
+        # Their results sealed again by that rebuild: none folded now.
+        rebuilt_equal(refold=False, folded=0)
