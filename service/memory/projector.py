@@ -421,13 +421,15 @@ class Projector:
 
     async def club(self, club_id: str) -> ClubCache:
         version = await self.store.version(club_id)
-        changes = await self.rosters.changes(club_id)
-        roster_version = len(changes)
+        # The roster's length alone (one XLEN): its changes are read and folded only when
+        # there are new ones.
+        roster_version = await self.rosters.version(club_id)
         cached = self._cache.get(club_id)
         if cached is not None and cached.version == version:
             if cached.roster_version != roster_version:
+                changes = await self.rosters.changes(club_id)
                 cached.roster = fold_roster(changes)
-                cached.roster_version = roster_version
+                cached.roster_version = len(changes)
                 cached.computed.clear()
             self._cache.move_to_end(club_id)
             return cached
@@ -435,11 +437,11 @@ class Projector:
         outcomes = models.in_order(
             standings_pb2.GameOutcome.FromString(blob) for blob in blobs.values()
         )
-        roster = (
-            cached.roster
-            if cached is not None and cached.roster_version == roster_version
-            else fold_roster(changes)
-        )
+        if cached is not None and cached.roster_version == roster_version:
+            roster = cached.roster
+        else:
+            changes = await self.rosters.changes(club_id)
+            roster, roster_version = fold_roster(changes), len(changes)
         cached = ClubCache(club_id, version, roster_version, outcomes, roster, {})
         self._cache[club_id] = cached
         while len(self._cache) > CACHE_CLUBS:

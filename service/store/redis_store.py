@@ -46,7 +46,6 @@ from tablelog.service.store.base import AppendResult, EventStore, StoredHead
 from tablelog.service.store.calls import Calls
 from tablelog.service.store.chain import GENESIS_HASH, Chain
 from tablelog.service.store.checkpoint_storage import CheckpointStorage
-from tablelog.service.store.result_storage import ResultStorage
 from tablelog.service.store.club_storage import DEFAULT_LEASE, ClubStorage
 from tablelog.service.store.cluster import (
     RedisClient,
@@ -70,6 +69,7 @@ from tablelog.service.store.errors import (
 from tablelog.service.store.game_index import GameIndex, IndexEntry
 from tablelog.service.store.packing import pack_with_hiredis
 from tablelog.service.store.pool import DEFAULT_POOL_SIZE, WaitingConnectionPool
+from tablelog.service.store.result_storage import ResultStorage
 from tablelog.service.store.script import (
     AppendCall,
     RequestEntry,
@@ -552,6 +552,9 @@ class RedisEventStore(EventStore):
         self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:
         return await self.game_index.page(club, kind, status, after, count, player)
+
+    async def listing_signature(self, club: str) -> tuple[int, str]:
+        return await self.game_index.signature(club)
 
     async def game_ids(self, count: int) -> AsyncIterator[list[str]]:
         # scan_iter, not SCAN with a cursor: on a cluster it walks every primary in turn.
