@@ -242,7 +242,7 @@ def rebuild(server: BackgroundServer, client: Client, games: int, kinds: int) ->
 def ratings(server: BackgroundServer, club: str) -> None:
     """OpenSkill's cost per game, alone: the club's stored outcomes rated in order."""
     raw = redis.Redis.from_url(server.redis_url).hvals(f"tl:{{club:{club}}}:memory:outcomes")
-    ordered = in_order(standings_pb2.GameOutcome.FromString(b) for b in raw)
+    ordered = in_order(standings_pb2.GameOutcome.FromString(b) for b in raw if isinstance(b, bytes))
     roster = fold_roster([])
     started = time.process_time()
     rating_histories(ordered, roster)

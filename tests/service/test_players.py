@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from typing import Any
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import grpc
 import pytest

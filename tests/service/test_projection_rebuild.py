@@ -134,7 +134,9 @@ def test_rebuilt_models_equal_the_incremental_ones(
         # A damaged result, a stale one (sealed before the game's head moved), one moved from
         # another club's game (its seal binds that game's id) and a missing one: those four
         # games are folded again, and the models are the same.
-        damaged = bytearray(stored.get(result_key(ended[2])) or b"")
+        sealed = stored.get(result_key(ended[2]))
+        assert isinstance(sealed, bytes)
+        damaged = bytearray(sealed)
         damaged[-1] ^= 1
         stored.set(result_key(ended[2]), bytes(damaged))
         stored.set(result_key(ended[1]), before_undo)
