@@ -73,6 +73,7 @@ def test_deleting_a_club_leaves_nothing_of_it_in_redis(redis_url: str) -> None:
         for part in ("roster", "seasons", "memory:seen", "memory:checkpoint", "members", "tokens"):
             assert any(name.endswith(f"}}:{part}") for name in before), (part, before)
         assert any(name.endswith(":events") for name in before)
+        assert any(name.endswith(":result") for name in before)  # the game's sealed result
         assert operator.delete_club(club_id) == 1
         assert traces(server, club_id, [game.game_id]) == []
 
