@@ -407,12 +407,14 @@ class Projector:
         its row (None for an unreadable game or another club's, logged)."""
         try:
             events = await self.recorder.events(game_id)
-        except Exception as exc:
+            if index_club(events[0].game_created) != club_id:
+                return None
+            sequence, outcome = project(game_id, events)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # a game that cannot be read or folded must not stop the rest
             log.warning("game not rebuilt", game_id=game_id, error=str(exc))
             return None
-        if index_club(events[0].game_created) != club_id:
-            return None
-        sequence, outcome = project(game_id, events)
         await self._keep_result(club_id, game_id, events, outcome)
         blob = outcome.SerializeToString(deterministic=True) if outcome is not None else b""
         return game_id, sequence, blob
