@@ -174,8 +174,10 @@ class Projector:
     ) -> None:
         """Seal what `events` gave beside the game's stream, for the next rebuild. Written
         before the outcome is applied (once a game shows as projected, its result is
-        stored); a crash or an outage in between leaves it missing or stale, and two
-        projectors writing out of order leave a stale one: a rebuild then folds the game."""
+        stored), and only while the game's head is still the last event folded (a slower
+        projector never replaces a newer result; a game deleted meanwhile gets none). A
+        crash or an outage in between leaves it missing or stale: a rebuild then folds the
+        game."""
         storage = self._results
         if storage is None or not events:
             return
@@ -183,7 +185,7 @@ class Projector:
             self.recorder.store.chain, game_id, result_of(club_id, events, outcome)
         )
         try:
-            await storage.put(game_id, sealed)
+            await storage.put(game_id, sealed, events[-1].hash)
         except StoreUnavailable as exc:
             log.warning("game result not kept", game_id=game_id, error=str(exc))
 

@@ -10,10 +10,20 @@ with the head they must match, many games a round trip.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from tablelog.service.store.base import StoredHead
 from tablelog.service.store.cluster import RedisClient
+
+PUT_SCRIPT: Final = """
+if redis.call("HGET", KEYS[1], "last_hash") ~= ARGV[1] then
+  return 0
+end
+redis.call("SET", KEYS[2], ARGV[2])
+return 1
+"""
+"""KEYS: the game's head hash, its result. ARGV: the hash of the last event the result was
+folded up to, the result."""
 
 
 class ResultStorage:
@@ -29,8 +39,15 @@ class ResultStorage:
         self._key = key
         self._call = call
 
-    async def put(self, game_id: str, data: bytes) -> None:
-        await self._call(self._redis.set(self._key(game_id, "result"), data))
+    async def put(self, game_id: str, data: bytes, last_hash: bytes) -> bool:
+        """Store `data`, a result folded up to the event whose hash is `last_hash`, only if
+        that event is still the game's head (one script on the game's slot): a slower fold
+        never replaces a newer result, and a game deleted meanwhile (its club's deletion)
+        gets no result back. Whether it was stored."""
+        keys = [self._key(game_id, "head"), self._key(game_id, "result")]
+        return bool(
+            await self._call(self._redis.eval(PUT_SCRIPT, len(keys), *keys, last_hash, data))
+        )
 
     async def with_heads(
         self, game_ids: Sequence[str]

@@ -85,6 +85,8 @@ def test_deleting_a_club_leaves_nothing_of_it_in_redis(redis_url: str) -> None:
         async def late_writes() -> None:
             await memory.apply(club_id, game.game_id, 9, None, "1-0")
             await memory.note_change(club_id, game.game_id)
+            # A fold that read the game before the deletion stores no result after it.
+            assert not await built.recorder.store.results.put(game.game_id, b"sealed", b"")
 
         server.run(late_writes())
         assert traces(server, club_id, [game.game_id]) == []
