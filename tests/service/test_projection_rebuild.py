@@ -94,7 +94,7 @@ def test_rebuilt_models_equal_the_incremental_ones(
         stored = redis.Redis.from_url(embedded_redis.url)
         # Sealed when the game ended; stale once the undo and redo below move its head.
         before_undo = stored.get(result_key(ended[1]))
-        assert before_undo
+        assert isinstance(before_undo, bytes)
         # A game left in progress, then abandoned: it never counts.
         unfinished = play(owner, "splendor", ["Bob", "Cleo"], 40, moves=30)
         owner.abandon(unfinished)
