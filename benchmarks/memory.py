@@ -57,7 +57,7 @@ from tablelog.replay import fold as folding  # noqa: E402
 from tablelog.service.access.identity import new_token  # noqa: E402
 from tablelog.service.api.server import BackgroundServer  # noqa: E402
 from tablelog.service.logs import configure_logging  # noqa: E402
-from tablelog.service.memory import projector  # noqa: E402
+from tablelog.service.memory import projector, results  # noqa: E402
 from tablelog.service.memory.roster import fold_roster  # noqa: E402
 from tablelog.service.memory.standings import (  # noqa: E402
     MODEL,
@@ -105,15 +105,20 @@ async def copy_games(
     templates: list[tuple[list[events_pb2.Event], service_pb2.GameSummary]],
     first: int,
     count: int,
+    outcomes: list[standings_pb2.GameOutcome] | None = None,
 ) -> None:
     """Store games `first` .. `first + count - 1` as copies of the imported `templates` under
     new ids, straight through the store (`RedisEventStore.append`, the append script: each
     copy's chain sealed anew under the server's key, its head and summary written) and
     indexed in the club's listing, as an import leaves it, without checking every move of
-    every copy again. Not noted for the projector: the rebuild below projects them."""
+    every copy again. Not noted for the projector: the rebuild below projects them. With
+    `outcomes` (each template's, as the projector's fold gives it), each copy's result is
+    sealed and stored as the projector stores it when a game ends: the template's outcome
+    under the copy's id, bound to the copy's own head."""
     for start in range(first, first + count, 16):
         batch = []
         entries = []
+        ids = []
         for index in range(start, min(first + count, start + 16)):
             events, summary = templates[index % len(templates)]
             game_id = f"copy{index:07d}"
@@ -125,6 +130,7 @@ async def copy_games(
                     copy.ClearField(sealing)
                 copies.append(copy)
             copies[0].game_created.game_id = game_id
+            ids.append((game_id, index % len(templates)))
             listed = service_pb2.GameSummary()
             listed.CopyFrom(summary)
             listed.game_id = game_id
@@ -139,8 +145,17 @@ async def copy_games(
                     summary=listed.SerializeToString(),
                 )
             )
-        await asyncio.gather(*batch)
+        appended = await asyncio.gather(*batch)
         await store.index_games(club, entries)
+        if outcomes is None:
+            continue
+        for (game_id, template), done in zip(ids, appended, strict=True):
+            outcome = standings_pb2.GameOutcome()
+            outcome.CopyFrom(outcomes[template])
+            outcome.game_id = game_id
+            result = projector.result_of(club, list(done.events), outcome)
+            sealed = results.seal(store.chain, game_id, result)
+            assert await store.results.put(game_id, sealed, done.events[-1].hash)
 
 
 def timed_rebuild(client: Client, games: int, refold: bool) -> tuple[float, float, int]:
@@ -153,7 +168,9 @@ def timed_rebuild(client: Client, games: int, refold: bool) -> tuple[float, floa
     return wall, cpu, done.folded
 
 
-def rebuild(server: BackgroundServer, client: Client, games: int, kinds: int) -> None:
+def rebuild(
+    server: BackgroundServer, client: Client, games: int, kinds: int, refold: bool = True
+) -> None:
     histories = [ended_history(seed) for seed in range(min(games, kinds))]
     moves = sum(len(h) for h in histories)
     print(
@@ -188,26 +205,37 @@ def rebuild(server: BackgroundServer, client: Client, games: int, kinds: int) ->
         assert isinstance(summary, bytes)
         templates.append((events, service_pb2.GameSummary.FromString(summary)))
     club = index_club(templates[0][0][0].game_created)
+    outcomes = None
+    if not refold:
+        # No refolding rebuild to seal the copies' results: sealed as they are stored.
+        outcomes = []
+        for game_id, (events, _summary) in zip(imported, templates, strict=True):
+            _sequence, outcome = projector.project(game_id, events)
+            assert outcome is not None
+            outcomes.append(outcome)
     started = time.perf_counter()
     for first in range(len(imported), games, 1000):
-        server.run(copy_games(store, club, templates, first, min(1000, games - first)))
+        count = min(1000, games - first)
+        server.run(copy_games(store, club, templates, first, count, outcomes))
     took_copies = time.perf_counter() - started
     print(
         f"  stored: {len(imported)} imported through ImportGame in {took_imports:.1f} s "
         f"(every move checked), {games - len(imported):,} copies of them under new ids "
-        f"through the store's append script in {took_copies:.1f} s (each chain sealed anew)"
+        f"through the store's append script in {took_copies:.1f} s (each chain sealed anew"
+        f"{'; each result sealed as the projector seals it' if outcomes else ''})"
     )
     # The imports are followed by the projector first: the rebuilds are timed alone.
     while client.standings("medici-card-game").lag.pending_games:
         time.sleep(0.05)
     # Before: every game folded from its verified stream (this also seals every game's
     # result, as the projector does when a game ends). After: from the sealed results.
-    wall, cpu, folded = timed_rebuild(client, games, refold=True)
-    assert folded == games
-    print(
-        f"  RebuildProjections refold=true (every game folded): {games / wall:,.0f} games/s "
-        f"wall, {games / cpu:,.0f} games/s of CPU ({cpu:.1f} s)"
-    )
+    if refold:
+        wall, cpu, folded = timed_rebuild(client, games, refold=True)
+        assert folded == games
+        print(
+            f"  RebuildProjections refold=true (every game folded): {games / wall:,.0f} "
+            f"games/s wall, {games / cpu:,.0f} games/s of CPU ({cpu:.1f} s)"
+        )
     raw = redis.Redis.from_url(server.redis_url)
     sample = [f"tl:{{copy{index:07d}}}:result" for index in range(len(imported), games, 97)]
     sample = sample or [f"tl:{{{game_id}}}:result" for game_id in imported]
@@ -227,6 +255,15 @@ def rebuild(server: BackgroundServer, client: Client, games: int, kinds: int) ->
         f"wall, {games / cpu:,.0f} games/s of CPU ({cpu:.2f} s; target {REBUILD_TARGET:,}: "
         f"{verdict})"
     )
+    # What the results gave is what folding gives: a sample of the copies folded again.
+    key = f"tl:{{club:{club}}}:memory:outcomes"
+    for index in random.Random(5).sample(range(games), min(games, 20)):
+        game_id = imported[index] if index < len(imported) else f"copy{index:07d}"
+        events = server.run(store.read(game_id))
+        assert isinstance(events, list)
+        _sequence, outcome = projector.project(game_id, events)
+        assert outcome is not None
+        assert raw.hget(key, game_id) == outcome.SerializeToString(deterministic=True)
     # The ratings are computed on the first read after a change, in game order: the
     # rebuild's games rated, then the table.
     wall, cpu = time.perf_counter(), time.process_time()
@@ -481,6 +518,11 @@ def main() -> int:
         default=200,
         help="distinct seeded games imported; the others are copies of them (default 200)",
     )
+    parser.add_argument(
+        "--no-refold",
+        action="store_true",
+        help="skip the refolding rebuild (the copies' results are then sealed as stored)",
+    )
     parser.add_argument("--clients", type=int, default=8, help="recording clients (default 8)")
     parser.add_argument("--per-client", type=int, default=2, help="games each (default 2)")
     parser.add_argument("--outcomes", type=int, default=2_000, help="outcomes read (default 2,000)")
@@ -513,8 +555,8 @@ def main() -> int:
             if args.idle or "idle" in parts:
                 idle(server, args.idle or 10.0)
             if "rebuild" in parts:
-                with Client(server.target, token=token, timeout=600) as client:
-                    rebuild(server, client, args.games, args.kinds)
+                with Client(server.target, token=token, timeout=7200) as client:
+                    rebuild(server, client, args.games, args.kinds, not args.no_refold)
             if "lag" in parts:
                 lag(server, token, args.clients, args.per_client)
             if "reads" in parts:
