@@ -31,6 +31,7 @@ Redis (fast durability). Figures:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import gc
 import pstats
@@ -56,11 +57,20 @@ from tablelog.replay import fold as folding  # noqa: E402
 from tablelog.service.access.identity import new_token  # noqa: E402
 from tablelog.service.api.server import BackgroundServer  # noqa: E402
 from tablelog.service.logs import configure_logging  # noqa: E402
-from tablelog.service.memory import projector  # noqa: E402
-from tablelog.service.memory.standings import outcome_of  # noqa: E402
+from tablelog.service.memory import projector, results  # noqa: E402
+from tablelog.service.memory.roster import fold_roster  # noqa: E402
+from tablelog.service.memory.standings import (  # noqa: E402
+    MODEL,
+    in_order,
+    outcome_of,
+    rating_histories,
+    seated,
+)
+from tablelog.service.recording.game_index import entry_of, index_club  # noqa: E402
+from tablelog.service.store import RedisEventStore  # noqa: E402
 from tablelog.service.store.chain import Chain, ChainKey  # noqa: E402
 from tablelog.service.store.embedded import Durability, EmbeddedRedis  # noqa: E402
-from tablelog.v1 import events_pb2, standings_pb2  # noqa: E402
+from tablelog.v1 import events_pb2, service_pb2, standings_pb2  # noqa: E402
 from tablelog_client import Client  # noqa: E402
 from tests.support.play import created, events_of, random_game  # noqa: E402
 
@@ -89,10 +99,84 @@ def ended_history(seed: int) -> list[events_pb2.Event]:
     return events
 
 
-def rebuild(client: Client, games: int) -> None:
-    histories = [ended_history(seed) for seed in range(games)]
+async def copy_games(
+    store: RedisEventStore,
+    club: str,
+    templates: list[tuple[list[events_pb2.Event], service_pb2.GameSummary]],
+    first: int,
+    count: int,
+    outcomes: list[standings_pb2.GameOutcome] | None = None,
+) -> None:
+    """Store games `first` .. `first + count - 1` as copies of the imported `templates` under
+    new ids, straight through the store (`RedisEventStore.append`, the append script: each
+    copy's chain sealed anew under the server's key, its head and summary written) and
+    indexed in the club's listing, as an import leaves it, without checking every move of
+    every copy again. Not noted for the projector: the rebuild below projects them. With
+    `outcomes` (each template's, as the projector's fold gives it), each copy's result is
+    sealed and stored as the projector stores it when a game ends: the template's outcome
+    under the copy's id, bound to the copy's own head."""
+    for start in range(first, first + count, 16):
+        batch = []
+        entries = []
+        ids = []
+        for index in range(start, min(first + count, start + 16)):
+            events, summary = templates[index % len(templates)]
+            game_id = f"copy{index:07d}"
+            copies = []
+            for event in events:
+                copy = events_pb2.Event()
+                copy.CopyFrom(event)
+                for sealing in ("prev_hash", "hash", "chain_key_id"):
+                    copy.ClearField(sealing)
+                copies.append(copy)
+            copies[0].game_created.game_id = game_id
+            ids.append((game_id, index % len(templates)))
+            listed = service_pb2.GameSummary()
+            listed.CopyFrom(summary)
+            listed.game_id = game_id
+            entries.append(entry_of(listed))
+            batch.append(
+                store.append(
+                    game_id,
+                    copies,
+                    expected_sequence=0,
+                    prev_hash=b"",
+                    expected_revision=None,
+                    summary=listed.SerializeToString(),
+                )
+            )
+        appended = await asyncio.gather(*batch)
+        await store.index_games(club, entries)
+        if outcomes is None:
+            continue
+        for (game_id, template), done in zip(ids, appended, strict=True):
+            outcome = standings_pb2.GameOutcome()
+            outcome.CopyFrom(outcomes[template])
+            outcome.game_id = game_id
+            result = projector.result_of(club, list(done.events), outcome)
+            sealed = results.seal(store.chain, game_id, result)
+            assert await store.results.put(game_id, sealed, done.events[-1].hash)
+
+
+def timed_rebuild(client: Client, games: int, refold: bool) -> tuple[float, float, int]:
+    """A RebuildProjections: its wall seconds, this process's CPU seconds and the games it
+    folded."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    done = client.rebuild_projections(refold=refold)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert done.games == games, done
+    return wall, cpu, done.folded
+
+
+def rebuild(
+    server: BackgroundServer, client: Client, games: int, kinds: int, refold: bool = True
+) -> None:
+    histories = [ended_history(seed) for seed in range(min(games, kinds))]
     moves = sum(len(h) for h in histories)
-    print(f"rebuild: {games} ended games of medici-card-game, {moves} events")
+    print(
+        f"rebuild: {games:,} ended games of medici-card-game ({len(histories)} distinct seeded "
+        f"games, {moves / len(histories):.0f} events each on average)"
+    )
     blobs = [[e.SerializeToString() for e in h] for h in histories]
     started = time.process_time()
     for stored in blobs:
@@ -104,22 +188,118 @@ def rebuild(client: Client, games: int) -> None:
         outcome_of(str(index), position, Timestamp(seconds=1), position.sequence)
     with_outcome = time.process_time() - started
     print(
-        f"  floor, one core: decode + fold {games / fold_only:,.0f} games/s; "
-        f"decode + fold + outcome (insights) {games / with_outcome:,.0f} games/s"
+        f"  floor, one core: decode + fold {len(blobs) / fold_only:,.0f} games/s; "
+        f"decode + fold + outcome (insights) {len(blobs) / with_outcome:,.0f} games/s"
     )
-    for history in histories:
-        client.import_events(history, accept_unverified=True)
-    # The imports are followed by the projector first: the rebuild is timed alone.
+    assert server.built is not None
+    store = server.built.recorder.store
+    assert isinstance(store, RedisEventStore)
+    started = time.perf_counter()
+    imported = [client.import_events(h, accept_unverified=True).game_id for h in histories]
+    took_imports = time.perf_counter() - started
+    templates = []
+    for game_id in imported:
+        events = server.run(store.read(game_id))
+        summary = server.run(store.summary(game_id))
+        assert isinstance(events, list)
+        assert isinstance(summary, bytes)
+        templates.append((events, service_pb2.GameSummary.FromString(summary)))
+    club = index_club(templates[0][0][0].game_created)
+    outcomes = None
+    if not refold:
+        # No refolding rebuild to seal the copies' results: sealed as they are stored.
+        outcomes = []
+        for game_id, (events, _summary) in zip(imported, templates, strict=True):
+            _sequence, outcome = projector.project(game_id, events)
+            assert outcome is not None
+            outcomes.append(outcome)
+    started = time.perf_counter()
+    for first in range(len(imported), games, 1000):
+        count = min(1000, games - first)
+        server.run(copy_games(store, club, templates, first, count, outcomes))
+    took_copies = time.perf_counter() - started
+    print(
+        f"  stored: {len(imported)} imported through ImportGame in {took_imports:.1f} s "
+        f"(every move checked), {games - len(imported):,} copies of them under new ids "
+        f"through the store's append script in {took_copies:.1f} s (each chain sealed anew"
+        f"{'; each result sealed as the projector seals it' if outcomes else ''})"
+    )
+    # The imports are followed by the projector first: the rebuilds are timed alone.
     while client.standings("medici-card-game").lag.pending_games:
         time.sleep(0.05)
-    wall, cpu = time.perf_counter(), time.process_time()
-    done = client.rebuild_projections()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert done.games == games, done
+    # Before: every game folded from its verified stream (this also seals every game's
+    # result, as the projector does when a game ends). After: from the sealed results.
+    if refold:
+        wall, cpu, folded = timed_rebuild(client, games, refold=True)
+        assert folded == games
+        print(
+            f"  RebuildProjections refold=true (every game folded): {games / wall:,.0f} "
+            f"games/s wall, {games / cpu:,.0f} games/s of CPU ({cpu:.1f} s)"
+        )
+    raw = redis.Redis.from_url(server.redis_url)
+    sample = [f"tl:{{copy{index:07d}}}:result" for index in range(len(imported), games, 97)]
+    sample = sample or [f"tl:{{{game_id}}}:result" for game_id in imported]
+    held = [raw.memory_usage(key, samples=0) or 0 for key in sample]
+    used = raw.info("memory")["used_memory"]
+    print(
+        f"  Redis holds {used / 2**20:,.0f} MiB in all; a sealed result "
+        f"{sum(held) / len(held):,.0f} bytes (MEMORY USAGE, {len(held)} sampled)"
+    )
+    PROFILING[0] = True
+    wall, cpu, folded = timed_rebuild(client, games, refold=False)
+    PROFILING[0] = False
+    assert folded == 0, folded
     verdict = "met" if games / cpu >= REBUILD_TARGET else "NOT met"
     print(
-        f"  RebuildProjections: {games / wall:,.0f} games/s wall, {games / cpu:,.0f} games/s "
-        f"of CPU (target {REBUILD_TARGET:,}: {verdict})"
+        f"  RebuildProjections (sealed results, none folded): {games / wall:,.0f} games/s "
+        f"wall, {games / cpu:,.0f} games/s of CPU ({cpu:.2f} s; target {REBUILD_TARGET:,}: "
+        f"{verdict})"
+    )
+    # What the results gave is what folding gives: a sample of the copies folded again.
+    key = f"tl:{{club:{club}}}:memory:outcomes"
+    for index in random.Random(5).sample(range(games), min(games, 20)):
+        game_id = imported[index] if index < len(imported) else f"copy{index:07d}"
+        events = server.run(store.read(game_id))
+        assert isinstance(events, list)
+        _sequence, outcome = projector.project(game_id, events)
+        assert outcome is not None
+        assert raw.hget(key, game_id) == outcome.SerializeToString(deterministic=True)
+    # The ratings are computed on the first read after a change, in game order: the
+    # rebuild's games rated, then the table.
+    wall, cpu = time.perf_counter(), time.process_time()
+    table = client.standings("medici-card-game")
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(
+        f"  then GetStandings, first read (every outcome parsed, {games:,} games rated in "
+        f"order, {len(table.rows)} players): {wall:.2f} s wall, {cpu:.2f} s CPU"
+    )
+    ratings(server, club)
+
+
+def ratings(server: BackgroundServer, club: str) -> None:
+    """OpenSkill's cost per game, alone: the club's stored outcomes rated in order."""
+    raw = redis.Redis.from_url(server.redis_url).hvals(f"tl:{{club:{club}}}:memory:outcomes")
+    ordered = in_order(standings_pb2.GameOutcome.FromString(b) for b in raw if isinstance(b, bytes))
+    roster = fold_roster([])
+    started = time.process_time()
+    rating_histories(ordered, roster)
+    rated = time.process_time() - started
+    started = time.process_time()
+    for outcome in ordered:
+        seated(outcome, roster)
+    seating = time.process_time() - started
+    teams = [[[MODEL.rating()] for _ in outcome.seats] for outcome in ordered]
+    started = time.process_time()
+    for outcome, team in zip(ordered, teams, strict=True):
+        MODEL.rate(team, ranks=[float(seat.place) for seat in outcome.seats])
+    alone = time.process_time() - started
+    seats = sum(len(o.seats) for o in ordered) / len(ordered)
+    print(
+        f"  ratings of {len(ordered):,} games ({seats:.1f} seats on average), one core: "
+        f"rating_histories {rated / len(ordered) * 1e6:.0f} us a game "
+        f"({len(ordered) / rated:,.0f} games/s), of which openskill's PlackettLuce.rate "
+        f"alone {alone / len(ordered) * 1e6:.0f} us and the roster's matching "
+        f"{seating / len(ordered) * 1e6:.0f} us"
     )
 
 
@@ -273,16 +453,25 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
     )
 
 
+PROFILING = [False]
+"""Whether the next rebuild is profiled (the one from the sealed results)."""
+
+
 def profile_rebuilds(path: str) -> None:
-    """Profile `Projector.rebuild_club` on the server's loop (cProfile follows the thread
-    that enables it: the rebuild's coroutine runs on the loop's)."""
+    """Profile `Projector.rebuild_club` from the sealed results on the server's loop
+    (cProfile follows the thread that enables it: the rebuild's coroutine runs on the
+    loop's)."""
     plain = projector.Projector.rebuild_club
 
-    async def profiled(self: projector.Projector, club_id: str) -> int:
+    async def profiled(
+        self: projector.Projector, club_id: str, refold: bool = False
+    ) -> projector.Rebuilt:
+        if not PROFILING[0]:
+            return await plain(self, club_id, refold)
         profile = cProfile.Profile()
         profile.enable()
         try:
-            return await plain(self, club_id)
+            return await plain(self, club_id, refold)
         finally:
             profile.disable()
             profile.dump_stats(path)
@@ -323,6 +512,17 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--games", type=int, default=200, help="ended games rebuilt (default 200)")
+    parser.add_argument(
+        "--kinds",
+        type=int,
+        default=200,
+        help="distinct seeded games imported; the others are copies of them (default 200)",
+    )
+    parser.add_argument(
+        "--no-refold",
+        action="store_true",
+        help="skip the refolding rebuild (the copies' results are then sealed as stored)",
+    )
     parser.add_argument("--clients", type=int, default=8, help="recording clients (default 8)")
     parser.add_argument("--per-client", type=int, default=2, help="games each (default 2)")
     parser.add_argument("--outcomes", type=int, default=2_000, help="outcomes read (default 2,000)")
@@ -355,8 +555,8 @@ def main() -> int:
             if args.idle or "idle" in parts:
                 idle(server, args.idle or 10.0)
             if "rebuild" in parts:
-                with Client(server.target, token=token, timeout=600) as client:
-                    rebuild(client, args.games)
+                with Client(server.target, token=token, timeout=7200) as client:
+                    rebuild(server, client, args.games, args.kinds, not args.no_refold)
             if "lag" in parts:
                 lag(server, token, args.clients, args.per_client)
             if "reads" in parts:

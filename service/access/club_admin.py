@@ -40,8 +40,10 @@ GAME_PARTS = (
     "seats",
     "checkpoints",
     "checkpoint-index",
+    "result",
 )
-"""Every key a game has (`tablelog.service.store.redis_store`, `checkpoint_storage`, `members`)."""
+"""Every key a game has (`tablelog.service.store.redis_store`, `checkpoint_storage`,
+`result_storage`, `members`)."""
 DELETE_BATCH = 500
 
 

@@ -196,9 +196,9 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
         self, request: standings_pb2.RebuildProjectionsRequest, context: Context
     ) -> standings_pb2.RebuildProjectionsResponse:
         started = time.perf_counter()
-        games = await self.projector.rebuild_club(current_caller().club_id)
+        done = await self.projector.rebuild_club(current_caller().club_id, refold=request.refold)
         return standings_pb2.RebuildProjectionsResponse(
-            games=games, seconds=round(time.perf_counter() - started, 3)
+            games=done.games, seconds=round(time.perf_counter() - started, 3), folded=done.folded
         )
 
 

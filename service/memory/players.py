@@ -5,6 +5,7 @@ against the club's roster (`tablelog.service.memory.roster`, pure) and appended 
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -18,6 +19,8 @@ from tablelog.service.recording.recorder import Recorder
 from tablelog.v1 import clubs_pb2
 
 SEATED_PAGE = 1_000
+SEATED_CLUBS = 64
+"""Clubs whose seated names an instance keeps (least recently used dropped first)."""
 MAX_SEATED_GAMES = 200_000
 """Games read for the names seated in a club's games (the listing's pages, newest first):
 a bounded walk. A club past it lists the players of its newest games and its roster."""
@@ -35,13 +38,29 @@ class ClubPlayers:
         self.store = store
         self.recorder = recorder
         self.members = members
+        self._seated: OrderedDict[str, tuple[tuple[int, str], tuple[str, ...]]] = OrderedDict()
+        """Per club: its listing's signature and the names seated in its games then."""
 
     async def roster(self, club_id: str) -> rosters.Roster:
         return rosters.fold_roster(await self.store.changes(club_id))
 
     async def seated(self, club_id: str) -> list[str]:
         """The names seated in the club's games, each once, spelt as in the oldest game
-        seating it (the listing is newest first: a later spelling is overwritten)."""
+        seating it (the listing is newest first: a later spelling is overwritten). Kept per
+        club while its listing's signature (games indexed, the newest one) stays: the walk
+        of every listed game is made again only after a game came."""
+        signature = await self.recorder.store.listing_signature(club_id)
+        kept = self._seated.get(club_id)
+        if kept is not None and kept[0] == signature:
+            self._seated.move_to_end(club_id)
+            return list(kept[1])
+        names = await self._walk_seated(club_id)
+        self._seated[club_id] = (signature, tuple(names))
+        while len(self._seated) > SEATED_CLUBS:
+            self._seated.popitem(last=False)
+        return names
+
+    async def _walk_seated(self, club_id: str) -> list[str]:
         found: dict[str, str] = {}
         token = ""
         read = 0

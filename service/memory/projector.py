@@ -42,6 +42,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from tablelog.replay import fold as folding
 from tablelog.service.access.identity import LOCAL_CLUB
 from tablelog.service.logs import get_logger
+from tablelog.service.memory import results
 from tablelog.service.memory import standings as models
 from tablelog.service.memory.roster import Roster, fold_roster
 from tablelog.service.memory.roster_store import RosterStore
@@ -52,9 +53,10 @@ from tablelog.service.metrics import (
 )
 from tablelog.service.recording.game_index import index_club
 from tablelog.service.recording.recorder import Recorder
-from tablelog.service.store import RedisEventStore, StoreUnavailable
+from tablelog.service.store import RedisEventStore, StoredHead, StoreUnavailable
 from tablelog.service.store.game_index import game_of
 from tablelog.service.store.memory import MemoryStore
+from tablelog.service.store.result_storage import ResultStorage
 from tablelog.v1 import events_pb2, standings_pb2
 
 BATCH: Final = 200
@@ -68,8 +70,11 @@ LOOK_EVERY: Final = 30.0
 (a flag whose wake-up entry was lost to an outage between the two writes)."""
 SWEEP_EVERY: Final = 300.0
 """Seconds between sweeps for feed entries whose flag was lost (two calls per club)."""
-REBUILD_PAGE: Final = 32
-"""Games a rebuild reads at once (fewer than the store's connection pool holds)."""
+REBUILD_PAGE: Final = 500
+"""Games a rebuild lists, and reads the sealed results and heads of, at once (one pipeline)."""
+FOLD_PAGE: Final = 32
+"""Games a rebuild folds from their streams at once (fewer than the store's connection pool
+holds)."""
 CACHE_CLUBS: Final = 64
 """Clubs whose parsed outcomes an instance keeps (least recently read dropped first)."""
 
@@ -104,6 +109,34 @@ def project(
     )
 
 
+def result_of(
+    club_id: str, events: list[events_pb2.Event], outcome: standings_pb2.GameOutcome | None
+) -> results.GameResult:
+    """The result to seal for a game whose (verified) `events` gave `outcome`: bound to the
+    last event folded, which the stored head names."""
+    last = events[-1]
+    game = events[0].game_created.game
+    return results.GameResult(
+        sequence=last.sequence,
+        revision=last.revision,
+        last_hash=last.hash,
+        club=club_id,
+        game=game,
+        version=results.derivation(game),
+        outcome=outcome.SerializeToString(deterministic=True) if outcome is not None else b"",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """What a rebuild did: games with an outcome, and games folded from their events (the
+    others' outcomes came from their sealed results), by why."""
+
+    games: int
+    folded: int
+    why: dict[str, int]
+
+
 class Projector:
     def __init__(self, store: MemoryStore, rosters: RosterStore, recorder: Recorder) -> None:
         self.store = store
@@ -124,7 +157,37 @@ class Projector:
     async def project_game(self, club_id: str, game_id: str, feed_id: str) -> bool:
         events = await self.recorder.events(game_id)
         sequence, outcome = project(game_id, events)
+        await self._keep_result(club_id, game_id, events, outcome)
         return await self.store.apply(club_id, game_id, sequence, outcome, feed_id)
+
+    @property
+    def _results(self) -> ResultStorage | None:
+        store = self.recorder.store
+        return store.results if isinstance(store, RedisEventStore) else None
+
+    async def _keep_result(
+        self,
+        club_id: str,
+        game_id: str,
+        events: list[events_pb2.Event],
+        outcome: standings_pb2.GameOutcome | None,
+    ) -> None:
+        """Seal what `events` gave beside the game's stream, for the next rebuild. Written
+        before the outcome is applied (once a game shows as projected, its result is
+        stored), and only while the game's head is still the last event folded (a slower
+        projector never replaces a newer result; a game deleted meanwhile gets none). A
+        crash or an outage in between leaves it missing or stale: a rebuild then folds the
+        game."""
+        storage = self._results
+        if storage is None or not events:
+            return
+        sealed = results.seal(
+            self.recorder.store.chain, game_id, result_of(club_id, events, outcome)
+        )
+        try:
+            await storage.put(game_id, sealed, events[-1].hash)
+        except StoreUnavailable as exc:
+            log.warning("game result not kept", game_id=game_id, error=str(exc))
 
     async def project_club(self, club_id: str) -> int:
         """Project the club's feed after its checkpoint; how many entries were taken."""
@@ -272,55 +335,105 @@ class Projector:
 
     # ------------------------------------------------------------------ rebuilding
 
-    async def rebuild_club(self, club_id: str) -> int:
-        """Rebuild the club's projection from the games' streams: forget it, then project
-        every game of the club; the feed entries noted meanwhile are projected after (an
-        outcome is never overwritten by an older one)."""
+    async def rebuild_club(self, club_id: str, refold: bool = False) -> Rebuilt:
+        """Rebuild the club's projection: forget it, then take every game of the club again,
+        from its sealed result when one is usable (`tablelog.service.memory.results`: sealed
+        for this game and club, at the stream's stored head, by this code), else (and for
+        every game with `refold`) folded from its verified stream, its result sealed again.
+        The feed entries noted meanwhile are projected after (an outcome is never
+        overwritten by an older one)."""
         upto = await self.store.feed_end(club_id)
         await self.store.clear(club_id)
+        storage = None if refold else self._results
         count = 0
+        why: dict[str, int] = {}
         after: str | None = None
         while True:
             positions = await self.recorder.store.list_game_ids(club_id, "", 0, after, REBUILD_PAGE)
             if not positions:
                 break
             after = positions[-1]
-            # The games of a page are read and stored concurrently (their folds still run
-            # one after another on the loop): a rebuild waits on Redis once per page, not
-            # once per game.
-            done = await asyncio.gather(
-                *(self._rebuild_game(club_id, game_of(position)) for position in positions)
-            )
-            count += sum(done)
+            game_ids = [game_of(position) for position in positions]
+            rows: list[tuple[str, int, bytes]] = []
+            to_fold: list[str] = []
+            if storage is None:
+                to_fold = game_ids
+                reason = "refold" if refold else "no results"
+                why[reason] = why.get(reason, 0) + len(game_ids)
+            else:
+                for game_id, (head, data) in zip(
+                    game_ids, await storage.with_heads(game_ids), strict=True
+                ):
+                    kept, reason = self._trusted(club_id, game_id, head, data)
+                    if kept is None:
+                        to_fold.append(game_id)
+                        why[reason] = why.get(reason, 0) + 1
+                    else:
+                        rows.append(kept)
+            # The games folded are read and stored a few at a time concurrently (their
+            # folds still run one after another on the loop): a rebuild waits on Redis once
+            # per few games, not once per game, and holds no more connections than that.
+            for start in range(0, len(to_fold), FOLD_PAGE):
+                done = await asyncio.gather(
+                    *(self._rebuild_game(club_id, g) for g in to_fold[start : start + FOLD_PAGE])
+                )
+                rows.extend(row for row in done if row is not None)
+            await self.store.apply_many(club_id, rows)
+            count += sum(1 for _g, _s, blob in rows if blob)
         await self.store.apply(club_id, "", -1, None, upto)
         await self.store.flag(club_id)
-        return count
+        folded = sum(why.values())
+        log.info("projections rebuilt", club_id=club_id, games=count, folded=folded, why=why)
+        return Rebuilt(count, folded, why)
 
-    async def _rebuild_game(self, club_id: str, game_id: str) -> bool:
-        """Project one game of a rebuild; whether it has an outcome (an unreadable game or
-        another club's is left out, logged)."""
+    def _trusted(
+        self, club_id: str, game_id: str, head: StoredHead | None, data: bytes | None
+    ) -> tuple[tuple[str, int, bytes] | None, str]:
+        """The row a game's sealed result gives a rebuild of `club_id`, or None and why not."""
+        if head is None:
+            return None, "no head"
+        if data is None:
+            return None, "no result"
+        try:
+            result = results.unseal(self.recorder.store.chain, game_id, data)
+        except results.DamagedResult as damaged:
+            log.warning("game result damaged", game_id=game_id, problem=str(damaged))
+            return None, "damaged"
+        reason = results.usable(result, club_id, head)
+        if reason:
+            return None, reason
+        return (game_id, result.sequence, result.outcome), ""
+
+    async def _rebuild_game(self, club_id: str, game_id: str) -> tuple[str, int, bytes] | None:
+        """Fold one game of a rebuild from its verified stream, and seal its result again:
+        its row (None for an unreadable game or another club's, logged)."""
         try:
             events = await self.recorder.events(game_id)
-        except Exception as exc:
+            if index_club(events[0].game_created) != club_id:
+                return None
+            sequence, outcome = project(game_id, events)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # a game that cannot be read or folded must not stop the rest
             log.warning("game not rebuilt", game_id=game_id, error=str(exc))
-            return False
-        if index_club(events[0].game_created) != club_id:
-            return False
-        sequence, outcome = project(game_id, events)
-        await self.store.apply(club_id, game_id, sequence, outcome, "")
-        return outcome is not None
+            return None
+        await self._keep_result(club_id, game_id, events, outcome)
+        blob = outcome.SerializeToString(deterministic=True) if outcome is not None else b""
+        return game_id, sequence, blob
 
     # ------------------------------------------------------------------ reading
 
     async def club(self, club_id: str) -> ClubCache:
         version = await self.store.version(club_id)
-        changes = await self.rosters.changes(club_id)
-        roster_version = len(changes)
+        # The roster's length alone (one XLEN): its changes are read and folded only when
+        # there are new ones.
+        roster_version = await self.rosters.version(club_id)
         cached = self._cache.get(club_id)
         if cached is not None and cached.version == version:
             if cached.roster_version != roster_version:
+                changes = await self.rosters.changes(club_id)
                 cached.roster = fold_roster(changes)
-                cached.roster_version = roster_version
+                cached.roster_version = len(changes)
                 cached.computed.clear()
             self._cache.move_to_end(club_id)
             return cached
@@ -328,11 +441,11 @@ class Projector:
         outcomes = models.in_order(
             standings_pb2.GameOutcome.FromString(blob) for blob in blobs.values()
         )
-        roster = (
-            cached.roster
-            if cached is not None and cached.roster_version == roster_version
-            else fold_roster(changes)
-        )
+        if cached is not None and cached.roster_version == roster_version:
+            roster = cached.roster
+        else:
+            changes = await self.rosters.changes(club_id)
+            roster, roster_version = fold_roster(changes), len(changes)
         cached = ClubCache(club_id, version, roster_version, outcomes, roster, {})
         self._cache[club_id] = cached
         while len(self._cache) > CACHE_CLUBS:

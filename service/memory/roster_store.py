@@ -44,6 +44,10 @@ class RosterStore:
         entries = await self._call(self._redis.xrange(self.key(club_id), count=MAX_ROSTER_CHANGES))
         return [clubs_pb2.RosterEvent.FromString(fields[b"e"]) for _id, fields in entries]
 
+    async def version(self, club_id: str) -> int:
+        """The roster's version: how many changes it holds (each appended as the next)."""
+        return int(await self._call(self._redis.xlen(self.key(club_id))))
+
     async def append(self, club_id: str, event: clubs_pb2.RosterEvent) -> int:
         """Append `event` (its `version` the roster's next); the roster's new version.
         RosterMoved when another change came first."""

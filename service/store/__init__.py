@@ -9,6 +9,7 @@
     redis_store.py  the Redis backend (`RedisEventStore`) and its key layout
     cluster.py      the Redis and Redis Cluster clients, made alike from a URL
     checkpoint_storage.py  where checkpoints are kept beside a game's stream
+    result_storage.py  where a game's sealed result (club memory) is kept beside its stream
     embedded.py     the embedded Redis of `tablelog serve`: durability, supervision
     script.py       the append script's arguments and replies as typed values
     append.lua      the compare-and-append script itself (runs inside Redis)

@@ -132,6 +132,12 @@ class EventStore(abc.ABC):
         0), newest first, after the position `after` if given."""
 
     @abc.abstractmethod
+    async def listing_signature(self, club: str) -> tuple[int, str]:
+        """How many games `club`'s index holds and the newest one's position: what changes
+        whenever a game is indexed in the club (a game's seats never change, and no game
+        leaves a club but with the club), so a view of the club's seats is kept by it."""
+
+    @abc.abstractmethod
     def game_ids(self, count: int) -> AsyncIterator[list[str]]:
         """Every stored game, in batches of about `count` (a game may be seen twice; on a
         Redis Cluster, every primary's games)."""

@@ -256,6 +256,15 @@ class GameIndex:
         )
         return [row.decode() for row in rows]
 
+    async def signature(self, club: str) -> tuple[int, str]:
+        """How many games the club's index holds, and the newest one's position ("" for
+        none), in one round trip (both keys are in the club's slot)."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hlen(self.base(club) + ":entries")
+            pipe.zrange(self.set_key(club), "+", "-", desc=True, bylex=True, offset=0, num=1)
+            count, newest = await self._call(pipe.execute())
+        return int(count), bytes(newest[0]).decode() if newest else ""
+
     async def holds(self, club: str, game_id: str) -> bool:
         """Whether the club's index has an entry for the game (HEXISTS: a reply of one
         integer whatever the game, so another club's game costs what no game costs)."""

@@ -23,6 +23,7 @@ checkpoint only ever moves forward, in the same script as the outcome it follows
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Final
 
 from tablelog.service.store.calls import Calls
@@ -71,6 +72,29 @@ is not written again: a projector that read its feed before DeleteClub deleted i
 ARGV: game id, the sequence the outcome was
 derived at, the outcome ("" for a game that has none: abandoned, reopened), the feed entry
 id it follows ("" for a rebuild). Answers 1 when the outcomes changed."""
+APPLY_MANY_SCRIPT: Final = """
+if redis.call("EXISTS", KEYS[4]) == 0 then
+  return 0
+end
+local changed = 0
+for i = 1, #ARGV, 3 do
+  local seen = tonumber(redis.call("HGET", KEYS[2], ARGV[i]) or "-1")
+  if tonumber(ARGV[i + 1]) > seen then
+    redis.call("HSET", KEYS[2], ARGV[i], ARGV[i + 1])
+    if ARGV[i + 2] == "" then
+      changed = changed + redis.call("HDEL", KEYS[1], ARGV[i])
+    elseif redis.call("HGET", KEYS[1], ARGV[i]) ~= ARGV[i + 2] then
+      redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 2])
+      changed = changed + 1
+    end
+  end
+end
+if changed > 0 then redis.call("INCR", KEYS[3]) end
+return changed
+"""
+"""`APPLY_SCRIPT` for many games of one club at once, without a checkpoint (a rebuild's
+page): KEYS outcomes, seen, version, the club's record; ARGV (game id, sequence, outcome)
+per game. Answers how many outcomes changed."""
 NOTE_SCRIPT: Final = """
 if redis.call("EXISTS", KEYS[2]) == 0 then
   return 0
@@ -196,6 +220,21 @@ class MemoryStore:
             self._redis.eval(APPLY_SCRIPT, len(keys), *keys, game_id, str(sequence), blob, feed_id)
         )
         return bool(changed)
+
+    async def apply_many(self, club_id: str, rows: Sequence[tuple[str, int, bytes]]) -> int:
+        """`apply` for many games of the club at once, moving no checkpoint: each row (game
+        id, the sequence its outcome was derived at, the outcome serialized deterministically
+        or b"" for none); how many outcomes changed."""
+        if not rows:
+            return 0
+        keys = [
+            self.key(club_id, "memory:outcomes"),
+            self.key(club_id, "memory:seen"),
+            self.key(club_id, "memory:version"),
+            self.key(club_id, "club"),
+        ]
+        argv = [part for game_id, sequence, blob in rows for part in (game_id, str(sequence), blob)]
+        return int(await self._call(self._redis.eval(APPLY_MANY_SCRIPT, len(keys), *keys, *argv)))
 
     async def version(self, club_id: str) -> int:
         found = await self._call(self._redis.get(self.key(club_id, "memory:version")))

@@ -15,6 +15,8 @@ Redis Cluster slot and the append script may touch all of them):
     tl:{club:<id>}:listing:* a club's listing index (ListGames): `store.game_index`
     tl:{<game_id>}:checkpoint*  folded positions kept beside the stream, never the truth
                              (`store.checkpoint_storage`, `recording.checkpoints`)
+    tl:{<game_id>}:result    string: the game's sealed result for club memory's rebuild,
+                             never the truth (`store.result_storage`, `memory.results`)
     tl:club:<club>:bytes     integer: the club's quota counter, when the store has a quota
                              (the bytes of its games' streams: see `store.club_storage`)
 
@@ -69,6 +71,7 @@ from tablelog.service.store.errors import (
 from tablelog.service.store.game_index import GameIndex, IndexEntry
 from tablelog.service.store.packing import pack_with_hiredis
 from tablelog.service.store.pool import DEFAULT_POOL_SIZE, WaitingConnectionPool
+from tablelog.service.store.result_storage import ResultStorage
 from tablelog.service.store.script import (
     AppendCall,
     RequestEntry,
@@ -184,6 +187,7 @@ class RedisEventStore(EventStore):
         self._game_keys: dict[str, tuple[str, str, str, str, str]] = {}
         self.game_index = GameIndex(client, prefix, self._call)
         self.checkpoints = CheckpointStorage(client, self.key, self._call)
+        self.results = ResultStorage(client, self.key, self._call)
 
     @classmethod
     def from_url(
@@ -619,6 +623,9 @@ class RedisEventStore(EventStore):
         self, club: str, kind: str, status: int, after: str | None, count: int, player: str = ""
     ) -> list[str]:
         return await self.game_index.page(club, kind, status, after, count, player)
+
+    async def listing_signature(self, club: str) -> tuple[int, str]:
+        return await self.game_index.signature(club)
 
     async def game_ids(self, count: int) -> AsyncIterator[list[str]]:
         # scan_iter, not SCAN with a cursor: on a cluster it walks every primary in turn.

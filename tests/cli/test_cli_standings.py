@@ -56,6 +56,10 @@ def test_standings_player_stats_and_rebuild(server: BackgroundServer) -> None:
     )
     rebuilt = tablelog(server.target, "projections", "rebuild", token=token).stdout
     assert rebuilt.startswith("rebuilt from the games' streams: 3 ended game(s)")
+    assert ", 0 game(s) folded from their events, the others from their sealed" in rebuilt
+    refolded = tablelog(server.target, "projections", "rebuild", "--refold", token=token).stdout
+    assert refolded.startswith("rebuilt from the games' streams: 3 ended game(s)")
+    assert ", 3 game(s) folded from their events" in refolded
     refused = tablelog(
         server.target, "standings", "splendor", "--season", "Autumn", token=token, ok=False
     )

@@ -73,6 +73,7 @@ def test_deleting_a_club_leaves_nothing_of_it_in_redis(redis_url: str) -> None:
         for part in ("roster", "seasons", "memory:seen", "memory:checkpoint", "members", "tokens"):
             assert any(name.endswith(f"}}:{part}") for name in before), (part, before)
         assert any(name.endswith(":events") for name in before)
+        assert any(name.endswith(":result") for name in before)  # the game's sealed result
         assert operator.delete_club(club_id) == 1
         assert traces(server, club_id, [game.game_id]) == []
 
@@ -84,6 +85,8 @@ def test_deleting_a_club_leaves_nothing_of_it_in_redis(redis_url: str) -> None:
         async def late_writes() -> None:
             await memory.apply(club_id, game.game_id, 9, None, "1-0")
             await memory.note_change(club_id, game.game_id)
+            # A fold that read the game before the deletion stores no result after it.
+            assert not await built.recorder.store.results.put(game.game_id, b"sealed", b"")
 
         server.run(late_writes())
         assert traces(server, club_id, [game.game_id]) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import grpc
 import pytest
@@ -75,6 +76,32 @@ def test_seats_become_players_and_changes_are_audited(
     assert all(c.actor_member_id == me.member_id for c in log.changes)
     stored = redis.Redis.from_url(embedded_redis.url)
     assert stored.xlen(f"tl:{{club:{club_id}}}:roster") == 3
+
+
+def test_the_players_follow_new_games_and_an_unchanged_club_is_not_walked_again(
+    club: tuple[str, Client], server: BackgroundServer
+) -> None:
+    club_id, owner = club
+    owner.create_game("splendor", ["Ann", "Bob"])
+    assert [p.display_name for p in owner.players().players] == ["Ann", "Bob"]
+    assert server.built is not None
+    store = server.built.recorder.store
+    walks: list[str] = []
+    listing = store.list_game_ids
+
+    async def counted(club: str, *args: Any, **kwargs: Any) -> list[str]:
+        walks.append(club)
+        return await listing(club, *args, **kwargs)
+
+    store.list_game_ids = counted  # type: ignore[method-assign]
+    try:
+        assert [p.display_name for p in owner.players().players] == ["Ann", "Bob"]
+        assert walks == []  # nothing indexed since: the names kept
+        owner.create_game("medici-card-game", ["Cleo", "bob", "Dan"])
+        assert [p.display_name for p in owner.players().players] == ["Ann", "Bob", "Cleo", "Dan"]
+        assert walks == [club_id]
+    finally:
+        del store.list_game_ids
 
 
 def test_a_refused_or_stale_change_changes_nothing(

@@ -1,7 +1,8 @@
 """Club memory on a real Redis Cluster with two service instances, each running its own
 projector over the same clubs (idempotent updates, no lease): games recorded, reopened and
 amended through both instances are projected once each, both instances serve the same
-models, and a rebuild through one gives the models both had."""
+models, and a rebuild through one (from the games' sealed results, or every game folded)
+gives the models both had."""
 
 from __future__ import annotations
 
@@ -45,7 +46,10 @@ def test_two_instances_project_a_club_on_the_cluster(redis_cluster: LocalCluster
             seen_by_one = models(one, games)
             assert models(two, games) == seen_by_one
             assert one.standings("splendor").lag.projected_games >= 4
-            one.rebuild_projections()
-            caught_up(two)
-            assert models(two, games) == seen_by_one
-            assert models(one, games) == seen_by_one
+            # Every game from its sealed result (read across the games' slots), then every
+            # game folded again: the same models on both instances each time.
+            for refold, folded in ((False, 0), (True, len(ended))):
+                assert one.rebuild_projections(refold=refold).folded == folded
+                caught_up(two)
+                assert models(two, games) == seen_by_one
+                assert models(one, games) == seen_by_one

@@ -12,6 +12,8 @@ import redis
 from tablelog.replay import fold as folding
 from tablelog.replay.registry import all_games
 from tablelog.service.api.server import BackgroundServer
+from tablelog.service.memory import results
+from tablelog.service.store import RedisEventStore
 from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2
 from tablelog_client import Client
@@ -30,6 +32,11 @@ def unsealed(events: list[events_pb2.Event]) -> list[events_pb2.Event]:
         for sealing in ("prev_hash", "hash", "chain_key_id"):
             event.ClearField(sealing)
     return events
+
+
+def result_key(game_id: str) -> str:
+    """Where a game's sealed result is kept (`tablelog.service.store.result_storage`)."""
+    return f"tl:{{{game_id}}}:result"
 
 
 def caught_up(client: Client) -> None:
@@ -83,6 +90,11 @@ def test_rebuilt_models_equal_the_incremental_ones(
             game = KINDS[seed % len(KINDS)]
             seats = rng.sample(NAMES, 2 if game == "splendor" else rng.choice((2, 3)))
             ended.append(play(owner, game, seats, seed))
+        caught_up(owner)
+        stored = redis.Redis.from_url(embedded_redis.url)
+        # Sealed when the game ended; stale once the undo and redo below move its head.
+        before_undo = stored.get(result_key(ended[1]))
+        assert isinstance(before_undo, bytes)
         # A game left in progress, then abandoned: it never counts.
         unfinished = play(owner, "splendor", ["Bob", "Cleo"], 40, moves=30)
         owner.abandon(unfinished)
@@ -116,9 +128,41 @@ def test_rebuilt_models_equal_the_incremental_ones(
         incremental = models(owner, games)
         outcomes = stored.hgetall(key)
         assert len(outcomes) >= 4
-        rebuilt = owner.rebuild_projections()
-        assert rebuilt.games == len(outcomes)
-        caught_up(owner)
-        assert stored.hgetall(key) == outcomes
-        assert not stored.hexists(key, deleted)
-        assert models(owner, games) == incremental
+        listed = len(list(owner.list_games()))
+
+        def rebuilt_equal(refold: bool, folded: int) -> None:
+            done = owner.rebuild_projections(refold=refold)
+            assert (done.games, done.folded) == (len(outcomes), folded)
+            caught_up(owner)
+            assert stored.hgetall(key) == outcomes
+            assert not stored.hexists(key, deleted)
+            assert models(owner, games) == incremental
+
+        # Every game folded from its verified events (the results ignored, sealed again)...
+        rebuilt_equal(refold=True, folded=listed)
+        # ... then every game from its sealed result, none folded, the same models.
+        rebuilt_equal(refold=False, folded=0)
+        # A damaged result, a stale one (sealed before the game's head moved), one moved from
+        # another club's game (its seal binds that game's id) and a missing one: those four
+        # games are folded again, and the models are the same.
+        sealed = stored.get(result_key(ended[2]))
+        assert isinstance(sealed, bytes)
+        damaged = bytearray(sealed)
+        damaged[-1] ^= 1
+        stored.set(result_key(ended[2]), bytes(damaged))
+        # (The service itself never stores a result its game has moved past.)
+        assert server.built is not None
+        store = server.built.recorder.store
+        assert isinstance(store, RedisEventStore)
+        moved_past = results.unseal(store.chain, ended[1], before_undo).last_hash
+        assert not server.run(store.results.put(ended[1], before_undo, moved_past))
+        stored.set(result_key(ended[1]), before_undo)
+        _other_id, other_token = _club(server)
+        with Client(server.target, token=other_token, timeout=30) as other:
+            foreign = play(other, "splendor", ["Ann", "Bob"], 3)
+            caught_up(other)
+        stored.set(result_key(ended[3]), stored.get(result_key(foreign)) or b"")
+        stored.delete(result_key(ended[4]))
+        rebuilt_equal(refold=False, folded=4)
+        # Their results sealed again by that rebuild: none folded now.
+        rebuilt_equal(refold=False, folded=0)

@@ -299,6 +299,15 @@ def test_the_listing_index_is_newest_first_pages_and_keeps_the_latest_revision(
         assert await store.list_game_ids("c", "chess", 0, None, 10) == []
         assert len(await store.list_game_ids("c", "go", 2, None, 10)) == 1
 
+        # What a view of the club's seats is kept by: the games indexed and the newest;
+        # a change of status is neither.
+        assert await store.listing_signature("c") == (5, entries[4].position)
+        assert await store.listing_signature("other") == (0, "")
+        newest = f"{game_id}-5"
+        newer = IndexEntry(newest, position_of(newest, 1_700_000_001, 0), "go", 1, 1)
+        await store.index_games("c", [newer])
+        assert await store.listing_signature("c") == (6, newer.position)
+
     run(body)
 
 

@@ -878,8 +878,10 @@ class Client:
         request = standings_pb2.SetSeasonRequest(name=name, first_day=first_day, last_day=last_day)
         return self._call(self.standings_stub.SetSeason, request).season
 
-    def rebuild_projections(self) -> standings_pb2.RebuildProjectionsResponse:
-        request = standings_pb2.RebuildProjectionsRequest()
+    def rebuild_projections(self, refold: bool = False) -> standings_pb2.RebuildProjectionsResponse:
+        """Rebuild the club's projections: each game from its sealed result when sound and
+        current, else folded; `refold`: every game folded from its events."""
+        request = standings_pb2.RebuildProjectionsRequest(refold=refold)
         return self._call(self.standings_stub.RebuildProjections, request)
 
 

@@ -175,11 +175,12 @@ def cmd_seasons(args: argparse.Namespace, client: Client) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace, client: Client) -> int:
-    done = client.rebuild_projections()
+    done = client.rebuild_projections(refold=args.refold)
     _print(
         args,
         done,
-        f"rebuilt from the games' streams: {done.games} ended game(s) in {done.seconds:.2f} s",
+        f"rebuilt from the games' streams: {done.games} ended game(s) in {done.seconds:.2f} s, "
+        f"{done.folded} game(s) folded from their events, the others from their sealed results",
     )
     return 0
 
@@ -225,5 +226,10 @@ def add_standings_commands(sub: Any, common: argparse.ArgumentParser) -> None:
         "rebuild",
         parents=[common],
         help="rebuild standings, ratings and statistics from the games' streams",
+    )
+    command.add_argument(
+        "--refold",
+        action="store_true",
+        help="fold every game from its events, ignoring (and sealing again) the games' results",
     )
     command.set_defaults(handler=cmd_rebuild)

@@ -704,12 +704,21 @@ Global___SetSeasonResponse: _TypeAlias = SetSeasonResponse  # noqa: Y015
 class RebuildProjectionsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    REFOLD_FIELD_NUMBER: _builtins.int
+    refold: _builtins.bool
+    """Fold every game from its verified events, ignoring the games' sealed results (and
+    sealing them again). Without it, a game's outcome is taken from its sealed result when
+    that result is sound, at the stream's head and derived by this server's code; the
+    other games are folded (docs/service.md, "Club memory's sealed results").
+    """
     def __init__(
         self,
+        *,
+        refold: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["refold", b"refold"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -721,18 +730,24 @@ class RebuildProjectionsResponse(_message.Message):
 
     GAMES_FIELD_NUMBER: _builtins.int
     SECONDS_FIELD_NUMBER: _builtins.int
+    FOLDED_FIELD_NUMBER: _builtins.int
     games: _builtins.int
     """Ended games projected."""
     seconds: _builtins.float
+    folded: _builtins.int
+    """Games folded from their events (every game with `refold`; else those without a usable
+    sealed result); the others' outcomes came from their sealed results.
+    """
     def __init__(
         self,
         *,
         games: _builtins.int = ...,
         seconds: _builtins.float = ...,
+        folded: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "seconds", b"seconds"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["folded", b"folded", "games", b"games", "seconds", b"seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

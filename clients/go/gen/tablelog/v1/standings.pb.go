@@ -1421,7 +1421,12 @@ func (x *SetSeasonResponse) GetSeason() *Season {
 }
 
 type RebuildProjectionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Fold every game from its verified events, ignoring the games' sealed results (and
+	// sealing them again). Without it, a game's outcome is taken from its sealed result when
+	// that result is sound, at the stream's head and derived by this server's code; the
+	// other games are folded (docs/service.md, "Club memory's sealed results").
+	Refold        bool `protobuf:"varint,1,opt,name=refold,proto3" json:"refold,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1456,11 +1461,21 @@ func (*RebuildProjectionsRequest) Descriptor() ([]byte, []int) {
 	return file_tablelog_v1_standings_proto_rawDescGZIP(), []int{20}
 }
 
+func (x *RebuildProjectionsRequest) GetRefold() bool {
+	if x != nil {
+		return x.Refold
+	}
+	return false
+}
+
 type RebuildProjectionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Ended games projected.
-	Games         uint64  `protobuf:"varint,1,opt,name=games,proto3" json:"games,omitempty"`
-	Seconds       float64 `protobuf:"fixed64,2,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	Games   uint64  `protobuf:"varint,1,opt,name=games,proto3" json:"games,omitempty"`
+	Seconds float64 `protobuf:"fixed64,2,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	// Games folded from their events (every game with `refold`; else those without a usable
+	// sealed result); the others' outcomes came from their sealed results.
+	Folded        uint64 `protobuf:"varint,3,opt,name=folded,proto3" json:"folded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1505,6 +1520,13 @@ func (x *RebuildProjectionsResponse) GetGames() uint64 {
 func (x *RebuildProjectionsResponse) GetSeconds() float64 {
 	if x != nil {
 		return x.Seconds
+	}
+	return 0
+}
+
+func (x *RebuildProjectionsResponse) GetFolded() uint64 {
+	if x != nil {
+		return x.Folded
 	}
 	return 0
 }
@@ -1623,11 +1645,13 @@ const file_tablelog_v1_standings_proto_rawDesc = "" +
 	"\tfirst_day\x18\x02 \x01(\tR\bfirstDay\x12\x19\n" +
 	"\blast_day\x18\x03 \x01(\tR\alastDay\"@\n" +
 	"\x11SetSeasonResponse\x12+\n" +
-	"\x06season\x18\x01 \x01(\v2\x13.tablelog.v1.SeasonR\x06season\"\x1b\n" +
-	"\x19RebuildProjectionsRequest\"L\n" +
+	"\x06season\x18\x01 \x01(\v2\x13.tablelog.v1.SeasonR\x06season\"3\n" +
+	"\x19RebuildProjectionsRequest\x12\x16\n" +
+	"\x06refold\x18\x01 \x01(\bR\x06refold\"d\n" +
 	"\x1aRebuildProjectionsResponse\x12\x14\n" +
 	"\x05games\x18\x01 \x01(\x04R\x05games\x12\x18\n" +
-	"\aseconds\x18\x02 \x01(\x01R\aseconds2\xab\x04\n" +
+	"\aseconds\x18\x02 \x01(\x01R\aseconds\x12\x16\n" +
+	"\x06folded\x18\x03 \x01(\x04R\x06folded2\xab\x04\n" +
 	"\x10StandingsService\x12S\n" +
 	"\fGetStandings\x12 .tablelog.v1.GetStandingsRequest\x1a!.tablelog.v1.GetStandingsResponse\x12\\\n" +
 	"\x0fGetPlayerRecord\x12#.tablelog.v1.GetPlayerRecordRequest\x1a$.tablelog.v1.GetPlayerRecordResponse\x12_\n" +
