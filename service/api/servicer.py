@@ -521,6 +521,9 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 note(revision=watcher.revision)
                 switched: int | None = None
                 for earlier in watcher.backlog():
+                    # A catch-up (every watcher of a long game opening at once) lets the
+                    # changes in flight go first at each message, as the fan-out does.
+                    await self.watching.changes.first()
                     if await rights.current() != viewer:
                         switched = earlier.event.revision
                         break

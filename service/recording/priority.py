@@ -4,7 +4,8 @@ while a change (RecordMove, an undo, a new game ...) is being served on it.
 asyncio has no priorities: a RecordMove whose request or Redis reply arrives while a
 thousand watchers' deliveries are ready to run waits behind them, at each of its awaits.
 So the servicer marks each change for as long as it runs (`change`), and a reader doing
-work in steps (a watch tail between batches of watchers, a replay between revisions) calls
+work in steps (a watch tail between batches of watchers, a watch's catch-up between its
+messages, a tail's history fold, a replay between revisions) calls
 `first` before each step: it returns at once when no change is in flight, else when the
 last one is answered, or after `limit` seconds at most, so a steady stream of changes
 slows the readers (each step by at most `limit`) without ever stopping them.

@@ -368,7 +368,9 @@ class Tail:
                 break
             folded.append(Update(step.event, step.before, step.after, lists))
             if len(folded) % HISTORY_YIELD == 0:
-                await asyncio.sleep(0)  # a long game's fold lets the loop serve others
+                # A long game's fold lets the changes in flight finish, then the others run.
+                await self.hub.changes.first()
+                await asyncio.sleep(0)
         self.history = folded
 
     def leave(self, watcher: Watcher) -> None:
