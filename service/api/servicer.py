@@ -520,14 +520,16 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
             async with self.watching.watch(request.game_id, from_revision, viewer) as watcher:
                 note(revision=watcher.revision)
                 switched: int | None = None
-                for earlier in watcher.backlog():
-                    # A catch-up (every watcher of a long game opening at once) lets the
-                    # changes in flight go first at each message, as the fan-out does.
-                    await self.watching.changes.first()
-                    if await rights.current() != viewer:
-                        switched = earlier.event.revision
-                        break
-                    yield watcher.rendered(earlier)
+                if watcher.has_backlog():
+                    # A catch-up (every watcher of a long game opening at once) waits for a
+                    # turn, and lets the changes in flight go first at each message.
+                    async with self.watching.catch_ups.turn():
+                        for earlier in watcher.backlog():
+                            await self.watching.changes.first()
+                            if await rights.current() != viewer:
+                                switched = earlier.event.revision
+                                break
+                            yield watcher.rendered(earlier)
                 while switched is None:
                     remaining = context.time_remaining()
                     wait = heartbeat if remaining is None else max(0.001, min(heartbeat, remaining))

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator
 from typing import Final
 
 STEP_ASIDE_SECONDS: Final = 0.01
@@ -49,3 +51,45 @@ class ChangesFirst:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), limit)
+
+
+CATCH_UPS: Final = 8
+"""Watch catch-ups (a new watcher's backlog being sent) that run at once on one process."""
+CATCH_UP_PATIENCE: Final = 1.0
+"""Seconds after which a catch-up no longer holds its turn, so that a reader too slow to
+take its messages cannot keep the others waiting."""
+
+
+class CatchUps:
+    """Turns for watch catch-ups: when every spectator of a long game opens at once, each
+    catch-up is a stream of messages of its own, and hundreds of them ready together make
+    every change wait behind them at each of its awaits (`ChangesFirst` helps only a change
+    already running). A catch-up takes a turn first; at most `turns` run at once, and one
+    running longer than `patience` no longer counts."""
+
+    def __init__(self, turns: int = CATCH_UPS, patience: float = CATCH_UP_PATIENCE) -> None:
+        self._turns = turns
+        self._patience = patience
+        self._running: OrderedDict[object, float] = OrderedDict()
+        """The catch-ups holding a turn, by when they took it (oldest first)."""
+        self._freed = asyncio.Event()
+
+    def _holding(self) -> int:
+        overdue = time.monotonic() - self._patience
+        while self._running and next(iter(self._running.values())) < overdue:
+            self._running.popitem(last=False)
+        return len(self._running)
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        while self._holding() >= self._turns:
+            self._freed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._freed.wait(), self._patience / 4)
+        token = object()
+        self._running[token] = time.monotonic()
+        try:
+            yield
+        finally:
+            if self._running.pop(token, None) is not None:
+                self._freed.set()

@@ -36,7 +36,7 @@ from tablelog.replay.core import Viewer
 from tablelog.service.errors import Exhausted, InvalidRequest
 from tablelog.service.limits import check_game_id
 from tablelog.service.recording.heads import Heads
-from tablelog.service.recording.priority import ChangesFirst
+from tablelog.service.recording.priority import CatchUps, ChangesFirst
 from tablelog.service.recording.verification import ChainBroken, ChainWalk
 from tablelog.service.recording.views import replay_item, shown_notation, viewer_of
 from tablelog.service.store import EventStore, TamperedHistory
@@ -218,6 +218,10 @@ class Watcher:
                 self.sequence = self.given = update.event.sequence
                 self.revision = update.event.revision
                 return update
+
+    def has_backlog(self) -> bool:
+        """Whether updates before the head it started at are still to be sent."""
+        return bool(self._backlog)
 
     def backlog(self) -> Iterator[Update]:
         """The updates from `from_revision` up to the head it started at, in order."""
@@ -413,6 +417,8 @@ class WatchHub:
         self.limits = limits or WatchLimits()
         self.changes = changes or ChangesFirst()
         """The changes of this process, answered before more watchers are woken."""
+        self.catch_ups = CatchUps()
+        """Turns for the watchers' catch-ups (see `CatchUps`)."""
         self._tails: dict[str, Tail] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         """Every tail's task until it is done, those already left by their watchers too."""
