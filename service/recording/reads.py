@@ -142,10 +142,6 @@ class EventWords:
         return f"{who}: {body}"
 
 
-def body_of(event: events_pb2.Event) -> str | None:
-    return event.WhichOneof("body")
-
-
 def _unverified(event: events_pb2.Event) -> str:
     """What an audit line adds for an event imported unverified (accept_unverified): its
     actor and time are the export's word, which no key of this server vouches for."""
@@ -188,7 +184,7 @@ def audit_entries(
         shown = shown_event(event, before, seen)
         detail = move_detail(event, before, seen)
         summary = words.describe(shown, before, detail) + _unverified(shown)
-        number = move_number(event, before, position) if body_of(event) == "move_recorded" else 0
+        number = move_number(event, before, position) if event.HasField("move_recorded") else 0
         if number:
             summary = f"{number}. {summary}"  # as the text record numbers the move
         entries.append((shown, summary, detail))
