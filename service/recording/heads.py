@@ -103,6 +103,10 @@ DEFAULT_CACHE_BYTES: Final = 256 << 20
 finished game of 100-200 moves holds about 100-150 KB (each move in effect keeps the state
 before and after it, sharing what did not change), so the default keeps some 2,000."""
 
+FINISHED_SHARE: Final = 8
+"""The finished games' heads hold at most 1/FINISHED_SHARE of the cache (32 MiB of the
+default 256: about 250 finished games of 100-200 moves)."""
+
 MAX_SHAPES: Final = 1_024
 """New games' shapes whose size the head cache keeps (`HeadCache._estimate`)."""
 
@@ -170,14 +174,26 @@ class HeadCache:
     put is kept even when it alone holds more). A game's head is counted when it enters
     the cache (`estimated_bytes`: its state walked, PER_MOVE_BYTES a move), and as it then
     grows by a change, PER_MOVE_BYTES a move from there. Every operation is synchronous,
-    so nothing can come between a look-up and its bookkeeping."""
+    so nothing can come between a look-up and its bookkeeping.
+
+    The heads of finished games (ended, abandoned, deleted) hold at most
+    `max_bytes // FINISHED_SHARE` of it, and go first when the cache is full: a finished
+    game is changed rarely (an undo or an amend just after its end), and its reads fold
+    from its checkpoints, where every RecordMove of a game in play needs its head. Without
+    this the heads of a night's finished games filled the cache game after game, and the
+    server's memory rose all night (docs/benchmarks.md, "The long night")."""
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         if max_bytes < 1:
             raise ValueError("the head cache needs at least one byte")
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        """Heads of games in play, least recently used first."""
+        self._finished: OrderedDict[str, _Entry] = OrderedDict()
+        """Heads of finished games, least recently used first."""
         self.max_bytes = max_bytes
+        self.finished_max_bytes = max(1, max_bytes // FINISHED_SHARE)
         self.bytes = 0
+        self.finished_bytes = 0
         self._set_up: dict[tuple[Any, ...], int] = {}
         """`estimated_bytes` of a game no player has moved in yet, by its shape (see
         `_estimate`)."""
@@ -187,22 +203,33 @@ class HeadCache:
 
     def get(self, game_id: str) -> Head | None:
         """The cached head, marked as just used; None when it is not cached."""
-        entry = self._entries.get(game_id)
-        if entry is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        self._entries.move_to_end(game_id)
-        return entry.head
+        for entries in (self._entries, self._finished):
+            entry = entries.get(game_id)
+            if entry is not None:
+                self.hits += 1
+                entries.move_to_end(game_id)
+                return entry.head
+        self.misses += 1
+        return None
 
     def peek(self, game_id: str) -> Head | None:
         """The cached head, leaving its place in the order alone."""
-        entry = self._entries.get(game_id)
+        entry = self._entries.get(game_id) or self._finished.get(game_id)
         return entry.head if entry is not None else None
+
+    def _pop(self, game_id: str) -> _Entry | None:
+        entry = self._entries.pop(game_id, None)
+        if entry is None:
+            entry = self._finished.pop(game_id, None)
+            if entry is not None:
+                self.finished_bytes -= entry.size
+        if entry is not None:
+            self.bytes -= entry.size
+        return entry
 
     def put(self, head: Head) -> Head:
         game_id = head.game_id
-        entry = self._entries.pop(game_id, None)
+        entry = self._pop(game_id)
         moves = _moves_held(head.position)
         if entry is not None and entry.head.position.table is head.position.table:
             measured_bytes, measured_moves = entry.measured
@@ -211,14 +238,27 @@ class HeadCache:
         else:
             size = self._estimate(head.position, moves)
             measured = (size, moves)
-        if entry is not None:
-            self.bytes -= entry.size
-        self._entries[game_id] = _Entry(head, size, measured)
+        finished = head.position.status is not folding.Status.IN_PROGRESS
+        (self._finished if finished else self._entries)[game_id] = _Entry(head, size, measured)
         self.bytes += size
-        while self.bytes > self.max_bytes and len(self._entries) > 1:
-            _, evicted = self._entries.popitem(last=False)
-            self.bytes -= evicted.size
+        if finished:
+            self.finished_bytes += size
+        while self.finished_bytes > self.finished_max_bytes and self._evict(game_id, True):
+            pass
+        while self.bytes > self.max_bytes and self._evict(game_id):
+            pass
         return head
+
+    def _evict(self, kept: str, finished_only: bool = False) -> bool:
+        """Drops the least recently used head, a finished game's first, but never `kept`
+        (the head just put, the newest of its kind: when it is the oldest, it is alone);
+        False when there is nothing else to drop."""
+        for entries in (self._finished,) if finished_only else (self._finished, self._entries):
+            oldest = next(iter(entries), None)
+            if oldest is not None and oldest != kept:
+                self._pop(oldest)
+                return True
+        return False
 
     def _estimate(self, position: folding.Position, moves: int) -> int:
         """`estimated_bytes(position)`, walked once per shape of a game no player has
@@ -248,16 +288,15 @@ class HeadCache:
         return size
 
     def forget(self, game_id: str) -> None:
-        entry = self._entries.pop(game_id, None)
-        if entry is not None:
-            self.bytes -= entry.size
+        self._pop(game_id)
 
     def game_ids(self) -> list[str]:
-        """The cached games, least recently used first."""
-        return list(self._entries)
+        """The cached games: the finished ones, then those in play, each least recently
+        used first."""
+        return [*self._finished, *self._entries]
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._finished)
 
 
 def _sealed_event(

@@ -4,12 +4,15 @@ that estimate is held to what the heads of every game really hold."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from google.protobuf import timestamp_pb2
 
 from tablelog.replay import fold as folding
 from tablelog.replay.registry import all_games
 from tablelog.service.recording.heads import (
+    FINISHED_SHARE,
     PER_MOVE_BYTES,
     Head,
     HeadCache,
@@ -120,3 +123,33 @@ def test_new_games_of_one_shape_are_walked_once(monkeypatch: pytest.MonkeyPatch)
     cache.put(head("moved", moved))
     assert len(walks) == 2
     assert cache.bytes == 3 * walk(new[0]) + walk(moved)
+
+
+def test_finished_games_heads_hold_a_share_of_the_cache_and_go_first() -> None:
+    """A night's finished games must not fill the cache game after game: their heads hold
+    at most max_bytes // FINISHED_SHARE and are dropped before any game in play's; a game
+    reopened (an undo of its last move) is a game in play again."""
+    line = positions("splendor", 7)
+    ended = dataclasses.replace(line[-1], status=folding.Status.ENDED)  # as GameEnded leaves it
+    playing = line[len(line) // 2]
+    size = estimated_bytes(ended)
+    cache = HeadCache(max_bytes=FINISHED_SHARE * size * 2 + 10)  # room for two finished
+    for index in range(3):
+        cache.put(head(f"live{index}", playing))
+    for index in range(4):
+        cache.put(head(f"done{index}", ended))
+    assert cache.finished_bytes <= cache.finished_max_bytes
+    assert [cache.peek(f"done{i}") is not None for i in range(4)] == [False, False, True, True]
+    assert all(cache.peek(f"live{i}") is not None for i in range(3))
+    # Full: the finished heads go before the heads of games in play.
+    crowded = HeadCache(max_bytes=estimated_bytes(playing) * 2 + size + 10)
+    crowded.put(head("live0", playing))
+    crowded.put(head("done", ended))  # used after live0: a plain LRU would drop live0
+    crowded.put(head("live1", playing))
+    crowded.put(head("live2", playing))
+    assert crowded.peek("done") is None
+    assert [crowded.peek(f"live{i}") is not None for i in range(3)] == [True, True, True]
+    # Reopened: counted with the games in play again.
+    cache.put(head("done3", playing))
+    assert cache.finished_bytes == size  # only done2 is left among the finished
+    assert cache.game_ids()[0] == "done2"
