@@ -268,7 +268,8 @@ def serve_command(subparsers: Any) -> None:
         _bytes,
         "256M",
         "what the cached game heads (each game folded to its last move) may hold in memory, "
-        "per server process; the least recently used go first. A number with K, M or G",
+        "per server process; the least recently used go first, finished games' first "
+        "(they hold at most an eighth). A number with K, M or G",
     )
     setting(
         "--checkpoint-interval",

@@ -101,7 +101,8 @@ def advance(head: Head, events: Iterable[events_pb2.Event]) -> Head:
 DEFAULT_CACHE_BYTES: Final = 256 << 20
 """What the cached heads of one process may hold (`tablelog serve --head-cache-bytes`): a
 finished game of 100-200 moves holds about 100-150 KB (each move in effect keeps the state
-before and after it, sharing what did not change), so the default keeps some 2,000."""
+before and after it, sharing what did not change), so the default keeps some 2,000 games
+in play, and some 250 finished games (`FINISHED_SHARE`)."""
 
 FINISHED_SHARE: Final = 8
 """The finished games' heads hold at most 1/FINISHED_SHARE of the cache (32 MiB of the
