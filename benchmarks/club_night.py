@@ -120,6 +120,8 @@ SEATS = 3
 """Players per table where the game allows it (else its nearest count)."""
 LONG = {"moves": 100_000, "games": 500, "opens": 10_000}
 DRAIN_SECONDS = 5.0
+OPENING_SECONDS = 3.0
+"""The start of a window with watchers, when they all open (said apart in the report)."""
 
 
 # ----------------------------------------------------------------------------- the server
@@ -332,6 +334,8 @@ class Stats:
     seconds: float = 0.0
     refused: int = 0
     round_moves: list[list[float]] = field(default_factory=list)
+    into: list[float] = field(default_factory=list)
+    """Seconds into its window each of `moves` began (the watchers open at its start)."""
 
 
 MEASURED = (*CONDITIONS, "warm", "long")
@@ -376,6 +380,7 @@ class Night:
     """The recorders' errors, then everything the spectators' processes counted."""
     opens: int = 0
     """Watch opens so far (from the spectators' processes, every half second)."""
+    window_opened: float = 0.0
     moves: int = 0
     games: int = 0
     tell: Callable[[int, tuple[Any, ...]], None] = lambda number, message: None
@@ -530,6 +535,7 @@ class Table:
         answered = time.monotonic()
         self.night.stats[condition].moves.append(answered - started)
         self.night.stats[condition].round_moves[-1].append(answered - started)
+        self.night.stats[condition].into.append(started - self.night.window_opened)
         self.night.moves += 1
         self.moves += 1
         self.version = answer.game.version
@@ -781,6 +787,11 @@ class Spectators:
                 if got is None:
                     self.tally.error(f"table {table.number}: a watch ended early")
                     return False
+                if closing is None and not self.watching.is_set():
+                    # Watching stopped while this one waited: it is read on, not counted in
+                    # the condition that follows.
+                    closing = time.monotonic()
+                    target = max(table.answered.get(game_id, {}), default=0)
                 now, item = got
                 if not item.HasField("update"):
                     continue
@@ -1119,6 +1130,7 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
             ("window", condition, condition in ("b", "c", "long"), condition in ("c", "long"))
         )
         before, opened = cpu_seconds(pids()), time.monotonic()
+        night.window_opened = opened
         await asyncio.sleep(seconds)
         stats.cpu += cpu_seconds(pids()) - before
         stats.seconds += time.monotonic() - opened
@@ -1266,6 +1278,19 @@ def print_report(report: Report, args: Any) -> bool:
             print(
                 f"RecordMove p99 ({condition})/(a): {ratio:.2f}x (target <= "
                 f"{TARGETS[condition]:g}x; per round: {spread})"
+            )
+        # Whether the slow moves with spectators are the burst of watch opens at a window's
+        # start (every watcher opens from revision 1 then) or spread over the window.
+        bar = quantile(a.moves, 0.99)
+        for condition in ("b", "c"):
+            got = night.stats[condition]
+            slow = [t for m, t in zip(got.moves, got.into, strict=True) if m > bar]
+            early = sum(t < OPENING_SECONDS for t in slow)
+            print(
+                f"moves in ({condition}) slower than (a)'s p99 ({1000 * bar:.1f} ms): "
+                f"{len(slow)} of {len(got.moves)}, {early} of them begun in the first "
+                f"{OPENING_SECONDS:g} s of their window (the watchers' opening; "
+                f"{min(1.0, OPENING_SECONDS / args.window):.0%} of its time)"
             )
     print(
         f"watch opens {night.opens}, moves {night.moves}, games {night.games}; updates "
