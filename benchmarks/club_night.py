@@ -44,7 +44,8 @@ and reports per condition what it measured when the night ends:
 Windows of `--window` seconds (60) alternate the conditions for `--rounds` rounds (1): (a)
 recorders only, (b) + the watchers, (c) + the watchers and the picture steppers (the order
 rotates each round). A watcher closing at a window's end first reads on to what was
-acknowledged when the window ended (at most 5 s), so a missed update is a real one.
+acknowledged when the window ended (until it has, or 5 s pass without an update; the
+night's end waits up to 2 minutes for them), so a missed update is a real one.
 
 Printed per backend: RecordMove p50 / p95 / p99 / max (ms, timed here around the call),
 delivery p50 / p99 (ms after the answer), picture block p50 / p99 (ms, the whole block),
@@ -120,6 +121,9 @@ SEATS = 3
 """Players per table where the game allows it (else its nearest count)."""
 LONG = {"moves": 100_000, "games": 500, "opens": 10_000}
 DRAIN_SECONDS = 5.0
+"""How long a watch reads on after its window, from its window's end or its last update."""
+DRAIN_LIMIT = 120.0
+"""The longest the night's end waits for its watches to read on to what was answered."""
 OPENING_SECONDS = 3.0
 """The start of a window with watchers, when they all open (said apart in the report)."""
 
@@ -381,6 +385,8 @@ class Night:
     opens: int = 0
     """Watch opens so far (from the spectators' processes, every half second)."""
     window_opened: float = 0.0
+    recording_cpu: float = 0.0
+    """CPU seconds of this process (the recorders) over the night."""
     moves: int = 0
     games: int = 0
     tell: Callable[[int, tuple[Any, ...]], None] = lambda number, message: None
@@ -682,7 +688,7 @@ class Spectators:
 
     async def _drain(self) -> None:
         """Waits for the watches reading on to what was answered, then says so."""
-        drained = time.monotonic() + DRAIN_SECONDS + 1
+        drained = time.monotonic() + DRAIN_LIMIT
         while self.watches and time.monotonic() < drained:
             await asyncio.sleep(0.05)
         self.connection.send(("drained",))
@@ -778,6 +784,8 @@ class Spectators:
                 if closing is not None and (
                     last >= target or time.monotonic() - closing > DRAIN_SECONDS
                 ):
+                    # (`closing` moves on with each update read: a watch still catching up
+                    # reads on, one silent for DRAIN_SECONDS has missed the rest.)
                     self.tally.missed += max(0, target - last)
                     return False
                 try:
@@ -804,7 +812,8 @@ class Spectators:
                 last = event.sequence
                 answered = table.answered.get(game_id, {}).get(event.sequence)
                 if closing is not None:
-                    pass  # read on after its window: not the next condition's delivery
+                    # Read on after its window: not the next condition's delivery.
+                    closing = max(closing, now)
                 elif answered is not None:
                     if answered >= opened:
                         self._delivered(self.condition, now - answered)
@@ -1120,6 +1129,7 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
     samples: list[tuple[float, int]] = []
     gauges: list[dict[str, float]] = []
     started = time.monotonic()
+    recording_cpu = time.process_time()
 
     async def window(condition: str, seconds: float) -> None:
         night.condition = condition
@@ -1170,9 +1180,10 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
         night.condition = "warm"  # what follows is not measured
         spectators.tell_all(("window", "warm", False, False))
         spectators.tell_all(("drain",))  # reading on to what was answered
-        await spectators.wait(spectators.drained, DRAIN_SECONDS + 5)
+        await spectators.wait(spectators.drained, DRAIN_LIMIT + 5)
     finally:
         seconds = time.monotonic() - started
+        night.recording_cpu = time.process_time() - recording_cpu
         rss_end = rss_bytes(pids())
         main_end = rss_bytes([server.process.pid for server in servers])
         night.stopping = True
@@ -1299,8 +1310,9 @@ def print_report(report: Report, args: Any) -> bool:
         + (f"; {tally.unanswered} never matched to an answer" if tally.unanswered else "")
     )
     print(
-        f"the spectators' process(es) ({args.spectator_processes}): {tally.cpu:.1f} s of CPU "
-        f"over {report.seconds:.0f} s"
+        f"CPU over the night's {report.seconds:.0f} s: the recorders' process "
+        f"{night.recording_cpu:.1f} s, the spectators' process(es) "
+        f"({args.spectator_processes}) {tally.cpu:.1f} s"
     )
     if args.long:
         print_long(report, args)

@@ -25,7 +25,7 @@ def test_a_short_club_night_completes_with_every_update_delivered_once(
     assert "| (c) + watchers, pictures |" in printed
     assert "missed 0, duplicated 0" in printed
     assert "error:" not in printed
-    assert "the spectators' process(es) (1):" in printed
+    assert "the spectators' process(es) (1)" in printed
     assert held == 0
     rows = {
         cells[0]: cells[1:]
