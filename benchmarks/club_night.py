@@ -916,9 +916,15 @@ class Spectators:
                 await channel.close()
 
 
-def spectate(connection: Any, tables: list[Watched], args: Any) -> None:
-    """The spectators' process: its watchers and steppers until told to stop, then what
-    they measured, sent back."""
+def spectate(connection: Any, args: Any) -> None:
+    """The spectators' process: its tables first (it starts while their members are
+    being made), then its watchers and steppers until told to stop, then what they
+    measured, sent back."""
+    try:
+        kind, tables = connection.recv()
+    except (EOFError, OSError):  # the recorders' process stopped before the night began
+        return
+    assert kind == "tables"
     asyncio.run(_spectate(connection, tables, args))
 
 
@@ -967,9 +973,10 @@ class SpectatorProcesses:
     """The recorders' side of the spectators' processes: table `n`'s watchers and stepper
     are in process `n % len(processes)`."""
 
-    def __init__(self, tables: list[Table], servers: list[Server], args: Any) -> None:
+    def __init__(self, args: Any) -> None:
+        """Starts the processes (each then waits for its tables: `begin`)."""
         context = multiprocessing.get_context("spawn")  # no fork of a process running gRPC
-        count = max(1, min(args.spectator_processes, len(tables)))
+        count = max(1, min(args.spectator_processes, args.tables))
         self.connections: list[Any] = []
         self.processes: list[Any] = []
         self.opens = [0] * count
@@ -977,6 +984,21 @@ class SpectatorProcesses:
         self.ready = [asyncio.Event() for _ in range(count)]
         self.drained = [asyncio.Event() for _ in range(count)]
         self.ended = [asyncio.Event() for _ in range(count)]
+        for index in range(count):
+            mine, theirs = context.Pipe()
+            # (daemon: one left waiting for its tables ends with this process)
+            process = context.Process(
+                target=spectate, args=(theirs, args), name=f"spectators {index}", daemon=True
+            )
+            process.start()
+            theirs.close()
+            self.connections.append(mine)
+            self.processes.append(process)
+            asyncio.get_running_loop().add_reader(mine.fileno(), self._receive, index)
+
+    def begin(self, tables: list[Table], servers: list[Server]) -> None:
+        """Sends each process its tables, their watchers' and steppers' tokens."""
+        count = len(self.processes)
         for index in range(count):
             watched = [
                 Watched(
@@ -992,15 +1014,16 @@ class SpectatorProcesses:
                 for table in tables
                 if table.number % count == index
             ]
-            mine, theirs = context.Pipe()
-            process = context.Process(
-                target=spectate, args=(theirs, watched, args), name=f"spectators {index}"
-            )
-            process.start()
-            theirs.close()
-            self.connections.append(mine)
-            self.processes.append(process)
-            asyncio.get_running_loop().add_reader(mine.fileno(), self._receive, index)
+            self.connections[index].send(("tables", watched))
+
+    def abandon(self) -> None:
+        """Ends the processes before the night began (each reads the end of its pipe)."""
+        for index, connection in enumerate(self.connections):
+            asyncio.get_running_loop().remove_reader(connection.fileno())
+            connection.close()
+            self.processes[index].join(10)
+            if self.processes[index].is_alive():
+                self.processes[index].kill()
 
     def tell(self, number: int, message: tuple[Any, ...]) -> None:
         connection = self.connections[number % len(self.connections)]
@@ -1106,12 +1129,17 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
         for number in range(args.tables)
     ]
     print(f"{backend}: {args.tables} tables, making their members ...", file=sys.stderr)
-    await clubs.UpdateClub(  # players record their own moves in dealt games
-        clubs_pb2.UpdateClubRequest(players_may_record=True), metadata=metadata(owner)
-    )
-    for table in tables:
-        await table.join(clubs, owner)
-    await channel.close()
+    spectators = SpectatorProcesses(args)  # (its processes start meanwhile)
+    try:
+        await clubs.UpdateClub(  # players record their own moves in dealt games
+            clubs_pb2.UpdateClubRequest(players_may_record=True), metadata=metadata(owner)
+        )
+        for table in tables:
+            await table.join(clubs, owner)
+        await channel.close()
+    except BaseException:
+        spectators.abandon()
+        raise
     people = sum(len(t.players) + 2 + len(t.watchers) for t in tables)
     print(f"{backend}: {people} members with their own tokens", file=sys.stderr)
 
@@ -1120,7 +1148,7 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
 
     rss_start = rss_bytes(pids())
     main_start = rss_bytes([server.process.pid for server in servers])
-    spectators = SpectatorProcesses(tables, servers, args)
+    spectators.begin(tables, servers)
     night.tell = spectators.tell
     tasks = [asyncio.create_task(table.record()) for table in tables]
     await spectators.wait(spectators.ready, 120)
