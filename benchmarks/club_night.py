@@ -9,8 +9,15 @@ stepping through pictures all at once, against the recorders alone, alternating 
 For each backend (`--backends`: `embedded`, the default `tablelog serve` with its own Redis,
 and `standalone`, a redis-server started here and given to `tablelog serve --redis-url`), the
 script starts `tablelog serve` (default settings and limits, `--durability` aside; its log
-lines to /dev/null) and plays a club night against it from this one process, with grpc.aio
-and connect-python's asynchronous client, so that one process is hundreds of people:
+lines to /dev/null) and plays a club night against it with grpc.aio and connect-python's
+asynchronous client, so that a process is hundreds of people. The recorders play from this
+process and the spectators (the watchers and the picture steppers) from a process of their
+own (`--spectator-processes`, 1), so that a RecordMove's answer never waits in this
+process's event loop behind the watchers' updates being read: this process tells the
+spectators' one, through a pipe, each table's game, head and moves and when each event's
+RecordMove was answered here (`time.monotonic()`, the system's monotonic clock, the same in
+every process); the spectators' process takes each update's arrival time on the same clock
+and reports per condition what it measured when the night ends:
 
 * every person is a member of the server's club with a token of their own, made through
   the API (ClubService.AddMember, CreateToken, by the club's owner);
@@ -25,7 +32,9 @@ and connect-python's asynchronous client, so that one process is hundreds of peo
 * `--watchers` people per table (10), each a spectator member watching the table's game
   (WatchGame from revision 1, as a page opened mid-game, again at each new game); every
   update's event sequence is checked: a missed or a duplicated one is counted, and each
-  update's delay after its RecordMove's answer arrived here is its delivery time;
+  update's delay after its RecordMove's answer arrived at the recorder is its delivery time
+  (an update read before the answer is known in the spectators' process waits for it
+  there; one that arrived before the answer counts as 0 ms and is counted as early);
 * one person per table stepping through the table's game's pictures as the web app does
   (clients/web/src/picture.ts, game.ts): ReplayGame of a 32-revision block with pictures,
   as spectator, over the HTTP port with the Connect protocol (the web app's port and
@@ -35,7 +44,8 @@ and connect-python's asynchronous client, so that one process is hundreds of peo
 Windows of `--window` seconds (60) alternate the conditions for `--rounds` rounds (1): (a)
 recorders only, (b) + the watchers, (c) + the watchers and the picture steppers (the order
 rotates each round). A watcher closing at a window's end first reads on to what was
-acknowledged when the window ended (at most 5 s), so a missed update is a real one.
+acknowledged when the window ended (until it has, or 5 s pass without an update; the
+night's end waits up to 2 minutes for them), so a missed update is a real one.
 
 Printed per backend: RecordMove p50 / p95 / p99 / max (ms, timed here around the call),
 delivery p50 / p99 (ms after the answer), picture block p50 / p99 (ms, the whole block),
@@ -68,6 +78,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import math
+import multiprocessing
 import os
 import random
 import shutil
@@ -75,6 +88,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,6 +121,11 @@ SEATS = 3
 """Players per table where the game allows it (else its nearest count)."""
 LONG = {"moves": 100_000, "games": 500, "opens": 10_000}
 DRAIN_SECONDS = 5.0
+"""How long a watch reads on after its window, from its window's end or its last update."""
+DRAIN_LIMIT = 120.0
+"""The longest the night's end waits for its watches to read on to what was answered."""
+OPENING_SECONDS = 3.0
+"""The start of a window with watchers, when they all open (said apart in the report)."""
 
 
 # ----------------------------------------------------------------------------- the server
@@ -263,44 +282,119 @@ async def new_member(clubs: Any, owner: str, name: str, role: Any) -> tuple[str,
     return added.member.member_id, made.token
 
 
+class Delays:
+    """Delays (seconds) counted into buckets 0.1% wide, so that a night of a million
+    updates holds a few thousand counts, not a million floats; a quantile is its bucket's
+    middle, within 0.05% of the delay measured. Delays of 0 (or below) count apart."""
+
+    STEP = math.log(1.001)
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, int] = {}
+        self.zeros = 0
+        self.count = 0
+
+    def add(self, seconds: float) -> None:
+        self.count += 1
+        if seconds <= 1e-9:
+            self.zeros += 1
+            return
+        bucket = round(math.log(seconds) / self.STEP)
+        self.buckets[bucket] = self.buckets.get(bucket, 0) + 1
+
+    def merge(self, buckets: dict[int, int], zeros: int) -> None:
+        """Adds another's counts (its `buckets` and `zeros`)."""
+        self.count += zeros + sum(buckets.values())
+        self.zeros += zeros
+        for bucket, count in buckets.items():
+            self.buckets[bucket] = self.buckets.get(bucket, 0) + count
+
+    def quantile(self, share: float) -> float:
+        """The value at `share` as `quantile` takes it of a sorted list."""
+        if not self.count:
+            return float("nan")
+        rank = min(self.count - 1, int(self.count * share))
+        if rank < self.zeros:
+            return 0.0
+        seen = self.zeros
+        for bucket in sorted(self.buckets):
+            seen += self.buckets[bucket]
+            if seen > rank:
+                return math.exp(bucket * self.STEP)
+        raise AssertionError("the counts do not add up")
+
+    def __len__(self) -> int:
+        return self.count
+
+
 @dataclass
 class Stats:
     """What one condition's windows measured."""
 
     moves: list[float] = field(default_factory=list)
-    deliveries: list[float] = field(default_factory=list)
+    deliveries: Delays = field(default_factory=Delays)
     blocks: list[float] = field(default_factory=list)
     cpu: float = 0.0
     seconds: float = 0.0
     refused: int = 0
     round_moves: list[list[float]] = field(default_factory=list)
+    into: list[float] = field(default_factory=list)
+    """Seconds into its window each of `moves` began (the watchers open at its start)."""
+
+
+MEASURED = (*CONDITIONS, "warm", "long")
+ERRORS_KEPT = 100
+"""Errors kept to print (each is counted): a failing night stays bounded."""
+
+
+@dataclass
+class Tally:
+    """What the spectators' process counted (each process its own; merged at the end)."""
+
+    missed: int = 0
+    duplicated: int = 0
+    early: int = 0
+    """Updates that arrived before their RecordMove's answer reached the recorder."""
+    unanswered: int = 0
+    """Updates never matched to an answer (a game two games back, the night's end)."""
+    opens: int = 0
+    cpu: float = 0.0
+    """CPU seconds of the spectators' process over the night."""
+    errors: list[str] = field(default_factory=list)
+    more_errors: int = 0
+
+    def error(self, text: str) -> None:
+        if len(self.errors) < ERRORS_KEPT:
+            self.errors.append(text)
+        else:
+            self.more_errors += 1
 
 
 @dataclass
 class Night:
-    """The run's state shared by its people."""
+    """The run's state in the recorders' process."""
 
     condition: str = "warm"
     """What is measured now: a condition, "long", or "warm" (setting up, draining: not)."""
-    watching: asyncio.Event = field(default_factory=asyncio.Event)
-    stepping: asyncio.Event = field(default_factory=asyncio.Event)
     stopping: bool = False
     stats: dict[str, Stats] = field(
-        default_factory=lambda: {c: Stats(round_moves=[[]]) for c in (*CONDITIONS, "warm", "long")}
+        default_factory=lambda: {c: Stats(round_moves=[[]]) for c in MEASURED}
     )
-    missed: int = 0
-    duplicated: int = 0
-    early: int = 0
+    tally: Tally = field(default_factory=Tally)
+    """The recorders' errors, then everything the spectators' processes counted."""
     opens: int = 0
-    watches: int = 0
-    """Watches open and picture blocks asked now (the run's end waits for them)."""
+    """Watch opens so far (from the spectators' processes, every half second)."""
+    window_opened: float = 0.0
+    recording_cpu: float = 0.0
+    """CPU seconds of this process (the recorders) over the night."""
     moves: int = 0
     games: int = 0
-    errors: list[str] = field(default_factory=list)
+    tell: Callable[[int, tuple[Any, ...]], None] = lambda number, message: None
+    """Sends a message about table `number` to the spectators' process watching it."""
 
 
 class Table:
-    """One table: its game, its recorder, its watchers and its picture stepper."""
+    """One table's recording (in the recorders' process): its game and its recorder."""
 
     def __init__(
         self, night: Night, number: int, game: Any, target: str, url: str, args: Any
@@ -324,10 +418,6 @@ class Table:
         self.hidden_reveals = False
         self.owner = ""
         self.moves = 0
-        self.ended = False
-        self.new_game = asyncio.Condition()
-        self.acked: dict[tuple[str, int], float] = {}
-        """When each event's RecordMove was answered, by (game, sequence); this game's only."""
 
     async def join(self, clubs: Any, owner: str) -> None:
         self.owner = owner
@@ -368,7 +458,7 @@ class Table:
         except asyncio.CancelledError:
             pass
         except Exception as error:  # reported, and the run goes on
-            self.night.errors.append(f"table {self.number} recorder: {error!r}")
+            self.night.tally.error(f"table {self.number} recorder: {error!r}")
         finally:
             await channel.close()
 
@@ -387,16 +477,25 @@ class Table:
                 metadata=token,
             )
         )
-        async with self.new_game:
-            self.game_id = made.game.game_id
-            self.version = made.game.version
-            self.to_move = made.game.to_move
-            self.revision = 0
-            self.moves = 0
-            self.ended = False
-            self.acked.clear()
-            self.new_game.notify_all()
+        self.game_id = made.game.game_id
+        self.version = made.game.version
+        self.to_move = made.game.to_move
+        self.revision = 0
+        self.moves = 0
+        self.night.tell(self.number, ("game", self.number, self.game_id, self.version))
         self.night.games += 1
+
+    def _answered(self, events: Any, answered: float) -> None:
+        """Tells the spectators' process the table's new head and when each event's
+        answer arrived here (their delivery times are measured from it)."""
+        for event in events:
+            self.revision = max(self.revision, event.revision)
+        sequences = [(event.sequence, answered) for event in events]
+        self.night.tell(
+            self.number,
+            ("moved", self.number, self.game_id, self.version, self.revision, self.moves,
+             sequences),
+        )  # fmt: skip
 
     async def _move(self, stub: Any, token: Any) -> None:
         lister, viewer, mover = self._mover()
@@ -442,13 +541,12 @@ class Table:
         answered = time.monotonic()
         self.night.stats[condition].moves.append(answered - started)
         self.night.stats[condition].round_moves[-1].append(answered - started)
+        self.night.stats[condition].into.append(started - self.night.window_opened)
         self.night.moves += 1
         self.moves += 1
-        for event in answer.events:
-            self.acked[(self.game_id, event.sequence)] = answered
-            self.revision = max(self.revision, event.revision)
         self.version = answer.game.version
         self.to_move = answer.game.to_move
+        self._answered(answer.events, answered)
         if answer.game.to_move.HasField("terminal"):
             await self._next_game(stub, token, abandon=False)
 
@@ -481,17 +579,130 @@ class Table:
                     metadata=token,
                 )
             )
-            for event in answer.events:
-                self.acked[(self.game_id, event.sequence)] = time.monotonic()
             self.version = answer.game.version
-        async with self.new_game:
-            self.ended = True
-            self.new_game.notify_all()
+            self._answered(answer.events, time.monotonic())
+        self.night.tell(self.number, ("ended", self.number))
         await self._create(stub, token)
+
+
+# ----------------------------------------------------------------------------- spectators
+
+
+@dataclass
+class Watched:
+    """One table as the spectators' process knows it, from the recorders' messages."""
+
+    number: int
+    target: str
+    """The table's instance (the stepper's, with `url`)."""
+    url: str
+    watchers: list[tuple[str, str]]
+    """Each watcher's token and the instance it watches on."""
+    stepper: str
+    game_id: str = ""
+    version: int = 0
+    revision: int = 0
+    moves: int = 0
+    ended: bool = False
+    answered: dict[str, dict[int, float]] = field(default_factory=dict)
+    """When each event's RecordMove was answered, by game and sequence: this game's and the
+    one before's (its watchers may still be reading on)."""
+    waiting: dict[tuple[str, int], list[tuple[float, float, str]]] = field(default_factory=dict)
+    """Updates read before their answer was known here, by (game, sequence): when each
+    arrived, when its watch opened and the condition then."""
+    changed: asyncio.Event | None = None
+    """Set (and replaced) when the game changes or ends."""
+
+    def wake(self) -> None:
+        if self.changed is not None:
+            self.changed.set()
+        self.changed = asyncio.Event()
+
+
+class Spectators:
+    """The watchers and the picture steppers of some tables, in a process of their own."""
+
+    def __init__(self, tables: list[Watched], args: Any, connection: Any) -> None:
+        self.tables = {table.number: table for table in tables}
+        self.args = args
+        self.connection = connection
+        self.condition = "warm"
+        self.watching = asyncio.Event()
+        self.stepping = asyncio.Event()
+        self.stopping = asyncio.Event()
+        self.stats = {c: Stats() for c in MEASURED}
+        self.tally = Tally()
+        self.watches = 0
+        """Watches open and picture blocks asked now (draining waits for them)."""
+        for table in tables:
+            table.wake()
+
+    # ------------------------------------------------------------------------- messages
+
+    def apply(self, message: tuple[Any, ...]) -> None:
+        """One message from the recorders' process (in the order they were sent)."""
+        kind = message[0]
+        if kind == "moved":
+            _, number, game_id, version, revision, moves, sequences = message
+            table = self.tables[number]
+            if game_id == table.game_id:
+                table.version, table.revision, table.moves = version, revision, moves
+            answers = table.answered.setdefault(game_id, {})
+            for sequence, answered in sequences:
+                answers[sequence] = answered
+                for arrived, opened, condition in table.waiting.pop((game_id, sequence), ()):
+                    if answered >= opened:
+                        self._delivered(condition, arrived - answered)
+        elif kind == "game":
+            _, number, game_id, version = message
+            table = self.tables[number]
+            kept = {game_id: {}, table.game_id: table.answered.get(table.game_id, {})}
+            table.answered = kept
+            for key in [key for key in table.waiting if key[0] not in kept]:
+                self.tally.unanswered += len(table.waiting.pop(key))
+            table.game_id, table.version = game_id, version
+            table.revision = table.moves = 0
+            table.ended = False
+            table.wake()
+        elif kind == "ended":
+            table = self.tables[message[1]]
+            table.ended = True
+            table.wake()
+        elif kind == "window":
+            _, self.condition, watching, stepping = message
+            (self.watching.set if watching else self.watching.clear)()
+            (self.stepping.set if stepping else self.stepping.clear)()
+        elif kind == "drain":
+            asyncio.get_running_loop().create_task(self._drain())
+        elif kind == "stop":
+            self.stopping.set()
+            self.watching.set()
+            self.stepping.set()
+            for table in self.tables.values():
+                table.wake()
+
+    def _delivered(self, condition: str, delay: float) -> None:
+        if delay < 0:
+            self.tally.early += 1  # it arrived before its answer reached the recorder
+        self.stats[condition].deliveries.add(max(0.0, delay))
+
+    async def _drain(self) -> None:
+        """Waits for the watches reading on to what was answered, then says so."""
+        drained = time.monotonic() + DRAIN_LIMIT
+        while self.watches and time.monotonic() < drained:
+            await asyncio.sleep(0.05)
+        self.connection.send(("drained",))
+
+    async def progress(self) -> None:
+        """The watch opens so far, for the long night's count, every half second."""
+        while not self.stopping.is_set():
+            self.connection.send(("progress", self.tally.opens))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), 0.5)
 
     # ------------------------------------------------------------------------- watching
 
-    async def watch(self, token: str, target: str) -> None:
+    async def watch(self, table: Watched, token: str, target: str) -> None:
         """One watcher (on the instance at `target`): watches the table's game while watching
         is on, from revision 1 (in the long night from a random revision, and again halfway
         through what is left)."""
@@ -499,41 +710,44 @@ class Table:
         stub = service_pb2_grpc.TablelogServiceStub(channel)
         mine = random.Random(token)
         try:
-            while not self.night.stopping:
-                await self.night.watching.wait()
-                game_id = self.game_id
-                if self.night.stopping:
+            while not self.stopping.is_set():
+                await self.watching.wait()
+                game_id = table.game_id
+                if self.stopping.is_set():
                     break
-                if self.ended:
-                    await self._next_game_of(game_id)
+                if table.ended or not game_id:
+                    await self._next_game_of(table, game_id)
                     continue
                 start, reopen = 1, 0
                 if self.args.long:
-                    start = mine.randint(1, max(1, self.revision))
-                    reopen = self.revision + max(1, (self.args.max_moves - self.moves) // 2)
-                ended = await self._watch_game(stub, metadata(token), game_id, start, reopen)
+                    start = mine.randint(1, max(1, table.revision))
+                    reopen = table.revision + max(1, (self.args.max_moves - table.moves) // 2)
+                ended = await self._watch_game(stub, metadata(token), table, start, reopen)
                 if ended:
-                    await self._next_game_of(game_id)
+                    await self._next_game_of(table, game_id)
         except asyncio.CancelledError:
             pass
         except Exception as error:  # reported, and the run goes on
-            self.night.errors.append(f"table {self.number} watcher: {error!r}")
+            self.tally.error(f"table {table.number} watcher: {error!r}")
         finally:
             await channel.close()
 
-    async def _next_game_of(self, game_id: str) -> None:
-        async with self.new_game:
-            await self.new_game.wait_for(lambda: self.game_id != game_id or self.night.stopping)
+    async def _next_game_of(self, table: Watched, game_id: str) -> None:
+        while table.game_id == game_id and not self.stopping.is_set():
+            assert table.changed is not None
+            await table.changed.wait()
 
     async def _watch_game(
-        self, stub: Any, token: Any, game_id: str, start: int, reopen: int
+        self, stub: Any, token: Any, table: Watched, start: int, reopen: int
     ) -> bool:
         """One WatchGame: until the game ends (then True), watching stops (then on to what
-        had been acknowledged, at most DRAIN_SECONDS) or, with `reopen`, that revision;
-        checks every update's sequence against the one before."""
-        self.night.opens += 1
-        self.night.watches += 1
+        had been answered, at most DRAIN_SECONDS) or, with `reopen`, that revision; checks
+        every update's sequence against the one before."""
+        game_id = table.game_id
+        self.tally.opens += 1
+        self.watches += 1
         opened = time.monotonic()
+        seen = table.version
         call = stub.WatchGame(
             service_pb2.WatchGameRequest(
                 game_id=game_id,
@@ -545,7 +759,6 @@ class Table:
         last = 0
         closing: float | None = None
         target = 0
-        stats = self.night.stats
         # A task reads the stream into a queue: cancelling a wait on the stream itself (to
         # look at the clock) would close its iterator.
         arrived: asyncio.Queue[Any] = asyncio.Queue()
@@ -556,61 +769,72 @@ class Table:
                     arrived.put_nowait((time.monotonic(), item))
             except aio.AioRpcError as error:
                 if error.code() != grpc.StatusCode.CANCELLED:
-                    self.night.errors.append(f"table {self.number} watch: {error.details()}")
+                    self.tally.error(f"table {table.number} watch: {error.details()}")
             finally:
                 arrived.put_nowait(None)
 
         reader = asyncio.create_task(read())
-        seen = self.version
         try:
             while True:
-                if closing is None and (not self.night.watching.is_set() or self.night.stopping):
+                if closing is None and (not self.watching.is_set() or self.stopping.is_set()):
+                    # Every answer sent before watching stopped is known here by now (the
+                    # pipe keeps the recorders' order).
                     closing = time.monotonic()
-                    target = max((s for g, s in self.acked if g == game_id), default=0)
+                    target = max(table.answered.get(game_id, {}), default=0)
                 if closing is not None and (
                     last >= target or time.monotonic() - closing > DRAIN_SECONDS
                 ):
-                    self.night.missed += max(0, target - last)
+                    # (`closing` moves on with each update read: a watch still catching up
+                    # reads on, one silent for DRAIN_SECONDS has missed the rest.)
+                    self.tally.missed += max(0, target - last)
                     return False
                 try:
                     got = await asyncio.wait_for(arrived.get(), timeout=0.25)
                 except TimeoutError:
                     continue
                 if got is None:
-                    self.night.errors.append(f"table {self.number}: a watch ended early")
+                    self.tally.error(f"table {table.number}: a watch ended early")
                     return False
+                if closing is None and not self.watching.is_set():
+                    # Watching stopped while this one waited: it is read on, not counted in
+                    # the condition that follows.
+                    closing = time.monotonic()
+                    target = max(table.answered.get(game_id, {}), default=0)
                 now, item = got
                 if not item.HasField("update"):
                     continue
                 event = item.update.event
                 if last and event.sequence <= last:
-                    self.night.duplicated += 1
+                    self.tally.duplicated += 1
                     continue
                 if last and event.sequence > last + 1:
-                    self.night.missed += event.sequence - last - 1
+                    self.tally.missed += event.sequence - last - 1
                 last = event.sequence
-                acked = self.acked.get((game_id, event.sequence))
+                answered = table.answered.get(game_id, {}).get(event.sequence)
                 if closing is not None:
-                    pass  # read on after its window: not the next condition's delivery
-                elif acked is None:
-                    if event.sequence > seen and self.game_id == game_id:
-                        self.night.early += 1  # before its answer reached the recorder
-                        stats[self.night.condition].deliveries.append(0.0)
-                elif acked >= opened:
-                    stats[self.night.condition].deliveries.append(now - acked)
+                    # Read on after its window: not the next condition's delivery.
+                    closing = max(closing, now)
+                elif answered is not None:
+                    if answered >= opened:
+                        self._delivered(self.condition, now - answered)
+                elif event.sequence > seen and game_id in table.answered:
+                    # Its answer is on its way here: measured when it comes.
+                    table.waiting.setdefault((game_id, event.sequence), []).append(
+                        (now, opened, self.condition)
+                    )
                 if event.HasField("game_ended"):
                     return True
                 if reopen and event.revision >= reopen:
                     return False
         finally:
-            self.night.watches -= 1
+            self.watches -= 1
             call.cancel()
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
 
     # ------------------------------------------------------------------------- pictures
 
-    async def step(self) -> None:
+    async def step(self, table: Watched) -> None:
         """The picture stepper: a 32-revision block of the table's game every few seconds,
         as the web app fetches them (ReplayGame with pictures, Connect, the HTTP port)."""
         from connectrpc.client import ConnectClient
@@ -621,35 +845,36 @@ class Table:
         from tablelog.service.api.http_api import method_info
 
         client = ConnectClient(
-            self.url,
+            table.url,
             codec=google_protobuf_binary_codec(),
             send_compression=None,
             accept_compression=(),
         )
         replay = method_info("/tablelog.v1.TablelogService/ReplayGame")
-        channel = aio.insecure_channel(self.target) if self.args.pictures_over == "grpc" else None
+        over_grpc = self.args.pictures_over == "grpc"
+        channel = aio.insecure_channel(table.target) if over_grpc else None
         grpc_stub = None if channel is None else service_pb2_grpc.TablelogServiceStub(channel)
-        headers = {"authorization": f"Bearer {self.stepper[1]}"}
-        mine = random.Random(self.number + 1000)
+        headers = {"authorization": f"Bearer {table.stepper}"}
+        mine = random.Random(table.number + 1000)
         first = 1
         game_id = ""
         try:
-            while not self.night.stopping:
-                await self.night.stepping.wait()
+            while not self.stopping.is_set():
+                await self.stepping.wait()
                 await asyncio.sleep(mine.expovariate(1 / self.args.step_seconds))
-                if not self.night.stepping.is_set() or self.night.stopping:
+                if not self.stepping.is_set() or self.stopping.is_set():
                     continue
-                if game_id != self.game_id:
-                    game_id, first = self.game_id, 1
-                head = self.revision
+                if game_id != table.game_id:
+                    game_id, first = table.game_id, 1
+                head = table.revision
                 if head < 1:
                     continue
                 if first > head:
                     first = 1
                 last = min(head, first + BLOCK - 1)
-                condition = self.night.condition
+                condition = self.condition
                 started = time.monotonic()
-                self.night.watches += 1
+                self.watches += 1
                 request = service_pb2.ReplayGameRequest(
                     game_id=game_id,
                     from_revision=first,
@@ -660,7 +885,7 @@ class Table:
                 try:
                     if grpc_stub is not None:  # --pictures-over grpc
                         async for _ in grpc_stub.ReplayGame(
-                            request, metadata=metadata(self.stepper[1]), timeout=60
+                            request, metadata=metadata(table.stepper), timeout=60
                         ):
                             pass
                     else:
@@ -669,19 +894,19 @@ class Table:
                         ):
                             pass
                 except aio.AioRpcError as error:
-                    self.night.stats[condition].refused += 1
+                    self.stats[condition].refused += 1
                     if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
-                        self.night.errors.append(f"table {self.number} stepper: {error!r}")
+                        self.tally.error(f"table {table.number} stepper: {error!r}")
                     continue
                 except ConnectError as error:
-                    self.night.stats[condition].refused += 1
+                    self.stats[condition].refused += 1
                     if error.code != Code.RESOURCE_EXHAUSTED:  # busy: asked again later
-                        self.night.errors.append(f"table {self.number} stepper: {error!r}")
+                        self.tally.error(f"table {table.number} stepper: {error!r}")
                     continue
                 finally:
-                    self.night.watches -= 1
+                    self.watches -= 1
                 # A block counts in the condition it was asked in.
-                self.night.stats[condition].blocks.append(time.monotonic() - started)
+                self.stats[condition].blocks.append(time.monotonic() - started)
                 first = last + 1
         except asyncio.CancelledError:
             pass
@@ -689,6 +914,181 @@ class Table:
             await client.close()
             if channel is not None:
                 await channel.close()
+
+
+def spectate(connection: Any, args: Any) -> None:
+    """The spectators' process: its tables first (it starts while their members are
+    being made), then its watchers and steppers until told to stop, then what they
+    measured, sent back."""
+    try:
+        kind, tables = connection.recv()
+    except (EOFError, OSError):  # the recorders' process stopped before the night began
+        return
+    assert kind == "tables"
+    asyncio.run(_spectate(connection, tables, args))
+
+
+async def _spectate(connection: Any, tables: list[Watched], args: Any) -> None:
+    loop = asyncio.get_running_loop()
+    spectators = Spectators(tables, args, connection)
+
+    def receive() -> None:
+        """Reads the recorders' messages (in a thread: a blocking read, in their order)."""
+        while True:
+            try:
+                message = connection.recv()
+            except (EOFError, OSError):  # the recorders' process is gone
+                message = ("stop",)
+            loop.call_soon_threadsafe(spectators.apply, message)
+            if message[0] == "stop":
+                return
+
+    threading.Thread(target=receive, name="recorders' messages", daemon=True).start()
+    tasks = [
+        asyncio.create_task(spectators.watch(table, token, target))
+        for table in tables
+        for token, target in table.watchers
+    ]
+    tasks += [asyncio.create_task(spectators.step(table)) for table in tables]
+    tasks.append(asyncio.create_task(spectators.progress()))
+    connection.send(("ready",))
+    await spectators.stopping.wait()
+    _, pending = await asyncio.wait(tasks, timeout=10)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    for table in tables:
+        spectators.tally.unanswered += sum(len(waiting) for waiting in table.waiting.values())
+    spectators.tally.cpu = time.process_time()
+    # Plain data: a class of this script, run as __main__, is another module's in the
+    # recorders' process.
+    measured = {
+        condition: (got.deliveries.buckets, got.deliveries.zeros, got.blocks, got.refused)
+        for condition, got in spectators.stats.items()
+    }
+    connection.send(("report", measured, dataclasses.asdict(spectators.tally)))
+
+
+class SpectatorProcesses:
+    """The recorders' side of the spectators' processes: table `n`'s watchers and stepper
+    are in process `n % len(processes)`."""
+
+    def __init__(self, args: Any) -> None:
+        """Starts the processes (each then waits for its tables: `begin`)."""
+        context = multiprocessing.get_context("spawn")  # no fork of a process running gRPC
+        count = max(1, min(args.spectator_processes, args.tables))
+        self.connections: list[Any] = []
+        self.processes: list[Any] = []
+        self.opens = [0] * count
+        self.reports: list[tuple[dict[str, Any], dict[str, Any]] | None] = [None] * count
+        self.ready = [asyncio.Event() for _ in range(count)]
+        self.drained = [asyncio.Event() for _ in range(count)]
+        self.ended = [asyncio.Event() for _ in range(count)]
+        for index in range(count):
+            mine, theirs = context.Pipe()
+            # (daemon: one left waiting for its tables ends with this process)
+            process = context.Process(
+                target=spectate, args=(theirs, args), name=f"spectators {index}", daemon=True
+            )
+            process.start()
+            theirs.close()
+            self.connections.append(mine)
+            self.processes.append(process)
+            asyncio.get_running_loop().add_reader(mine.fileno(), self._receive, index)
+
+    def begin(self, tables: list[Table], servers: list[Server]) -> None:
+        """Sends each process its tables, their watchers' and steppers' tokens."""
+        count = len(self.processes)
+        for index in range(count):
+            watched = [
+                Watched(
+                    table.number,
+                    table.target,
+                    table.url,
+                    [
+                        (token, servers[(table.number + k) % len(servers)].target)
+                        for k, (_, token) in enumerate(table.watchers)
+                    ],
+                    table.stepper[1],
+                )
+                for table in tables
+                if table.number % count == index
+            ]
+            self.connections[index].send(("tables", watched))
+
+    def abandon(self) -> None:
+        """Ends the processes before the night began (each reads the end of its pipe)."""
+        for index, connection in enumerate(self.connections):
+            asyncio.get_running_loop().remove_reader(connection.fileno())
+            connection.close()
+            self.processes[index].join(10)
+            if self.processes[index].is_alive():
+                self.processes[index].kill()
+
+    def tell(self, number: int, message: tuple[Any, ...]) -> None:
+        connection = self.connections[number % len(self.connections)]
+        if not connection.closed:
+            connection.send(message)
+
+    def tell_all(self, message: tuple[Any, ...]) -> None:
+        for connection in self.connections:
+            if not connection.closed:
+                connection.send(message)
+
+    def _receive(self, index: int) -> None:
+        connection = self.connections[index]
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            message = ("gone",)
+        kind = message[0]
+        if kind == "progress":
+            self.opens[index] = message[1]
+        elif kind == "ready":
+            self.ready[index].set()
+        elif kind == "drained":
+            self.drained[index].set()
+        elif kind == "report":
+            self.reports[index] = (message[1], message[2])
+        if kind in ("report", "gone"):
+            asyncio.get_running_loop().remove_reader(connection.fileno())
+            self.ready[index].set()
+            self.drained[index].set()
+            self.ended[index].set()
+
+    async def wait(self, events: list[asyncio.Event], seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), seconds)
+
+    async def finish(self, night: Night) -> None:
+        """Stops the spectators and adds what they measured to the night's figures."""
+        self.tell_all(("stop",))
+        await self.wait(self.ended, 60)
+        for index, report in enumerate(self.reports):
+            if report is None:
+                night.tally.error(f"the spectators' process {index} did not report")
+                continue
+            measured, tally = report
+            for condition, (buckets, zeros, blocks, refused) in measured.items():
+                stats = night.stats[condition]
+                stats.deliveries.merge(buckets, zeros)
+                stats.blocks += blocks
+                stats.refused += refused
+            for name in ("missed", "duplicated", "early", "unanswered", "cpu", "more_errors"):
+                setattr(night.tally, name, getattr(night.tally, name) + tally[name])
+            for error in tally["errors"]:
+                night.tally.error(error)
+            self.opens[index] = tally["opens"]
+        night.opens = sum(self.opens)
+        for index, process in enumerate(self.processes):
+            await asyncio.to_thread(process.join, 10)
+            if process.is_alive():
+                process.kill()
+                await asyncio.to_thread(process.join)
+            connection = self.connections[index]
+            if not self.ended[index].is_set():
+                asyncio.get_running_loop().remove_reader(connection.fileno())
+            connection.close()
 
 
 # ----------------------------------------------------------------------------- the night
@@ -729,12 +1129,17 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
         for number in range(args.tables)
     ]
     print(f"{backend}: {args.tables} tables, making their members ...", file=sys.stderr)
-    await clubs.UpdateClub(  # players record their own moves in dealt games
-        clubs_pb2.UpdateClubRequest(players_may_record=True), metadata=metadata(owner)
-    )
-    for table in tables:
-        await table.join(clubs, owner)
-    await channel.close()
+    spectators = SpectatorProcesses(args)  # (its processes start meanwhile)
+    try:
+        await clubs.UpdateClub(  # players record their own moves in dealt games
+            clubs_pb2.UpdateClubRequest(players_may_record=True), metadata=metadata(owner)
+        )
+        for table in tables:
+            await table.join(clubs, owner)
+        await channel.close()
+    except BaseException:
+        spectators.abandon()
+        raise
     people = sum(len(t.players) + 2 + len(t.watchers) for t in tables)
     print(f"{backend}: {people} members with their own tokens", file=sys.stderr)
 
@@ -743,27 +1148,27 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
 
     rss_start = rss_bytes(pids())
     main_start = rss_bytes([server.process.pid for server in servers])
+    spectators.begin(tables, servers)
+    night.tell = spectators.tell
     tasks = [asyncio.create_task(table.record()) for table in tables]
-    while any(not table.game_id for table in tables) and not night.errors:
+    await spectators.wait(spectators.ready, 120)
+    while any(not table.game_id for table in tables) and not night.tally.errors:
         await asyncio.sleep(0.1)
-    tasks += [
-        asyncio.create_task(t.watch(token, servers[(t.number + k) % len(servers)].target))
-        for t in tables
-        for k, (_, token) in enumerate(t.watchers)
-    ]
-    tasks += [asyncio.create_task(table.step()) for table in tables]
     samples: list[tuple[float, int]] = []
     gauges: list[dict[str, float]] = []
     started = time.monotonic()
+    recording_cpu = time.process_time()
 
     async def window(condition: str, seconds: float) -> None:
         night.condition = condition
         stats = night.stats[condition]
         if stats.round_moves[-1]:
             stats.round_moves.append([])
-        (night.watching.set if condition in ("b", "c", "long") else night.watching.clear)()
-        (night.stepping.set if condition in ("c", "long") else night.stepping.clear)()
+        spectators.tell_all(
+            ("window", condition, condition in ("b", "c", "long"), condition in ("c", "long"))
+        )
         before, opened = cpu_seconds(pids()), time.monotonic()
+        night.window_opened = opened
         await asyncio.sleep(seconds)
         stats.cpu += cpu_seconds(pids()) - before
         stats.seconds += time.monotonic() - opened
@@ -775,14 +1180,14 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
             if args.watchers == 0:  # (a night without watchers, to tell what they hold)
                 wanted["opens"] = 0
             night.condition = "long"
-            night.watching.set()
-            night.stepping.set()
+            spectators.tell_all(("window", "long", True, True))
             before, opened = cpu_seconds(pids()), time.monotonic()
             last_print = 0.0
             while time.monotonic() - opened < args.long_seconds:
                 now = time.monotonic() - started
                 samples.append((now, rss_bytes(pids())))
                 gauges.append(await asyncio.to_thread(scrape, servers[0].url))
+                night.opens = sum(spectators.opens)
                 done = {"moves": night.moves, "games": night.games, "opens": night.opens}
                 if now - last_print > 30:
                     last_print = now
@@ -801,25 +1206,20 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
                           file=sys.stderr)  # fmt: skip
                     await window(condition, args.window)
         night.condition = "warm"  # what follows is not measured
-        night.watching.clear()
-        night.stepping.clear()
-        drained = time.monotonic() + DRAIN_SECONDS + 1
-        while night.watches and time.monotonic() < drained:  # reading on to what was answered
-            await asyncio.sleep(0.05)
+        spectators.tell_all(("window", "warm", False, False))
+        spectators.tell_all(("drain",))  # reading on to what was answered
+        await spectators.wait(spectators.drained, DRAIN_LIMIT + 5)
     finally:
         seconds = time.monotonic() - started
+        night.recording_cpu = time.process_time() - recording_cpu
         rss_end = rss_bytes(pids())
         main_end = rss_bytes([server.process.pid for server in servers])
         night.stopping = True
-        night.watching.set()
-        night.stepping.set()
-        for table in tables:
-            async with table.new_game:
-                table.new_game.notify_all()
         _, pending = await asyncio.wait(tasks, timeout=10)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        await spectators.finish(night)
     return Report(
         backend,
         len(servers),
@@ -854,20 +1254,23 @@ def scrape(url: str) -> dict[str, float]:
     return found
 
 
-def quantile(values: list[float], share: float) -> float:
+def quantile(values: list[float] | Delays, share: float) -> float:
+    if isinstance(values, Delays):
+        return values.quantile(share)
     if not values:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
-def ms(values: list[float], share: float) -> str:
+def ms(values: list[float] | Delays, share: float) -> str:
     return "-" if not values else f"{1000 * quantile(values, share):.1f}"
 
 
 def print_report(report: Report, args: Any) -> bool:
     """The table; whether the night held (no missed or duplicated update, no error)."""
     night = report.night
+    tally = night.tally
     print(
         f"\n{report.backend} Redis, {report.instances} instance(s): {args.tables} tables "
         f"({', '.join(GAMES)} in turn, dealt and table mode in turn), a move every "
@@ -915,16 +1318,38 @@ def print_report(report: Report, args: Any) -> bool:
                 f"RecordMove p99 ({condition})/(a): {ratio:.2f}x (target <= "
                 f"{TARGETS[condition]:g}x; per round: {spread})"
             )
+        # Whether the slow moves with spectators are the burst of watch opens at a window's
+        # start (every watcher opens from revision 1 then) or spread over the window.
+        bar = quantile(a.moves, 0.99)
+        for condition in ("b", "c"):
+            got = night.stats[condition]
+            slow = [t for m, t in zip(got.moves, got.into, strict=True) if m > bar]
+            early = sum(t < OPENING_SECONDS for t in slow)
+            print(
+                f"moves in ({condition}) slower than (a)'s p99 ({1000 * bar:.1f} ms): "
+                f"{len(slow)} of {len(got.moves)}, {early} of them begun in the first "
+                f"{OPENING_SECONDS:g} s of their window (the watchers' opening; "
+                f"{min(1.0, OPENING_SECONDS / args.window):.0%} of its time)"
+            )
     print(
         f"watch opens {night.opens}, moves {night.moves}, games {night.games}; updates "
-        f"missed {night.missed}, duplicated {night.duplicated} (must be 0); "
-        f"{night.early} arrived before their RecordMove's answer (counted as 0 ms)"
+        f"missed {tally.missed}, duplicated {tally.duplicated} (must be 0); "
+        f"{tally.early} arrived before their RecordMove's answer (counted as 0 ms)"
+        + (f"; {tally.unanswered} never matched to an answer" if tally.unanswered else "")
+    )
+    print(
+        f"CPU over the night's {report.seconds:.0f} s: the recorders' process "
+        f"{night.recording_cpu:.1f} s, the spectators' process(es) "
+        f"({args.spectator_processes}) {tally.cpu:.1f} s"
     )
     if args.long:
         print_long(report, args)
-    for error in night.errors[:10]:
+    for error in tally.errors[:10]:
         print(f"error: {error}")
-    return night.missed == 0 and night.duplicated == 0 and not night.errors
+    errors = len(tally.errors) + tally.more_errors
+    if errors > 10:
+        print(f"error: and {errors - 10} more")
+    return tally.missed == 0 and tally.duplicated == 0 and not errors
 
 
 CEILINGS = (
@@ -1034,6 +1459,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-seconds", type=float, default=5.0)
     parser.add_argument("--instances", type=int, default=1,
                         help="tablelog serve processes on one Redis")  # fmt: skip
+    parser.add_argument("--spectator-processes", type=int, default=1,
+                        help="processes the watchers and steppers play from (the "
+                        "recorders have this one to themselves)")  # fmt: skip
     parser.add_argument("--durability", default="disk", choices=("disk", "fast"))
     parser.add_argument("--serve-setting", nargs=2, action="append", default=[],
                         metavar=("FLAG", "VALUE"),
@@ -1050,6 +1478,8 @@ def main(argv: list[str] | None = None) -> int:
         args.move_seconds = 0.0 if args.long else 2.0
     if args.max_moves is None:
         args.max_moves = 200 if args.long else 300
+    if args.spectator_processes < 1:
+        parser.error("--spectator-processes must be 1 or more")
     if args.instances > 1 and "embedded" in args.backends:
         parser.error("--instances > 1 needs --backends standalone (one Redis for them all)")
     held = True

@@ -345,14 +345,19 @@ class Tail:
         then extended from the tail's own updates, so a game's history is folded at most
         once per instance while it is watched (issue 29)."""
         while not self.history or self.history[-1].event.sequence < head.sequence:
-            if self._folding is None:
+            # A fold that is done, but fell short of this head (it was asked for an older
+            # head, by a watcher that came before the events since), is followed by another:
+            # awaiting a done task again would not yield, so its done callback would never
+            # run and the loop would spin here for good (issue 29's long night hung so).
+            if self._folding is None or self._folding.done():
                 self._folding = asyncio.create_task(self._fold_history(head))
                 self._folding.add_done_callback(self._folded)
             await asyncio.shield(self._folding)
         return self.history
 
     def _folded(self, task: asyncio.Task[None]) -> None:
-        self._folding = None
+        if self._folding is task:
+            self._folding = None
         if not task.cancelled():
             task.exception()  # (raised to the watchers that awaited it)
 

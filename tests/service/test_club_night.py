@@ -1,8 +1,8 @@
 """benchmarks/club_night.py, shortened: a smoke test of the scenario (issue 29), not a timed
 assertion. Two tables of the first two games (one dealt, one in table mode), two watchers
-each and a picture stepper, a second per condition against a `tablelog serve` it starts:
-the night must complete with every watcher update delivered once (none missed, none
-duplicated, no call failed) and print its table."""
+each and a picture stepper (in the spectators' process of their own), a second per
+condition against a `tablelog serve` it starts: the night must complete with every watcher
+update delivered once (none missed, none duplicated, no call failed) and print its table."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ def test_a_short_club_night_completes_with_every_update_delivered_once(
     assert "| (c) + watchers, pictures |" in printed
     assert "missed 0, duplicated 0" in printed
     assert "error:" not in printed
+    assert "the spectators' process(es) (1)" in printed
     assert held == 0
     rows = {
         cells[0]: cells[1:]

@@ -6,6 +6,7 @@ fold from its revision, as its viewer may see it."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -83,3 +84,55 @@ def test_watchers_from_far_back_share_one_fold_of_the_history(
             await store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_fold_done_short_of_a_newer_head_is_followed_by_another_not_a_spin(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """A watcher that comes to a shared fold made for an older head (the events since came
+    between two watchers' opens), once that fold is done but before its done callback has
+    run, folds on to its own head. It once awaited the done fold again and again, which
+    never yields, so the callback never ran and the server's loop spun for good (the long
+    club night hung so). The scenario runs in a thread of its own, so that a spin fails the
+    test instead of hanging it."""
+    events = random_history("splendor", 60, seed=5)
+    outcome: list[object] = []
+
+    async def scenario() -> None:
+        store = counting_store(embedded_redis)
+        recorder = Recorder(store, checkpoint_interval=10_000)
+        hub = WatchHub(store, heads=recorder.heads, limits=WatchLimits(recent=4))
+        try:
+            game_id = await stored(store, events)
+            await recorder.load(game_id)
+            async with hub.watch(game_id, 0, None) as watcher:
+                tail = watcher.tail
+                head = tail.position
+                assert head is not None
+                older = await recorder.heads.checkpoints.position_at(
+                    game_id, head.table, head.revision - 5
+                )
+                fold = asyncio.create_task(tail._fold_history(older))
+                fold.add_done_callback(tail._folded)
+                tail._folding = fold
+                await asyncio.wait([fold])
+                # As when another task gets to the fold first: done, its callback not run.
+                fold.remove_done_callback(tail._folded)
+                tail._folding = fold
+                assert tail.history[-1].event.sequence < head.sequence
+                history = await asyncio.wait_for(tail.history_to(head), 30)
+                outcome.append([u.event.sequence for u in history])
+        finally:
+            await hub.close()
+            await store.close()
+
+    runner = threading.Thread(target=lambda: asyncio.run(scenario()), daemon=True)
+    runner.start()
+    runner.join(60)
+    assert not runner.is_alive(), "history_to spun on a fold done short of its head"
+    assert outcome, "the scenario failed (see the thread's exception above)"
+    folded = outcome[0]
+    assert isinstance(folded, list)
+    # The whole history to the head, each event once, in order.
+    assert folded[0] <= 2, folded
+    assert folded == list(range(folded[0], len(events) + 1)), folded
