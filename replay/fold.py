@@ -68,7 +68,7 @@ class Status(enum.Enum):
     """Deleted by the club's owner (a GameDeleted tombstone): kept, closed to every change."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Table:
     """A game as it was created: the rules, the players, the mode, the options and the
     component data, all taken from the GameCreated event."""

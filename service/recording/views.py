@@ -4,6 +4,7 @@ and a step of a replay or a watch (hidden information redacted for whoever may n
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,7 +44,11 @@ STATUS = {
 }
 
 
-_TEMPLATES: dict[int, tuple[folding.Table, service_pb2.GameSummary]] = {}
+_TEMPLATES: dict[int, tuple[weakref.ref[folding.Table], service_pb2.GameSummary]] = {}
+"""Each live game table's summary template (`_template`), kept as long as the table lives:
+a weak reference, so a template never keeps a game's table (its creation, components and
+set-up state: 10-160 KB) alive after its head left the head cache. Holding the tables
+strongly, up to 4,096 of them, kept the server's memory rising through a long club night."""
 
 
 def approximate_notes(created: events_pb2.GameCreated) -> list[str]:
@@ -56,7 +61,7 @@ def _template(head: Head) -> service_pb2.GameSummary:
     """The parts of a game's summary that never change, built once per game table."""
     table = head.position.table
     cached = _TEMPLATES.get(id(table))
-    if cached is not None and cached[0] is table:
+    if cached is not None and cached[0]() is table:
         return cached[1]
     created = table.created
     notes = approximate_notes(created)
@@ -71,9 +76,14 @@ def _template(head: Head) -> service_pb2.GameSummary:
         approximate_components=bool(notes),
         approximate_notes=notes,
     )
-    if len(_TEMPLATES) > 4096:
-        _TEMPLATES.clear()
-    _TEMPLATES[id(table)] = (table, template)
+    key = id(table)
+
+    def forget(ref: weakref.ref[folding.Table]) -> None:
+        held = _TEMPLATES.get(key)
+        if held is not None and held[0] is ref:  # not a later table given the same id
+            del _TEMPLATES[key]
+
+    _TEMPLATES[key] = (weakref.ref(table, forget), template)
     return template
 
 

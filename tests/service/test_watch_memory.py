@@ -7,9 +7,15 @@ holds no update, nor does the watcher."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 import pytest
+from google.protobuf import timestamp_pb2
 
+from tablelog.replay import fold as folding
+from tablelog.service.recording import views
+from tablelog.service.recording.heads import Head
 from tablelog.service.recording.recorder import Recorder
 from tablelog.service.recording.watching import WatchHub, WatchLimits
 from tablelog.service.store.embedded import EmbeddedRedis
@@ -60,3 +66,21 @@ def test_a_tail_and_its_watcher_hold_no_update_once_the_watch_ends(
             await store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_summary_template_does_not_keep_its_game_table_alive() -> None:
+    """A game's summary template (`views._template`) lives as long as its table: holding
+    the tables (creation, components, set-up state) of up to 4,096 games kept a long
+    night's memory rising after their heads had left the head cache."""
+    created = random_history("castello-methoni", 1, seed=3)[0].game_created
+    when = timestamp_pb2.Timestamp(seconds=1)
+    head = Head("g", folding.start(created), b"\x00" * 32, when, when)
+    first = views.summarize(head)
+    assert views.summarize(head) == first  # the template is reused while the table lives
+    table = weakref.ref(head.position.table)
+    key = id(head.position.table)
+    assert key in views._TEMPLATES
+    del head
+    gc.collect()
+    assert table() is None
+    assert key not in views._TEMPLATES
