@@ -54,6 +54,30 @@ class Undecodable(Exception):
     """Bytes that are not a snapshot of this format for this table."""
 
 
+CONTEXTS_KEPT: Final = 64
+"""Tables whose numbered initial state is kept (`_numbered`): walking a table's initial
+state costs about a sixth of a snapshot of a position of 100 moves, and a checkpoint's
+writer and its readers see the same few tables again and again."""
+
+_CONTEXTS: dict[int, tuple[folding.Table, list[Any], dict[int, int]]] = {}
+"""id(table) -> (the table, held so that its id and its objects' stay theirs; its
+`_context`; each of those objects' id -> its number). Oldest first, at most CONTEXTS_KEPT."""
+
+
+def _numbered(table: folding.Table) -> tuple[list[Any], dict[int, int]]:
+    """`_context(table)`, and each object's number by its id, walked once per table (a
+    table and its initial state never change: the rules' values are frozen)."""
+    kept = _CONTEXTS.get(id(table))
+    if kept is not None and kept[0] is table:
+        return kept[1], kept[2]
+    found = _context(table)
+    numbers = {id(value): index for index, value in enumerate(found)}
+    if len(_CONTEXTS) >= CONTEXTS_KEPT:
+        del _CONTEXTS[next(iter(_CONTEXTS))]
+    _CONTEXTS[id(table)] = (table, found, numbers)
+    return found, numbers
+
+
 def _context(table: folding.Table) -> list[Any]:
     """The objects of the table's initial state, numbered in a fixed order (the table
     first): both writer and reader number them alike, as both set the state up alike."""
@@ -98,9 +122,50 @@ def _field_names(cls: type) -> tuple[str, ...]:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+_ENUM, _TUPLE, _LIST, _DICT, _SET, _NAMED, _MESSAGE, _DATACLASS, _OTHER = range(9)
+
+_PLAIN: Final = frozenset({str, int, bool, type(None)})
+"""The values written as they are (`_Writer.write`'s first case, tested inline where a
+container's members are written: most of a position's values are small numbers)."""
+
+_SHAPES: dict[type, int] = {}
+"""A class -> how its values are written (a class's shape never changes; the classes are
+the rules' and the messages', so the table stays small)."""
+
+
+def _shape(kind: type) -> int:
+    """How values of `kind` (not an atom, bytes or float) are written: the checks of
+    `_Writer.write` in its order, made once per class."""
+    shape = _SHAPES.get(kind)
+    if shape is None:
+        if issubclass(kind, enum.Enum):
+            shape = _ENUM
+        elif kind is tuple:
+            shape = _TUPLE
+        elif kind is list:
+            shape = _LIST
+        elif kind is dict:
+            shape = _DICT
+        elif kind is frozenset or kind is set:
+            shape = _SET
+        elif issubclass(kind, tuple) and isinstance(getattr(kind, "_fields", None), tuple):
+            shape = _NAMED
+        elif issubclass(kind, Message):
+            shape = _MESSAGE
+        elif dataclasses.is_dataclass(kind):
+            shape = _DATACLASS
+        else:
+            shape = _OTHER
+        _SHAPES[kind] = shape
+    return shape
+
+
 class _Writer:
+    """Writes a position's values (one function on the checkpoint's path: a position of a
+    hundred moves is thousands of values; each class's shape is looked up, not tested)."""
+
     def __init__(self, table: folding.Table) -> None:
-        self.context = {id(value): index for index, value in enumerate(_context(table))}
+        self.context = _numbered(table)[1]
         self.numbers: dict[int, int] = {}
         self.classes: dict[type, int] = {}
 
@@ -122,36 +187,56 @@ class _Writer:
             return value
         if kind is bytes:
             return ["b", base64.b64encode(value).decode("ascii")]
-        if isinstance(value, enum.Enum):
-            return ["E", self._class(kind), self.write(value.value)]
-        known = self.context.get(id(value))
+        shape = _SHAPES.get(kind)
+        if shape is None:
+            shape = _shape(kind)
+        write = self.write
+        if shape == _ENUM:
+            return ["E", self._class(kind), write(value.value)]
+        key = id(value)
+        known = self.context.get(key)
         if known is not None:
             return ["c", known]
-        number = self.numbers.get(id(value))
+        numbers = self.numbers
+        number = numbers.get(key)
         if number is not None:
             return ["r", number]
+        written: list[Any]
         if kind is folding.Link:
             # Flattened (a stack of thousands of moves would be as deep a nesting); its
             # nodes are not shared within one position.
-            return ["L", *(self.write(head) for head in value)]
-        self.numbers[id(value)] = len(self.numbers)
-        if kind is tuple:
-            return ["t", *(self.write(item) for item in value)]
-        if kind is list:
-            return ["l", *(self.write(item) for item in value)]
-        if kind is dict:
-            return ["d", *(self.write(item) for pair in value.items() for item in pair)]
-        if kind is frozenset or kind is set:
-            return ["f" if kind is frozenset else "s", *self._sorted(value)]
-        if isinstance(value, tuple) and isinstance(getattr(kind, "_fields", None), tuple):
-            return ["N", self._class(kind), *(self.write(item) for item in value)]
-        if isinstance(value, Message):
+            written = ["L"]
+            written += [v if type(v) in _PLAIN else write(v) for v in value]
+            return written
+        numbers[key] = len(numbers)
+        if shape == _DATACLASS:
+            written = ["D", self._class(kind)]
+            written += [
+                m if type(m := getattr(value, name)) in _PLAIN else write(m)
+                for name in _field_names(kind)
+            ]
+        elif shape == _TUPLE:
+            written = ["t"]
+            written += [v if type(v) in _PLAIN else write(v) for v in value]
+        elif shape == _LIST:
+            written = ["l"]
+            written += [v if type(v) in _PLAIN else write(v) for v in value]
+        elif shape == _DICT:
+            written = ["d"]
+            written += [
+                v if type(v) in _PLAIN else write(v) for pair in value.items() for v in pair
+            ]
+        elif shape == _SET:
+            written = ["f" if kind is frozenset else "s", *self._sorted(value)]
+        elif shape == _NAMED:
+            written = ["N", self._class(kind)]
+            written += [v if type(v) in _PLAIN else write(v) for v in value]
+        elif shape == _MESSAGE:
             data = value.SerializeToString(deterministic=True)
-            return ["P", self._class(kind), base64.b64encode(data).decode("ascii")]
-        if dataclasses.is_dataclass(value):
-            number = self._class(kind)
-            return ["D", number, *(self.write(getattr(value, n)) for n in _field_names(kind))]
-        raise Unencodable(f"a value of {_class_name(kind)}")
+            written = ["P", self._class(kind), base64.b64encode(data).decode("ascii")]
+        else:
+            raise Unencodable(f"a value of {_class_name(kind)}")
+        return written
 
     def _sorted(self, members: frozenset[Any] | set[Any]) -> list[Any]:
         """A set's members in a fixed order (a set's own order changes with the process's
@@ -200,7 +285,7 @@ class _Reader:
     hundred moves is tens of thousands of values)."""
 
     def __init__(self, table: folding.Table, classes: list[type]) -> None:
-        self.context = _context(table)
+        self.context = _numbered(table)[0]
         self.classes = classes
         self.fields = [_field_names(c) if dataclasses.is_dataclass(c) else () for c in classes]
         self.objects: list[Any] = []

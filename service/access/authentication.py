@@ -51,6 +51,7 @@ from tablelog.service.errors import (
 from tablelog.service.limits import check_game_id
 from tablelog.service.logs import get_logger, note
 from tablelog.service.store import EventStore, GameNotFound
+from tablelog.service.tracing import call_metadata
 
 CACHE_SECONDS = 2.0
 """How long a resolved token is trusted without looking again (see the module doc)."""
@@ -329,9 +330,7 @@ async def _admitted(
     context: aio.ServicerContext[Any, Any],
 ) -> Caller:
     try:
-        caller: Caller = await admit(
-            method, request, context.invocation_metadata(), context.peer() or ""
-        )
+        caller: Caller = await admit(method, request, call_metadata(context), context.peer() or "")
     except MAPPED as exc:
         await context.abort_with_status(to_status(refusal(exc)))
     except aio.AbortError:

@@ -35,6 +35,7 @@ from tablelog.service.errors import InvalidRequest, refusal, to_status
 from tablelog.service.logs import RpcLogger, get_logger, read_sample_rate
 from tablelog.service.metrics import observe_call
 from tablelog.service.tracing import (
+    CALL_METADATA,
     CURRENT,
     REQUEST_ID_KEY,
     TRACEPARENT_KEY,
@@ -87,7 +88,10 @@ def _clip(text: str) -> str:
     return text if len(text) <= LOGGED_LENGTH else text[:LOGGED_LENGTH] + "..."
 
 
-def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> dict[str, Any]:
+def _start(
+    name: str, request: Any, context: aio.ServicerContext[Any, Any], metadata: Any = None
+) -> dict[str, Any]:
+    """The call's log fields; `metadata`: the call's invocation metadata when already read."""
     fields: dict[str, Any] = {"method": name}
     # Calls through the HTTP port say so (`tablelog.service.api.http_api.CallContext`); gRPC's do
     # not.
@@ -100,7 +104,9 @@ def _start(name: str, request: Any, context: aio.ServicerContext[Any, Any]) -> d
     request_id = getattr(request, "request_id", "")
     trace_id = None
     traceparent = ""
-    for key, value in context.invocation_metadata() or ():
+    if metadata is None:
+        metadata = context.invocation_metadata()
+    for key, value in metadata or ():
         if key == REQUEST_ID_KEY and not request_id and isinstance(value, str):
             request_id = value
         elif key == TRACEPARENT_KEY and isinstance(value, str):
@@ -216,8 +222,12 @@ def _wrap_unary(method: str, inner: Any) -> Any:
 
     async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
-        fields = _start(name, request, context)
+        metadata = context.invocation_metadata()
+        fields = _start(name, request, context, metadata)
         token = _rpc.set(fields)
+        # The gate reads the same tuple (`tracing.call_metadata`): grpc.aio builds it anew
+        # on each `invocation_metadata()`.
+        kept = CALL_METADATA.set((context, metadata))
         error: BaseException | None = None
         _return_request_id(context, fields)
         try:
@@ -226,6 +236,7 @@ def _wrap_unary(method: str, inner: Any) -> Any:
             error = exc
             raise
         finally:
+            CALL_METADATA.reset(kept)
             _rpc.reset(token)
             _finish(fields, started, _status(context, error), service)
 

@@ -2,26 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection
-from redis.connection import HiredisRespSerializer
+from redis.exceptions import DataError
 from redis.utils import HIREDIS_AVAILABLE
+
+if HIREDIS_AVAILABLE:
+    import hiredis
+
+
+_COPIED: Final = frozenset({bytearray, memoryview})
+"""Arguments hiredis takes only as bytes (copied first, as redis-py's packer copies them)."""
 
 
 class _HiredisPacking:
     """Packs commands with hiredis's C packer, as redis-py's own synchronous connections do
-    when hiredis is installed (its `HiredisRespSerializer`, reused here); its asyncio
-    connections pack in Python: 5.9 us of CPU for the append's fifteen arguments, against
-    2.6 us with hiredis."""
-
-    _serializer = HiredisRespSerializer()
+    when hiredis is installed; its asyncio connections pack in Python: 5.9 us of CPU for
+    the append's fifteen arguments, against 2.6 us with hiredis. The same steps as
+    redis-py's `HiredisRespSerializer.pack` (a command of several words split, buffers
+    copied to bytes, hiredis's TypeError as redis-py's DataError), without its
+    generator over every argument: 4.9 -> 2.6 us for the append's arguments."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
-        packed: list[bytes] = self._serializer.pack(*args)
-        return packed
+        command = args[0]
+        if isinstance(command, str):
+            words = command.split()
+            if len(words) != 1 or words[0] != command:  # ("CONFIG GET", ...): each word one
+                args = (*command.encode().split(), *args[1:])
+        elif b" " in command:
+            args = (*command.split(), *args[1:])
+        if not _COPIED.isdisjoint(map(type, args)):
+            args = tuple(bytes(a) if isinstance(a, (bytearray, memoryview)) else a for a in args)
+        try:
+            return [hiredis.pack_command(args)]
+        except TypeError as exc:
+            raise DataError(exc).with_traceback(exc.__traceback__) from None
 
 
 def pack_with_hiredis(pool: aioredis.ConnectionPool | RedisCluster) -> None:

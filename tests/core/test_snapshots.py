@@ -118,3 +118,20 @@ def test_a_position_holding_a_value_outside_the_rules_is_not_written() -> None:
     mixed = folding.Position(position.table, state=frozenset({1, "a"}), revision=1, sequence=1)
     with pytest.raises(snapshots.Unencodable):
         snapshots.encode(mixed)
+
+
+def test_a_tables_initial_state_is_numbered_once_and_the_tables_kept_are_bounded() -> None:
+    events = random_history("splendor", 12, seed=3)
+    position = folding.fold(events)
+    data = snapshots.encode(position)
+    numbered = snapshots._numbered(position.table)
+    assert snapshots._numbered(position.table)[1] is numbered[1]  # walked once, kept
+    assert numbered[0] == snapshots._context(position.table)
+    # Another table from the same GameCreated: numbered on its own, read back alike.
+    other = folding.Table.from_created(events[0].game_created)
+    assert snapshots._numbered(other)[1] is not numbered[1]
+    assert snapshots.encode(snapshots.decode(other, data)) == data
+    for _ in range(snapshots.CONTEXTS_KEPT + 1):
+        snapshots._numbered(folding.Table.from_created(events[0].game_created))
+    assert len(snapshots._CONTEXTS) <= snapshots.CONTEXTS_KEPT
+    assert snapshots.encode(position) == data  # the table dropped is numbered again, alike

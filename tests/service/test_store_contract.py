@@ -445,7 +445,7 @@ def test_a_request_id_is_forgotten_after_its_retention(redis_url: str, game_id: 
 
 def test_commands_are_packed_by_hiredis_as_by_redis_py(run: Callable[[StoreTest], None]) -> None:
     """The store's connections pack with hiredis (see `pack_with_hiredis`): multi-word
-    commands, text, bytes and numbers arrive as redis-py's own packer sends them, and a
+    commands, text, bytes, buffers and numbers arrive as redis-py's own packer sends them, and a
     value Redis cannot take is refused as redis-py refuses it."""
 
     async def body(store: EventStore, game_id: str) -> None:
@@ -463,6 +463,10 @@ def test_commands_are_packed_by_hiredis_as_by_redis_py(run: Callable[[StoreTest]
             b"bytes": b"\x00\xff",
             b"n": b"7",
         }
+        await store.redis.hset(
+            key, mapping={"buffer": bytearray(b"\x01"), "view": memoryview(b"v")}
+        )
+        assert await store.redis.hmget(key, ["buffer", "view"]) == [b"\x01", b"v"]
         assert "maxmemory" in await store.redis.config_get("maxmemory")  # "CONFIG GET": two words
         sha = await store.redis.script_load("return ARGV[1]")
         assert await store.redis.evalsha(sha, 0, b"\x01 two") == b"\x01 two"
