@@ -327,26 +327,25 @@ class Tally:
         self.places += sign * seat.place
 
 
-def table_of(
-    tallies: Mapping[str, Tally],
-    shown: Mapping[str, str],
-    last_ratings: Mapping[str, standings_pb2.RatingPoint],
-) -> list[standings_pb2.StandingRow]:
-    """The league table from each player's tally, display name and last rating."""
-    rows = []
-    for player_id, tally in tallies.items():
-        row = standings_pb2.StandingRow(
-            player_id=player_id,
-            display_name=shown[player_id],
-            games=tally.games,
-            wins=round(tally.wins / WIN_UNIT, 6),
-            points=tally.points,
-            average_place=round(tally.places / tally.games, 6),
-        )
-        rating = last_ratings.get(player_id)
-        if rating is not None:
-            row.rating.CopyFrom(rating)
-        rows.append(row)
+def row_of(
+    player_id: str, tally: Tally, shown: str, rating: standings_pb2.RatingPoint | None
+) -> standings_pb2.StandingRow:
+    """A player's row of the table from their tally, display name and last rating."""
+    row = standings_pb2.StandingRow(
+        player_id=player_id,
+        display_name=shown,
+        games=tally.games,
+        wins=round(tally.wins / WIN_UNIT, 6),
+        points=tally.points,
+        average_place=round(tally.places / tally.games, 6),
+    )
+    if rating is not None:
+        row.rating.CopyFrom(rating)
+    return row
+
+
+def ranked(rows: Iterable[standings_pb2.StandingRow]) -> list[standings_pb2.StandingRow]:
+    """The rows in table order: rating (ordinal), wins, average place, name, id."""
     return sorted(
         rows,
         key=lambda r: (
@@ -356,6 +355,18 @@ def table_of(
             r.display_name.casefold(),
             r.player_id,
         ),
+    )
+
+
+def table_of(
+    tallies: Mapping[str, Tally],
+    shown: Mapping[str, str],
+    last_ratings: Mapping[str, standings_pb2.RatingPoint],
+) -> list[standings_pb2.StandingRow]:
+    """The league table from each player's tally, display name and last rating."""
+    return ranked(
+        row_of(player_id, tally, shown[player_id], last_ratings.get(player_id))
+        for player_id, tally in tallies.items()
     )
 
 

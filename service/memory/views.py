@@ -16,7 +16,7 @@ Pure: no Redis here (the projector reads the changes and applies them, `ClubMemo
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Final, TypeAlias
@@ -58,6 +58,11 @@ class View:
         self.tallies: dict[str, models.Tally] = {}
         self.games_of: dict[str, list[OrderKey]] = {}
         """Each player's games in order: their record reads these alone."""
+        self.shown: dict[str, str] = {}
+        """Each player's name in the table (`_shown`), kept until their first game changes."""
+        self.rows: dict[str, tuple[tuple[object, ...], object, standings_pb2.StandingRow]] = {}
+        """Each player's row of the last table, with what it was made from (`table`); the
+        rating point by identity (a point kept is the same object, one rated again new)."""
         self.sums = models.GameTypeSums()
         self.ratings = models.RatingRun(roster)
         self.unrated = 0
@@ -79,10 +84,13 @@ class View:
                 tally = self.tallies[player.player_id] = models.Tally()
             tally.add(player.seat, sign)
             mine = self.games_of.setdefault(player.player_id, [])
+            at = bisect_left(mine, key)
             if sign > 0:
-                insort(mine, key)
+                mine.insert(at, key)
             else:
-                del mine[bisect_left(mine, key)]
+                del mine[at]
+            if at == 0:
+                self.shown.pop(player.player_id, None)  # their first game is another now
             if not tally.games:
                 del self.tallies[player.player_id], self.games_of[player.player_id]
         self.sums.add(outcome, sign)
@@ -121,15 +129,33 @@ class View:
 
     def _shown(self, player_id: str) -> str:
         """A player's name in the table: as their first game of the view seats them."""
-        first = self.games_of[player_id][0][2]
-        seat = next(p.seat for p in self.seatings[first] if p.player_id == player_id)
-        return self.roster.player_of(seat.name).display_name
+        found = self.shown.get(player_id)
+        if found is None:
+            first = self.games_of[player_id][0][2]
+            seat = next(p.seat for p in self.seatings[first] if p.player_id == player_id)
+            found = self.shown[player_id] = self.roster.player_of(seat.name).display_name
+        return found
 
     def table(self) -> list[standings_pb2.StandingRow]:
+        """The league table (`standings.standings`): a player's row is made again only when
+        their sums, name or last rating changed since the last table."""
         entries = self.histories()
-        last = {player: rows[-1][2] for player, rows in entries.items() if rows}
-        shown = {player: self._shown(player) for player in self.tallies}
-        return models.table_of(self.tallies, shown, last)
+        rows = []
+        kept: dict[str, tuple[tuple[object, ...], object, standings_pb2.StandingRow]] = {}
+        for player_id, tally in self.tallies.items():
+            history = entries.get(player_id)
+            rating = history[-1][2] if history else None
+            shown = self._shown(player_id)
+            what = (tally.games, tally.wins, tally.points, tally.places, shown)
+            held = self.rows.get(player_id)
+            if held is not None and held[0] == what and held[1] is rating:
+                row = held[2]
+            else:
+                row = models.row_of(player_id, tally, shown, rating)
+            kept[player_id] = (what, rating, row)
+            rows.append(row)
+        self.rows = kept
+        return models.ranked(rows)
 
     def record(
         self, player_id: str, table: list[standings_pb2.StandingRow]
