@@ -76,23 +76,26 @@ def rating_chart(history: Sequence[standings_pb2.RatingPoint]) -> str:
             f'<text x="{LEFT - 4}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#555">'
             f"{_number(tick)}</text>"
         )
-    upper = " ".join(f"{x(i):.1f},{y(p.mu + p.sigma):.1f}" for i, p in enumerate(history))
+    # Each coordinate formatted once (a player's record draws hundreds of games).
+    xs = [f"{x(i):.1f}" for i in range(count)]
+    mus = [f"{y(p.mu):.1f}" for p in history]
+    upper = " ".join(f"{xs[i]},{y(p.mu + p.sigma):.1f}" for i, p in enumerate(history))
     lower = " ".join(
-        f"{x(i):.1f},{y(p.mu - p.sigma):.1f}" for i, p in reversed(list(enumerate(history)))
+        f"{xs[i]},{y(p.mu - p.sigma):.1f}" for i, p in reversed(list(enumerate(history)))
     )
     body.append(f'<polygon points="{upper} {lower}" fill="#1f6feb" fill-opacity="0.15"/>')
-    mu = " ".join(f"{x(i):.1f},{y(p.mu):.1f}" for i, p in enumerate(history))
-    ordinal = " ".join(f"{x(i):.1f},{y(p.ordinal):.1f}" for i, p in enumerate(history))
+    mu = " ".join(f"{xs[i]},{mus[i]}" for i in range(count))
+    ordinal = " ".join(f"{xs[i]},{y(p.ordinal):.1f}" for i, p in enumerate(history))
     body.append(f'<polyline points="{mu}" fill="none" stroke="#1f6feb" stroke-width="2"/>')
     body.append(
         f'<polyline points="{ordinal}" fill="none" stroke="#8250df" stroke-width="1.5" '
         'stroke-dasharray="4 3"/>'
     )
-    for i, point in enumerate(history):
-        body.append(
-            f'<circle cx="{x(i):.1f}" cy="{y(point.mu):.1f}" r="2.5" fill="#1f6feb">'
-            f"<title>game {i + 1}: {_number(point.mu)} ± {_number(point.sigma)}</title></circle>"
-        )
+    body.extend(
+        f'<circle cx="{xs[i]}" cy="{mus[i]}" r="2.5" fill="#1f6feb">'
+        f"<title>game {i + 1}: {_number(point.mu)} ± {_number(point.sigma)}</title></circle>"
+        for i, point in enumerate(history)
+    )
     body.append(
         f'<text x="{LEFT}" y="{HEIGHT - 8}" fill="#555">game 1</text>'
         f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end" fill="#555">'

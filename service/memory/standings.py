@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final
@@ -432,11 +432,25 @@ class FigureSums:
 def figure_averages(
     game: str, seats: Iterable[Mapping[str, float]]
 ) -> list[standings_pb2.FigureAverage]:
-    """The mean of each per-seat statistic over the seats where it was counted."""
-    sums = FigureSums()
+    """The mean of each per-seat statistic over the seats where it was counted (summed in
+    the order given: a player's record sums their games in game order, from zero)."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
     for figures in seats:
-        sums.add(figures)
-    return sums.averages(game)
+        for name, value in figures.items():
+            sums[name] = sums.get(name, 0.0) + value
+            counts[name] = counts.get(name, 0) + 1
+    described = {s.name: s for s in statistics_of(find_game(game)) if s.scope == "seat"}
+    return [
+        standings_pb2.FigureAverage(
+            name=name,
+            description=described[name].description,
+            average=round(sums[name] / counts[name], 4),
+            games=counts[name],
+        )
+        for name in described
+        if counts.get(name)
+    ]
 
 
 def player_record(
@@ -475,44 +489,59 @@ def record_of(
     mine: Iterable[Sequence[Seated]],
     row: standings_pb2.StandingRow,
     history: Iterable[standings_pb2.RatingPoint],
+    shown: Callable[[str], str] | None = None,
 ) -> standings_pb2.PlayerGameRecord:
     """A player's record from the players of each of their games (in game order), their
-    row of the table and their rating history: the work is their own games."""
+    row of the table and their rating history: the work is their own games. `shown`: a
+    seat name's display name (the roster's, remembered by the caller)."""
+    if shown is None:
+        shown = lambda name: roster.player_of(name).display_name  # noqa: E731
     record = standings_pb2.PlayerGameRecord(game=game, standing=row)
     record.history.extend(history)
     places: list[int] = []
-    own_figures = FigureSums()
-    versus: dict[str, standings_pb2.HeadToHeadRow] = {}
+    scores: list[int] = []
+    own_figures: list[Mapping[str, float]] = []
+    # Plain counts while going through the games (a message's fields cost more to update).
+    versus: dict[str, list[Any]] = {}
+    """opponent id -> [games, ahead, level, behind, the seat name first met under]"""
     for players in mine:
-        me = next(p for p in players if p.player_id == player_id)
-        while len(places) < me.seat.place:
+        me = players[0]
+        for player in players:
+            if player.player_id == player_id:
+                me = player
+                break
+        place = me.seat.place
+        while len(places) < place:
             places.append(0)
-        places[me.seat.place - 1] += 1
-        record.scores.append(me.seat.score)
-        own_figures.add(me.seat.figures)
+        places[place - 1] += 1
+        scores.append(me.seat.score)
+        own_figures.append(me.seat.figures)
         for other in players:
-            if other.player_id == player_id:
+            if other is me:
                 continue
-            row_h = versus.get(other.player_id)
-            if row_h is None:
-                row_h = versus[other.player_id] = standings_pb2.HeadToHeadRow(
-                    opponent_id=other.player_id,
-                    opponent_name=roster.player_of(other.seat.name).display_name,
-                )
-            row_h.games += 1
-            if me.seat.place < other.seat.place:
-                row_h.ahead += 1
-            elif me.seat.place == other.seat.place:
-                row_h.level += 1
-            else:
-                row_h.behind += 1
+            counts = versus.get(other.player_id)
+            if counts is None:
+                counts = versus[other.player_id] = [0, 0, 0, 0, other.seat.name]
+            counts[0] += 1
+            theirs = other.seat.place
+            counts[1 if place < theirs else 2 if place == theirs else 3] += 1
     record.places.extend(places)
-    record.figures.extend(own_figures.averages(game))
-    record.head_to_head.extend(
-        sorted(versus.values(), key=lambda h: (-h.games, h.opponent_name.casefold()))
-    )
+    record.scores.extend(scores)
+    record.figures.extend(figure_averages(game, own_figures))
+    rows_h = [
+        standings_pb2.HeadToHeadRow(
+            opponent_id=opponent,
+            opponent_name=shown(name),
+            games=games,
+            ahead=ahead,
+            level=level,
+            behind=behind,
+        )
+        for opponent, (games, ahead, level, behind, name) in versus.items()
+    ]
+    record.head_to_head.extend(sorted(rows_h, key=lambda h: (-h.games, h.opponent_name.casefold())))
     record.rating_chart_svg = charts.rating_chart(record.history)
-    record.score_chart_svg = charts.score_chart(record.scores)
+    record.score_chart_svg = charts.score_chart(scores)
     return record
 
 

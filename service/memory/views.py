@@ -30,6 +30,9 @@ MAX_VIEWS: Final = 16
 """(game type, season) views an instance keeps per club (least recently read dropped first:
 each holds its games' seats and ratings)."""
 
+MAX_NAMES: Final = 10_000
+"""Seat names whose display names a view remembers."""
+
 OrderKey: TypeAlias = tuple[int, int, str]
 
 
@@ -60,6 +63,8 @@ class View:
         """Each player's games in order: their record reads these alone."""
         self.shown: dict[str, str] = {}
         """Each player's name in the table (`_shown`), kept until their first game changes."""
+        self.names: dict[str, str] = {}
+        """Seat name -> display name (`_name`), for this view's roster."""
         self.rows: dict[str, tuple[tuple[object, ...], object, standings_pb2.StandingRow]] = {}
         """Each player's row of the last table, with what it was made from (`table`); the
         rating point by identity (a point kept is the same object, one rated again new)."""
@@ -133,7 +138,7 @@ class View:
         if found is None:
             first = self.games_of[player_id][0][2]
             seat = next(p.seat for p in self.seatings[first] if p.player_id == player_id)
-            found = self.shown[player_id] = self.roster.player_of(seat.name).display_name
+            found = self.shown[player_id] = self._name(seat.name)
         return found
 
     def table(self) -> list[standings_pb2.StandingRow]:
@@ -168,8 +173,17 @@ class View:
         row = next(r for r in table if r.player_id == player_id)
         mine = [self.seatings[key[2]] for key in keys]
         return models.record_of(
-            self.roster, player_id, self.game, mine, row, self.history_of(player_id)
+            self.roster, player_id, self.game, mine, row, self.history_of(player_id), self._name
         )
+
+    def _name(self, name: str) -> str:
+        """The display name of the player a seat name is (the roster's), remembered."""
+        found = self.names.get(name)
+        if found is None:
+            found = self.roster.player_of(name).display_name
+            if len(self.names) < MAX_NAMES:
+                self.names[name] = found
+        return found
 
     def stats(self) -> standings_pb2.GetGameTypeStatsResponse:
         return self.sums.answer(self.game)
