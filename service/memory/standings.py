@@ -405,7 +405,8 @@ class FigureSums:
         self.counts: dict[str, int] = {}
 
     def add(self, figures: Mapping[str, float], sign: int = 1) -> None:
-        for name, value in figures.items():
+        for name in figures:
+            value = figures[name]
             exact: int | Fraction = int(value) if value.is_integer() else Fraction(value)
             self.sums[name] = self.sums.get(name, 0) + sign * exact
             count = self.counts.get(name, 0) + sign
@@ -437,8 +438,8 @@ def figure_averages(
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for figures in seats:
-        for name, value in figures.items():
-            sums[name] = sums.get(name, 0.0) + value
+        for name in figures:  # (a message's map: its items() costs twice this)
+            sums[name] = sums.get(name, 0.0) + figures[name]
             counts[name] = counts.get(name, 0) + 1
     described = {s.name: s for s in statistics_of(find_game(game)) if s.scope == "seat"}
     return [

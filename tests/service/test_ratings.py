@@ -186,10 +186,12 @@ def test_views_kept_game_by_game_equal_answers_from_zero() -> None:
             assert memory.first_spelling(name) == first, (step, name)
         chosen = [o for o in ordered if o.game == game and season.holds(o)]
         assert [o.game_id for o in view.outcomes] == [o.game_id for o in chosen]
-        assert table == standings(chosen, roster), step
+        histories = rating_histories(chosen, roster)  # (from zero, once for every record)
+        from_zero = standings(chosen, roster, histories)
+        assert table == from_zero, step
         assert view.stats() == game_type_stats(chosen, game), step
         for player_id in {roster.id_of(s.name) for o in chosen for s in o.seats}:
-            wanted = player_record(chosen, roster, player_id, game)
+            wanted = player_record(chosen, roster, player_id, game, from_zero, histories)
             assert view.record(player_id, table) == wanted, (step, player_id)
         assert view.record("pl_nobody", table) is None
 
