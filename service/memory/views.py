@@ -30,6 +30,9 @@ MAX_VIEWS: Final = 16
 """(game type, season) views an instance keeps per club (least recently read dropped first:
 each holds its games' seats and ratings)."""
 
+MAX_RECORDS: Final = 64
+"""Players' records a view keeps across changes (least recently read dropped first: a record
+of hundreds of games is about 100 KB, its charts included)."""
 MAX_NAMES: Final = 10_000
 """Seat names whose display names a view remembers."""
 
@@ -63,6 +66,10 @@ class View:
         """Each player's games in order: their record reads these alone."""
         self.shown: dict[str, str] = {}
         """Each player's name in the table (`_shown`), kept until their first game changes."""
+        self.records: OrderedDict[str, standings_pb2.PlayerGameRecord] = OrderedDict()
+        """Players' records (`record`), kept across changes that leave them alone: dropped
+        when a game seating the player comes or goes or their ratings are computed again
+        (the record's row, history, games and opponents are theirs alone)."""
         self.names: dict[str, str] = {}
         """Seat name -> display name (`_name`), for this view's roster."""
         self.rows: dict[str, tuple[tuple[object, ...], object, standings_pb2.StandingRow]] = {}
@@ -94,6 +101,7 @@ class View:
                 mine.insert(at, key)
             else:
                 del mine[at]
+            self.records.pop(player.player_id, None)
             if at == 0:
                 self.shown.pop(player.player_id, None)  # their first game is another now
             if not tally.games:
@@ -123,6 +131,11 @@ class View:
     def histories(self) -> Mapping[str, list[tuple[int, object, standings_pb2.RatingPoint]]]:
         """Each player's rating rows (`standings.RatingRun.entries`), rated up to date."""
         if self.unrated < len(self.outcomes) or len(self.ratings.keys) != len(self.outcomes):
+            # Every player of a game rated again has new ratings: their records go (the
+            # players of games taken away went with them, `_count`).
+            for outcome in self.outcomes[self.unrated :]:
+                for player in self.seatings[outcome.game_id]:
+                    self.records.pop(player.player_id, None)
             self.ratings = models.rate_from(
                 self.outcomes, self.roster, self.ratings, start=self.unrated
             )
@@ -170,11 +183,19 @@ class View:
         keys = self.games_of.get(player_id)
         if not keys:
             return None
-        row = next(r for r in table if r.player_id == player_id)
-        mine = [self.seatings[key[2]] for key in keys]
-        return models.record_of(
-            self.roster, player_id, self.game, mine, row, self.history_of(player_id), self._name
-        )
+        history = self.history_of(player_id)  # (rated first: that drops records gone stale)
+        found = self.records.get(player_id)
+        if found is None:
+            row = next(r for r in table if r.player_id == player_id)
+            mine = [self.seatings[key[2]] for key in keys]
+            found = models.record_of(
+                self.roster, player_id, self.game, mine, row, history, self._name
+            )
+            self.records[player_id] = found
+            while len(self.records) > MAX_RECORDS:
+                self.records.popitem(last=False)
+        self.records.move_to_end(player_id)
+        return found
 
     def _name(self, name: str) -> str:
         """The display name of the player a seat name is (the roster's), remembered."""
