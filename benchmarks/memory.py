@@ -429,8 +429,8 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
     usage = store.memory_usage(key, samples=0) or 0
     built: Any = server.built
     following: projector.Projector = built.projector
-    extra = synthetic(outcomes + 4 * count, players, 7)
-    added = iter(range(outcomes, outcomes + 4 * count))
+    extra = synthetic(outcomes + 10 * count, players, 7)
+    added = iter(range(outcomes, outcomes + 10 * count))
 
     def apply(game_id: str, blob: bytes) -> None:
         """Store an outcome the way the projector does (APPLY_SCRIPT: the change log too)."""
@@ -449,11 +449,11 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
         if not store.eval(APPLY_SCRIPT, len(keys), *keys, game_id, str(sequence), blob, ""):
             raise SystemExit(f"the apply script stored nothing for {game_id} (no club record?)")
 
-    def end_game() -> str:
-        """One more game ends, after every other: the name of a player it seats."""
+    def end_game() -> list[str]:
+        """One more game ends, after every other: the names it seats."""
         game_id = f"syn{next(added):06d}"
         apply(game_id, extra[game_id])
-        return standings_pb2.GameOutcome.FromString(extra[game_id]).seats[0].name
+        return [seat.name for seat in standings_pb2.GameOutcome.FromString(extra[game_id]).seats]
 
     def paths() -> tuple[int, int]:
         return following.reloads, following.caught_up
@@ -477,11 +477,18 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
             ended(lambda: client.standings("splendor"))
         by_log = paths()
         record_after = Timed()
+        names: list[str] = []
         for _ in range(count // 10 or 1):
-            name = end_game()
-            client.standings("splendor")  # (the table is read by the next call anyway)
-            end_game()
-            record_after(partial(client.player_record, name, "splendor"))
+            client.standings("splendor")  # (caught up: only the next game is new)
+            names.append(end_game()[0])
+            record_after(partial(client.player_record, names[-1], "splendor"))
+        # The same players' records right after a game that does not seat them ended: kept
+        # by the view (the table's changed rows made again).
+        record_kept = Timed()
+        for name in names:
+            while name in end_game():
+                pass
+            record_kept(partial(client.player_record, name, "splendor"))
         warm = Timed()
         # The collector's passes in this process (the server's loop and the client share
         # it) while the cached reads run: (generation, seconds) each.
@@ -533,6 +540,11 @@ def reads(server: BackgroundServer, token: str, outcomes: int, players: int, cou
         f"  GetPlayerRecord right after a game seating the player ended (change log; the "
         f"record computed from the player's own games): {record_after.line()} "
         f"{record_after.verdict()}"
+    )
+    print(
+        f"  GetPlayerRecord of the same players right after a game not seating them ended "
+        f"(change log; their records kept by the view): {record_kept.line()} "
+        f"{record_kept.verdict()}"
     )
     print(
         f"  GetStandings, no change since (cached): {warm.line()} {warm.verdict()}; meanwhile "
