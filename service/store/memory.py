@@ -89,7 +89,11 @@ if tonumber(ARGV[2]) > seen then
       changed = 1
     end
   end
-  if changed > 0 then log(KEYS[6], redis.call("INCR", KEYS[4]), ARGV[1]) end
+  if changed > 0 then
+    local named = ARGV[1]
+    if named == "" or string.find(named, " ", 1, true) then named = "*" end  -- (see plain)
+    log(KEYS[6], redis.call("INCR", KEYS[4]), named)
+  end
 end
 if ARGV[4] ~= "" and later(ARGV[4], redis.call("GET", KEYS[3])) then
   redis.call("SET", KEYS[3], ARGV[4])
@@ -110,7 +114,9 @@ if redis.call("EXISTS", KEYS[4]) == 0 then
   return 0
 end
 local changed = {{}}
+local plain = true  -- no empty id, none with a space: the log's ids are space-separated
 for i = 1, #ARGV, 3 do
+  if ARGV[i] == "" or string.find(ARGV[i], " ", 1, true) then plain = false end
   local seen = tonumber(redis.call("HGET", KEYS[2], ARGV[i]) or "-1")
   if tonumber(ARGV[i + 1]) > seen then
     redis.call("HSET", KEYS[2], ARGV[i], ARGV[i + 1])
@@ -124,7 +130,7 @@ for i = 1, #ARGV, 3 do
 end
 if #changed > 0 then
   local games = "*"
-  if #changed <= {CHANGES_NAMED} then games = table.concat(changed, " ") end
+  if #changed <= {CHANGES_NAMED} and plain then games = table.concat(changed, " ") end
   log(KEYS[5], redis.call("INCR", KEYS[3]), games)
 end
 return #changed

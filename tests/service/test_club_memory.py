@@ -369,6 +369,12 @@ def test_a_read_after_a_change_reads_the_changed_games_alone(
         await client.delete(store.key(club_id, "memory:version"))
         assert await store.apply(club_id, "g001", 31, None, "")
         assert await client.xlen(store.key(club_id, "memory:changes")) == 1
+        # An id the log could not name (its ids are space-separated): "*", read whole.
+        odd = game_outcome(rng, "a b", 9, 10, names)
+        assert await store.apply(club_id, "a b", 1, odd, "")
+        assert await store.changes_after(club_id, 1, 2, 100) is None
+        await store.apply_many(club_id, [("c d", 1, odd.SerializeToString())])
+        assert await store.changes_after(club_id, 2, 3, 100) is None
         await client.aclose()
 
     asyncio.run(scenario())
