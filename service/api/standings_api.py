@@ -14,7 +14,8 @@ from tablelog.service.access.authentication import current_caller
 from tablelog.service.api.servicer import Context, unary
 from tablelog.service.errors import Exhausted, InvalidRequest, NotFound
 from tablelog.service.memory import standings as models
-from tablelog.service.memory.projector import ClubCache, Projector
+from tablelog.service.memory.projector import Projector
+from tablelog.service.memory.views import ClubMemory, View
 from tablelog.service.recording.game_index import normalised_player
 from tablelog.v1 import standings_pb2, standings_pb2_grpc
 
@@ -37,9 +38,9 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
         return f"{season.name}|{season.start}|{season.end}"
 
     @staticmethod
-    def _computed(cache: ClubCache, key: tuple[str, ...], make: Any) -> Any:
-        """`make()`, kept with the club's parsed outcomes until they change. A caller picks
-        the keys (a player's name, a season): at most `MAX_COMPUTED` are kept per club, the
+    def _computed(cache: ClubMemory, key: tuple[str, ...], make: Any) -> Any:
+        """`make()`, kept with the club's outcomes until they change. A caller picks the
+        keys (a player's name, a season): at most `MAX_COMPUTED` are kept per club, the
         oldest dropped first, so no caller grows it without bound."""
         if key in cache.computed:
             return cache.computed[key]
@@ -49,20 +50,11 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
         cache.computed[key] = found
         return found
 
-    def _histories(self, cache: ClubCache, game: str, season: models.Range, chosen: Any) -> Any:
-        return self._computed(
-            cache,
-            ("ratings", game, self._key(season)),
-            lambda: models.rating_histories(chosen, cache.roster),
+    def _table(self, cache: ClubMemory, view: View) -> list[standings_pb2.StandingRow]:
+        table: list[standings_pb2.StandingRow] = self._computed(
+            cache, ("standings", view.game, self._key(view.season)), view.table
         )
-
-    def _table(self, cache: ClubCache, game: str, season: models.Range, chosen: Any) -> Any:
-        histories = self._histories(cache, game, season, chosen)
-        return self._computed(
-            cache,
-            ("standings", game, self._key(season)),
-            lambda: models.standings(chosen, cache.roster, histories),
-        )
+        return table
 
     @unary
     async def GetStandings(
@@ -73,17 +65,12 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
             raise InvalidRequest("game", "Name the game type: standings are kept per game.")
         game, season = await self._scope(club_id, request.game, request.season)
         cache = await self.projector.club(club_id)
-        chosen = self._computed(
-            cache,
-            ("chosen", game, self._key(season)),
-            lambda: models.chosen(cache.outcomes, game, season),
-        )
-        rows = self._table(cache, game, season, chosen)
+        view = cache.view(game, season)
         return standings_pb2.GetStandingsResponse(
             game=game,
             season=season.message(),
-            rows=rows,
-            games=len(chosen),
+            rows=self._table(cache, view),
+            games=len(view.outcomes),
             lag=await self.projector.store.lag(club_id),
         )
 
@@ -96,47 +83,27 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
             raise InvalidRequest("name", "Name the player.")
         game, season = await self._scope(club_id, request.game, request.season)
         cache = await self.projector.club(club_id)
-        wanted = normalised_player(request.name)
         # A player nobody renamed is shown as the oldest game seating them spells them.
-        spellings: dict[str, str] = self._computed(
-            cache, ("spellings",), lambda: _first_spellings(cache)
+        spelt = self._computed(
+            cache,
+            ("spelling", normalised_player(request.name)),
+            lambda: cache.first_spelling(request.name),
         )
-        spelt = spellings.get(wanted)
         player = cache.roster.player_of(spelt if spelt is not None else request.name)
-        games = [game] if game else sorted({o.game for o in cache.outcomes})
         answer = standings_pb2.GetPlayerRecordResponse(
             player=player.message(), season=season.message()
         )
-        for kind in games:
-            chosen = self._computed(
-                cache,
-                ("chosen", kind, self._key(season)),
-                lambda kind=kind: models.chosen(cache.outcomes, kind, season),
-            )
-            table = self._table(cache, kind, season, chosen)
-            histories = self._histories(cache, kind, season, chosen)
-            seatings = self._computed(
-                cache,
-                ("seated", kind, self._key(season)),
-                lambda chosen=chosen: [models.seated(o, cache.roster) for o in chosen],
-            )
-            inputs = (chosen, cache.roster, player.player_id, kind, table, histories, seatings)
+        for kind in [game] if game else cache.games():
+            view = cache.view(kind, season)
+            table = self._table(cache, view)
             record = self._computed(
                 cache,
                 ("player", kind, self._key(season), player.player_id),
-                lambda inputs=inputs: models.player_record(*inputs),
+                lambda view=view, table=table: view.record(player.player_id, table),
             )
             if record is not None:
                 answer.games.append(record)
-        if (
-            not answer.games
-            and not any(
-                normalised_player(s.name) == normalised_player(request.name)
-                for o in cache.outcomes
-                for s in o.seats
-            )
-            and player.player_id not in cache.roster.players
-        ):
+        if not answer.games and spelt is None and player.player_id not in cache.roster.players:
             raise NotFound(
                 "PLAYER_NOT_FOUND", f"No ended game of the club has a player {request.name[:40]!r}."
             )
@@ -152,13 +119,9 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
             raise InvalidRequest("game", "Name the game type.")
         game, season = await self._scope(club_id, request.game, request.season)
         cache = await self.projector.club(club_id)
-        chosen = self._computed(
-            cache,
-            ("chosen", game, self._key(season)),
-            lambda: models.chosen(cache.outcomes, game, season),
-        )
+        view = cache.view(game, season)
         stats: standings_pb2.GetGameTypeStatsResponse = self._computed(
-            cache, ("stats", game, self._key(season)), lambda: models.game_type_stats(chosen, game)
+            cache, ("stats", game, self._key(season)), view.stats
         )
         answer = standings_pb2.GetGameTypeStatsResponse()
         answer.CopyFrom(stats)
@@ -200,12 +163,3 @@ class StandingsServicer(standings_pb2_grpc.StandingsServiceServicer):
         return standings_pb2.RebuildProjectionsResponse(
             games=done.games, seconds=round(time.perf_counter() - started, 3), folded=done.folded
         )
-
-
-def _first_spellings(cache: ClubCache) -> dict[str, str]:
-    """Each seated name, normalised, as the oldest game seating it spells it."""
-    found: dict[str, str] = {}
-    for outcome in cache.outcomes:
-        for seat in outcome.seats:
-            found.setdefault(normalised_player(seat.name), seat.name)
-    return found

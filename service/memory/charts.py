@@ -63,9 +63,6 @@ def rating_chart(history: Sequence[standings_pb2.RatingPoint]) -> str:
         low, high = low - 0.5, high + 0.5
     count = len(history)
 
-    def x(i: int) -> float:
-        return LEFT + (plot_w * (i + 0.5) / count)
-
     def y(value: float) -> float:
         return TOP + plot_h * (high - value) / (high - low)
 
@@ -76,23 +73,35 @@ def rating_chart(history: Sequence[standings_pb2.RatingPoint]) -> str:
             f'<text x="{LEFT - 4}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#555">'
             f"{_number(tick)}</text>"
         )
-    upper = " ".join(f"{x(i):.1f},{y(p.mu + p.sigma):.1f}" for i, p in enumerate(history))
-    lower = " ".join(
-        f"{x(i):.1f},{y(p.mu - p.sigma):.1f}" for i, p in reversed(list(enumerate(history)))
-    )
-    body.append(f'<polygon points="{upper} {lower}" fill="#1f6feb" fill-opacity="0.15"/>')
-    mu = " ".join(f"{x(i):.1f},{y(p.mu):.1f}" for i, p in enumerate(history))
-    ordinal = " ".join(f"{x(i):.1f},{y(p.ordinal):.1f}" for i, p in enumerate(history))
-    body.append(f'<polyline points="{mu}" fill="none" stroke="#1f6feb" stroke-width="2"/>')
-    body.append(
-        f'<polyline points="{ordinal}" fill="none" stroke="#8250df" stroke-width="1.5" '
-        'stroke-dasharray="4 3"/>'
-    )
+    # One pass over the points, each coordinate formatted once: a player's record draws
+    # every game they played (hundreds).
+    span = high - low
+    upper, lower, mu, ordinal, circles = [], [], [], [], []
     for i, point in enumerate(history):
-        body.append(
-            f'<circle cx="{x(i):.1f}" cy="{y(point.mu):.1f}" r="2.5" fill="#1f6feb">'
-            f"<title>game {i + 1}: {_number(point.mu)} ± {_number(point.sigma)}</title></circle>"
+        m, sigma = point.mu, point.sigma
+        at = f"{LEFT + (plot_w * (i + 0.5) / count):.1f}"
+        mu_y = f"{TOP + plot_h * (high - m) / span:.1f}"
+        upper.append(f"{at},{TOP + plot_h * (high - (m + sigma)) / span:.1f}")
+        lower.append(f"{at},{TOP + plot_h * (high - (m - sigma)) / span:.1f}")
+        mu.append(f"{at},{mu_y}")
+        ordinal.append(f"{at},{TOP + plot_h * (high - point.ordinal) / span:.1f}")
+        circles.append(
+            f'<circle cx="{at}" cy="{mu_y}" r="2.5" fill="#1f6feb">'
+            f"<title>game {i + 1}: {_number(m)} ± {_number(sigma)}</title></circle>"
         )
+    lower.reverse()
+    body.append(
+        f'<polygon points="{" ".join(upper)} {" ".join(lower)}" fill="#1f6feb" '
+        'fill-opacity="0.15"/>'
+    )
+    body.append(
+        f'<polyline points="{" ".join(mu)}" fill="none" stroke="#1f6feb" stroke-width="2"/>'
+    )
+    body.append(
+        f'<polyline points="{" ".join(ordinal)}" fill="none" stroke="#8250df" '
+        'stroke-width="1.5" stroke-dasharray="4 3"/>'
+    )
+    body.extend(circles)
     body.append(
         f'<text x="{LEFT}" y="{HEIGHT - 8}" fill="#555">game 1</text>'
         f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end" fill="#555">'

@@ -23,9 +23,18 @@ Idle: a flag also appends to a wake-up stream (`tablelog.service.store.memory`),
 idle projector reads blocking (`IDLE_BLOCK`) on a connection of its own: a game ended on any
 instance wakes every projector at once, and an idle one costs Redis one call a few seconds.
 
-Reading: standings, ratings and statistics are pure functions of the outcomes and the
-roster (`tablelog.service.memory.standings`), cached per instance by the club's outcome version and
-roster version and computed again on the first read after either changes."""
+Reading: standings, ratings and statistics are functions of the outcomes and the roster
+(`tablelog.service.memory.standings`, computed from zero), kept per instance game by game
+(`tablelog.service.memory.views`: a club's parsed outcomes and, per game type and season, a
+view with its games in order, each player's sums and games, and the ratings). A read first
+compares the club's outcome version (one GET) with the copy held; when it moved, the change
+log (`tablelog.service.store.memory`: an entry per version naming the games changed) says
+which games to read again (one XRANGE, one HMGET), and each view takes the changed games
+away and adds their new outcomes; the ratings are continued from the first changed place on
+when next read. Only when the log cannot say (a first read, a copy more than
+`MAX_CATCH_UP` changes behind or older than the log, a rebuild) are the outcomes read and
+parsed whole, and the views built from zero. A roster change (a merge, a rename) builds the
+views again; answers (a table, a player's record) are kept until the next change."""
 
 from __future__ import annotations
 
@@ -44,8 +53,9 @@ from tablelog.service.access.identity import LOCAL_CLUB
 from tablelog.service.logs import get_logger
 from tablelog.service.memory import results
 from tablelog.service.memory import standings as models
-from tablelog.service.memory.roster import Roster, fold_roster
+from tablelog.service.memory.roster import fold_roster
 from tablelog.service.memory.roster_store import RosterStore
+from tablelog.service.memory.views import ClubMemory
 from tablelog.service.metrics import (
     PROJECTION_LAG,
     PROJECTOR_PENDING_CLUBS,
@@ -77,18 +87,11 @@ FOLD_PAGE: Final = 32
 holds)."""
 CACHE_CLUBS: Final = 64
 """Clubs whose parsed outcomes an instance keeps (least recently read dropped first)."""
+MAX_CATCH_UP: Final = 2_000
+"""Changes (versions, and games) a copy of a club is brought up to date by, reading the
+changed games alone; past that the club's outcomes are read whole again."""
 
 log = get_logger("tablelog.projector")
-
-
-@dataclass
-class ClubCache:
-    club_id: str
-    version: int
-    roster_version: int
-    outcomes: list[standings_pb2.GameOutcome]
-    roster: Roster
-    computed: dict[tuple[str, ...], Any]
 
 
 def ended_time(events: list[events_pb2.Event]) -> Timestamp:
@@ -145,8 +148,12 @@ class Projector:
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._stopped = asyncio.Event()
-        self._cache: OrderedDict[str, ClubCache] = OrderedDict()
+        self._cache: OrderedDict[str, ClubMemory] = OrderedDict()
         self.projected = 0
+        self.reloads = 0
+        """Reads of a club's outcomes whole (a first read, or the change log could not say)."""
+        self.caught_up = 0
+        """Copies of a club brought up to date from the change log."""
         self._waiter: MemoryStore | None = None
         """The idle wait's store: on a connection of its own (`RedisEventStore.dedicated`),
         so a blocking read never holds one of the request path's connections."""
@@ -423,33 +430,59 @@ class Projector:
 
     # ------------------------------------------------------------------ reading
 
-    async def club(self, club_id: str) -> ClubCache:
+    async def club(self, club_id: str) -> ClubMemory:
+        """The club's outcomes and read models as of now: the copy held, brought up to the
+        club's outcome version by reading the changed games alone (the change log), else
+        read whole; and up to its roster (a changed roster builds the views again)."""
         version = await self.store.version(club_id)
         # The roster's length alone (one XLEN): its changes are read and folded only when
         # there are new ones.
         roster_version = await self.rosters.version(club_id)
         cached = self._cache.get(club_id)
-        if cached is not None and cached.version == version:
-            if cached.roster_version != roster_version:
+        if cached is not None and cached.version != version:
+            cached = await self._caught_up(club_id, cached, version)
+        if cached is None:
+            blobs = await self.store.outcomes(club_id)
+            held = self._cache.get(club_id)
+            if held is not None and held.roster_version == roster_version:
+                roster = held.roster
+            else:
                 changes = await self.rosters.changes(club_id)
-                cached.roster = fold_roster(changes)
-                cached.roster_version = len(changes)
-                cached.computed.clear()
-            self._cache.move_to_end(club_id)
-            return cached
-        blobs = await self.store.outcomes(club_id)
-        outcomes = models.in_order(
-            standings_pb2.GameOutcome.FromString(blob) for blob in blobs.values()
-        )
-        if cached is not None and cached.roster_version == roster_version:
-            roster = cached.roster
-        else:
+                roster, roster_version = fold_roster(changes), len(changes)
+            cached = ClubMemory(
+                club_id,
+                version,
+                roster_version,
+                (standings_pb2.GameOutcome.FromString(blob) for blob in blobs.values()),
+                roster,
+            )
+            self.reloads += 1
+        elif cached.roster_version != roster_version:
             changes = await self.rosters.changes(club_id)
-            roster, roster_version = fold_roster(changes), len(changes)
-        cached = ClubCache(club_id, version, roster_version, outcomes, roster, {})
-        self._cache[club_id] = cached
+            cached.set_roster(fold_roster(changes), len(changes))
+        held = self._cache.get(club_id)
+        if held is None or held.version <= cached.version:  # (never an older copy back)
+            self._cache[club_id] = cached
+            self._cache.move_to_end(club_id)
         while len(self._cache) > CACHE_CLUBS:
             self._cache.popitem(last=False)
+        return cached
+
+    async def _caught_up(self, club_id: str, cached: ClubMemory, version: int) -> ClubMemory | None:
+        """`cached` brought to `version` by the change log (the changed games' outcomes
+        read and applied), or None when the log cannot say what changed since."""
+        changed = await self.store.changes_after(club_id, cached.version, version, MAX_CATCH_UP)
+        if changed is None:
+            return None
+        games = sorted(changed)
+        blobs = await self.store.outcomes_of(club_id, games)
+        # Another read of the club may have caught up meanwhile (the outcomes read here are
+        # at least as new as `version`: applying them again changes nothing).
+        if cached.version < version:
+            for game_id, blob in zip(games, blobs, strict=True):
+                cached.change(game_id, standings_pb2.GameOutcome.FromString(blob) if blob else None)
+            cached.version = version
+            self.caught_up += 1
         return cached
 
     async def seasons(self, club_id: str) -> dict[str, models.Range]:

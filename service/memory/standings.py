@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -205,19 +205,35 @@ def chosen(
     return in_order(o for o in outcomes if o.game == game and season.holds(o))
 
 
-@dataclass(frozen=True, slots=True)
 class RatingRun:
     """The ratings of one ordered run of games, kept so that a changed run is rated again
-    only from its first changed game on (`rate_from`)."""
+    only from its first changed game on (`rate_from`, which continues a run in place)."""
 
-    keys: tuple[tuple[str, int], ...]
-    """(game id, sequence) of each game of the run, in order."""
-    roster: Roster
-    entries: Mapping[str, tuple[tuple[int, Any, standings_pb2.RatingPoint], ...]]
-    """Per player: (index of the game in the run, the rating after it, as a point)."""
+    __slots__ = ("entries", "keys", "rated", "roster")
+
+    def __init__(self, roster: Roster) -> None:
+        self.roster = roster
+        self.keys: list[tuple[str, int]] = []
+        """(game id, sequence) of each game of the run, in order."""
+        self.entries: dict[str, list[tuple[int, Any, standings_pb2.RatingPoint]]] = {}
+        """Per player: (index of the game in the run, the rating after it, as a point)."""
+        self.rated: list[tuple[str, ...]] = []
+        """The players rated at each game of the run (none for a solo game): what to take
+        back when the run is cut at a game, without looking at the other players."""
 
     def histories(self) -> dict[str, list[standings_pb2.RatingPoint]]:
         return {player: [point for _i, _r, point in rows] for player, rows in self.entries.items()}
+
+    def cut(self, start: int) -> None:
+        """Forget the games from index `start` on: the work is the games cut, not the run."""
+        for index in range(len(self.keys) - 1, start - 1, -1):
+            for player_id in self.rated[index]:
+                rows = self.entries[player_id]
+                rows.pop()  # a player's rows are in game order: theirs at `index` is the last
+                if not rows:
+                    del self.entries[player_id]
+        del self.keys[start:]
+        del self.rated[start:]
 
 
 def _key(outcome: standings_pb2.GameOutcome) -> tuple[str, int]:
@@ -225,35 +241,45 @@ def _key(outcome: standings_pb2.GameOutcome) -> tuple[str, int]:
 
 
 def rate_from(
-    ordered: Sequence[standings_pb2.GameOutcome], roster: Roster, previous: RatingRun | None
+    ordered: Sequence[standings_pb2.GameOutcome],
+    roster: Roster,
+    previous: RatingRun | None,
+    start: int | None = None,
 ) -> RatingRun:
     """The ratings of `ordered`, computed again only from the first game that differs from
     `previous` (a game added, changed or gone): what comes before it is the same games in
-    the same order, so its ratings are the same. A changed roster (a merge changes who is
-    who) rates the whole run again."""
-    keys = tuple(_key(o) for o in ordered)
-    start = 0
-    if previous is not None and previous.roster is roster:
-        limit = min(len(keys), len(previous.keys))
-        while start < limit and keys[start] == previous.keys[start]:
-            start += 1
-    kept: dict[str, list[tuple[int, Any, standings_pb2.RatingPoint]]] = {}
-    if start and previous is not None:
-        for player_id, rows in previous.entries.items():
-            before = [row for row in rows if row[0] < start]
-            if before:
-                kept[player_id] = before
-    current: dict[str, Any] = {player_id: rows[-1][1] for player_id, rows in kept.items()}
+    the same order, so its ratings are the same. `previous` is continued in place and
+    returned (the games after the first difference are cut from it, then rated): the work
+    is proportional to the games from the first difference on. `start`, when the caller
+    knows it: an index up to which `ordered` and `previous` are the same games (else found
+    by comparing their keys). A changed roster (a merge changes who is who) rates the whole
+    run again, in a new run."""
+    if previous is None or previous.roster is not roster:
+        run, start = RatingRun(roster), 0
+    else:
+        run = previous
+        limit = min(len(ordered), len(run.keys))
+        if start is None:
+            start = 0
+            while start < limit and _key(ordered[start]) == run.keys[start]:
+                start += 1
+        start = min(start, limit)
+        run.cut(start)
     for index in range(start, len(ordered)):
         outcome = ordered[index]
+        run.keys.append(_key(outcome))
         players = seated(outcome, roster)
         if len(players) < 2:
+            run.rated.append(())
             continue  # a solo game, or everyone merged into one player: no one to beat
-        teams = [[current.get(p.player_id) or MODEL.rating()] for p in players]
+        teams = []
+        for player in players:
+            rows = run.entries.get(player.player_id)
+            teams.append([rows[-1][1] if rows else MODEL.rating()])
         rated = MODEL.rate(teams, ranks=[float(p.seat.place) for p in players])
+        run.rated.append(tuple(p.player_id for p in players))
         for player, (rating,) in zip(players, rated, strict=True):
-            current[player.player_id] = rating
-            kept.setdefault(player.player_id, []).append(
+            run.entries.setdefault(player.player_id, []).append(
                 (
                     index,
                     rating,
@@ -266,7 +292,7 @@ def rate_from(
                     ),
                 )
             )
-    return RatingRun(keys, roster, {player: tuple(rows) for player, rows in kept.items()})
+    return run
 
 
 def rating_histories(
@@ -276,51 +302,145 @@ def rating_histories(
     return rate_from(ordered, roster, None).histories()
 
 
+WIN_UNIT: Final = 720_720
+"""Wins are counted in integer parts of this (every share 1/k for k up to 16 is whole):
+sums of integers do not depend on their order, so a table kept game by game (a game added,
+one taken away) equals a table summed from zero, which float sums would not promise."""
+
+
+def win_units(seat: standings_pb2.OutcomeSeat) -> int:
+    return round(seat.win_share * WIN_UNIT)
+
+
+class Tally:
+    """One player's sums in a table: games, wins (in `WIN_UNIT`s), points, places."""
+
+    __slots__ = ("games", "places", "points", "wins")
+
+    def __init__(self) -> None:
+        self.games = self.wins = self.points = self.places = 0
+
+    def add(self, seat: standings_pb2.OutcomeSeat, sign: int = 1) -> None:
+        self.games += sign
+        self.wins += sign * win_units(seat)
+        self.points += sign * seat.score
+        self.places += sign * seat.place
+
+
+def row_of(
+    player_id: str, tally: Tally, shown: str, rating: standings_pb2.RatingPoint | None
+) -> standings_pb2.StandingRow:
+    """A player's row of the table from their tally, display name and last rating."""
+    row = standings_pb2.StandingRow(
+        player_id=player_id,
+        display_name=shown,
+        games=tally.games,
+        wins=round(tally.wins / WIN_UNIT, 6),
+        points=tally.points,
+        average_place=round(tally.places / tally.games, 6),
+    )
+    if rating is not None:
+        row.rating.CopyFrom(rating)
+    return row
+
+
+def ranked(rows: Iterable[standings_pb2.StandingRow]) -> list[standings_pb2.StandingRow]:
+    """The rows in table order: rating (ordinal), wins, average place, name, id."""
+    return sorted(
+        rows,
+        key=lambda r: (
+            -r.rating.ordinal,
+            -r.wins,
+            r.average_place,
+            r.display_name.casefold(),
+            r.player_id,
+        ),
+    )
+
+
+def table_of(
+    tallies: Mapping[str, Tally],
+    shown: Mapping[str, str],
+    last_ratings: Mapping[str, standings_pb2.RatingPoint],
+) -> list[standings_pb2.StandingRow]:
+    """The league table from each player's tally, display name and last rating."""
+    return ranked(
+        row_of(player_id, tally, shown[player_id], last_ratings.get(player_id))
+        for player_id, tally in tallies.items()
+    )
+
+
 def standings(
     ordered: Sequence[standings_pb2.GameOutcome],
     roster: Roster,
     histories: Mapping[str, Sequence[standings_pb2.RatingPoint]] | None = None,
 ) -> list[standings_pb2.StandingRow]:
     """The league table of `ordered` (one game type's games of one range); `histories`, the
-    ratings of the same games when they are at hand."""
+    ratings of the same games when they are at hand. A player is shown by the name their
+    first game seats them under."""
     if histories is None:
         histories = rating_histories(ordered, roster)
-    rows: dict[str, standings_pb2.StandingRow] = {}
-    place_sums: dict[str, int] = defaultdict(int)
+    tallies: dict[str, Tally] = {}
+    shown: dict[str, str] = {}
     for outcome in ordered:
         for player in seated(outcome, roster):
-            row = rows.get(player.player_id)
-            if row is None:
-                shown = roster.player_of(player.seat.name)
-                row = rows[player.player_id] = standings_pb2.StandingRow(
-                    player_id=player.player_id, display_name=shown.display_name
-                )
-            row.games += 1
-            row.wins += player.seat.win_share
-            row.points += player.seat.score
-            place_sums[player.player_id] += player.seat.place
-    for player_id, row in rows.items():
-        row.wins = round(row.wins, 6)
-        row.average_place = round(place_sums[player_id] / row.games, 6)
-        history = histories.get(player_id)
-        if history:
-            row.rating.CopyFrom(history[-1])
-    return sorted(
-        rows.values(),
-        key=lambda r: (-r.rating.ordinal, -r.wins, r.average_place, r.display_name.casefold()),
-    )
+            tally = tallies.get(player.player_id)
+            if tally is None:
+                tally = tallies[player.player_id] = Tally()
+                shown[player.player_id] = roster.player_of(player.seat.name).display_name
+            tally.add(player.seat)
+    last = {player: rows[-1] for player, rows in histories.items() if rows}
+    return table_of(tallies, shown, last)
+
+
+class FigureSums:
+    """Sums and counts of named statistics, exact (whole values as integers, others as
+    fractions: a float is a binary fraction), so that sums kept game by game equal sums
+    from zero whatever the order."""
+
+    __slots__ = ("counts", "sums")
+
+    def __init__(self) -> None:
+        self.sums: dict[str, int | Fraction] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, figures: Mapping[str, float], sign: int = 1) -> None:
+        for name in figures:
+            value = figures[name]
+            exact: int | Fraction = int(value) if value.is_integer() else Fraction(value)
+            self.sums[name] = self.sums.get(name, 0) + sign * exact
+            count = self.counts.get(name, 0) + sign
+            if count:
+                self.counts[name] = count
+            else:
+                del self.counts[name], self.sums[name]
+
+    def averages(self, game: str) -> list[standings_pb2.FigureAverage]:
+        """The mean of each per-seat statistic of `game` over the seats where it was counted."""
+        described = {s.name: s for s in statistics_of(find_game(game)) if s.scope == "seat"}
+        return [
+            standings_pb2.FigureAverage(
+                name=name,
+                description=described[name].description,
+                average=round(float(self.sums[name] / self.counts[name]), 4),
+                games=self.counts[name],
+            )
+            for name in described
+            if self.counts.get(name)
+        ]
 
 
 def figure_averages(
     game: str, seats: Iterable[Mapping[str, float]]
 ) -> list[standings_pb2.FigureAverage]:
-    """The mean of each per-seat statistic over the seats where it was counted."""
-    sums: dict[str, float] = defaultdict(float)
-    counts: dict[str, int] = defaultdict(int)
+    """The mean of each per-seat statistic over the seats where it was counted (summed in
+    the order given: a player's record sums their games in game order, from zero)."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
     for figures in seats:
-        for name, value in figures.items():
-            sums[name] += value
-            counts[name] += 1
+        for name in figures:  # (a message's map: its items() costs twice this)
+            sums[name] = sums.get(name, 0.0) + figures[name]
+            counts[name] = counts.get(name, 0) + 1
     described = {s.name: s for s in statistics_of(find_game(game)) if s.scope == "seat"}
     return [
         standings_pb2.FigureAverage(
@@ -345,15 +465,14 @@ def player_record(
 ) -> standings_pb2.PlayerGameRecord | None:
     """One player's record in `ordered` (one game type, one range); None when they did not
     play in it. `table`, `histories` and `seatings` (each game's `seated`): the same games'
-    standings, ratings and players when they are at hand (computed once for every player's
-    record)."""
+    standings, ratings and players when they are at hand."""
     if seatings is None:
         seatings = [seated(o, roster) for o in ordered]
     mine = [
-        (outcome, players)
-        for outcome, players in zip(ordered, seatings, strict=True)
+        players
+        for players in seatings
         if any(p.player_id == player_id for p in players)
-    ]
+    ]  # fmt: skip
     if not mine:
         return None
     if histories is None:
@@ -361,42 +480,113 @@ def player_record(
     if table is None:
         table = standings(ordered, roster, histories)
     row = next(r for r in table if r.player_id == player_id)
+    return record_of(roster, player_id, game, mine, row, histories.get(player_id, ()))
+
+
+def record_of(
+    roster: Roster,
+    player_id: str,
+    game: str,
+    mine: Iterable[Sequence[Seated]],
+    row: standings_pb2.StandingRow,
+    history: Iterable[standings_pb2.RatingPoint],
+    shown: Callable[[str], str] | None = None,
+) -> standings_pb2.PlayerGameRecord:
+    """A player's record from the players of each of their games (in game order), their
+    row of the table and their rating history: the work is their own games. `shown`: a
+    seat name's display name (the roster's, remembered by the caller)."""
+    if shown is None:
+        shown = lambda name: roster.player_of(name).display_name  # noqa: E731
     record = standings_pb2.PlayerGameRecord(game=game, standing=row)
-    record.history.extend(histories.get(player_id, []))
+    record.history.extend(history)
     places: list[int] = []
+    scores: list[int] = []
     own_figures: list[Mapping[str, float]] = []
-    versus: dict[str, standings_pb2.HeadToHeadRow] = {}
-    for _outcome, players in mine:
-        me = next(p for p in players if p.player_id == player_id)
-        while len(places) < me.seat.place:
+    # Plain counts while going through the games (a message's fields cost more to update).
+    versus: dict[str, list[Any]] = {}
+    """opponent id -> [games, ahead, level, behind, the seat name first met under]"""
+    for players in mine:
+        me = players[0]
+        for player in players:
+            if player.player_id == player_id:
+                me = player
+                break
+        place = me.seat.place
+        while len(places) < place:
             places.append(0)
-        places[me.seat.place - 1] += 1
-        record.scores.append(me.seat.score)
+        places[place - 1] += 1
+        scores.append(me.seat.score)
         own_figures.append(me.seat.figures)
         for other in players:
-            if other.player_id == player_id:
+            if other is me:
                 continue
-            row_h = versus.get(other.player_id)
-            if row_h is None:
-                row_h = versus[other.player_id] = standings_pb2.HeadToHeadRow(
-                    opponent_id=other.player_id,
-                    opponent_name=roster.player_of(other.seat.name).display_name,
-                )
-            row_h.games += 1
-            if me.seat.place < other.seat.place:
-                row_h.ahead += 1
-            elif me.seat.place == other.seat.place:
-                row_h.level += 1
-            else:
-                row_h.behind += 1
+            counts = versus.get(other.player_id)
+            if counts is None:
+                counts = versus[other.player_id] = [0, 0, 0, 0, other.seat.name]
+            counts[0] += 1
+            theirs = other.seat.place
+            counts[1 if place < theirs else 2 if place == theirs else 3] += 1
     record.places.extend(places)
+    record.scores.extend(scores)
     record.figures.extend(figure_averages(game, own_figures))
-    record.head_to_head.extend(
-        sorted(versus.values(), key=lambda h: (-h.games, h.opponent_name.casefold()))
-    )
+    rows_h = [
+        standings_pb2.HeadToHeadRow(
+            opponent_id=opponent,
+            opponent_name=shown(name),
+            games=games,
+            ahead=ahead,
+            level=level,
+            behind=behind,
+        )
+        for opponent, (games, ahead, level, behind, name) in versus.items()
+    ]
+    record.head_to_head.extend(sorted(rows_h, key=lambda h: (-h.games, h.opponent_name.casefold())))
     record.rating_chart_svg = charts.rating_chart(record.history)
-    record.score_chart_svg = charts.score_chart(record.scores)
+    record.score_chart_svg = charts.score_chart(scores)
     return record
+
+
+class GameTypeSums:
+    """What a game type's statistics sum over its games, exact (`WIN_UNIT`s, `FigureSums`),
+    kept game by game or from zero alike."""
+
+    __slots__ = ("by_order", "games", "moves", "seats")
+
+    def __init__(self) -> None:
+        self.games = 0
+        self.by_order: dict[int, list[int]] = {}
+        """Seat order from the first player -> [games, wins in `WIN_UNIT`s]."""
+        self.moves = FigureSums()
+        self.seats = FigureSums()
+
+    def add(self, outcome: standings_pb2.GameOutcome, sign: int = 1) -> None:
+        self.games += sign
+        seats = list(outcome.seats)
+        first = next((i for i, s in enumerate(seats) if s.first), 0)
+        for index, seat in enumerate(seats):
+            order = (index - first) % len(seats) + 1
+            row = self.by_order.setdefault(order, [0, 0])
+            row[0] += sign
+            row[1] += sign * win_units(seat)
+            if not row[0]:
+                del self.by_order[order]
+            self.seats.add(seat.figures, sign)
+        self.moves.add({"moves": outcome.figures.get("moves", 0.0)}, sign)
+
+    def answer(self, game: str) -> standings_pb2.GetGameTypeStatsResponse:
+        stats = standings_pb2.GetGameTypeStatsResponse(game=game, games=self.games)
+        stats.seats.extend(
+            standings_pb2.SeatStats(
+                order=order,
+                games=self.by_order[order][0],
+                wins=round(self.by_order[order][1] / WIN_UNIT, 6),
+            )
+            for order in sorted(self.by_order)
+        )
+        if self.games:
+            stats.average_moves = round(float(self.moves.sums.get("moves", 0) / self.games), 4)
+        stats.figures.extend(self.seats.averages(game))
+        return stats
 
 
 def game_type_stats(
@@ -404,19 +594,7 @@ def game_type_stats(
 ) -> standings_pb2.GetGameTypeStatsResponse:
     """First-player advantage (win share by seat order from the first player), average
     game length and the average of each statistic, over `ordered`."""
-    stats = standings_pb2.GetGameTypeStatsResponse(game=game, games=len(ordered))
-    by_order: dict[int, standings_pb2.SeatStats] = {}
-    moves = 0.0
+    sums = GameTypeSums()
     for outcome in ordered:
-        seats = list(outcome.seats)
-        first = next((i for i, s in enumerate(seats) if s.first), 0)
-        for index, seat in enumerate(seats):
-            order = (index - first) % len(seats) + 1
-            row = by_order.setdefault(order, standings_pb2.SeatStats(order=order))
-            row.games += 1
-            row.wins = round(row.wins + seat.win_share, 6)
-        moves += outcome.figures.get("moves", 0)
-    stats.seats.extend(by_order[k] for k in sorted(by_order))
-    stats.average_moves = round(moves / len(ordered), 4) if ordered else 0.0
-    stats.figures.extend(figure_averages(game, (s.figures for o in ordered for s in o.seats)))
-    return stats
+        sums.add(outcome)
+    return sums.answer(game)

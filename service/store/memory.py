@@ -11,6 +11,11 @@ one Redis Cluster slot and `APPLY_SCRIPT` writes it atomically):
     tl:{club:<id>}:memory:seen        hash: game id -> the game's event sequence projected
     tl:{club:<id>}:memory:checkpoint  string: the last feed entry id projected
     tl:{club:<id>}:memory:version     counter: changes of the outcomes (a cache's key)
+    tl:{club:<id>}:memory:changes     stream: the change log, an entry per version (id
+                                      "<version>-0", field g: the game ids it changed,
+                                      space-separated, or "*"), capped near
+                                      CHANGES_LENGTH: a reader catches up by reading the
+                                      changed games alone
     tl:{club:<id>}:seasons            hash: season name -> "<start> <end>" (epoch seconds)
     tl:memory:dirty                   set: clubs whose feed has entries to project
     tl:memory:wake                    stream: an entry per flag, naming no club (capped
@@ -32,11 +37,35 @@ from tablelog.v1 import standings_pb2
 
 LAG_COUNT: Final = 10_000
 """Feed entries a lag report counts at most (it says "at least" past that)."""
+CHANGES_LENGTH: Final = 2_000
+"""Entries the change log keeps about (XADD MAXLEN ~): an instance whose copy of a club is
+older than that reads the club's outcomes whole again."""
+CHANGES_NAMED: Final = 100
+"""Games one change log entry names at most (a rebuild's page changing more says "*"):
+the log stays small, about `CHANGES_LENGTH` x this x a game id."""
 WAKE_LENGTH: Final = 1_000
 """Entries the wake-up stream keeps about (XADD MAXLEN ~): an idle projector reads only
 the newest, so any bound above one round's flags will do."""
 
-APPLY_SCRIPT: Final = """
+LOG_FUNCTION: Final = f"""
+local function log(key, version, games)
+  -- The change log's entry for `version`, id "<version>-0": a reader holding the club at
+  -- version v reads the entries after v. An id not above the log's last (a version counter
+  -- reset beside a log that outlived it) starts the log again: readers see a gap, reload.
+  local args = {{"XADD", key, "MAXLEN", "~", "{CHANGES_LENGTH}", version .. "-0", "g", games}}
+  local added = redis.pcall(unpack(args))
+  if type(added) == "table" and added.err then
+    redis.call("DEL", key)
+    redis.call(unpack(args))
+  end
+end
+"""
+"""The change log's append (`MemoryStore.changes_after` reads it): one entry per outcome
+version, naming the games whose outcomes that version changed ("*": too many to name)."""
+
+APPLY_SCRIPT: Final = (
+    LOG_FUNCTION
+    + """
 local function later(a, b)
   if b == false or b == nil or b == "" then return true end
   local am, as = string.match(a, "^(%d+)-(%d+)$")
@@ -60,41 +89,56 @@ if tonumber(ARGV[2]) > seen then
       changed = 1
     end
   end
-  if changed > 0 then redis.call("INCR", KEYS[4]) end
+  if changed > 0 then
+    local named = ARGV[1]
+    if named == "" or string.find(named, " ", 1, true) then named = "*" end  -- (see plain)
+    log(KEYS[6], redis.call("INCR", KEYS[4]), named)
+  end
 end
 if ARGV[4] ~= "" and later(ARGV[4], redis.call("GET", KEYS[3])) then
   redis.call("SET", KEYS[3], ARGV[4])
 end
 return changed
 """
+)
 """KEYS: outcomes, seen, checkpoint, version, the club's record (a deleted club's projection
-is not written again: a projector that read its feed before DeleteClub deleted its keys).
+is not written again: a projector that read its feed before DeleteClub deleted its keys),
+the change log.
 ARGV: game id, the sequence the outcome was
 derived at, the outcome ("" for a game that has none: abandoned, reopened), the feed entry
 id it follows ("" for a rebuild). Answers 1 when the outcomes changed."""
-APPLY_MANY_SCRIPT: Final = """
+APPLY_MANY_SCRIPT: Final = (
+    LOG_FUNCTION
+    + f"""
 if redis.call("EXISTS", KEYS[4]) == 0 then
   return 0
 end
-local changed = 0
+local changed = {{}}
+local plain = true  -- no empty id, none with a space: the log's ids are space-separated
 for i = 1, #ARGV, 3 do
+  if ARGV[i] == "" or string.find(ARGV[i], " ", 1, true) then plain = false end
   local seen = tonumber(redis.call("HGET", KEYS[2], ARGV[i]) or "-1")
   if tonumber(ARGV[i + 1]) > seen then
     redis.call("HSET", KEYS[2], ARGV[i], ARGV[i + 1])
     if ARGV[i + 2] == "" then
-      changed = changed + redis.call("HDEL", KEYS[1], ARGV[i])
+      if redis.call("HDEL", KEYS[1], ARGV[i]) > 0 then table.insert(changed, ARGV[i]) end
     elseif redis.call("HGET", KEYS[1], ARGV[i]) ~= ARGV[i + 2] then
       redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 2])
-      changed = changed + 1
+      table.insert(changed, ARGV[i])
     end
   end
 end
-if changed > 0 then redis.call("INCR", KEYS[3]) end
-return changed
+if #changed > 0 then
+  local games = "*"
+  if #changed <= {CHANGES_NAMED} and plain then games = table.concat(changed, " ") end
+  log(KEYS[5], redis.call("INCR", KEYS[3]), games)
+end
+return #changed
 """
+)
 """`APPLY_SCRIPT` for many games of one club at once, without a checkpoint (a rebuild's
-page): KEYS outcomes, seen, version, the club's record; ARGV (game id, sequence, outcome)
-per game. Answers how many outcomes changed."""
+page): KEYS outcomes, seen, version, the club's record, the change log; ARGV (game id,
+sequence, outcome) per game. Answers how many outcomes changed."""
 NOTE_SCRIPT: Final = """
 if redis.call("EXISTS", KEYS[2]) == 0 then
   return 0
@@ -214,6 +258,7 @@ class MemoryStore:
             self.key(club_id, "memory:checkpoint"),
             self.key(club_id, "memory:version"),
             self.key(club_id, "club"),
+            self.key(club_id, "memory:changes"),
         ]
         blob = outcome.SerializeToString(deterministic=True) if outcome is not None else b""
         changed = await self._call(
@@ -232,6 +277,7 @@ class MemoryStore:
             self.key(club_id, "memory:seen"),
             self.key(club_id, "memory:version"),
             self.key(club_id, "club"),
+            self.key(club_id, "memory:changes"),
         ]
         argv = [part for game_id, sequence, blob in rows for part in (game_id, str(sequence), blob)]
         return int(await self._call(self._redis.eval(APPLY_MANY_SCRIPT, len(keys), *keys, *argv)))
@@ -239,6 +285,38 @@ class MemoryStore:
     async def version(self, club_id: str) -> int:
         found = await self._call(self._redis.get(self.key(club_id, "memory:version")))
         return int(found or 0)
+
+    async def changes_after(
+        self, club_id: str, after: int, upto: int, limit: int
+    ) -> set[str] | None:
+        """The games whose outcomes changed from version `after` to `upto`, from the change
+        log; None when the log cannot say (trimmed past `after`, a version it never logged:
+        a rebuild's clear, more than `limit` versions or games, or "*"): read them all."""
+        if upto - after > limit or upto <= after:
+            return None if upto != after else set()
+        entries = await self._call(
+            self._redis.xrange(
+                self.key(club_id, "memory:changes"), min=f"{after + 1}-0", max=f"{upto}-0"
+            )
+        )
+        if len(entries) != upto - after:
+            return None  # ids are versions, unique: as many as versions means every one
+        games: set[str] = set()
+        for _id, fields in entries:
+            named = bytes(fields.get(b"g", b"*")).decode()
+            if named == "*":
+                return None
+            games.update(named.split())
+        return games if len(games) <= limit else None
+
+    async def outcomes_of(self, club_id: str, game_ids: Sequence[str]) -> list[bytes | None]:
+        """The stored outcomes of `game_ids` (None for a game with none)."""
+        if not game_ids:
+            return []
+        found = await self._call(
+            self._redis.hmget(self.key(club_id, "memory:outcomes"), list(game_ids))
+        )
+        return [bytes(blob) if blob else None for blob in found]
 
     async def outcomes(self, club_id: str) -> dict[str, bytes]:
         rows = await self._call(self._redis.hgetall(self.key(club_id, "memory:outcomes")))

@@ -6,7 +6,9 @@ sees nothing of another's."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
@@ -263,9 +265,9 @@ def test_figures_kept_per_club_are_bounded_whatever_the_callers_ask() -> None:
     season): however many it asks for, at most MAX_COMPUTED stay; an answer of None (no such
     player) is kept like any other instead of being computed again at every call."""
     from tablelog.service.api.standings_api import MAX_COMPUTED, StandingsServicer
-    from tablelog.service.memory.projector import ClubCache
+    from tablelog.service.memory.views import ClubMemory
 
-    cache = ClubCache("c", 1, 1, [], cast(Any, None), {})
+    cache = ClubMemory("c", 1, 1, [], cast(Any, None))
     made: list[str] = []
 
     def maker(name: str) -> Any:
@@ -277,3 +279,102 @@ def test_figures_kept_per_club_are_bounded_whatever_the_callers_ask() -> None:
     newest = ("player", f"name {MAX_COMPUTED + 49}")
     StandingsServicer._computed(cache, newest, maker("again"))
     assert "again" not in made
+
+
+def test_a_read_after_a_change_reads_the_changed_games_alone(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """The change log: a copy of the club is brought up to date by reading the games each
+    version changed (no reload of the outcomes), and answers what a copy read whole does;
+    a gap the log cannot cover (a rebuild's clear, a trimmed log, a page of many games)
+    reads the outcomes whole again."""
+    from tablelog.service.memory.roster_store import RosterStore
+    from tablelog.service.memory.standings import Range
+    from tests.service.test_ratings import game_outcome
+
+    rng = random.Random(7)
+    names = ["Ann", "Bob", "Cleo", "Dan"]
+
+    async def scenario() -> None:
+        client = aioredis.Redis.from_url(embedded_redis.url)
+        store, rosters = MemoryStore(client), RosterStore(client)
+        club_id = "log-" + uuid.uuid4().hex[:8]
+        await client.set(store.key(club_id, "club"), "x")  # (a club's record exists)
+        reader = Projector(store, rosters, cast(Any, None))
+
+        def answers(projector: Projector) -> Any:
+            memory = projector._cache[club_id]
+            found: list[object] = []
+            for game in ("splendor", "medici"):
+                view = memory.view(game, Range())
+                table = view.table()
+                found.append((table, view.stats()))
+                found.extend(view.record(row.player_id, table) for row in table)
+            return found
+
+        async def same_as_whole() -> None:
+            await reader.club(club_id)
+            fresh = Projector(store, rosters, cast(Any, None))
+            await fresh.club(club_id)
+            assert answers(reader) == answers(fresh)
+
+        made = [game_outcome(rng, f"g{i:03d}", i, 10, names) for i in range(40)]
+        await store.apply_many(
+            club_id, [(o.game_id, 10, o.SerializeToString(deterministic=True)) for o in made]
+        )
+        await same_as_whole()
+        assert (reader.reloads, reader.caught_up) == (1, 0)
+        # A game ends, one is amended, one undone, an old one imported: one version each.
+        changes = [
+            game_outcome(rng, "g100", 100, 10, names),
+            game_outcome(rng, "g005", 5, 11, names),
+            None,
+            game_outcome(rng, "old", 0, 10, names),
+        ]
+        for index, change in enumerate(changes):
+            game_id = change.game_id if change is not None else "g007"
+            await store.apply(club_id, game_id, 20 + index, change, "")
+        assert await store.changes_after(club_id, 1, 5, 100) == {"g100", "g005", "g007", "old"}
+        await same_as_whole()
+        assert (reader.reloads, reader.caught_up) == (1, 1)
+
+        # A page of a few games names them; of many, says "*": read whole.
+        def blob(game_id: str, minute: int) -> bytes:
+            return game_outcome(rng, game_id, minute, 10, names).SerializeToString()
+
+        await store.apply_many(club_id, [(f"p{i}", 10, blob(f"p{i}", 50 + i)) for i in range(3)])
+        await same_as_whole()
+        assert (reader.reloads, reader.caught_up) == (1, 2)
+        await store.apply_many(
+            club_id, [(f"q{i:03d}", 10, blob(f"q{i:03d}", i)) for i in range(101)]
+        )
+        await same_as_whole()
+        assert (reader.reloads, reader.caught_up) == (2, 2)
+        # A rebuild's clear logs no version: a gap.
+        await store.clear(club_id)
+        await store.apply(club_id, "g001", 30, game_outcome(rng, "g001", 1, 30, names), "")
+        await same_as_whole()
+        assert (reader.reloads, reader.caught_up) == (3, 2)
+        # A log trimmed past the copy's version: a gap too.
+        version = await store.version(club_id)
+        await store.apply(club_id, "g002", 30, game_outcome(rng, "g002", 2, 30, names), "")
+        await client.xtrim(
+            store.key(club_id, "memory:changes"), minid=f"{version + 2}-0", approximate=False
+        )
+        await store.apply(club_id, "g003", 30, game_outcome(rng, "g003", 3, 30, names), "")
+        await same_as_whole()
+        assert (reader.reloads, reader.caught_up) == (4, 2)
+        # A version counter reset beside its log (never by the service): the log starts
+        # again rather than refusing the write.
+        await client.delete(store.key(club_id, "memory:version"))
+        assert await store.apply(club_id, "g001", 31, None, "")
+        assert await client.xlen(store.key(club_id, "memory:changes")) == 1
+        # An id the log could not name (its ids are space-separated): "*", read whole.
+        odd = game_outcome(rng, "a b", 9, 10, names)
+        assert await store.apply(club_id, "a b", 1, odd, "")
+        assert await store.changes_after(club_id, 1, 2, 100) is None
+        await store.apply_many(club_id, [("c d", 1, odd.SerializeToString())])
+        assert await store.changes_after(club_id, 2, 3, 100) is None
+        await client.aclose()
+
+    asyncio.run(scenario())
