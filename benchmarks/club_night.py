@@ -580,7 +580,9 @@ class Table:
                 )
             )
             self.version = answer.game.version
-            self._answered(answer.events, time.monotonic())
+            # (AbandonGame answers the game, not its events: the abandonment's delivery is
+            # not timed. Reading `answer.events` here ended the table's recorder.)
+            self._answered((), time.monotonic())
         self.night.tell(self.number, ("ended", self.number))
         await self._create(stub, token)
 
