@@ -92,6 +92,9 @@ def record_by_taps(page: Page, client: Client, game_id: str, rng: random.Random)
     move = moves[rng.randrange(len(moves))]
     for touch_id in move.touches:
         tap(page, touch_id)
+    # The bar says the move once the page has matched the taps (a moment later on a busy
+    # machine: CI once read it before).
+    page.locator("#tap-record", has_text=f"Record: {move.notation}").wait_for(timeout=10_000)
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
     # The move in words, as the server says it, before the tap that records it.
     assert page.inner_text("#tap-words").startswith(move.words), move.notation
@@ -117,6 +120,9 @@ def tap_move(
     (move,) = [move for move in moves if move.notation == notation]
     for touch_id in move.touches:
         tap(page, touch_id)
+    # The bar says the move once the page has matched the taps (a moment later on a busy
+    # machine: CI once read it before).
+    page.locator("#tap-record", has_text=f"Record: {move.notation}").wait_for(timeout=10_000)
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
     assert page.inner_text("#tap-words").startswith(move.words), move.notation
     tap_record(page)
