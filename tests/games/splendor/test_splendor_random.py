@@ -1,5 +1,8 @@
 """Random play: 1,000 complete seeded games for each of 2, 3 and 4 players, through the
-fold, with the invariants of RULES.md §5 and §8 checked after every move.
+fold, with the invariants of RULES.md §5 and §8 checked after every move. The first
+`DEFAULT_GAMES` seeds of each count run by default; the other 700 are marked `long`, since
+they cost half a minute of the default suite's eight-minute budget (`.ci/run` runs them
+with `pytest -m long`).
 
 Table and dealt modes alternate by seed; every fifth seed plays with
 `allow_take_fewer_anytime`; the first player cycles. Seeds come in chunks of 100 so
@@ -20,6 +23,7 @@ from tests.games.splendor.support import check_invariants
 from tests.support.play import random_game
 
 GAMES_PER_COUNT = 1_000
+DEFAULT_GAMES = 300
 CHUNK = 100
 
 
@@ -30,7 +34,13 @@ def options_for(seed: int, players: int) -> SplendorOptions:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("first", range(0, GAMES_PER_COUNT, CHUNK))
+@pytest.mark.parametrize(
+    "first",
+    [
+        first if first < DEFAULT_GAMES else pytest.param(first, marks=pytest.mark.long)
+        for first in range(0, GAMES_PER_COUNT, CHUNK)
+    ],
+)
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_random_games_keep_the_invariants(players: int, first: int) -> None:
     endings: Counter[int] = Counter()
