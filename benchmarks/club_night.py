@@ -333,6 +333,9 @@ class Stats:
 
     moves: list[float] = field(default_factory=list)
     deliveries: Delays = field(default_factory=Delays)
+    settled: Delays = field(default_factory=Delays)
+    """The deliveries that arrived `OPENING_SECONDS` or more after their watch opened (past
+    its catch-up, and past the burst of opens at a window's or a game's start)."""
     blocks: list[float] = field(default_factory=list)
     cpu: float = 0.0
     seconds: float = 0.0
@@ -654,7 +657,7 @@ class Spectators:
                 answers[sequence] = answered
                 for arrived, opened, condition in table.waiting.pop((game_id, sequence), ()):
                     if answered >= opened:
-                        self._delivered(condition, arrived - answered)
+                        self._delivered(condition, arrived - answered, arrived - opened)
         elif kind == "game":
             _, number, game_id, version = message
             table = self.tables[number]
@@ -683,10 +686,12 @@ class Spectators:
             for table in self.tables.values():
                 table.wake()
 
-    def _delivered(self, condition: str, delay: float) -> None:
+    def _delivered(self, condition: str, delay: float, since_open: float) -> None:
         if delay < 0:
             self.tally.early += 1  # it arrived before its answer reached the recorder
         self.stats[condition].deliveries.add(max(0.0, delay))
+        if since_open >= OPENING_SECONDS:
+            self.stats[condition].settled.add(max(0.0, delay))
 
     async def _drain(self) -> None:
         """Waits for the watches reading on to what was answered, then says so."""
@@ -818,7 +823,7 @@ class Spectators:
                     closing = max(closing, now)
                 elif answered is not None:
                     if answered >= opened:
-                        self._delivered(self.condition, now - answered)
+                        self._delivered(self.condition, now - answered, now - opened)
                 elif event.sequence > seen and game_id in table.answered:
                     # Its answer is on its way here: measured when it comes.
                     table.waiting.setdefault((game_id, event.sequence), []).append(
@@ -965,7 +970,12 @@ async def _spectate(connection: Any, tables: list[Watched], args: Any) -> None:
     # Plain data: a class of this script, run as __main__, is another module's in the
     # recorders' process.
     measured = {
-        condition: (got.deliveries.buckets, got.deliveries.zeros, got.blocks, got.refused)
+        condition: (
+            (got.deliveries.buckets, got.deliveries.zeros),
+            (got.settled.buckets, got.settled.zeros),
+            got.blocks,
+            got.refused,
+        )
         for condition, got in spectators.stats.items()
     }
     connection.send(("report", measured, dataclasses.asdict(spectators.tally)))
@@ -1071,9 +1081,10 @@ class SpectatorProcesses:
                 night.tally.error(f"the spectators' process {index} did not report")
                 continue
             measured, tally = report
-            for condition, (buckets, zeros, blocks, refused) in measured.items():
+            for condition, (deliveries, settled, blocks, refused) in measured.items():
                 stats = night.stats[condition]
-                stats.deliveries.merge(buckets, zeros)
+                stats.deliveries.merge(*deliveries)
+                stats.settled.merge(*settled)
                 stats.blocks += blocks
                 stats.refused += refused
             for name in ("missed", "duplicated", "early", "unanswered", "cpu", "more_errors"):
@@ -1319,6 +1330,13 @@ def print_report(report: Report, args: Any) -> bool:
             print(
                 f"RecordMove p99 ({condition})/(a): {ratio:.2f}x (target <= "
                 f"{TARGETS[condition]:g}x; per round: {spread})"
+            )
+        for condition in ("b", "c"):
+            got = night.stats[condition]
+            print(
+                f"delivery in ({condition}) of the updates that arrived {OPENING_SECONDS:g} s "
+                f"or more after their watch opened: p50 {ms(got.settled, 0.5)}, p99 "
+                f"{ms(got.settled, 0.99)} ms ({len(got.settled)} of {len(got.deliveries)})"
             )
         # Whether the slow moves with spectators are the burst of watch opens at a window's
         # start (every watcher opens from revision 1 then) or spread over the window.

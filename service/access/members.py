@@ -27,6 +27,7 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tablelog.service.access.identity import (
@@ -59,6 +60,21 @@ GONE_AFTER = 3 * PRUNE_PERIOD
 """An owner.token whose server has not said it is alive for this long is taken as gone."""
 
 
+KEPT_LOOKUPS = 10_000
+"""Tokens whose lookup `MemberStore.resolve` keeps (about 200 bytes each): only tokens that
+resolved, so a caller sending made-up tokens cannot fill it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """What a token's lookup key names, and its record's member (None until the record was
+    read; "" for a link token): none of it ever changes for a token."""
+
+    club_id: str
+    token_id: str
+    member_id: str | None
+
+
 class MemberStore:
     """Clubs, members, tokens and seat bindings, on the event store's Redis client."""
 
@@ -67,6 +83,8 @@ class MemberStore:
         self._prefix = prefix
         self._call = calls or Calls()
         """(the event store's, in a server: `RedisEventStore.calls`)"""
+        self._lookups: dict[str, _Lookup] = {}
+        """Per token hash, what its lookup key names, kept once read (`resolve`)."""
 
     # ---------------------------------------------------------------- keys
 
@@ -406,22 +424,38 @@ class MemberStore:
         """The token's record, member and club; Unauthenticated (TOKEN_UNKNOWN, TOKEN_REVOKED,
         TOKEN_EXPIRED) when it names nobody any longer. `a_use`: a caller is using it (the
         first use is marked); False for the server's own look at its owner token at start,
-        which would otherwise keep an unused `owner.token` from ever being pruned."""
+        which would otherwise keep an unused `owner.token` from ever being pruned.
+
+        A token looked up before is resolved in one round trip: what its lookup key names
+        (its club and token id) and its record's member never change, so they are kept
+        (`_lookups`) and only what can change is read again: the record (revoked?), the
+        club (suspended? deleted: the record is gone with it) and the member (removed? its
+        role). An open watch checks its caller again every `CACHE_SECONDS` this way
+        (`tablelog.service.access.watch_rights`)."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             raise unknown_token()
-        found = await self._call(self._redis.get(self._token_key(token_hash(token))))
-        if found is None:
-            raise unknown_token()
-        lookup = json.loads(found)
-        club_id, token_id = str(lookup["club"]), str(lookup["token"])
+        hashed = token_hash(token)
+        known = self._lookups.get(hashed)
+        if known is None:
+            found = await self._call(self._redis.get(self._token_key(hashed)))
+            if found is None:
+                raise unknown_token()
+            lookup = json.loads(found)
+            known = _Lookup(str(lookup["club"]), str(lookup["token"]), None)
+        club_id, token_id = known.club_id, known.token_id
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hget(self._club_key(club_id, "tokens"), token_id)
             pipe.hgetall(self._club_key(club_id, "club"))
             pipe.hexists(self._club_key(club_id, "token-uses"), token_id)
-            stored, club_fields, used = await self._call(pipe.execute())
+            if known.member_id:
+                pipe.hget(self._club_key(club_id, "members"), known.member_id)
+            stored, club_fields, used, *member_blobs = await self._call(pipe.execute())
         if stored is None or not club_fields:
+            self._lookups.pop(hashed, None)
             raise unknown_token()
         record = _token(club_id, token_id, stored)
+        if known.member_id is None:
+            self._remember(hashed, _Lookup(club_id, token_id, record.member_id))
         check_record(record, now if now is not None else time.time())
         if a_use and not used:
             # Once per token: a token never used may be pruned once replaced (`prune_tokens`).
@@ -434,12 +468,20 @@ class MemberStore:
         club = _club(club_id, club_fields)
         if record.game_id:
             return record, link_member(record), club
-        member_blob = await self._call(
-            self._redis.hget(self._club_key(club_id, "members"), record.member_id)
-        )
+        if member_blobs:
+            member_blob = member_blobs[0]
+        else:
+            member_blob = await self._call(
+                self._redis.hget(self._club_key(club_id, "members"), record.member_id)
+            )
         if member_blob is None:  # removed (its tokens were revoked with it)
             raise Unauthenticated("TOKEN_REVOKED", "This token's member was removed.")
         return record, _member(club_id, record.member_id, member_blob), club
+
+    def _remember(self, hashed: str, lookup: _Lookup) -> None:
+        if len(self._lookups) >= KEPT_LOOKUPS:
+            del self._lookups[next(iter(self._lookups))]  # the oldest
+        self._lookups[hashed] = lookup
 
     # ---------------------------------------------------------------- seats
 
