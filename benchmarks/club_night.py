@@ -45,14 +45,16 @@ Windows of `--window` seconds (60) alternate the conditions for `--rounds` round
 recorders only, (b) + the watchers, (c) + the watchers and the picture steppers (the order
 rotates each round). A watcher closing at a window's end first reads on to what was
 acknowledged when the window ended (until it has, or 5 s pass without an update; the
-night's end waits up to 2 minutes for them), so a missed update is a real one.
+night's end waits up to 2 minutes for them): a gap in a watch's sequences is counted
+missed (lost), and what a watch had not read when it gave up is counted unread (still
+catching up after 5 s of silence, or lost: either way not delivered in time).
 
 Printed per backend: RecordMove p50 / p95 / p99 / max (ms, timed here around the call),
 delivery p50 / p99 (ms after the answer), picture block p50 / p99 (ms, the whole block),
 the server's cores (CPU seconds of `tablelog serve` and its picture workers, not Redis, over
 the window's seconds, from /proc), its RSS (the same processes) at the start and the end,
 and the headline ratios of the recorder's p99, (c)/(a) and (b)/(a) (targets 2 and 1.5),
-with each round's ratio (the spread); missed and duplicated updates (must be 0).
+with each round's ratio (the spread); missed, unread and duplicated updates (must be 0).
 
 `--long` is the long night (issue 29 item 4) at an accelerated pace: every condition at
 once, recorders as fast as `--move-seconds` allows (default 0 in this mode: the next move
@@ -355,6 +357,10 @@ class Tally:
     """What the spectators' process counted (each process its own; merged at the end)."""
 
     missed: int = 0
+    """Updates a watch skipped: a gap in the event sequences it was given."""
+    unread: int = 0
+    """Updates answered before a watch closed that it had not read when it gave up (silent
+    for `DRAIN_SECONDS` after its window or the night ended: still catching up, or lost)."""
     duplicated: int = 0
     early: int = 0
     """Updates that arrived before their RecordMove's answer reached the recorder."""
@@ -792,8 +798,8 @@ class Spectators:
                     last >= target or time.monotonic() - closing > DRAIN_SECONDS
                 ):
                     # (`closing` moves on with each update read: a watch still catching up
-                    # reads on, one silent for DRAIN_SECONDS has missed the rest.)
-                    self.tally.missed += max(0, target - last)
+                    # reads on, one silent for DRAIN_SECONDS gives up on the rest.)
+                    self.tally.unread += max(0, target - last)
                     return False
                 try:
                     got = await asyncio.wait_for(arrived.get(), timeout=0.25)
@@ -1087,7 +1093,15 @@ class SpectatorProcesses:
                 stats.settled.merge(*settled)
                 stats.blocks += blocks
                 stats.refused += refused
-            for name in ("missed", "duplicated", "early", "unanswered", "cpu", "more_errors"):
+            for name in (
+                "missed",
+                "unread",
+                "duplicated",
+                "early",
+                "unanswered",
+                "cpu",
+                "more_errors",
+            ):
                 setattr(night.tally, name, getattr(night.tally, name) + tally[name])
             for error in tally["errors"]:
                 night.tally.error(error)
@@ -1353,7 +1367,9 @@ def print_report(report: Report, args: Any) -> bool:
             )
     print(
         f"watch opens {night.opens}, moves {night.moves}, games {night.games}; updates "
-        f"missed {tally.missed}, duplicated {tally.duplicated} (must be 0); "
+        f"missed {tally.missed} (gaps in a watch's sequence), unread {tally.unread} (not "
+        f"read when a watch gave up, {DRAIN_SECONDS:g} s silent after its window), "
+        f"duplicated {tally.duplicated} (all three must be 0); "
         f"{tally.early} arrived before their RecordMove's answer (counted as 0 ms)"
         + (f"; {tally.unanswered} never matched to an answer" if tally.unanswered else "")
     )
@@ -1369,7 +1385,7 @@ def print_report(report: Report, args: Any) -> bool:
     errors = len(tally.errors) + tally.more_errors
     if errors > 10:
         print(f"error: and {errors - 10} more")
-    return tally.missed == 0 and tally.duplicated == 0 and not errors
+    return tally.missed == 0 and tally.unread == 0 and tally.duplicated == 0 and not errors
 
 
 CEILINGS = (

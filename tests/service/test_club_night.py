@@ -23,7 +23,8 @@ def test_a_short_club_night_completes_with_every_update_delivered_once(
     printed = capsys.readouterr().out
     assert "| (a) recorders only |" in printed
     assert "| (c) + watchers, pictures |" in printed
-    assert "missed 0, duplicated 0" in printed
+    assert "missed 0 (gaps in a watch's sequence), unread 0 " in printed
+    assert "duplicated 0 (all three must be 0)" in printed
     assert "error:" not in printed
     assert "the spectators' process(es) (1)" in printed
     assert held == 0
