@@ -158,6 +158,9 @@ class Watcher:
         """The last event's sequence it was given (backlog or live)."""
         self.revision = 0
         """The revision it has seen up to (what heartbeats report)."""
+        self.skip_before = 0
+        """Live updates of revisions before this one are not given (a watch from a revision
+        its tail had not reached yet when it opened)."""
 
     def offer(self, update: Update) -> bool:
         """Queue `update` (from the tail); False when the watcher is ended (too slow)."""
@@ -215,7 +218,10 @@ class Watcher:
                     return None
             update = self._queue.popleft()
             if update.event.sequence > self.sequence:
-                self.sequence = self.given = update.event.sequence
+                self.sequence = update.event.sequence
+                if update.event.revision < self.skip_before:
+                    continue  # (its `revision` already says it is past these)
+                self.given = update.event.sequence
                 self.revision = update.event.revision
                 return update
 
@@ -492,13 +498,20 @@ class WatchHub:
             assert head is not None
             watcher._start(head)
             if from_revision > head.revision + 1:
-                raise InvalidRequest(
-                    "from_revision",
-                    f"from_revision {from_revision} is beyond the game's head, revision "
-                    f"{head.revision}: watch from at most {head.revision + 1} (what comes "
-                    "next).",
-                )
-            if from_revision:
+                # The tail may be behind the store (a busy instance delivers seconds late):
+                # a revision already acknowledged to a recorder is not beyond the head. Its
+                # watcher starts at the tail's position and skips what comes before it.
+                stored = await self.heads.load(game_id)
+                if from_revision > stored.revision + 1:
+                    raise InvalidRequest(
+                        "from_revision",
+                        f"from_revision {from_revision} is beyond the game's head, revision "
+                        f"{stored.revision}: watch from at most {stored.revision + 1} (what "
+                        "comes next).",
+                    )
+                watcher.skip_before = from_revision
+                watcher.revision = from_revision - 1
+            elif from_revision:
                 backlog = tail._backlog_in_memory(from_revision)
                 if backlog is None:
                     backlog = [

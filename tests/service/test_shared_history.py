@@ -12,6 +12,7 @@ import pytest
 
 from tablelog.replay import fold as folding
 from tablelog.replay.core import FULL, SPECTATOR, Viewer
+from tablelog.service.errors import InvalidRequest
 from tablelog.service.recording.recorder import Recorder
 from tablelog.service.recording.views import replay_item, viewer_message
 from tablelog.service.recording.watching import WatchHub, WatchLimits
@@ -136,3 +137,63 @@ def test_a_fold_done_short_of_a_newer_head_is_followed_by_another_not_a_spin(
     # The whole history to the head, each event once, in order.
     assert folded[0] <= 2, folded
     assert folded == list(range(folded[0], len(events) + 1)), folded
+
+
+def test_a_watch_from_a_revision_its_lagging_tail_has_not_reached_is_not_refused(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """A busy instance's tail can be seconds behind the store (the long club night: a watch
+    from a revision a recorder had been answered was refused as beyond the head). The head
+    a refusal names is the stored one; a watch from a revision the store has starts at the
+    tail's position and is given nothing before its revision."""
+    events = random_history("splendor", 60, seed=12)
+
+    async def scenario() -> None:
+        store = counting_store(embedded_redis)
+        recorder = Recorder(store)
+        hub = WatchHub(store, heads=recorder.heads, limits=WatchLimits(recent=4))
+        gate = asyncio.Event()
+        reading = store.wait
+
+        async def held(*args: object, **kwargs: object) -> object:
+            await gate.wait()  # the tail reads nothing new until the gate opens
+            return await reading(*args, **kwargs)  # type: ignore[arg-type]
+
+        store.wait = held  # type: ignore[method-assign, assignment]
+        spectator = service_pb2.Viewer(spectator=True)
+        try:
+            game_id = await stored(store, events[:50])
+            known = events[49].revision
+            async with hub.watch(game_id, known + 1, spectator) as early:
+                last = (await store.read(game_id))[-1]
+                await store.append(
+                    game_id,
+                    events[50:],
+                    expected_sequence=last.sequence,
+                    prev_hash=last.hash,
+                    expected_revision=None,
+                )
+                head = events[-1].revision
+                assert early.tail.position is not None
+                assert early.tail.position.revision == known < head - 3  # behind the store
+                with pytest.raises(InvalidRequest, match=f"revision {head}:"):
+                    async with hub.watch(game_id, head + 2, spectator):
+                        pass
+                start = known + 3
+                async with hub.watch(game_id, start, spectator) as late:
+                    assert not late.has_backlog()
+                    assert late.revision == start - 1
+                    gate.set()
+                    wanted = [e.revision for e in events[50:] if e.revision >= start]
+                    given = [await late.next(10) for _ in wanted]
+                    assert [u.event.revision for u in given if u] == wanted
+                    assert late.revision == head
+                wanted = [e.revision for e in events[50:]]
+                got = [await early.next(10) for _ in wanted]
+                assert [u.event.revision for u in got if u] == wanted
+        finally:
+            gate.set()
+            await hub.close()
+            await store.close()
+
+    asyncio.run(scenario())
