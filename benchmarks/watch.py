@@ -99,8 +99,10 @@ async def run_floor(port: int, update_bytes: int) -> None:
     """The floor: a bare `grpc.aio` server answering at the service's method paths, with
     the service's server options. CreateGame names a game; RecordMove hands a prepared
     update of `update_bytes` (the service's average in the same shape; its next sequence
-    written in) to each of the game's watchers through a queue, as a tail does; WatchGame
-    streams them. No Redis, no rules, no rendering: what gRPC itself costs to deliver."""
+    written in) to each of the game's watchers through a queue, as a tail does, and keeps it
+    in the game's history; WatchGame streams the history from its `from_revision` (when
+    asked: benchmarks/watch_opening.py), then the queue. No Redis, no rules, no rendering:
+    what gRPC itself costs to deliver."""
     import grpc
     from grpc import aio
 
@@ -108,6 +110,7 @@ async def run_floor(port: int, update_bytes: int) -> None:
 
     watchers: dict[str, list[asyncio.Queue[bytes]]] = {}
     sequences: dict[str, int] = {}
+    histories: dict[str, list[bytes]] = {}
     filler = "x" * max(0, update_bytes - 40)
 
     async def create(request: bytes, context: Any) -> bytes:
@@ -125,15 +128,21 @@ async def run_floor(port: int, update_bytes: int) -> None:
                 event=event, state=service_pb2.StateSnapshot(text=filler)
             )
         ).SerializeToString()
+        histories.setdefault(game_id, []).append(update)
         for waiting in watchers.get(game_id, ()):
             waiting.put_nowait(update)
         game = service_pb2.GameSummary(game_id=game_id, version=sequence)
         return service_pb2.RecordMoveResponse(game=game, events=[event]).SerializeToString()
 
     async def watch(request: bytes, context: Any) -> AsyncIterator[bytes]:
-        game_id = service_pb2.WatchGameRequest.FromString(request).game_id
+        asked = service_pb2.WatchGameRequest.FromString(request)
+        game_id = asked.game_id
         waiting: asyncio.Queue[bytes] = asyncio.Queue()
         watchers.setdefault(game_id, []).append(waiting)
+        if asked.from_revision:
+            # (the floor's revisions start at 2: its first RecordMove's)
+            for update in histories.get(game_id, [])[max(0, asked.from_revision - 2) :]:
+                yield update
         while True:
             yield await waiting.get()
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Final
 
 STEP_ASIDE_SECONDS: Final = 0.01
@@ -65,14 +66,20 @@ class CatchUps:
     catch-up is a stream of messages of its own, and hundreds of them ready together make
     every change wait behind them at each of its awaits (`ChangesFirst` helps only a change
     already running). A catch-up takes a turn first; at most `turns` run at once, and one
-    running longer than `patience` no longer counts."""
+    running longer than `patience` no longer counts.
+
+    The catch-ups waiting for a turn queue up, first come first served, and a turn that
+    ends wakes one of them: waking them all at each turn's end (an event) cost each of the
+    200 watchers of a window's start a wake-up and a new timed wait at every one of the
+    others' ends, a third of the opening's CPU (benchmarks/watch_opening.py)."""
 
     def __init__(self, turns: int = CATCH_UPS, patience: float = CATCH_UP_PATIENCE) -> None:
         self._turns = turns
         self._patience = patience
         self._running: OrderedDict[object, float] = OrderedDict()
         """The catch-ups holding a turn, by when they took it (oldest first)."""
-        self._freed = asyncio.Event()
+        self._waiting: deque[_Place] = deque()
+        """The catch-ups waiting for a turn, first come first."""
 
     def _holding(self) -> int:
         overdue = time.monotonic() - self._patience
@@ -82,14 +89,53 @@ class CatchUps:
 
     @contextlib.asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
-        while self._holding() >= self._turns:
-            self._freed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._freed.wait(), self._patience / 4)
+        if self._waiting or self._holding() >= self._turns:
+            await self._wait_in_line()
         token = object()
         self._running[token] = time.monotonic()
         try:
             yield
         finally:
             if self._running.pop(token, None) is not None:
-                self._freed.set()
+                self._wake_first()
+
+    async def _wait_in_line(self) -> None:
+        """Until this catch-up is first in the queue and a turn is free."""
+        loop = asyncio.get_running_loop()
+        place = _Place(loop.create_future())
+        self._waiting.append(place)
+        try:
+            while self._waiting[0] is not place or self._holding() >= self._turns:
+                # The first in line looks again after a quarter of the patience at most (a
+                # turn held past its patience ends without waking anyone); the others wait
+                # to be woken, when they are first.
+                timer = None
+                if self._waiting[0] is place:
+                    timer = loop.call_later(self._patience / 4, _wake, place.woken)
+                try:
+                    await place.woken
+                finally:
+                    if timer is not None:
+                        timer.cancel()
+                place.woken = loop.create_future()
+        finally:
+            first = self._waiting[0] is place
+            self._waiting.remove(place)
+            if first and self._waiting:
+                _wake(self._waiting[0].woken)  # first in line now: it looks for itself
+
+    def _wake_first(self) -> None:
+        if self._waiting:
+            _wake(self._waiting[0].woken)
+
+
+@dataclass(slots=True)
+class _Place:
+    """A catch-up's place in the queue for a turn, and what wakes it."""
+
+    woken: asyncio.Future[None]
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

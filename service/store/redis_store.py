@@ -70,7 +70,11 @@ from tablelog.service.store.errors import (
 )
 from tablelog.service.store.game_index import GameIndex, IndexEntry
 from tablelog.service.store.packing import pack_with_hiredis
-from tablelog.service.store.pool import DEFAULT_POOL_SIZE, WaitingConnectionPool
+from tablelog.service.store.pool import (
+    DEFAULT_POOL_SIZE,
+    WaitingConnectionPool,
+    driver_settings,
+)
 from tablelog.service.store.result_storage import ResultStorage
 from tablelog.service.store.script import (
     AppendCall,
@@ -229,7 +233,11 @@ class RedisEventStore(EventStore):
             pack_with_hiredis(client)
         else:
             pool = WaitingConnectionPool.from_url(
-                url, max_connections=pool_size, socket_connect_timeout=timeout, **settings
+                url,
+                max_connections=pool_size,
+                socket_connect_timeout=timeout,
+                **settings,
+                **driver_settings(),
             )
             pack_with_hiredis(pool)
             client = aioredis.Redis.from_pool(pool)

@@ -53,3 +53,33 @@ def test_a_catch_up_past_its_patience_holds_no_turn() -> None:
         await slow
 
     asyncio.run(scenario())
+
+
+def test_waiting_catch_ups_go_first_come_first_served_and_one_that_leaves_holds_no_one_up() -> None:
+    async def scenario() -> None:
+        catch_ups = CatchUps(turns=1, patience=60.0)
+        release = asyncio.Event()
+        order: list[str] = []
+
+        async def catch_up(name: str, hold: asyncio.Event | None = None) -> None:
+            async with catch_ups.turn():
+                order.append(name)
+                if hold is not None:
+                    await hold.wait()
+
+        first = asyncio.create_task(catch_up("first", release))
+        await asyncio.sleep(0)
+        waiting = []
+        for name in ("a", "b", "c", "d"):
+            waiting.append(asyncio.create_task(catch_up(name)))
+            await asyncio.sleep(0)  # each in line before the next
+        leaving = asyncio.create_task(catch_up("closed"))
+        await asyncio.sleep(0)
+        waiting.append(asyncio.create_task(catch_up("e")))
+        await asyncio.sleep(0.01)
+        leaving.cancel()  # its watch closed while it waited
+        release.set()
+        await asyncio.wait_for(asyncio.gather(first, *waiting), 1.0)
+        assert order == ["first", "a", "b", "c", "d", "e"]
+
+    asyncio.run(scenario())
