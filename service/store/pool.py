@@ -19,10 +19,11 @@ def driver_settings() -> dict[str, Any]:
     """What a pool made from a URL gives each new connection to say who it is (CLIENT
     SETINFO): redis-py 8 otherwise reads its own version from the installed package's
     metadata for every new connection (a file read and a header parse, 290 us; each watched
-    game's tail opens a connection of its own, on the event loop). redis-py 5 read it once."""
+    game's tail opens a connection of its own, on the event loop). An older redis-py, without
+    `DriverInfo`, reads it once, at import."""
     try:
         from redis.driver_info import DriverInfo
-    except ImportError:  # redis-py before 8
+    except ImportError:  # an older redis-py (5.3 is the lowest allowed)
         return {}
     return {"driver_info": DriverInfo(name="redis-py", lib_version=redis.__version__)}
 
