@@ -90,15 +90,7 @@ def record_by_taps(page: Page, client: Client, game_id: str, rng: random.Random)
     wait_board(page, version)
     _to_move, moves = client.legal_moves(game_id)
     move = moves[rng.randrange(len(moves))]
-    for touch_id in move.touches:
-        tap(page, touch_id)
-    # The bar says the move once the page has matched the taps (a moment later on a busy
-    # machine: CI once read it before).
-    page.locator("#tap-record", has_text=f"Record: {move.notation}").wait_for(timeout=10_000)
-    assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
-    # The move in words, as the server says it, before the tap that records it.
-    assert page.inner_text("#tap-words").startswith(move.words), move.notation
-    tap_record(page)
+    tap_and_record(page, move)
     page.wait_for_selector(
         f'#picture[data-revision="{version + 1}"]', state="attached", timeout=15_000
     )
@@ -118,6 +110,13 @@ def tap_move(
     wait_board(page, version)
     _to_move, moves = client.legal_moves(game_id, viewer=viewer)
     (move,) = [move for move in moves if move.notation == notation]
+    tap_and_record(page, move)
+    wait_head(page, client, game_id, version)
+
+
+def tap_and_record(page: Page, move: service_pb2.LegalMove) -> None:
+    """Taps `move`'s touches, checks that the bar offers that move (its notation, and its
+    words as the server says them), then taps Record."""
     for touch_id in move.touches:
         tap(page, touch_id)
     # The bar says the move once the page has matched the taps (a moment later on a busy
@@ -126,7 +125,6 @@ def tap_move(
     assert page.inner_text("#tap-record").strip() == f"Record: {move.notation}"
     assert page.inner_text("#tap-words").startswith(move.words), move.notation
     tap_record(page)
-    wait_head(page, client, game_id, version)
 
 
 def wait_head(page: Page, client: Client, game_id: str, version: int) -> None:
