@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from tablelog.replay.core import Viewer
-from tablelog.replay.games.castello_methoni.components import MISSIONS_ASSUMED_NOTE, Point
+from tablelog.replay.games.castello_methoni.components import (
+    MISSIONS_ASSUMED_NOTE,
+    Board,
+    Point,
+)
 from tablelog.replay.games.castello_methoni.rules import (
     DEAL,
     DRAW,
@@ -130,7 +135,7 @@ def view(state: State, viewer: Viewer) -> pb.CastelloMethoniView:
         viewer=-2 if viewer is None else viewer,
         dealt_mode=ctx.dealt,
         missions_assumed=board.missions_assumed,
-        layout=_layout(state),
+        layout=_layout(board),
         missions_to_reveal=_missions_to_reveal(state, viewer),
     )
 
@@ -150,10 +155,21 @@ def _missions_to_reveal(state: State, viewer: Viewer) -> list[str]:
     return [m.name for index, m in enumerate(state.board.missions) if index not in used]
 
 
-def _layout(state: State) -> pb.CastelloMethoniBoardLayout:
-    """Where the board's cells are drawn (RULES.md "Board coordinates")."""
-    board = state.board
-    return pb.CastelloMethoniBoardLayout(
+LAYOUTS_KEPT = 16
+"""Boards whose layout message is kept (a service sees one board, or a club's few)."""
+_LAYOUTS: dict[int, tuple[Board, pb.CastelloMethoniBoardLayout]] = {}
+
+
+def _layout(board: Board) -> pb.CastelloMethoniBoardLayout:
+    """Where the board's cells are drawn (RULES.md "Board coordinates"). The same for every
+    state of a board, and about half a view's cost to build (some 600 messages), so built
+    once per board and copied into each view (never mutated: callers only copy it). Keyed
+    by the board's identity, the entry holding the board, so that an id is never taken for
+    another board's."""
+    kept = _LAYOUTS.get(id(board))
+    if kept is not None and kept[0] is board:
+        return kept[1]
+    layout = pb.CastelloMethoniBoardLayout(
         cells=[
             pb.CastelloMethoniCellPlace(
                 cell=name,
@@ -165,6 +181,10 @@ def _layout(state: State) -> pb.CastelloMethoniBoardLayout:
         ],
         derived=board.layout_derived,
     )
+    if len(_LAYOUTS) >= LAYOUTS_KEPT:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(board)] = (board, layout)
+    return layout
 
 
 def _point(point: Point) -> pb.CastelloMethoniPoint:
@@ -241,8 +261,9 @@ def render(v: pb.CastelloMethoniView) -> str:
     return "\n".join(lines)
 
 
+@lru_cache(maxsize=4096)
 def _natural(name: str) -> tuple[object, ...]:
-    """Sort key putting c2 before c10."""
+    """Sort key putting c2 before c10 (cached: every rendering sorts every cell's name)."""
     parts = re.split(r"(\d+)", name)
     return tuple(int(p) if p.isdigit() else p for p in parts)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tablelog.replay import fold
 from tablelog.replay.core import DEALT, FULL, InvalidSetup
 from tablelog.replay.games.castello_methoni import GAME
 from tablelog.replay.games.castello_methoni import picture as drawing
@@ -246,3 +247,23 @@ def test_remembered_parts_give_the_same_picture(dealt_game: play.PlayedGame) -> 
     drawing._FRAGMENTS.clear()
     drawing._LAYOUTS.clear()
     assert [GAME.picture(v) for v in reversed(views)] == first[::-1]
+
+
+def test_each_board_gets_its_own_layout_and_a_view_can_change_its_copy() -> None:
+    """A board's layout is built once and copied into each view (views.py `_layout`): a
+    view of another board has that board's layout, and changing one view's layout (a
+    caller's copy) changes no other view's."""
+    wide = start(grid_data(3, 4), players=("Ann", "Bob", "Cid"))
+    tall = start(grid_data(4, 3), players=("Ann", "Bob", "Cid"))
+    first = GAME.view(wide.state, FULL)
+    assert [p.cell for p in first.layout.cells] == list(cell_names(wide))
+    assert [p.cell for p in GAME.view(tall.state, FULL).layout.cells] == list(cell_names(tall))
+    first.layout.cells[0].cell = "changed"
+    del first.layout.cells[1:]
+    again = GAME.view(wide.state, FULL)
+    assert [p.cell for p in again.layout.cells] == list(cell_names(wide))
+
+
+def cell_names(position: fold.Position) -> tuple[str, ...]:
+    state: State = position.state
+    return state.board.names
