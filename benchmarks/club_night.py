@@ -20,7 +20,8 @@ every process); the spectators' process takes each update's arrival time on the 
 and reports per condition what it measured when the night ends:
 
 * every person is a member of the server's club with a token of their own, made through
-  the API (ClubService.AddMember, CreateToken, by the club's owner);
+  the API (ClubService.AddMember, CreateToken, by the club's owner), and a connection of
+  their own (`OWN_CONNECTION`);
 * `--tables` tables (20), the five games in turn, dealt and table mode in turn, each with
   its players (members with the player role, bound to their seats at CreateGame) and one
   recorder (a member with the recorder role) who makes a move every `--move-seconds` (2 s)
@@ -113,6 +114,11 @@ from tablelog.v1 import (  # noqa: E402
     service_pb2_grpc,
 )
 
+OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
+"""Each person's channel on a TCP connection of its own, as each person's phone is: grpc
+otherwise gives a process's channels to one server one shared connection, and the 200
+watchers of an instance would take their catch-ups through one HTTP/2 connection's flow
+control, one after the other (found 2026-12-02: one connection per process carried them)."""
 CONDITIONS = ("a", "b", "c")
 NAMES = {"a": "(a) recorders only", "b": "(b) + watchers", "c": "(c) + watchers, pictures"}
 TARGETS = {"c": 2.0, "b": 1.5}
@@ -449,7 +455,7 @@ class Table:
     # ------------------------------------------------------------------------- recording
 
     async def record(self) -> None:
-        channel = aio.insecure_channel(self.target)
+        channel = aio.insecure_channel(self.target, OWN_CONNECTION)
         stub = service_pb2_grpc.TablelogServiceStub(channel)
         token = metadata(self.recorder[1])
         try:
@@ -719,7 +725,7 @@ class Spectators:
         """One watcher (on the instance at `target`): watches the table's game while watching
         is on, from revision 1 (in the long night from a random revision, and again halfway
         through what is left)."""
-        channel = aio.insecure_channel(target)
+        channel = aio.insecure_channel(target, OWN_CONNECTION)
         stub = service_pb2_grpc.TablelogServiceStub(channel)
         mine = random.Random(token)
         try:
@@ -865,7 +871,7 @@ class Spectators:
         )
         replay = method_info("/tablelog.v1.TablelogService/ReplayGame")
         over_grpc = self.args.pictures_over == "grpc"
-        channel = aio.insecure_channel(table.target) if over_grpc else None
+        channel = aio.insecure_channel(table.target, OWN_CONNECTION) if over_grpc else None
         grpc_stub = None if channel is None else service_pb2_grpc.TablelogServiceStub(channel)
         headers = {"authorization": f"Bearer {table.stepper}"}
         mine = random.Random(table.number + 1000)

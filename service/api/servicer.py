@@ -522,13 +522,16 @@ class TablelogServicer(service_pb2_grpc.TablelogServiceServicer):
                 switched: int | None = None
                 if watcher.has_backlog():
                     # A catch-up (every watcher of a long game opening at once) waits for a
-                    # turn, and lets the changes in flight go first at each message.
-                    async with self.watching.catch_ups.turn():
+                    # turn, holds it while the server works for it, not while its reader is
+                    # slow to take a message, and lets the changes in flight go first.
+                    async with self.watching.catch_ups.turn() as catch_up:
                         for earlier in watcher.backlog():
+                            await catch_up.working()
                             await self.watching.changes.first()
                             if await rights.current() != viewer:
                                 switched = earlier.event.revision
                                 break
+                            catch_up.sending()
                             yield watcher.rendered(earlier)
                 while switched is None:
                     remaining = context.time_remaining()

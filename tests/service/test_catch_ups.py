@@ -1,6 +1,7 @@
 """Watch catch-ups take turns (`tablelog.service.recording.priority.CatchUps`): at most so
-many at once, the next one starting as soon as one ends, and one that runs past its
-patience (a reader too slow to take its messages) no longer holding a turn."""
+many at once, the next one starting as soon as one ends, one whose message waits for its
+reader giving its turn to the next meanwhile, and one that runs past its patience no
+longer holding a turn."""
 
 from __future__ import annotations
 
@@ -81,5 +82,73 @@ def test_waiting_catch_ups_go_first_come_first_served_and_one_that_leaves_holds_
         release.set()
         await asyncio.wait_for(asyncio.gather(first, *waiting), 1.0)
         assert order == ["first", "a", "b", "c", "d", "e"]
+
+    asyncio.run(scenario())
+
+
+def test_a_catch_up_whose_reader_is_slow_lends_its_turn_and_resumes_before_newcomers() -> None:
+    async def scenario() -> None:
+        catch_ups = CatchUps(turns=1, patience=60.0, reader_wait=0.01)
+        taken = asyncio.Event()  # the slow reader takes its message
+        order: list[str] = []
+
+        async def slow() -> None:
+            async with catch_ups.turn() as catch_up:
+                order.append("slow starts")
+                catch_up.sending()
+                await taken.wait()
+                await catch_up.working()
+                order.append("slow resumes")
+                await asyncio.sleep(0.05)  # the server's own work: its turn is held
+                order.append("slow ends")
+
+        async def other(name: str, hold: float = 0.0) -> None:
+            async with catch_ups.turn() as catch_up:
+                order.append(f"{name} starts")
+                if hold:
+                    await asyncio.sleep(hold)
+                    taken.set()
+                    catch_up.sending()
+                    await asyncio.sleep(0.05)  # its reader is slow too
+                    await catch_up.working()
+                order.append(f"{name} ends")
+
+        first = asyncio.create_task(slow())
+        await asyncio.sleep(0)
+        second = asyncio.create_task(other("second", hold=0.02))
+        await asyncio.sleep(0)
+        third = asyncio.create_task(other("third"))
+        await asyncio.wait_for(asyncio.gather(first, second, third), 5)
+        # The slow reader's turn went to the second; when the second's reader was slow in
+        # turn, the first went on (having started) before the third, which had not.
+        assert order == [
+            "slow starts",
+            "second starts",
+            "slow resumes",
+            "slow ends",
+            "second ends",
+            "third starts",
+            "third ends",
+        ]
+
+    asyncio.run(scenario())
+
+
+def test_a_catch_up_whose_reader_keeps_up_keeps_its_turn() -> None:
+    async def scenario() -> None:
+        catch_ups = CatchUps(turns=1, patience=60.0, reader_wait=0.5)
+        order: list[str] = []
+
+        async def catch_up(name: str) -> None:
+            async with catch_ups.turn() as turn:
+                order.append(f"{name} starts")
+                for _ in range(5):
+                    turn.sending()
+                    await asyncio.sleep(0.01)  # each message taken well within the wait
+                    await turn.working()
+                order.append(f"{name} ends")
+
+        await asyncio.wait_for(asyncio.gather(catch_up("a"), catch_up("b")), 5)
+        assert order == ["a starts", "a ends", "b starts", "b ends"]
 
     asyncio.run(scenario())
