@@ -158,7 +158,7 @@ def floor_handler(
 ) -> Callable[[bytes, Any], Awaitable[bytes]]:
     """The floor's one handler (see `run_floor`): an XADD of the request, or with `work` the
     service's required work for it. With "append", the event it stores is what the chain
-    requires of one (service.chain): its bytes (the request, standing for the event's
+    requires of one (service/store/chain.py): its bytes (the request, standing for the event's
     serialization, followed by the previous hash), then the `hash` field holding their
     HMAC-SHA256 under the chain key, so that the append script's check of the stream's
     last entry against the head's hash holds; and a receipt's tag, the second HMAC of a

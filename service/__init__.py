@@ -16,6 +16,9 @@ Installed as `tablelog.service`. Five rooms, each importing only the rooms below
 
 Beside the rooms, modules any room may use: `errors` (the one table from domain errors to
 gRPC codes), `limits` and `bounds` (every input bounded before it is used), `logs`
-(structured logging, one line per call), `tracing` (trace and request ids) and `metrics`
-(the Prometheus metrics). See docs/service.md for the module map.
+(structured logging, one line per call), `tracing` (trace and request ids), `spans` (a span
+per call over OTLP, when configured) and `metrics` (the Prometheus metrics). They may import
+the store, one another, the rules core and the generated code, never a room above the store
+(`metrics` names the server's type for the type checker only). See docs/service.md for the
+module map.
 """

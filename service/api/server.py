@@ -196,7 +196,7 @@ def build_server(
     add_servicer(health_pb2_grpc.add_HealthServicer_to_server, health_servicer, plain)
     add_servicer(
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
-        ReflectionServicer(  # answers for methods too (service.reflection)
+        ReflectionServicer(  # answers for methods too (api/reflection.py)
             (
                 SERVICE_NAME,
                 CLUB_SERVICE_NAME,

@@ -200,7 +200,7 @@ class HeadCache:
         `_estimate`)."""
         self.hits = 0
         self.misses = 0
-        """Look-ups (`get`) that found a head, and that did not (read by service.metrics)."""
+        """Look-ups (`get`) that found a head, and that did not (read by service/metrics.py)."""
 
     def get(self, game_id: str) -> Head | None:
         """The cached head, marked as just used; None when it is not cached."""

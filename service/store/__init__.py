@@ -7,9 +7,11 @@
     game_index.py   the clubs' listing index (ListGames): sorted sets by filter, kept by a script
     errors.py       what a store refuses or cannot do
     redis_store.py  the Redis backend (`RedisEventStore`) and its key layout
+    calls.py        every Redis call made one way: time limit, outage, errors said as such
     cluster.py      the Redis and Redis Cluster clients, made alike from a URL
     checkpoint_storage.py  where checkpoints are kept beside a game's stream
     result_storage.py  where a game's sealed result (club memory) is kept beside its stream
+    memory.py       club memory's keys: the feed of changed games, outcomes, checkpoint
     embedded.py     the embedded Redis of `tablelog serve`: durability, supervision
     script.py       the append script's arguments and replies as typed values
     append.lua      the compare-and-append script itself (runs inside Redis)
@@ -18,7 +20,8 @@
     pool.py         the request path's bounded connection pool
 
 The lowest room of the service: it imports only the shared `logs` module, never `access`,
-`recording` or the ports. The names below are what the rest of the service uses.
+`recording`, `memory` or the ports (`api`). The names below are what the rest of the service
+uses.
 """
 
 from tablelog.service.store.base import AppendResult, EventStore, StoredHead

@@ -52,7 +52,7 @@ def test_the_bound_appends_a_whole_game_through_the_append_script(
     previous = bytes(32)
     for _, fields in entries:
         stored = fields[b"e"]
-        # Sealed as service.chain stores an event: the covered bytes, then the hash field.
+        # Sealed as service/store/chain.py stores an event: the covered bytes, then the hash field.
         assert stored[-SEAL_LENGTH:-32] == HASH_FIELD_TAG
         covered = stored[:-SEAL_LENGTH]
         assert covered.endswith(previous)  # chained to the one before

@@ -1,4 +1,4 @@
-"""Club memory's charts (service/charts.py): pure SVG text, the same bytes for the same data,
+"""Club memory's charts (service/memory/charts.py): pure SVG text, the same bytes for the same data,
 well-formed, one point per rated game and one bar count per score, and only numbers drawn."""
 
 from __future__ import annotations

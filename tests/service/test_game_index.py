@@ -1,7 +1,7 @@
-"""ListGames's index (service.game_index over service.store.game_index), on a real Redis: a
-page by page listing with every filter gives exactly what a full scan of the games'
-summaries gives, while games are created and end; cursors that were not issued here are
-refused; the index is rebuilt from the games as it was kept."""
+"""ListGames's index (service/recording/game_index.py over service/store/game_index.py), on
+a real Redis: a page by page listing with every filter gives exactly what a full scan of the
+games' summaries gives, while games are created and end; cursors that were not issued here
+are refused; the index is rebuilt from the games as it was kept."""
 
 from __future__ import annotations
 

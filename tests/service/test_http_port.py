@@ -625,7 +625,7 @@ def test_serve_prints_the_web_apps_address_and_serves_it(tmp_path: Path) -> None
     try:
         lines = served.read_lines(8)  # web app, then the demo: 6 lines and its page
         shown = [line for line in served.output if line.startswith("web app: ")]
-        # On a loopback address the fragment signs the local owner in (service.cli), with
+        # On a loopback address the fragment signs the local owner in (api/cli.py), with
         # a 12-hour token minted for it: owner.token itself is never printed.
         assert len(shown) == 1
         assert shown[0].startswith(f"web app: {served.http_url}/#token=tlm_")

@@ -186,7 +186,7 @@ def candidates(position: folding.Position, twin: Any) -> Iterator[Message | str]
 
 def refusal_for_spectator(position: folding.Position, move: Message | str) -> str | None:
     """What the service tells a spectator-view caller for `move` (None: accepted), as
-    `tablelog.service.recording.usecases.Recorder.record_move` checks it."""
+    `tablelog.service.recording.usecases.Commands.record_move` checks it."""
 
     def check(at: folding.Position) -> Any:
         inner = at.game.parse(move, at.state) if isinstance(move, str) else move

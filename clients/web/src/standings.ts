@@ -1,7 +1,7 @@
 /**
  * Club memory's pages (issue 28): `/standings?game=splendor&season=2026`, a game type's league
  * table, and `/players/<name>?season=2026`, one player's record with their rating over time
- * and their scores' distribution. The charts are the server's SVG (service/charts.py), shown
+ * and their scores' distribution. The charts are the server's SVG (service/memory/charts.py), shown
  * as images like the games' pictures; every other string becomes text, never markup.
  */
 import type { GetPlayerRecordResponse, ProjectionLag, Season, StandingRow } from "@tablelog/client";
