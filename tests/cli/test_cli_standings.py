@@ -1,5 +1,6 @@
 """`tablelog standings`, `player`, `stats`, `seasons` and `projections rebuild` as a user
-types them, against a club that recorded a few games: text, CSV and the projections' lag."""
+types them, against a club that recorded a few games: text, CSV (standings, a player's
+rating history, a game type's statistics) and the projections' lag."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def test_standings_player_stats_and_rebuild(server: BackgroundServer) -> None:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         expected = {r.display_name: r for r in owner.standings("splendor").rows}
+        expected_stats = owner.game_type_stats("splendor")
     year = str(time.gmtime().tm_year)
     shown = tablelog(server.target, "standings", "splendor", "--season", year, token=token).stdout
     first_line = shown.splitlines()[0]
@@ -49,6 +51,25 @@ def test_standings_player_stats_and_rebuild(server: BackgroundServer) -> None:
     assert len(history.splitlines()) == 1 + 3
     stats = tablelog(server.target, "stats", "splendor", token=token).stdout
     assert "wins by seat order (1 = first player): 1: " in stats
+    exported = tablelog(server.target, "stats", "splendor", "--csv", token=token).stdout
+    assert exported.splitlines()[0] == "statistic,games,value,description"
+    statistics = {r["statistic"]: r for r in csv.DictReader(io.StringIO(exported))}
+    assert (statistics["games"]["games"], statistics["games"]["value"]) == ("3", "3")
+    assert float(statistics["average moves"]["value"]) == round(expected_stats.average_moves, 3)
+    seat_orders = {k: r for k, r in statistics.items() if k.startswith("wins of seat order ")}
+    assert sorted(seat_orders) == ["wins of seat order 1", "wins of seat order 2"]
+    assert sum(float(r["value"]) for r in seat_orders.values()) == 3
+    assert {k: int(r["games"]) for k, r in seat_orders.items()} == {
+        f"wins of seat order {s.order}": s.games for s in expected_stats.seats
+    }
+    figures = {f.name: f for f in expected_stats.figures}
+    assert figures
+    assert set(figures) <= set(statistics)
+    for name, figure in figures.items():
+        assert int(statistics[name]["games"]) == figure.games
+        assert float(statistics[name]["value"]) == pytest.approx(figure.average, rel=1e-5)
+        assert statistics[name]["description"] == figure.description
+    assert len(statistics) == 2 + len(seat_orders) + len(figures)
     tablelog(server.target, "seasons", "Spring", "2026-03-01", "2026-05-31", token=token)
     assert (
         "season Spring (2026-03-01 to 2026-06-01"

@@ -18,6 +18,7 @@ import queue
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,11 @@ TIMEOUT = 30.0
 TOKEN_ENV = {"recorder": "TABLELOG_TOKEN", "spectator": "TABLELOG_SPECTATOR_TOKEN"}
 """Where the token of each identity a step may call as (`as`) is found."""
 AMEND_CHANGES = ("replace", "insert", "delete")
+POLL_SECONDS = 0.1
+"""How often a step with `within_seconds` is tried again."""
+TOLERANCE = 1e-6
+"""How far a fractional figure (a win share, a rating, an average) may be from the expected
+one: the server computes them in floating point."""
 
 Json = dict[str, Any]
 
@@ -100,6 +106,48 @@ def check(label: str, actual: object, expected: object) -> None:
         raise ScenarioFailure(f"{label}: expected {expected!r}, got {actual!r}")
 
 
+def near(label: str, actual: float, expected: float, tolerance: float = TOLERANCE) -> None:
+    if abs(actual - float(expected)) > tolerance:
+        raise ScenarioFailure(f"{label}: expected {expected!r}, got {actual!r}")
+
+
+def expect_lag(lag: standings_pb2.ProjectionLag, bounds: Json) -> None:
+    """The projections' lag within the step's bounds (it depends on the moment read)."""
+    if "pending_games_at_most" in bounds and lag.pending_games > bounds["pending_games_at_most"]:
+        raise ScenarioFailure(f"lag: {lag.pending_games} games pending, at most {bounds}")
+    if "seconds_at_most" in bounds and lag.seconds > bounds["seconds_at_most"]:
+        raise ScenarioFailure(f"lag: {lag.seconds} s, at most {bounds['seconds_at_most']} s")
+    if lag.projected_games < bounds.get("projected_games_at_least", 0):
+        raise ScenarioFailure(f"lag: {lag.projected_games} games projected, fewer than {bounds}")
+
+
+def expect_standing(label: str, row: standings_pb2.StandingRow, expected: Json) -> None:
+    if "games" in expected:
+        check(f"{label} games", row.games, expected["games"])
+    if "wins" in expected:
+        near(f"{label} wins", row.wins, expected["wins"])
+    if "points" in expected:
+        check(f"{label} points", row.points, expected["points"])
+    if "average_place" in expected:
+        near(f"{label} average place", row.average_place, expected["average_place"])
+    if "rating" in expected:
+        expect_rating(f"{label} rating", row.rating, expected["rating"])
+
+
+def expect_rating(label: str, point: standings_pb2.RatingPoint, expected: Json) -> None:
+    for key in ("mu", "sigma", "ordinal"):
+        if key in expected:
+            near(f"{label} {key}", getattr(point, key), expected[key])
+
+
+def seat_stats(stats: standings_pb2.GetGameTypeStatsResponse, order: int) -> tuple[int, float]:
+    """The games and wins of a seat order (none yet: 0 and 0)."""
+    for seat in stats.seats:
+        if seat.order == order:
+            return seat.games, seat.wins
+    return 0, 0.0
+
+
 @dataclass
 class Runner:
     """Runs the steps in order against one server, tracking the game id and version."""
@@ -114,6 +162,15 @@ class Runner:
     )
     members: dict[str, clubs_pb2.Member] = field(default_factory=dict)
     """Who each identity's token names, asked once (WhoAmI)."""
+    run_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    """What `$run` stands for in this run's names: its players are its own."""
+    stats: dict[str, standings_pb2.GetGameTypeStatsResponse] = field(default_factory=dict)
+    """Each game_type_stats step's answer, for a later step's `since`."""
+
+    def named(self, text: str) -> str:
+        """A scenario's string with `$run` replaced by this run's tag, and `$game` (the
+        whole string) by the current game's id."""
+        return self.game_id if text == "$game" else text.replace("$run", self.run_tag)
 
     def stub(self, step: Json) -> service_pb2_grpc.TablelogServiceStub:
         return service_pb2_grpc.TablelogServiceStub(self.channels[step.get("client", "a")])
@@ -155,6 +212,19 @@ class Runner:
         return passed, 0
 
     def step(self, step: Json) -> None:
+        """One step; with `within_seconds`, tried again until it passes or that time is
+        up (for reads of the projections, which follow the games a moment later)."""
+        deadline = time.monotonic() + float(step.get("within_seconds", 0))
+        while True:
+            try:
+                self.attempt(step)
+                return
+            except (ScenarioFailure, grpc.RpcError):
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(POLL_SECONDS)
+
+    def attempt(self, step: Json) -> None:
         handler = getattr(self, "op_" + step["op"], None)
         if handler is None:
             raise ScenarioFailure(f"unknown op {step['op']!r}")
@@ -201,13 +271,13 @@ class Runner:
     # -- ops ------------------------------------------------------------------------------
 
     def op_create(self, step: Json, expect: Json) -> None:
-        spec = self.scenario["create"]
+        spec: Json = step.get("create") or self.scenario["create"]
         mode = game_pb2.MODE_DEALT if spec.get("mode") == "dealt" else game_pb2.MODE_TABLE
         request = service_pb2.CreateGameRequest(
             game=spec["game"],
-            players=[events_pb2.Player(name=name) for name in spec["players"]],
+            players=[events_pb2.Player(name=self.named(name)) for name in spec["players"]],
             mode=mode,
-            title=spec.get("title", ""),
+            title=self.named(spec.get("title", "")),
             request_id=step.get("request_id", ""),
         )
         game = self.stub(step).CreateGame(request, timeout=TIMEOUT, metadata=self.metadata(step))
@@ -245,6 +315,22 @@ class Runner:
             original = self.records[step["retry_of"]][1]
             check("version of the retry", response.game.version, original.game.version)
             check("events of the retry", _event_ids(response.events), _event_ids(original.events))
+
+    def op_play(self, step: Json, expect: Json) -> None:
+        """Each of `notations` recorded in turn at the current version; the expectation is
+        of the last answer."""
+        response = None
+        for notation in step["notations"]:
+            request = service_pb2.RecordMoveRequest(
+                game_id=self.game_id, expected_version=self.version, notation=notation
+            )
+            response = self.stub(step).RecordMove(
+                request, timeout=TIMEOUT, metadata=self.metadata(step)
+            )
+            self.version = response.game.version
+        if response is None:
+            raise ScenarioFailure("a play step records at least one move")
+        self.expect_game(response.game, expect)
 
     def op_undo(self, step: Json, expect: Json) -> None:
         request = service_pb2.UndoMoveRequest(
@@ -495,6 +581,99 @@ class Runner:
         if not response.HasField("lag"):
             raise ScenarioFailure("the standings say nothing of the projections' lag")
         check("standings rows", len(response.rows) <= response.lag.projected_games * 6, True)
+        expect_lag(response.lag, expect.get("lag", {}))
+        rows = {row.display_name: row for row in response.rows}
+        for wanted in expect.get("rows", []):
+            name = self.named(wanted["player"])
+            if name not in rows:
+                raise ScenarioFailure(f"the standings have no row of {name!r}")
+            expect_standing(f"{name}'s", rows[name], wanted)
+
+    def op_player(self, step: Json, expect: Json) -> None:
+        stub = standings_pb2_grpc.StandingsServiceStub(self.channels[step.get("client", "a")])
+        request = standings_pb2.GetPlayerRecordRequest(
+            name=self.named(step["name"]), game=step.get("game", ""), season=step.get("season", "")
+        )
+        response = stub.GetPlayerRecord(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        if not response.HasField("lag"):
+            raise ScenarioFailure("the record says nothing of the projections' lag")
+        expect_lag(response.lag, expect.get("lag", {}))
+        if "display_name" in expect:
+            check("display name", response.player.display_name, self.named(expect["display_name"]))
+        if "games" not in expect:
+            return
+        check("game types", [r.game for r in response.games], [g["game"] for g in expect["games"]])
+        for record, wanted in zip(response.games, expect["games"], strict=True):
+            label = f"{record.game}:"
+            expect_standing(label, record.standing, wanted.get("standing", {}))
+            if "places" in wanted:
+                check(f"{label} places", list(record.places), wanted["places"])
+            if "scores" in wanted:
+                check(f"{label} scores", list(record.scores), wanted["scores"])
+            if "history" in wanted:
+                check(f"{label} rating points", len(record.history), len(wanted["history"]))
+                for index, (point, expected) in enumerate(
+                    zip(record.history, wanted["history"], strict=True)
+                ):
+                    if "game_id" in expected:
+                        check(
+                            f"{label} rating {index}",
+                            point.game_id,
+                            self.named(expected["game_id"]),
+                        )
+                    expect_rating(f"{label} rating {index}", point, expected)
+            if "head_to_head" in wanted:
+                rows = [
+                    {
+                        "opponent": h.opponent_name,
+                        "games": h.games,
+                        "ahead": h.ahead,
+                        "level": h.level,
+                        "behind": h.behind,
+                    }
+                    for h in record.head_to_head
+                ]
+                expected_rows = [
+                    {**h, "opponent": self.named(h["opponent"])} for h in wanted["head_to_head"]
+                ]
+                check(f"{label} head to head", rows, expected_rows)
+            figures = {f.name: f.average for f in record.figures}
+            for name, average in wanted.get("figures", {}).items():
+                if name not in figures:
+                    raise ScenarioFailure(f"{label} no statistic {name!r}: {sorted(figures)}")
+                near(f"{label} {name}", figures[name], average)
+
+    def op_game_type_stats(self, step: Json, expect: Json) -> None:
+        stub = standings_pb2_grpc.StandingsServiceStub(self.channels[step.get("client", "a")])
+        request = standings_pb2.GetGameTypeStatsRequest(
+            game=step["game"], season=step.get("season", "")
+        )
+        stats = stub.GetGameTypeStats(request, timeout=TIMEOUT, metadata=self.metadata(step))
+        self.stats[step["id"]] = stats
+        if "game" in expect:
+            check("statistics game", stats.game, expect["game"])
+        if not stats.HasField("lag"):
+            raise ScenarioFailure("the statistics say nothing of the projections' lag")
+        expect_lag(stats.lag, expect.get("lag", {}))
+        names = {f.name for f in stats.figures}
+        for name in expect.get("figures", []):
+            if name not in names:
+                raise ScenarioFailure(f"no statistic {name!r}: {sorted(names)}")
+        if "added" not in expect:
+            return
+        if step.get("since") not in self.stats:
+            raise ScenarioFailure(f"no earlier game_type_stats step {step.get('since')!r}")
+        earlier, added = self.stats[step["since"]], expect["added"]
+        if "games" in added:
+            check("games added", stats.games - earlier.games, added["games"])
+        if "moves" in added:
+            moves = stats.average_moves * stats.games - earlier.average_moves * earlier.games
+            near("moves added", moves, added["moves"], TOLERANCE * max(1, stats.games))
+        for seat in added.get("seats", []):
+            games, wins = seat_stats(stats, seat["order"])
+            before_games, before_wins = seat_stats(earlier, seat["order"])
+            check(f"seat order {seat['order']} games added", games - before_games, seat["games"])
+            near(f"seat order {seat['order']} wins added", wins - before_wins, seat["wins"])
 
     def op_verify(self, step: Json, expect: Json) -> None:
         response = self.stub(step).VerifyGame(

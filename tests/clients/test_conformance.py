@@ -12,6 +12,7 @@ tests are skipped, unless CI is set: there a missing toolchain is a failure.
 from __future__ import annotations
 
 import contextlib
+import copy
 import fcntl
 import hashlib
 import json
@@ -23,8 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -186,6 +188,33 @@ def test_the_audit_check_tells_the_recorder_from_another_member(address: str) ->
     passed, failed = conformance.run(address, {**scenario, "steps": steps}, lines.append)
     assert (passed, failed) == (last_audit, 1), lines
     assert "actor of event 1" in lines[-2], lines
+
+
+def test_the_club_memory_steps_compare_the_figures(address: str) -> None:
+    """The scenario's game played to its end is read back from club memory and compared,
+    figure by figure: the same run expecting one point more for the winner, one more game
+    of the game type, or another head-to-head fails at that step (each run's players are
+    its own, so the rows are its alone)."""
+    scenario = conformance.load_scenario()
+    ids = [step["id"] for step in scenario["steps"]]
+
+    def failing(step_id: str, change: Callable[[dict[str, Any]], None]) -> list[str]:
+        steps = [copy.deepcopy(step) for step in scenario["steps"]]
+        at = ids.index(step_id)
+        steps[at]["within_seconds"] = 1  # (it never passes: no need to wait long)
+        change(steps[at]["expect"])
+        lines: list[str] = []
+        passed, failed = conformance.run(address, {**scenario, "steps": steps}, lines.append)
+        assert (passed, failed) == (at, 1), lines
+        return lines
+
+    lines = failing("memory-standings", lambda e: e["rows"][0].update(points=16))
+    assert "points: expected 16, got 15" in lines[-2], lines
+    lines = failing("memory-stats-after", lambda e: e["added"].update(games=2))
+    assert "games added: expected 2, got 1" in lines[-2], lines
+    head_to_head = "memory-player-record"
+    lines = failing(head_to_head, lambda e: e["games"][0]["head_to_head"][0].update(ahead=0))
+    assert "head to head" in lines[-2], lines
 
 
 def _reflection_check(address: str, *arguments: str) -> subprocess.CompletedProcess[str]:

@@ -1,7 +1,8 @@
 """Club memory through the service, on real Redis: the projector follows ended games into
-standings, ratings and statistics; an undo that reopens a game, an abandon, a merge of two
-names and an amend move them; a rebuild from the streams gives the same models; one club
-sees nothing of another's."""
+standings, ratings and statistics; an undo that reopens a game, an abandon and a merge of two
+names move them, and so does an AmendMove that leaves an ended game over with another
+winner (standings, records and rating histories); a rebuild from the streams gives the
+same models; one club sees nothing of another's."""
 
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from tablelog.replay import fold as folding
+from tablelog.replay.core import TERMINAL
 from tablelog.replay.registry import find_game
 from tablelog.service.api.server import BackgroundServer
 from tablelog.service.memory.projector import Projector
 from tablelog.service.metrics import REGISTRY, exposition
 from tablelog.service.store.embedded import EmbeddedRedis, free_port
 from tablelog.service.store.memory import MemoryStore
-from tablelog.v1 import standings_pb2
+from tablelog.v1 import game_pb2, service_pb2, standings_pb2
 from tablelog_client import Client
 from tests.service.helpers import refused
 from tests.service.test_players import _club
@@ -125,6 +128,106 @@ def test_standings_follow_the_games_and_a_rebuild_gives_the_same(
     assert stored.hgetall(key) == before_outcomes
     settled(owner, game, lambda s: s.games == 3)
     assert snapshot(owner, [game]) == before
+
+
+def a_replacement_that_changes_the_winner(
+    position: folding.Position,
+) -> tuple[int, game_pb2.Move, folding.Position]:
+    """A player's move of an ended game and another legal move in its place after which
+    every later move still applies and the game is over with other winners (found with the
+    rules core, latest moves first): its revision, the move and the corrected position."""
+    game = position.game
+    winners = list(game.result(position.state).winners)
+    for applied in reversed(list(position.moves())):
+        if applied.chance:
+            continue
+        for inner in game.legal_moves(applied.before):
+            move = position.table.wrap(inner)
+            if move == applied.move:
+                continue
+            trial = folding.amend(position, folding.REPLACE, applied.revision, move)
+            if trial.broken is not None or trial.position.to_move() != TERMINAL:
+                continue
+            if list(game.result(trial.position.state).winners) != winners:
+                return applied.revision, move, trial.position
+    raise AssertionError("no replacement keeps the tail and changes the winner")
+
+
+def records(
+    client: Client, game: str, names: list[str]
+) -> dict[str, standings_pb2.PlayerGameRecord]:
+    found: dict[str, standings_pb2.PlayerGameRecord] = {}
+    for name in names:
+        (record,) = client.player_record(name, game).games
+        found[name] = record
+    return found
+
+
+def test_an_amended_result_moves_the_standings(club: tuple[str, Client]) -> None:
+    """An ended game amended through AmendMove (no tail dropped, so it does not reopen) ends
+    again with another winner: the standings, both players' records and their rating
+    histories follow, and equal what a rebuild folding every game from its stream gives."""
+    _club_id, owner = club
+    game, names = "splendor", ["Ann", "Bob"]
+    amended_id = play(owner, game, names, 7)
+    other_id = play(owner, game, names, 3)
+    settled(owner, game, lambda s: s.games == 2)
+    before = records(owner, game, names)
+    assert [p.game_id for p in before["Ann"].history] == [amended_id, other_id]
+
+    position = folding.fold(owner.export(amended_id))
+    revision, move, corrected = a_replacement_that_changes_the_winner(position)
+    answer = owner.amend(amended_id, revision, move=move, reason="misread the card bought")
+    assert [e.WhichOneof("body") for e in answer.events] == ["move_amended", "game_ended"]
+    assert answer.events[0].move_amended.dropped_moves == 0
+    assert answer.game.status == service_pb2.GAME_STATUS_ENDED
+
+    # What the standings must now say, from the rules: the other game as it was, the
+    # amended one as corrected.
+    rules = find_game(game)
+    results = [
+        rules.result(random_game(game, 2, 3).position.state),
+        rules.result(corrected.state),
+    ]
+    points = {n: sum(r.scores[seat].total for r in results) for seat, n in enumerate(names)}
+    wins = {n: sum(seat in r.winners for r in results) for seat, n in enumerate(names)}
+    assert len(results[1].winners) == 1  # (one winner: wins count whole)
+
+    def followed(table: standings_pb2.GetStandingsResponse) -> bool:
+        return {r.display_name: r.points for r in table.rows} == points
+
+    table = settled(owner, game, followed)
+    assert table.games == 2
+    assert {r.display_name: r.wins for r in table.rows} == wins
+    after = records(owner, game, names)
+    for seat, name in enumerate(names):
+        mine = after[name]
+        assert mine.standing.games == 2
+        assert mine.standing.wins == wins[name]
+        assert mine.standing.points == points[name]
+        # Ended again when amended, the game now comes after the other one: the history is
+        # rated again from it on (the amended game's rating differs, having changed places).
+        assert [p.game_id for p in mine.history] == [other_id, amended_id]
+        assert mine.history[0].mu != before[name].history[1].mu
+        assert mine.history[-1].mu == mine.standing.rating.mu
+        assert list(mine.scores) == [r.scores[seat].total for r in results]
+        assert mine.places != before[name].places
+        assert mine.head_to_head[0].games == 2
+    assert {n: r.standing.wins for n, r in before.items()} != wins
+
+    def served() -> list[bytes]:
+        taken = snapshot(owner, [game])
+        for name in names:
+            record = owner.player_record(name)
+            record.ClearField("lag")
+            taken.append(record.SerializeToString(deterministic=True))
+        return taken
+
+    incremental = served()
+    rebuilt = owner.rebuild_projections(refold=True)
+    assert (rebuilt.games, rebuilt.folded) == (2, 2)
+    settled(owner, game, followed)
+    assert served() == incremental
 
 
 def test_a_player_record_and_game_type_stats(club: tuple[str, Client]) -> None:

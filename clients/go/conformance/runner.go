@@ -4,9 +4,13 @@ package conformance
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -63,41 +67,118 @@ type Step struct {
 	During           *Step           `json:"during"`
 	Game             string          `json:"game"`
 	Season           string          `json:"season"`
+	Create           *CreateSpec     `json:"create"`
+	Notations        []string        `json:"notations"`
+	Name             string          `json:"name"`
+	Since            string          `json:"since"`
+	WithinSeconds    float64         `json:"within_seconds"`
 	Expect           Expect          `json:"expect"`
 }
 
 // Expect lists what a step's outcome must show; absent keys are not checked.
 type Expect struct {
-	Error          *ExpectedError `json:"error"`
-	Version        *uint64        `json:"version"`
-	MoveCount      *uint32        `json:"move_count"`
-	ToMove         *string        `json:"to_move"`
-	Status         *string        `json:"status"`
-	Notation       *string        `json:"notation"`
-	Events         *int           `json:"events"`
-	StateRevision  *uint64        `json:"state_revision"`
-	SameAsOriginal bool           `json:"same_as_original"`
-	Revision       *uint64        `json:"revision"`
-	Moves          *[]string      `json:"moves"`
-	MovesCount     *int           `json:"moves_count"`
-	TextContains   []string       `json:"text_contains"`
-	Contains       []string       `json:"contains"`
-	Excludes       []string       `json:"excludes"`
-	TotalSize      *uint32        `json:"total_size"`
-	Comment        *string        `json:"comment"`
-	Glyph          *string        `json:"glyph"`
-	Count          *int           `json:"count"`
-	Comments       *[]string      `json:"comments"`
-	FirstRevision  *uint64        `json:"first_revision"`
-	LastRevision   *uint64        `json:"last_revision"`
-	CompareStates  bool           `json:"compare_states"`
-	Undone         *int           `json:"undone"`
-	OK             *bool          `json:"ok"`
-	EventsChecked  *uint64        `json:"events_checked"`
-	Role           *string        `json:"role"`
-	Actor          *string        `json:"actor"`
-	Game           *string        `json:"game"`
+	Error          *ExpectedError     `json:"error"`
+	Version        *uint64            `json:"version"`
+	MoveCount      *uint32            `json:"move_count"`
+	ToMove         *string            `json:"to_move"`
+	Status         *string            `json:"status"`
+	Notation       *string            `json:"notation"`
+	Events         *int               `json:"events"`
+	StateRevision  *uint64            `json:"state_revision"`
+	SameAsOriginal bool               `json:"same_as_original"`
+	Revision       *uint64            `json:"revision"`
+	Moves          *[]string          `json:"moves"`
+	MovesCount     *int               `json:"moves_count"`
+	TextContains   []string           `json:"text_contains"`
+	Contains       []string           `json:"contains"`
+	Excludes       []string           `json:"excludes"`
+	TotalSize      *uint32            `json:"total_size"`
+	Comment        *string            `json:"comment"`
+	Glyph          *string            `json:"glyph"`
+	Count          *int               `json:"count"`
+	Comments       *[]string          `json:"comments"`
+	FirstRevision  *uint64            `json:"first_revision"`
+	LastRevision   *uint64            `json:"last_revision"`
+	CompareStates  bool               `json:"compare_states"`
+	Undone         *int               `json:"undone"`
+	OK             *bool              `json:"ok"`
+	EventsChecked  *uint64            `json:"events_checked"`
+	Role           *string            `json:"role"`
+	Actor          *string            `json:"actor"`
+	Game           *string            `json:"game"`
+	Rows           []ExpectedStanding `json:"rows"`
+	Lag            *ExpectedLag       `json:"lag"`
+	DisplayName    *string            `json:"display_name"`
+	Games          *[]ExpectedRecord  `json:"games"`
+	Figures        []string           `json:"figures"`
+	Added          *ExpectedAdded     `json:"added"`
 }
+
+// ExpectedStanding is a standings row (of `player`) or a record's standing.
+type ExpectedStanding struct {
+	Player       string          `json:"player"`
+	Games        *uint32         `json:"games"`
+	Wins         *float64        `json:"wins"`
+	Points       *int64          `json:"points"`
+	AveragePlace *float64        `json:"average_place"`
+	Rating       *ExpectedRating `json:"rating"`
+}
+
+// ExpectedRating is a rating point; `game_id` "$game" is the current game's id.
+type ExpectedRating struct {
+	GameID  *string  `json:"game_id"`
+	Mu      *float64 `json:"mu"`
+	Sigma   *float64 `json:"sigma"`
+	Ordinal *float64 `json:"ordinal"`
+}
+
+// ExpectedLag bounds the projections' lag, which depends on the moment read.
+type ExpectedLag struct {
+	PendingGamesAtMost    *uint64  `json:"pending_games_at_most"`
+	SecondsAtMost         *float64 `json:"seconds_at_most"`
+	ProjectedGamesAtLeast uint64   `json:"projected_games_at_least"`
+}
+
+// ExpectedRecord is a player's record in one game type.
+type ExpectedRecord struct {
+	Game       string                `json:"game"`
+	Standing   ExpectedStanding      `json:"standing"`
+	Places     *[]uint32             `json:"places"`
+	Scores     *[]int64              `json:"scores"`
+	History    *[]ExpectedRating     `json:"history"`
+	HeadToHead *[]ExpectedHeadToHead `json:"head_to_head"`
+	Figures    map[string]float64    `json:"figures"`
+}
+
+// ExpectedHeadToHead is a head-to-head row against `opponent`.
+type ExpectedHeadToHead struct {
+	Opponent string `json:"opponent"`
+	Games    uint32 `json:"games"`
+	Ahead    uint32 `json:"ahead"`
+	Level    uint32 `json:"level"`
+	Behind   uint32 `json:"behind"`
+}
+
+// ExpectedAdded is what a game type's statistics gained since an earlier step's (`since`).
+type ExpectedAdded struct {
+	Games *int64         `json:"games"`
+	Moves *float64       `json:"moves"`
+	Seats []ExpectedSeat `json:"seats"`
+}
+
+// ExpectedSeat is what one seat order gained.
+type ExpectedSeat struct {
+	Order uint32  `json:"order"`
+	Games int64   `json:"games"`
+	Wins  float64 `json:"wins"`
+}
+
+// pollInterval is how often a step with `within_seconds` is tried again.
+const pollInterval = 100 * time.Millisecond
+
+// tolerance is how far a fractional figure (a win share, a rating, an average) may be from
+// the expected one: the server computes them in floating point.
+const tolerance = 1e-6
 
 // ExpectedError is a refusal: the status code's name, the ErrorInfo reason and metadata.
 type ExpectedError struct {
@@ -121,6 +202,10 @@ type Runner struct {
 	records  map[string]recorded
 	// members holds who each identity's token names, asked once (WhoAmI).
 	members map[string]*tablelogv1.Member
+	// runTag is what `$run` stands for in this run's names: its players are its own.
+	runTag string
+	// stats holds each game_type_stats step's answer, for a later step's `since`.
+	stats map[string]*tablelogv1.GetGameTypeStatsResponse
 }
 
 // Recorder and Spectator are the identities a step calls as (its "as"; default Recorder).
@@ -135,10 +220,22 @@ const SpectatorClient = "spectator"
 // NewRunner prepares a run; clients holds "a" and "b", two connections as the recorder (as
 // different users), and SpectatorClient, one as the spectator (needed by steps that say so).
 func NewRunner(clients map[string]*tablelog.Client, scenario *Scenario, log func(string)) *Runner {
+	tag := make([]byte, 4)
+	_, _ = rand.Read(tag) // never fails (crypto/rand)
 	return &Runner{
 		clients: clients, scenario: scenario, log: log,
 		records: map[string]recorded{}, members: map[string]*tablelogv1.Member{},
+		runTag: hex.EncodeToString(tag), stats: map[string]*tablelogv1.GetGameTypeStatsResponse{},
 	}
+}
+
+// named is a scenario's string with `$run` replaced by the run's tag, and `$game` (the whole
+// string) by the current game's id.
+func (r *Runner) named(text string) string {
+	if text == "$game" {
+		return r.gameID
+	}
+	return strings.ReplaceAll(text, "$run", r.runTag)
 }
 
 // Run runs every step and stops at the first failure (later steps depend on earlier ones).
@@ -208,7 +305,24 @@ func (r *Runner) member(ctx context.Context, identity string) (*tablelogv1.Membe
 	return me.GetMember(), nil
 }
 
+// step runs one step; with `within_seconds`, it is tried again until it passes or that time
+// is up (for reads of the projections, which follow the games a moment later).
 func (r *Runner) step(ctx context.Context, step *Step) error {
+	deadline := time.Now().Add(time.Duration(step.WithinSeconds * float64(time.Second)))
+	for {
+		err := r.attempt(ctx, step)
+		if err == nil || !time.Now().Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+func (r *Runner) attempt(ctx context.Context, step *Step) error {
 	if _, err := r.clientOf(step.As); err != nil {
 		return err
 	}
@@ -249,6 +363,12 @@ func (r *Runner) step(ctx context.Context, step *Step) error {
 		err = r.verify(ctx, step)
 	case "standings":
 		err = r.standings(ctx, step)
+	case "play":
+		err = r.play(ctx, step)
+	case "player":
+		err = r.player(ctx, step)
+	case "game_type_stats":
+		err = r.gameTypeStats(ctx, step)
 	default:
 		return fmt.Errorf("unknown op %q", step.Op)
 	}
@@ -383,8 +503,15 @@ func (r *Runner) expectGame(game *tablelogv1.GameSummary, expect *Expect) error 
 
 func (r *Runner) create(ctx context.Context, step *Step) error {
 	spec := r.scenario.Create
+	if step.Create != nil {
+		spec = *step.Create
+	}
+	players := make([]string, len(spec.Players))
+	for i, name := range spec.Players {
+		players[i] = r.named(name)
+	}
 	game, err := r.client(step).CreateGame(ctx, tablelog.NewGame{
-		Game: spec.Game, Players: spec.Players, Dealt: spec.Mode == "dealt", Title: spec.Title,
+		Game: spec.Game, Players: players, Dealt: spec.Mode == "dealt", Title: r.named(spec.Title),
 		RequestID: step.RequestID,
 	})
 	if err != nil {
@@ -467,6 +594,25 @@ func eventIDs(events []*tablelogv1.Event) []string {
 		ids[i] = fmt.Sprintf("%d:%x", event.GetSequence(), event.GetHash())
 	}
 	return ids
+}
+
+// play records each of the step's notations in turn at the current version; the expectation
+// is of the last answer.
+func (r *Runner) play(ctx context.Context, step *Step) error {
+	if len(step.Notations) == 0 {
+		return errors.New("a play step records at least one move")
+	}
+	var response *tablelogv1.RecordMoveResponse
+	for _, notation := range step.Notations {
+		var err error
+		response, err = r.client(step).RecordNotation(ctx, r.gameID, notation,
+			tablelog.Write{ExpectedVersion: r.version, RequestID: tablelog.NewRequestID()})
+		if err != nil {
+			return fmt.Errorf("%s: %w", notation, err)
+		}
+		r.version = response.GetGame().GetVersion()
+	}
+	return r.expectGame(response.GetGame(), &step.Expect)
 }
 
 func (r *Runner) undo(ctx context.Context, step *Step) error {
@@ -843,7 +989,227 @@ func (r *Runner) standings(ctx context.Context, step *Step) error {
 	if uint64(len(table.GetRows())) > table.GetLag().GetProjectedGames()*6 {
 		return fmt.Errorf("standings rows: %d rows for %d games", len(table.GetRows()), table.GetLag().GetProjectedGames())
 	}
+	if err := expectLag(table.GetLag(), step.Expect.Lag); err != nil {
+		return err
+	}
+	for _, wanted := range step.Expect.Rows {
+		name := r.named(wanted.Player)
+		index := slices.IndexFunc(table.GetRows(), func(row *tablelogv1.StandingRow) bool { return row.GetDisplayName() == name })
+		if index < 0 {
+			return fmt.Errorf("the standings have no row of %q", name)
+		}
+		if err := expectStanding(name+"'s", table.GetRows()[index], &wanted); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func near(label string, actual, expected, within float64) error {
+	if !(math.Abs(actual-expected) <= within) {
+		return fmt.Errorf("%s: expected %v, got %v", label, expected, actual)
+	}
+	return nil
+}
+
+// expectLag checks the projections' lag within the step's bounds.
+func expectLag(lag *tablelogv1.ProjectionLag, bounds *ExpectedLag) error {
+	if lag == nil {
+		return errors.New("the answer says nothing of the projections' lag")
+	}
+	if bounds == nil {
+		return nil
+	}
+	if bounds.PendingGamesAtMost != nil && lag.GetPendingGames() > *bounds.PendingGamesAtMost {
+		return fmt.Errorf("lag: %d games pending, at most %d", lag.GetPendingGames(), *bounds.PendingGamesAtMost)
+	}
+	if bounds.SecondsAtMost != nil && lag.GetSeconds() > *bounds.SecondsAtMost {
+		return fmt.Errorf("lag: %v s, at most %v s", lag.GetSeconds(), *bounds.SecondsAtMost)
+	}
+	if lag.GetProjectedGames() < bounds.ProjectedGamesAtLeast {
+		return fmt.Errorf("lag: %d games projected, fewer than %d", lag.GetProjectedGames(), bounds.ProjectedGamesAtLeast)
+	}
+	return nil
+}
+
+func expectStanding(label string, row *tablelogv1.StandingRow, expected *ExpectedStanding) error {
+	var errs []error
+	if expected.Games != nil {
+		errs = append(errs, check(label+" games", row.GetGames(), *expected.Games))
+	}
+	if expected.Wins != nil {
+		errs = append(errs, near(label+" wins", row.GetWins(), *expected.Wins, tolerance))
+	}
+	if expected.Points != nil {
+		errs = append(errs, check(label+" points", row.GetPoints(), *expected.Points))
+	}
+	if expected.AveragePlace != nil {
+		errs = append(errs, near(label+" average place", row.GetAveragePlace(), *expected.AveragePlace, tolerance))
+	}
+	if expected.Rating != nil {
+		errs = append(errs, expectRating(label+" rating", row.GetRating(), expected.Rating))
+	}
+	return firstError(errs...)
+}
+
+func expectRating(label string, point *tablelogv1.RatingPoint, expected *ExpectedRating) error {
+	var errs []error
+	if expected.Mu != nil {
+		errs = append(errs, near(label+" mu", point.GetMu(), *expected.Mu, tolerance))
+	}
+	if expected.Sigma != nil {
+		errs = append(errs, near(label+" sigma", point.GetSigma(), *expected.Sigma, tolerance))
+	}
+	if expected.Ordinal != nil {
+		errs = append(errs, near(label+" ordinal", point.GetOrdinal(), *expected.Ordinal, tolerance))
+	}
+	return firstError(errs...)
+}
+
+func (r *Runner) player(ctx context.Context, step *Step) error {
+	found, err := r.client(step).PlayerRecord(ctx, r.named(step.Name), step.Game, step.Season)
+	if err != nil {
+		return err
+	}
+	expect := &step.Expect
+	if err := expectLag(found.GetLag(), expect.Lag); err != nil {
+		return err
+	}
+	if expect.DisplayName != nil {
+		if err := check("display name", found.GetPlayer().GetDisplayName(), r.named(*expect.DisplayName)); err != nil {
+			return err
+		}
+	}
+	if expect.Games == nil {
+		return nil
+	}
+	kinds, wantedKinds := []string{}, []string{}
+	for _, record := range found.GetGames() {
+		kinds = append(kinds, record.GetGame())
+	}
+	for _, wanted := range *expect.Games {
+		wantedKinds = append(wantedKinds, wanted.Game)
+	}
+	if err := check("game types", kinds, wantedKinds); err != nil {
+		return err
+	}
+	for i, record := range found.GetGames() {
+		if err := r.expectRecord(record, &(*expect.Games)[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Runner) expectRecord(record *tablelogv1.PlayerGameRecord, wanted *ExpectedRecord) error {
+	label := record.GetGame() + ":"
+	errs := []error{expectStanding(label, record.GetStanding(), &wanted.Standing)}
+	if wanted.Places != nil {
+		errs = append(errs, check(label+" places", nonNilOf(record.GetPlaces()), nonNilOf(*wanted.Places)))
+	}
+	if wanted.Scores != nil {
+		errs = append(errs, check(label+" scores", nonNilOf(record.GetScores()), nonNilOf(*wanted.Scores)))
+	}
+	if wanted.History != nil {
+		history := record.GetHistory()
+		if err := check(label+" rating points", len(history), len(*wanted.History)); err != nil {
+			return err
+		}
+		for i, point := range history {
+			expected := &(*wanted.History)[i]
+			if expected.GameID != nil {
+				errs = append(errs, check(fmt.Sprintf("%s rating %d", label, i), point.GetGameId(), r.named(*expected.GameID)))
+			}
+			errs = append(errs, expectRating(fmt.Sprintf("%s rating %d", label, i), point, expected))
+		}
+	}
+	if wanted.HeadToHead != nil {
+		rows := []ExpectedHeadToHead{}
+		for _, h := range record.GetHeadToHead() {
+			rows = append(rows, ExpectedHeadToHead{h.GetOpponentName(), h.GetGames(), h.GetAhead(), h.GetLevel(), h.GetBehind()})
+		}
+		expected := []ExpectedHeadToHead{}
+		for _, h := range *wanted.HeadToHead {
+			h.Opponent = r.named(h.Opponent)
+			expected = append(expected, h)
+		}
+		errs = append(errs, check(label+" head to head", rows, expected))
+	}
+	averages := map[string]float64{}
+	for _, figure := range record.GetFigures() {
+		averages[figure.GetName()] = figure.GetAverage()
+	}
+	for _, name := range slices.Sorted(maps.Keys(wanted.Figures)) {
+		average, ok := averages[name]
+		if !ok {
+			return fmt.Errorf("%s no statistic %q: %v", label, name, slices.Sorted(maps.Keys(averages)))
+		}
+		errs = append(errs, near(label+" "+name, average, wanted.Figures[name], tolerance))
+	}
+	return firstError(errs...)
+}
+
+func nonNilOf[T any](values []T) []T {
+	if values == nil {
+		return []T{}
+	}
+	return values
+}
+
+// seatStats is the games and wins of a seat order (none yet: 0 and 0).
+func seatStats(stats *tablelogv1.GetGameTypeStatsResponse, order uint32) (int64, float64) {
+	for _, seat := range stats.GetSeats() {
+		if seat.GetOrder() == order {
+			return int64(seat.GetGames()), seat.GetWins()
+		}
+	}
+	return 0, 0
+}
+
+func (r *Runner) gameTypeStats(ctx context.Context, step *Step) error {
+	stats, err := r.client(step).GameTypeStats(ctx, step.Game, step.Season)
+	if err != nil {
+		return err
+	}
+	r.stats[step.ID] = stats
+	expect := &step.Expect
+	if expect.Game != nil {
+		if err := check("statistics game", stats.GetGame(), *expect.Game); err != nil {
+			return err
+		}
+	}
+	if err := expectLag(stats.GetLag(), expect.Lag); err != nil {
+		return err
+	}
+	for _, name := range expect.Figures {
+		if !slices.ContainsFunc(stats.GetFigures(), func(f *tablelogv1.FigureAverage) bool { return f.GetName() == name }) {
+			return fmt.Errorf("no statistic %q", name)
+		}
+	}
+	added := expect.Added
+	if added == nil {
+		return nil
+	}
+	earlier, ok := r.stats[step.Since]
+	if !ok {
+		return fmt.Errorf("no earlier game_type_stats step %q", step.Since)
+	}
+	var errs []error
+	if added.Games != nil {
+		errs = append(errs, check("games added", int64(stats.GetGames())-int64(earlier.GetGames()), *added.Games))
+	}
+	if added.Moves != nil {
+		moves := stats.GetAverageMoves()*float64(stats.GetGames()) - earlier.GetAverageMoves()*float64(earlier.GetGames())
+		errs = append(errs, near("moves added", moves, *added.Moves, tolerance*math.Max(1, float64(stats.GetGames()))))
+	}
+	for _, seat := range added.Seats {
+		games, wins := seatStats(stats, seat.Order)
+		gamesBefore, winsBefore := seatStats(earlier, seat.Order)
+		errs = append(errs,
+			check(fmt.Sprintf("seat order %d games added", seat.Order), games-gamesBefore, seat.Games),
+			near(fmt.Sprintf("seat order %d wins added", seat.Order), wins-winsBefore, seat.Wins, tolerance))
+	}
+	return firstError(errs...)
 }
 
 func (r *Runner) verify(ctx context.Context, step *Step) error {

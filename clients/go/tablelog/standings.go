@@ -26,3 +26,9 @@ func (c *Client) GetStandings(ctx context.Context, game, season string) (*tablel
 func (c *Client) PlayerRecord(ctx context.Context, name, game, season string) (*tablelogv1.GetPlayerRecordResponse, error) {
 	return unary(c, ctx, c.Standings.GetPlayerRecord, &tablelogv1.GetPlayerRecordRequest{Name: name, Game: game, Season: season})
 }
+
+// GameTypeStats is a game type's statistics: win share by seat order, length in moves, the
+// statistics' averages; overall (season "") or for a season or a year.
+func (c *Client) GameTypeStats(ctx context.Context, game, season string) (*tablelogv1.GetGameTypeStatsResponse, error) {
+	return unary(c, ctx, c.Standings.GetGameTypeStats, &tablelogv1.GetGameTypeStatsRequest{Game: game, Season: season})
+}

@@ -3,6 +3,7 @@ package tablelog_test
 import (
 	"context"
 	"net"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -40,6 +41,14 @@ func (f *fakeStandings) GetPlayerRecord(_ context.Context, req *tablelogv1.GetPl
 	}, nil
 }
 
+func (f *fakeStandings) GetGameTypeStats(_ context.Context, req *tablelogv1.GetGameTypeStatsRequest) (*tablelogv1.GetGameTypeStatsResponse, error) {
+	f.asked = append(f.asked, "stats "+req.GetGame()+" "+req.GetSeason())
+	return &tablelogv1.GetGameTypeStatsResponse{
+		Game: req.GetGame(), Games: 3, AverageMoves: 41.5,
+		Seats: []*tablelogv1.SeatStats{{Order: 1, Games: 3, Wins: 2}},
+	}, nil
+}
+
 func TestStandingsCallsCarryTheTokenAndTheirArguments(t *testing.T) {
 	listener := bufconn.Listen(1 << 20)
 	server := grpc.NewServer()
@@ -64,11 +73,15 @@ func TestStandingsCallsCarryTheTokenAndTheirArguments(t *testing.T) {
 	if err != nil || record.GetGames()[0].GetRatingChartSvg() != "<svg/>" {
 		t.Fatalf("player %v %v", record, err)
 	}
+	stats, err := client.GameTypeStats(ctx, "splendor", "")
+	if err != nil || stats.GetSeats()[0].GetWins() != 2 || stats.GetAverageMoves() != 41.5 {
+		t.Fatalf("stats %v %v", stats, err)
+	}
 	if len(fake.auth) != 1 || fake.auth[0] != "Bearer tl_ada" {
 		t.Fatalf("authorization %q", fake.auth)
 	}
-	want := []string{"splendor 2026", "player Ann  2026"}
-	if len(fake.asked) != 2 || fake.asked[0] != want[0] || fake.asked[1] != want[1] {
+	want := []string{"splendor 2026", "player Ann  2026", "stats splendor "}
+	if !slices.Equal(fake.asked, want) {
 		t.Fatalf("asked %q, want %q", fake.asked, want)
 	}
 }

@@ -140,8 +140,42 @@ def cmd_player(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+STATS_HEADER = ("statistic", "games", "value", "description")
+
+
+def stats_rows(found: standings_pb2.GetGameTypeStatsResponse) -> list[list[Any]]:
+    """The game type's statistics one a row: the games, the average length, the win share
+    of each seat order, then each statistic from the moves (its average and the games it
+    was counted in)."""
+    rows: list[list[Any]] = [
+        ["games", found.games, found.games, "ended games"],
+        [
+            "average moves",
+            found.games,
+            f"{found.average_moves:.3f}",
+            "moves recorded by the players, per game",
+        ],
+    ]
+    rows += [
+        [
+            f"wins of seat order {s.order}",
+            s.games,
+            f"{s.wins:g}",
+            "games won from this place in the seat order (1 = the first player; a win "
+            "shared by k winners counts 1/k)",
+        ]
+        for s in found.seats
+        if s.games
+    ]
+    rows += [[f.name, f.games, f"{f.average:g}", f.description] for f in found.figures]
+    return rows
+
+
 def cmd_stats(args: argparse.Namespace, client: Client) -> int:
     found = client.game_type_stats(args.game, args.season or "")
+    if args.csv:
+        print(_csv([STATS_HEADER, *stats_rows(found)]))
+        return 0
     lines = [
         f"{found.game}, {_season_words(found.season)}: {found.games} game(s), "
         f"{found.average_moves:.1f} moves on average; {_lag_words(found.lag)}",
@@ -214,6 +248,9 @@ def add_standings_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     command.add_argument("game", help="the game type")
     season(command)
+    command.add_argument(
+        "--csv", action="store_true", help="print the statistics as CSV, one a row"
+    )
     command = add("seasons", cmd_seasons, "the club's seasons; with a name, define one (owners)")
     command.add_argument("name", nargs="?", help="the season to define")
     command.add_argument("first_day", nargs="?", help="YYYY-MM-DD")

@@ -18,6 +18,7 @@ import {
 import type { Event, VariationSchema } from "./gen/tablelog/v1/events_pb.js";
 import {
   StandingsService,
+  type GetGameTypeStatsResponse,
   type GetPlayerRecordResponse,
   type GetStandingsResponse,
 } from "./gen/tablelog/v1/standings_pb.js";
@@ -617,6 +618,11 @@ export class TablelogClient {
   /** One player's record: standing, rating history, places, statistics, head to head. */
   async playerRecord(name: string, game = "", season = ""): Promise<GetPlayerRecordResponse> {
     return this.unary((o) => this.standings.getPlayerRecord({ name, game, season }, o));
+  }
+
+  /** A game type's statistics: win share by seat order, length in moves, statistics' averages. */
+  async gameTypeStats(game: string, season = ""): Promise<GetGameTypeStatsResponse> {
+    return this.unary((o) => this.standings.getGameTypeStats({ game, season }, o));
   }
 
   /** Who this client's token names: the member, their club, and a link token's game. */

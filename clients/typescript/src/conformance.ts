@@ -7,6 +7,7 @@
  * `"as": "spectator"` with the spectator's token (--spectator-token or
  * $TABLELOG_SPECTATOR_TOKEN).
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -24,6 +25,12 @@ import {
   type GameSummary,
   type RecordMoveResponse,
 } from "./gen/tablelog/v1/service_pb.js";
+import type {
+  GetGameTypeStatsResponse,
+  ProjectionLag,
+  RatingPoint,
+  StandingRow,
+} from "./gen/tablelog/v1/standings_pb.js";
 
 type Json = { [key: string]: any };
 
@@ -39,6 +46,14 @@ const IDENTITIES = ["recorder", "spectator"] as const;
 type Identity = (typeof IDENTITIES)[number];
 const SPECTATOR_CLIENT = "spectator";
 
+/** How often a step with `within_seconds` is tried again. */
+const POLL_MS = 100;
+/**
+ * How far a fractional figure (a win share, a rating, an average) may be from the expected
+ * one: the server computes them in floating point.
+ */
+const TOLERANCE = 1e-6;
+
 class ScenarioFailure extends Error {}
 
 function check(label: string, actual: unknown, expected: unknown): void {
@@ -51,6 +66,49 @@ function check(label: string, actual: unknown, expected: unknown): void {
 
 function bigintReplacer(_key: string, value: unknown): unknown {
   return typeof value === "bigint" ? Number(value) : value;
+}
+
+function near(label: string, actual: number, expected: number, tolerance = TOLERANCE): void {
+  if (!(Math.abs(actual - Number(expected)) <= tolerance)) {
+    throw new ScenarioFailure(`${label}: expected ${expected}, got ${actual}`);
+  }
+}
+
+/** The projections' lag within the step's bounds (it depends on the moment read). */
+function expectLag(lag: ProjectionLag | undefined, bounds: Json): void {
+  if (lag === undefined) throw new ScenarioFailure("the answer says nothing of the projections' lag");
+  const pending = Number(lag.pendingGames);
+  if ("pending_games_at_most" in bounds && pending > bounds["pending_games_at_most"]) {
+    throw new ScenarioFailure(`lag: ${pending} games pending, at most ${JSON.stringify(bounds)}`);
+  }
+  if ("seconds_at_most" in bounds && lag.seconds > bounds["seconds_at_most"]) {
+    throw new ScenarioFailure(`lag: ${lag.seconds} s, at most ${bounds["seconds_at_most"]} s`);
+  }
+  if (Number(lag.projectedGames) < (bounds["projected_games_at_least"] ?? 0)) {
+    throw new ScenarioFailure(`lag: ${lag.projectedGames} games projected, fewer than ${JSON.stringify(bounds)}`);
+  }
+}
+
+function expectStanding(label: string, row: StandingRow | undefined, expected: Json): void {
+  if (row === undefined) throw new ScenarioFailure(`${label} no standing`);
+  if ("games" in expected) check(`${label} games`, row.games, expected["games"]);
+  if ("wins" in expected) near(`${label} wins`, row.wins, expected["wins"]);
+  if ("points" in expected) check(`${label} points`, row.points, expected["points"]);
+  if ("average_place" in expected) near(`${label} average place`, row.averagePlace, expected["average_place"]);
+  if ("rating" in expected) expectRating(`${label} rating`, row.rating, expected["rating"]);
+}
+
+function expectRating(label: string, point: RatingPoint | undefined, expected: Json): void {
+  if (point === undefined) throw new ScenarioFailure(`${label}: no rating`);
+  for (const key of ["mu", "sigma", "ordinal"] as const) {
+    if (key in expected) near(`${label} ${key}`, point[key], expected[key]);
+  }
+}
+
+/** The games and wins of a seat order (none yet: 0 and 0). */
+function seatStats(stats: GetGameTypeStatsResponse, order: number): [number, number] {
+  const seat = stats.seats.find((s) => s.order === order);
+  return seat === undefined ? [0, 0] : [seat.games, seat.wins];
 }
 
 interface RecordedCall {
@@ -68,6 +126,10 @@ export class ConformanceRunner {
   private readonly records = new Map<string, RecordedCall>();
   /** Who each identity's token names, asked once (WhoAmI). */
   private readonly members = new Map<Identity, Member>();
+  /** What `$run` stands for in this run's names: its players are its own. */
+  private readonly runTag = randomUUID().replaceAll("-", "").slice(0, 8);
+  /** Each game_type_stats step's answer, for a later step's `since`. */
+  private readonly stats = new Map<string, GetGameTypeStatsResponse>();
 
   constructor(
     private readonly clients: Record<string, TablelogClient>,
@@ -129,7 +191,29 @@ export class ConformanceRunner {
     return member;
   }
 
+  /** A scenario's string with `$run` replaced by this run's tag, and `$game` (the whole string) by the current game's id. */
+  private named(text: string): string {
+    return text === "$game" ? this.gameId : text.replaceAll("$run", this.runTag);
+  }
+
+  /**
+   * One step; with `within_seconds`, tried again until it passes or that time is up (for
+   * reads of the projections, which follow the games a moment later).
+   */
   private async step(step: Json): Promise<void> {
+    const deadline = Date.now() + Number(step["within_seconds"] ?? 0) * 1000;
+    for (;;) {
+      try {
+        await this.attempt(step);
+        return;
+      } catch (error) {
+        if (Date.now() >= deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  private async attempt(step: Json): Promise<void> {
     const expect: Json = step["expect"] ?? {};
     const handler = (this as unknown as Record<string, unknown>)[`op_${step["op"]}`];
     if (typeof handler !== "function") {
@@ -190,12 +274,12 @@ export class ConformanceRunner {
   // -- ops --------------------------------------------------------------------------------
 
   async op_create(step: Json, expect: Json): Promise<void> {
-    const spec = this.scenario["create"] as Json;
+    const spec = (step["create"] ?? this.scenario["create"]) as Json;
     const game = await this.client(step).createGame({
       game: spec["game"],
-      players: spec["players"],
+      players: (spec["players"] as string[]).map((name) => this.named(name)),
       mode: spec["mode"] === "dealt" ? "dealt" : "table",
-      title: spec["title"] ?? "",
+      title: this.named(spec["title"] ?? ""),
       requestId: step["request_id"],
     });
     this.gameId = game.gameId;
@@ -242,6 +326,17 @@ export class ConformanceRunner {
       check("version of the retry", response.game?.version, original?.response.game?.version);
       check("events of the retry", eventIds(response.events), eventIds(original?.response.events ?? []));
     }
+  }
+
+  /** Each of `notations` recorded in turn at the current version; the expectation is of the last answer. */
+  async op_play(step: Json, expect: Json): Promise<void> {
+    let last: RecordMoveResponse | undefined;
+    for (const notation of step["notations"] as string[]) {
+      last = await this.client(step).record(this.gameId, notation, { expectedVersion: this.version });
+      this.version = last.game?.version ?? this.version;
+    }
+    if (last === undefined) throw new ScenarioFailure("a play step records at least one move");
+    this.expectGame(last.game, expect);
   }
 
   async op_undo(step: Json, expect: Json): Promise<void> {
@@ -447,6 +542,93 @@ export class ConformanceRunner {
       throw new ScenarioFailure("the standings say nothing of the projections' lag");
     }
     check("standings rows", table.rows.length <= Number(table.lag.projectedGames) * 6, true);
+    expectLag(table.lag, expect["lag"] ?? {});
+    for (const wanted of (expect["rows"] ?? []) as Json[]) {
+      const name = this.named(wanted["player"]);
+      const row = table.rows.find((r) => r.displayName === name);
+      if (row === undefined) throw new ScenarioFailure(`the standings have no row of ${JSON.stringify(name)}`);
+      expectStanding(`${name}'s`, row, wanted);
+    }
+  }
+
+  async op_player(step: Json, expect: Json): Promise<void> {
+    const found = await this.client(step).playerRecord(
+      this.named(step["name"]),
+      String(step["game"] ?? ""),
+      String(step["season"] ?? ""),
+    );
+    expectLag(found.lag, expect["lag"] ?? {});
+    if ("display_name" in expect) {
+      check("display name", found.player?.displayName, this.named(expect["display_name"]));
+    }
+    if (!("games" in expect)) return;
+    const wantedGames = expect["games"] as Json[];
+    check("game types", found.games.map((r) => r.game), wantedGames.map((g) => g["game"]));
+    found.games.forEach((record, i) => {
+      const wanted = wantedGames[i] as Json;
+      const label = `${record.game}:`;
+      expectStanding(label, record.standing, wanted["standing"] ?? {});
+      if ("places" in wanted) check(`${label} places`, record.places, wanted["places"]);
+      if ("scores" in wanted) check(`${label} scores`, record.scores, wanted["scores"]);
+      if ("history" in wanted) {
+        const history = wanted["history"] as Json[];
+        check(`${label} rating points`, record.history.length, history.length);
+        record.history.forEach((point, index) => {
+          const expected = history[index] as Json;
+          if ("game_id" in expected) {
+            check(`${label} rating ${index}`, point.gameId, this.named(expected["game_id"]));
+          }
+          expectRating(`${label} rating ${index}`, point, expected);
+        });
+      }
+      if ("head_to_head" in wanted) {
+        check(
+          `${label} head to head`,
+          record.headToHead.map((h) => ({
+            opponent: h.opponentName,
+            games: h.games,
+            ahead: h.ahead,
+            level: h.level,
+            behind: h.behind,
+          })),
+          (wanted["head_to_head"] as Json[]).map((h) => ({ ...h, opponent: this.named(h["opponent"]) })),
+        );
+      }
+      for (const [name, average] of Object.entries((wanted["figures"] ?? {}) as Json)) {
+        const figure = record.figures.find((f) => f.name === name);
+        if (figure === undefined) {
+          throw new ScenarioFailure(`${label} no statistic ${name}: ${record.figures.map((f) => f.name).join(", ")}`);
+        }
+        near(`${label} ${name}`, figure.average, average);
+      }
+    });
+  }
+
+  async op_game_type_stats(step: Json, expect: Json): Promise<void> {
+    const stats = await this.client(step).gameTypeStats(String(step["game"]), String(step["season"] ?? ""));
+    this.stats.set(step["id"], stats);
+    if ("game" in expect) check("statistics game", stats.game, expect["game"]);
+    expectLag(stats.lag, expect["lag"] ?? {});
+    for (const name of (expect["figures"] ?? []) as string[]) {
+      if (!stats.figures.some((f) => f.name === name)) {
+        throw new ScenarioFailure(`no statistic ${name}: ${stats.figures.map((f) => f.name).join(", ")}`);
+      }
+    }
+    if (!("added" in expect)) return;
+    const earlier = this.stats.get(step["since"]);
+    if (earlier === undefined) throw new ScenarioFailure(`no earlier game_type_stats step ${step["since"]}`);
+    const added = expect["added"] as Json;
+    if ("games" in added) check("games added", stats.games - earlier.games, added["games"]);
+    if ("moves" in added) {
+      const moves = stats.averageMoves * stats.games - earlier.averageMoves * earlier.games;
+      near("moves added", moves, added["moves"], TOLERANCE * Math.max(1, stats.games));
+    }
+    for (const seat of (added["seats"] ?? []) as Json[]) {
+      const [games, wins] = seatStats(stats, seat["order"]);
+      const [gamesBefore, winsBefore] = seatStats(earlier, seat["order"]);
+      check(`seat order ${seat["order"]} games added`, games - gamesBefore, seat["games"]);
+      near(`seat order ${seat["order"]} wins added`, wins - winsBefore, seat["wins"]);
+    }
   }
 
   async op_verify(step: Json, expect: Json): Promise<void> {

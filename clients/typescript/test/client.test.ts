@@ -464,7 +464,7 @@ describe("helpers", () => {
 });
 
 describe("club memory", () => {
-  it("asks for standings and a player's record, with the token and the arguments", async () => {
+  it("asks for standings, a player's record and a game type's statistics, with the token and the arguments", async () => {
     const asked: string[] = [];
     let authorization: string | null = null;
     const transport = createRouterTransport(({ service }) => {
@@ -478,6 +478,10 @@ describe("club memory", () => {
           asked.push(`player ${request.name} ${request.game} ${request.season}`);
           return { player: { displayName: request.name }, games: [{ game: "splendor", ratingChartSvg: "<svg/>" }] };
         },
+        getGameTypeStats(request) {
+          asked.push(`stats ${request.game} ${request.season}`);
+          return { game: request.game, games: 3, seats: [{ order: 1, games: 3, wins: 2 }], averageMoves: 41.5 };
+        },
       });
     });
     const client = new TablelogClient({ transport, token: "tl_ada" });
@@ -486,7 +490,10 @@ describe("club memory", () => {
     assert.equal(table.rows[0]?.wins, 1.5);
     const record = await client.playerRecord("Ann", "", "2026");
     assert.equal(record.games[0]?.ratingChartSvg, "<svg/>");
+    const stats = await client.gameTypeStats("splendor");
+    assert.equal(stats.seats[0]?.wins, 2);
+    assert.equal(stats.averageMoves, 41.5);
     assert.equal(authorization, "Bearer tl_ada");
-    assert.deepEqual(asked, ["splendor 2026", "player Ann  2026"]);
+    assert.deepEqual(asked, ["splendor 2026", "player Ann  2026", "stats splendor "]);
   });
 });
