@@ -11,6 +11,7 @@
     checkpoint_storage.py  where checkpoints are kept beside a game's stream
     result_storage.py  where a game's sealed result (club memory) is kept beside its stream
     embedded.py     the embedded Redis of `tablelog serve`: durability, supervision
+    data_disk.py    the embedded Redis's data disk: a Redis lost to it said so
     script.py       the append script's arguments and replies as typed values
     append.lua      the compare-and-append script itself (runs inside Redis)
     watchdog.py     the time limit on Redis calls
