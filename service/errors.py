@@ -240,10 +240,11 @@ TABLE: tuple[tuple[type[Exception], str | None, grpc.StatusCode, str], ...] = (
     (CorruptEvent, None, C.DATA_LOSS, "CORRUPT_HISTORY"),
     (ChainMismatch, None, C.ABORTED, "CONCURRENT_APPEND"),
     (SequenceMoved, None, C.ABORTED, "CONCURRENT_APPEND"),
+    # (A kind of StoreUnavailable: before it.)
+    (StoreDiskFailing, None, C.UNAVAILABLE, "STORE_DISK_FAILING"),
     (StoreUnavailable, None, C.UNAVAILABLE, "STORE_UNAVAILABLE"),
     (ClubStorageFull, None, C.RESOURCE_EXHAUSTED, "CLUB_STORAGE_FULL"),
     (StoreFull, None, C.RESOURCE_EXHAUSTED, "STORE_FULL"),
-    (StoreDiskFailing, None, C.UNAVAILABLE, "STORE_DISK_FAILING"),
     (StoreError, None, C.INTERNAL, "STORE_ERROR"),
     (InvalidRequest, None, C.INVALID_ARGUMENT, "INVALID_REQUEST"),
     (ImportRefused, None, C.INVALID_ARGUMENT, ""),

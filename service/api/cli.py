@@ -673,6 +673,7 @@ async def _serve(
     from tablelog.service.recording.watching import WatchLimits
     from tablelog.service.store import RedisEventStore
     from tablelog.service.store.chain_keys import configured_chain
+    from tablelog.service.store.data_disk import DataDisk
     from tablelog.service.store.redis_store import redacted
 
     log = get_logger("tablelog.serve")
@@ -681,6 +682,8 @@ async def _serve(
 
         configure_spans(args.otlp_endpoint)
         log.info("spans exported", otlp_endpoint=args.otlp_endpoint)
+    # The embedded Redis's disk is this machine's: a Redis lost to it is said so.
+    data_disk = None if args.redis_url else DataDisk(args.data_dir)
     store = RedisEventStore.from_url(
         url,
         chain=configured_chain(args.chain_key_file, args.data_dir),
@@ -688,6 +691,7 @@ async def _serve(
         club_storage=args.club_storage_bytes,
         replica_wait=args.replica_wait,
         request_id_retention=args.request_id_retention,
+        data_disk=data_disk,
     )
     try:
         await store.ping()
@@ -706,6 +710,7 @@ async def _serve(
             args.address,
             reuse_port=reuse_port,
             redis_url=url,
+            data_disk=data_disk,
             watch_limits=limits,
             tls=tls_files(args.tls_cert, args.tls_key),
             caller_limits=caller_limits(args),

@@ -179,7 +179,8 @@ class HttpApp:
     """The ASGI application of the port: the API under its services' paths, guarded by
     the origin rule; the web app's files everywhere else. Every answer carries the
     security headers (`CONTENT_SECURITY_POLICY`, X-Frame-Options, HSTS under TLS); a
-    request naming a host the port does not serve (`served_names`) is answered 421, one
+    request for the web app or the API naming a host the port does not serve
+    (`served_names`) is answered 421 (the health and metrics paths answer any host), one
     whose path holds a NUL 400."""
 
     def __init__(
@@ -245,16 +246,18 @@ class HttpApp:
                 scope, receive, send
             )
             return
-        if not self.host_served(scope):
-            refused = PlainTextResponse(
-                "This server does not answer to that name (--http-host).", status_code=421
-            )
-            await refused(scope, receive, send)
-            return
+        # Health and metrics before the names: load balancers and Prometheus reach a pod by
+        # its address, and neither answer needs a token or tells anything of a club.
         if scope["path"] in HEALTH_PATHS:
             await answer_health(self.readiness, scope, receive, send)
         elif scope["path"] == METRICS_PATH:
             await answer_metrics(scope, receive, send)
+        elif not self.host_served(scope):
+            refused = PlainTextResponse(
+                "This server does not answer to that name (--http-host, $TABLELOG_HTTP_HOSTS).",
+                status_code=421,
+            )
+            await refused(scope, receive, send)
         elif not scope["path"].startswith(API_PREFIXES):
             await self.files(scope, receive, send)
         elif self.allowed(scope):

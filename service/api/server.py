@@ -49,6 +49,7 @@ from tablelog.service.store import DEFAULT_POOL_SIZE, EventStore, RedisEventStor
 from tablelog.service.store.chain import Chain
 from tablelog.service.store.club_storage import DEFAULT_LEASE
 from tablelog.service.store.cluster import ReplicaWait
+from tablelog.service.store.data_disk import DataDisk
 from tablelog.service.store.memory import MemoryStore
 from tablelog.service.store.redis_store import REQUEST_ID_RETENTION
 from tablelog.v1 import (
@@ -101,6 +102,7 @@ def build_server(
     log_rpcs: bool = True,
     reuse_port: bool = False,
     redis_url: str | None = None,
+    data_disk: DataDisk | None = None,
     watch_limits: WatchLimits | None = None,
     tls: TlsFiles | None = None,
     caller_limits: CallerLimits | None = None,
@@ -114,7 +116,8 @@ def build_server(
     writes one structured line per RPC (off only to measure what logging costs);
     `reuse_port` lets several processes share the address (`tablelog serve --workers`);
     `redis_url`, the store's Redis, is probed for health (see `tablelog.service.api.health`; without
-    it, health says SERVING for as long as the server runs);
+    it, health says SERVING for as long as the server runs), and `data_disk`, the embedded
+    Redis's data directory, looked at when Redis fails (see `tablelog.service.store.data_disk`);
     `watch_limits` bounds the watchers and watched games (see
     `tablelog.service.recording.watching`); `tls` serves TLS instead of plaintext (see
     `tablelog.service.api.transport`); `gate` authenticates and authorizes every call but health and
@@ -218,7 +221,7 @@ def build_server(
     all_games()  # import every game now, not in the first CreateGame
     tune_gc()
     probe = (
-        StoreProbe(redis_url, store, health_servicer, HEALTH_NAMES)
+        StoreProbe(redis_url, store, health_servicer, HEALTH_NAMES, data_disk=data_disk)
         if redis_url is not None
         else None
     )

@@ -13,6 +13,7 @@
     result_storage.py  where a game's sealed result (club memory) is kept beside its stream
     memory.py       club memory's keys: the feed of changed games, outcomes, checkpoint
     embedded.py     the embedded Redis of `tablelog serve`: durability, supervision
+    data_disk.py    the embedded Redis's data disk: a Redis lost to it said so
     script.py       the append script's arguments and replies as typed values
     append.lua      the compare-and-append script itself (runs inside Redis)
     watchdog.py     the time limit on Redis calls

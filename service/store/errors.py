@@ -107,16 +107,19 @@ class StoreFull(StoreError):
         )
 
 
-class StoreDiskFailing(StoreError):
-    """Redis refused a write because it cannot write to its disk (MISCONF: a snapshot or
-    the append-only file failed, most often a full data disk); nothing was written, reads
-    go on (UNAVAILABLE, STORE_DISK_FAILING; health NOT_SERVING until it clears)."""
+class StoreDiskFailing(StoreUnavailable):
+    """Redis cannot write to its data disk, most often because it is full: it refused the
+    write (MISCONF: a snapshot or the append-only file failed), or, under
+    ``appendfsync always``, it exited on a failed write of its append-only file and the
+    embedded Redis's data directory says so (`tablelog.service.store.data_disk`). Nothing
+    was written (UNAVAILABLE, STORE_DISK_FAILING; health NOT_SERVING until it clears). A
+    kind of StoreUnavailable: whoever waits out an outage waits this one out too."""
 
     def __init__(self, detail: str) -> None:
         super().__init__(
-            "The server's Redis cannot write to its data disk (full or failing), so it "
-            "refuses changes; nothing was recorded. Reading games still works. Redis said: "
-            f"{detail[:200]}"
+            "The server's Redis cannot write to its data disk (full or failing), so the "
+            "server refuses changes until it can; nothing was recorded. Ask the server's "
+            f"operator to free space on that disk. {detail[:300]}"
         )
 
 
@@ -126,7 +129,7 @@ def write_refusal(exc: Exception) -> StoreError | None:
     text = str(exc)
     code = text.split(" ", 1)[0].upper()
     if code == "MISCONF":
-        return StoreDiskFailing(text)
+        return StoreDiskFailing(f"Redis said: {text}")
     if code == "OOM":
         return StoreFull()
     if code in ("READONLY", "NOREPLICAS", "NOTREADY", "LOADING", "BUSY", "MASTERDOWN"):

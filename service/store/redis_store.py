@@ -58,6 +58,7 @@ from tablelog.service.store.cluster import (
     run_script,
     run_script_standalone,
 )
+from tablelog.service.store.data_disk import DataDisk
 from tablelog.service.store.errors import (
     ChainMismatch,
     CorruptEvent,
@@ -157,13 +158,15 @@ class RedisEventStore(EventStore):
         replica_wait: ReplicaWait | None = None,
         url: str = "",
         request_id_retention: float = REQUEST_ID_RETENTION,
+        data_disk: DataDisk | None = None,
     ) -> None:
         """`club_storage`: the bytes each club's games may take in their streams (None: no
         limit), leased `club_lease` bytes at a time (see `tablelog.service.store.club_storage`).
         `replica_wait`: acknowledge an append only once that many replicas have it (WAIT).
         `url`: the cluster's, for `dedicated` (a cluster client is not cloned from a pool).
         `request_id_retention`: seconds a request id is kept; an older one is forgotten, and
-        a request under it is a new request."""
+        a request under it is a new request. `data_disk`: the embedded Redis's data
+        directory, where a Redis that cannot be reached is looked for (see `Calls`)."""
         if request_id_retention <= 0:
             raise ValueError("the request id retention must be positive")
         self.request_id_retention_ms = max(1, int(request_id_retention * 1000))
@@ -182,7 +185,7 @@ class RedisEventStore(EventStore):
         )
         self._prefix = prefix
         self._timeout = timeout
-        self.calls = Calls(timeout)
+        self.calls = Calls(timeout, data_disk)
         """Every Redis call of this store, and of the stores that share its client (members,
         club memory, rosters): one time limit, one outage flag."""
         script = resources.files("tablelog.service.store").joinpath("append.lua")
@@ -207,6 +210,7 @@ class RedisEventStore(EventStore):
         replica_wait: ReplicaWait | None = None,
         request_id_retention: float = REQUEST_ID_RETENTION,
         read_replicas: bool = False,
+        data_disk: DataDisk | None = None,
     ) -> RedisEventStore:
         """A store on a new client, sealing with `chain`. The client has no socket timeout
         of its own: the store's watchdog enforces `timeout` (see `Watchdog`); connecting is
@@ -215,7 +219,8 @@ class RedisEventStore(EventStore):
         than opening more. The URL carries the credentials and TLS settings (see
         `with_credentials`); ``redis+cluster://`` names a Redis Cluster.
         `read_replicas` (a cluster's watch tails, see `dedicated`): the client's connections
-        may read from replicas (READONLY), and `wait` reads a replica of the game's slot."""
+        may read from replicas (READONLY), and `wait` reads a replica of the game's slot.
+        `data_disk`: the embedded Redis's data directory (see `Calls`)."""
         # Replies stay bytes (the store decodes what it reads); no socket timeout (the
         # watchdog's); a connection idle for 30 s is pinged before it is used.
         settings: dict[str, Any] = {
@@ -251,6 +256,7 @@ class RedisEventStore(EventStore):
             replica_wait=replica_wait,
             url=url if is_cluster_url(url) else "",
             request_id_retention=request_id_retention,
+            data_disk=data_disk,
         )
         store._reads_replica = read_replicas and store._cluster is not None
         return store
@@ -292,6 +298,7 @@ class RedisEventStore(EventStore):
             self._timeout,
             chain=self.chain,
             request_id_retention=self.request_id_retention_ms / 1000,
+            data_disk=self.calls.disk,
         )
 
     @property
@@ -315,9 +322,9 @@ class RedisEventStore(EventStore):
             )
         return keys
 
-    def mark_unavailable(self, why: str) -> None:
+    def mark_unavailable(self, why: str, *, disk: bool = False) -> None:
         """Until `mark_available`, fail every call at once (`Calls.mark_unavailable`)."""
-        self.calls.mark_unavailable(why)
+        self.calls.mark_unavailable(why, disk=disk)
 
     def mark_available(self) -> None:
         self.calls.mark_available()

@@ -5,10 +5,13 @@ Kubernetes schemas)."""
 
 from __future__ import annotations
 
+import argparse
+import http.client
 import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -17,10 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import redis
 import yaml
 
+from tablelog.service.api.cli import serve_command
+from tablelog.service.api.http_port import served_names
 from tests.service.conftest import standalone_redis_binary
 from tests.service.support import OUT_OF_REACH_LIMITS, tablelog_command
 from tests.support.processes import stop_process
@@ -98,6 +104,62 @@ class Mounts:
 def compose_shell(text: str) -> str:
     """A command as Compose hands it to the container: `$$` is a literal `$`."""
     return text.replace("$$", "$")
+
+
+COMPOSE_VARIABLE = re.compile(r"\$\$|\$\{(\w+)(?:(:?-)([^}]*))?\}|\$(\w+)")
+
+
+def compose_interpolate(text: str, environment: Mapping[str, str]) -> str:
+    """A value of a Compose file as Compose reads it from `environment` (the shell's of
+    `docker compose up`, and deploy/.env): `${NAME}` and `$NAME`, `${NAME:-default}` (the
+    default also for an empty value), `${NAME-default}` (only for an unset one), `$$` a `$`."""
+
+    def value(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1) or match.group(4)
+        found = environment.get(name)
+        if match.group(2) == ":-" and not found:
+            return match.group(3)
+        if match.group(2) == "-" and found is None:
+            return match.group(3)
+        return found or ""
+
+    return COMPOSE_VARIABLE.sub(value, text)
+
+
+def served_names_under(environment: Mapping[str, str]) -> frozenset[str] | None:
+    """The host names the HTTP port of `tablelog serve` answers the web app and the API to
+    (None: any name) when it is started with `environment` and no arguments, as the image
+    starts it: read by the server's own option parsing."""
+    with mock.patch.dict(os.environ, environment, clear=True):
+        parser = argparse.ArgumentParser()
+        serve_command(parser.add_subparsers())
+        args = parser.parse_args(["serve"])
+    return served_names(args.http_address, args.http_host)
+
+
+def status_by_name(base_url: str, path: str, host: str, ca: str | None = None) -> int:
+    """The status of GET `path` at `base_url` (`https://localhost:PORT`, or http) sent with
+    `host` as its Host header: what a browser sends for a page of that name whose DNS
+    points at this address (a DNS rebinding), or a load balancer reaching a pod by address."""
+    scheme, _, authority = base_url.partition("://")
+    name, _, port = authority.rstrip("/").rpartition(":")
+    connection: http.client.HTTPConnection
+    if scheme == "https":
+        context = ssl.create_default_context(cafile=ca)
+        connection = http.client.HTTPSConnection(name, int(port), context=context, timeout=10)
+    else:
+        connection = http.client.HTTPConnection(name, int(port), timeout=10)
+    try:
+        connection.putrequest("GET", path, skip_host=True)
+        connection.putheader("Host", f"{host}:{port}")
+        connection.endheaders()
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        connection.close()
 
 
 def image_program(argv: Sequence[str]) -> list[str]:

@@ -28,6 +28,7 @@ from tests.deploy.support import (
     DEPLOY,
     Mounts,
     clean_environment,
+    compose_interpolate,
     compose_shell,
     image_program,
     load_yaml,
@@ -35,7 +36,9 @@ from tests.deploy.support import (
     missing_tool,
     redis_command,
     redis_server,
+    served_names_under,
     serving,
+    status_by_name,
 )
 from tests.deploy.test_image import (
     exec_form,
@@ -45,6 +48,12 @@ from tests.deploy.test_image import (
     on_port,
 )
 from tests.service.helpers import splendor_line
+
+OPERATOR_NAME = "tablelog.club.example"
+"""The name an operator serves the web app by (docs/deploy.md's example), set as the deploy
+says: TABLELOG_HTTP_HOSTS in the environment of `docker compose up`."""
+REBOUND_NAME = "rebound.example"
+"""A name nobody set: a page of it whose DNS points at the host (DNS rebinding)."""
 
 UNITS = {"": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30}
 UNITS["gb"] = 1 << 30
@@ -128,6 +137,32 @@ def test_two_interchangeable_instances_share_one_redis_and_one_chain_key() -> No
     assert len(set(volumes)) == 2
     assert len(set(ports)) == 2
     assert all(port.startswith("127.0.0.1:") for port in ports)
+
+
+def instance_settings(service: dict[str, Any], operator: dict[str, str]) -> dict[str, str]:
+    """An instance's environment as its container has it: the image's ENV, then the
+    compose's, read with the operator's environment (Compose's interpolation)."""
+    settings = image_environment(final_stage())
+    for name, value in service["environment"].items():
+        settings[name] = compose_interpolate(str(value), operator)
+    return settings
+
+
+@pytest.mark.parametrize("operator", [{}, {"TABLELOG_HTTP_HOSTS": OPERATOR_NAME}])
+def test_the_http_port_serves_the_names_the_operator_sets_and_no_other(
+    operator: dict[str, str],
+) -> None:
+    """The instances listen on every interface: without names their Host check let any
+    name through (a DNS-rebinding page of a site pointed at this host). The compose names
+    localhost unless the operator sets TABLELOG_HTTP_HOSTS."""
+    for service in tablelog_services(compose()["services"]).values():
+        settings = instance_settings(service, operator)
+        assert settings["TABLELOG_HTTP_ADDRESS"].startswith("0.0.0.0:")
+        served = served_names_under(settings)
+        assert served is not None, "every name is answered"
+        assert "localhost" in served
+        assert REBOUND_NAME not in served
+        assert (OPERATOR_NAME in served) == bool(operator)
 
 
 def test_every_secret_is_a_file_that_make_secrets_writes(tmp_path: Path) -> None:
@@ -235,8 +270,8 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
         for name, service in tablelog_services(services).items():
             volume, inside = service["volumes"][0].split(":")[:2]
             mounts = Mounts({**secret_files, inside: tmp_path / volume})
-            settings = {**image_environment(stage), **service["environment"]}
-            settings = {k: mounts.apply(str(v)) for k, v in settings.items()}
+            settings = instance_settings(service, {"TABLELOG_HTTP_HOSTS": OPERATOR_NAME})
+            settings = {k: mounts.apply(v) for k, v in settings.items()}
             settings["TABLELOG_REDIS_URL"] = settings["TABLELOG_REDIS_URL"].replace(
                 "redis:6379",
                 f"127.0.0.1:{port}",  # the service name, resolved
@@ -280,6 +315,10 @@ def test_what_compose_describes_records_through_both_instances(deployment: Deplo
         with urllib.request.urlopen(page, context=context, timeout=10) as answer:
             assert answer.status == 200
             assert b"<html" in answer.read().lower()
+        # The names set (TABLELOG_HTTP_HOSTS) and only those; readiness by any name.
+        assert status_by_name(page, "/", OPERATOR_NAME, deployment.ca) == 200
+        assert status_by_name(page, "/", REBOUND_NAME, deployment.ca) == 421
+        assert status_by_name(page, "/readyz", "172.18.0.3", deployment.ca) == 200
     for env in deployment.instance_env:
         check = subprocess.run(
             image_program(healthcheck_command(final_stage())), env=env, timeout=60

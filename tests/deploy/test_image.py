@@ -28,7 +28,9 @@ from tests.deploy.support import (
     image_program,
     make_secrets,
     missing_tool,
+    served_names_under,
     serving,
+    status_by_name,
     tracked_files,
 )
 
@@ -336,6 +338,20 @@ def test_the_server_is_configured_by_the_environment_the_check_reads() -> None:
     assert not [step for step in stage if step.name == "CMD"]
 
 
+def test_the_image_names_the_hosts_its_http_port_serves() -> None:
+    """On every interface with no names, the port's Host check let any name through (a
+    DNS-rebinding page); the image names loopback only until TABLELOG_HTTP_HOSTS says more."""
+    settings = image_environment(final_stage())
+    assert settings["TABLELOG_HTTP_ADDRESS"].startswith("0.0.0.0:")
+    served = served_names_under(settings)
+    assert served is not None, "every name is answered"
+    assert "localhost" in served
+    assert "rebound.example" not in served
+    more = served_names_under({**settings, "TABLELOG_HTTP_HOSTS": "tablelog.club.example"})
+    assert more is not None
+    assert "tablelog.club.example" in more
+
+
 def healthy(env: dict[str, str]) -> bool:
     check = subprocess.run(
         image_program(healthcheck_command(final_stage())),
@@ -379,6 +395,12 @@ def test_the_image_serves_and_its_health_check_finds_the_server(
     assert not healthy(env), "healthy before the server started"
     with serving(image_program(exec_form(only(stage, "ENTRYPOINT").value)), env):
         assert healthy(env)
+        web = ("https://localhost:" if ca else "http://localhost:") + settings[
+            "TABLELOG_HTTP_ADDRESS"
+        ].rsplit(":", 1)[1]
+        assert status_by_name(web, "/", "localhost", ca) == 200
+        assert status_by_name(web, "/", "rebound.example", ca) == 421
+        assert status_by_name(web, "/readyz", "10.1.2.3", ca) == 200
         token = (tmp_path / "volume" / "owner.token").read_text(encoding="utf-8").strip()
         with Client(f"localhost:{port}", token=token, ca=ca) as client:
             game = client.create_game("splendor", ["Ana", "Ben"]).game_id

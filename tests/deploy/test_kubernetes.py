@@ -29,6 +29,7 @@ from tests.deploy.support import (
     missing_tool,
     redis_command,
     redis_server,
+    served_names_under,
 )
 from tests.deploy.test_compose import redis_settings, size
 from tests.deploy.test_image import final_stage, healthcheck_command, only
@@ -201,6 +202,37 @@ def test_tablelog_runs_as_the_images_user_and_is_probed_by_the_images_check(
         {"name": "grpc", "containerPort": grpc},
         {"name": "http", "containerPort": http},
     ]
+
+
+def container_environment(resources: list[Resource], container: Resource) -> dict[str, str]:
+    """What a container's process finds in its environment: its ConfigMaps' data (envFrom),
+    then its own `env` values (a value from a Secret or a field is not known here)."""
+    found: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        found.update(one(resources, "ConfigMap", source["configMapRef"]["name"])["data"])
+    found.update({e["name"]: e["value"] for e in container.get("env", []) if "value" in e})
+    return found
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_http_port_serves_the_names_set_and_no_other(
+    rendered: dict[str, list[Resource]], overlay: str
+) -> None:
+    """The pods listen on every interface: without names their Host check let any name
+    through (a DNS-rebinding page). The ConfigMap names the Service's (TABLELOG_HTTP_HOSTS,
+    which the operator extends: docs/deploy.md)."""
+    resources = rendered[overlay]
+    (container,) = one(resources, "Deployment", "tablelog")["spec"]["template"]["spec"][
+        "containers"
+    ]
+    environment = container_environment(resources, container)
+    assert environment["TABLELOG_HTTP_ADDRESS"].startswith("0.0.0.0:")
+    served = served_names_under(environment)
+    assert served is not None, "every name is answered"
+    service = one(resources, "Service", "tablelog")["metadata"]["name"]
+    assert service in served
+    assert "localhost" in served  # kubectl port-forward
+    assert "rebound.example" not in served
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

@@ -132,6 +132,19 @@ def test_a_host_the_port_does_not_serve_is_refused(served: BackgroundServer) -> 
         assert raw(served, "GET", "/", {"host": host})[0] == 200
 
 
+def test_health_and_metrics_answer_whatever_the_host(served: BackgroundServer) -> None:
+    """A load balancer's health check and Prometheus reach a pod by its address, a name the
+    deploys do not list (they name their hosts: deploy/): these paths take no token and tell
+    nothing of a club, so they answer any Host; the app and the API still do not."""
+    port = served.http_url.rsplit(":", 1)[1]
+    by_address = {"host": f"10.1.2.3:{port}"}
+    for path in ("/healthz", "/readyz", "/metrics"):
+        status, _headers, body = raw(served, "GET", path, by_address)
+        assert status == 200, (path, body)
+    assert raw(served, "GET", "/", by_address)[0] == 421
+    assert raw(served, "GET", "/index.html", by_address)[0] == 421
+
+
 def test_the_served_names() -> None:
     assert served_names("127.0.0.1:8080", ()) == frozenset(
         {"127.0.0.1", "localhost", "[::1]", "::1"}
