@@ -36,7 +36,7 @@ import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -615,3 +615,91 @@ def test_the_layout_follows_the_screen_s_width(
         page.wait_for_selector(f'{board}[viewBox^="0 0 {PHONE_WIDTH} "]', timeout=15_000)
         tap(page, "bank-w")
         assert "bank" in page.inner_text("#tap-words")
+
+
+# Every control a finger may press, visible on the page, with its box in CSS px. A checkbox
+# or radio is pressed through its label (the label is its target), so the label is measured.
+# WCAG 2.5.5's "inline" exception (a link in a sentence, sized by the line it sits in) is
+# a link whose parent has text of its own (not only other elements) beside it.
+_CONTROLS = """() => {
+  const selector = [
+    "button", "a[href]", "input:not([type=hidden])", "select", "textarea", "summary",
+    "[role=button]", "[tabindex]:not([tabindex='-1'])", ".legal-move", ".moves .step",
+  ].join(", ");
+  const seen = new Set();
+  const found = [];
+  for (let element of document.querySelectorAll(selector)) {
+    if (element.matches("input[type=checkbox], input[type=radio]")) {
+      element = element.closest("label") ?? element;
+    }
+    if (seen.has(element)) continue;
+    seen.add(element);
+    const box = element.getBoundingClientRect();
+    const style = getComputedStyle(element);
+    if (box.width === 0 || box.height === 0 || style.visibility === "hidden") continue;
+    if (element.closest("[hidden], details:not([open]) > :not(summary)")) continue;
+    let inline = false;
+    if (element.matches("a") && style.display === "inline") {
+      const block = element.parentElement;
+      const own = Array.from(block.childNodes)
+        .filter((node) => node.nodeType === Node.TEXT_NODE)
+        .map((node) => node.textContent ?? "").join("").trim();
+      inline = own.length > 0;
+    }
+    const touch = element.getAttribute("data-touch");
+    const text = (element.textContent ?? "").trim().slice(0, 24);
+    const name = element.id ? `#${element.id}`
+      : touch ? `[data-touch=${touch}]`
+      : `${element.tagName.toLowerCase()}.${element.className || ""} "${text}"`;
+    found.push({ name, width: box.width, height: box.height, inline });
+  }
+  return found;
+}"""
+
+
+def under_a_finger(page: Page, where: str) -> list[str]:
+    """The visible controls of `page` under 44 x 44 CSS px (WCAG 2.5.5), links in a
+    sentence excepted; asserts that there are controls to measure."""
+    controls: list[dict[str, Any]] = page.evaluate(_CONTROLS)
+    assert len(controls) >= 3, (where, controls)
+    return [
+        f"{where}: {c['name']} {c['width']:.1f} x {c['height']:.1f}"
+        for c in controls
+        if not c["inline"] and min(c["width"], c["height"]) < TARGET_PX - 0.5
+    ]
+
+
+def test_every_control_of_the_page_is_a_finger_wide_on_a_phone(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    """WCAG 2.5.5 at 390 px with touch, beyond the board: every visible control (buttons,
+    links, inputs, selects, the legal-move chips, the move list's rows, the recording bar's
+    buttons, the create form) is at least 44 x 44 CSS px, on the game list, on a game page
+    mid-move with the recording bar open, and on the create form."""
+    process, signed_in = serve
+    small: list[str] = []
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt", title="Phone")
+        client.record(game.game_id, "take w u g")
+        client.record(game.game_id, "take r k w")
+        version = client.get_game(game.game_id).version
+        page = touch_page(browser, page_url(signed_in, game.game_id))
+        wait_board(page, version)
+        page.wait_for_selector("#legal-moves .legal-move")
+        page.wait_for_selector("#moves .step")
+        tap(page, "bank-w")
+        tap(page, "bank-u")
+        page.wait_for_selector("#tap-choices .tap-choice")
+        small += under_a_finger(page, "game page")
+        page.locator("#share").tap()
+        page.wait_for_selector("#share-link")
+        small += under_a_finger(page, "game page, shared")
+        page.goto(signed_in)
+        page.wait_for_selector("tr[data-game-id]")
+        small += under_a_finger(page, "list")
+        page.locator("#create summary").tap()
+        page.select_option("#new-game", "mercado-de-lisboa")
+        page.wait_for_selector('[data-option="clamp_penalty_at_zero"]')
+        small += under_a_finger(page, "create form")
+        page.context.close()
+    assert not small, "\n".join(small)
