@@ -703,3 +703,99 @@ def test_every_control_of_the_page_is_a_finger_wide_on_a_phone(
         small += under_a_finger(page, "create form")
         page.context.close()
     assert not small, "\n".join(small)
+
+
+def offline_page(browser: Browser, url: str) -> Page:
+    """A phone's tab at `url` that does not hear the game's live updates (its WatchGame
+    stream refused, as on a table's bad wifi): what others record meanwhile reaches it only
+    through its own calls' answers."""
+    context = browser.new_context(
+        viewport=TOUCH_PHONE,  # type: ignore[arg-type]
+        has_touch=True,
+        is_mobile=True,
+    )
+    context.route("**/tablelog.v1.TablelogService/WatchGame", lambda route: route.abort())
+    page = context.new_page()
+    page.goto(url)
+    return page
+
+
+def players_moves(client: Client, game_id: str) -> list[str]:
+    """The moves recorded in `game_id`, the server's deals (a dealt game's reveals) left out."""
+    return [
+        item.event.move_recorded.notation
+        for item in client.replay(game_id, 1, full=True)
+        if item.event.WhichOneof("body") == "move_recorded"
+        and not item.event.move_recorded.notation.startswith("reveal ")
+    ]
+
+
+def test_a_tapped_move_the_server_refuses_is_said_in_the_bar_and_changes_nothing(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    """Between the taps and the record button, another member records a move (the phone
+    did not hear it): the server refuses the tapped move, the bar says the server's words,
+    and the game holds the other member's move only. Then the club's owner deletes the game
+    between the taps and the record: the bar says the refusal, and nothing is recorded."""
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as owner:
+        game = owner.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        cleo = owner.add_member("Cleo", "recorder")
+        page = offline_page(browser, page_url(signed_in, game.game_id))
+        wait_board(page, game.version)
+        for touch_id in ("bank-w", "bank-u", "bank-g"):
+            tap(page, touch_id)
+        page.locator("#tap-record", has_text="Record: take w u g").wait_for()
+        with Client(process.address, token=owner.create_token(cleo.member_id).token) as other:
+            other.record(game.game_id, "take w w")
+        moved = owner.get_game(game.game_id).version
+        tap_record(page)
+        page.wait_for_selector("#tap-error:not(:empty)", timeout=10_000)
+        said = page.inner_text("#tap-error")
+        assert "The game has moved on" in said, said
+        assert "(STALE_VERSION)" in said, said
+        assert players_moves(owner, game.game_id) == ["take w w"]
+        assert owner.get_game(game.game_id).version == moved
+        # The page has caught up with the move it missed: its board is the new head's, Bob's
+        # turn, with the refusal still said in the bar.
+        wait_board(page, moved)
+        assert "Bob to move" in page.inner_text("#tap-words")
+        assert page.inner_text("#tap-error") == said
+        # A tap goes on from the new head (and the refusal, answered, is no longer said).
+        tap(page, "bank-r")
+        assert page.inner_text("#tap-error") == ""
+        tap(page, "bank-r")
+        page.locator("#tap-record", has_text="Record: take r r").wait_for()
+        owner.delete_game(game.game_id, reason="a test game")
+        tap_record(page)
+        page.wait_for_selector("#tap-error:not(:empty)", timeout=10_000)
+        said = page.inner_text("#tap-error")
+        assert "deleted" in said, said
+        assert "nothing can be recorded in it any more" in said, said
+        assert "(GAME_DELETED)" in said, said
+        assert players_moves(owner, game.game_id) == ["take w w"]
+        page.context.close()
+
+
+def test_a_typed_move_refused_as_stale_brings_the_page_to_the_game_as_it_is(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    """The recording panel's typed move, refused because another member recorded first (the
+    phone did not hear it): the panel says so, and the page shows the head the server has,
+    its legal moves and its board, as the refusal promises ("the list now shows their
+    move")."""
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as owner:
+        game = owner.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        page = offline_page(browser, page_url(signed_in, game.game_id))
+        wait_board(page, game.version)
+        owner.record(game.game_id, "take w w")
+        moved = owner.get_game(game.game_id).version
+        page.fill("#notation", "take w u g")
+        page.press("#notation", "Enter")
+        page.locator("#record-error", has_text="Someone recorded first").wait_for()
+        assert "(STALE_VERSION)" in page.inner_text("#record-error")
+        wait_board(page, moved)
+        assert "Bob to move" in page.inner_text("#legal-note")
+        assert players_moves(owner, game.game_id) == ["take w w"]
+        page.context.close()

@@ -1290,8 +1290,14 @@ class GamePage {
       this.recordNote.textContent = `Recorded ${notation} (revision ${answer.game?.version ?? ""})`;
       await this.afterChange(answer.game);
     } catch (error) {
+      // The refusal in the server's words, with the rule it names; a stale version is said
+      // on the board of the head the page now catches up with (the taps go: they were
+      // composed on the board before the move it missed).
+      const stale = reasonOf(error) === "STALE_VERSION";
+      const words = `${describeRefusal(error)}${stale ? " Someone recorded first: the board now shows their move." : ""}`;
+      this.board.refuse(words, stale);
       await this.refused(error);
-      throw new Error(describe(error));
+      throw new Error(words);
     }
   }
 
@@ -1359,12 +1365,23 @@ class GamePage {
     }
   }
 
+  /** A refused change said under the recording panel; at a stale version the page catches
+   * up with the head the server has (the live updates may have missed it: a phone's bad
+   * wifi), shows it if the head was shown, and lists its legal moves again, so that the
+   * board and the panel offer the moves of the game as it now is. */
   private async refused(error: unknown): Promise<void> {
     this.recordError.textContent = describe(error);
     if (reasonOf(error) === "STALE_VERSION") {
       this.recordError.textContent += " Someone recorded first: the list now shows their move.";
+      const atHead = this.current === this.head && this.inside === undefined;
       await this.refreshSummary();
       await this.catchUp();
+      if (atHead) {
+        this.go(this.head);
+      }
+      if (this.inProgress()) {
+        await this.loadLegalMoves();
+      }
     }
   }
 
