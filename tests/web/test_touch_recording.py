@@ -799,3 +799,55 @@ def test_a_typed_move_refused_as_stale_brings_the_page_to_the_game_as_it_is(
         assert "Bob to move" in page.inner_text("#legal-note")
         assert players_moves(owner, game.game_id) == ["take w w"]
         page.context.close()
+
+
+_FOCUSED = """() => {
+  const at = document.activeElement;
+  return at ? [at.id, at.getAttribute("data-touch"), at.getAttribute("class") ?? ""] : null;
+}"""
+
+
+def tab_to(page: Page, *, touch_id: str = "", element_id: str = "") -> None:
+    """Presses Tab until the focus is on the board's `touch_id` (or the element
+    `element_id`), asserting that every touchable the focus passes may come next."""
+    for _ in range(400):
+        page.keyboard.press("Tab")
+        found = page.evaluate(_FOCUSED)
+        assert found is not None
+        at_id, at_touch, classes = found
+        if at_touch:
+            assert "touch-next" in classes.split(), f"{at_touch} is in the tab order, dimmed"
+        if (touch_id and at_touch == touch_id) or (element_id and at_id == element_id):
+            return
+    raise AssertionError(f"Tab never reached {touch_id or element_id}")
+
+
+def test_the_board_is_played_with_the_keyboard(
+    serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    """Issue 25, item 5: the board's touchables that may come next are reached with Tab and
+    chosen with Enter or Space, and a move so chosen is recorded (no mouse, no finger)."""
+    process, signed_in = serve
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.goto(page_url(signed_in, game.game_id))
+        wait_board(page, game.version)
+        # Dimmed touchables are out of the tab order: a market card goes on no take.
+        tab_to(page, touch_id="bank-w")
+        page.keyboard.press("Enter")
+        assert "bank" in page.inner_text("#tap-words")
+        tab_to(page, touch_id="bank-u")
+        page.keyboard.press(" ")
+        tab_to(page, touch_id="bank-g")
+        page.keyboard.press("Enter")
+        page.locator("#tap-record", has_text="Record: take w u g").wait_for()
+        assert page.inner_text("#tap-words").startswith("Ann takes white, blue and green.")
+        assert "touch-dim" in (page.get_attribute('[data-touch="slot-1.1"]', "class") or "")
+        assert page.get_attribute('[data-touch="slot-1.1"]', "tabindex") == "-1"
+        tab_to(page, element_id="tap-record")
+        page.keyboard.press("Enter")
+        wait_head(page, client, game.game_id, game.version)
+        assert players_moves(client, game.game_id) == ["take w u g"]
+        context.close()
