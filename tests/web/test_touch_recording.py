@@ -378,11 +378,77 @@ def test_an_ended_game_shows_its_final_scores(
             if rows.nth(i).locator("td").nth(3).inner_text()
         } == winners
         assert page.is_hidden("#tap-bar")
+        assert page.is_hidden("#tiebreak") == (not result.tiebreak)
         # The list says who won, with the points.
         listing = touch_page(browser, signed_in)
         row = listing.locator(f'tr[data-game-id="{game.game_id}"]')
         row.wait_for()
-        assert f"won by {' and '.join(sorted(winners))}" in row.inner_text() or len(winners) > 1
+        assert list_line(ended) in row.inner_text()
+
+
+def list_line(game: service_pb2.GameSummary) -> str:
+    """What the list says of an ended game's result: the winner (or the shared win), each
+    player's points, and the tie-break the rules applied, as the server gives them."""
+    result = game.result
+    names = [game.players[seat].name for seat in result.winners]
+    won = f"shared win: {' and '.join(names)}" if len(names) > 1 else f"won by {names[0]}"
+    ranked = sorted(result.scores, key=lambda score: -score.total)
+    points = ", ".join(f"{game.players[s.seat].name} {s.total}" for s in ranked)
+    tiebreak = f" · tie-break: {result.tiebreak}" if result.tiebreak else ""
+    return f"{won} · {points}{tiebreak}"
+
+
+TIE_BROKEN = {
+    "splendor": 13,
+    "medici-card-game": 9,
+}
+"""Seeded random two-player games that end tied on points: Splendor's seed 13 is decided by
+its tie-break (17 each, the fewer development cards win: RULES.md §8), the Medici card
+game's seed 9 is a shared win (160 florins each: Rules §A5)."""
+
+
+@pytest.mark.parametrize("name", sorted(TIE_BROKEN))
+def test_an_ended_game_tied_on_points_shows_its_tie_break(
+    name: str, serve: tuple[ServeProcess, str], browser: Browser
+) -> None:
+    """Issue 25: an ended game's score table gives names, points, tie-break and winner, on
+    the page and in the list; the tie-break is the rule the server's result names (the
+    client decides nothing), said with the players it was applied to."""
+    process, signed_in = serve
+    played = random_game(name, 2, seed=TIE_BROKEN[name])
+    with Client(process.address, token=process.token) as client:
+        game = client.create_game(name, ["Ann", "Bob"], title=f"Tied {name}")
+        for notation in played.notations:
+            client.record(game.game_id, notation)
+        ended = client.get_game(game.game_id)
+        result = ended.result
+        assert result.tiebreak
+        totals = {ended.players[s.seat].name: s.total for s in result.scores}
+        assert totals["Ann"] == totals["Bob"]
+        page = touch_page(browser, page_url(signed_in, game.game_id))
+        page.wait_for_selector("#scores table.scores")
+        rows = page.locator("#scores tbody tr")
+        shown = {
+            rows.nth(i).locator("td").nth(0).inner_text(): [
+                rows.nth(i).locator("td").nth(column).inner_text() for column in (1, 3)
+            ]
+            for i in range(rows.count())
+        }
+        winners = [ended.players[seat].name for seat in result.winners]
+        said = "shared win" if len(winners) > 1 else "winner"
+        assert shown == {
+            player: [str(total), said if player in winners else ""]
+            for player, total in totals.items()
+        }
+        tiebreak = page.inner_text("#tiebreak")
+        assert result.tiebreak in tiebreak
+        assert f"Ann and Bob tied on {totals['Ann']}" in tiebreak, tiebreak
+        listing = touch_page(browser, signed_in)
+        row = listing.locator(f'tr[data-game-id="{game.game_id}"]')
+        row.wait_for()
+        assert list_line(ended) in row.inner_text()
+        page.context.close()
+        listing.context.close()
 
 
 def test_the_share_button_gives_a_read_only_link_that_opens_the_game(

@@ -16,7 +16,9 @@ import {
   PictureLayout,
   type Annotation,
   type GameSummary,
+  type Player,
   type ReplayGameResponse,
+  type SeatScore,
 } from "@tablelog/client";
 import { describe, isCancelled, reasonOf, requestId, type Api } from "./api.js";
 import { el, replaceChildren, typingInto } from "./dom.js";
@@ -429,7 +431,7 @@ class GamePage {
           ),
         ),
       ),
-      result.tiebreak ? el("p", { class: "muted small", id: "tiebreak" }, `Tie-break: ${result.tiebreak}`) : null,
+      result.tiebreak ? el("p", { id: "tiebreak" }, `Tie-break: ${result.tiebreak} (${tiedWords(result.scores, players)})`) : null,
     );
     this.scores.hidden = false;
   }
@@ -1399,6 +1401,15 @@ class GamePage {
       this.liveStatus.textContent = "";
     }
   }
+}
+
+/** Whom a tie-break was applied to: "Ann and Bob tied on 17", the players who share the
+ * highest total (every game's tie-break settles a tie on the total, by its own rule, which
+ * the server's result names). */
+function tiedWords(scores: readonly SeatScore[], players: readonly Player[]): string {
+  const best = scores.reduce((most, score) => (score.total > most ? score.total : most), scores[0]?.total ?? 0n);
+  const tied = scores.filter((score) => score.total === best).map((score) => players[score.seat]?.name ?? `seat ${score.seat}`);
+  return `${tied.join(" and ")} tied on ${best}`;
 }
 
 /** "Deleted by Ann on 2026-12-02 07:10 UTC (a test game)". */
