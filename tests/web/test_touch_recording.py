@@ -25,7 +25,12 @@ Castello Methoni's smaller ones zoom the board on a tap and act zoomed: docs/ben
 offers each game's options as ListGameTypes names them and sends those set.
 
 A wrong tap (an element no legal move goes on with) is refused inline and changes nothing:
-neither the taps so far nor the game. Screenshots of each game's recording bar at 390 px are
+neither the taps so far nor the game. A tapped move the server refuses (another member
+recorded first and the phone did not hear it; the game deleted between the taps and the
+record) is said in the bar in the server's words, and nothing is recorded. The board is
+played with the keyboard too (Tab, Enter or Space). At 390 px every other control of the
+page (buttons, links, fields, chips, the move list's rows) is 44 x 44 CSS px. An ended game
+tied on points shows its tie-break, on the page and in the list. Screenshots of each game's recording bar at 390 px are
 saved with the test's artefacts (scripts/screenshot_touch.py writes the docs' copies).
 
 Skipped without chromium or the playwright package, unless CI is set: there it fails."""
