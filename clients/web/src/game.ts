@@ -16,7 +16,9 @@ import {
   PictureLayout,
   type Annotation,
   type GameSummary,
+  type Player,
   type ReplayGameResponse,
+  type SeatScore,
 } from "@tablelog/client";
 import { describe, isCancelled, reasonOf, requestId, type Api } from "./api.js";
 import { el, replaceChildren, typingInto } from "./dom.js";
@@ -429,7 +431,7 @@ class GamePage {
           ),
         ),
       ),
-      result.tiebreak ? el("p", { class: "muted small", id: "tiebreak" }, `Tie-break: ${result.tiebreak}`) : null,
+      result.tiebreak ? el("p", { id: "tiebreak" }, `Tie-break: ${result.tiebreak} (${tiedWords(result.scores, players)})`) : null,
     );
     this.scores.hidden = false;
   }
@@ -1290,8 +1292,14 @@ class GamePage {
       this.recordNote.textContent = `Recorded ${notation} (revision ${answer.game?.version ?? ""})`;
       await this.afterChange(answer.game);
     } catch (error) {
+      // The refusal in the server's words, with the rule it names; a stale version is said
+      // on the board of the head the page now catches up with (the taps go: they were
+      // composed on the board before the move it missed).
+      const stale = reasonOf(error) === "STALE_VERSION";
+      const words = `${describeRefusal(error)}${stale ? " Someone recorded first: the board now shows their move." : ""}`;
+      this.board.refuse(words, stale);
       await this.refused(error);
-      throw new Error(describe(error));
+      throw new Error(words);
     }
   }
 
@@ -1359,12 +1367,23 @@ class GamePage {
     }
   }
 
+  /** A refused change said under the recording panel; at a stale version the page catches
+   * up with the head the server has (the live updates may have missed it: a phone's bad
+   * wifi), shows it if the head was shown, and lists its legal moves again, so that the
+   * board and the panel offer the moves of the game as it now is. */
   private async refused(error: unknown): Promise<void> {
     this.recordError.textContent = describe(error);
     if (reasonOf(error) === "STALE_VERSION") {
       this.recordError.textContent += " Someone recorded first: the list now shows their move.";
+      const atHead = this.current === this.head && this.inside === undefined;
       await this.refreshSummary();
       await this.catchUp();
+      if (atHead) {
+        this.go(this.head);
+      }
+      if (this.inProgress()) {
+        await this.loadLegalMoves();
+      }
     }
   }
 
@@ -1382,6 +1401,15 @@ class GamePage {
       this.liveStatus.textContent = "";
     }
   }
+}
+
+/** Whom a tie-break was applied to: "Ann and Bob tied on 17", the players who share the
+ * highest total (every game's tie-break settles a tie on the total, by its own rule, which
+ * the server's result names). */
+function tiedWords(scores: readonly SeatScore[], players: readonly Player[]): string {
+  const best = scores.reduce((most, score) => (score.total > most ? score.total : most), scores[0]?.total ?? 0n);
+  const tied = scores.filter((score) => score.total === best).map((score) => players[score.seat]?.name ?? `seat ${score.seat}`);
+  return `${tied.join(" and ")} tied on ${best}`;
 }
 
 /** "Deleted by Ann on 2026-12-02 07:10 UTC (a test game)". */

@@ -148,16 +148,20 @@ export async function showList(api: Api, root: HTMLElement): Promise<void> {
   replaceChildren(body, table, pager);
 }
 
-/** An ended game's result in the list: " · won by Ann · Ann 15, Bob 12". */
+/** An ended game's result in the list: " · won by Bob · Ann 17, Bob 17 · tie-break: fewest
+ * development cards purchased" (or " · shared win: Ann and Bob · ..."): the winners, each
+ * player's points and the tie-break the server's result names (the rules are the server's). */
 function finalWords(game: GameSummary): string {
   const result = game.result;
   if (game.status !== GameStatus.ENDED || result === undefined || result.scores.length === 0) {
     return "";
   }
   const name = (seat: number) => game.players[seat]?.name ?? `seat ${seat}`;
-  const won = result.winners.length ? ` · won by ${result.winners.map(name).join(" and ")}` : "";
+  const winners = result.winners.map(name).join(" and ");
+  const won = result.winners.length > 1 ? ` · shared win: ${winners}` : result.winners.length ? ` · won by ${winners}` : "";
   const scores = [...result.scores].sort((a, b) => Number(b.total - a.total));
-  return `${won} · ${scores.map((s) => `${name(s.seat)} ${s.total}`).join(", ")}`;
+  const tiebreak = result.tiebreak ? ` · tie-break: ${result.tiebreak}` : "";
+  return `${won} · ${scores.map((s) => `${name(s.seat)} ${s.total}`).join(", ")}${tiebreak}`;
 }
 
 function gameRow(game: GameSummary, titles: ReadonlyMap<string, string>): HTMLTableRowElement {

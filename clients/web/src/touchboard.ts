@@ -130,6 +130,9 @@ export class TouchBoard {
   /** The ids that may be tapped next (worked out once a tap, by `refresh`). */
   private next = new Set<string>();
   private busy = false;
+  /** A server's refusal still to be said when the board is next shown: the refusal that
+   * made the page catch up with a move it missed is about the board that comes next. */
+  private carried = "";
   /** Where the last finger (or pen, or mouse button) went down on the board. */
   private down: { x: number; y: number; at: number } | undefined;
 
@@ -205,7 +208,8 @@ export class TouchBoard {
     replaceChildren(this.overlay, picture, this.marks);
     this.moves = moves.filter((move) => move.touches.length > 0);
     this.taps = [];
-    this.error.textContent = "";
+    this.error.textContent = this.carried;
+    this.carried = "";
     this.overlay.hidden = false;
     this.bar.hidden = false;
     document.body.classList.add("has-tap-bar");
@@ -255,6 +259,7 @@ export class TouchBoard {
     }
     this.taps.push(id);
     this.error.textContent = "";
+    this.carried = "";
     this.refresh();
     return true;
   }
@@ -262,12 +267,14 @@ export class TouchBoard {
   takeBack(): void {
     this.taps.pop();
     this.error.textContent = "";
+    this.carried = "";
     this.refresh();
   }
 
   reset(): void {
     this.taps = [];
     this.error.textContent = "";
+    this.carried = "";
     this.refresh();
   }
 
@@ -497,9 +504,12 @@ export class TouchBoard {
     }
   }
 
-  /** Shows a refusal from the server in the bar, the taps kept. */
-  refuse(words: string): void {
+  /** Shows a refusal from the server in the bar, the taps kept; `carry`: say it again on the
+   * next board shown (the page is about to catch up with the head the server has, whose
+   * board replaces this one and its taps). */
+  refuse(words: string, carry = false): void {
     this.error.textContent = words;
+    this.carried = carry ? words : "";
   }
 
   /** Where a zoom should centre: the last tap, else the first element that may come next. */
