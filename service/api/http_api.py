@@ -276,10 +276,15 @@ def _server_stream(
 
 
 def _idempotency(method: descriptor.MethodDescriptor) -> IdempotencyLevel:
-    """From the method's `option idempotency_level` (NO_SIDE_EFFECTS allows Connect GET)."""
+    """From the method's `option idempotency_level` (NO_SIDE_EFFECTS allows Connect GET). A
+    stream that changes nothing is only IDEMPOTENT here: Connect GET is for unary calls, and
+    connect-python would take a GET for a marked stream and answer it with an error inside
+    a stream (200) instead of 405."""
     level = method.GetOptions().idempotency_level
     options = descriptor_pb2.MethodOptions
     if level == options.NO_SIDE_EFFECTS:
+        if method.server_streaming:
+            return IdempotencyLevel.IDEMPOTENT
         return IdempotencyLevel.NO_SIDE_EFFECTS
     if level == options.IDEMPOTENT:
         return IdempotencyLevel.IDEMPOTENT
