@@ -82,32 +82,56 @@ def parse_sample_rate(text: str) -> float:
     return rate
 
 
-STDLIB_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "grpc")
-"""Libraries that log through the standard library: their lines go through structlog too,
-so every line is JSON (uvicorn wrote plain text into the JSON log)."""
+class StdlibLines(logging.Handler):
+    """The root logger's handler: every record of the standard library's `logging` (uvicorn,
+    asyncio, grpc, OpenTelemetry's exporter, any library's `logging.getLogger(name)`) made
+    a line by structlog's `ProcessorFormatter` (JSON, or readable in a terminal, as
+    structlog's own lines) and written as structlog's PrintLogger writes them: under its
+    lock for the stream, so that a line of another thread is never cut into one of these."""
 
-
-class ToStructlog(logging.Handler):
-    """A standard-library handler that hands each record to structlog, as one line with the
-    logger's name, the level and the message (and the exception, formatted)."""
+    def __init__(self, level: int, formatter: logging.Formatter) -> None:
+        super().__init__(level)
+        self.setFormatter(formatter)
+        self.printer = structlog.PrintLogger(sys.stderr)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            fields: dict[str, Any] = {"logger": record.name}
-            if record.exc_info:
-                fields["exc_info"] = record.exc_info
-            structlog.get_logger(record.name).log(record.levelno, record.getMessage(), **fields)
+            self.printer.msg(self.format(record))
         except Exception:  # a log line must never break the server
             self.handleError(record)
 
 
-def route_stdlib_logging(level: int) -> None:
-    handler = ToStructlog(level)
-    for name in STDLIB_LOGGERS:
-        logger = logging.getLogger(name)
-        logger.handlers = [handler]
-        logger.setLevel(level)
-        logger.propagate = False
+def route_stdlib_logging(level: int, as_json: bool) -> None:
+    """Every standard-library record through structlog's chain (`StdlibLines` on the root
+    logger): the logger's name (`logger`), the running call's ids, the level and time, and
+    the line rendered as structlog's own are (JSON, else readable). uvicorn's loggers
+    (`uvicorn.error`; the access log is off) and grpc's and asyncio's reach it as any other
+    library's do, by propagation."""
+    rendering: list[Any] = (
+        [
+            UtcStamp(),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(serializer=json_line),
+        ]
+        if as_json
+        else [
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
+        ]
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.stdlib.add_logger_name,
+            structlog.contextvars.merge_contextvars,
+            add_call_ids,
+            structlog.processors.add_log_level,
+        ],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *rendering],
+    )
+    root = logging.getLogger()
+    root.handlers = [h for h in root.handlers if not isinstance(h, StdlibLines)]
+    root.addHandler(StdlibLines(level, formatter))
+    root.setLevel(level)
 
 
 def configure_logging(
@@ -155,7 +179,7 @@ def configure_logging(
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
-    route_stdlib_logging(logging.getLevelNamesMapping()[level.upper()])
+    route_stdlib_logging(threshold, as_json)
 
 
 def get_logger(name: str) -> Any:

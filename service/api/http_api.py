@@ -16,7 +16,9 @@ the .proto and the servicer."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, NoReturn
 
 import grpc
@@ -53,6 +55,29 @@ what this caller's token may see), and not asked again on reload (`immutable`)."
 CHANGING_ANSWER = "no-store"
 """Cache-Control of every other answer of the API to GET (the head moves; a refusal may not
 hold a minute later): asked anew every time, and never written to a disk cache."""
+
+
+class CallHead:
+    """What the HTTP port knows of a call before its handler runs (made by
+    `tablelog.service.api.http_guard.HeadCheck` before the body is read): when it started,
+    and whether its handler was reached. A call refused before that has no log line or
+    count of the interceptor's (`tablelog.service.api.interceptors`): the guard writes them."""
+
+    __slots__ = ("handler_ran", "started")
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.handler_ran = False
+
+
+CALL_HEAD: ContextVar[CallHead | None] = ContextVar("tablelog_http_call_head", default=None)
+"""The running HTTP call's `CallHead` (set by the guard in the call's own task)."""
+
+
+def _handler_reached() -> None:
+    head = CALL_HEAD.get()
+    if head is not None:
+        head.handler_ran = True
 
 
 class HandlerTable:
@@ -248,6 +273,7 @@ def _unary(method: str, handler: grpc.RpcMethodHandler[Any, Any], request_class:
     inner: Any = handler.unary_unary
 
     async def unary(body: Encoded, request: RequestContext[Any, Any]) -> Any:
+        _handler_reached()
         try:
             return await inner(decode(body), CallContext(request))
         except Aborted as aborted:
@@ -266,6 +292,7 @@ def _server_stream(
     inner: Any = handler.unary_stream
 
     async def stream(body: Encoded, request: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+        _handler_reached()
         try:
             async for item in inner(decode(body), CallContext(request)):
                 yield Serialized(item, response_class) if isinstance(item, bytes) else item
@@ -276,10 +303,15 @@ def _server_stream(
 
 
 def _idempotency(method: descriptor.MethodDescriptor) -> IdempotencyLevel:
-    """From the method's `option idempotency_level` (NO_SIDE_EFFECTS allows Connect GET)."""
+    """From the method's `option idempotency_level` (NO_SIDE_EFFECTS allows Connect GET). A
+    stream that changes nothing is only IDEMPOTENT here: Connect GET is for unary calls, and
+    connect-python would take a GET for a marked stream and answer it with an error inside
+    a stream (200) instead of 405."""
     level = method.GetOptions().idempotency_level
     options = descriptor_pb2.MethodOptions
     if level == options.NO_SIDE_EFFECTS:
+        if method.server_streaming:
+            return IdempotencyLevel.IDEMPOTENT
         return IdempotencyLevel.NO_SIDE_EFFECTS
     if level == options.IDEMPOTENT:
         return IdempotencyLevel.IDEMPOTENT

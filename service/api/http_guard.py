@@ -20,6 +20,15 @@ While the body is read (`MeteredBody`, around the ASGI `receive`):
 A call answered before its body was read to the end is answered with `connection: close`,
 so the connection (and whatever the client still sends) is dropped with the answer.
 
+A call refused before its handler ran (each of the above, and the library's own refusals of
+a body: past `MAX_MESSAGE_BYTES` as it is read, an unknown compression) never reaches the
+logging interceptor: `HeadCheck` counts it in `tablelog_rpc_calls_total`, spans it and writes
+its line with its trace id and request id as the interceptor does for every other call
+(`interceptors.refused_before_handler`), and returns the request id as `x-request-id`. The
+guard's own refusals carry an ErrorInfo reason (BODY_TOO_LARGE, BODIES_IN_PROGRESS,
+BODY_TOO_SLOW, or the token's), counted in `tablelog_refused_calls_total` by
+`tablelog.service.errors.to_status`.
+
 So an anonymous caller holds at most the 64 KiB uvicorn buffers per connection before it
 is answered, and a member at most `total` bodies of `MAX_MESSAGE_BYTES` over the port
 (measured in docs/benchmarks.md, "The HTTP port under a body flood")."""
@@ -32,17 +41,18 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.request import RequestContext
 from starlette.types import Message, Receive, Send
 
-from tablelog.service.access.anonymous import SAMPLER
 from tablelog.service.access.authentication import Gate
 from tablelog.service.api import interceptors
-from tablelog.service.api.http_api import _peer, connect_error
-from tablelog.service.errors import MAPPED, refusal, to_status
+from tablelog.service.api.http_api import CALL_HEAD, CallHead, _peer, connect_error
+from tablelog.service.errors import MAPPED, Refusal, refusal, to_status
 from tablelog.service.limits import MAX_MESSAGE_BYTES
+from tablelog.service.tracing import REQUEST_ID_KEY, returnable
 
 ENVELOPE_BYTES = 5
 """The prefix of a message in a stream body (gRPC-Web, Connect streaming)."""
@@ -89,54 +99,82 @@ class BodySlots:
             del self.by_peer[peer]
 
 
-def _method(ctx: RequestContext[Any, Any]) -> str:
-    return ctx.method.name
+def refused_by_guard(code: grpc.StatusCode, reason: str, message: str) -> ConnectError:
+    """A refusal of the guard's own, as the API's are made: an ErrorInfo with `reason`
+    (counted by reason in `tablelog_refused_calls_total`)."""
+    return connect_error(to_status(Refusal(code, reason, message)))
 
 
-def _log_refused(ctx: RequestContext[Any, Any], error: ConnectError, anonymous: bool) -> None:
-    """The refused call's one line (the handler, which writes it for admitted calls, never
-    runs): sampled when the caller had no valid token."""
-    fields: dict[str, Any] = {
-        "method": _method(ctx),
-        "transport": "http",
-        "status": error.code.name,
-        "refused": "before the body",
-        "duration_ms": 0.0,
-    }
-    if anonymous and not SAMPLER.admit(fields):
-        return
-    interceptors.log.warning("rpc", **fields)  # the one logger of every call's line
+def status_name(error: BaseException) -> str:
+    """The gRPC status code's name for the error a call ended with (as its log line and
+    `tablelog_rpc_calls_total` spell codes)."""
+    if not isinstance(error, ConnectError):
+        return "UNKNOWN"
+    return "CANCELLED" if error.code is Code.CANCELED else error.code.name
+
+
+def _refused(
+    ctx: RequestContext[Any, Any],
+    head: CallHead,
+    error: BaseException,
+    stage: str,
+    anonymous: bool = False,
+) -> None:
+    """A call refused before its handler ran: counted, spanned and logged with its ids, as
+    the interceptor would have (see the module doc), its request id sent back."""
+    extra: dict[str, Any] = {"refused": stage}
+    if anonymous:
+        extra["anonymous"] = True  # its line sampled (`tablelog.service.access.anonymous`)
+    fields = interceptors.refused_before_handler(
+        f"/{ctx.method.service_name}/{ctx.method.name}",
+        tuple(ctx.request_headers.allitems()),
+        head.started,
+        status_name(error),
+        **extra,
+    )
+    if returnable(fields["request_id"]):
+        ctx.response_headers[REQUEST_ID_KEY] = fields["request_id"]
 
 
 class HeadCheck:
     """The checks made on a call's headers, before its body (a connect-python metadata
-    interceptor: its `on_start` runs before the library reads the body)."""
+    interceptor: its `on_start` runs before the library reads the body), and the account of
+    the calls refused before their handler (`on_end`)."""
 
     def __init__(self, gate: Gate | None) -> None:
         self.gate = gate
 
-    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> CallHead:
+        head = CallHead()
+        CALL_HEAD.set(head)  # (the call's own task: the adapter marks its handler reached)
         length = ctx.request_headers.get("content-length", "")
         if length.isdigit() and int(length) > MAX_BODY_BYTES:
-            error = ConnectError(
-                Code.RESOURCE_EXHAUSTED,
+            error = refused_by_guard(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "BODY_TOO_LARGE",
                 f"The request body is {int(length)} bytes; the limit is {MAX_BODY_BYTES}.",
             )
-            _log_refused(ctx, error, anonymous=False)
+            _refused(ctx, head, error, "before the body")
             raise error
         if self.gate is None:
-            return
+            return head
         try:
             await self.gate.identify(
                 tuple(ctx.request_headers.allitems()), _peer(ctx.client_address)
             )
         except MAPPED as exc:
             error = connect_error(to_status(refusal(exc)))
-            _log_refused(ctx, error, anonymous=True)
+            _refused(ctx, head, error, "before the body", anonymous=True)
             raise error from None
+        return head
 
-    async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Any) -> None:
-        del token, ctx, error
+    async def on_end(
+        self, head: CallHead, ctx: RequestContext[Any, Any], error: Exception | None
+    ) -> None:
+        """A call that ended before its handler ran (its body refused as it was read, or
+        past its deadline) is accounted here; every other call by its handler's interceptor."""
+        if error is not None and not head.handler_ran:
+            _refused(ctx, head, error, "with the body")
 
 
 class MeteredBody:
@@ -161,8 +199,9 @@ class MeteredBody:
         limits = self.slots.limits
         if not self.holding:
             if not self.slots.take(self.peer):
-                raise ConnectError(
-                    Code.RESOURCE_EXHAUSTED,
+                raise refused_by_guard(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    "BODIES_IN_PROGRESS",
                     f"Too many request bodies in progress (at most {limits.per_peer} from "
                     f"one address, {limits.total} in all): try again shortly.",
                 )
@@ -178,8 +217,9 @@ class MeteredBody:
             message = await asyncio.wait_for(self._receive(), max(allowed, 0.0))
         except TimeoutError:
             self.release()
-            raise ConnectError(
-                Code.DEADLINE_EXCEEDED,
+            raise refused_by_guard(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "BODY_TOO_SLOW",
                 f"The request body arrived too slowly: at least "
                 f"{limits.bytes_per_second / 1024:g} KiB a second after the first "
                 f"{limits.grace_seconds:g} s.",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import time
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ from tablelog.service.api.http_api import (
     CODECS,
     IMMUTABLE_ANSWER,
     endpoints,
+    paths,
 )
 from tablelog.service.api.http_guard import (
     DEFAULT_BODY_LIMITS,
@@ -52,11 +54,21 @@ from tablelog.service.api.http_guard import (
     HeadCheck,
     MeteredBody,
 )
+from tablelog.service.api.interceptors import LOGGED_LENGTH, refused_before_handler
 from tablelog.service.api.readiness import HEALTH_PATHS, Readiness, answer_health
 from tablelog.service.api.transport import TlsFiles
 from tablelog.service.api.webapp_files import WEBAPP_DIRECTORY, WebappFiles
 from tablelog.service.limits import MAX_MESSAGE_BYTES
-from tablelog.service.metrics import exposition
+from tablelog.service.logs import get_logger
+from tablelog.service.metrics import exposition, refused
+from tablelog.service.tracing import (
+    REQUEST_ID_KEY,
+    TRACEPARENT_KEY,
+    new_request_id,
+    new_trace_id,
+    returnable,
+    trace_id_of,
+)
 
 MAX_HEAD_BYTES = 64 * 1024
 """The request line and headers together."""
@@ -237,6 +249,9 @@ class HttpApp:
                 message = {**message, "headers": [*message.get("headers", ()), *headers.items()]}
             await send(message)
 
+        if scope.get(OVER_CAPACITY):
+            await answer_over_capacity(scope, guarded)
+            return
         await self._route(scope, receive, guarded)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -279,6 +294,59 @@ class HttpApp:
                 "Calls from this origin are not allowed (--http-cors-origin).", status_code=403
             )
             await refused(scope, receive, send)
+
+
+OVER_CAPACITY = "tablelog.over_capacity"
+"""Set in a request's scope by the port's protocol (`_BoundedH11`) when the request is past
+`--http-max-connections`."""
+API_PATHS = frozenset(paths())
+log = get_logger("tablelog.http")
+
+
+def _text_headers(scope: Scope) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (bytes(key).decode("latin-1"), bytes(value).decode("latin-1"))
+        for key, value in scope.get("headers", ())
+    )
+
+
+async def answer_over_capacity(scope: Scope, send: Send) -> None:
+    """A request past `--http-max-connections`, answered 503 as uvicorn answers it (which
+    neither counted nor named it): counted in `tablelog_refused_calls_total` (reason
+    TOO_MANY_CONNECTIONS); a call of the API also in `tablelog_rpc_calls_total` (UNAVAILABLE),
+    spanned and logged as every call is, with its trace id and request id; a request for
+    anything else gets a line with the two ids. The request id goes back as `x-request-id`."""
+    started = time.perf_counter()
+    refused("TOO_MANY_CONNECTIONS")
+    metadata = _text_headers(scope)
+    path = scope["path"]
+    if path in API_PATHS:
+        fields = refused_before_handler(
+            path, metadata, started, "UNAVAILABLE", refused="past the connection limit"
+        )
+        request_id = fields["request_id"]
+    else:
+        sent = dict(metadata)
+        trace_id = trace_id_of(sent.get(TRACEPARENT_KEY, "")) or new_trace_id()
+        request_id = sent.get(REQUEST_ID_KEY, "")[:LOGGED_LENGTH] or new_request_id()
+        log.warning(
+            "over_capacity",
+            path=path[:LOGGED_LENGTH],
+            request_id=request_id,
+            trace_id=trace_id,
+            status=503,
+            reason="TOO_MANY_CONNECTIONS",
+        )
+    body = b"Service Unavailable"
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    if returnable(request_id):
+        headers.append((REQUEST_ID_KEY.encode(), request_id.encode()))
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def cache_checked(send: Send) -> Send:
@@ -356,13 +424,33 @@ class _BoundedH11(H11Protocol):
     """uvicorn's h11 protocol with the two bounds it lacks: it counts a connection against
     `limit_concurrency` only once a request's head is in, so a connection past the limit is
     closed here as it is accepted; and it waits for a head without end, so one must arrive
-    within `HEAD_SECONDS` (then the keep-alive and the call's own limits take over)."""
+    within `HEAD_SECONDS` (then the keep-alive and the call's own limits take over).
+
+    A request past the limit is answered 503 by the port's app (`answer_over_capacity`,
+    which counts and logs it), not by uvicorn's own app (which does neither): uvicorn's check
+    is turned off here and made by `_admitted` instead, with the same bound."""
 
     _head_timer: asyncio.TimerHandle | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_connections: int | None = self.limit_concurrency
+        if self.max_connections is not None:
+            self.limit_concurrency = None
+            self._inner_app = self.app
+            self.app = self._admitted
+
+    async def _admitted(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limit = self.max_connections
+        assert limit is not None  # (set only with a limit)
+        # uvicorn's own test, made before this request's task was added to `tasks`.
+        if scope["type"] == "http" and (len(self.connections) >= limit or len(self.tasks) > limit):
+            scope = {**scope, OVER_CAPACITY: True}
+        await self._inner_app(scope, receive, send)
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if self.limit_concurrency is not None and len(self.connections) > self.limit_concurrency:
+        if self.max_connections is not None and len(self.connections) > self.max_connections:
             transport.close()
             return
         self._await_head()

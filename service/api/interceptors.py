@@ -166,6 +166,37 @@ def _finish(fields: dict[str, Any], started: float, status: str, service: str = 
         log.warning("rpc", **fields)
 
 
+class _Transport:
+    """The part of a servicer context `_start` reads, for a call refused before it had one."""
+
+    __slots__ = ("transport",)
+
+    def __init__(self, transport: str) -> None:
+        self.transport = transport
+
+
+def refused_before_handler(
+    path: str,
+    metadata: Sequence[tuple[str, Any]],
+    started: float,
+    status: str,
+    transport: str = "http",
+    **extra: Any,
+) -> dict[str, Any]:
+    """A call of the API at `path` ("/tablelog.v1.TablelogService/GetGame") that a port
+    refused before its handler ran (`tablelog.service.api.http_guard`: a body over the limit,
+    a token refused from the headers, too many bodies in progress, a body too slow;
+    `tablelog.service.api.http_port`: past its connections): counted, spanned and logged as
+    every call is, by `_finish`, its trace id and request id read from `metadata` (made when
+    it has none) and `extra` on its line. Its fields: the request id to send back."""
+    service, _, name = path.strip("/").rpartition("/")
+    context: Any = _Transport(transport)  # (all `_start` reads of it, given the metadata)
+    fields = _start(name, None, context, metadata)
+    fields.update(extra)
+    _finish(fields, started, status, service)
+    return fields
+
+
 class LoggingInterceptor(aio.ServerInterceptor):
     """Wraps each tablelog method's handler once (cached by method), so a call costs one
     dictionary look-up here besides the log line itself."""

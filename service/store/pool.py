@@ -23,7 +23,7 @@ def driver_settings() -> dict[str, Any]:
     `DriverInfo`, reads it once, at import."""
     try:
         from redis.driver_info import DriverInfo
-    except ImportError:  # an older redis-py (5.3 is the lowest allowed)
+    except ImportError:  # a redis-py older than the floor (8.0.1, which has it)
         return {}
     return {"driver_info": DriverInfo(name="redis-py", lib_version=redis.__version__)}
 

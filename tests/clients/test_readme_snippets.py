@@ -9,12 +9,14 @@ by the CLI's `main`, its output compared (`run_session`)."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,26 +68,117 @@ def _run(command: list[str], cwd: Path, timeout: float = 300) -> None:
     assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout}\n{done.stderr}"
 
 
-@pytest.mark.parametrize(("name", "source"), programs("ts"))
-def test_typescript_programs_compile(name: str, source: str) -> None:
+TS_PACKAGE = ROOT / "clients" / "typescript"
+USER_TSCONFIG = {
+    "compilerOptions": {
+        "target": "ES2022",
+        "module": "NodeNext",
+        "moduleResolution": "NodeNext",
+        "strict": True,
+        "noEmit": True,
+        # The package's own .d.ts checked too: a name they use that nothing declares (Node's
+        # `Buffer` without @types/node) is an error, not an `any`.
+        "skipLibCheck": False,
+    },
+    "include": ["program.ts"],
+}
+
+
+def _copy_package(name: str, into: Path) -> None:
+    """`name` from the package's node_modules into `into`'s, with what npm would install
+    with it: its dependencies and its peer dependencies that are not optional."""
+    target = into / "node_modules" / name
+    if target.exists():
+        return
+    source = TS_PACKAGE / "node_modules" / name
+    shutil.copytree(source, target, symlinks=False)
+    manifest = json.loads((source / "package.json").read_text(encoding="utf-8"))
+    optional = manifest.get("peerDependenciesMeta", {})
+    for needed in (
+        *manifest.get("dependencies", {}),
+        *(
+            p
+            for p in manifest.get("peerDependencies", {})
+            if not optional.get(p, {}).get("optional")
+        ),
+    ):
+        _copy_package(needed, into)
+
+
+def user_project(where: Path, npm: str, optional_peers: bool) -> Path:
+    """A project of a user who installed @tablelog/client: the package as `npm pack` makes
+    it, and what npm installs with it (its dependencies and required peers, copied from
+    the package's node_modules, so no registry is asked), plus, with `optional_peers`, the
+    optional peers the package declares (its README tells TypeScript users of the Node
+    entry to add @types/node). Nothing else: no @types/node unless the package declares it,
+    unlike the package's own directory, where its devDependencies are."""
+    packed = where / "packed"
+    packed.mkdir()
+    _run(
+        [npm, "pack", "--ignore-scripts", "--silent", "--pack-destination", str(packed)], TS_PACKAGE
+    )
+    project = where / "project"
+    (project / "node_modules" / "@tablelog").mkdir(parents=True)
+    with tarfile.open(next(packed.glob("*.tgz"))) as archive:
+        archive.extractall(project / "node_modules" / "@tablelog", filter="data")
+    client = project / "node_modules" / "@tablelog" / "client"
+    (project / "node_modules" / "@tablelog" / "package").rename(client)
+    manifest = json.loads((client / "package.json").read_text(encoding="utf-8"))
+    optional = manifest.get("peerDependenciesMeta", {})
+    for name in manifest.get("dependencies", {}):
+        _copy_package(name, project)
+    for name in manifest.get("peerDependencies", {}):
+        if optional_peers or not optional.get(name, {}).get("optional"):
+            _copy_package(name, project)
+    (project / "package.json").write_text('{"name": "user", "private": true, "type": "module"}')
+    return project
+
+
+def _compile(project: Path, source: str, libraries: list[str]) -> None:
+    (project / "program.ts").write_text(source, encoding="utf-8")
+    config = json.loads(json.dumps(USER_TSCONFIG))
+    config["compilerOptions"]["lib"] = libraries
+    (project / "tsconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    _run([str(TS_PACKAGE / "node_modules" / ".bin" / "tsc"), "-p", str(project)], project)
+
+
+def _built_package() -> str:
     tools = required_tools("node", "npm")
-    package = ROOT / "clients" / "typescript"
-    if not (package / "node_modules" / "typescript").exists():
-        _run([tools["npm"], "ci", "--no-audit", "--no-fund"], package, 600)
-    _run([tools["npm"], "run", "build"], package)  # the .d.ts a user's import resolves to
-    # Inside the package, so `@tablelog/client` resolves to itself through its "exports".
-    check = package / f"_readme_check_{os.getpid()}"
-    check.mkdir()
-    try:
-        (check / "program.ts").write_text(source, encoding="utf-8")
-        (check / "tsconfig.json").write_text(
-            '{"extends": "../tsconfig.json", "compilerOptions": {"noEmit": true, '
-            '"rootDir": "."}, "include": ["program.ts"]}',
-            encoding="utf-8",
-        )
-        _run([str(package / "node_modules" / ".bin" / "tsc"), "-p", str(check)], check)
-    finally:
-        shutil.rmtree(check)
+    if not (TS_PACKAGE / "node_modules" / "typescript").exists():
+        _run([tools["npm"], "ci", "--no-audit", "--no-fund"], TS_PACKAGE, 600)
+    _run([tools["npm"], "run", "build"], TS_PACKAGE)  # the .d.ts a user's import resolves to
+    return tools["npm"]
+
+
+@pytest.mark.parametrize(("name", "source"), programs("ts"))
+def test_typescript_programs_compile(name: str, source: str, tmp_path: Path) -> None:
+    """In a user's project (`user_project`): the Node entry's types use Node's (`Buffer`),
+    so the package declares @types/node (an optional peer, for TypeScript users); a
+    package that did not, or a README that did not say to add it, fails here."""
+    npm = _built_package()
+    # DOM too: @connectrpc/connect's own .d.ts name the fetch API's HeadersInit, which
+    # @types/node 20 does not declare (with skipLibCheck off, a Node project needs it).
+    _compile(user_project(tmp_path, npm, optional_peers=True), source, ["ES2022", "DOM"])
+
+
+BROWSER_PROGRAM = """
+import { create } from "@bufbuild/protobuf";
+import { GetGameRequestSchema, TablelogError, TablelogService } from "@tablelog/client/browser";
+
+const request = create(GetGameRequestSchema, { gameId: "k67zo2vpxrit" });
+const method: string = TablelogService.method.getGame.name;
+const refused: unknown = new Error("refused");
+document.title = `${method} ${request.gameId} ${refused instanceof TablelogError}`;
+"""
+
+
+def test_the_browser_entry_compiles_without_nodes_types(tmp_path: Path) -> None:
+    """The browser entry (issue 27): its .d.ts need nothing of Node's, so a browser project
+    (lib DOM, no @types/node: the optional peer left out) compiles against it."""
+    npm = _built_package()
+    project = user_project(tmp_path, npm, optional_peers=False)
+    assert not (project / "node_modules" / "@types" / "node").exists()
+    _compile(project, BROWSER_PROGRAM, ["ES2022", "DOM"])
 
 
 @pytest.mark.parametrize(("name", "source"), programs("go"))

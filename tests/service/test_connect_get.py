@@ -5,28 +5,106 @@ request in the query string: `?connect=v1&encoding=json&message=...`), as `buf c
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from google.protobuf import descriptor
 
+import tablelog.v1
 from tablelog.service.api.server import BackgroundServer
 from tablelog.service.logs import configure_logging
 from tablelog.service.store.embedded import EmbeddedRedis
-from tablelog.v1 import clubs_pb2, service_pb2
 from tablelog_client import Client
 from tests.service.helpers import CHAIN, OWNER_TOKEN, play_random
 
-READS = {
-    f"{service.full_name}/{method.name}"
-    for module in (service_pb2, clubs_pb2)
-    for service in module.DESCRIPTOR.services_by_name.values()
-    for method in service.methods
-    if method.GetOptions().idempotency_level == method.GetOptions().NO_SIDE_EFFECTS
+
+def every_rpc() -> dict[str, descriptor.MethodDescriptor]:
+    """Every RPC of every service in every generated module of tablelog.v1 (a new .proto
+    file's services included), by path ("tablelog.v1.TablelogService/GetGame")."""
+    found = {}
+    for module_info in pkgutil.iter_modules(tablelog.v1.__path__):
+        if not module_info.name.endswith("_pb2"):
+            continue
+        module = importlib.import_module(f"tablelog.v1.{module_info.name}")
+        for service in module.DESCRIPTOR.services_by_name.values():
+            for method in service.methods:
+                found[f"{service.full_name}/{method.name}"] = method
+    return found
+
+
+def marked(method: descriptor.MethodDescriptor) -> bool:
+    options = method.GetOptions()
+    return bool(options.idempotency_level == options.NO_SIDE_EFFECTS)
+
+
+READS_NOTHING_CHANGED = "changes nothing"
+CHANGES = "changes something"
+EFFECTS = {
+    "tablelog.v1.TablelogService/ListGameTypes": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/CreateGame": CHANGES,
+    "tablelog.v1.TablelogService/GetGame": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/ListGames": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/RecordMove": CHANGES,
+    "tablelog.v1.TablelogService/UndoMove": CHANGES,
+    "tablelog.v1.TablelogService/RedoMove": CHANGES,
+    "tablelog.v1.TablelogService/AmendMove": CHANGES,
+    "tablelog.v1.TablelogService/AbandonGame": CHANGES,
+    "tablelog.v1.TablelogService/DeleteGame": CHANGES,
+    "tablelog.v1.TablelogService/GetState": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/ListLegalMoves": READS_NOTHING_CHANGED,
+    # Streams: marked as what they are; Connect GET is for unary calls, so they stay POST.
+    "tablelog.v1.TablelogService/ReplayGame": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/WatchGame": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/AddAnnotation": CHANGES,
+    "tablelog.v1.TablelogService/RemoveAnnotation": CHANGES,
+    "tablelog.v1.TablelogService/ListAnnotations": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/GetAuditLog": READS_NOTHING_CHANGED,
+    # Drops the stored checkpoints that do not hold (`Checkpoints.verify_stored`).
+    "tablelog.v1.TablelogService/VerifyGame": CHANGES,
+    "tablelog.v1.TablelogService/ImportGame": CHANGES,
+    "tablelog.v1.TablelogService/ExportRecord": READS_NOTHING_CHANGED,
+    "tablelog.v1.TablelogService/ImportRecord": CHANGES,
+    "tablelog.v1.ClubService/WhoAmI": READS_NOTHING_CHANGED,
+    "tablelog.v1.ClubService/ListMembers": READS_NOTHING_CHANGED,
+    "tablelog.v1.ClubService/AddMember": CHANGES,
+    "tablelog.v1.ClubService/RemoveMember": CHANGES,
+    "tablelog.v1.ClubService/SetRole": CHANGES,
+    "tablelog.v1.ClubService/CreateToken": CHANGES,
+    "tablelog.v1.ClubService/ListTokens": READS_NOTHING_CHANGED,
+    "tablelog.v1.ClubService/RevokeToken": CHANGES,
+    "tablelog.v1.ClubService/CreateLinkToken": CHANGES,
+    "tablelog.v1.ClubService/BindSeat": CHANGES,
+    "tablelog.v1.ClubService/UpdateClub": CHANGES,
+    "tablelog.v1.ClubService/ListPlayers": READS_NOTHING_CHANGED,
+    "tablelog.v1.ClubService/RenamePlayer": CHANGES,
+    "tablelog.v1.ClubService/MergePlayers": CHANGES,
+    "tablelog.v1.ClubService/BindPlayer": CHANGES,
+    "tablelog.v1.ClubService/ListRosterChanges": READS_NOTHING_CHANGED,
+    "tablelog.v1.OperatorService/CreateClub": CHANGES,
+    "tablelog.v1.OperatorService/ListClubs": READS_NOTHING_CHANGED,
+    "tablelog.v1.OperatorService/SuspendClub": CHANGES,
+    "tablelog.v1.OperatorService/ResumeClub": CHANGES,
+    "tablelog.v1.OperatorService/DeleteClub": CHANGES,
+    # Club memory reads its projections (an instance keeps what it computed, in memory).
+    "tablelog.v1.StandingsService/GetStandings": READS_NOTHING_CHANGED,
+    "tablelog.v1.StandingsService/GetPlayerRecord": READS_NOTHING_CHANGED,
+    "tablelog.v1.StandingsService/GetGameTypeStats": READS_NOTHING_CHANGED,
+    "tablelog.v1.StandingsService/ListSeasons": READS_NOTHING_CHANGED,
+    "tablelog.v1.StandingsService/SetSeason": CHANGES,
+    "tablelog.v1.StandingsService/RebuildProjections": CHANGES,
 }
+"""Every RPC, by what it does to what the server keeps (its Redis data: games, clubs,
+tokens, rosters, projections, checkpoints). The one place a new RPC is classified: until it
+is, `test_every_rpc_is_classified` fails. What changes nothing is marked `idempotency_level
+= NO_SIDE_EFFECTS` (a caller, a browser's cache or a proxy may repeat or prefetch it), and
+nothing else is. Unmarking a read breaks its GET callers (buf's own check of idempotency
+levels is off, proto/buf.yaml, since it refuses additions too)."""
 
 
 @pytest.fixture(scope="module")
@@ -73,26 +151,21 @@ def get_with_headers(
         return refused.code, headers, refused.read().decode()
 
 
-MARKED = {
-    "tablelog.v1.TablelogService/ListGameTypes",
-    "tablelog.v1.TablelogService/GetGame",
-    "tablelog.v1.TablelogService/ListGames",
-    "tablelog.v1.TablelogService/GetState",
-    "tablelog.v1.TablelogService/ListLegalMoves",
-    "tablelog.v1.TablelogService/ListAnnotations",
-    "tablelog.v1.TablelogService/GetAuditLog",
-    "tablelog.v1.TablelogService/ExportRecord",
-    "tablelog.v1.ClubService/WhoAmI",
-    "tablelog.v1.ClubService/ListMembers",
-    "tablelog.v1.ClubService/ListTokens",
-}
-"""The reads callers may GET. It may grow; a read leaving it breaks GET callers (buf's own
-check of idempotency levels is off, proto/buf.yaml, since it refuses additions too)."""
+def test_every_rpc_is_classified() -> None:
+    found = set(every_rpc())
+    assert "tablelog.v1.StandingsService/GetStandings" in found  # every module is read
+    assert sorted(found - EFFECTS.keys()) == [], "classify the new RPCs in EFFECTS"
+    assert sorted(EFFECTS.keys() - found) == [], "RPCs no longer in the .proto files"
 
 
-def test_the_reads_are_marked_and_the_changes_are_not() -> None:
-    assert MARKED <= READS
-    assert not {p for p in READS if p.rsplit("/", 1)[1].startswith(("Record", "Create", "Add"))}
+def test_what_changes_nothing_is_marked_and_nothing_else_is() -> None:
+    rpcs = every_rpc()
+    unmarked_reads = [
+        p for p, e in EFFECTS.items() if e is READS_NOTHING_CHANGED and not marked(rpcs[p])
+    ]
+    marked_changes = [p for p, e in EFFECTS.items() if e is CHANGES and marked(rpcs[p])]
+    assert unmarked_reads == []
+    assert marked_changes == []
 
 
 def test_a_read_is_answered_to_connect_get(served: BackgroundServer) -> None:
@@ -202,3 +275,70 @@ def test_a_post_for_a_past_state_carries_no_cache_promise(served: BackgroundServ
     with urllib.request.urlopen(request, timeout=10) as answer:
         assert answer.status == 200
         assert "immutable" not in (answer.headers.get("cache-control") or "")
+
+
+def unary_reads() -> list[str]:
+    return sorted(
+        path
+        for path, method in every_rpc().items()
+        if marked(method) and not method.server_streaming
+    )
+
+
+@pytest.mark.parametrize("path", unary_reads())
+def test_every_marked_unary_read_is_answered_to_get_and_kept_by_no_cache(
+    served: BackgroundServer, path: str
+) -> None:
+    """An empty request: answered, or refused for what it lacks (a game id, a name), but
+    never as a method GET may not call (405); and none of these answers is kept."""
+    status, headers, answer = get_with_headers(served, path, {})
+    assert status not in (404, 405, 415), (status, answer)
+    assert headers["cache-control"] == "no-store", (status, answer)
+
+
+NEWLY_MARKED_READS: list[tuple[str, dict[str, object], str]] = [
+    ("tablelog.v1.ClubService/ListPlayers", {}, "players"),
+    ("tablelog.v1.ClubService/ListRosterChanges", {}, ""),
+    ("tablelog.v1.OperatorService/ListClubs", {}, "clubs"),
+    ("tablelog.v1.StandingsService/GetStandings", {"game": "splendor"}, "game"),
+    ("tablelog.v1.StandingsService/GetGameTypeStats", {"game": "splendor"}, "season"),
+    ("tablelog.v1.StandingsService/ListSeasons", {}, ""),
+    # No game of Ann's has ended: the handler's own refusal, not the port's.
+    ("tablelog.v1.StandingsService/GetPlayerRecord", {"name": "Ann"}, "PLAYER_NOT_FOUND"),
+]
+"""Issue 27's audit: the reads of the roster, the operator and club memory were not marked;
+each with a request it answers, and a field its answer has (none: empty may be all) or the
+reason of the handler's refusal."""
+
+
+@pytest.mark.parametrize(("path", "message", "expected"), NEWLY_MARKED_READS)
+def test_the_roster_operator_and_club_memory_reads_are_answered_to_get(
+    served: BackgroundServer, path: str, message: dict[str, object], expected: str
+) -> None:
+    with Client(served.target, token=OWNER_TOKEN, timeout=30) as client:
+        client.create_game("splendor", ["Ann", "Bob"])  # Ann is seated: a player of the club
+    status, headers, answer = get_with_headers(served, path, message)
+    if expected.isupper():
+        assert status == 404, answer
+        assert isinstance(answer, str)
+        refusal = json.loads(answer)
+        assert refusal["code"] == "not_found"
+        assert refusal["details"][0]["type"] == "google.rpc.ErrorInfo"
+    else:
+        assert status == 200, answer
+        assert isinstance(answer, dict)
+        assert not expected or expected in answer, answer
+    # Standings, rosters and clubs change with the next game or rename: never kept.
+    assert headers["cache-control"] == "no-store"
+
+
+def test_a_stream_is_not_answered_to_get(served: BackgroundServer) -> None:
+    """Marked (they change nothing), the streams are still POST only: Connect GET is for
+    unary calls (connect-python would take a GET for a marked stream, and answer it with an
+    error inside a stream: `http_api.method_info` does not let it)."""
+    with Client(served.target, token=OWNER_TOKEN, timeout=30) as client:
+        game = client.create_game("splendor", ["Ann", "Bob"])
+    status, _answer = get(
+        served, "tablelog.v1.TablelogService/ReplayGame", {"gameId": game.game_id}
+    )
+    assert status == 405

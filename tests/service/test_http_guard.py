@@ -24,6 +24,7 @@ from tablelog.service.api.http_port import HttpApp
 from tablelog.service.api.server import BackgroundServer, channel
 from tablelog.service.errors import LimitReached
 from tablelog.service.logs import configure_logging
+from tablelog.service.metrics import REGISTRY
 from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2, service_pb2_grpc
 from tests.service.helpers import CHAIN, OWNER_TOKEN, rpc_refused
@@ -58,12 +59,15 @@ def http_port(served: BackgroundServer) -> int:
     return int(served.http_url.rsplit(":", 1)[1])
 
 
-def head(length: int, token: str | None = None, path: str = LIST_GAMES) -> bytes:
+def head(
+    length: int, token: str | None = None, path: str = LIST_GAMES, extra: tuple[str, ...] = ()
+) -> bytes:
     lines = [
         f"POST {path} HTTP/1.1",
         "Host: 127.0.0.1",
         "Content-Type: application/proto",
         f"Content-Length: {length}",
+        *extra,
     ]
     if token is not None:
         lines.append(f"Authorization: Bearer {token}")
@@ -238,7 +242,6 @@ def test_refusals_of_anonymous_callers_are_logged_sampled(
     )
     sampler = anonymous.LogSampler(per_second=5, clock=lambda: 100.0)  # one second
     monkeypatch.setattr("tablelog.service.api.interceptors.SAMPLER", sampler)
-    monkeypatch.setattr("tablelog.service.api.http_guard.SAMPLER", sampler)
     _bad_calls_over_grpc(served, 30)
     lines = [json.loads(line) for line in captured.getvalue().splitlines()]
     assert len(lines) == 5
@@ -273,3 +276,146 @@ def test_peers_are_told_apart_by_address_and_ipv6_by_its_64() -> None:
     with pytest.raises(LimitReached):
         budget.check("ipv4:1.2.3.4:4")
     budget.check("ipv4:1.2.3.5:4")
+
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+TRACEPARENT = f"traceparent: 00-{TRACE_ID}-00f067aa0ba902b7-01"
+
+
+class Account:
+    """What the server counts and logs of the calls a test makes: the deltas of
+    `tablelog_rpc_calls_total` and `tablelog_refused_calls_total`, and the call lines."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.captured = io.StringIO()
+        monkeypatch.setattr(
+            "tablelog.service.api.interceptors.log",
+            structlog.wrap_logger(
+                structlog.PrintLogger(self.captured),
+                processors=[structlog.processors.JSONRenderer()],
+                wrapper_class=structlog.BoundLogger,
+            ),
+        )
+        # A sampler of its own: anonymous refusals' lines are sampled per process.
+        monkeypatch.setattr(
+            "tablelog.service.api.interceptors.SAMPLER",
+            anonymous.LogSampler(per_second=100, clock=lambda: 0.0),
+        )
+        self.before = self._counts()
+
+    @staticmethod
+    def _counts() -> dict[tuple[str, ...], float]:
+        counts: dict[tuple[str, ...], float] = {}
+        for metric in REGISTRY.collect():
+            for sample in metric.samples:
+                if sample.name == "tablelog_rpc_calls_total":
+                    key = ("call", sample.labels["method"], sample.labels["transport"])
+                    counts[(*key, sample.labels["code"])] = sample.value
+                elif sample.name == "tablelog_refused_calls_total":
+                    counts[("refused", sample.labels["reason"])] = sample.value
+        return counts
+
+    def grown(self) -> dict[tuple[str, ...], float]:
+        after = self._counts()
+        return {
+            key: value - self.before.get(key, 0.0)
+            for key, value in after.items()
+            if value != self.before.get(key, 0.0)
+        }
+
+    def lines(self, deadline: float = 5.0) -> list[dict[str, Any]]:
+        """The call lines written (waiting a moment for the first)."""
+        until = time.monotonic() + deadline
+        while not self.captured.getvalue() and time.monotonic() < until:
+            time.sleep(0.01)
+        return [json.loads(line) for line in self.captured.getvalue().splitlines()]
+
+
+def _request_id(received: bytes) -> str | None:
+    for line in received.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        key, _, value = line.partition(b":")
+        if key.strip().lower() == b"x-request-id":
+            return value.strip().decode()
+    return None
+
+
+def _one_refused_call(
+    account: Account, code: str, reason: str | None, request_id: str
+) -> dict[str, Any]:
+    grown = account.grown()
+    assert grown.get(("call", "ListGames", "http", code)) == 1, grown
+    if reason is not None:
+        assert grown.get(("refused", reason)) == 1, grown
+    lines = [line for line in account.lines() if line.get("request_id") == request_id]
+    assert len(lines) == 1, account.lines()
+    line = lines[0]
+    assert (line["method"], line["transport"], line["status"]) == ("ListGames", "http", code)
+    assert line["trace_id"] == TRACE_ID
+    return line
+
+
+def test_a_body_over_the_limit_is_counted_and_logged_with_the_calls_ids(
+    served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: the calls the HTTP port refuses before their handler were in no metric,
+    and their lines (if any) carried no trace or request id."""
+    account = Account(monkeypatch)
+    with socket.create_connection(("127.0.0.1", http_port(served)), timeout=10) as caller:
+        sent = (TRACEPARENT, "x-request-id: too-large-1")
+        caller.sendall(head(MAX_BODY_BYTES + 1, token=OWNER_TOKEN, extra=sent))
+        status, received, _closed = answer(caller)
+    assert status == 429, received
+    assert b"resource_exhausted" in received
+    assert _request_id(received) == "too-large-1"
+    line = _one_refused_call(account, "RESOURCE_EXHAUSTED", "BODY_TOO_LARGE", "too-large-1")
+    assert line["refused"] == "before the body"
+
+
+def test_a_token_refused_before_the_body_is_counted_and_logged_with_the_calls_ids(
+    served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = Account(monkeypatch)
+    with socket.create_connection(("127.0.0.1", http_port(served)), timeout=10) as caller:
+        sent = (TRACEPARENT, "x-request-id: no-token-1")
+        caller.sendall(head(1024, token="not-a-token", extra=sent) + b"\0" * 16)
+        status, received, _closed = answer(caller)
+    assert status == 401, received
+    assert _request_id(received) == "no-token-1"
+    _one_refused_call(account, "UNAUTHENTICATED", "TOKEN_UNKNOWN", "no-token-1")
+
+
+def test_a_body_too_slow_is_counted_by_reason_and_logged_with_the_calls_ids(
+    served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = http_app(served)
+    app.bodies.limits = BodyLimits(bytes_per_second=1000, grace_seconds=0.5)
+    account = Account(monkeypatch)
+    with socket.create_connection(("127.0.0.1", http_port(served)), timeout=10) as caller:
+        sent = (TRACEPARENT, "x-request-id: too-slow-1")
+        caller.sendall(head(100_000, token=OWNER_TOKEN, extra=sent) + b"\0" * 10)
+        status, received, _closed = answer(caller, 10)
+    assert status == 504, received
+    assert _request_id(received) == "too-slow-1"
+    line = _one_refused_call(account, "DEADLINE_EXCEEDED", "BODY_TOO_SLOW", "too-slow-1")
+    assert line["refused"] == "with the body"
+
+
+def test_bodies_in_progress_refused_are_counted_by_reason_and_logged_with_the_calls_ids(
+    served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = http_app(served)
+    app.bodies.limits = BodyLimits(per_peer=1, total=1, bytes_per_second=1, grace_seconds=30)
+    port = http_port(served)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as holding:
+        holding.sendall(head(100_000, token=OWNER_TOKEN) + b"\0" * 10)
+        deadline = time.monotonic() + 5
+        while app.bodies.total < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        account = Account(monkeypatch)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as second:
+            sent = (TRACEPARENT, "x-request-id: crowded-1")
+            second.sendall(head(100_000, token=OWNER_TOKEN, extra=sent) + b"\0" * 10)
+            status, received, _closed = answer(second)
+        assert status == 429, received
+        assert _request_id(received) == "crowded-1"
+        _one_refused_call(account, "RESOURCE_EXHAUSTED", "BODIES_IN_PROGRESS", "crowded-1")

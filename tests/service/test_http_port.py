@@ -717,6 +717,67 @@ def test_past_its_connections_the_http_port_answers_503(tmp_path: Path) -> None:
         assert served.stop() == 0
 
 
+def test_a_request_past_its_connections_is_counted_and_logged_with_its_ids(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: uvicorn answered the 503 itself, so it was in no metric and its line (plain
+    "Exceeded concurrency limit.") named neither the call nor its ids."""
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        served = ServeProcess(
+            tmp_path / "data", "--http-max-connections", "2", "--json-logs", stderr=stderr,
+            http=True,
+        ).start()  # fmt: skip
+        try:
+            with Client(served.address, token=served.token, timeout=30) as owner:
+                game = new_game(owner)
+            request = service_pb2.WatchGameRequest(game_id=game.game_id, heartbeat_seconds=1)
+            watching = Watch(served, "connect-proto", request, 20_000, token=served.token)
+            assert watching.next().WhichOneof("item") == "heartbeat"
+            trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+            sent = {
+                "content-type": "application/json",
+                "authorization": f"Bearer {served.token}",
+                "traceparent": f"00-{trace_id}-00f067aa0ba902b7-01",
+                "x-request-id": "crowded-call-1",
+            }
+            status, headers, _body = raw(served, "POST", TABLELOG + "ListGameTypes", b"{}", sent)
+            assert status == 503
+            assert headers["x-request-id"] == "crowded-call-1"
+            assert raw(served, "GET", "/", headers={"x-request-id": "crowded-page-1"})[0] == 503
+            watching.close()
+            deadline = time.monotonic() + 20
+            while raw(served, "GET", "/")[0] == 503 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            metrics = raw(served, "GET", "/metrics")[2].decode()
+        finally:
+            assert served.stop() == 0
+    assert (
+        'tablelog_rpc_calls_total{code="UNAVAILABLE",method="ListGameTypes",transport="http"} 1.0'
+        in metrics
+    )
+    refusals = [
+        float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith('tablelog_refused_calls_total{reason="TOO_MANY_CONNECTIONS"}')
+    ]
+    assert refusals
+    assert refusals[0] >= 2
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    call = [line for line in lines if line.get("request_id") == "crowded-call-1"]
+    assert len(call) == 1, lines
+    assert (call[0]["method"], call[0]["transport"], call[0]["status"]) == (
+        "ListGameTypes",
+        "http",
+        "UNAVAILABLE",
+    )
+    assert call[0]["trace_id"] == trace_id
+    page = [line for line in lines if line.get("request_id") == "crowded-page-1"]
+    assert len(page) == 1, lines
+    assert page[0]["path"] == "/"
+    assert len(page[0]["trace_id"]) == 32
+
+
 def test_a_connection_that_sends_no_head_in_time_is_closed(
     served: BackgroundServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

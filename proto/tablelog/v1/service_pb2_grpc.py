@@ -282,6 +282,8 @@ class TablelogServiceServicer:
 
     def VerifyGame(self, request, context):
         """Recomputes the hash chain and re-folds every move; reports the first bad revision.
+        Not marked NO_SIDE_EFFECTS: it drops the stored checkpoints that do not hold (they are
+        made again), a change, and one a GET (a prefetch, a crawler) should not make.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

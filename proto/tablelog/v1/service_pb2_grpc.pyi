@@ -74,7 +74,10 @@ class TablelogServiceStub:
     GetAuditLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetAuditLogRequest, _service_pb2.GetAuditLogResponse]
     """Every event, undone moves included, with actor, client, time and hashes."""
     VerifyGame: _grpc.UnaryUnaryMultiCallable[_service_pb2.VerifyGameRequest, _service_pb2.VerifyGameResponse]
-    """Recomputes the hash chain and re-folds every move; reports the first bad revision."""
+    """Recomputes the hash chain and re-folds every move; reports the first bad revision.
+    Not marked NO_SIDE_EFFECTS: it drops the stored checkpoints that do not hold (they are
+    made again), a change, and one a GET (a prefetch, a crawler) should not make.
+    """
     ImportGame: _grpc.UnaryUnaryMultiCallable[_service_pb2.ImportGameRequest, _service_pb2.ImportGameResponse]
     """Imports a game exported as events: re-validated move by move, stored under a new id."""
     ExportRecord: _grpc.UnaryUnaryMultiCallable[_service_pb2.ExportRecordRequest, _service_pb2.ExportRecordResponse]
@@ -132,7 +135,10 @@ class TablelogServiceAsyncStub(TablelogServiceStub):
     GetAuditLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetAuditLogRequest, _service_pb2.GetAuditLogResponse]  # type: ignore[assignment]
     """Every event, undone moves included, with actor, client, time and hashes."""
     VerifyGame: _aio.UnaryUnaryMultiCallable[_service_pb2.VerifyGameRequest, _service_pb2.VerifyGameResponse]  # type: ignore[assignment]
-    """Recomputes the hash chain and re-folds every move; reports the first bad revision."""
+    """Recomputes the hash chain and re-folds every move; reports the first bad revision.
+    Not marked NO_SIDE_EFFECTS: it drops the stored checkpoints that do not hold (they are
+    made again), a change, and one a GET (a prefetch, a crawler) should not make.
+    """
     ImportGame: _aio.UnaryUnaryMultiCallable[_service_pb2.ImportGameRequest, _service_pb2.ImportGameResponse]  # type: ignore[assignment]
     """Imports a game exported as events: re-validated move by move, stored under a new id."""
     ExportRecord: _aio.UnaryUnaryMultiCallable[_service_pb2.ExportRecordRequest, _service_pb2.ExportRecordResponse]  # type: ignore[assignment]
@@ -301,7 +307,10 @@ class TablelogServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.VerifyGameRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.VerifyGameResponse, _abc.Awaitable[_service_pb2.VerifyGameResponse]]:
-        """Recomputes the hash chain and re-folds every move; reports the first bad revision."""
+        """Recomputes the hash chain and re-folds every move; reports the first bad revision.
+        Not marked NO_SIDE_EFFECTS: it drops the stored checkpoints that do not hold (they are
+        made again), a change, and one a GET (a prefetch, a crawler) should not make.
+        """
 
     @_abc_1.abstractmethod
     def ImportGame(

@@ -2992,7 +2992,7 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"ROLE_OWNER\x10\x01\x12\x11\n" +
 	"\rROLE_RECORDER\x10\x02\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x03\x12\x12\n" +
-	"\x0eROLE_SPECTATOR\x10\x042\xb0\n" +
+	"\x0eROLE_SPECTATOR\x10\x042\xba\n" +
 	"\n" +
 	"\vClubService\x12F\n" +
 	"\x06WhoAmI\x12\x1a.tablelog.v1.WhoAmIRequest\x1a\x1b.tablelog.v1.WhoAmIResponse\"\x03\x90\x02\x01\x12U\n" +
@@ -3007,17 +3007,17 @@ const file_tablelog_v1_clubs_proto_rawDesc = "" +
 	"\x0fCreateLinkToken\x12#.tablelog.v1.CreateLinkTokenRequest\x1a$.tablelog.v1.CreateLinkTokenResponse\x12G\n" +
 	"\bBindSeat\x12\x1c.tablelog.v1.BindSeatRequest\x1a\x1d.tablelog.v1.BindSeatResponse\x12M\n" +
 	"\n" +
-	"UpdateClub\x12\x1e.tablelog.v1.UpdateClubRequest\x1a\x1f.tablelog.v1.UpdateClubResponse\x12P\n" +
-	"\vListPlayers\x12\x1f.tablelog.v1.ListPlayersRequest\x1a .tablelog.v1.ListPlayersResponse\x12S\n" +
+	"UpdateClub\x12\x1e.tablelog.v1.UpdateClubRequest\x1a\x1f.tablelog.v1.UpdateClubResponse\x12U\n" +
+	"\vListPlayers\x12\x1f.tablelog.v1.ListPlayersRequest\x1a .tablelog.v1.ListPlayersResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\fRenamePlayer\x12 .tablelog.v1.RenamePlayerRequest\x1a!.tablelog.v1.RenamePlayerResponse\x12S\n" +
 	"\fMergePlayers\x12 .tablelog.v1.MergePlayersRequest\x1a!.tablelog.v1.MergePlayersResponse\x12M\n" +
 	"\n" +
-	"BindPlayer\x12\x1e.tablelog.v1.BindPlayerRequest\x1a\x1f.tablelog.v1.BindPlayerResponse\x12b\n" +
-	"\x11ListRosterChanges\x12%.tablelog.v1.ListRosterChangesRequest\x1a&.tablelog.v1.ListRosterChangesResponse2\x9c\x03\n" +
+	"BindPlayer\x12\x1e.tablelog.v1.BindPlayerRequest\x1a\x1f.tablelog.v1.BindPlayerResponse\x12g\n" +
+	"\x11ListRosterChanges\x12%.tablelog.v1.ListRosterChangesRequest\x1a&.tablelog.v1.ListRosterChangesResponse\"\x03\x90\x02\x012\xa1\x03\n" +
 	"\x0fOperatorService\x12M\n" +
 	"\n" +
-	"CreateClub\x12\x1e.tablelog.v1.CreateClubRequest\x1a\x1f.tablelog.v1.CreateClubResponse\x12J\n" +
-	"\tListClubs\x12\x1d.tablelog.v1.ListClubsRequest\x1a\x1e.tablelog.v1.ListClubsResponse\x12P\n" +
+	"CreateClub\x12\x1e.tablelog.v1.CreateClubRequest\x1a\x1f.tablelog.v1.CreateClubResponse\x12O\n" +
+	"\tListClubs\x12\x1d.tablelog.v1.ListClubsRequest\x1a\x1e.tablelog.v1.ListClubsResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\vSuspendClub\x12\x1f.tablelog.v1.SuspendClubRequest\x1a .tablelog.v1.SuspendClubResponse\x12M\n" +
 	"\n" +
 	"ResumeClub\x12\x1e.tablelog.v1.ResumeClubRequest\x1a\x1f.tablelog.v1.ResumeClubResponse\x12M\n" +

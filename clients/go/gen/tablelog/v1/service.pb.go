@@ -4576,7 +4576,7 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\x13GAME_STATUS_DELETED\x10\x04*I\n" +
 	"\rPictureLayout\x12\x1e\n" +
 	"\x1aPICTURE_LAYOUT_UNSPECIFIED\x10\x00\x12\x18\n" +
-	"\x14PICTURE_LAYOUT_PHONE\x10\x012\xb4\x0e\n" +
+	"\x14PICTURE_LAYOUT_PHONE\x10\x012\xbe\x0e\n" +
 	"\x0fTablelogService\x12[\n" +
 	"\rListGameTypes\x12!.tablelog.v1.ListGameTypesRequest\x1a\".tablelog.v1.ListGameTypesResponse\"\x03\x90\x02\x01\x12M\n" +
 	"\n" +
@@ -4592,10 +4592,10 @@ const file_tablelog_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeleteGame\x12\x1e.tablelog.v1.DeleteGameRequest\x1a\x1f.tablelog.v1.DeleteGameResponse\x12L\n" +
 	"\bGetState\x12\x1c.tablelog.v1.GetStateRequest\x1a\x1d.tablelog.v1.GetStateResponse\"\x03\x90\x02\x01\x12^\n" +
-	"\x0eListLegalMoves\x12\".tablelog.v1.ListLegalMovesRequest\x1a#.tablelog.v1.ListLegalMovesResponse\"\x03\x90\x02\x01\x12O\n" +
+	"\x0eListLegalMoves\x12\".tablelog.v1.ListLegalMovesRequest\x1a#.tablelog.v1.ListLegalMovesResponse\"\x03\x90\x02\x01\x12T\n" +
 	"\n" +
-	"ReplayGame\x12\x1e.tablelog.v1.ReplayGameRequest\x1a\x1f.tablelog.v1.ReplayGameResponse0\x01\x12L\n" +
-	"\tWatchGame\x12\x1d.tablelog.v1.WatchGameRequest\x1a\x1e.tablelog.v1.WatchGameResponse0\x01\x12V\n" +
+	"ReplayGame\x12\x1e.tablelog.v1.ReplayGameRequest\x1a\x1f.tablelog.v1.ReplayGameResponse\"\x03\x90\x02\x010\x01\x12Q\n" +
+	"\tWatchGame\x12\x1d.tablelog.v1.WatchGameRequest\x1a\x1e.tablelog.v1.WatchGameResponse\"\x03\x90\x02\x010\x01\x12V\n" +
 	"\rAddAnnotation\x12!.tablelog.v1.AddAnnotationRequest\x1a\".tablelog.v1.AddAnnotationResponse\x12_\n" +
 	"\x10RemoveAnnotation\x12$.tablelog.v1.RemoveAnnotationRequest\x1a%.tablelog.v1.RemoveAnnotationResponse\x12a\n" +
 	"\x0fListAnnotations\x12#.tablelog.v1.ListAnnotationsRequest\x1a$.tablelog.v1.ListAnnotationsResponse\"\x03\x90\x02\x01\x12U\n" +

@@ -86,6 +86,8 @@ type TablelogServiceClient interface {
 	// Every event, undone moves included, with actor, client, time and hashes.
 	GetAuditLog(ctx context.Context, in *GetAuditLogRequest, opts ...grpc.CallOption) (*GetAuditLogResponse, error)
 	// Recomputes the hash chain and re-folds every move; reports the first bad revision.
+	// Not marked NO_SIDE_EFFECTS: it drops the stored checkpoints that do not hold (they are
+	// made again), a change, and one a GET (a prefetch, a crawler) should not make.
 	VerifyGame(ctx context.Context, in *VerifyGameRequest, opts ...grpc.CallOption) (*VerifyGameResponse, error)
 	// Imports a game exported as events: re-validated move by move, stored under a new id.
 	ImportGame(ctx context.Context, in *ImportGameRequest, opts ...grpc.CallOption) (*ImportGameResponse, error)
@@ -386,6 +388,8 @@ type TablelogServiceServer interface {
 	// Every event, undone moves included, with actor, client, time and hashes.
 	GetAuditLog(context.Context, *GetAuditLogRequest) (*GetAuditLogResponse, error)
 	// Recomputes the hash chain and re-folds every move; reports the first bad revision.
+	// Not marked NO_SIDE_EFFECTS: it drops the stored checkpoints that do not hold (they are
+	// made again), a change, and one a GET (a prefetch, a crawler) should not make.
 	VerifyGame(context.Context, *VerifyGameRequest) (*VerifyGameResponse, error)
 	// Imports a game exported as events: re-validated move by move, stored under a new id.
 	ImportGame(context.Context, *ImportGameRequest) (*ImportGameResponse, error)

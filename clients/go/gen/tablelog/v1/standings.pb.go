@@ -1651,12 +1651,12 @@ const file_tablelog_v1_standings_proto_rawDesc = "" +
 	"\x1aRebuildProjectionsResponse\x12\x14\n" +
 	"\x05games\x18\x01 \x01(\x04R\x05games\x12\x18\n" +
 	"\aseconds\x18\x02 \x01(\x01R\aseconds\x12\x16\n" +
-	"\x06folded\x18\x03 \x01(\x04R\x06folded2\xab\x04\n" +
-	"\x10StandingsService\x12S\n" +
-	"\fGetStandings\x12 .tablelog.v1.GetStandingsRequest\x1a!.tablelog.v1.GetStandingsResponse\x12\\\n" +
-	"\x0fGetPlayerRecord\x12#.tablelog.v1.GetPlayerRecordRequest\x1a$.tablelog.v1.GetPlayerRecordResponse\x12_\n" +
-	"\x10GetGameTypeStats\x12$.tablelog.v1.GetGameTypeStatsRequest\x1a%.tablelog.v1.GetGameTypeStatsResponse\x12P\n" +
-	"\vListSeasons\x12\x1f.tablelog.v1.ListSeasonsRequest\x1a .tablelog.v1.ListSeasonsResponse\x12J\n" +
+	"\x06folded\x18\x03 \x01(\x04R\x06folded2\xbf\x04\n" +
+	"\x10StandingsService\x12X\n" +
+	"\fGetStandings\x12 .tablelog.v1.GetStandingsRequest\x1a!.tablelog.v1.GetStandingsResponse\"\x03\x90\x02\x01\x12a\n" +
+	"\x0fGetPlayerRecord\x12#.tablelog.v1.GetPlayerRecordRequest\x1a$.tablelog.v1.GetPlayerRecordResponse\"\x03\x90\x02\x01\x12d\n" +
+	"\x10GetGameTypeStats\x12$.tablelog.v1.GetGameTypeStatsRequest\x1a%.tablelog.v1.GetGameTypeStatsResponse\"\x03\x90\x02\x01\x12U\n" +
+	"\vListSeasons\x12\x1f.tablelog.v1.ListSeasonsRequest\x1a .tablelog.v1.ListSeasonsResponse\"\x03\x90\x02\x01\x12J\n" +
 	"\tSetSeason\x12\x1d.tablelog.v1.SetSeasonRequest\x1a\x1e.tablelog.v1.SetSeasonResponse\x12e\n" +
 	"\x12RebuildProjections\x12&.tablelog.v1.RebuildProjectionsRequest\x1a'.tablelog.v1.RebuildProjectionsResponseb\x06proto3"
 
