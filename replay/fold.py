@@ -459,6 +459,61 @@ def check_amendable(position: Position) -> None:
         )
 
 
+def history_before(position: Position, revision: int) -> Position:
+    """The history an amendment of the move in effect named `revision` starts from: the
+    moves in effect before that move, in the state before it (the position's revision and
+    sequence kept). `put_amendment` puts the amendment's move there."""
+    return _cut(position, amended_move(position, revision))[0]
+
+
+def _cut(position: Position, target: Applied) -> tuple[Position, list[Applied]]:
+    """`history_before` the move in effect `target`, and the moves in effect after it,
+    first to last."""
+    later: list[Applied] = []
+    node = position.applied
+    while node is not None and node.head is not target:
+        later.append(node.head)
+        node = node.tail
+    assert node is not None
+    later.reverse()
+    before = Position(
+        position.table,
+        target.before,
+        position.revision,
+        position.sequence,
+        Status.IN_PROGRESS,
+        node.tail,
+        None,
+        position.move_count - len(later) - 1,
+        None,
+        position.chance_count - target.chance - sum(a.chance for a in later),
+    )
+    return before, later
+
+
+def put_amendment(
+    before: Position, kind: int, target: Applied, move: game_pb2.Move | None
+) -> Position:
+    """`before` (`history_before` the move in effect `target`) with the move an amendment
+    of kind `kind` puts in: `move`, checked by the rules there and named by the
+    amendment's revision; `before` itself for a deletion (`move` None). In dealt mode the
+    server's chance moves are neither typed in nor amended (DEALT_BY_SERVER).
+
+    Everything an amendment checks of its own move, in the order `amend` checks it: the
+    service checks it again here in the position as the caller may know it, to word a
+    refusal (`tablelog.service.recording.refusals`)."""
+    table = before.table
+    if table.mode == DEALT and (
+        (move is not None and table.game.is_chance(table.unwrap(move)))
+        or (kind != INSERT and target.chance)
+    ):
+        raise IllegalMove(
+            "DEALT_BY_SERVER",
+            "This game is dealt by the server: its reveals and draws are not typed in or amended.",
+        )
+    return before if move is None else _put(before, before.revision + 1, move)
+
+
 def amend(
     position: Position,
     kind: int,
@@ -487,38 +542,11 @@ def amend(
             "AMEND_MOVE", "A replacement or an insertion needs a move; a deletion none."
         )
     target = amended_move(position, revision)
-    later: list[Applied] = []
-    node = position.applied
-    while node is not None and node.head is not target:
-        later.append(node.head)
-        node = node.tail
-    assert node is not None
-    later.reverse()
-    table = position.table
-    if table.mode == DEALT and (
-        (move is not None and table.game.is_chance(table.unwrap(move)))
-        or (kind != INSERT and target.chance)
-    ):
-        raise IllegalMove(
-            "DEALT_BY_SERVER",
-            "This game is dealt by the server: its reveals and draws are not typed in or amended.",
-        )
+    before, later = _cut(position, target)
     name = position.revision + 1
-    corrected = Position(
-        table,
-        target.before,
-        position.revision,
-        position.sequence,
-        Status.IN_PROGRESS,
-        node.tail,
-        None,
-        position.move_count - len(later) - 1,
-        None,
-        position.chance_count - target.chance - sum(a.chance for a in later),
-    )
+    corrected = put_amendment(before, kind, target, move)
     notation = ""
     if move is not None:
-        corrected = _put(corrected, name, move)
         assert corrected.applied is not None
         notation = corrected.applied.head.notation
     tail = [target, *later] if kind == INSERT else later

@@ -55,16 +55,17 @@ class Admission:
         )
         self.watches = WatchCounts(limits.watches_per_caller, limits.watches_per_club)
 
-    def admit(self, name: str, keys: CallerKeys) -> None:
-        """Take the call's token, or raise LimitReached."""
+    def admit(self, name: str, keys: CallerKeys, calls: int = 1) -> None:
+        """Take the call's token (`calls` of them, all or none), or raise LimitReached."""
         change = name in CHANGE_METHODS
         buckets = self.changes if change else self.reads
-        wait = buckets.take(keys.caller)
+        wait = buckets.take(keys.caller, calls)
         if wait:
             kind = "changes" if change else "reads"
+            counted = f" (this counts as {calls})" if calls > 1 else ""
             raise LimitReached(
                 "RATE_LIMITED",
-                f"Too many {kind}: at most {buckets.rate:g} a second (bursts of "
+                f"Too many {kind}{counted}: at most {buckets.rate:g} a second (bursts of "
                 f"{buckets.burst}) per caller. Try again in {_shown(wait)}.",
                 limit=buckets.burst,
                 scope="caller",
@@ -87,10 +88,10 @@ class Admission:
 
     def charge(self, name: str, context: Context, calls: int) -> None:
         """Count `calls` more calls of `name` against the caller's rate (a call that does
-        the work of several: ExportRecord per game); LimitReached past it."""
-        keys = self.keys_of(context)
-        for _ in range(calls):
-            self.admit(name, keys)
+        the work of several: ExportRecord per game), all or none: LimitReached past it,
+        with nothing taken but the call's own token."""
+        if calls > 0:
+            self.admit(name, self.keys_of(context), calls)
 
     def wrap(
         self, method: str, handler: grpc.RpcMethodHandler[Any, Any] | None

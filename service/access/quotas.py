@@ -150,8 +150,10 @@ class TokenBuckets:
         self._buckets: dict[str, tuple[float, float]] = {}
         """key -> (tokens, when they were counted)"""
 
-    def take(self, key: str) -> float:
-        """Take a token for `key`: 0.0 when taken, else the seconds until one is there."""
+    def take(self, key: str, count: int = 1) -> float:
+        """Take `count` tokens for `key`, all or none: 0.0 when taken, else the seconds
+        until they are there. More than the burst (a call that does the work of many) is
+        taken from a full bucket, which it leaves in debt, repaid at the rate."""
         now = self._clock()
         counted = self._buckets.get(key)
         tokens = (
@@ -159,10 +161,11 @@ class TokenBuckets:
             if counted is None
             else min(self.burst, counted[0] + (now - counted[1]) * self.rate)
         )
-        if tokens < 1.0:
+        needed = min(count, self.burst)
+        if tokens < needed:
             self._buckets[key] = (tokens, now)
-            return (1.0 - tokens) / self.rate
-        self._buckets[key] = (tokens - 1.0, now)
+            return (needed - tokens) / self.rate
+        self._buckets[key] = (tokens - count, now)
         if counted is None and len(self._buckets) > self.tracked:
             self._forget(now)
         return 0.0

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from tablelog.replay import fold as folding
-from tablelog.replay.core import FULL, Viewer
+from tablelog.replay.core import FULL, RulesError, Viewer
 from tablelog.service.errors import AmendRefused, InvalidRequest, OutOfRange
 from tablelog.service.limits import MAX_NOTATION, MAX_REASON, check_length
 from tablelog.service.recording.appending import Appender, Built, Origin, Outcome, fingerprint
 from tablelog.service.recording.building import deal_and_end, next_event
 from tablelog.service.recording.heads import Head
+from tablelog.service.recording.refusals import worded_for
 from tablelog.service.recording.views import HIDDEN_MOVE, described, shown_notation, viewer_of
 from tablelog.v1 import events_pb2, game_pb2, service_pb2
 
@@ -69,6 +71,61 @@ def breaking_refusal(
     )
 
 
+def amended_in_view(
+    position: folding.Position,
+    kind: int,
+    revision: int,
+    *,
+    move: game_pb2.Move | None,
+    notation: str | None,
+    seat: int | None,
+    viewer: Viewer,
+    drop_tail: bool,
+) -> tuple[game_pb2.Move | None, folding.Amended]:
+    """The move an amendment puts in (typed, `move`, or `notation` read where it goes;
+    None for a deletion) and the history `position` corrected with it (`folding.amend`).
+
+    Refused as `viewer` may see the game, as RecordMove's refusals are
+    (`tablelog.service.recording.refusals`): the move is checked against everything
+    recorded, hidden components included, so the rules' words could tell a hidden card from
+    one not there (a recorder replacing a move with `buy <card>` for the seat that
+    reserved blind was told "you are N short" for the hidden card alone). A refusal of the
+    move put in is worded from the position before the amended move as `viewer` may know
+    it; a later move that no longer applies (unless `drop_tail`) is named as
+    `breaking_refusal` says, its rule's words likewise from the position before it."""
+    folding.check_amendable(position)
+    target = folding.amended_move(position, revision)
+    table = position.table
+
+    def put_in(state: Any) -> game_pb2.Move | None:
+        if kind == folding.DELETE:
+            return None
+        if notation is not None:
+            return table.wrap(table.game.parse(notation, state), seat)
+        assert move is not None
+        return table.wrap(table.unwrap(move), move.seat if move.HasField("seat") else seat)
+
+    def checked_in(before: folding.Position) -> folding.Position:
+        return folding.put_amendment(before, kind, target, put_in(before.state))
+
+    try:
+        new = put_in(target.before)
+        amended = folding.amend(position, kind, revision, new)
+    except RulesError as refused:
+        told = worded_for(viewer, folding.history_before(position, revision), refused, checked_in)
+        if told is refused:
+            raise
+        raise told from None
+    broken = amended.broken
+    if broken is not None and not drop_tail:
+        moved = broken.applied.move
+        rule = worded_for(
+            viewer, amended.position, broken.error, lambda at: folding.check_move(at, moved)
+        )
+        raise breaking_refusal(revision, table, replace(broken, error=rule), viewer)
+    return new, amended
+
+
 class Amending:
     """The AmendMove use case, on the one append path."""
 
@@ -94,7 +151,8 @@ class Amending:
         delete it (`kind`); the new move is typed (`move`) or `notation`, parsed in the
         position it goes into. Refused (AMEND_BREAKS_LATER_MOVE) when a later move no longer
         applies, unless `drop_tail`; nothing is appended then. `viewer` is the caller's
-        (unset: the full view): the refusal names the breaking move only as it may see it."""
+        (unset: the full view): a refusal is worded from what it may see
+        (`amended_in_view`)."""
         check_length("reason", reason, MAX_REASON)
         if kind not in KINDS.values():
             raise InvalidRequest(
@@ -121,24 +179,18 @@ class Amending:
                     field_name="revision",
                     metadata={"head_revision": str(head.revision)},
                 )
-            folding.check_amendable(position)
-            target = folding.amended_move(position, revision)
-            table, game = position.table, position.game
-            new: game_pb2.Move | None = None
-            if kind != folding.DELETE:
-                if notation is not None:
-                    inner = game.parse(notation, target.before)
-                    chosen_seat = seat
-                else:
-                    assert move is not None
-                    inner = table.unwrap(move)
-                    chosen_seat = move.seat if move.HasField("seat") else seat
-                new = table.wrap(inner, chosen_seat)
-            amended = folding.amend(position, kind, revision, new)
+            seen = viewer_of(viewer, position.table.players, unset=FULL)
+            new, amended = amended_in_view(
+                position,
+                kind,
+                revision,
+                move=move,
+                notation=notation,
+                seat=seat,
+                viewer=seen,
+                drop_tail=drop_tail,
+            )
             broken = amended.broken
-            if broken is not None and not drop_tail:
-                seen = viewer_of(viewer, table.players, unset=FULL)
-                raise breaking_refusal(revision, table, broken, seen)
             body = events_pb2.MoveAmended(
                 amended_revision=revision,
                 kind=kind,  # type: ignore[arg-type]  # one of KINDS, checked above

@@ -14,7 +14,12 @@ what it may not see, the caller gets one refusal that names nothing (reason ILLE
 rule `HIDDEN_INFORMATION`): the same words whatever the hidden components are.
 
 A move the full state accepts is recorded as always: it happened at the table, and what it
-reveals (a blind reserve bought) is public from then on."""
+reveals (a blind reserve bought) is public from then on.
+
+RecordMove's refusals are worded here (`tablelog.service.recording.usecases`), and
+AmendMove's (`tablelog.service.recording.amending.amended_in_view`): the move an amendment
+puts in, checked in the position before the amended move, and the rule a later move it
+breaks no longer meets, checked in the position before that move."""
 
 from __future__ import annotations
 

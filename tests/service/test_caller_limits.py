@@ -134,6 +134,59 @@ def test_a_burst_of_reads_past_the_rate_is_refused_with_retry_info(
     assert stub.ListGameTypes(request, metadata=bob, timeout=10).games
 
 
+def test_an_export_is_charged_once_per_game_it_names(
+    embedded_redis: EmbeddedRedis, club: str
+) -> None:
+    """ExportRecord counts each distinct game it names against the caller's reads (a game
+    named twice once), all or none: a call past what is left is refused with nothing
+    exported and leaves the rest for the next call (before, the per-game charge was
+    untested, and a refused charge had spent the tokens it took before running out)."""
+    # A rate this slow adds no token while the test runs: every call is counted exactly.
+    limits = CallerLimits(reads_per_second=0.001, read_burst=8)
+    running = serve(embedded_redis.url, limits=limits)
+    try:
+        with channel(running.target) as opened:
+            stub = service_pb2_grpc.TablelogServiceStub(opened)
+            games = [create(stub, as_caller("creator", club)).game_id for _ in range(5)]
+            ann = as_caller("ann", club)
+
+            def export(*names: str) -> service_pb2.ExportRecordResponse:
+                request = service_pb2.ExportRecordRequest(game_ids=names)
+                answer: service_pb2.ExportRecordResponse = stub.ExportRecord(
+                    request, metadata=ann, timeout=10
+                )
+                return answer
+
+            one, two, three, four, five = games
+            # 3 games, each named two or three times: 3 of 8 reads.
+            assert export(one, two, three, one, two, three, one).games == 3
+            # One game named 500 times: 1 (4 spent).
+            assert export(*[one] * 500).games == 1
+            # 5 games, 4 reads left: refused, nothing exported.
+            with pytest.raises(grpc.RpcError) as refused:
+                export(*games)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            info, retry = refusal_details(refused.value)
+            assert (info.reason, info.metadata["kind"]) == ("RATE_LIMITED", "reads")
+            assert retry is not None
+            # The refused call spent its own read only: 3 left, and 3 games take them.
+            assert export(three, four, five).games == 3
+            with pytest.raises(grpc.RpcError) as spent:
+                export(one)
+            assert spent.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            # Another caller's reads are its own.
+            assert (
+                stub.ExportRecord(
+                    service_pb2.ExportRecordRequest(game_ids=games),
+                    metadata=as_caller("bob", club),
+                    timeout=10,
+                ).games
+                == 5
+            )
+    finally:
+        running.stop()
+
+
 def test_changes_have_a_rate_of_their_own_and_a_refused_change_changes_nothing(
     stub: service_pb2_grpc.TablelogServiceStub, club: str
 ) -> None:
@@ -402,6 +455,15 @@ def test_token_buckets_refill_at_their_rate_and_stay_bounded() -> None:
     now[0] += 0.5
     assert buckets.take("a") == 0.0
     assert buckets.take("a") == pytest.approx(0.5)
+    # Several at once are taken all or none; more than the burst from a full bucket,
+    # which it leaves in debt.
+    now[0] += 1.25
+    assert buckets.take("a", 3) == pytest.approx(0.25)
+    assert buckets.take("a", 2) == 0.0
+    assert buckets.take("a") == pytest.approx(0.25)
+    now[0] += 1.5
+    assert buckets.take("a", 5) == 0.0
+    assert buckets.take("a") == pytest.approx(1.5)
     # Idle callers are forgotten first once more than `tracked` are kept.
     for name in "bcde":
         buckets.take(name)

@@ -45,7 +45,6 @@ from typing import Any
 
 import grpc
 import pytest
-import redis
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
@@ -55,7 +54,6 @@ from tablelog.replay import fold as folding
 from tablelog.replay.core import FULL, SPECTATOR, Viewer
 from tablelog.service.api.server import BackgroundServer
 from tablelog.service.recording.views import HIDDEN_MOVE, viewer_message
-from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import events_pb2, service_pb2
 from tablelog_client import Client
 from tablelog_client import cli as tablelog_cli
@@ -409,7 +407,15 @@ class Truth:
     """The full audit log as text: where the matcher must find every secret."""
 
 
-def full_record(owner: Client, redis_url: str, game_id: str) -> Truth:
+def stored_seed(server: BackgroundServer, game_id: str) -> bytes | None:
+    """The game's dealt seed as the server's store holds it (on Redis or Redis Cluster)."""
+    built: Any = server.built
+    store = built.recorder.store
+    seed: Any = server.run(store.redis.get(store.key(game_id, "seed")))
+    return bytes(seed) if seed is not None else None
+
+
+def full_record(owner: Client, server: BackgroundServer, game_id: str) -> Truth:
     entries = owner.audit(game_id, viewer=service_pb2.Viewer(full=True))
     events = [entry.event for entry in entries]
     position = folding.start(events[0].game_created)
@@ -418,11 +424,8 @@ def full_record(owner: Client, redis_url: str, game_id: str) -> Truth:
     for event in events[1:]:
         before[event.sequence] = position
         position = at[event.revision] = folding.advance(position, event)
-    store = redis.Redis.from_url(redis_url)
-    seed: bytes | None = store.get(f"tl:{{{game_id}}}:seed")  # type: ignore[assignment]
-    store.close()
     texts = [json_format.MessageToJson(entry) for entry in entries]
-    return Truth(events, before, at, seed, texts)
+    return Truth(events, before, at, stored_seed(server, game_id), texts)
 
 
 def hidden_from(truth: Truth, viewer: Viewer) -> dict[int, events_pb2.Event]:
@@ -618,7 +621,6 @@ def test_no_member_sees_another_seats_secret_by_any_path(
     client: Client,
     club: Club,
     server: BackgroundServer,
-    embedded_redis: EmbeddedRedis,
 ) -> None:
     names = ["Ann", "Bob", "Cleo", "Dan"][: case.players]
     rng = random.Random(case.game)
@@ -645,7 +647,7 @@ def test_no_member_sees_another_seats_secret_by_any_path(
 
         def check_every_member(phase: str) -> None:
             nonlocal secrets_met, refused_lists, refusals, walks, walked
-            truth = full_record(client, embedded_redis.url, game_id)
+            truth = full_record(client, server, game_id)
             head = truth.events[-1].revision
             revisions = range(walked + 1, head + 1)
             at_head = truth.at[head]
@@ -671,7 +673,7 @@ def test_no_member_sees_another_seats_secret_by_any_path(
         redone = clients[recorder].redo(game_id, expected_version=undone.game.version)
         answers[recorder].append(redone)
         check_every_member("after the redo")
-        truth = full_record(client, embedded_redis.url, game_id)
+        truth = full_record(client, server, game_id)
         amended = last_move_of_a_seat(truth)
         answers[recorder].append(
             clients[recorder].amend(
@@ -683,7 +685,7 @@ def test_no_member_sees_another_seats_secret_by_any_path(
             )
         )
         check_every_member("after an amend")
-        check_heartbeats(clients, members, game_id, embedded_redis.url)
+        check_heartbeats(clients, members, game_id, stored_seed(server, game_id))
     print(
         f"\n{case.game}: {len(members)} members x 4 phases: {walks} walks, "
         f"{refusals} refusals, {secrets_met} secrets held from a member"
@@ -697,13 +699,10 @@ def test_no_member_sees_another_seats_secret_by_any_path(
 
 
 def check_heartbeats(
-    clients: dict[Member, Client], members: list[Member], game_id: str, redis_url: str
+    clients: dict[Member, Client], members: list[Member], game_id: str, seed: bytes | None
 ) -> None:
     """Each member's watch, once caught up, beats with nothing hidden in it (the watches
     are opened together, so their one-second heartbeats overlap)."""
-    store = redis.Redis.from_url(redis_url)
-    seed = store.get(f"tl:{{{game_id}}}:seed")
-    store.close()
     head = clients[members[0]].get_game(game_id).version
     watches = {
         member: clients[member].stub.WatchGame(

@@ -2,8 +2,8 @@
 is logged at info, not as an error; a NUL in a path is a 400, not a 500 with a traceback;
 the HTTP port sends a CSP header with frame-ancestors 'none' (and HSTS under TLS); the
 origin rule also checks the Host against the names the port serves (DNS rebinding);
-ExportRecord reads each game once and charges per game; link-token readers have a watch
-budget of their own."""
+ExportRecord reads each game once (its charge per game is tested with the other limits,
+tests/service/test_caller_limits.py); link-token readers have a watch budget of their own."""
 
 from __future__ import annotations
 

@@ -7,10 +7,14 @@ refuse. A hidden component is thereby answered as an absent one: the twin holds 
 component where the state holds the hidden one. Random dealt games of all five games,
 stopped at a random move; the candidates are every legal move of the state, of its twin
 and of the state as the spectator may know it, typed and as notation, plus (Splendor) a
-purchase naming each card, hidden or absent.
+purchase naming each card, hidden or absent. The same candidates are then inserted by
+AmendMove (a recorder may amend) where the state and its twin stand, before a move played
+next, which is checked again after them: the refusals, of the move put in or naming the
+next move as one that no longer applies, are compared alike.
 
 And over the API (the issue's case): a recorder typing `buy <card>` for the seat that
-reserved blind gets the same words for the hidden card as for a card still in the deck."""
+reserved blind, in RecordMove or in AmendMove (replacing a move, or inserting one), gets the
+same words for the hidden card as for a card still in the deck."""
 
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ from tablelog.replay import fold as folding
 from tablelog.replay.core import DEALT, SPECTATOR, TERMINAL, RulesError
 from tablelog.replay.games.splendor.rules import State as SplendorState
 from tablelog.service.api.server import BackgroundServer
+from tablelog.service.errors import AmendRefused
+from tablelog.service.recording.amending import amended_in_view
 from tablelog.service.recording.refusals import worded_for
 from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import splendor_pb2
@@ -200,6 +206,36 @@ def refusal_for_spectator(position: folding.Position, move: Message | str) -> st
     return None
 
 
+AMENDED_CANDIDATES = 40
+"""How many of an example's candidates are also inserted by AmendMove."""
+
+
+def amendment_refusal_for_spectator(
+    position: folding.Position, revision: int, move: Message | str
+) -> tuple[str, str] | None:
+    """What the service tells a spectator-view caller (a recorder) inserting `move` before
+    the move named `revision` (None: accepted), as `tablelog.service.recording.amending.
+    Amending.amend_move` checks it: the move put in ("put", the refusal), then the moves
+    after it ("later")."""
+    typed = None if isinstance(move, str) else position.table.wrap(move)
+    try:
+        amended_in_view(
+            position,
+            folding.INSERT,
+            revision,
+            move=typed,
+            notation=move if isinstance(move, str) else None,
+            seat=None,
+            viewer=SPECTATOR,
+            drop_tail=False,
+        )
+    except RulesError as refused:
+        return "put", f"{type(refused).__name__} {refused.code}: {refused}"
+    except AmendRefused as refused:
+        return "later", f"{refused.reason}: {refused} {sorted(refused.metadata.items())}"
+    return None
+
+
 @pytest.mark.parametrize("name", sorted(TWINS))
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -222,11 +258,34 @@ def test_hidden_components_are_refused_as_absent_ones(
     twin = dataclasses.replace(position, state=twin_state)
     # The twin is one the spectator cannot tell from the state.
     assert game.view(twin_state, SPECTATOR) == game.view(position.state, SPECTATOR)
-    for move in candidates(position, twin_state):
+    tried = list(candidates(position, twin_state))
+    for move in tried:
         here = refusal_for_spectator(position, move)
         there = refusal_for_spectator(twin, move)
         if here is not None and there is not None:
             assert here == there, f"{name} {move!r}: {here} / {there}"
+    # AmendMove (a recorder may amend): moves of the same candidates (a sample: an
+    # amendment costs about three checks of a move) inserted where the state and its twin
+    # stand, before a move played next, which is then checked again after them.
+    rng = random.Random(twin_seed)
+    nxt = choose(game, position.state, rng)
+    envelope = position.table.wrap(nxt)
+    notation = game.format(nxt, position.state)
+    try:
+        after = folding.record(position, envelope, notation)
+        after_twin = folding.record(twin, envelope, notation)
+    except RulesError:
+        return  # the next move tells the twins apart (it buys the hidden card)
+    if game.view(after.state, SPECTATOR) != game.view(after_twin.state, SPECTATOR):
+        return
+    for move in rng.sample(tried, min(len(tried), AMENDED_CANDIDATES)):
+        amended_here = amendment_refusal_for_spectator(after, after.revision, move)
+        amended_there = amendment_refusal_for_spectator(after_twin, after.revision, move)
+        # A move put in that the full state accepts is taken, as RecordMove records it (it
+        # happened at the table): its refusal then names the next move, if that no longer
+        # applies. Refusals of the same kind are compared.
+        if amended_here and amended_there and amended_here[0] == amended_there[0]:
+            assert amended_here == amended_there, f"{name} amend {move!r}"
 
 
 def test_the_full_states_words_told_the_hidden_card_apart() -> None:
@@ -326,3 +385,56 @@ def test_a_recorder_gets_the_same_words_for_a_blind_reserve_as_for_a_deck_card(
             rules[card.id] = refused.metadata.get("rule")
     assert blind in rules
     assert len(set(rules.values())) == 1, rules
+
+
+@pytest.mark.parametrize("change", ["replace", "insert"])
+def test_a_recorder_amending_gets_the_same_words_for_a_blind_reserve_as_for_a_deck_card(
+    served: BackgroundServer, change: str
+) -> None:
+    """AmendMove checked the move it puts in against the full state: a recorder replacing
+    Ann's move (or inserting one before it) with `buy <card>` was told BUY_UNAFFORDABLE for
+    the card she reserved blind and BUY_CARD_NOT_AVAILABLE for every card still in the deck
+    (failed before AmendMove's refusals were worded from the caller's view). Now each is
+    refused as the view has it: any of those cards could be her blind reserve."""
+    with Client(served.target, token=OWNER_TOKEN, timeout=30) as owner:
+        member = owner.add_member(f"rita-{uuid.uuid4().hex[:6]}", "recorder")
+        recorder_token = owner.create_token(member.member_id).token
+        game = owner.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+        version = owner.record(game.game_id, "reserve 3.deck", expected_version=game.version)
+        version = owner.record(game.game_id, "take w u g", expected_version=version.game.version)
+        anns = owner.record(game.game_id, "take w u k", expected_version=version.game.version)
+        (target,) = [e.revision for e in anns.events if e.move_recorded.notation == "take w u k"]
+        head = anns.game.version
+        full = owner.state(game.game_id, full=True).view.splendor
+        blind = full.players[0].reserved[0].card.id
+        assert blind  # the owner sees it
+        market = {c.id for row in full.market for c in row.slots}
+        cards = _cards(new_position("splendor", 2).state)
+        # The owner (the full view) is told the truth about the hidden card.
+        hidden_text = next(c.text for c in cards if c.id == blind)
+        told = _refused(
+            lambda: owner.amend(
+                game.game_id, target, f"buy {hidden_text}", change=change, expected_version=head
+            )
+        )
+        assert told.metadata.get("rule") == "BUY_UNAFFORDABLE"
+    deck = [c for c in cards if c.level == 3 and c.id not in market]
+    answers: dict[int, tuple[object, ...]] = {}
+    with Client(served.target, token=recorder_token, timeout=30) as recorder:
+        for card in deck:
+            refused = _refused(
+                functools.partial(
+                    recorder.amend,
+                    game.game_id,
+                    target,
+                    f"buy {card.text}",
+                    change=change,
+                    expected_version=head,
+                )
+            )
+            # The words name the card and what it costs, which everyone may know; that
+            # they are the words of the view is the property test's to hold.
+            answers[card.id] = (refused.code, refused.reason, refused.metadata.get("rule"))
+        assert recorder.get_game(game.game_id).version == head  # refused: nothing appended
+    assert blind in answers
+    assert len(set(answers.values())) == 1, {answers[blind]} | set(answers.values())

@@ -5,7 +5,8 @@ adds a recorder, a player and a spectator and records a dealt game with a reques
 shares it with a link token. Then every member of B (and B's link token) calls every RPC
 that names a game on A's game, over gRPC and over the HTTP port (Connect), and must get
 exactly what it gets for a game that does not exist: the same code, reason and words (the
-id aside); and A's game, members and listing must be as they were. B replays A's request
+id aside); and A's game, members and listing must be as they were; and the same of A's
+callers on B's game. B replays A's request
 ids (CreateGame, ImportGame, ImportRecord, RecordMove) and must get a new change of its own,
 never A's game, never a word that the id was used. B's listing, export, audit and watches
 hold nothing of A's. The operator's calls: create, list, suspend, resume and delete clubs,
@@ -300,12 +301,16 @@ def _snapshot(tenants: Tenants, tenant: Tenant) -> tuple[Any, ...]:
 
 
 @pytest.mark.parametrize("port", ["grpc", "connect-proto", "connect-json"])
-def test_another_clubs_game_answers_exactly_as_no_game(tenants: Tenants, port: str) -> None:
-    """Each of B's callers, on every RPC naming a game, on A's game and on no game: the same
-    outcome, words included; and A's club is as it was."""
+@pytest.mark.parametrize("direction", ["B on A", "A on B"])
+def test_another_clubs_game_answers_exactly_as_no_game(
+    tenants: Tenants, port: str, direction: str
+) -> None:
+    """Each of one club's callers (B's, then A's), on every RPC naming a game, on the other
+    club's game and on no game: the same outcome, words included; and the other club is as
+    it was."""
     server = tenants.server
     http = server.http_url
-    a, b = tenants.a, tenants.b
+    a, b = (tenants.a, tenants.b) if direction == "B on A" else (tenants.b, tenants.a)
     before = _snapshot(tenants, a)
     cells = 0
     differences: list[str] = []
@@ -322,10 +327,10 @@ def test_another_clubs_game_answers_exactly_as_no_game(tenants: Tenants, port: s
                     expected, _ = call_http(http, path, none, token, port)
                 cells += 1
                 if got[0] == "OK":
-                    differences.append(f"{path} as B's {caller}: answered {answers}")
+                    differences.append(f"{path}, {direction}, as {caller}: answered {answers}")
                 if _anonymised(got, a.game) != _anonymised(expected, nowhere):
                     differences.append(
-                        f"{path} as B's {caller}: {got} on A's game, {expected} on none"
+                        f"{path}, {direction}, as {caller}: {got} on the game, {expected} on none"
                     )
     # ExportRecord names its games in a list.
     path = "/tablelog.v1.TablelogService/ExportRecord"
@@ -339,8 +344,9 @@ def test_another_clubs_game_answers_exactly_as_no_game(tenants: Tenants, port: s
         expected, _ = call(where, path, none, b.tokens[caller])
         cells += 1
         if got[0] == "OK" or _anonymised(got, a.game) != _anonymised(expected, nowhere):
-            differences.append(f"ExportRecord as B's {caller}: {got} / {expected}")
-    print(f"\n{tenants.backend} {port}: {cells} calls of B on A's game, {len(differences)} told")
+            differences.append(f"ExportRecord, {direction}, as {caller}: {got} / {expected}")
+    told = len(differences)
+    print(f"\n{tenants.backend} {port}: {cells} calls of {direction}'s game, {told} told")
     assert differences == []
     assert cells == len(NAMING_A_GAME) * len(CALLERS) * 2 + len(CALLERS)
     assert _snapshot(tenants, a) == before
