@@ -30,8 +30,9 @@ recorded first and the phone did not hear it; the game deleted between the taps 
 record) is said in the bar in the server's words, and nothing is recorded. The board is
 played with the keyboard too (Tab, Enter or Space). At 390 px every other control of the
 page (buttons, links, fields, chips, the move list's rows) is 44 x 44 CSS px. An ended game
-tied on points shows its tie-break, on the page and in the list. Screenshots of each game's recording bar at 390 px are
-saved with the test's artefacts (scripts/screenshot_touch.py writes the docs' copies).
+tied on points shows its tie-break, on the page and in the list. Screenshots of each game's
+recording bar at 390 px are saved with the test's artefacts (scripts/screenshot_touch.py
+writes the docs' copies).
 
 Skipped without chromium or the playwright package, unless CI is set: there it fails."""
 
