@@ -19,6 +19,7 @@ from tablelog.v1 import clubs_pb2
 from tablelog_client.common import UsageError, game_named, on_game, print_json, refusal, report
 from tablelog_client.credentials import default_server, forget_server, store_token, stored_ca
 from tablelog_client.sdk import DEFAULT_ADDRESS, ROLE_NAMES, ROLES, Client, TablelogError
+from tablelog_client.words import counted
 
 Handler = Callable[[argparse.Namespace, Client], int]
 AddCommand = Callable[..., argparse.ArgumentParser]
@@ -151,7 +152,7 @@ def cmd_members_add(args: argparse.Namespace, client: Client) -> int:
 def cmd_members_remove(args: argparse.Namespace, client: Client) -> int:
     member = find_member(client, args.member)
     revoked = client.remove_member(member.member_id)
-    print(f"removed {member.display_name}; {revoked} token(s) revoked")
+    print(f"removed {member.display_name}; {counted(revoked, 'token')} revoked")
     return 0
 
 

@@ -12,6 +12,13 @@ from collections.abc import Sequence
 from tablelog.v1 import events_pb2, game_pb2
 
 
+def counted(count: float, noun: str) -> str:
+    """A count with its noun agreeing in number: "1 game", "3 games", "1.5 wins" (a shared
+    win counts a part); every noun the CLI counts takes an -s."""
+    number = f"{count:g}" if isinstance(count, float) else str(count)
+    return f"{number} {noun}" if count == 1 else f"{number} {noun}s"
+
+
 def seat_name(players: Sequence[str], seat: int) -> str:
     return players[seat] if 0 <= seat < len(players) else f"seat {seat}"
 
