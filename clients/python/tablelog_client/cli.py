@@ -1275,8 +1275,10 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument(
         "--keep-going",
         action="store_true",
-        help="from a pipe or file: read on after a refused line (default: stop there); "
-        "later moves are recorded only when they name their mover (`Cleo: take u g k`)",
+        help="from a pipe or file: read on after a refused line (default: stop there), "
+        "recording only the moves that name their mover (`Cleo: take u g k`); every other "
+        "change after it (an unnamed move, undo, redo, amend, insert, delete, note) is "
+        "skipped and reported `not sent`, and the exit status is 1",
     )
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
     command.add_argument("game", help="the game type, as `tablelog games` lists them")
