@@ -58,6 +58,12 @@ def seats_named(players: Sequence[str]) -> str:
     return ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else "".join(named)
 
 
+def counted(count: int, noun: str) -> str:
+    """A count with its noun agreeing in number, as a player says it: "1 card", "2 cards",
+    "0 ducats" (every noun the games count takes an -s)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def spoken_list(items: Sequence[str]) -> str:
     """Items as a sentence lists them: "red", "red and blue", "white, blue and green"."""
     return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)

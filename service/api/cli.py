@@ -894,7 +894,8 @@ def _shown_address(address: str, port: int) -> str:
 
 DEMO_FILE = "demo.game"
 """In the data directory: the id of the demo game `--demo` recorded there, so that a later
-start shows it again instead of adding another demo game to the club's list."""
+start shows it again instead of adding another demo game to the club's list (and, once
+the owner deleted it, neither shows it nor records another)."""
 
 
 async def demo_once(
@@ -906,7 +907,10 @@ async def demo_once(
     fragment: str = "",
 ) -> str:
     """The demo game of this data directory: recorded at the first `--demo` start, shown
-    again (how to record from a second terminal) at every later one while it exists."""
+    again (how to record from a second terminal) at every later one while it exists. Once
+    the owner deleted it, a later start says so in one line and records no other: the
+    demo is recorded once per data directory, and a deleted game is not offered again."""
+    from tablelog.replay import fold as folding
     from tablelog.service.store import GameNotFound
 
     marker = data_dir / DEMO_FILE
@@ -920,6 +924,13 @@ async def demo_once(
         except GameNotFound:  # the store was reset or the game deleted: record a new one
             pass
         else:
+            if head.position.status is folding.Status.DELETED:
+                print(
+                    f"The demo game {known} of this data directory was deleted; --demo "
+                    f"records no other (remove {marker} for a new one).",
+                    flush=True,
+                )
+                return known
             _say_demo(known, head.revision, None, address, web, fragment, earlier=True)
             return known
     game_id = await record_demo(recorder, address, actor, web=web, fragment=fragment)

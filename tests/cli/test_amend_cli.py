@@ -27,6 +27,13 @@ def _mover(line: list[str], index: int) -> str:
     return PLAYERS[record_fresh(line[:index]).position.to_move()]
 
 
+def _number(line: list[str], index: int) -> int:
+    """The number the text record gives the player's move at `index` of `line` (the
+    table's reveals not counted)."""
+    position = record_fresh(line[: index + 1]).position
+    return position.move_count - position.chance_count
+
+
 def _move_words(line: list[str], index: int) -> str:
     """The move at `index` of `line` with who made it: "Bob's take w u g", "the table's
     reveal ..."."""
@@ -43,9 +50,10 @@ def test_amend_names_who_moved_and_what_changed(server: BackgroundServer, client
         server, "amend", game_id, str(revision), *case.notation.split(), "--reason", "typo"
     )
     mover = _mover(line, case.index)
+    number = _number(line, case.index)
     assert (
-        f"amended revision {revision}: {mover}'s {line[case.index]} → {case.notation} (typo)"
-        in done.stdout
+        f"amended {number}. {mover}'s {line[case.index]} (revision {revision}) → "
+        f"{case.notation} (typo)" in done.stdout
     )
     assert client.state(game_id, full=True).moves[case.index] == case.notation
 
@@ -78,8 +86,8 @@ def test_insert_and_delete(server: BackgroundServer, client: Client) -> None:
     done = tablelog(server, "insert", game_id, str(case.index + 2), case.notation)
     mover = _mover(line, case.index)
     assert (
-        f"inserted {mover}'s {case.notation} before {mover}'s {line[case.index]} "
-        f"(revision {case.index + 2})" in done.stdout
+        f"inserted {mover}'s {case.notation} before {_number(line, case.index)}. {mover}'s "
+        f"{line[case.index]} (revision {case.index + 2})" in done.stdout
     )
 
     game_id, _version, line = recorded(client, DELETION_SEED)
@@ -87,7 +95,7 @@ def test_insert_and_delete(server: BackgroundServer, client: Client) -> None:
     done = tablelog(server, "delete", game_id, str(case.index + 2), "--reason", "never played")
     mover = _mover(line, case.index)
     assert (
-        f"deleted revision {case.index + 2}: {mover}'s {line[case.index]} (never played)"
-        in done.stdout
+        f"deleted {_number(line, case.index)}. {mover}'s {line[case.index]} "
+        f"(revision {case.index + 2}) (never played)" in done.stdout
     )
     assert list(client.state(game_id, full=True).moves) == case.corrected

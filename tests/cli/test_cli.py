@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -97,8 +98,10 @@ def test_record_show_undo_redo_annotate_audit_verify(server: BackgroundServer) -
     for notation in line[:10]:
         said = tablelog(server, "move", game_id, notation).stdout.splitlines()[0]
         # A player's move is named after the player; a card turned up is the table's.
+        # (A player's move numbered as the text record numbers it, a table event not.)
         movers = ("Ann: ", "Bob: ", "table: ")
-        assert any(said.startswith(f"{who}{notation}  (revision ") for who in movers), said
+        unnumbered = re.sub(r"^\d+\. (?=Ann|Bob)", "", said)
+        assert any(unnumbered.startswith(f"{who}{notation}  (revision ") for who in movers), said
     info = json.loads(tablelog(server, "info", game_id, "--json").stdout)
     assert info["version"] == "11"
     assert info["moveCount"] == 10
@@ -287,13 +290,13 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
     game_id = new_game(server, "--mode", "dealt")
     dealt = client.get_game(game_id).version  # the server's deal of the opening layout
     said = tablelog(server, "move", game_id, "take w u g").stdout
-    assert said.startswith(f"Ann: take w u g  (revision {dealt + 1})"), said
-    assert tablelog(server, "move", game_id, "take r k w").stdout.startswith("Bob: take w r k")
+    assert said.startswith(f"1. Ann: take w u g  (revision {dealt + 1})"), said
+    assert tablelog(server, "move", game_id, "take r k w").stdout.startswith("2. Bob: take w r k")
     undone = tablelog(server, "undo", game_id, "--reason", "misread").stdout
-    assert undone.startswith(f"undid Bob's take w r k (revision {dealt + 2}) (misread)"), undone
-    assert tablelog(server, "redo", game_id).stdout.startswith("redid Bob's take w r k")
+    assert undone.startswith(f"undid 2. Bob's take w r k (revision {dealt + 2}) (misread)"), undone
+    assert tablelog(server, "redo", game_id).stdout.startswith("redid 2. Bob's take w r k")
     undone = tablelog(server, "undo", game_id).stdout  # takes back the redo: the same move
-    assert undone.startswith(f"undid Bob's take w r k (revision {dealt + 2})"), undone
+    assert undone.startswith(f"undid 2. Bob's take w r k (revision {dealt + 2})"), undone
     tablelog(server, "abandon", game_id, "--reason", "dinner")
 
     replayed = tablelog(server, "replay", game_id, "--all").stdout
@@ -304,9 +307,9 @@ def test_changes_replay_and_audit_name_who_moved(server: BackgroundServer, clien
     assert headers[2:] == [
         f"== revision {dealt + 1}: 1. Ann: take w u g",
         f"== revision {dealt + 2}: 2. Bob: take w r k",
-        f"== revision {dealt + 3}: undid Bob's take w r k (revision {dealt + 2}) (misread)",
-        f"== revision {dealt + 4}: redid Bob's take w r k (revision {dealt + 2})",
-        f"== revision {dealt + 5}: undid Bob's take w r k (revision {dealt + 2})",
+        f"== revision {dealt + 3}: undid 2. Bob's take w r k (revision {dealt + 2}) (misread)",
+        f"== revision {dealt + 4}: redid 2. Bob's take w r k (revision {dealt + 2})",
+        f"== revision {dealt + 5}: undid 2. Bob's take w r k (revision {dealt + 2})",
         f"== revision {dealt + 6}: game abandoned (dinner)",
     ]
     # Replayed from the middle, the first mover is still named (from the state before).

@@ -203,7 +203,7 @@ def test_every_flag_and_argument_has_help() -> None:
 def test_seats_are_given_by_name(server: BackgroundServer, client: Client) -> None:
     game_id = new_game(server, "--mode", "dealt")
     said = tablelog(server, "move", game_id, "take w u g", "--seat", "ann").stdout
-    assert said.startswith("Ann: take w u g")
+    assert said.startswith("1. Ann: take w u g")
     refused = tablelog(server, "move", game_id, "take r k w", "--seat", "Ann", ok=False)
     assert "NOT_YOUR_TURN" in refused.stderr
     assert tablelog(server, "show", game_id, "--seat", "Bob").stdout.startswith("revision ")

@@ -75,7 +75,7 @@ def test_a_second_member_records_only_what_their_role_allows(server: BackgroundS
     with Client(address, token=owner) as client:
         first = client.legal_moves(game_id)[1][0].notation
     said = tablelog(address, "move", game_id, first, token=pat).stdout
-    assert said.startswith("Ann: ")
+    assert said.startswith("1. Ann: ")
     with Client(address, token=owner) as client:
         second = client.legal_moves(game_id)[1][0].notation
     bobs = tablelog(address, "move", game_id, second, token=pat, ok=False)
@@ -157,7 +157,8 @@ def test_a_fresh_data_directory_serves_the_cli_beside_it_with_no_flags(isolated_
         assert done.stdout.startswith("revision ")
         who = tablelog(serving.address, "whoami").stdout
         assert "(owner) of local club" in who
-        assert str(owner_file) in who
+        # Printed from the home (~/...), as the README shows the credentials file.
+        assert f"(token from ~/{owner_file.relative_to(isolated_home)})" in who
     finally:
         serving.stop()
 

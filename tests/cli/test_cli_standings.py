@@ -34,7 +34,7 @@ def test_standings_player_stats_and_rebuild(server: BackgroundServer) -> None:
     shown = tablelog(server.target, "standings", "splendor", "--season", year, token=token).stdout
     first_line = shown.splitlines()[0]
     assert first_line.startswith(f"splendor, season {year} ({year}-01-01 to ")
-    assert "3 game(s); up to date (3 ended games)" in first_line
+    assert "3 games; up to date (3 ended games)" in first_line
     assert {line.split()[1] for line in shown.splitlines()[2:]} == {"Ann", "Bob"}
     exported = tablelog(server.target, "standings", "splendor", "--csv", token=token).stdout
     rows = list(csv.DictReader(io.StringIO(exported)))
@@ -45,7 +45,7 @@ def test_standings_player_stats_and_rebuild(server: BackgroundServer) -> None:
     assert sum(float(r["wins"]) for r in rows) == 3
     player = tablelog(server.target, "player", "ann", token=token).stdout
     assert player.splitlines()[0].startswith("Ann, overall; up to date")
-    assert "splendor: 3 game(s)" in player
+    assert "splendor: 3 games, " in player
     assert "Bob: " in player
     history = tablelog(server.target, "player", "Ann", "--csv", token=token).stdout
     assert len(history.splitlines()) == 1 + 3
@@ -76,11 +76,11 @@ def test_standings_player_stats_and_rebuild(server: BackgroundServer) -> None:
         in tablelog(server.target, "seasons", token=token).stdout
     )
     rebuilt = tablelog(server.target, "projections", "rebuild", token=token).stdout
-    assert rebuilt.startswith("rebuilt from the games' streams: 3 ended game(s)")
-    assert ", 0 game(s) folded from their events, the others from their sealed" in rebuilt
+    assert rebuilt.startswith("rebuilt from the games' streams: 3 ended games")
+    assert ", 0 games folded from their events, the others from their sealed" in rebuilt
     refolded = tablelog(server.target, "projections", "rebuild", "--refold", token=token).stdout
-    assert refolded.startswith("rebuilt from the games' streams: 3 ended game(s)")
-    assert ", 3 game(s) folded from their events" in refolded
+    assert refolded.startswith("rebuilt from the games' streams: 3 ended games")
+    assert ", 3 games folded from their events" in refolded
     refused = tablelog(
         server.target, "standings", "splendor", "--season", "Autumn", token=token, ok=False
     )

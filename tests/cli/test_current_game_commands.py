@@ -20,10 +20,11 @@ def test_the_current_game_needs_no_id(server: BackgroundServer, client: Client) 
     tablelog(server, "use", game_id)
     tablelog(server, "record", stdin="take w u g\ntake r r\n")
     assert tablelog(server, "amend", "1.", "take w u k").stdout.startswith(
-        "amended revision 17: Ann's take w u g → take w u k"
+        "amended 1. Ann's take w u g (revision 17) → take w u k"
     )
     assert "inserted " in tablelog(server, "insert", "2.", "take g g", "--drop-tail").stdout
-    assert tablelog(server, "delete", "r20").stdout.startswith("deleted revision 20")
+    deleted = tablelog(server, "delete", "r20").stdout
+    assert deleted.startswith("deleted 2. Bob's take g g (revision 20)")
     note = tablelog(server, "annotate", "fine").stdout.split()[1]
     assert tablelog(server, "remove-annotation", note).stdout == f"annotation {note} removed\n"
     assert "read-only link for game " + game_id in tablelog(server, "share").stdout
@@ -34,7 +35,9 @@ def test_the_current_game_needs_no_id(server: BackgroundServer, client: Client) 
     assert seats[1] == "seat 1: nobody"
     # An id given first still names that game.
     tablelog(server, "move", other, "take w u g")
-    assert tablelog(server, "delete", other, "1.").stdout.startswith("deleted revision 17")
+    assert tablelog(server, "delete", other, "1.").stdout.startswith(
+        "deleted 1. Ann's take w u g (revision 17)"
+    )
     assert list(client.state(other).moves)[-1] != "take w u g"
     tablelog(server, "abandon", "--reason", "closing time")
     assert client.get_game(game_id).status == service_pb2.GAME_STATUS_ABANDONED

@@ -45,7 +45,7 @@ def test_history_numbers_the_players_moves_as_the_text_record_does(
     assert listed[0].startswith("   2. revision   18     fine  — ")
 
     amended = tablelog(server, "amend", game_id, "1.", "take w u k").stdout
-    assert amended.startswith("amended revision 17: Ann's take w u g → take w u k")
+    assert amended.startswith("amended 1. Ann's take w u g (revision 17) → take w u k")
     missing = tablelog(server, "delete", game_id, "9.", ok=False)
     assert missing.returncode == 2
     assert missing.stderr == "error: there is no move 9.: the players have made 3 moves\n"
@@ -53,7 +53,7 @@ def test_history_numbers_the_players_moves_as_the_text_record_does(
     assert wrong.returncode == 2
     assert "'move-two' names no move" in wrong.stderr
     shell = tablelog(server, "record", game_id, stdin="delete 3.\nhistory\n").stdout
-    assert "deleted revision 19: Ann's take u r k" in shell
+    assert "deleted 3. Ann's take u r k (revision 19)" in shell
     assert shell.rstrip().endswith("   2. Bob: take r r  (revision 18)")
 
 

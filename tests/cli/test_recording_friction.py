@@ -156,7 +156,7 @@ def test_one_line_records_one_table_event_as_its_moves(
     game = client.create_game("medici-card-game", ["Ann", "Bob"])
     client.record(game.game_id, "reveal cloth4")
     said = tablelog(server, "move", game.game_id, "flip fur4").stdout.splitlines()
-    assert said[:2] == ["Ann: flip  (revision 3)", "table: reveal fur4  (revision 4)"]
+    assert said[:2] == ["1. Ann: flip  (revision 3)", "table: reveal fur4  (revision 4)"]
     recorded = [e.move_recorded.notation for e in client.export(game.game_id)][-2:]
     assert recorded == ["flip", "reveal fur4"]
     # A line whose second move is refused records nothing.

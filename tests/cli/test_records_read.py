@@ -61,9 +61,8 @@ def test_a_buy_names_its_card_in_history_watch_audit_and_the_record(
     assert line.split(": ", 1)[1].startswith(f"{notation} ({found[3]})")
     card = found[3]
     assert offered.detail == card  # offered with its card before it was bought
-    assert said.startswith(f"Ann: {notation} ({card})  (revision {revision})") or said.startswith(
-        f"Bob: {notation} ({card})  (revision {revision})"
-    ), said
+    answered = re.escape(f"{notation} ({card})  (revision {revision})")
+    assert re.match(rf"\d+\. (Ann|Bob): {answered}", said), said
     # The card is the one that lay at that place just before (the full view names it).
     level, slot = int(found[1]), int(found[2])
     market = before.view.splendor.market

@@ -67,11 +67,13 @@ def test_an_invited_member_logs_in_once_and_records_without_flags(
     logged = run(dana, "login", address, "--token", token).stdout
     assert f"logged in to {address} as Dana (recorder of " in logged
     assert f"{address} is now your default server" in logged
+    # Printed from the home, as the README shows it (a user knows ~, not its full path).
+    assert "; token kept in ~/.config/tablelog/credentials.json\n" in logged
     # Every later command goes to that server with that token, no flags.
     assert game_id in run(dana, "list").stdout
     who = run(dana, "whoami").stdout
     assert who.startswith("Dana (recorder) of ")
-    assert f", on {address} (token from " in who
+    assert who.rstrip().endswith(f", on {address} (token from ~/.config/tablelog/credentials.json)")
     run(dana, "use", game_id)
     recorded = run(dana, "move", "table: reveal 1.1 1w0:u1g2r1k1").stdout
     assert recorded.startswith("table: reveal 1.1 1w0:u1g2r1k1  (revision 2)")

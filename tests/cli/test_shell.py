@@ -73,13 +73,13 @@ def test_piped_lines_record_name_the_players_and_refuse_in_the_words_of_move(
     said = done.stdout.splitlines()
     assert said[0].startswith(f"{game_id}  splendor  Ann, Bob  [dealt]")
     # Each line is echoed after a prompt naming who is to move, then answered.
-    assert said[said.index("Ann> take w u g") + 1] == "Ann: take w u g  (revision 17)"
+    assert said[said.index("Ann> take w u g") + 1] == "1. Ann: take w u g  (revision 17)"
     assert said[said.index("Ann> take w u g") + 2] == "revision 17 · to move: Bob"
-    assert said[said.index("Bob> take r r") + 1] == "Bob: take r r  (revision 18)"
+    assert said[said.index("Bob> take r r") + 1] == "2. Bob: take r r  (revision 18)"
     assert said[said.index("Ann> undo misheard") + 1] == (
-        "undid Bob's take r r (revision 18) (misheard)"
+        "undid 2. Bob's take r r (revision 18) (misheard)"
     )
-    assert said[said.index("Bob> redo") + 1] == "redid Bob's take r r (revision 18)"
+    assert said[said.index("Bob> redo") + 1] == "redid 2. Bob's take r r (revision 18)"
     assert "Ann> take k k" not in said
     assert said[said.index("Ann> show") + 1] == "revision 20 · to move: Ann"
     legal = said[said.index("Ann> legal reserve 3") + 1 :]
@@ -113,7 +113,7 @@ def test_the_shell_and_move_share_what_the_terminal_saw(server: BackgroundServer
     game_id = dealt_game(server)
     tablelog(server, "record", game_id, stdin="take w u g\n")
     after = tablelog(server, "move", "take r r").stdout
-    assert after.startswith("Bob: take r r  (revision 18)")
+    assert after.startswith("2. Bob: take r r  (revision 18)")
 
 
 def test_a_game_moved_on_by_another_recorder_is_caught_up_by_name(
@@ -141,7 +141,7 @@ def test_a_game_moved_on_by_another_recorder_is_caught_up_by_name(
     assert said[stale + 1] == "meanwhile bob-phone recorded: 2. Bob: take k k  (revision 18)"
     assert said[stale + 2] == "revision 18 · to move: Ann"
     assert "your line is kept: Enter records it on this game as it is now" in said
-    assert said[said.index("Ann> Ann: take r r") + 1] == "Ann: take r r  (revision 19)"
+    assert said[said.index("Ann> Ann: take r r") + 1] == "3. Ann: take r r  (revision 19)"
     assert moves_of(client, game_id)[-3:] == ["take w u g", "take k k", "take r r"]
 
 
@@ -370,13 +370,13 @@ def test_use_sets_the_current_game_per_server(
     assert [p.read_text(encoding="utf-8") for p in saved] == [game_id]
 
     said = tablelog(server, "move", "take", "w", "u", "g").stdout
-    assert said.startswith("Ann: take w u g  (revision 17)")
-    assert tablelog(server, "move", "take r r").stdout.startswith("Bob: take r r")
+    assert said.startswith("1. Ann: take w u g  (revision 17)")
+    assert tablelog(server, "move", "take r r").stdout.startswith("2. Bob: take r r")
     assert tablelog(server, "show").stdout.startswith("revision 18 · to move: Ann")
     assert tablelog(server, "info").stdout.startswith(f"{game_id}  splendor")
     assert "to move: Ann" in tablelog(server, "legal").stdout
-    assert tablelog(server, "undo").stdout.startswith("undid Bob's take r r")
-    assert tablelog(server, "redo").stdout.startswith("redid Bob's take r r")
+    assert tablelog(server, "undo").stdout.startswith("undid 2. Bob's take r r")
+    assert tablelog(server, "redo").stdout.startswith("redid 2. Bob's take r r")
     tablelog(server, "annotate", "a", "greedy", "take", "--glyph", "?")
     assert [(n.comment, n.glyph) for n in client.annotations(game_id)] == [("a greedy take", "?")]
     assert "Bob: take r r" in tablelog(server, "replay", "--all").stdout
@@ -386,7 +386,7 @@ def test_use_sets_the_current_game_per_server(
 
     # The explicit forms are unchanged, on another game while this one is current.
     said = tablelog(server, "move", other_id, "take", "k", "k").stdout
-    assert said.startswith("Ann: take k k")
+    assert said.startswith("1. Ann: take k k")
     assert tablelog(server, "show", other_id).stdout.startswith("revision 17 · to move: Bob")
     assert moves_of(client, game_id)[-2:] == ["take w u g", "take r r"]
     # A mistyped id is reported as a missing game, never recorded as a move.
@@ -412,7 +412,7 @@ def test_record_without_a_game_uses_the_current_one(server: BackgroundServer) ->
     assert "tablelog use GAME" in refused.stderr
     tablelog(server, "use", game_id)
     done = tablelog(server, "record", stdin="take w u g\n")
-    assert "Ann: take w u g  (revision 17)" in done.stdout.splitlines()
+    assert "1. Ann: take w u g  (revision 17)" in done.stdout.splitlines()
     as_json = tablelog(server, "record", "--json", stdin="", ok=False)
     assert json.loads(as_json.stderr)["error"]["code"] == "USAGE"
 
@@ -435,11 +435,11 @@ def test_amend_insert_and_delete_in_the_shell_keep_history_by_name(
     done = tablelog(server, "record", game_id, stdin="\n".join(lines) + "\n", ok=False)
     said = done.stdout.splitlines()
     amended = said[said.index("Bob> amend 17 take w u k") + 1]
-    assert amended.startswith("amended revision 17: Ann's take w u g → take w u k")
+    assert amended.startswith("amended 1. Ann's take w u g (revision 17) → take w u k")
     assert any(line.startswith("usage: amend N MOVE [--drop-tail]") for line in said)
     history = said[said.index("Bob> history") + 1 : said.index("Bob> amend 99 take w u k")]
     assert history[-3:] == [
-        "   1. Ann's take w u k  (revision 20)",
+        "   1. Ann: take w u k  (revision 20)",
         "   2. Bob: take r r  (revision 18)",
         "   3. Ann: take u r k  (revision 19)",
     ]

@@ -79,7 +79,9 @@ def test_an_amendment_names_the_move_it_replaces_and_who_made_it() -> None:
         removed_notation="take w u g",
         reason="typo",
     )
-    assert narrator.describe(replace) == "amended revision 17: Bob's take w u g → take w u k (typo)"
+    assert narrator.describe(replace) == (
+        "amended Bob's take w u g (revision 17) → take w u k (typo)"
+    )
     insert = amended(31, kind=events_pb2.AMEND_KIND_INSERT, notation="take r r")
     assert narrator.describe(insert) == (
         "inserted Bob's take r r before Bob's take w u g (revision 17)"
@@ -92,7 +94,7 @@ def test_an_amendment_names_the_move_it_replaces_and_who_made_it() -> None:
         dropped_moves=3,
     )
     assert narrator.describe(dropped) == (
-        "deleted revision 17: Bob's take w u g; dropped 3 later moves from revision 20, "
+        "deleted Bob's take w u g (revision 17); dropped 3 later moves from revision 20, "
         "which no longer applied"
     )
     # An undo of the move an amendment put in names it.
@@ -100,4 +102,26 @@ def test_an_amendment_names_the_move_it_replaces_and_who_made_it() -> None:
     assert narrator.describe(undone) == "undid Bob's take w u k (revision 30)"
     # A narrator that never saw revision 17 names it by what the event says.
     stranger = Narrator(PLAYERS)
-    assert stranger.describe(replace) == "amended revision 17: take w u g → take w u k (typo)"
+    assert stranger.describe(replace) == "amended take w u g (revision 17) → take w u k (typo)"
+
+
+def test_a_move_whose_number_is_known_is_named_by_it_beside_its_revision() -> None:
+    """The answers to changes number the move they undo, redo or amend as `history` does
+    (issue 26, one way to count); an amendment's move is listed as a recorded one is."""
+    narrator = Narrator(PLAYERS, game_pb2.ToMove(seat=1))
+    narrator.describe(moved(17, "take w u g"))
+    narrator.numbers[17] = 2
+    undo = events_pb2.Event(revision=18, move_undone=events_pb2.MoveUndone(undone_revision=17))
+    assert narrator.describe(undo) == "undid 2. Bob's take w u g (revision 17)"
+    redo = events_pb2.Event(revision=19, move_redone=events_pb2.MoveRedone(redone_revision=17))
+    assert narrator.describe(redo) == "redid 2. Bob's take w u g (revision 17)"
+    replace = events_pb2.Event(
+        revision=20,
+        move_amended=events_pb2.MoveAmended(
+            amended_revision=17, kind=events_pb2.AMEND_KIND_REPLACE, notation="buy 1.3"
+        ),
+    )
+    assert narrator.describe(replace, "1k0:g3") == (
+        "amended 2. Bob's take w u g (revision 17) → buy 1.3 (1k0:g3)"
+    )
+    assert narrator.listed[20] == "Bob: buy 1.3 (1k0:g3)"

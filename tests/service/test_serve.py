@@ -201,6 +201,31 @@ def test_the_demo_game_is_recorded_once_per_data_directory(tmp_path: Path) -> No
         again.stop()
 
 
+def test_a_deleted_demo_game_is_neither_announced_nor_recorded_again(tmp_path: Path) -> None:
+    """The owner deleted the demo game: a later `serve --demo` on that data says so in one
+    line, offers no commands for it, and records no other demo game."""
+    first = ServeProcess(tmp_path / "data", "--demo").start()
+    try:
+        game_id = first.read_lines(3)[0].split()[2]
+        with Client(first.address, token=first.token) as client:
+            client.delete_game(game_id, reason="not ours")
+    finally:
+        first.stop()
+    again = ServeProcess(tmp_path / "data", "--demo").start()
+    try:
+        said = again.read_lines(1)[0]
+        assert said.startswith(
+            f"The demo game {game_id} of this data directory was deleted; --demo records no other"
+        ), said
+        with Client(again.address, token=again.token) as client:
+            # A deleted game is listed nowhere: no demo game listed is no new one recorded.
+            assert [g.game_id for g in client.list_games() if g.title == "tablelog demo"] == []
+            assert client.get_game(game_id).status == service_pb2.GAME_STATUS_DELETED
+    finally:
+        again.stop()
+    assert f"show {game_id}" not in "".join(again.output)
+
+
 def test_ports_in_use_are_named_with_their_flags(tmp_path: Path) -> None:
     """Both ports taken: both named, with the cause and the flags that choose others, and
     no line from gRPC's C core."""

@@ -668,4 +668,4 @@ def test_the_cli_creates_a_club_and_prints_its_first_owner_token(tenants: Tenant
     assert run("clubs", "delete", club_id).returncode != 0  # needs --yes
     deleted = run("clubs", "delete", club_id, "--yes")
     assert deleted.returncode == 0
-    assert "0 game(s)" in deleted.stdout
+    assert "and its 0 games" in deleted.stdout

@@ -14,7 +14,7 @@ import json
 import mimetypes
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from typing import Any
@@ -53,11 +53,13 @@ from tablelog_client.credentials import CredentialsError
 from tablelog_client.moves import (
     MOVE_HELP,
     MOVE_REFERENCE,
+    MoveInEffect,
     SetupFold,
     Step,
     find_move,
     history_lines,
     moves_in_effect,
+    numbered,
     step_words,
 )
 from tablelog_client.operator_cli import add_operator_commands
@@ -321,15 +323,20 @@ def cmd_new(args: argparse.Namespace, client: Client) -> int:
 
 
 def _print_change(
-    args: argparse.Namespace, client: Client, response: Any, before: game_pb2.ToMove | None
+    args: argparse.Namespace,
+    client: Client,
+    response: Any,
+    before: game_pb2.ToMove | None,
+    numbers: Mapping[int, int] | None = None,
 ) -> int:
-    """The events of a change, by name ("Ann: take w u g", "undid Bob's buy 1.2"): `before`
-    is whose decision it was before the change (None: not known)."""
+    """The events of a change, by name and numbered ("1. Ann: take w u g  (revision 17)",
+    "undid 2. Bob's buy 1.2 (1k0:g3) (revision 18)"): `before` is whose decision it was
+    before the change (None: not known); `numbers`, those known of moves in the middle."""
     remember_version(args.address, response.game.game_id, response.game.version)
     if args.json:
         print_json(response)
         return 0
-    for line in change_lines(client, response, before):
+    for line in change_lines(client, response, before, numbers):
         print(line)
     print(describe_game(response.game))
     return 0
@@ -437,14 +444,17 @@ def cmd_redo(args: argparse.Namespace, client: Client) -> int:
 # --drop-tail.
 
 
-def _named_move(args: argparse.Namespace, client: Client, text: str, doing: str) -> int:
-    """The revision of the move `text` names (`17.`, `r45`, `45`); a table event is said to
-    be one before it is changed or annotated (a slip the recorder should see)."""
+def _named_move(
+    args: argparse.Namespace, client: Client, text: str, doing: str
+) -> tuple[int, MoveInEffect | None]:
+    """The revision of the move `text` names (`17.`, `r45`, `45`) and the move that stands
+    there (None: none does; the server says what it is); a table event is said to be one
+    before it is changed or annotated (a slip the recorder should see)."""
     players = [p.name for p in client.get_game(args.game_id).players]
     revision, move = find_move(text, moves_in_effect(client, args.game_id, players))
     if move is not None and move.table and not args.json:
         print(f"{doing} a table event, not a player's move: {move.named()}", file=sys.stderr)
-    return revision
+    return revision, move
 
 
 def _game_then(args: argparse.Namespace, client: Client, words: list[str]) -> list[str]:
@@ -471,7 +481,7 @@ def _amend(args: argparse.Namespace, client: Client, change: str) -> int:
     notation = " ".join(words[1:])
     seat = _seat(args, client) if change != "delete" else None
     doing = {"replace": "amending", "insert": "inserting before", "delete": "deleting"}[change]
-    revision = _named_move(args, client, args.revision, doing)
+    revision, move = _named_move(args, client, args.revision, doing)
     version, _ = _current(args, client)
     response = client.amend(
         args.game_id,
@@ -483,7 +493,7 @@ def _amend(args: argparse.Namespace, client: Client, change: str) -> int:
         drop_tail=args.drop_tail,
         expected_version=version,
     )
-    return _print_change(args, client, response, None)
+    return _print_change(args, client, response, None, numbered(move))
 
 
 def cmd_amend(args: argparse.Namespace, client: Client) -> int:
@@ -858,7 +868,7 @@ def cmd_watch(args: argparse.Namespace, client: Client) -> int:
 
 def cmd_annotate(args: argparse.Namespace, client: Client) -> int:
     line = [move.strip() for move in (args.variation or "").split(";") if move.strip()]
-    revision = _named_move(args, client, args.revision, "annotating") if args.revision else 0
+    revision = _named_move(args, client, args.revision, "annotating")[0] if args.revision else 0
     note = client.annotate(
         args.game_id,
         " ".join(args.comment),
@@ -1265,8 +1275,10 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument(
         "--keep-going",
         action="store_true",
-        help="from a pipe or file: read on after a refused line (default: stop there); "
-        "later moves are recorded only when they name their mover (`Cleo: take u g k`)",
+        help="from a pipe or file: read on after a refused line (default: stop there), "
+        "recording only the moves that name their mover (`Cleo: take u g k`); every other "
+        "change after it (an unnamed move, undo, redo, amend, insert, delete, note) is "
+        "skipped and reported `not sent`, and the exit status is 1",
     )
     command = add("new", cmd_new, "create a game: tablelog new splendor Ann Bob")
     command.add_argument("game", help="the game type, as `tablelog games` lists them")

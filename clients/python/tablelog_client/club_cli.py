@@ -17,8 +17,15 @@ from google.protobuf.message import Message
 
 from tablelog.v1 import clubs_pb2
 from tablelog_client.common import UsageError, game_named, on_game, print_json, refusal, report
-from tablelog_client.credentials import default_server, forget_server, store_token, stored_ca
+from tablelog_client.credentials import (
+    default_server,
+    forget_server,
+    shown_path,
+    store_token,
+    stored_ca,
+)
 from tablelog_client.sdk import DEFAULT_ADDRESS, ROLE_NAMES, ROLES, Client, TablelogError
+from tablelog_client.words import counted
 
 Handler = Callable[[argparse.Namespace, Client], int]
 AddCommand = Callable[..., argparse.ArgumentParser]
@@ -84,7 +91,7 @@ def run_login(args: argparse.Namespace) -> int:
     print(
         f"logged in to {args.server} as {who.member.display_name} "
         f"({ROLE_NAMES.get(who.member.role, '?')} of {who.club.name or who.club.club_id}); "
-        f"token kept in {path}"
+        f"token kept in {shown_path(path)}"
     )
     print(
         f"{args.server} is now your default server: commands go there without --address "
@@ -151,7 +158,7 @@ def cmd_members_add(args: argparse.Namespace, client: Client) -> int:
 def cmd_members_remove(args: argparse.Namespace, client: Client) -> int:
     member = find_member(client, args.member)
     revoked = client.remove_member(member.member_id)
-    print(f"removed {member.display_name}; {revoked} token(s) revoked")
+    print(f"removed {member.display_name}; {counted(revoked, 'token')} revoked")
     return 0
 
 

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -91,25 +91,95 @@ def show_snapshot(state: service_pb2.StateSnapshot, players: Sequence[str]) -> s
     return f"{header}\n{state.text.rstrip()}"
 
 
-def learn_move(client: Client, game_id: str, revision: int, narrator: Narrator) -> None:
+MAX_LEARNED = 16
+"""Moves looked back through to learn who made a move (an amendment of an amendment...):
+past that, the move is named without its mover."""
+
+
+def learn_move(
+    client: Client, game_id: str, revision: int, narrator: Narrator, *, depth: int = 0
+) -> None:
     """Teach `narrator` what the move at `revision` was (who made it, as a spectator sees
-    it), so that an undo or redo of it can name it: the replay of that revision and the one
-    before (whose state says who was to move)."""
+    it), so that an undo, redo or amendment of it can name it: the replay of that revision
+    and the one before (whose state says who was to move). A redo re-applies a recorded
+    move and an amendment's move is made by whoever made the move it replaced: that one is
+    learned first."""
     for frame in client.replay(game_id, max(1, revision - 1), revision):
         event = frame.event
-        if event.revision == revision and event.WhichOneof("body") == "move_redone":
-            # A redo re-applies a recorded move: name that one (never itself a redo).
-            redone = event.move_redone.redone_revision
-            for earlier in client.replay(game_id, max(1, redone - 1), redone):
-                narrator.describe(earlier.event, earlier.detail)
-                narrator.follow(earlier.state.to_move)
+        if event.revision == revision and depth < MAX_LEARNED:
+            body = event.WhichOneof("body")
+            if body == "move_redone":
+                earlier = event.move_redone.redone_revision
+                learn_move(client, game_id, earlier, narrator, depth=depth + 1)
+            elif body == "move_amended":
+                earlier = event.move_amended.amended_revision
+                learn_move(client, game_id, earlier, narrator, depth=depth + 1)
         narrator.describe(event, frame.detail)
         narrator.follow(frame.state.to_move)
 
 
-def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) -> list[str]:
-    """The events of a change in words, one line each: `before` is whose decision it was
-    before the change (None: not known)."""
+def change_details(client: Client, response: Any) -> dict[int, str]:
+    """What each move a change put in takes that its notation names only by its place (a
+    `buy 1.3`'s card, "1k0:g3"), by revision: RecordMove's answer carries it; an amendment's
+    answer does not, so its revisions are replayed for it (only when it put a move in)."""
+    if hasattr(response, "details"):
+        # An older server sends none: the moves are then described without their cards.
+        shown = zip(response.events, response.details, strict=False)
+        return {event.revision: detail for event, detail in shown}
+    put_in = [
+        event.revision
+        for event in response.events
+        if event.WhichOneof("body") == "move_amended"
+        and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE
+    ]
+    if not put_in:
+        return {}
+    frames = client.replay(response.game.game_id, put_in[0], put_in[-1])
+    return {frame.event.revision: frame.detail for frame in frames if frame.detail}
+
+
+def number_moves(narrator: Narrator, response: Any) -> dict[int, int]:
+    """The numbers the text record gives the players' moves a change put in at the end
+    (recorded or redone) or took back (undone), by revision, from the players' moves in
+    effect after it (`GameSummary.player_move_count`): the moves put in are the last ones,
+    the ones taken back were just after them. `narrator` has described (or learned) each
+    move, so it knows which are the table's; none is numbered when one mover is not known
+    or the server does not count (an older server)."""
+    if not response.game.HasField("player_move_count"):
+        return {}
+    put_in: list[int] = []
+    taken_back: list[int] = []
+    for event in response.events:
+        body = event.WhichOneof("body")
+        if body == "move_recorded":
+            put_in.append(event.revision)
+        elif body == "move_redone":
+            put_in.append(event.move_redone.redone_revision)
+        elif body == "move_undone":
+            taken_back.append(event.move_undone.undone_revision)
+    movers = [narrator.movers.get(revision) for revision in (*put_in, *taken_back)]
+    if any(mover is None for mover in movers):
+        return {}
+    put_in = [revision for revision in put_in if narrator.movers[revision]]
+    taken_back = [revision for revision in taken_back if narrator.movers[revision]]
+    count = response.game.player_move_count
+    numbers = {revision: count - len(put_in) + at for at, revision in enumerate(put_in, 1)}
+    # An undo takes back the last moves first.
+    numbers |= {revision: count + len(taken_back) - at for at, revision in enumerate(taken_back)}
+    return numbers
+
+
+def change_lines(
+    client: Client,
+    response: Any,
+    before: game_pb2.ToMove | None,
+    numbers: Mapping[int, int] | None = None,
+) -> list[str]:
+    """The events of a change in words, one line each, a player's move numbered as the
+    text record numbers it with its revision beside it (`2. Bob: take w g r  (revision
+    19)`, `undid 2. Bob's take w g r (revision 19)`): `before` is whose decision it was
+    before the change (None: not known); `numbers`, the numbers the caller knows of moves
+    in the middle of the game (an amended move's, from `find_move`), by revision."""
     game_id = response.game.game_id
     narrator = Narrator([p.name for p in response.game.players])
     lines = []
@@ -118,8 +188,11 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
     if len(moved) > 1:  # one line that stood for several moves: who made each of the others
         for frame in client.replay(game_id, moved[0], moved[-1] - 1):
             deciding[frame.event.revision + 1] = frame.state.to_move
-    details = list(getattr(response, "details", ()))  # RecordMove's: a buy's card
-    for index, event in enumerate(response.events):
+    details = change_details(client, response)
+    # What the moves taken back, put back or amended were, and who made each move, first:
+    # a move's number counts the players' moves among all those of the change.
+    recorded: dict[int, str] = {}
+    for event in response.events:
         body = event.WhichOneof("body")
         if body == "move_undone":
             learn_move(client, game_id, event.move_undone.undone_revision, narrator)
@@ -127,9 +200,19 @@ def change_lines(client: Client, response: Any, before: game_pb2.ToMove | None) 
             learn_move(client, game_id, event.move_redone.redone_revision, narrator)
         elif body == "move_amended":
             learn_move(client, game_id, event.move_amended.amended_revision, narrator)
-        narrator.to_move = before if before is not None else deciding.get(event.revision)
-        words = narrator.describe(event, details[index] if index < len(details) else "")
-        before = None  # whoever follows a move in the same change is not known here
+        elif body == "move_recorded":  # who made it: whose decision it was
+            narrator.to_move = before if before is not None else deciding.get(event.revision)
+            recorded[event.revision] = narrator.describe(event, details.get(event.revision, ""))
+            before = None  # whoever follows a move in the same change is not known here
+    narrator.numbers |= {**number_moves(narrator, response), **(numbers or {})}
+    for event in response.events:
+        body = event.WhichOneof("body")
+        words = recorded.get(event.revision) or narrator.describe(
+            event, details.get(event.revision, "")
+        )
+        number = narrator.numbers.get(event.revision) if body == "move_recorded" else None
+        if number is not None:  # as `history`, `watch` and `replay` number it
+            words = f"{number}. {words}"
         named = body == "move_recorded" or (
             body == "move_amended" and event.move_amended.kind != events_pb2.AMEND_KIND_DELETE
         )  # a move put in: its revision names it (for annotate, amend)

@@ -43,6 +43,15 @@ class Token:
     unix socket, "unix:/path"); empty: the address."""
 
 
+def shown_path(path: Path) -> str:
+    """A path as the CLI prints it: under the user's home, from `~` (what a README can show
+    and a user recognises), else whole."""
+    try:
+        return str(Path("~") / path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):  # elsewhere, or no home to be found
+        return str(path)
+
+
 def config_file() -> Path:
     return platformdirs.user_config_path("tablelog", appauthor=False) / "credentials.json"
 
@@ -89,7 +98,7 @@ def stored_token(address: str, path: Path | None = None) -> Token | None:
     path = path or config_file()
     entry = _servers(path).get(address)
     token = entry.get("token") if isinstance(entry, dict) else None
-    return Token(token, str(path)) if isinstance(token, str) and token else None
+    return Token(token, shown_path(path)) if isinstance(token, str) and token else None
 
 
 def local_owner_token(address: str) -> Token | None:
@@ -107,7 +116,7 @@ def local_owner_token(address: str) -> Token | None:
     socket = served.get("socket")
     if not _same_address(str(served.get("address", "")), address) or not socket:
         return None
-    return Token(token, str(path), target=f"unix:{socket}")
+    return Token(token, shown_path(path), target=f"unix:{socket}")
 
 
 def _same_address(served: str, asked: str) -> bool:

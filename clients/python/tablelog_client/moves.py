@@ -45,6 +45,14 @@ class MoveInEffect:
         return f"{what} ({self.words}, revision {self.revision})"
 
 
+def numbered(move: MoveInEffect | None) -> dict[int, int]:
+    """The number of `move` by its revision, for the answer to a change of it
+    (`change_lines`): none for the table's event or a revision where no move stands."""
+    if move is None or move.number is None:
+        return {}
+    return {move.revision: move.number}
+
+
 def amended_standing(
     standing: list[tuple[int, str, bool]], event: events_pb2.Event, words: str
 ) -> list[tuple[int, str, bool]]:
@@ -95,7 +103,9 @@ def moves_in_effect(client: Client, game_id: str, players: Sequence[str]) -> lis
             standing.append((redone, *said.get(redone, (f"revision {redone}", False))))
         elif body == "move_amended":
             narrator.describe(event, frame.detail)
-            standing = amended_standing(standing, event, narrator.moves[event.revision])
+            # The move it puts in is named by its revision: an undo and redo of it too.
+            said[event.revision] = (narrator.listed[event.revision], False)
+            standing = amended_standing(standing, event, narrator.listed[event.revision])
         narrator.follow(frame.state.to_move)
     moves = []
     number = 0
@@ -195,14 +205,23 @@ class SetupFold(Generic[T]):
 
 def step_words(narrator: Narrator, frame: service_pb2.ReplayGameResponse) -> tuple[str, bool]:
     """A replayed or watched step's words, a player's move numbered as the text record
-    numbers it ("17. Ann: take w u g"), and whether it is a table event (a reveal typed
-    in, or the server's deal), which `SetupFold` may fold into the setup."""
+    numbers it ("17. Ann: take w u g", and an undo or redo of it "undid 17. Ann's take w u
+    g (revision 45)", as the answers to changes say it), and whether it is a table event (a
+    reveal typed in, or the server's deal), which `SetupFold` may fold into the setup."""
     event = frame.event
+    body = event.WhichOneof("body")
+    if body == "move_amended":  # the moves after it may have other numbers now
+        narrator.numbers.clear()
+    elif body == "move_redone" and frame.move_number:  # "redid 2. Bob's take r r"
+        narrator.numbers[event.move_redone.redone_revision] = frame.move_number
     words = narrator.describe(event, frame.detail)
-    recorded = event.WhichOneof("body") == "move_recorded"
+    recorded = body == "move_recorded"
     table = recorded and (event.move_recorded.dealt or narrator.movers.get(event.revision) == "")
     if recorded and frame.move_number:
         words = f"{frame.move_number}. {words}"
+        # An undo of it names it by its number too: an undo takes back the last move in
+        # effect, whose number only an amendment before it changes.
+        narrator.numbers[event.revision] = frame.move_number
     return words, table
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from tablelog.v1 import clubs_pb2
 from tablelog_client.common import UsageError, print_json
 from tablelog_client.sdk import Client
+from tablelog_client.words import counted
 
 DAY = 24 * 3600
 
@@ -77,7 +78,7 @@ def cmd_clubs_delete(args: argparse.Namespace, client: Client) -> int:
     _print(
         args,
         clubs_pb2.DeleteClubResponse(games_deleted=deleted),
-        f"deleted {args.club_id} and its {deleted} game(s)",
+        f"deleted {args.club_id} and its {counted(deleted, 'game')}",
     )
     return 0
 

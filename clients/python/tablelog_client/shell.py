@@ -52,6 +52,7 @@ from tablelog_client.moves import (
     find_move,
     history_lines,
     moves_in_effect,
+    numbered,
     step_words,
 )
 from tablelog_client.sdk import Client, TablelogError
@@ -320,8 +321,15 @@ class RecordingShell:
                 self.catch_up()
             self.kept = line
 
-    def after_change(self, response: Change, before: game_pb2.ToMove | None) -> None:
-        for text in change_lines(self.client, response, before):
+    def after_change(
+        self,
+        response: Change,
+        before: game_pb2.ToMove | None,
+        numbers: Mapping[int, int] | None = None,
+    ) -> None:
+        """The change by name, its moves numbered (`numbers`: those known of moves in the
+        middle of the game), then the board."""
+        for text in change_lines(self.client, response, before, numbers):
             self.say(text)
         self.seen(response.game)
         self.show_board()
@@ -417,7 +425,7 @@ class RecordingShell:
             drop_tail=drop_tail,
             expected_version=self.version,
         )
-        self.after_change(response, None)
+        self.after_change(response, None, numbered(move))
 
     def show(self, _: str) -> None:
         self.seen(self.client.get_game(self.game_id))

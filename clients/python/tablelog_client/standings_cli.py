@@ -15,6 +15,7 @@ from tablelog.v1 import standings_pb2
 from tablelog_client.club_cli import _print
 from tablelog_client.common import Handler
 from tablelog_client.sdk import Client
+from tablelog_client.words import counted
 
 
 def _season_words(season: standings_pb2.Season) -> str:
@@ -27,10 +28,10 @@ def _season_words(season: standings_pb2.Season) -> str:
 
 def _lag_words(lag: standings_pb2.ProjectionLag) -> str:
     if not lag.pending_games:
-        return f"up to date ({lag.projected_games} ended games)"
+        return f"up to date ({counted(lag.projected_games, 'ended game')})"
     return (
-        f"behind by {lag.pending_games} changed game(s), the oldest {lag.seconds:.1f} s ago "
-        f"({lag.projected_games} ended games projected)"
+        f"behind by {counted(lag.pending_games, 'changed game')}, the oldest "
+        f"{lag.seconds:.1f} s ago ({counted(lag.projected_games, 'ended game')} projected)"
     )
 
 
@@ -89,7 +90,7 @@ def cmd_standings(args: argparse.Namespace, client: Client) -> int:
         print(_csv([STANDING_HEADER, *rows]))
         return 0
     head = (
-        f"{found.game}, {_season_words(found.season)}: {found.games} game(s); "
+        f"{found.game}, {_season_words(found.season)}: {counted(found.games, 'game')}; "
         f"{_lag_words(found.lag)}"
     )
     if not rows:
@@ -122,7 +123,8 @@ def cmd_player(args: argparse.Namespace, client: Client) -> int:
         s = record.standing
         lines += [
             "",
-            f"{record.game}: {s.games} game(s), {s.wins:g} win(s), {s.points} points, "
+            f"{record.game}: {counted(s.games, 'game')}, {counted(s.wins, 'win')}, "
+            f"{counted(s.points, 'point')}, "
             f"average place {s.average_place:.2f}, rating {_rating(s.rating)}",
             "  places: " + ", ".join(f"{i + 1}: {n}" for i, n in enumerate(record.places) if n),
             "  rating over time: " + " ".join(f"{p.ordinal:.1f}" for p in record.history[-12:]),
@@ -177,7 +179,7 @@ def cmd_stats(args: argparse.Namespace, client: Client) -> int:
         print(_csv([STATS_HEADER, *stats_rows(found)]))
         return 0
     lines = [
-        f"{found.game}, {_season_words(found.season)}: {found.games} game(s), "
+        f"{found.game}, {_season_words(found.season)}: {counted(found.games, 'game')}, "
         f"{found.average_moves:.1f} moves on average; {_lag_words(found.lag)}",
         "wins by seat order (1 = first player): "
         + ", ".join(
@@ -213,8 +215,9 @@ def cmd_rebuild(args: argparse.Namespace, client: Client) -> int:
     _print(
         args,
         done,
-        f"rebuilt from the games' streams: {done.games} ended game(s) in {done.seconds:.2f} s, "
-        f"{done.folded} game(s) folded from their events, the others from their sealed results",
+        f"rebuilt from the games' streams: {counted(done.games, 'ended game')} in "
+        f"{done.seconds:.2f} s, {counted(done.folded, 'game')} folded from their events, the "
+        "others from their sealed results",
     )
     return 0
 

@@ -1,5 +1,5 @@
 """What the CLI says about events and results, by the players' names: "Ann: take w u g",
-"undid Bob's buy 1.2 (revision 25)", "Ann wins with 16; Bob 15".
+"undid 12. Bob's buy 1.2 (revision 25)", "Ann wins with 16; Bob 15".
 
 The events carry data only (seats, revisions): who moved is the seat that was to move in
 the state before the event, so a `Narrator` follows the states of a replay or a watch.
@@ -10,6 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tablelog.v1 import events_pb2, game_pb2
+
+
+def counted(count: float, noun: str) -> str:
+    """A count with its noun agreeing in number: "1 game", "3 games", "1.5 wins" (a shared
+    win counts a part); every noun the CLI counts takes an -s."""
+    number = f"{count:g}" if isinstance(count, float) else str(count)
+    return f"{number} {noun}" if count == 1 else f"{number} {noun}s"
 
 
 def seat_name(players: Sequence[str], seat: int) -> str:
@@ -47,8 +54,16 @@ class Narrator:
         self.to_move = to_move
         self.moves: dict[int, str] = {}
         self.movers: dict[int, str | None] = {}
-        """Who made the move each revision put in: a name, "" for the table, None if not
-        known (an amendment's new move is made by whoever made the move it replaces)."""
+        """Who made the move each revision put in: a name, "" for the table (its reveals and
+        the server's deals), None if not known (an amendment's new move is made by whoever
+        made the move it replaces)."""
+        self.listed: dict[int, str] = {}
+        """The move each revision put in as a move list shows it ("Bob: take w u k",
+        "table: reveal 1.1 ..."), an amendment's move too."""
+        self.numbers: dict[int, int] = {}
+        """The number the text record gives the player's move a revision put in, where the
+        caller knows it now (`change_lines`): a move taken back, put back or amended is
+        then named "2. Bob's take w g r (revision 19)", as `history` numbers it."""
 
     def follow(self, to_move: game_pb2.ToMove) -> None:
         """Whose decision it is now (the `to_move` of the state after the last event)."""
@@ -65,23 +80,32 @@ class Narrator:
             return seat_name(self.players, self.to_move.seat)
         return "" if kind == "chance" else None
 
+    def named(self, revision: int, unknown: str = "the move") -> str:
+        """The move `revision` put in, as an undo, a redo or an amendment names it:
+        "2. Bob's take w g r (revision 19)" (its number when known, as `history` shows it)."""
+        words = self.moves.get(revision, unknown)
+        number = f"{self.numbers[revision]}. " if revision in self.numbers else ""
+        return f"{number}{words} (revision {revision})"
+
     def _amended(self, event: events_pb2.Event, detail: str = "") -> str:
-        """ "amended revision 17: Bob's take w u g → take w u k (reason)"."""
+        """ "amended 1. Bob's take w u g (revision 17) → take w u k (reason)"."""
         amended = event.move_amended
         named = amended.amended_revision
-        was = self.moves.get(named, amended.removed_notation or f"the move of revision {named}")
+        was = self.named(named, amended.removed_notation or "the move")
         mover = self.movers.get(named)
         new = f"{amended.notation} ({detail})" if detail else amended.notation
         put_in = new
+        self.listed[event.revision] = put_in
         if mover is not None:
+            self.listed[event.revision] = f"{mover or 'table'}: {put_in}"
             new = f"{mover}'s {new}" if mover else f"the table's {new}"
         self.moves[event.revision], self.movers[event.revision] = new, mover
         if amended.kind == events_pb2.AMEND_KIND_INSERT:
-            words = f"inserted {new} before {was} (revision {named})"
+            words = f"inserted {new} before {was}"
         elif amended.kind == events_pb2.AMEND_KIND_DELETE:
-            words = f"deleted revision {named}: {was}"
+            words = f"deleted {was}"
         else:
-            words = f"amended revision {named}: {was} → {put_in}"
+            words = f"amended {was} → {put_in}"
         if amended.dropped_moves:
             plural = "" if amended.dropped_moves == 1 else "s"
             words += (
@@ -99,28 +123,28 @@ class Narrator:
             notation = f"{recorded.notation} ({detail})" if detail else recorded.notation
             if recorded.dealt:
                 self.moves[event.revision] = f"the deal {notation}"
+                self.movers[event.revision] = ""  # the server dealt it for the table
                 return f"the server dealt {notation}"
             mover = self._mover(recorded)
             self.movers[event.revision] = mover
             if mover:
                 self.moves[event.revision] = f"{mover}'s {notation}"
-                return f"{mover}: {notation}"
-            if mover == "":
+                self.listed[event.revision] = f"{mover}: {notation}"
+            elif mover == "":
                 self.moves[event.revision] = f"the table's {notation}"
                 # As a line may name its mover ("table: reveal 1.1 ..."): typed back, it records.
-                return f"table: {notation}"
-            self.moves[event.revision] = notation
-            return notation
+                self.listed[event.revision] = f"table: {notation}"
+            else:
+                self.moves[event.revision] = self.listed[event.revision] = notation
+            return self.listed[event.revision]
         if body == "move_undone":
             undone = event.move_undone
-            words = self.moves.get(undone.undone_revision, "the move")
             reason = f" ({undone.reason})" if undone.reason else ""
-            return f"undid {words} (revision {undone.undone_revision}){reason}"
+            return f"undid {self.named(undone.undone_revision)}{reason}"
         if body == "move_redone":
             redone = event.move_redone.redone_revision
-            words = self.moves.get(redone, "the move")
-            self.moves[event.revision] = words
-            return f"redid {words} (revision {redone})"
+            self.moves[event.revision] = self.moves.get(redone, "the move")
+            return f"redid {self.named(redone)}"
         if body == "move_amended":
             return self._amended(event, detail)
         if body == "annotation_added":

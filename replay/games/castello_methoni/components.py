@@ -25,14 +25,18 @@ from tablelog.v1 import game_pb2
 BOARD_COMPONENT = "board"
 BOARD_FILE = "methoni_board.json"
 MEDIA_TYPE = "application/json"
+# Both notes are read by players (the view, the picture, GameSummary.approximate_notes):
+# the rules reference they rest on is RULES.md §3.4 (the counts checked) and §9 (the
+# balanced mission set).
 APPROXIMATE_NOTE = (
     "Approximate board: the published Castello Methoni map is not available; this 54-cell "
-    "hexagon respects every count that could be checked (RULES.md §3.4), but its outline and "
-    "the terrain and market positions are invented."
+    "hexagon respects every count that could be checked (six land types, six markets, a card "
+    "mix matching the board's), but its outline and the terrain and market positions are "
+    "invented."
 )
 MISSIONS_ASSUMED_NOTE = (
-    "missions assumed: the board file has no mission_cards, so the balanced set of RULES.md "
-    "§9 is used (the real mission cards are not known)"
+    "missions assumed: the board file has no mission_cards, so a balanced set is used (each "
+    "land type on three of the six cards; the real mission cards are not known)"
 )
 SEA = "sea"
 """The name of the Market/Sea card, and of the far side of a sea edge."""

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from tablelog.replay.core import counted
 from tablelog.replay.picture import (
     INK,
     MUTED,
@@ -94,11 +95,7 @@ def picture(
     for seat in range(len(view.seats)):
         _seat(p, view, seat, HEADER + 96 + SEAT_HEIGHT * seat, drawn, fragments)
     _controls(p, view, controls_top)
-    notes = [n for n in (approximate,) if n]
-    if not approximate and view.board_approximate:
-        notes.append("approximate board: outline, terrains and markets invented (RULES.md §3.4)")
-    if view.missions_assumed:
-        notes.append("missions assumed (RULES.md §9)")
+    notes = _approximate_notes(view, approximate)
     if notes:
         p.approximate_note("; ".join(notes))
     if last_move is not None:
@@ -179,7 +176,8 @@ def _status(view: pb.CastelloMethoniView, names: Sequence[str]) -> str:
         return "game over"
     words = f"phase {view.phase}"
     if 0 <= view.current_player < len(names):
-        words = f"{names[view.current_player]} to play ({view.cards_played} card(s) played)"
+        played = counted(view.cards_played, "card")
+        words = f"{names[view.current_player]} to play ({played} played)"
     if view.pending_chance:
         words += f"; the table records {view.pending_chance}"
     if view.last_turn:
@@ -202,6 +200,18 @@ def _terrain_colour(view: pb.CastelloMethoniView, terrain: str) -> str:
 def _is_dark(colour: str) -> bool:
     red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     return 0.299 * red + 0.587 * green + 0.114 * blue < 140
+
+
+def _approximate_notes(view: pb.CastelloMethoniView, approximate: str) -> list[str]:
+    """What the picture says is not the real game, in a player's words: the game's own
+    note (`approximate`), else an invented board (RULES.md §3.4); assumed missions (§9:
+    the real mission cards were not found)."""
+    notes = [n for n in (approximate,) if n]
+    if not approximate and view.board_approximate:
+        notes.append("approximate board: outline, terrains and markets invented")
+    if view.missions_assumed:
+        notes.append("missions assumed: the real mission cards are not known")
+    return notes
 
 
 def _header(p: Picture, view: pb.CastelloMethoniView, names: Sequence[str], drawn: _Drawn) -> None:
@@ -303,7 +313,7 @@ class _Layout:
         colour = _terrain_colour(view, cell.terrain)
         title = f"{cell.id}: {cell.terrain}{', market' if cell.market else ''}"
         if cell.sea_edges:
-            title += f", {cell.sea_edges} sea edge(s)"
+            title += f", {counted(cell.sea_edges, 'sea edge')}"
         group = p.group(self.cells, cls=f"cell terrain-{cell.terrain}", title=title)
         x, y = self.centres[cell.id]
         if corners:
@@ -512,7 +522,8 @@ def _market(
     market = p.group(
         parent,
         cls="market",
-        title=f"Market on {cell.id} ({cell.terrain}{where}): {cell.market_ducats} ducat(s) on it",
+        title=f"Market on {cell.id} ({cell.terrain}{where}): "
+        f"{counted(cell.market_ducats, 'ducat')} on it",
     )
     p.circle(market, x, y, 6.5, fill=COIN, stroke=INK, stroke_width=0.8)
     p.text(market, x, y + 3, str(cell.market_ducats), size=8, anchor="middle", bold=True)
@@ -577,7 +588,7 @@ def _castle(
     colour_name, colour = _seat_colour(castle.owner)
     owner = _name(names, castle.owner)
     title = (
-        f"Castle {castle.id} of {owner} ({colour_name}): {len(castle.cells)} cell(s) "
+        f"Castle {castle.id} of {owner} ({colour_name}): {counted(len(castle.cells), 'cell')} "
         f"({', '.join(castle.cells)}), value {castle.value}"
     )
     if castle.markets:
@@ -747,7 +758,7 @@ def _supplies(
 ) -> None:
     top = HEADER
     bank_h = sizes.bank_h
-    bank = p.group(drawn.panel, cls="bank", title=f"The bank: {view.bank} ducat(s)")
+    bank = p.group(drawn.panel, cls="bank", title=f"The bank: {counted(view.bank, 'ducat')}")
     p.touch(bank, "bank")  # a trade's second tap: the card, for 2 ducats from the bank (§5.2)
     p.rect(bank, PANEL_X + 2, top + 2, 60, bank_h, fill=PAPER, radius=3)
     p.circle(bank, PANEL_X + 12, top + 2 + bank_h / 2, 10, fill=COIN, stroke=INK)
@@ -771,7 +782,7 @@ def _supplies(
     piles = p.group(
         drawn.panel,
         cls="piles",
-        title=f"Draw pile: {view.draw_pile} card(s); discard pile: {len(view.discard)}",
+        title=f"Draw pile: {counted(view.draw_pile, 'card')}; discard pile: {len(view.discard)}",
     )
     y = top + 8 + bank_h
     card_w, card_h = sizes.card_w, sizes.card_h
@@ -782,7 +793,7 @@ def _supplies(
             y,
             card_w,
             card_h,
-            title=f"the draw pile, {view.draw_pile} card(s)",
+            title=f"the draw pile, {counted(view.draw_pile, 'card')}",
         )
     else:
         p.rect(piles, PANEL_X + 2, y, card_w, card_h, fill="none", stroke=MUTED, radius=3)
@@ -869,7 +880,8 @@ def _seat_panel(
     s = view.seats[seat]
     colour_name, colour = _seat_colour(seat)
     playing = seat == view.current_player
-    group = p.group(parent, cls="seat", title=f"{s.name} ({colour_name}): {s.score} point(s)")
+    points = counted(s.score, "point")
+    group = p.group(parent, cls="seat", title=f"{s.name} ({colour_name}): {points}")
     p.touch(group, f"p{seat + 1}")
     p.rect(
         group,
@@ -885,7 +897,8 @@ def _seat_panel(
     p.rect(group, PANEL_X + 8, top + 8, 12, 12, fill=colour, stroke=INK, radius=2)
     marker = " — to play" if playing else ""
     p.text(group, PANEL_X + 26, top + 19, f"{s.name}{marker}", size=13, bold=True)
-    score = p.group(group, cls="score", title=f"{s.name}: {s.score} point(s) so far (RULES.md §8)")
+    # The running score as RULES.md §8 counts it; the tooltip says it in a player's words.
+    score = p.group(group, cls="score", title=f"{s.name}: {points} so far")
     p.text(
         score,
         PANEL_X + PANEL_WIDTH - 8,
@@ -898,8 +911,9 @@ def _seat_panel(
     supply = p.group(
         group,
         cls="supply",
-        title=f"{s.name}'s supply: {s.ducats} ducat(s), {s.houses_left} house(s), "
-        f"{s.villas_left} villa(s), {s.towers_left} tower(s)",
+        title=f"{s.name}'s supply: {counted(s.ducats, 'ducat')}, "
+        f"{counted(s.houses_left, 'house')}, {counted(s.villas_left, 'villa')}, "
+        f"{counted(s.towers_left, 'tower')}",
     )
     y = top + 36
     p.circle(supply, PANEL_X + 14, y - 4, 7, fill=COIN, stroke=INK, stroke_width=0.8)
@@ -972,9 +986,9 @@ def _seat_panel(
 
 def _hand_title(view: pb.CastelloMethoniView, s: pb.CastelloMethoniSeatView) -> str:
     if not view.dealt_mode:
-        return f"{s.name}'s hand: {s.hand_size} card(s), not recorded (table mode)"
+        return f"{s.name}'s hand: {counted(s.hand_size, 'card')}, not recorded (table mode)"
     if s.hand_hidden:
-        return f"{s.name}'s hand: {s.hand_size} card(s), secret"
+        return f"{s.name}'s hand: {counted(s.hand_size, 'card')}, secret"
     return f"{s.name}'s hand: {', '.join(s.hand) or 'empty'}"
 
 
@@ -1114,11 +1128,7 @@ def phone_picture(
     for seat in range(len(view.seats)):
         top = HEADER + sizes.supplies_h + sizes.seat_h * seat
         _seat(p, view, seat, top, drawn, fragments, sizes)
-    notes = [n for n in (approximate,) if n]
-    if not approximate and view.board_approximate:
-        notes.append("approximate board: outline, terrains and markets invented (RULES.md §3.4)")
-    if view.missions_assumed:
-        notes.append("missions assumed (RULES.md §9)")
+    notes = _approximate_notes(view, approximate)
     if notes:
         p.approximate_note(fitted("; ".join(notes), room, 11))
     if last_move is not None:

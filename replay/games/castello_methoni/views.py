@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from tablelog.replay.core import Viewer
+from tablelog.replay.core import Viewer, counted
 from tablelog.replay.games.castello_methoni.components import (
     MISSIONS_ASSUMED_NOTE,
     Board,
@@ -205,7 +205,7 @@ def render(v: pb.CastelloMethoniView) -> str:
         lines.append(f"!! MISSIONS ASSUMED: {MISSIONS_ASSUMED_NOTE}")
     status = "game over" if v.game_over else f"phase {v.phase}"
     if v.current_player >= 0:
-        status += f", {names[v.current_player]} to play ({v.cards_played} card(s) played)"
+        status += f", {names[v.current_player]} to play ({counted(v.cards_played, 'card')} played)"
     if v.pending_chance:
         status += f", the table records {v.pending_chance}"
     if v.last_turn and not v.game_over:

@@ -20,6 +20,7 @@ from tablelog.replay.core import (
     GameOver,
     IllegalMove,
     InvalidSetup,
+    counted,
     no_such_seat,
     recorded_component,
 )
@@ -569,7 +570,8 @@ def bid(state: State, florins: int) -> State:
     if len(state.lot) > space:
         raise IllegalMove(
             "LOT_DOES_NOT_FIT",
-            f"The lot has {len(state.lot)} tiles and your ship has {space} free space(s): pass.",
+            f"The lot has {len(state.lot)} tiles and your ship has "
+            f"{counted(space, 'free space')}: pass.",
         )
     if florins < 1:
         raise IllegalMove("BID_TOO_LOW", "The lowest bid is 1 florin.")

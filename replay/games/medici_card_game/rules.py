@@ -18,6 +18,7 @@ from tablelog.replay.core import (
     GameOver,
     IllegalMove,
     InvalidSetup,
+    counted,
     no_such_seat,
     recorded_component,
 )
@@ -455,7 +456,8 @@ def take(state: State, positions: Sequence[int]) -> State:
             )
         if p > size:
             raise IllegalMove(
-                "TAKE_NO_SUCH_CARD", f"The market has {size} card(s); there is no position {p}."
+                "TAKE_NO_SUCH_CARD",
+                f"The market has {counted(size, 'card')}; there is no position {p}.",
             )
     if 1 not in chosen:
         raise IllegalMove(

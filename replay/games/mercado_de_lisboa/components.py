@@ -15,9 +15,11 @@ from tablelog.replay.core import InvalidSetup
 from tablelog.v1 import game_pb2
 
 COMPONENT_NAME: Final = "mercado_board.json"
+# Read by players (the view, the picture, GameSummary.approximate_notes); what it rests
+# on is the rules reference's §3 and §10.
 APPROXIMATE_NOTE: Final = (
-    "Restaurant-mark positions and the goods on customer tiles are approximate "
-    "(rules reference §3 and §10): replace mercado_board.json when the real data is known."
+    "Restaurant-mark positions and the goods on customer tiles are approximate: replace "
+    "mercado_board.json when the real data is known."
 )
 
 GOODS: Final = ("fish", "flower", "tomato", "meat", "grape")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tablelog.replay.core import Viewer
+from tablelog.replay.core import Viewer, counted
 from tablelog.replay.games.mercado_de_lisboa import rules as rl
 from tablelog.replay.games.mercado_de_lisboa.components import (
     ENTRANCE_NAMES,
@@ -210,7 +210,7 @@ def render(v: pb.MercadoDeLisboaView) -> str:
         chooser = v.players[v.to_move].name if v.to_move < len(v.players) else "the player"
         lines.append(f"{chooser} takes a tile from the refreshed display")
     if v.end_triggered and not v.over:
-        lines.append(f"end triggered: {v.turns_left} turn(s) left")
+        lines.append(f"end triggered: {counted(v.turns_left, 'turn')} left")
     if v.coin_streak:
         lines.append(f"consecutive coin turns: {v.coin_streak}")
     return "\n".join(lines)
