@@ -80,6 +80,9 @@ reserves; money, hands and a bag)."""
             "redis" if case.game in ON_REDIS else "cluster",
             case,
             id=f"{'redis' if case.game in ON_REDIS else 'cluster'}-{case.game}",
+            # The cluster's walks (a server of their own on a local cluster) run with the
+            # long tests, in .ci/run's second step: the README's command has 8 minutes.
+            marks=() if case.game in ON_REDIS else pytest.mark.long,
         )
         for case in CASES
     ],
