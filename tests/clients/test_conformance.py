@@ -77,6 +77,13 @@ def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield address
 
 
+SCENARIO_RATES = ("--changes-per-second", "1000", "--change-burst", "5000")
+"""The runners of a module all call one server as the same recorder, each playing the
+scenario's games at full speed (a Mercado de Lisboa game of 81 moves among them): on a quick
+machine they passed the default change rate (50 a second, bursts of 200, per caller), which
+is not what the scenario tests (tests/service/test_caller_limits.py does)."""
+
+
 @contextlib.contextmanager
 def serving_for_conformance(address: str, data_dir: Path, *options: str) -> Iterator[None]:
     """`tablelog serve` (with `options`) on `address` until the block ends, its data and its
@@ -85,7 +92,7 @@ def serving_for_conformance(address: str, data_dir: Path, *options: str) -> Iter
     log_path = data_dir / "serve.log"
     with log_path.open("wb") as log:
         server = subprocess.Popen(
-            [*_server_command(address, data_dir), *options],
+            [*_server_command(address, data_dir), *SCENARIO_RATES, *options],
             cwd=ROOT,
             env=_python_env(),
             stdout=log,
