@@ -54,6 +54,12 @@ TOLERANCE = 1e-6
 one: the server computes them in floating point."""
 
 Json = dict[str, Any]
+# The club memory's answers that say how far the projections lag behind the log.
+LagAnswer = (
+    standings_pb2.GetStandingsResponse
+    | standings_pb2.GetPlayerRecordResponse
+    | standings_pb2.GetGameTypeStatsResponse
+)
 
 
 class ScenarioFailure(AssertionError):
@@ -111,8 +117,12 @@ def near(label: str, actual: float, expected: float, tolerance: float = TOLERANC
         raise ScenarioFailure(f"{label}: expected {expected!r}, got {actual!r}")
 
 
-def expect_lag(lag: standings_pb2.ProjectionLag, bounds: Json) -> None:
-    """The projections' lag within the step's bounds (it depends on the moment read)."""
+def expect_lag(answer: LagAnswer, what: str, bounds: Json) -> None:
+    """The answer says the projections' lag, within the step's bounds (it depends on the
+    moment read)."""
+    if not answer.HasField("lag"):
+        raise ScenarioFailure(f"{what}: the answer says nothing of the projections' lag")
+    lag = answer.lag
     if "pending_games_at_most" in bounds and lag.pending_games > bounds["pending_games_at_most"]:
         raise ScenarioFailure(f"lag: {lag.pending_games} games pending, at most {bounds}")
     if "seconds_at_most" in bounds and lag.seconds > bounds["seconds_at_most"]:
@@ -578,10 +588,8 @@ class Runner:
             metadata=self.metadata(step),
         )
         check("standings game", response.game, expect["game"])
-        if not response.HasField("lag"):
-            raise ScenarioFailure("the standings say nothing of the projections' lag")
+        expect_lag(response, "standings", expect.get("lag", {}))
         check("standings rows", len(response.rows) <= response.lag.projected_games * 6, True)
-        expect_lag(response.lag, expect.get("lag", {}))
         rows = {row.display_name: row for row in response.rows}
         for wanted in expect.get("rows", []):
             name = self.named(wanted["player"])
@@ -595,9 +603,7 @@ class Runner:
             name=self.named(step["name"]), game=step.get("game", ""), season=step.get("season", "")
         )
         response = stub.GetPlayerRecord(request, timeout=TIMEOUT, metadata=self.metadata(step))
-        if not response.HasField("lag"):
-            raise ScenarioFailure("the record says nothing of the projections' lag")
-        expect_lag(response.lag, expect.get("lag", {}))
+        expect_lag(response, "player's record", expect.get("lag", {}))
         if "display_name" in expect:
             check("display name", response.player.display_name, self.named(expect["display_name"]))
         if "games" not in expect:
@@ -652,9 +658,7 @@ class Runner:
         self.stats[step["id"]] = stats
         if "game" in expect:
             check("statistics game", stats.game, expect["game"])
-        if not stats.HasField("lag"):
-            raise ScenarioFailure("the statistics say nothing of the projections' lag")
-        expect_lag(stats.lag, expect.get("lag", {}))
+        expect_lag(stats, "statistics", expect.get("lag", {}))
         names = {f.name for f in stats.figures}
         for name in expect.get("figures", []):
             if name not in names:

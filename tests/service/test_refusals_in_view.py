@@ -347,43 +347,65 @@ def _refused(call: Callable[[], object]) -> TablelogError:
     return info.value
 
 
+@dataclasses.dataclass(frozen=True)
+class BlindReserve:
+    """A 2-player dealt Splendor game in which Ann reserved a level-3 card blind."""
+
+    recorder_token: str
+    game_id: str
+    blind: int  # the card she holds, which only the full view shows
+    blind_text: str
+    deck: list[Any]  # level 3, not in the market: any of them could be hers
+
+
+def _blind_reserve(owner: Client, *moves: str) -> tuple[BlindReserve, Any]:
+    """Ann reserves from the level-3 deck, Bob takes; then `moves`. Returns the game and
+    the last move's answer."""
+    member = owner.add_member(f"rita-{uuid.uuid4().hex[:6]}", "recorder")
+    recorder_token = owner.create_token(member.member_id).token
+    game = owner.create_game("splendor", ["Ann", "Bob"], mode="dealt")
+    version = game.version
+    for move in ("reserve 3.deck", "take w u g", *moves):
+        answer = owner.record(game.game_id, move, expected_version=version)
+        version = answer.game.version
+    full = owner.state(game.game_id, full=True).view.splendor
+    blind = full.players[0].reserved[0].card.id
+    assert blind  # the owner sees it
+    market = {c.id for row in full.market for c in row.slots}
+    cards = _cards(new_position("splendor", 2).state)
+    reserve = BlindReserve(
+        recorder_token=recorder_token,
+        game_id=game.game_id,
+        blind=blind,
+        blind_text=next(c.text for c in cards if c.id == blind),
+        deck=[c for c in cards if c.level == 3 and c.id not in market],
+    )
+    return reserve, answer
+
+
 def test_a_recorder_gets_the_same_words_for_a_blind_reserve_as_for_a_deck_card(
     served: BackgroundServer,
 ) -> None:
     """Main told the hidden card BUY_UNAFFORDABLE ("needs ... you are N short") and every
     card still in the deck BUY_CARD_NOT_AVAILABLE."""
     with Client(served.target, token=OWNER_TOKEN, timeout=30) as owner:
-        member = owner.add_member(f"rita-{uuid.uuid4().hex[:6]}", "recorder")
-        recorder_token = owner.create_token(member.member_id).token
-        game = owner.create_game("splendor", ["Ann", "Bob"], mode="dealt")
-        version = owner.record(game.game_id, "reserve 3.deck", expected_version=game.version)
-        version = owner.record(game.game_id, "take w u g", expected_version=version.game.version)
-        full = owner.state(game.game_id, full=True).view.splendor
-        blind = full.players[0].reserved[0].card.id
-        assert blind  # the owner sees it
-        market = {c.id for row in full.market for c in row.slots}
-        cards = _cards(new_position("splendor", 2).state)
+        game, last = _blind_reserve(owner)
+        head = last.game.version
         # The owner (the full view) is told the truth about the hidden card.
-        hidden_text = next(c.text for c in cards if c.id == blind)
         told = _refused(
-            lambda: owner.record(
-                game.game_id, f"buy {hidden_text}", expected_version=version.game.version
-            )
+            lambda: owner.record(game.game_id, f"buy {game.blind_text}", expected_version=head)
         )
         assert told.metadata.get("rule") == "BUY_UNAFFORDABLE"
-    deck = [c for c in cards if c.level == 3 and c.id not in market]
     rules = {}
-    with Client(served.target, token=recorder_token, timeout=30) as recorder:
-        for card in deck:
+    with Client(served.target, token=game.recorder_token, timeout=30) as recorder:
+        for card in game.deck:
             text = f"buy {card.text}"
             refused = _refused(
-                functools.partial(
-                    recorder.record, game.game_id, text, expected_version=version.game.version
-                )
+                functools.partial(recorder.record, game.game_id, text, expected_version=head)
             )
             assert refused.code is grpc.StatusCode.FAILED_PRECONDITION
             rules[card.id] = refused.metadata.get("rule")
-    assert blind in rules
+    assert game.blind in rules
     assert len(set(rules.values())) == 1, rules
 
 
@@ -397,31 +419,19 @@ def test_a_recorder_amending_gets_the_same_words_for_a_blind_reserve_as_for_a_de
     (failed before AmendMove's refusals were worded from the caller's view). Now each is
     refused as the view has it: any of those cards could be her blind reserve."""
     with Client(served.target, token=OWNER_TOKEN, timeout=30) as owner:
-        member = owner.add_member(f"rita-{uuid.uuid4().hex[:6]}", "recorder")
-        recorder_token = owner.create_token(member.member_id).token
-        game = owner.create_game("splendor", ["Ann", "Bob"], mode="dealt")
-        version = owner.record(game.game_id, "reserve 3.deck", expected_version=game.version)
-        version = owner.record(game.game_id, "take w u g", expected_version=version.game.version)
-        anns = owner.record(game.game_id, "take w u k", expected_version=version.game.version)
+        game, anns = _blind_reserve(owner, "take w u k")
         (target,) = [e.revision for e in anns.events if e.move_recorded.notation == "take w u k"]
         head = anns.game.version
-        full = owner.state(game.game_id, full=True).view.splendor
-        blind = full.players[0].reserved[0].card.id
-        assert blind  # the owner sees it
-        market = {c.id for row in full.market for c in row.slots}
-        cards = _cards(new_position("splendor", 2).state)
         # The owner (the full view) is told the truth about the hidden card.
-        hidden_text = next(c.text for c in cards if c.id == blind)
         told = _refused(
             lambda: owner.amend(
-                game.game_id, target, f"buy {hidden_text}", change=change, expected_version=head
+                game.game_id, target, f"buy {game.blind_text}", change=change, expected_version=head
             )
         )
         assert told.metadata.get("rule") == "BUY_UNAFFORDABLE"
-    deck = [c for c in cards if c.level == 3 and c.id not in market]
     answers: dict[int, tuple[object, ...]] = {}
-    with Client(served.target, token=recorder_token, timeout=30) as recorder:
-        for card in deck:
+    with Client(served.target, token=game.recorder_token, timeout=30) as recorder:
+        for card in game.deck:
             refused = _refused(
                 functools.partial(
                     recorder.amend,
@@ -436,5 +446,5 @@ def test_a_recorder_amending_gets_the_same_words_for_a_blind_reserve_as_for_a_de
             # they are the words of the view is the property test's to hold.
             answers[card.id] = (refused.code, refused.reason, refused.metadata.get("rule"))
         assert recorder.get_game(game.game_id).version == head  # refused: nothing appended
-    assert blind in answers
-    assert len(set(answers.values())) == 1, {answers[blind]} | set(answers.values())
+    assert game.blind in answers
+    assert len(set(answers.values())) == 1, {answers[game.blind]} | set(answers.values())
