@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequ
 from typing import Any, Protocol
 
 import grpc
+from google.protobuf import descriptor_pb2
 from grpc import aio
 
 from tablelog.service import spans
@@ -45,19 +46,29 @@ from tablelog.service.tracing import (
     returnable,
     trace_id_of,
 )
+from tablelog.v1 import clubs_pb2, service_pb2, standings_pb2
 
 _rpc = CURRENT
 log: Any = RpcLogger("tablelog.rpc")
 faults = get_logger("tablelog.spans")
 """(structlog's chain, which writes a traceback: the RPC line's logger does not)"""
 
-SAMPLED_READS = frozenset(
-    {
-        "ListGameTypes", "GetGame", "ListGames", "GetState", "ListLegalMoves", "ReplayGame",
-        "WatchGame", "ListAnnotations", "GetAuditLog", "VerifyGame", "ExportRecord",
-        "WhoAmI", "ListMembers", "ListTokens",
-    }
-)  # fmt: skip
+
+def _reads() -> frozenset[str]:
+    """The API's methods that the .proto files mark `idempotency_level = NO_SIDE_EFFECTS`:
+    the one list of what changes nothing, also the HTTP port's list of what a GET may call
+    (VerifyGame is not one: it drops checkpoints that do not hold)."""
+    no_side_effects = descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS
+    return frozenset(
+        method.name
+        for module in (service_pb2, clubs_pb2, standings_pb2)
+        for service in module.DESCRIPTOR.services_by_name.values()
+        for method in service.methods
+        if method.GetOptions().idempotency_level == no_side_effects
+    )
+
+
+SAMPLED_READS = _reads()
 """The reads whose successful calls `tablelog serve --log-sample-reads` may sample; every
 change and every refusal is logged."""
 

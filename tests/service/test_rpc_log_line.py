@@ -14,6 +14,8 @@ import structlog
 
 from tablelog.service import logs
 from tablelog.service.api import interceptors
+from tablelog.service.api.http_api import API_PREFIXES
+from tests.service.test_connect_get import every_rpc, marked
 
 FIELDS = {
     "method": "RecordMove",
@@ -106,6 +108,19 @@ def test_successful_reads_are_sampled_changes_and_refusals_never(
     for _ in range(20):
         finish("GetState", "OK")
     assert captured.getvalue().count("\n") == 20
+
+
+def test_the_sampled_reads_are_the_methods_marked_as_changing_nothing() -> None:
+    """The list was written by hand and missed the reads added since (the standings, the
+    rosters, the clubs): their successful calls were logged every time."""
+    reads = {
+        name.rsplit("/", 1)[1]
+        for name, method in every_rpc().items()
+        if f"/{name}".startswith(API_PREFIXES) and marked(method)
+    }
+    assert reads == interceptors.SAMPLED_READS
+    assert {"GetStandings", "GetPlayerRecord", "ListPlayers", "GetState"} <= reads
+    assert not {"RecordMove", "VerifyGame", "AddMember"} & reads
 
 
 def test_a_sample_rate_is_a_share() -> None:
