@@ -152,3 +152,41 @@ def test_a_catch_up_whose_reader_keeps_up_keeps_its_turn() -> None:
         assert order == ["a starts", "a ends", "b starts", "b ends"]
 
     asyncio.run(scenario())
+
+
+def test_a_catch_up_that_keeps_lending_its_turn_waits_no_longer_than_its_patience() -> None:
+    """Patience counted only the time turns were held: a catch-up whose reader took each
+    message late lent its turn at every message and queued again behind the others, its
+    watcher's live updates held behind its backlog (a 20-table club night: their delivery
+    p99 past the openings 2.0-3.0 s, against 38 ms before the lending). Now a catch-up
+    whose first turn began `patience` ago neither holds a turn nor waits for one."""
+
+    async def scenario() -> None:
+        catch_ups = CatchUps(turns=1, patience=0.2, reader_wait=0.005)
+        release = asyncio.Event()
+        hogging = asyncio.Event()
+
+        async def hog() -> None:  # another catch-up whose server work holds the turn
+            async with catch_ups.turn() as turn:
+                hogging.set()
+                await release.wait()
+                turn.sending()
+
+        async def lender() -> float:
+            async with catch_ups.turn() as turn:
+                started = asyncio.get_running_loop().time()
+                hogger = asyncio.create_task(hog())
+                turn.sending()
+                await asyncio.sleep(0.02)  # its reader is late: the turn goes to the hog
+                await hogging.wait()
+                await turn.working()  # back in line behind a turn that does not end
+                waited = asyncio.get_running_loop().time() - started
+                assert turn.tired
+                release.set()
+                await hogger
+                return waited
+
+        waited = await asyncio.wait_for(lender(), 5)
+        assert 0.15 <= waited < 1.0, waited
+
+    asyncio.run(scenario())
