@@ -57,10 +57,8 @@ class ChangesFirst:
 CATCH_UPS: Final = 8
 """Watch catch-ups (a new watcher's backlog being sent) that work at once on one process."""
 CATCH_UP_PATIENCE: Final = 1.0
-"""Seconds after its first turn from which a catch-up no longer holds or waits for one: a
-reader that takes each message just short of `READER_WAIT_SECONDS` cannot keep the others
-waiting, and one that lends its turn again and again is not held back, its live updates
-behind it, for longer than this."""
+"""Seconds of turns after which a catch-up no longer holds one, so that a reader that takes
+each message just short of `READER_WAIT_SECONDS` cannot keep the others waiting either."""
 READER_WAIT_SECONDS: Final = 0.005
 """How long a catch-up's message may wait for its reader to take it before the catch-up's
 turn goes to the next in line. The server's own work for a message is about 0.1 ms; a
@@ -80,11 +78,7 @@ class CatchUps:
     message (`CatchUp.working`). Before, a catch-up held its turn for its whole backlog, and
     at a club night's later openings (games of about 100 revisions, readers in a busy
     process) the watchers waited 1-2 s for a turn while the servers used an eighth of a
-    core. One whose first turn began `patience` ago no longer counts: it neither holds a
-    turn nor waits for one. (Counting only the time turns were held let a catch-up that
-    lent its turn at each message wait in line again and again, its watcher's live updates
-    queued behind its backlog: in a 20-table night their delivery p99 past the openings
-    went from 38 ms to 2.0-3.0 s.)
+    core. One that has held turns for `patience` in all no longer counts.
 
     The catch-ups waiting for a turn queue up, and a turn that ends wakes the first of
     them: waking them all at each turn's end (an event) cost each of the 200 watchers of a
@@ -176,32 +170,31 @@ class CatchUp:
     """One catch-up's turn: `sending` before each message is handed to its reader,
     `working` when the server works for it again."""
 
-    __slots__ = ("_catch_ups", "_since", "_started", "tired")
+    __slots__ = ("_catch_ups", "_held", "_since", "_taken", "tired")
 
     def __init__(self, catch_ups: CatchUps) -> None:
         self._catch_ups = catch_ups
-        self._started: float | None = None
-        """When it took its first turn."""
+        self._held = 0.0
+        """Seconds of turns it held before its current one."""
+        self._taken = 0.0
+        """When it took its current turn."""
         self._since: float | None = None
         """Since when its message has waited for its reader (None: the server works for it)."""
         self.tired = False
         """Past its patience: it holds no turn, and asks for none, any more."""
 
     def took(self, now: float) -> None:
-        if self._started is None:
-            self._started = now
-
-    def _deadline(self) -> float:
-        """When its patience runs out (its first turn's start plus the patience)."""
-        assert self._started is not None
-        return self._started + self._catch_ups._patience
+        self._taken = now
 
     def let_go(self, now: float) -> bool:
         """Whether its turn is to be let go: its patience is out, or its reader is slow."""
-        if now > self._deadline():
+        held = self._held + now - self._taken
+        if held > self._catch_ups._patience:
             self.tired = True
-            return True
-        return self._since is not None and now - self._since > self._catch_ups._reader_wait
+        elif self._since is None or now - self._since <= self._catch_ups._reader_wait:
+            return False
+        self._held = held
+        return True
 
     def sending(self) -> None:
         """Its message is handed to its reader: past the reader wait, its turn may go."""
@@ -209,19 +202,10 @@ class CatchUp:
 
     async def working(self) -> None:
         """The server works for it again: if its turn went while its reader took the last
-        message, it waits for one, until its patience runs out at the latest."""
+        message, it waits for one."""
         self._since = None
-        if self.tired:
-            return
-        left = self._deadline() - time.monotonic()
-        if left <= 0:
-            self.tired = True
-            return
-        try:
-            async with asyncio.timeout(left):
-                await self._catch_ups._hold(self)
-        except TimeoutError:
-            self.tired = True
+        if not self.tired:
+            await self._catch_ups._hold(self)
 
 
 @dataclass(slots=True)
