@@ -56,8 +56,9 @@ faults = get_logger("tablelog.spans")
 
 def _reads() -> frozenset[str]:
     """The API's methods that the .proto files mark `idempotency_level = NO_SIDE_EFFECTS`:
-    the one list of what changes nothing, also the HTTP port's list of what a GET may call
-    (VerifyGame is not one: it drops checkpoints that do not hold)."""
+    the one list of what changes nothing, the marking by which the HTTP port also answers
+    the unary ones to a GET (`http_api._idempotency`). VerifyGame is not one: it drops
+    checkpoints that do not hold."""
     no_side_effects = descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS
     return frozenset(
         method.name
