@@ -104,6 +104,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "proto"), str(ROOT / "clients" / "python")
 import grpc  # noqa: E402  (the path is set up just above)
 from grpc import aio  # noqa: E402
 
+from tablelog.replay.games.castello_methoni.picture import FRAGMENTS_BYTES  # noqa: E402
 from tablelog.service.store.embedded import free_port  # noqa: E402
 from tablelog.v1 import (  # noqa: E402
     clubs_pb2,
@@ -1438,6 +1439,12 @@ def print_long(report: Report, args: Any) -> None:
         size = size_of(settings.get(flag, default))
         ceilings += size * report.instances
         print(f"  ceiling --{flag} {size / 2**20:g} MiB: {what}, per instance")
+    workers = int(settings.get("picture-workers", "1"))
+    ceilings += FRAGMENTS_BYTES * workers * report.instances
+    print(
+        f"  ceiling {FRAGMENTS_BYTES / 2**20:g} MiB (fixed): the board parts a picture worker "
+        f"remembers, {workers} worker(s) per instance"
+    )
     print(
         "  watcher queues: 256 updates per watcher (docs/service.md, Watching), at most "
         "--max-watchers (10,000) per instance"

@@ -14,6 +14,7 @@ import functools
 import itertools
 import math
 import re
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -104,8 +105,44 @@ def picture(
 
 
 _FRAGMENT_MARK = re.compile(r'<fragment n="(\d+)" />')
-_FRAGMENTS: dict[object, str] = {}
-_FRAGMENTS_KEPT = 4096
+FRAGMENTS_BYTES = 8 << 20
+"""What the remembered parts' texts may hold, as Python keeps them (`sys.getsizeof`): about
+a thousand parts (a seat's panel or a board's edge targets are 5-20 KB), the parts of the
+dozen or so games a worker draws at once. Counted in bytes, not parts: a picture worker
+that kept 4,096 parts grew by some 75 MB over a long club night (issue 29)."""
+
+
+class _Remembered:
+    """The parts' texts by key, the least recently used let go first past `limit` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.bytes = 0
+        self._texts: dict[object, tuple[str, int]] = {}
+
+    def get(self, key: object) -> str | None:
+        known = self._texts.pop(key, None)
+        if known is None:
+            return None
+        self._texts[key] = known  # last again: the most recently used
+        return known[0]
+
+    def put(self, key: object, text: str) -> None:
+        size = sys.getsizeof(text)
+        self._texts[key] = (text, size)
+        self.bytes += size
+        while self.bytes > self.limit:
+            self.bytes -= self._texts.pop(next(iter(self._texts)))[1]
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def clear(self) -> None:
+        self._texts.clear()
+        self.bytes = 0
+
+
+_FRAGMENTS = _Remembered(FRAGMENTS_BYTES)
 
 
 class _Fragments:
@@ -138,9 +175,7 @@ class _Fragments:
                 ET.tostring(child, encoding="unicode", short_empty_elements=True)
                 for child in holder
             )
-            if len(_FRAGMENTS) >= _FRAGMENTS_KEPT:
-                _FRAGMENTS.pop(next(iter(_FRAGMENTS)), None)
-            _FRAGMENTS[key] = text
+            _FRAGMENTS.put(key, text)
         self.insert(parent, text)
 
     def fill(self, svg: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -247,6 +248,32 @@ def test_remembered_parts_give_the_same_picture(dealt_game: play.PlayedGame) -> 
     drawing._FRAGMENTS.clear()
     drawing._LAYOUTS.clear()
     assert [GAME.picture(v) for v in reversed(views)] == first[::-1]
+
+
+def test_remembered_parts_stay_within_their_bytes(
+    dealt_game: play.PlayedGame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts a picture worker remembers are bounded in bytes (issue 29: a worker that
+    kept 4,096 of them grew by some 75 MB over a long night), and a picture drawn with
+    parts let go is the picture drawn with them all."""
+    views = [GAME.view(s, 1) for s in dealt_game.states[::3]]
+    small = drawing._Remembered(64 << 10)
+    monkeypatch.setattr(drawing, "_FRAGMENTS", small)
+    pictures = [GAME.picture(v) for v in views]
+    assert len(small) > 1
+    assert 48 << 10 < small.bytes <= 64 << 10
+    monkeypatch.setattr(drawing, "_FRAGMENTS", drawing._Remembered(0))
+    assert [GAME.picture(v) for v in views] == pictures
+
+
+def test_the_least_recently_used_part_goes_first() -> None:
+    parts = drawing._Remembered(3 * sys.getsizeof("x" * 100))
+    for key in "abc":
+        parts.put(key, key * 100)
+    assert parts.get("a") == "a" * 100
+    parts.put("d", "d" * 100)
+    assert [parts.get(key) is not None for key in "abcd"] == [True, False, True, True]
+    assert parts.bytes == 3 * sys.getsizeof("x" * 100)
 
 
 def test_each_board_gets_its_own_layout_and_a_view_can_change_its_copy() -> None:
