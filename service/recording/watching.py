@@ -55,6 +55,13 @@ FANOUT_BATCH = 64
 RecordMove that appended an event is answered without waiting for every watcher of it."""
 HISTORY_YIELD = 16
 """Events a shared history fold folds between two turns of the event loop."""
+READERS_KEPT = 32
+"""Readers (Redis connections of their own) of stopped tails kept for the next tails. A
+club night starts and stops a tail at every game of every table: opening and closing a
+client each time left its objects in reference cycles (some hundred objects and the
+connection's buffers a tail) until a full collection, which the server runs rarely
+(`tablelog.service.api.server.tune_gc`). Idle kept readers are at most this many
+connections, besides the watched games' one each."""
 RENDERS_KEPT = 32
 """Updates of a tail that keep their rendered messages: a watcher further behind (it
 would soon be ended as too slow) or catching up renders its own."""
@@ -282,6 +289,18 @@ class Tail:
         self.task.add_done_callback(hub._tasks.discard)
 
     async def _run(self) -> None:
+        try:
+            await self._follow()
+        except asyncio.CancelledError:
+            # How a tail stops (its last watcher left, or the server stops): it ends without
+            # the error. A task keeps the CancelledError that ended it, and its traceback holds
+            # the tail's frames, so the task, the tail (its positions: the game's states) and its
+            # reader's connection stayed in a reference cycle that only a full collection frees;
+            # on a long club night that ran twice in half an hour and such tails piled up
+            # (issue 29: 143 stopped tails, 10,000 states, in five minutes).
+            return
+
+    async def _follow(self) -> None:
         reader, own = self.hub.open_reader()
         try:
             try:
@@ -313,8 +332,10 @@ class Tail:
                         ) from None
                     await self._deliver(event)
         except Exception as exc:  # the store failed or the stream is damaged: tell everyone
+            # (Without its traceback: the watchers keep the error, and its frames the tail.)
+            error = exc.with_traceback(None)
             for watcher in self.watchers:
-                watcher.end(exc)
+                watcher.end(error)
         finally:
             self.hub._drop(self)
             # A stopped tail lives on in reference cycles (its task, its watchers) until the
@@ -322,9 +343,12 @@ class Tail:
             # rendered of them: let go of those now (issue 29: a night's memory grew by them).
             self.history = []
             self.recent.clear()
+            # And its positions (the game's states, linked back to its start), which an ended
+            # watcher's frames, kept by a cancelled stream's traceback, would hold through it.
+            self.position = None
+            self.lists = MoveLists()
             if own:
-                with contextlib.suppress(Exception):
-                    await reader.close()
+                await self.hub.release_reader(reader)
 
     async def _deliver(self, event: events_pb2.Event) -> None:
         assert self.position is not None
@@ -419,9 +443,9 @@ class WatchHub:
         heads: Heads,
         changes: ChangesFirst | None = None,
     ) -> None:
-        """`open_reader` gives a tail a store on a connection of its own (closed when the
-        tail stops); without it tails read through `store` itself. A tail starts at the
-        game's head from `heads` (the request path's)."""
+        """`open_reader` gives a tail a store on a connection of its own (kept for the next
+        tail, or closed, when the tail stops: `READERS_KEPT`); without it tails read through
+        `store` itself. A tail starts at the game's head from `heads` (the request path's)."""
         self.store = store
         self.heads = heads
         self._open_reader = open_reader
@@ -434,6 +458,8 @@ class WatchHub:
         self._tasks: set[asyncio.Task[None]] = set()
         """Every tail's task until it is done, those already left by their watchers too."""
         self._watchers = 0
+        self._idle_readers: list[EventStore] = []
+        self._closing = False
 
     @property
     def watched_games(self) -> int:
@@ -444,9 +470,22 @@ class WatchHub:
         return self._watchers
 
     def open_reader(self) -> tuple[EventStore, bool]:
+        """A store for a tail to block on, and whether it is the tail's own (to release)."""
         if self._open_reader is None:
             return self.store, False
+        if self._idle_readers:
+            return self._idle_readers.pop(), True
         return self._open_reader(), True
+
+    async def release_reader(self, reader: EventStore) -> None:
+        """A stopped tail's reader, kept for the next tail (`READERS_KEPT`) or closed. One
+        whose read was cancelled has had its connection closed by redis-py (nothing half
+        read is read again): it connects again at its next read."""
+        if len(self._idle_readers) < READERS_KEPT and not self._closing:
+            self._idle_readers.append(reader)
+            return
+        with contextlib.suppress(Exception):
+            await reader.close()
 
     def _drop(self, tail: Tail) -> None:
         if self._tails.get(tail.game_id) is tail:
@@ -530,9 +569,13 @@ class WatchHub:
 
     async def close(self) -> None:
         """Stop every tail (the server is stopping), and wait for those already stopping."""
+        self._closing = True
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
+        while self._idle_readers:
+            with contextlib.suppress(Exception):
+                await self._idle_readers.pop().close()

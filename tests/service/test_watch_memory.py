@@ -18,6 +18,7 @@ from tablelog.service.recording import views
 from tablelog.service.recording.heads import Head
 from tablelog.service.recording.recorder import Recorder
 from tablelog.service.recording.watching import WatchHub, WatchLimits
+from tablelog.service.store import RedisEventStore
 from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2
 from tests.service.test_checkpoints import counting_store, stored
@@ -84,3 +85,88 @@ def test_a_summary_template_does_not_keep_its_game_table_alive() -> None:
     gc.collect()
     assert table() is None
     assert key not in views._TEMPLATES
+
+
+def test_a_stopped_tail_is_freed_without_the_cyclic_collector(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """The server collects its oldest generation rarely (`tune_gc`: on a long club night,
+    twice in half an hour), so whatever a stopped tail leaves in a reference cycle piles up:
+    a cancelled task keeps its CancelledError, whose traceback held the tail's frame, the
+    tail, its game's positions and its reader's connection (143 tails and 10,000 states in
+    five minutes of the night, issue 29). With the collector off, a tail whose last watcher
+    left is gone once its task is done."""
+    events = random_history("splendor", 30, seed=6)
+
+    async def scenario() -> None:
+        store = counting_store(embedded_redis)
+        recorder = Recorder(store)
+        hub = WatchHub(store, heads=recorder.heads)
+        try:
+            game_id = await stored(store, events)
+            spectator = service_pb2.Viewer(spectator=True)
+            async with hub.watch(game_id, 1, spectator) as watcher:
+                assert len(list(watcher.backlog())) == 30
+                tail = weakref.ref(watcher.tail)
+                task = watcher.tail.task
+                del watcher
+                await asyncio.sleep(0.05)  # the tail blocks in its read
+            await asyncio.wait({task}, timeout=10)
+            assert task.done()
+            del task
+            await asyncio.sleep(0)  # (the task's done callbacks)
+            assert tail() is None, [type(r).__name__ for r in gc.get_referrers(tail())]
+        finally:
+            await hub.close()
+            await store.close()
+
+    gc.collect()
+    gc.disable()
+    try:
+        asyncio.run(scenario())
+    finally:
+        gc.enable()
+
+
+def test_the_next_tail_reads_through_a_stopped_tails_reader(
+    embedded_redis: EmbeddedRedis,
+) -> None:
+    """A club night starts and stops a tail at every game: each opening and closing a Redis
+    client left the client's objects for the rare full collection. A stopped tail's reader
+    (its read cancelled, so its connection closed) serves the next tail, which connects
+    again and gets its game's moves as they come."""
+    events = random_history("splendor", 12, seed=7)
+
+    async def scenario() -> None:
+        store = counting_store(embedded_redis)
+        opened: list[RedisEventStore] = []
+
+        def open_reader() -> RedisEventStore:
+            opened.append(store.dedicated())
+            return opened[-1]
+
+        hub = WatchHub(store, open_reader, heads=Recorder(store).heads)
+        spectator = service_pb2.Viewer(spectator=True)
+        try:
+            for _ in range(3):
+                game_id = await stored(store, events[:10])
+                last = (await store.read(game_id))[-1]
+                async with hub.watch(game_id, 0, spectator) as watcher:
+                    task = watcher.tail.task
+                    await asyncio.sleep(0.05)  # the tail blocks in its read
+                    await store.append(
+                        game_id,
+                        events[10:],
+                        expected_sequence=last.sequence,
+                        prev_hash=last.hash,
+                        expected_revision=None,
+                    )
+                    given = [await watcher.next(10) for _ in events[10:]]
+                    assert [u.event.revision for u in given if u] == [11, 12]
+                await asyncio.wait({task}, timeout=10)
+            assert len(opened) == 1
+        finally:
+            await hub.close()
+            await store.close()
+
+    asyncio.run(scenario())
