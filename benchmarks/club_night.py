@@ -1137,7 +1137,8 @@ class Report:
     rss_end: int
     main_start: int
     main_end: int
-    samples: list[tuple[float, int]]
+    samples: list[tuple[float, int, int]]
+    """(seconds, RSS of the servers and their picture workers, RSS of the servers alone)"""
     gauges: list[dict[str, float]]
     seconds: float
 
@@ -1188,7 +1189,7 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
     await spectators.wait(spectators.ready, 120)
     while any(not table.game_id for table in tables) and not night.tally.errors:
         await asyncio.sleep(0.1)
-    samples: list[tuple[float, int]] = []
+    samples: list[tuple[float, int, int]] = []
     gauges: list[dict[str, float]] = []
     started = time.monotonic()
     recording_cpu = time.process_time()
@@ -1219,7 +1220,8 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
             last_print = 0.0
             while time.monotonic() - opened < args.long_seconds:
                 now = time.monotonic() - started
-                samples.append((now, rss_bytes(pids())))
+                serving = [server.process.pid for server in servers]
+                samples.append((now, rss_bytes(pids()), rss_bytes(serving)))
                 gauges.append(await asyncio.to_thread(scrape, servers[0].url))
                 night.opens = sum(spectators.opens)
                 done = {"moves": night.moves, "games": night.games, "opens": night.opens}
@@ -1413,17 +1415,24 @@ def print_long(report: Report, args: Any) -> None:
         print("too few RSS samples for the second half")
         return
     half = samples[len(samples) // 2 :]
-    low, high = min(r for _, r in half), max(r for _, r in half)
-    flat = high <= 1.10 * low
+
+    def second_half(rss: list[int]) -> str:
+        low, high = min(rss), max(rss)
+        return f"{low / 2**20:.0f} to {high / 2**20:.0f} MiB ({high / low - 1:+.1%})"
+
     every = max(1, len(samples) // 12)
     print(
         "RSS over the night (s: MiB): "
-        + ", ".join(f"{t:.0f}: {r / 2**20:.0f}" for t, r in samples[::every])
+        + ", ".join(f"{t:.0f}: {r / 2**20:.0f}" for t, r, _ in samples[::every])
         + f", {samples[-1][0]:.0f}: {samples[-1][1] / 2**20:.0f}"
     )
+    totals = [r for _, r, _ in half]
+    flat = max(totals) <= 1.10 * min(totals)
     print(
-        f"second half: {low / 2**20:.0f} to {high / 2**20:.0f} MiB ({high / low - 1:+.1%}): "
-        f"{'flat within 10%' if flat else 'NOT flat within 10%'}"
+        f"second half: {second_half(totals)}: "
+        f"{'flat within 10%' if flat else 'NOT flat within 10%'}; the serving process(es) "
+        f"{second_half([m for _, _, m in half])}, the picture worker(s) "
+        f"{second_half([max(1, r - m) for _, r, m in half])}"
     )
     heads = [g.get("tablelog_head_cache_bytes", 0.0) for g in report.gauges]
     if heads:
@@ -1449,9 +1458,17 @@ def print_long(report: Report, args: Any) -> None:
         "  watcher queues: 256 updates per watcher (docs/service.md, Watching), at most "
         "--max-watchers (10,000) per instance"
     )
+    # The fixed base: the servers before any call, and the picture workers (started at the
+    # first picture, they import the five games in their first seconds) 5 s after first seen.
+    seen = [(t, r - m) for t, r, m in samples if r - m > 0]
+    workers_start = next((w for t, w in seen if t >= seen[0][0] + 5), seen[-1][1]) if seen else 0
+    base = report.rss_start + workers_start
+    largest = max(r for _, r, _ in samples)
     print(
-        f"largest RSS {max(r for _, r in samples) / 2**20:.0f} MiB against the caches' "
-        f"ceilings {ceilings >> 20} MiB + the start's {report.rss_start / 2**20:.0f} MiB"
+        f"largest RSS {largest / 2**20:.0f} MiB against the ceilings {ceilings >> 20} MiB + "
+        f"the fixed base {base / 2**20:.0f} MiB (the servers at the start "
+        f"{report.rss_start / 2**20:.0f} MiB, the picture workers once started "
+        f"{workers_start / 2**20:.0f} MiB): {'under' if largest <= ceilings + base else 'OVER'}"
     )
 
 
