@@ -191,6 +191,7 @@ def serve(
     extra: list[str],
     environment: dict[str, str],
     memray: str | None = None,
+    census: str | None = None,
 ) -> Server:
     grpc_address = f"127.0.0.1:{free_port()}"
     http_address = f"127.0.0.1:{free_port()}"
@@ -199,8 +200,11 @@ def serve(
     profiler = (
         ["-m", "memray", "run", "--native", "--follow-fork", "-q", "-o", memray] if memray else []
     )
-    command = [sys.executable, *profiler,
-               "-m", "tablelog_client.cli", "serve", "--data-dir", str(data_dir),
+    # With `--census PREFIX`: through benchmarks/heap_census.py, which takes a census of
+    # the heap at each SIGUSR2.
+    program = [str(ROOT / "benchmarks" / "heap_census.py"), census] if census else [
+        "-m", "tablelog_client.cli"]  # fmt: skip
+    command = [sys.executable, *profiler, *program, "serve", "--data-dir", str(data_dir),
                "--address", grpc_address, "--http-address", http_address,
                "--durability", durability, *extra]  # fmt: skip
     if redis_url:
@@ -1217,9 +1221,14 @@ async def play(servers: list[Server], owner: str, args: Any, backend: str) -> Re
             night.condition = "long"
             spectators.tell_all(("window", "long", True, True))
             before, opened = cpu_seconds(pids()), time.monotonic()
-            last_print = 0.0
+            last_print = last_census = 0.0
             while time.monotonic() - opened < args.long_seconds:
                 now = time.monotonic() - started
+                if args.census and now - last_census >= args.census_every:
+                    if last_census:  # (not at the start)
+                        for server in servers:
+                            server.process.send_signal(signal.SIGUSR2)
+                    last_census = now
                 serving = [server.process.pid for server in servers]
                 samples.append((now, rss_bytes(pids()), rss_bytes(serving)))
                 gauges.append(await asyncio.to_thread(scrape, servers[0].url))
@@ -1486,11 +1495,13 @@ def run(backend: str, args: Any) -> bool:
             for index in range(args.instances):
                 environment = dict(pair.split("=", 1) for pair in args.serve_env)
                 memray = args.memray and f"{args.memray}.{backend}.{index}"
+                census = args.census and f"{args.census}.{backend}.{index}"
                 servers.append(
                     serve(
-                        directory / "data", redis_url, args.durability, extra, environment, memray
+                        directory / "data", redis_url, args.durability, extra, environment,
+                        memray, census,
                     )
-                )
+                )  # fmt: skip
             owner = (directory / "data" / "owner.token").read_text(encoding="utf-8").strip()
             report = asyncio.run(play(servers, owner, args, backend))
         finally:
@@ -1539,6 +1550,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memray", metavar="FILE",
                         help="run each tablelog serve under memray (pip install memray), "
                         "writing FILE.BACKEND.N; see benchmarks/memory_growth.py")  # fmt: skip
+    parser.add_argument("--census", metavar="PREFIX",
+                        help="the long night: a census of each server's heap every "
+                        "--census-every seconds, to PREFIX.BACKEND.N.PID.TIME (each one a "
+                        "full collection, which changes the night); see "
+                        "benchmarks/heap_census.py")  # fmt: skip
+    parser.add_argument("--census-every", type=float, default=300.0, metavar="SECONDS")
     args = parser.parse_args(argv)
     if args.move_seconds is None:
         args.move_seconds = 0.0 if args.long else 2.0

@@ -282,6 +282,7 @@ def _wrap_unary(method: str, inner: Any) -> Any:
             CALL_METADATA.reset(kept)
             _rpc.reset(token)
             _finish(fields, started, _status(context, error), service)
+            error = None  # (see the stream's)
 
     return unary
 
@@ -309,6 +310,10 @@ def _wrap_stream(method: str, inner: Any) -> Any:
             with contextlib.suppress(ValueError):
                 _rpc.reset(token)
             _finish(fields, started, _status(context, error), service)
+            # The error's traceback holds this frame, and every frame of the call under it (a
+            # watch's updates, a game's positions): kept here, it made a reference cycle that
+            # only the server's rare full collection freed (issue 29).
+            error = None
 
     return stream
 
