@@ -70,6 +70,20 @@ async def stored(store: RedisEventStore, events: Sequence[events_pb2.Event]) -> 
     return game_id
 
 
+async def appended(
+    store: RedisEventStore, game_id: str, events: Sequence[events_pb2.Event]
+) -> None:
+    """`events` appended (and sealed) after what `game_id` holds, as a recorder would."""
+    last = (await store.read(game_id))[-1]
+    await store.append(
+        game_id,
+        events,
+        expected_sequence=last.sequence,
+        prev_hash=last.hash,
+        expected_revision=None,
+    )
+
+
 def fresh_by_revision(events: Sequence[events_pb2.Event]) -> dict[int, folding.Position]:
     """The position a fresh fold gives at every revision (`fold(until_revision=r)`)."""
     position = folding.start(events[0].game_created)

@@ -18,7 +18,7 @@ from tablelog.service.recording.views import replay_item, viewer_message
 from tablelog.service.recording.watching import WatchHub, WatchLimits
 from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2
-from tests.service.test_checkpoints import counting_store, stored
+from tests.service.test_checkpoints import appended, counting_store, stored
 from tests.support.histories import random_history
 
 pytestmark = pytest.mark.slow
@@ -165,14 +165,7 @@ def test_a_watch_from_a_revision_its_lagging_tail_has_not_reached_is_not_refused
             game_id = await stored(store, events[:50])
             known = events[49].revision
             async with hub.watch(game_id, known + 1, spectator) as early:
-                last = (await store.read(game_id))[-1]
-                await store.append(
-                    game_id,
-                    events[50:],
-                    expected_sequence=last.sequence,
-                    prev_hash=last.hash,
-                    expected_revision=None,
-                )
+                await appended(store, game_id, events[50:])
                 head = events[-1].revision
                 assert early.tail.position is not None
                 assert early.tail.position.revision == known < head - 3  # behind the store

@@ -21,7 +21,7 @@ from tablelog.service.recording.watching import WatchHub, WatchLimits
 from tablelog.service.store import RedisEventStore
 from tablelog.service.store.embedded import EmbeddedRedis
 from tablelog.v1 import service_pb2
-from tests.service.test_checkpoints import counting_store, stored
+from tests.service.test_checkpoints import appended, counting_store, stored
 from tests.support.histories import random_history
 
 pytestmark = pytest.mark.slow
@@ -38,18 +38,11 @@ def test_a_tail_and_its_watcher_hold_no_update_once_the_watch_ends(
         hub = WatchHub(store, heads=recorder.heads, limits=WatchLimits(recent=4))
         try:
             game_id = await stored(store, events[:50])
-            last = (await store.read(game_id))[-1]
             spectator = service_pb2.Viewer(spectator=True)
             async with hub.watch(game_id, 1, spectator) as watcher:
                 tail = watcher.tail
                 assert len(list(watcher.backlog())) == 50  # from its creation on
-                await store.append(
-                    game_id,
-                    events[50:],
-                    expected_sequence=last.sequence,
-                    prev_hash=last.hash,
-                    expected_revision=None,
-                )
+                await appended(store, game_id, events[50:])
                 for _ in events[50:55]:  # some live, the rest left queued
                     assert await watcher.next(10) is not None
                 assert tail.history
@@ -150,17 +143,10 @@ def test_the_next_tail_reads_through_a_stopped_tails_reader(
         try:
             for _ in range(3):
                 game_id = await stored(store, events[:10])
-                last = (await store.read(game_id))[-1]
                 async with hub.watch(game_id, 0, spectator) as watcher:
                     task = watcher.tail.task
                     await asyncio.sleep(0.05)  # the tail blocks in its read
-                    await store.append(
-                        game_id,
-                        events[10:],
-                        expected_sequence=last.sequence,
-                        prev_hash=last.hash,
-                        expected_revision=None,
-                    )
+                    await appended(store, game_id, events[10:])
                     given = [await watcher.next(10) for _ in events[10:]]
                     assert [u.event.revision for u in given if u] == [11, 12]
                 await asyncio.wait({task}, timeout=10)
