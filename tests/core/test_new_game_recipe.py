@@ -45,7 +45,9 @@ from tests.support.play import assert_round_trip, choose
 # ------------------------------------------------------------------ the messages (<name>.proto)
 
 
-def _message_classes() -> dict[str, type[Message]]:
+def _message_classes() -> dict[str, Any]:
+    """The toy's message classes, made at run time: their fields are not in the stubs'
+    `Message` (whose newer versions take none)."""
     proto = descriptor_pb2.FileDescriptorProto(name="toy_nim.proto", package="toy.nim")
     uint32 = descriptor_pb2.FieldDescriptorProto.TYPE_UINT32
     message_type = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
@@ -203,7 +205,9 @@ def format_move(move: Any, state: State) -> str:
 
 def view(state: State, viewer: Viewer) -> Message:
     over = to_move(state) == TERMINAL
-    return NimView(heaps=state.heaps, to_move=state.seat, winner=state.last if over else 0)
+    winner = state.last if over else 0
+    shown: Message = NimView(heaps=state.heaps, to_move=state.seat, winner=winner)
+    return shown
 
 
 def render(message: Any) -> str:

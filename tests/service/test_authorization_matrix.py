@@ -196,7 +196,7 @@ Build = Callable[[World, Club, Client, str], Message]
 """A request for a caller of a role on a club's resources (made with that club's owner)."""
 
 
-def _game(kind: type[Message]) -> Build:
+def _game(kind: Callable[..., Message]) -> Build:
     return lambda w, club, owner, role: kind(game_id=club.game)
 
 

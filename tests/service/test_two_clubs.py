@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -260,7 +260,8 @@ def probes(path: str, game_id: str) -> list[Message]:
     """Two requests of `path` naming `game_id`: with nothing else, and with plausible values
     in every field it has."""
     method = _method(path)
-    kind = message_factory.GetMessageClass(method.input_type)
+    # (Made at run time: its fields are not in the stubs' `Message`.)
+    kind: Callable[..., Message] = message_factory.GetMessageClass(method.input_type)
     bare = kind(game_id=game_id)
     full = kind(game_id=game_id)
     for name, value in PLAUSIBLE.items():
