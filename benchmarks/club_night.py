@@ -105,6 +105,7 @@ import grpc  # noqa: E402  (the path is set up just above)
 from grpc import aio  # noqa: E402
 
 from tablelog.replay.games.castello_methoni.picture import FRAGMENTS_BYTES  # noqa: E402
+from tablelog.service.recording.pictures import PictureLimits  # noqa: E402
 from tablelog.service.store.embedded import free_port  # noqa: E402
 from tablelog.v1 import (  # noqa: E402
     clubs_pb2,
@@ -1457,11 +1458,12 @@ def print_long(report: Report, args: Any) -> None:
         size = size_of(settings.get(flag, default))
         ceilings += size * report.instances
         print(f"  ceiling --{flag} {size / 2**20:g} MiB: {what}, per instance")
-    workers = int(settings.get("picture-workers", "1"))
-    ceilings += FRAGMENTS_BYTES * workers * report.instances
+    workers = int(settings.get("picture-workers", str(PictureLimits().workers)))
+    # (With no worker the server draws, and remembers the parts, itself.)
+    ceilings += FRAGMENTS_BYTES * max(1, workers) * report.instances
     print(
         f"  ceiling {FRAGMENTS_BYTES / 2**20:g} MiB (fixed): the board parts a picture worker "
-        f"remembers, {workers} worker(s) per instance"
+        f"remembers (the server, with no worker), {workers} worker(s) per instance"
     )
     print(
         "  watcher queues: 256 updates per watcher (docs/service.md, Watching), at most "
